@@ -1,0 +1,47 @@
+package io.mesh.manifest;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One container of a module (SPEC.md, "Manifest").
+ *
+ * @param image       image reference, such as {@code mesh-demo/registry:2.8.2}
+ * @param command     command and arguments; empty for the image's own
+ * @param env         environment variables
+ * @param network     {@code host | none | bridge | <network name>}; default {@code host}
+ * @param ports       {@code "host:container"} bindings, only with bridge networks
+ * @param volumes     {@code "<named volume or absolute host path>:<container path>[:ro]"}
+ * @param restart     {@code no | on-failure | unless-stopped | always}; default {@code unless-stopped}
+ * @param stopTimeout how long a stop waits before SIGKILL, as {@code 10s}; default {@code 10s} (a mesh extension)
+ */
+@JsonPropertyOrder(alphabetic = true)
+@JsonInclude(JsonInclude.Include.NON_EMPTY)
+public record ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
+                            List<String> ports, List<String> volumes, String restart,
+                            @JsonProperty("stop-timeout") String stopTimeout) {
+    /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
+    public static final String DEFAULT_NETWORK = "host";
+    /** Default restart policy. */
+    public static final String DEFAULT_RESTART = "unless-stopped";
+    /** Default stop timeout. */
+    public static final String DEFAULT_STOP_TIMEOUT = "10s";
+
+    public ContainerSpec {
+        command = command == null ? List.of() : List.copyOf(command);
+        env = env == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(env));
+        network = network == null ? DEFAULT_NETWORK : network;
+        ports = ports == null ? List.of() : List.copyOf(ports);
+        volumes = volumes == null ? List.of() : List.copyOf(volumes);
+        restart = restart == null ? DEFAULT_RESTART : restart;
+        stopTimeout = stopTimeout == null ? DEFAULT_STOP_TIMEOUT : stopTimeout;
+    }
+
+    /** @return the stop timeout in whole seconds */
+    public int stopTimeoutSeconds() { return (int) Durations.parse(stopTimeout).toSeconds(); }
+}

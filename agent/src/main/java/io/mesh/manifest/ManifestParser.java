@@ -1,0 +1,504 @@
+package io.mesh.manifest;
+
+import com.cronutils.model.CronType;
+import com.cronutils.model.definition.CronDefinitionBuilder;
+import com.cronutils.parser.CronParser;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import org.yaml.snakeyaml.LoaderOptions;
+
+import java.io.IOException;
+import java.time.DateTimeException;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Parses and validates a manifest: YAML, one module per document (SPEC.md, "Manifest").
+ *
+ * <p>Every document is checked field by field before anything is returned: unknown fields, wrong types, bad
+ * names, bad cron expressions and time zones, bad durations, a {@code while-stopped} or {@code volumes-from} that
+ * names no container of the module, duplicate keys and duplicate modules. All problems are collected and thrown
+ * together as a {@link ManifestException}, so a push is either entirely valid or not written at all.
+ *
+ * <p>YAML safety: SnakeYAML's alias, nesting and size limits are set ({@link LoaderOptions}); Jackson builds only
+ * plain trees, never Java types named by tags.
+ */
+public final class ManifestParser {
+    /** Module, container and schedule names. */
+    public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}");
+    private static final String NAME_RULE = "lower-case letters, digits and '-', starting with a letter or digit, at most 40 characters";
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    private static final Pattern NETWORK = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+    private static final Pattern VOLUME_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    private static final Pattern PORT = Pattern.compile("(?:(\\d{1,3}(?:\\.\\d{1,3}){3}):)?(\\d{1,5}):(\\d{1,5})(?:/(tcp|udp))?");
+    private static final Pattern IMAGE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}");
+    private static final Set<String> RESTART = Set.of("no", "on-failure", "unless-stopped", "always");
+
+    private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules");
+    private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout");
+    private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout");
+    private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
+
+    /** Largest manifest accepted, in characters. */
+    public static final int MAX_CHARS = 1 << 20;
+
+    private static final CronParser CRON = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
+
+    private final ObjectMapper yaml;
+    private final ObjectMapper plain = new ObjectMapper();
+
+    /** A parser with mesh's YAML limits. Thread-safe. */
+    public ManifestParser() {
+        LoaderOptions loader = new LoaderOptions();
+        loader.setAllowDuplicateKeys(false);
+        loader.setMaxAliasesForCollections(20);
+        loader.setNestingDepthLimit(20);
+        loader.setCodePointLimit(MAX_CHARS);
+        loader.setAllowRecursiveKeys(false);
+        YAMLFactory factory = YAMLFactory.builder()
+                .loaderOptions(loader)
+                .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(20).build())
+                .build();
+        factory.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+        this.yaml = new YAMLMapper(factory);
+    }
+
+    /**
+     * @param text the manifest: one or more YAML documents
+     * @return the modules in document order
+     * @throws ManifestException naming document, field and fix for every problem; nothing is returned then
+     */
+    public List<ModuleSpec> parse(String text) throws ManifestException {
+        List<ManifestError> errors = new ArrayList<>();
+        List<ModuleSpec> modules = new ArrayList<>();
+        if (text == null || text.isBlank()) {
+            throw new ManifestException(List.of(new ManifestError(1, "", "the manifest is empty: give at least one module document (module, hosts, containers)")));
+        }
+        if (text.length() > MAX_CHARS) {
+            throw new ManifestException(List.of(new ManifestError(1, "", "the manifest is over " + MAX_CHARS + " characters: split it into several pushes")));
+        }
+        Map<String, Integer> seen = new LinkedHashMap<>();
+        int doc = 0;
+        try (MappingIterator<JsonNode> it = yaml.readerFor(JsonNode.class).readValues(text)) {
+            while (true) {
+                doc++;
+                JsonNode node;
+                try {
+                    if (!it.hasNextValue()) break;
+                    node = it.nextValue();
+                } catch (IOException | RuntimeException e) {
+                    errors.add(new ManifestError(doc, "", "not valid YAML: " + describe(e)));
+                    break; // the stream cannot be read past a syntax error
+                }
+                List<ManifestError> docErrors = new ArrayList<>();
+                ModuleSpec m = module(doc, node, docErrors);
+                errors.addAll(docErrors);
+                if (m != null && docErrors.isEmpty()) {
+                    Integer first = seen.putIfAbsent(m.module(), doc);
+                    if (first != null) {
+                        errors.add(new ManifestError(doc, "module", "module '" + m.module() + "' is already defined in document " + first + ": one document per module"));
+                    } else {
+                        modules.add(m);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            errors.add(new ManifestError(Math.max(doc, 1), "", "not valid YAML: " + describe(e)));
+        }
+        if (errors.isEmpty() && modules.isEmpty()) {
+            errors.add(new ManifestError(1, "", "the manifest holds no module: give at least one document with module, hosts and containers"));
+        }
+        if (!errors.isEmpty()) throw new ManifestException(errors);
+        return modules;
+    }
+
+    private static String describe(Exception e) {
+        if (e instanceof JsonProcessingException j) {
+            String loc = j.getLocation() == null ? "" : " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
+            return j.getOriginalMessage().lines().findFirst().orElse("") + loc;
+        }
+        return String.valueOf(e.getMessage()).lines().findFirst().orElse(e.getClass().getSimpleName());
+    }
+
+    private ModuleSpec module(int doc, JsonNode node, List<ManifestError> errors) {
+        Check c = new Check(doc, errors);
+        if (node == null || node.isNull() || node.isMissingNode()) {
+            c.error("", "the document is empty: give module, hosts and containers");
+            return null;
+        }
+        if (!node.isObject()) {
+            c.error("", "the document must be a mapping with module, hosts and containers, not a " + kind(node));
+            return null;
+        }
+        c.onlyFields(node, "", MODULE_FIELDS);
+        String module = c.name(node.get("module"), "module", true);
+        List<String> hosts = c.hosts(node.get("hosts"));
+        JsonNode containers = node.get("containers");
+        Set<String> containerNames = new HashSet<>();
+        if (containers == null) {
+            c.error("containers", "missing: give a mapping of container name to its image and settings");
+        } else if (!containers.isObject()) {
+            c.error("containers", "must be a mapping of container name to settings, not a " + kind(containers));
+        } else {
+            for (Iterator<Map.Entry<String, JsonNode>> i = containers.fields(); i.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = i.next();
+                String path = "containers." + e.getKey();
+                if (c.nameOk(e.getKey(), path)) containerNames.add(e.getKey());
+                container(c, path, e.getValue());
+            }
+        }
+        JsonNode schedules = node.get("schedules");
+        if (schedules != null && !schedules.isNull()) {
+            if (!schedules.isObject()) {
+                c.error("schedules", "must be a mapping of schedule name to cron, step and timeout, not a " + kind(schedules));
+            } else {
+                for (Iterator<Map.Entry<String, JsonNode>> i = schedules.fields(); i.hasNext(); ) {
+                    Map.Entry<String, JsonNode> e = i.next();
+                    String path = "schedules." + e.getKey();
+                    c.nameOk(e.getKey(), path);
+                    schedule(c, path, e.getValue(), containerNames);
+                }
+            }
+        }
+        if (!errors.isEmpty() || module == null || hosts == null) return null;
+        try {
+            ObjectNode copy = ((ObjectNode) node).deepCopy();
+            return plain.treeToValue(copy, ModuleSpec.class);
+        } catch (IOException | IllegalArgumentException e) {
+            c.error("", "cannot be read as a module: " + describe(e));
+            return null;
+        }
+    }
+
+    private void container(Check c, String path, JsonNode node) {
+        if (node == null || !node.isObject()) {
+            c.error(path, "must be a mapping with at least image, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, CONTAINER_FIELDS);
+        c.image(node.get("image"), path + ".image");
+        c.stringList(node.get("command"), path + ".command", false);
+        c.env(node.get("env"), path + ".env");
+        String network = c.network(node.get("network"), path + ".network");
+        JsonNode ports = node.get("ports");
+        List<String> portList = c.stringList(ports, path + ".ports", false);
+        if (portList != null && !portList.isEmpty()) {
+            String n = network == null ? ContainerSpec.DEFAULT_NETWORK : network;
+            if (n.equals("host") || n.equals("none")) {
+                c.error(path + ".ports", "ports publish only on a bridge network; with network '" + n + "' the container binds its ports itself: remove ports, or set network: bridge");
+            }
+            for (int i = 0; i < portList.size(); i++) {
+                var m = PORT.matcher(portList.get(i));
+                if (!m.matches() || !portOk(m.group(2)) || !portOk(m.group(3))) {
+                    c.error(path + ".ports[" + i + "]", "'" + portList.get(i) + "' is not a port binding: write \"hostPort:containerPort\", such as \"5000:5000\" (ports 1-65535)");
+                }
+            }
+        }
+        c.volumes(node.get("volumes"), path + ".volumes");
+        JsonNode restart = node.get("restart");
+        if (restart != null && !(restart.isTextual() && RESTART.contains(restart.asText()))) {
+            c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
+        }
+        c.duration(node.get("stop-timeout"), path + ".stop-timeout");
+    }
+
+    private static boolean portOk(String p) {
+        int n = Integer.parseInt(p);
+        return n >= 1 && n <= 65535;
+    }
+
+    private void schedule(Check c, String path, JsonNode node, Set<String> containers) {
+        if (node == null || !node.isObject()) {
+            c.error(path, "must be a mapping with cron and step, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, SCHEDULE_FIELDS);
+        JsonNode cron = node.get("cron");
+        if (cron == null) {
+            c.error(path + ".cron", "missing: give a 5-field cron expression such as \"30 3 * * *\"");
+        } else if (!cron.isTextual()) {
+            c.error(path + ".cron", "must be a 5-field cron expression in quotes, such as \"30 3 * * *\"; got " + show(cron));
+        } else {
+            String expr = cron.asText().trim();
+            if (expr.split("\\s+").length != 5) {
+                c.error(path + ".cron", "'" + expr + "' is not a 5-field cron expression (minute hour day-of-month month day-of-week), such as \"30 3 * * *\"");
+            } else {
+                try {
+                    CRON.parse(expr).validate();
+                } catch (IllegalArgumentException e) {
+                    c.error(path + ".cron", "'" + expr + "' is not a valid cron expression: " + e.getMessage());
+                }
+            }
+        }
+        JsonNode tz = node.get("timezone");
+        if (tz != null) {
+            if (!tz.isTextual()) {
+                c.error(path + ".timezone", "must be a time zone id such as UTC or Europe/Paris; got " + show(tz));
+            } else {
+                try {
+                    ZoneId.of(tz.asText());
+                } catch (DateTimeException e) {
+                    c.error(path + ".timezone", "'" + tz.asText() + "' is not a time zone: use an IANA id such as UTC or Europe/Paris");
+                }
+            }
+        }
+        List<String> ws = c.stringList(node.get("while-stopped"), path + ".while-stopped", false);
+        if (ws != null) {
+            Set<String> dup = new HashSet<>();
+            for (int i = 0; i < ws.size(); i++) {
+                String w = ws.get(i);
+                if (!containers.contains(w)) {
+                    c.error(path + ".while-stopped[" + i + "]", "'" + w + "' names no container of this module: use one of " + new java.util.TreeSet<>(containers));
+                } else if (!dup.add(w)) {
+                    c.error(path + ".while-stopped[" + i + "]", "'" + w + "' is listed twice: name each container once");
+                }
+            }
+        }
+        JsonNode step = node.get("step");
+        if (step == null) {
+            c.error(path + ".step", "missing: give the step's image and command");
+        } else if (!step.isObject()) {
+            c.error(path + ".step", "must be a mapping with image and command, not a " + kind(step));
+        } else {
+            String sp = path + ".step";
+            c.onlyFields(step, sp, STEP_FIELDS);
+            c.image(step.get("image"), sp + ".image");
+            c.stringList(step.get("command"), sp + ".command", false);
+            c.env(step.get("env"), sp + ".env");
+            c.volumes(step.get("volumes"), sp + ".volumes");
+            c.network(step.get("network"), sp + ".network");
+            JsonNode vf = step.get("volumes-from");
+            if (vf != null) {
+                if (!vf.isTextual()) {
+                    c.error(sp + ".volumes-from", "must be the name of a container of this module; got " + show(vf));
+                } else if (!containers.contains(vf.asText())) {
+                    c.error(sp + ".volumes-from", "'" + vf.asText() + "' names no container of this module: use one of " + new java.util.TreeSet<>(containers));
+                }
+            }
+        }
+        c.duration(node.get("timeout"), path + ".timeout");
+    }
+
+    private static String kind(JsonNode n) {
+        if (n == null || n.isNull() || n.isMissingNode()) return "null";
+        if (n.isObject()) return "mapping";
+        if (n.isArray()) return "list";
+        if (n.isTextual()) return "string";
+        if (n.isNumber()) return "number";
+        if (n.isBoolean()) return "boolean";
+        return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static String show(JsonNode n) {
+        String s = n == null ? "nothing" : n.isContainerNode() ? "a " + kind(n) : n.toString();
+        return s.length() > 80 ? s.substring(0, 77) + "..." : s;
+    }
+
+    /** Collects errors for one document. */
+    private static final class Check {
+        private final int doc;
+        private final List<ManifestError> errors;
+
+        Check(int doc, List<ManifestError> errors) { this.doc = doc; this.errors = errors; }
+
+        void error(String field, String message) { errors.add(new ManifestError(doc, field, message)); }
+
+        void onlyFields(JsonNode node, String path, Set<String> allowed) {
+            for (Iterator<String> i = node.fieldNames(); i.hasNext(); ) {
+                String f = i.next();
+                if (!allowed.contains(f)) {
+                    error(path.isEmpty() ? f : path + "." + f, "unknown field '" + printable(f) + "': allowed here are " + new java.util.TreeSet<>(allowed));
+                }
+            }
+        }
+
+        String name(JsonNode n, String path, boolean required) {
+            if (n == null) {
+                if (required) error(path, "missing: give a name of " + NAME_RULE);
+                return null;
+            }
+            if (!n.isTextual()) {
+                error(path, "must be a name of " + NAME_RULE + "; got " + show(n));
+                return null;
+            }
+            return nameOk(n.asText(), path) ? n.asText() : null;
+        }
+
+        boolean nameOk(String name, String path) {
+            if (!NAME.matcher(name).matches()) {
+                error(path, "'" + printable(name) + "' is not a valid name: use " + NAME_RULE);
+                return false;
+            }
+            return true;
+        }
+
+        List<String> hosts(JsonNode n) {
+            if (n == null) {
+                error("hosts", "missing: give a list of host ids, such as [host-a], or [\"*\"] for every host");
+                return null;
+            }
+            List<String> hosts = stringList(n, "hosts", true);
+            if (hosts == null) return null;
+            if (hosts.isEmpty()) {
+                error("hosts", "is empty: name at least one host id, or [\"*\"] for every host");
+                return null;
+            }
+            boolean ok = true;
+            Set<String> seen = new HashSet<>();
+            for (int i = 0; i < hosts.size(); i++) {
+                String h = hosts.get(i);
+                if (h.equals(ModuleSpec.ALL_HOSTS)) {
+                    if (hosts.size() > 1) {
+                        error("hosts[" + i + "]", "\"*\" means every host: give it alone, or list host ids without it");
+                        ok = false;
+                    }
+                } else if (!HOST.matcher(h).matches()) {
+                    error("hosts[" + i + "]", "'" + printable(h) + "' is not a host id: use letters, digits, '.', '_' and '-', such as host-a");
+                    ok = false;
+                } else if (!seen.add(h)) {
+                    error("hosts[" + i + "]", "'" + h + "' is listed twice: name each host once");
+                    ok = false;
+                }
+            }
+            return ok ? hosts : null;
+        }
+
+        List<String> stringList(JsonNode n, String path, boolean required) {
+            if (n == null || n.isNull()) {
+                if (required) error(path, "missing: give a list of strings");
+                return n == null ? null : List.of();
+            }
+            if (!n.isArray()) {
+                error(path, "must be a list of strings, such as [\"a\", \"b\"]; got " + show(n));
+                return null;
+            }
+            List<String> out = new ArrayList<>();
+            boolean ok = true;
+            for (int i = 0; i < n.size(); i++) {
+                JsonNode e = n.get(i);
+                if (!e.isTextual() && !(e.isNumber())) {
+                    error(path + "[" + i + "]", "must be a string; got " + show(e));
+                    ok = false;
+                } else if (hasControl(e.asText())) {
+                    error(path + "[" + i + "]", "contains a control character: remove it");
+                    ok = false;
+                } else {
+                    out.add(e.asText());
+                }
+            }
+            return ok ? out : null;
+        }
+
+        void image(JsonNode n, String path) {
+            if (n == null) {
+                error(path, "missing: give an image reference such as mesh-demo/busybox:1");
+            } else if (!n.isTextual() || !IMAGE.matcher(n.asText()).matches()) {
+                error(path, "must be an image reference such as mesh-demo/registry:2.8.2; got " + show(n));
+            }
+        }
+
+        void env(JsonNode n, String path) {
+            if (n == null || n.isNull()) return;
+            if (!n.isObject()) {
+                error(path, "must be a mapping of variable name to value, such as {KEY: \"value\"}; got " + show(n));
+                return;
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> i = n.fields(); i.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = i.next();
+                if (!ENV_KEY.matcher(e.getKey()).matches()) {
+                    error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits and '_', not starting with a digit");
+                }
+                JsonNode v = e.getValue();
+                if (!v.isValueNode() || v.isNull()) {
+                    error(path + "." + e.getKey(), "must be a string value; got " + show(v));
+                } else if (v.asText().indexOf('\0') >= 0) {
+                    error(path + "." + e.getKey(), "contains a NUL character: remove it");
+                }
+            }
+            // Numbers and booleans are written as their text; the spec keeps strings.
+            if (n instanceof ObjectNode o) {
+                o.fields().forEachRemaining(e -> { if (e.getValue().isValueNode() && !e.getValue().isTextual() && !e.getValue().isNull()) e.setValue(o.textNode(e.getValue().asText())); });
+            }
+        }
+
+        String network(JsonNode n, String path) {
+            if (n == null) return null;
+            if (!n.isTextual() || !NETWORK.matcher(n.asText()).matches()) {
+                error(path, "must be host, none, bridge or a network name (letters, digits, '_', '.', '-'); got " + show(n));
+                return null;
+            }
+            return n.asText();
+        }
+
+        void volumes(JsonNode n, String path) {
+            List<String> list = stringList(n, path, false);
+            if (list == null) return;
+            for (int i = 0; i < list.size(); i++) {
+                String v = list.get(i);
+                String p = path + "[" + i + "]";
+                String[] parts = v.split(":", -1);
+                if (parts.length < 2 || parts.length > 3 || (parts.length == 3 && !parts[2].equals("ro") && !parts[2].equals("rw"))) {
+                    error(p, "'" + printable(v) + "' is not a volume: write \"<volume name or absolute host path>:<absolute container path>[:ro]\", such as \"store-data:/var/lib/registry\"");
+                    continue;
+                }
+                String src = parts[0], dst = parts[1];
+                if (src.startsWith("/")) {
+                    if (!cleanAbsolute(src)) error(p, "host path '" + printable(src) + "' must be absolute and clean (no '.', '..' or '//' segments)");
+                } else if (!VOLUME_NAME.matcher(src).matches()) {
+                    error(p, "'" + printable(src) + "' is neither a volume name (letters, digits, '_', '.', '-') nor an absolute host path");
+                }
+                if (!dst.startsWith("/") || !cleanAbsolute(dst)) {
+                    error(p, "container path '" + printable(dst) + "' must be absolute and clean, such as /var/lib/registry");
+                }
+            }
+        }
+
+        void duration(JsonNode n, String path) {
+            if (n == null) return;
+            if (!n.isTextual()) {
+                error(path, "must be a duration in quotes such as \"30s\", \"30m\" or \"1h30m\"; got " + show(n));
+                return;
+            }
+            try {
+                Durations.parse(n.asText());
+            } catch (IllegalArgumentException e) {
+                error(path, e.getMessage());
+            }
+        }
+
+        private static boolean cleanAbsolute(String p) {
+            if (!p.startsWith("/") || p.contains("//") || hasControl(p)) return false;
+            for (String seg : p.substring(1).split("/")) {
+                if (seg.equals(".") || seg.equals("..")) return false;
+            }
+            return true;
+        }
+
+        private static boolean hasControl(String s) {
+            return s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f);
+        }
+
+        private static String printable(String s) {
+            StringBuilder b = new StringBuilder();
+            s.codePoints().limit(60).forEach(cp -> {
+                if (cp < 0x20 || cp == 0x7f) b.append(String.format("\\u%04x", cp)); else b.appendCodePoint(cp);
+            });
+            return b.toString();
+        }
+    }
+}

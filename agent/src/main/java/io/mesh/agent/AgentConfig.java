@@ -1,0 +1,22 @@
+package io.mesh.agent;
+
+import io.mesh.zk.ZkPaths;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * What an agent needs to know about its place in the fleet.
+ *
+ * @param host              this host's id ({@link ZkPaths#checkHost(String)})
+ * @param paths             the ZooKeeper layout ({@code --zk-root})
+ * @param stateDir          where the agent keeps local state ({@code --state-dir})
+ * @param reconcileInterval how often every module is applied even without a change ({@code --reconcile-interval}, 60 s)
+ * @param applyLockWait     how long an apply waits for the module lock before reporting {@code deferred} (2 s)
+ * @param windowLockWait    how long a window waits for the module lock (an apply in progress) before failing (10 min)
+ */
+public record AgentConfig(String host, ZkPaths paths, Path stateDir, Duration reconcileInterval,
+                          Duration applyLockWait, Duration windowLockWait) {
+    /** mesh's version, as {@code /mesh/agents/<host>} reports it. */
+    public static final String VERSION = "0.1.0";
+}

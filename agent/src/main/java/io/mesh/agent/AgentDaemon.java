@@ -1,0 +1,215 @@
+package io.mesh.agent;
+
+import io.mesh.apply.Applier;
+import io.mesh.docker.DockerEngine;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.window.WindowRunner;
+import io.mesh.window.WindowScheduler;
+import io.mesh.zk.AgentRecord;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowResult;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The agent daemon ({@code mesh-agent run}): keeps this host's modules at their desired state.
+ *
+ * <ul>
+ *   <li>{@code /mesh/agents/<host>}: an ephemeral {@link PersistentNode} while the daemon runs;</li>
+ *   <li>a {@link CuratorCache} on {@code /mesh/desired}: each change requests an apply of that module and re-arms
+ *       its schedules;</li>
+ *   <li>one apply thread per module ({@link ModuleWorker}): requests coalesce, applies of a module never overlap in
+ *       this process, and a module waiting on a window does not hold up the others;</li>
+ *   <li>every {@code reconcileInterval}, every module is requested again (drift: a container that died, was
+ *       removed by hand ...);</li>
+ *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner}.</li>
+ * </ul>
+ */
+public final class AgentDaemon implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AgentDaemon.class);
+
+    private final AgentConfig config;
+    private final MeshStore store;
+    private final Applier applier;
+    private final WindowRunner windows;
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
+    private final Map<String, ExecutorService> windowThreads = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService timer;
+    private final WindowScheduler scheduler;
+    private final CuratorCache cache;
+    private final PersistentNode agentNode;
+
+    /**
+     * @param config  the agent's configuration
+     * @param client  a started Curator client (the caller closes it after this daemon)
+     * @param docker  the local engine (the caller closes it after this daemon)
+     * @param process this process, as lock, window and held nodes name it
+     */
+    public AgentDaemon(AgentConfig config, CuratorFramework client, DockerEngine docker, ProcessRef process) {
+        this.config = config;
+        this.store = new MeshStore(client, config.paths());
+        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait());
+        this.windows = new WindowRunner(store, docker, config.host(), process);
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
+        this.scheduler = new WindowScheduler(timer, this::runWindow);
+        this.cache = CuratorCache.build(client, config.paths().desired());
+        AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Instant.now());
+        this.agentNode = new PersistentNode(client, CreateMode.EPHEMERAL, false, config.paths().agent(config.host()), Json.bytes(me));
+    }
+
+    /** Starts watching, applying and scheduling; returns at once. */
+    public void start() {
+        agentNode.start();
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((before, after) -> desiredChanged(after))
+                .forDeletes(this::desiredDeleted)
+                .build());
+        cache.start();
+        long every = config.reconcileInterval().toMillis();
+        timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
+        log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms started", config.host(),
+                config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis());
+    }
+
+    private void desiredChanged(ChildData node) {
+        String module = moduleOf(node.getPath());
+        if (module == null) return;
+        try {
+            DesiredRecord d = store.parseDesired(node.getPath(), module, node.getData());
+            scheduler.update(module, d.spec().runsOn(config.host()) ? d.spec() : null);
+        } catch (MeshStore.InvalidNodeException e) {
+            scheduler.update(module, null); // the apply reports the problem
+        }
+        worker(module).request();
+    }
+
+    private void desiredDeleted(ChildData node) {
+        String module = moduleOf(node.getPath());
+        if (module != null) scheduler.update(module, null);
+    }
+
+    /** @return the module of a direct child of /mesh/desired, else null */
+    private String moduleOf(String path) {
+        if (!ZKPaths.getPathAndNode(path).getPath().equals(config.paths().desired())) return null;
+        return ZKPaths.getNodeFromPath(path);
+    }
+
+    private void reconcileAll() {
+        try {
+            for (String module : store.desiredModules()) worker(module).request();
+        } catch (Exception e) {
+            log.warn("reconcile: cannot list {}: {}", config.paths().desired(), e.getMessage());
+        }
+    }
+
+    /**
+     * Asks for an apply of a module soon; requests made while one is queued coalesce.
+     *
+     * @param module module name
+     */
+    public void requestApply(String module) { worker(module).request(); }
+
+    private ModuleWorker worker(String module) {
+        return workers.computeIfAbsent(module, m -> new ModuleWorker(m));
+    }
+
+    /**
+     * Runs a window of a module on its window thread (windows of one module run one at a time).
+     *
+     * @param module   module name
+     * @param schedule schedule name
+     * @return the window's result, when it ends
+     */
+    public Future<WindowResult> runWindow(String module, String schedule) {
+        ExecutorService exec = windowThreads.computeIfAbsent(module,
+                m -> Executors.newSingleThreadExecutor(r -> thread(r, "window-" + m)));
+        return exec.submit(() -> windows.run(module, schedule, config.windowLockWait()));
+    }
+
+    /** The apply thread of one module. */
+    private final class ModuleWorker {
+        private final String module;
+        private final ExecutorService exec;
+        private final AtomicBoolean queued = new AtomicBoolean();
+
+        ModuleWorker(String module) {
+            this.module = module;
+            this.exec = Executors.newSingleThreadExecutor(r -> thread(r, "apply-" + module));
+        }
+
+        void request() {
+            if (stopping.get()) return;
+            if (queued.compareAndSet(false, true)) exec.submit(this::run);
+        }
+
+        private void run() {
+            queued.set(false);
+            try {
+                applier.apply(module, stopping::get);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                log.error("apply host={} module={} crashed", config.host(), module, e);
+            }
+        }
+    }
+
+    private static Thread thread(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** Stops scheduling and applying; a window in progress is let finish (it starts its containers again). */
+    @Override
+    public void close() {
+        stopping.set(true);
+        scheduler.close();
+        timer.shutdownNow();
+        cache.close();
+        workers.values().forEach(w -> w.exec.shutdownNow());
+        windowThreads.values().forEach(ExecutorService::shutdown);
+        for (ExecutorService w : windowThreads.values()) {
+            try {
+                if (!w.awaitTermination(5, TimeUnit.MINUTES)) log.warn("a window did not end within 5 minutes of shutdown");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (ModuleWorker w : workers.values()) {
+            try {
+                w.exec.awaitTermination(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            agentNode.close();
+        } catch (IOException e) {
+            log.warn("agent node not deleted: {}", e.getMessage());
+        }
+        log.info("agent host={} stopped", config.host());
+    }
+}

@@ -1,0 +1,134 @@
+package io.mesh.agent;
+
+import io.mesh.docker.DockerEngine;
+import io.mesh.window.WindowRunner;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowResult;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code mesh-agent}: the per-host agent's command line (SPEC.md, "Commands").
+ *
+ * <pre>
+ * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--state-dir DIR]
+ *                   [--reconcile-interval 60s] [--apply-lock-wait 2s]
+ * mesh-agent window --host H --module M --schedule S [same common options]
+ * </pre>
+ *
+ * Exit codes: 0 success (for {@code window}: the step exited 0); 1 the window or its step failed; 2 bad usage;
+ * 3 ZooKeeper or Docker unreachable.
+ */
+@Command(name = "mesh-agent", mixinStandardHelpOptions = true, version = "mesh-agent " + AgentConfig.VERSION,
+        description = "Applies this host's mesh modules to the local Docker engine and runs their windows.",
+        subcommands = {AgentMain.Run.class, AgentMain.Window.class},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:success", "1:the window or its step failed", "2:bad usage", "3:ZooKeeper or Docker unreachable"})
+public final class AgentMain implements Runnable {
+    /** Exit code when ZooKeeper or Docker cannot be reached. */
+    public static final int UNREACHABLE = 3;
+
+    /** Options every {@code mesh-agent} command takes. */
+    public static final class Common {
+        @Option(names = "--host", required = true, description = "This host's id, as manifests' hosts name it.")
+        String host;
+        @Option(names = "--zk", defaultValue = MeshZk.DEFAULT_CONNECT, description = "ZooKeeper connect string (default: ${DEFAULT-VALUE}).")
+        String zk;
+        @Option(names = "--zk-root", defaultValue = ZkPaths.DEFAULT_ROOT, description = "Root znode (default: ${DEFAULT-VALUE}).")
+        String zkRoot;
+        @Option(names = "--docker-host", description = "Docker engine URI (default: DOCKER_HOST, else " + DockerEngine.DEFAULT_HOST + ").")
+        String dockerHost;
+        @Option(names = "--state-dir", defaultValue = "/var/lib/mesh/agent", description = "Local state directory (default: ${DEFAULT-VALUE}).")
+        Path stateDir;
+        @Option(names = "--apply-lock-wait", defaultValue = "2s", description = "How long an apply waits for the module lock before reporting deferred (default: ${DEFAULT-VALUE}).")
+        String applyLockWait;
+        @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
+        String windowLockWait;
+
+        AgentConfig config(Duration reconcile) {
+            return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
+                    io.mesh.manifest.Durations.parse(applyLockWait), io.mesh.manifest.Durations.parse(windowLockWait));
+        }
+    }
+
+    @Override
+    public void run() {
+        CommandLine.usage(this, System.out);
+    }
+
+    /** {@code mesh-agent run}: the daemon. */
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = "Run the agent daemon: watch desired state, apply, reconcile, run cron windows.")
+    static final class Run implements Callable<Integer> {
+        @Mixin Common common;
+        @Option(names = "--reconcile-interval", defaultValue = "60s", description = "Apply every module this often even without a push (default: ${DEFAULT-VALUE}).")
+        String reconcileInterval;
+
+        @Override
+        public Integer call() throws Exception {
+            AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval));
+            DockerEngine docker = new DockerEngine(common.dockerHost);
+            docker.ping();
+            CuratorFramework client = MeshZk.connect(common.zk, Duration.ofSeconds(30));
+            AgentDaemon daemon = new AgentDaemon(config, client, docker, ProcessRef.current("mesh-agent run"));
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                daemon.close();
+                client.close();
+                stopped.countDown();
+            }, "mesh-shutdown"));
+            daemon.start();
+            stopped.await();
+            return 0;
+        }
+    }
+
+    /** {@code mesh-agent window}: one window now, in this process. */
+    @Command(name = "window", mixinStandardHelpOptions = true,
+            description = "Run one window of a module's schedule now, in this process; exit 0 when the step succeeded.")
+    static final class Window implements Callable<Integer> {
+        @Mixin Common common;
+        @Option(names = "--module", required = true, description = "Module name.")
+        String module;
+        @Option(names = "--schedule", required = true, description = "Schedule name within the module.")
+        String schedule;
+
+        @Override
+        public Integer call() throws Exception {
+            AgentConfig config = common.config(Duration.ofSeconds(60));
+            try (DockerEngine docker = new DockerEngine(common.dockerHost);
+                 CuratorFramework client = MeshZk.connect(common.zk, Duration.ofSeconds(30))) {
+                docker.ping();
+                WindowRunner runner = new WindowRunner(new MeshStore(client, config.paths()), docker, config.host(),
+                        ProcessRef.current("mesh-agent window"));
+                WindowResult r = runner.run(module, schedule, config.windowLockWait());
+                System.out.println(Json.text(r));
+                return r.succeeded() ? 0 : 1;
+            }
+        }
+    }
+
+    /**
+     * @param args command line
+     */
+    public static void main(String[] args) {
+        CommandLine cl = new CommandLine(new AgentMain());
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            cmd.getErr().println("mesh-agent: " + e.getMessage());
+            return e instanceof IllegalStateException ? UNREACHABLE : 1;
+        });
+        System.exit(cl.execute(args));
+    }
+}

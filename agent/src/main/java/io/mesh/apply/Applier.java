@@ -1,0 +1,290 @@
+package io.mesh.apply;
+
+import io.mesh.docker.DockerEngine;
+import io.mesh.docker.Labels;
+import io.mesh.docker.ObservedContainer;
+import io.mesh.lock.ModuleLock;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.LockHolder;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+
+/**
+ * The apply: brings one module on this host to its newest desired state, under the module lock (SPEC.md, "Apply").
+ *
+ * <ol>
+ *   <li>Ask for the module lock for {@code applyLockWait}. Not free and a window of the module is open on this
+ *       host: write a {@code deferred} report naming the window, then keep asking in 1 s slices, writing a new
+ *       {@code deferred} report whenever a newer revision arrives meanwhile.</li>
+ *   <li>Holding the lock: read the <em>newest</em> desired node (so a push that met a window lands when the window
+ *       ends, with no new push), plan ({@link ApplyPlanner}), execute, write the report, release.</li>
+ * </ol>
+ *
+ * A recreate never leaves the module worse than it was: the new container is created before the old one is
+ * stopped, and if it does not start, the old one is put back and started again. Containers named by a held node are
+ * never touched.
+ */
+public final class Applier {
+    private static final Logger log = LoggerFactory.getLogger(Applier.class);
+    private static final Duration WAIT_SLICE = Duration.ofSeconds(1);
+    /** Suffix of a new container's Docker name until the old one is out of the way. */
+    static final String NEXT_SUFFIX = ".mesh-next";
+    /** Suffix of an old container's Docker name while its replacement starts. */
+    static final String PREV_SUFFIX = ".mesh-prev";
+
+    private final MeshStore store;
+    private final DockerEngine docker;
+    private final String host;
+    private final ProcessRef process;
+    private final Duration applyLockWait;
+
+    /**
+     * @param store         ZooKeeper access
+     * @param docker        the local engine
+     * @param host          this host's id
+     * @param process       this process, for lock nodes
+     * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
+     */
+    public Applier(MeshStore store, DockerEngine docker, String host, ProcessRef process, Duration applyLockWait) {
+        this.store = store;
+        this.docker = docker;
+        this.host = host;
+        this.process = process;
+        this.applyLockWait = applyLockWait;
+    }
+
+    /**
+     * Applies a module's newest desired state; blocks while a window holds the module lock.
+     *
+     * @param module   module name
+     * @param stopping polled while waiting for the lock; true gives up (the process is shutting down)
+     * @return the final report written, or {@code null} when there is no desired state for the module or when
+     *         {@code stopping} ended the wait
+     * @throws InterruptedException when interrupted
+     */
+    public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
+        Instant started = Instant.now();
+        DesiredRecord desired = null;
+        ModuleLock lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
+        try {
+            desired = store.desired(module);
+            if (desired == null) return null;
+            if (!lock.acquire(applyLockWait)) {
+                String deferredFor = null;
+                do {
+                    if (Thread.interrupted()) throw new InterruptedException();
+                    WindowRecord w = store.window(host, module);
+                    DesiredRecord newest = store.desired(module);
+                    if (newest != null) desired = newest;
+                    String key = desired.push() + "/" + desired.revision();
+                    if (w != null && !key.equals(deferredFor)) {
+                        write(deferred(desired, w, started));
+                        deferredFor = key;
+                    }
+                    if (stopping.getAsBoolean()) return null;
+                } while (!lock.acquire(WAIT_SLICE));
+                started = Instant.now();
+            }
+            DesiredRecord newest = store.desired(module);
+            if (newest == null) return null;
+            ApplyReport report = applyLocked(newest, started);
+            write(report);
+            return report;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (MeshStore.InvalidNodeException e) {
+            return fail(module, desired, started, e.getMessage());
+        } catch (Exception e) {
+            return fail(module, desired, started, "apply failed: " + describe(e));
+        } finally {
+            try {
+                lock.release();
+            } catch (Exception e) {
+                log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session",
+                        lock.path(), describe(e));
+            }
+        }
+    }
+
+    private ApplyReport fail(String module, DesiredRecord desired, Instant started, String error) {
+        ApplyReport report = new ApplyReport(host, module, desired == null ? null : desired.revision(),
+                desired == null ? null : desired.push(), ApplyReport.FAILED, started, Instant.now(), null, List.of(), error, null);
+        try {
+            write(report);
+        } catch (Exception e) {
+            log.error("apply host={} module={} outcome=failed error=\"{}\"; the report could not be written: {}",
+                    host, module, error, describe(e));
+        }
+        return report;
+    }
+
+    private ApplyReport deferred(DesiredRecord desired, WindowRecord w, Instant started) throws Exception {
+        Map<String, HeldRecord> held = store.held(host);
+        List<ContainerResult> results = new ArrayList<>();
+        for (HeldRecord h : held.values()) {
+            if (!h.module().equals(desired.module())) continue;
+            String name = h.container().startsWith(desired.module() + "-") ? h.container().substring(desired.module().length() + 1) : h.container();
+            results.add(new ContainerResult(name, h.container(), ContainerResult.HELD,
+                    List.of("held by window " + h.schedule() + " since " + h.since()), h.containerId()));
+        }
+        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyReport.DEFERRED,
+                started, Instant.now(), ApplyReport.WindowRef.of(w), results, null, null);
+    }
+
+    /** Plans and executes, holding the lock. */
+    private ApplyReport applyLocked(DesiredRecord desired, Instant started) throws Exception {
+        String module = desired.module();
+        ModuleSpec spec = desired.spec();
+        Map<String, ContainerSpec> want = spec.runsOn(host) ? spec.containers() : Map.of();
+        Map<String, HeldRecord> held = store.held(host);
+        List<ObservedContainer> observed = docker.moduleContainers(module);
+        Map<String, ObservedContainer> byId = new LinkedHashMap<>();
+        observed.forEach(o -> byId.put(o.id(), o));
+        List<PlannedAction> plan = ApplyPlanner.plan(module, want, observed, held);
+        List<ContainerResult> results = new ArrayList<>();
+        List<String> errors = new ArrayList<>();
+        for (PlannedAction a : plan) {
+            ContainerResult r = execute(a, want.get(a.name()), desired, byId.get(a.existingId()));
+            if (r.action().equals(ContainerResult.FAILED)) errors.add(a.dockerName() + ": " + String.join("; ", r.reasons()));
+            results.add(r);
+        }
+        WindowRecord w = store.window(host, module);
+        return new ApplyReport(host, module, desired.revision(), desired.push(),
+                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Instant.now(),
+                w == null ? null : ApplyReport.WindowRef.of(w), results,
+                errors.isEmpty() ? null : String.join("; ", errors), null);
+    }
+
+    private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before) {
+        String id = a.existingId();
+        try {
+            switch (a.action()) {
+                case HELD, UNCHANGED -> {
+                    return result(a, a.action().reported(), a.reasons(), id);
+                }
+                case CREATE -> {
+                    docker.ensureImage(spec.image());
+                    String newId = docker.create(a.dockerName(), spec, labels(desired, a.name(), spec));
+                    try {
+                        docker.start(newId);
+                    } catch (RuntimeException e) {
+                        docker.remove(newId);
+                        throw e;
+                    }
+                    return result(a, ContainerResult.CREATED, a.reasons(), newId);
+                }
+                case RECREATE -> {
+                    return recreate(a, spec, desired, before);
+                }
+                case REMOVE -> {
+                    ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
+                    docker.stop(id, old == null ? 10 : old.stopTimeoutSeconds());
+                    docker.remove(id);
+                    return result(a, ContainerResult.REMOVED, a.reasons(), id);
+                }
+                default -> throw new IllegalStateException("unknown action " + a.action());
+            }
+        } catch (RuntimeException e) {
+            List<String> reasons = new ArrayList<>(a.reasons());
+            reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
+            return result(a, ContainerResult.FAILED, reasons, id);
+        }
+    }
+
+    /**
+     * Create the new one aside, stop the old one and move it aside, start the new one; on failure put the old one
+     * back and start it, so what ran keeps running.
+     */
+    private ContainerResult recreate(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before) {
+        String oldId = a.existingId();
+        docker.ensureImage(spec.image());
+        String nextName = a.dockerName() + NEXT_SUFFIX;
+        String prevName = a.dockerName() + PREV_SUFFIX;
+        docker.containersWithLabel(Labels.MODULE, desired.module()).forEach(cid -> {
+            var i = docker.inspect(cid);
+            if (i != null && (("/" + nextName).equals(i.getName()) || ("/" + prevName).equals(i.getName()))) docker.remove(cid);
+        });
+        String newId = docker.create(nextName, spec, labels(desired, a.name(), spec));
+        ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
+        boolean wasRunning = before != null && before.running();
+        try {
+            docker.stop(oldId, old == null ? spec.stopTimeoutSeconds() : old.stopTimeoutSeconds());
+            docker.rename(oldId, prevName);
+        } catch (RuntimeException e) {
+            docker.remove(newId);
+            if (wasRunning) docker.start(oldId);
+            throw e;
+        }
+        try {
+            docker.rename(newId, a.dockerName());
+            docker.start(newId);
+        } catch (RuntimeException e) {
+            String restored = "";
+            try {
+                docker.remove(newId);
+                docker.rename(oldId, a.dockerName());
+                if (wasRunning) docker.start(oldId);
+                restored = "; the previous container " + (wasRunning ? "runs again" : "is back as it was");
+            } catch (RuntimeException e2) {
+                restored = "; putting the previous container back failed too: " + describe(e2);
+            }
+            List<String> reasons = new ArrayList<>(a.reasons());
+            reasons.add("new container did not start: " + describe(e) + restored);
+            return result(a, ContainerResult.FAILED, reasons, oldId);
+        }
+        docker.remove(oldId);
+        return result(a, ContainerResult.RECREATED, a.reasons(), newId);
+    }
+
+    private static Map<String, String> labels(DesiredRecord desired, String name, ContainerSpec spec) {
+        Map<String, String> l = new LinkedHashMap<>();
+        l.put(Labels.MODULE, desired.module());
+        l.put(Labels.CONTAINER, name);
+        l.put(Labels.SPEC_HASH, SpecDiff.hash(spec));
+        l.put(Labels.REVISION, desired.revision() == null ? "" : desired.revision());
+        l.put(Labels.SPEC, SpecDiff.canonical(spec));
+        return l;
+    }
+
+    private static ContainerResult result(PlannedAction a, String action, List<String> reasons, String id) {
+        return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
+    }
+
+    private void write(ApplyReport r) throws Exception {
+        store.writeReport(r);
+        String summary = r.containers().stream()
+                .collect(Collectors.groupingBy(ContainerResult::action, java.util.TreeMap::new, Collectors.counting()))
+                .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
+        String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
+        if (ApplyReport.FAILED.equals(r.outcome())) {
+            log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
+                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
+        } else {
+            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}",
+                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary);
+        }
+    }
+
+    static String describe(Throwable e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) return e.getClass().getSimpleName();
+        return m.lines().map(String::strip).filter(s -> !s.isEmpty()).findFirst().orElse(m).replaceAll("\\s+", " ");
+    }
+}

@@ -1,0 +1,86 @@
+package io.mesh.apply;
+
+import io.mesh.docker.ObservedContainer;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.HeldRecord;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Plans an apply: compares what runs with what is wanted (SPEC.md, "Apply"). Pure: no Docker, no ZooKeeper.
+ *
+ * <ul>
+ *   <li>held (a held node names its Docker name) → {@code HELD}, whatever else is true: never stopped, started,
+ *       removed or created by an apply;</li>
+ *   <li>missing → {@code CREATE};</li>
+ *   <li>present, same spec hash, running → {@code UNCHANGED};</li>
+ *   <li>present but spec changed or not running → {@code RECREATE} with reasons;</li>
+ *   <li>a container of the module the spec no longer names, or a second container for the same name (left by a
+ *       crash mid-recreate) → {@code REMOVE}.</li>
+ * </ul>
+ */
+public final class ApplyPlanner {
+    private ApplyPlanner() {}
+
+    /**
+     * @param module   module name
+     * @param desired  the desired containers by name (empty map: the module should not run on this host)
+     * @param observed the module's containers on this host ({@link io.mesh.docker.DockerEngine#moduleContainers})
+     * @param held     held nodes of this host, by Docker name
+     * @return one action per desired container, in spec order, then removals
+     */
+    public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired,
+                                           List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        Map<String, ObservedContainer> primary = new LinkedHashMap<>();
+        for (ObservedContainer c : observed) primary.put(c.dockerName(), c);
+        Set<String> claimed = new HashSet<>();
+        List<PlannedAction> out = new ArrayList<>();
+        for (Map.Entry<String, ContainerSpec> e : desired.entrySet()) {
+            String name = e.getKey();
+            String dockerName = ModuleSpec.dockerName(module, name);
+            ObservedContainer now = primary.get(dockerName);
+            if (now != null) claimed.add(now.id());
+            String id = now == null ? null : now.id();
+            HeldRecord h = held.get(dockerName);
+            if (h != null) {
+                out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.HELD,
+                        List.of("held by window " + h.schedule() + " since " + h.since()), id != null ? id : h.containerId()));
+                continue;
+            }
+            if (now == null) {
+                out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.CREATE, List.of(), null));
+                continue;
+            }
+            ContainerSpec want = e.getValue();
+            List<String> reasons = new ArrayList<>();
+            if (!SpecDiff.hash(want).equals(now.specHash())) {
+                reasons.addAll(SpecDiff.reasons(SpecDiff.parse(now.specJson()), want));
+                if (reasons.isEmpty()) reasons.add("spec changed (hash " + now.specHash() + " -> " + SpecDiff.hash(want) + ")");
+            }
+            if (!now.running()) reasons.add("not running: " + now.state());
+            out.add(new PlannedAction(name, dockerName, reasons.isEmpty() ? PlannedAction.Kind.UNCHANGED : PlannedAction.Kind.RECREATE,
+                    List.copyOf(reasons), now.id()));
+        }
+        for (ObservedContainer c : observed) {
+            if (claimed.contains(c.id())) continue;
+            String name = c.name() != null ? c.name() : c.dockerName();
+            if (held.containsKey(c.dockerName())) {
+                HeldRecord h = held.get(c.dockerName());
+                out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,
+                        List.of("held by window " + h.schedule() + " since " + h.since()), c.id()));
+                continue;
+            }
+            String why = c.name() != null && desired.containsKey(c.name())
+                    ? "duplicate of " + ModuleSpec.dockerName(module, c.name()) + " (left by an interrupted recreate)"
+                    : "no longer in the spec";
+            out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.REMOVE, List.of(why), c.id()));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,27 @@
+package io.mesh.apply;
+
+import java.util.List;
+
+/**
+ * What an apply will do to one container.
+ *
+ * @param name       container name in the spec (for a removed container: its {@code mesh.container} label, or its
+ *                   Docker name when it has none)
+ * @param dockerName Docker name, {@code <module>-<name>} (for a removed duplicate: its own Docker name)
+ * @param action     {@link Kind}
+ * @param reasons    why; empty for {@code CREATE} and {@code UNCHANGED}
+ * @param existingId id of the container there now, or {@code null}
+ */
+public record PlannedAction(String name, String dockerName, Kind action, List<String> reasons, String existingId) {
+    /** The action kinds; their report names are SPEC's. */
+    public enum Kind {
+        CREATE("created"), UNCHANGED("unchanged"), RECREATE("recreated"), REMOVE("removed"), HELD("held");
+
+        private final String reported;
+
+        Kind(String reported) { this.reported = reported; }
+
+        /** @return the action as the report names it */
+        public String reported() { return reported; }
+    }
+}

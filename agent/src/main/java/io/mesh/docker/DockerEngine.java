@@ -1,0 +1,361 @@
+package io.mesh.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.DockerClientException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.exception.NotModifiedException;
+import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.PortBinding;
+import com.github.dockerjava.api.model.Ports;
+import com.github.dockerjava.api.model.RestartPolicy;
+import com.github.dockerjava.api.model.VolumesFrom;
+import com.github.dockerjava.api.command.WaitContainerResultCallback;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.StepSpec;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Docker Engine API calls mesh makes, through docker-java. One instance per process; thread-safe.
+ *
+ * <p>Errors surface as docker-java's runtime exceptions ({@code DockerException} and subclasses such as
+ * {@link NotFoundException} and {@link ConflictException}) or as {@link DockerClientException} for time-outs;
+ * callers turn them into {@code failed} results. Missing images are pulled once before a create.
+ */
+public final class DockerEngine implements Closeable {
+    /** Default Docker host when neither {@code --docker-host} nor {@code DOCKER_HOST} is set. */
+    public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
+
+    private final DockerClient docker;
+    private final String host;
+
+    /**
+     * @param dockerHost such as {@code unix:///var/run/docker.sock}; {@code null} for {@code DOCKER_HOST} or the default
+     */
+    public DockerEngine(String dockerHost) {
+        String h = dockerHost != null && !dockerHost.isBlank() ? dockerHost
+                : System.getenv("DOCKER_HOST") != null && !System.getenv("DOCKER_HOST").isBlank() ? System.getenv("DOCKER_HOST")
+                : DEFAULT_HOST;
+        DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(h).build();
+        ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
+                .dockerHost(config.getDockerHost())
+                .sslConfig(config.getSSLConfig())
+                .maxConnections(32)
+                .connectionTimeout(Duration.ofSeconds(10))
+                .build();
+        this.docker = DockerClientImpl.getInstance(config, http);
+        this.host = h;
+    }
+
+    /** @return the Docker host URI in use */
+    public String host() { return host; }
+
+    /** @return the underlying docker-java client, for tests and tools */
+    public DockerClient client() { return docker; }
+
+    /**
+     * @throws RuntimeException naming the Docker host when the engine does not answer a ping
+     */
+    public void ping() {
+        try {
+            docker.pingCmd().exec();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("Docker engine at " + host + " does not answer (" + e.getMessage()
+                    + "): start dockerd, or set --docker-host", e);
+        }
+    }
+
+    /**
+     * Lists every container of a module, running or not, except step containers.
+     *
+     * @param module module name (label {@code mesh.module})
+     * @return the module's managed containers
+     */
+    public List<ObservedContainer> moduleContainers(String module) {
+        List<Container> list = docker.listContainersCmd().withShowAll(true)
+                .withLabelFilter(Map.of(Labels.MODULE, module)).exec();
+        List<ObservedContainer> out = new ArrayList<>();
+        for (Container c : list) {
+            Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+            if (labels.containsKey(Labels.WINDOW)) continue; // step containers are the window's, never an apply's
+            boolean running = "running".equals(c.getState());
+            out.add(new ObservedContainer(c.getId(), name(c), labels.get(Labels.CONTAINER), labels.get(Labels.SPEC_HASH),
+                    labels.get(Labels.SPEC), labels.get(Labels.REVISION), running, running ? "running" : describeState(c)));
+        }
+        return out;
+    }
+
+    private static String name(Container c) {
+        String[] names = c.getNames();
+        if (names == null || names.length == 0) return c.getId();
+        String n = names[0];
+        return n.startsWith("/") ? n.substring(1) : n;
+    }
+
+    /** "exited (137)" from the list's state and status ("Exited (137) 3 seconds ago"). */
+    private static String describeState(Container c) {
+        String state = c.getState() == null ? "unknown" : c.getState();
+        String status = c.getStatus() == null ? "" : c.getStatus();
+        int open = status.indexOf('('), close = status.indexOf(')');
+        if (open >= 0 && close > open) return state + " " + status.substring(open, close + 1);
+        return state;
+    }
+
+    /**
+     * @param idOrName container id or name
+     * @return Docker's inspect, or {@code null} when there is no such container
+     */
+    public InspectContainerResponse inspect(String idOrName) {
+        try {
+            return docker.inspectContainerCmd(idOrName).exec();
+        } catch (NotFoundException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Makes sure an image is on this host, pulling it when it is not.
+     *
+     * @param image image reference
+     * @throws IllegalStateException naming the image when it is missing and cannot be pulled
+     */
+    public void ensureImage(String image) {
+        try {
+            docker.inspectImageCmd(image).exec();
+            return;
+        } catch (NotFoundException e) {
+            // pull below
+        }
+        try {
+            docker.pullImageCmd(image).start().awaitCompletion(10, TimeUnit.MINUTES);
+            docker.inspectImageCmd(image).exec();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while pulling image " + image, e);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("image " + image + " is not on this host and could not be pulled ("
+                    + firstLine(e.getMessage()) + "): load it with docker load/import, or fix the image reference", e);
+        }
+    }
+
+    /**
+     * Creates (does not start) a managed container.
+     *
+     * @param dockerName Docker name to give it
+     * @param spec       the container's spec
+     * @param labels     labels to set ({@link Labels})
+     * @return the new container's id
+     * @throws ConflictException when the name is taken
+     */
+    public String create(String dockerName, ContainerSpec spec, Map<String, String> labels) {
+        CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName).withLabels(labels)
+                .withEnv(env(spec.env())).withStopTimeout(spec.stopTimeoutSeconds());
+        if (!spec.command().isEmpty()) cmd.withCmd(spec.command());
+        HostConfig hc = HostConfig.newHostConfig()
+                .withNetworkMode(spec.network())
+                .withRestartPolicy(RestartPolicy.parse(spec.restart()))
+                .withBinds(spec.volumes().stream().map(Bind::parse).toList());
+        if (!spec.ports().isEmpty()) {
+            Ports ports = new Ports();
+            List<ExposedPort> exposed = new ArrayList<>();
+            for (String p : spec.ports()) {
+                PortBinding b = PortBinding.parse(p);
+                ports.add(b);
+                exposed.add(b.getExposedPort());
+            }
+            hc.withPortBindings(ports);
+            cmd.withExposedPorts(exposed);
+        }
+        cmd.withHostConfig(hc);
+        return cmd.exec().getId();
+    }
+
+    /** Starts a container; a container already running is left as it is. */
+    public void start(String id) {
+        try {
+            docker.startContainerCmd(id).exec();
+        } catch (NotModifiedException e) {
+            // already running
+        }
+    }
+
+    /**
+     * Stops a container: SIGTERM, then SIGKILL after the timeout. A stopped container is left as it is.
+     *
+     * @param id             container id
+     * @param timeoutSeconds seconds between SIGTERM and SIGKILL
+     */
+    public void stop(String id, int timeoutSeconds) {
+        try {
+            docker.stopContainerCmd(id).withTimeout(timeoutSeconds).exec();
+        } catch (NotModifiedException e) {
+            // already stopped
+        }
+    }
+
+    /** Removes a container, stopping it first if it runs; volumes are kept. A missing container is ignored. */
+    public void remove(String id) {
+        try {
+            docker.removeContainerCmd(id).withForce(true).withRemoveVolumes(false).exec();
+        } catch (NotFoundException e) {
+            // already gone
+        }
+    }
+
+    /** Renames a container. */
+    public void rename(String id, String newName) {
+        docker.renameContainerCmd(id).withName(newName).exec();
+    }
+
+    /**
+     * @param id container id
+     * @return its restart policy name ({@code no}, {@code always}, {@code unless-stopped}, {@code on-failure})
+     */
+    public String restartPolicy(String id) {
+        InspectContainerResponse i = docker.inspectContainerCmd(id).exec();
+        RestartPolicy p = i.getHostConfig() == null ? null : i.getHostConfig().getRestartPolicy();
+        String name = p == null ? null : p.getName();
+        return name == null || name.isEmpty() ? "no" : name;
+    }
+
+    /**
+     * Changes the restart policy of an existing container and checks that Docker took it (docker-java 3.7.1 sends an
+     * empty name for {@code no}, which dockerd ignores: SPEC.md, "Notes"; so {@code no} is refused here).
+     *
+     * @param id     container id
+     * @param policy {@code always}, {@code unless-stopped} or {@code on-failure}
+     * @throws IllegalStateException when the policy read back differs
+     */
+    public void updateRestartPolicy(String id, String policy) {
+        if (policy.equals("no")) throw new IllegalArgumentException("docker-java cannot set restart policy 'no' on an existing container");
+        docker.updateContainerCmd(id).withRestartPolicy(RestartPolicy.parse(policy)).exec();
+        String now = restartPolicy(id);
+        if (!now.equals(policy)) {
+            throw new IllegalStateException("restart policy of " + id + " is '" + now + "' after an update to '" + policy + "'");
+        }
+    }
+
+    /**
+     * Runs a one-shot step container to its end: create, start, wait (kill at the timeout), read its last log lines,
+     * remove it.
+     *
+     * @param name        Docker name for the step container
+     * @param step        the step
+     * @param volumesFrom Docker name of the container whose volumes to mount, or {@code null}
+     * @param labels      labels ({@code mesh.window}, {@code mesh.module})
+     * @param timeout     kill after this long
+     * @param logLines    how many last log lines to keep
+     * @return exit code, whether it timed out, last log lines
+     */
+    public StepResult runStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels,
+                              Duration timeout, int logLines) {
+        ensureImage(step.image());
+        CreateContainerCmd cmd = docker.createContainerCmd(step.image()).withName(name).withLabels(labels)
+                .withEnv(env(step.env()));
+        if (!step.command().isEmpty()) cmd.withCmd(step.command());
+        HostConfig hc = HostConfig.newHostConfig().withNetworkMode(step.network())
+                .withBinds(step.volumes().stream().map(Bind::parse).toList());
+        if (volumesFrom != null) hc.withVolumesFrom(new VolumesFrom(volumesFrom));
+        String id = cmd.withHostConfig(hc).exec().getId();
+        try {
+            docker.startContainerCmd(id).exec();
+            boolean timedOut = false;
+            Integer code;
+            try {
+                code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
+                        .awaitStatusCode(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (DockerClientException e) {
+                timedOut = true;
+                try {
+                    docker.killContainerCmd(id).exec();
+                } catch (RuntimeException ignored) {
+                    // it may have ended meanwhile
+                }
+                code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
+                        .awaitStatusCode(30, TimeUnit.SECONDS);
+            }
+            return new StepResult(code == null ? -1 : code, timedOut, logTail(id, logLines));
+        } finally {
+            remove(id);
+        }
+    }
+
+    /**
+     * @param id    container id
+     * @param lines how many last lines
+     * @return the container's last log lines, stdout and stderr together
+     */
+    public List<String> logTail(String id, int lines) {
+        Deque<String> tail = new ArrayDeque<>();
+        StringBuilder partial = new StringBuilder();
+        try (ResultCallback.Adapter<Frame> cb = docker.logContainerCmd(id).withStdOut(true).withStdErr(true)
+                .withTail(lines).exec(new ResultCallback.Adapter<>() {
+                    @Override
+                    public void onNext(Frame f) {
+                        partial.append(new String(f.getPayload(), StandardCharsets.UTF_8));
+                        int nl;
+                        while ((nl = partial.indexOf("\n")) >= 0) {
+                            tail.addLast(partial.substring(0, nl));
+                            partial.delete(0, nl + 1);
+                            while (tail.size() > lines) tail.removeFirst();
+                        }
+                    }
+                })) {
+            cb.awaitCompletion(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException | RuntimeException e) {
+            tail.addLast("(logs unavailable: " + firstLine(e.getMessage()) + ")");
+        }
+        if (partial.length() > 0) tail.addLast(partial.toString());
+        while (tail.size() > lines) tail.removeFirst();
+        return List.copyOf(tail);
+    }
+
+    /**
+     * Lists containers carrying a label, running or not (for clean-up and step containers).
+     *
+     * @param label label key
+     * @param value label value, or {@code null} for any value
+     * @return container ids
+     */
+    public List<String> containersWithLabel(String label, String value) {
+        var cmd = docker.listContainersCmd().withShowAll(true);
+        cmd = value == null ? cmd.withLabelFilter(List.of(label)) : cmd.withLabelFilter(Map.of(label, value));
+        return cmd.exec().stream().map(Container::getId).toList();
+    }
+
+    private static List<String> env(Map<String, String> env) {
+        return env.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList();
+    }
+
+    static String firstLine(String s) {
+        if (s == null) return "no message";
+        return s.lines().findFirst().orElse(s).strip();
+    }
+
+    @Override
+    public void close() throws IOException {
+        docker.close();
+    }
+}

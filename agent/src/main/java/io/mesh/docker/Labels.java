@@ -1,0 +1,22 @@
+package io.mesh.docker;
+
+/**
+ * The Docker labels mesh puts on containers (SPEC.md, "Apply").
+ *
+ * <p>Managed containers carry {@link #MODULE}, {@link #CONTAINER}, {@link #SPEC_HASH}, {@link #REVISION} (and
+ * {@link #SPEC}, the spec itself, so that an apply can say what changed). Step containers carry {@link #WINDOW}
+ * and {@link #MODULE}, and are never adopted, started or removed by an apply.
+ */
+public final class Labels {
+    public static final String MODULE = "mesh.module";
+    public static final String CONTAINER = "mesh.container";
+    public static final String SPEC_HASH = "mesh.spec-hash";
+    public static final String REVISION = "mesh.revision";
+    /** Canonical JSON of the container's spec when it was created. */
+    public static final String SPEC = "mesh.spec";
+    public static final String WINDOW = "mesh.window";
+    /** The schedule a step container runs for. */
+    public static final String SCHEDULE = "mesh.schedule";
+
+    private Labels() {}
+}

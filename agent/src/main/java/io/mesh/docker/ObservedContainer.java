@@ -1,0 +1,17 @@
+package io.mesh.docker;
+
+/**
+ * A container as Docker reports it, reduced to what an apply needs.
+ *
+ * @param id         Docker container id
+ * @param dockerName Docker name without the leading slash
+ * @param name       value of the {@code mesh.container} label (the name in the spec), or {@code null}
+ * @param specHash   value of the {@code mesh.spec-hash} label, or {@code null}
+ * @param specJson   value of the {@code mesh.spec} label, or {@code null}
+ * @param revision   value of the {@code mesh.revision} label, or {@code null}
+ * @param running    true when Docker's state is {@code running}
+ * @param state      Docker's state, with the exit code when it has one: {@code running}, {@code exited (137)},
+ *                   {@code created}, {@code restarting} ...
+ */
+public record ObservedContainer(String id, String dockerName, String name, String specHash, String specJson,
+                                String revision, boolean running, String state) {}

@@ -1,0 +1,123 @@
+package io.mesh.lock;
+
+import io.mesh.zk.Json;
+import io.mesh.zk.LockHolder;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.zookeeper.KeeperException;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The module lock: one Curator {@link InterProcessMutex} per module per host, at {@code /mesh/locks/<module>/<host>},
+ * taken by every apply and every window of that module on that host, in whichever process runs them.
+ *
+ * <p>Each lock child (Curator's protected ephemeral-sequential node) carries a {@link LockHolder} as its data, so
+ * {@code zkCli} shows who holds the lock (lowest sequence) and who waits.
+ *
+ * <p>Per Curator's documentation, an {@code InterProcessMutex} is owned by the thread that acquired it:
+ * {@link #release()} must be called on that thread. One instance serves one acquisition; make a new one per apply
+ * or window (they are cheap).
+ */
+public final class ModuleLock implements AutoCloseable {
+    private final InterProcessMutex mutex;
+    private final String path;
+    private final LockHolder holder;
+    private volatile boolean held;
+
+    /**
+     * @param client  a started Curator client
+     * @param paths   the layout
+     * @param module  module name
+     * @param host    host id
+     * @param who     the process taking the lock
+     * @param purpose {@link LockHolder#APPLY} or {@link LockHolder#windowPurpose(String)}
+     */
+    public ModuleLock(CuratorFramework client, ZkPaths paths, String module, String host, ProcessRef who, String purpose) {
+        this.path = paths.lock(module, host);
+        this.holder = new LockHolder(host, who.pid(), who.process(), purpose, Instant.now());
+        final byte[] data = Json.bytes(holder);
+        this.mutex = new InterProcessMutex(client, path) {
+            @Override
+            protected byte[] getLockNodeBytes() {
+                return data;
+            }
+        };
+    }
+
+    /** @return the lock's path, {@code /mesh/locks/<module>/<host>} */
+    public String path() { return path; }
+
+    /** @return what this lock's node says of its holder */
+    public LockHolder holder() { return holder; }
+
+    /**
+     * Waits for the lock at most {@code wait}.
+     *
+     * @param wait how long to wait; zero to try once
+     * @return true when acquired
+     * @throws Exception from ZooKeeper (connection loss, session expiry) as Curator throws it
+     */
+    public boolean acquire(Duration wait) throws Exception {
+        boolean ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
+        held = ok;
+        return ok;
+    }
+
+    /** @return true when this instance holds the lock */
+    public boolean isHeld() { return held && mutex.isAcquiredInThisProcess(); }
+
+    /**
+     * Releases the lock; a no-op when not held. Must run on the thread that acquired it.
+     *
+     * @throws Exception from ZooKeeper when the lock node cannot be deleted (Curator then leaves it to the
+     *                   session: it is ephemeral)
+     */
+    public void release() throws Exception {
+        if (!held) return;
+        held = false;
+        mutex.release();
+    }
+
+    /** Same as {@link #release()}, for try-with-resources. */
+    @Override
+    public void close() throws Exception {
+        release();
+    }
+
+    /**
+     * Reads who holds and who waits for a module lock.
+     *
+     * @param client a started Curator client
+     * @param paths  the layout
+     * @param module module name
+     * @param host   host id
+     * @return holder first, then waiters in order; empty when nobody holds it. Unreadable children are skipped.
+     * @throws Exception from ZooKeeper
+     */
+    public static List<LockHolder> holders(CuratorFramework client, ZkPaths paths, String module, String host) throws Exception {
+        String lockPath = paths.lock(module, host);
+        Collection<String> nodes;
+        try {
+            nodes = new InterProcessMutex(client, lockPath).getParticipantNodes();
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+        List<LockHolder> out = new ArrayList<>();
+        for (String node : nodes) {
+            try {
+                out.add(Json.read(client.getData().forPath(node), LockHolder.class));
+            } catch (KeeperException.NoNodeException | java.io.UncheckedIOException e) {
+                // released meanwhile, or not ours
+            }
+        }
+        return out;
+    }
+}

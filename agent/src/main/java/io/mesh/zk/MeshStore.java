@@ -1,0 +1,216 @@
+package io.mesh.zk;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * Typed reads and writes of mesh's znodes ({@link ZkPaths}) for one process. Thread-safe.
+ *
+ * <p>Every read that an agent acts on is validated: a desired node that a process wrote bypassing the coordinator
+ * goes through the same {@link ManifestParser} rules, and is refused with {@link InvalidNodeException} naming the
+ * problem.
+ */
+public final class MeshStore {
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+    private final ManifestParser parser = new ManifestParser();
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout
+     */
+    public MeshStore(CuratorFramework client, ZkPaths paths) {
+        this.client = client;
+        this.paths = paths;
+    }
+
+    /** @return the Curator client */
+    public CuratorFramework client() { return client; }
+
+    /** @return the layout */
+    public ZkPaths paths() { return paths; }
+
+    /** A znode whose data is not what mesh writes there. */
+    public static final class InvalidNodeException extends Exception {
+        /** @param message what is wrong, naming the path */
+        public InvalidNodeException(String message) { super(message); }
+    }
+
+    /**
+     * @param module module name
+     * @return the desired state of the module, its spec validated; {@code null} when there is none
+     * @throws InvalidNodeException naming the path and the problem when the node is not a valid desired record
+     * @throws Exception            from ZooKeeper
+     */
+    public DesiredRecord desired(String module) throws Exception {
+        String path = paths.desired(module);
+        byte[] data;
+        try {
+            data = client.getData().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        return parseDesired(path, module, data);
+    }
+
+    /**
+     * Validates a desired node's data.
+     *
+     * @param path   the node's path, for messages
+     * @param module the module its path names
+     * @param data   its data
+     * @return the record with a validated spec
+     * @throws InvalidNodeException naming the problem
+     */
+    public DesiredRecord parseDesired(String path, String module, byte[] data) throws InvalidNodeException {
+        JsonNode node;
+        try {
+            node = Json.MAPPER.readTree(data);
+        } catch (IOException e) {
+            throw new InvalidNodeException(path + " is not JSON: " + e.getMessage().lines().findFirst().orElse(""));
+        }
+        if (node == null || !node.isObject() || !node.path("spec").isObject()) {
+            throw new InvalidNodeException(path + " has no spec object: expected {module, revision, push, spec}");
+        }
+        List<ModuleSpec> specs;
+        try {
+            specs = parser.parse(node.get("spec").toString());
+        } catch (ManifestException e) {
+            throw new InvalidNodeException(path + " holds an invalid spec: " + e.getMessage());
+        }
+        ModuleSpec spec = specs.get(0);
+        if (!spec.module().equals(module)) {
+            throw new InvalidNodeException(path + " names module '" + spec.module() + "', not '" + module + "'");
+        }
+        return new DesiredRecord(module, node.path("revision").asText(null), node.path("push").asText(null), spec);
+    }
+
+    /**
+     * @return the names of modules with a desired node
+     * @throws Exception from ZooKeeper
+     */
+    public List<String> desiredModules() throws Exception {
+        try {
+            return client.getChildren().forPath(paths.desired());
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
+    /**
+     * @return the open window of a module on a host, or {@code null}
+     * @throws Exception from ZooKeeper
+     */
+    public WindowRecord window(String host, String module) throws Exception {
+        return read(paths.window(host, module), WindowRecord.class);
+    }
+
+    /**
+     * @param host host id
+     * @return the held nodes of a host, by Docker container name
+     * @throws Exception from ZooKeeper
+     */
+    public Map<String, HeldRecord> held(String host) throws Exception {
+        Map<String, HeldRecord> out = new LinkedHashMap<>();
+        List<String> names;
+        try {
+            names = client.getChildren().forPath(paths.held(host));
+        } catch (KeeperException.NoNodeException e) {
+            return out;
+        }
+        for (String name : names) {
+            HeldRecord h = read(paths.held(host, name), HeldRecord.class);
+            if (h != null) out.put(name, h);
+        }
+        return out;
+    }
+
+    /**
+     * @return the last report of a module on a host, or {@code null}
+     * @throws Exception from ZooKeeper
+     */
+    public ApplyReport report(String host, String module) throws Exception {
+        return read(paths.report(host, module), ApplyReport.class);
+    }
+
+    /**
+     * Writes a report, keeping the {@code lastWindow} of the report it replaces when the new one has none.
+     * Compare-and-set on the node's version, so that a window's result and an apply's report never overwrite
+     * each other.
+     *
+     * @param report the report
+     * @throws Exception from ZooKeeper
+     */
+    public void writeReport(ApplyReport report) throws Exception {
+        updateReport(report.host(), report.module(),
+                old -> report.lastWindow() != null || old == null ? report : report.withLastWindow(old.lastWindow()));
+    }
+
+    /**
+     * Sets the {@code lastWindow} of a module's report.
+     *
+     * @param host   host id
+     * @param module module name
+     * @param result the window's result
+     * @param empty  the report to write when there is none yet
+     * @throws Exception from ZooKeeper
+     */
+    public void writeWindowResult(String host, String module, WindowResult result, ApplyReport empty) throws Exception {
+        updateReport(host, module, old -> (old == null ? empty : old).withLastWindow(result));
+    }
+
+    private void updateReport(String host, String module, UnaryOperator<ApplyReport> change) throws Exception {
+        String path = paths.report(host, module);
+        for (int attempt = 0; ; attempt++) {
+            Stat stat = new Stat();
+            ApplyReport old;
+            try {
+                byte[] data = client.getData().storingStatIn(stat).forPath(path);
+                old = readOrNull(data, ApplyReport.class);
+            } catch (KeeperException.NoNodeException e) {
+                try {
+                    client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
+                            .forPath(path, Json.bytes(change.apply(null)));
+                    return;
+                } catch (KeeperException.NodeExistsException raced) {
+                    continue;
+                }
+            }
+            try {
+                client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(change.apply(old)));
+                return;
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
+                if (attempt > 20) throw raced;
+            }
+        }
+    }
+
+    private <T> T read(String path, Class<T> type) throws Exception {
+        try {
+            return readOrNull(client.getData().forPath(path), type);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+    }
+
+    private static <T> T readOrNull(byte[] data, Class<T> type) {
+        if (data == null || data.length == 0) return null;
+        try {
+            return Json.read(data, type);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package io.mesh.apply;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import io.mesh.docker.DockerEngine;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestZk;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The apply against a real Docker engine and a real ZooKeeper: create, unchanged, recreate with reasons, remove. */
+class ApplierTest {
+    private TestZk zk;
+    private DockerEngine docker;
+    private Applier applier;
+    private String module;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        zk = new TestZk();
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("ap");
+        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        TestDocker.clean(module);
+        zk.close();
+    }
+
+    private String yaml(String webImage, String webEnv, boolean withWorker) {
+        return "module: " + module + "\nhosts: [host-a]\ncontainers:\n"
+                + "  web:\n    image: " + webImage + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    env: {MODE: \"" + webEnv + "\"}\n    network: host\n    stop-timeout: 2s\n"
+                + (withWorker ? "  worker:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 2s\n" : "");
+    }
+
+    private static Map<String, ContainerResult> byName(ApplyReport r) {
+        return r.containers().stream().collect(Collectors.toMap(ContainerResult::name, Function.identity()));
+    }
+
+    @Test
+    void createsThenLeavesUnchangedThenRecreatesWithReasonsThenRemoves() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
+        ApplyReport first = applier.apply(module, () -> false);
+        assertThat(first.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(first.revision()).isEqualTo("r1");
+        assertThat(first.window()).isNull();
+        assertThat(byName(first).get("web").action()).isEqualTo(ContainerResult.CREATED);
+        assertThat(byName(first).get("worker").action()).isEqualTo(ContainerResult.CREATED);
+        InspectContainerResponse web = docker.inspect(module + "-web");
+        assertThat(web.getState().getRunning()).isTrue();
+        assertThat(web.getConfig().getLabels()).containsEntry("mesh.module", module).containsEntry("mesh.container", "web")
+                .containsEntry("mesh.revision", "r1").containsKey("mesh.spec-hash");
+
+        // The report is in ZooKeeper, as SPEC's JSON.
+        ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", module)), ApplyReport.class);
+        assertThat(stored.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(stored.containers()).hasSize(2);
+
+        ApplyReport second = applier.apply(module, () -> false);
+        assertThat(byName(second).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        assertThat(docker.inspect(module + "-web").getId()).isEqualTo(web.getId());
+
+        // env changed -> recreated, naming the variable (not its value)
+        zk.setDesired(yaml(BUSYBOX, "two", true), "r2");
+        ApplyReport third = applier.apply(module, () -> false);
+        ContainerResult w3 = byName(third).get("web");
+        assertThat(w3.action()).isEqualTo(ContainerResult.RECREATED);
+        assertThat(w3.reasons()).containsExactly("env: changed MODE");
+        assertThat(byName(third).get("worker").action()).isEqualTo(ContainerResult.UNCHANGED);
+        assertThat(docker.inspect(module + "-web").getId()).isNotEqualTo(web.getId()).isEqualTo(w3.id());
+        assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
+
+        // image changed -> recreated with "image: a -> b"
+        docker.client().tagImageCmd(BUSYBOX, "mesh-test/busybox-retag", module).exec();
+        try {
+            zk.setDesired(yaml("mesh-test/busybox-retag:" + module, "two", true), "r3");
+            ApplyReport fourth = applier.apply(module, () -> false);
+            assertThat(byName(fourth).get("web").reasons()).containsExactly("image: " + BUSYBOX + " -> mesh-test/busybox-retag:" + module);
+
+            // a container that dies is recreated with "not running: exited (N)"
+            docker.client().killContainerCmd(module + "-worker").withSignal("KILL").exec();
+            ApplyReport fifth = applier.apply(module, () -> false);
+            assertThat(byName(fifth).get("worker").action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(byName(fifth).get("worker").reasons()).containsExactly("not running: exited (137)");
+            assertThat(docker.inspect(module + "-worker").getState().getRunning()).isTrue();
+
+            // the spec no longer names worker -> removed
+            zk.setDesired(yaml("mesh-test/busybox-retag:" + module, "two", false), "r4");
+            ApplyReport sixth = applier.apply(module, () -> false);
+            assertThat(byName(sixth).get("worker").action()).isEqualTo(ContainerResult.REMOVED);
+            assertThat(docker.inspect(module + "-worker")).isNull();
+            assertThat(docker.moduleContainers(module)).hasSize(1);
+        } finally {
+            TestDocker.clean(module);
+            docker.client().removeImageCmd("mesh-test/busybox-retag:" + module).exec();
+        }
+    }
+
+    @Test
+    void aRecreateThatCannotStartLeavesTheOldContainerRunning() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        String before = docker.inspect(module + "-web").getId();
+
+        // The new spec's command does not exist in the image: the new container cannot start.
+        String broken = yaml(BUSYBOX, "two", false).replace("command: [sh, -c,", "command: [/no/such/binary,");
+        zk.setDesired(broken, "r2");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.error()).contains(module + "-web");
+        ContainerResult web = byName(r).get("web");
+        assertThat(web.action()).isEqualTo(ContainerResult.FAILED);
+        assertThat(web.reasons()).anyMatch(s -> s.contains("did not start") && s.contains("runs again"));
+        InspectContainerResponse now = docker.inspect(module + "-web");
+        assertThat(now.getId()).isEqualTo(before);
+        assertThat(now.getState().getRunning()).isTrue();
+        assertThat(docker.moduleContainers(module)).hasSize(1);
+
+        // An image that is nowhere: refused before anything is stopped.
+        zk.setDesired(yaml("mesh-test/nowhere:0", "two", false), "r3");
+        ApplyReport r3 = applier.apply(module, () -> false);
+        assertThat(r3.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(byName(r3).get("web").reasons()).anyMatch(s -> s.contains("mesh-test/nowhere:0"));
+        assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
+        assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
+    }
+
+    @Test
+    void aModuleThatNoLongerNamesThisHostIsRemovedFromIt() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
+        applier.apply(module, () -> false);
+        assertThat(docker.moduleContainers(module)).hasSize(2);
+        zk.setDesired(yaml(BUSYBOX, "one", true).replace("hosts: [host-a]", "hosts: [host-b]"), "r2");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerResult.REMOVED);
+        assertThat(docker.moduleContainers(module)).isEmpty();
+    }
+
+    @Test
+    void anInvalidDesiredNodeIsReportedFailedAndNothingIsTouched() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        applier.apply(module, () -> false);
+        String before = docker.inspect(module + "-web").getId();
+        // A process bypassing the coordinator writes a spec with an unknown field.
+        String bad = "{\"module\":\"" + module + "\",\"revision\":\"rX\",\"push\":\"push-0000000099\",\"spec\":{\"module\":\""
+                + module + "\",\"hosts\":[\"host-a\"],\"containers\":{\"web\":{\"image\":\"" + BUSYBOX + "\",\"privileged\":true}}}}";
+        zk.client().setData().forPath(zk.paths().desired(module), bad.getBytes());
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.error()).contains("containers.web.privileged");
+        assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
+        assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
+    }
+}

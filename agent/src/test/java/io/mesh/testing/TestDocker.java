@@ -1,0 +1,91 @@
+package io.mesh.testing;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.DockerEngine;
+import io.mesh.docker.Labels;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The real Docker engine the tests run against (started by {@code deploy/dev/docker-engine.sh}). Tests fail loudly
+ * when it does not answer: nothing here skips.
+ */
+public final class TestDocker {
+    /** A small image every test may use (imported by docker-engine.sh). */
+    public static final String BUSYBOX = "mesh-demo/busybox:1";
+    /** The registry image. */
+    public static final String REGISTRY = "mesh-demo/registry:2.8.2";
+    /** A long-running command that stops within a second of SIGTERM (busybox sh as PID 1 ignores it otherwise). */
+    public static final List<String> SERVE = List.of("sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done");
+
+    private static DockerEngine engine;
+
+    private TestDocker() {}
+
+    /** @return the shared engine, pinged */
+    public static synchronized DockerEngine engine() {
+        if (engine == null) {
+            engine = new DockerEngine(null);
+            engine.ping();
+        }
+        return engine;
+    }
+
+    /** @return a fresh module name such as {@code t3f2a9c}, so that tests never depend on a fixed name being free */
+    public static String uniqueModule(String prefix) {
+        return prefix + String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
+    }
+
+    /** Removes every container of a module (managed and step containers) and the named volumes given. */
+    public static void clean(String module, String... volumes) {
+        DockerEngine d = engine();
+        for (String id : d.containersWithLabel(Labels.MODULE, module)) d.remove(id);
+        for (String v : volumes) {
+            try {
+                d.client().removeVolumeCmd(v).exec();
+            } catch (RuntimeException ignored) {
+                // not there
+            }
+        }
+    }
+
+    /**
+     * Docker's events between two instants for containers of one module (by label), in order.
+     *
+     * @param module module name
+     * @param from   start (seconds precision, Docker's)
+     * @param to     end
+     * @return events (action, container id, name)
+     */
+    public static List<Event> events(String module, Instant from, Instant to) throws InterruptedException {
+        List<Event> out = new ArrayList<>();
+        engine().client().eventsCmd()
+                .withSince(String.valueOf(from.getEpochSecond() - 1))
+                .withUntil(String.valueOf(to.getEpochSecond() + 1))
+                .withLabelFilter(Map.of(Labels.MODULE, module))
+                .exec(new com.github.dockerjava.api.async.ResultCallback.Adapter<Event>() {
+                    @Override
+                    public void onNext(Event e) {
+                        synchronized (out) {
+                            out.add(e);
+                        }
+                    }
+                }).awaitCompletion(30, TimeUnit.SECONDS);
+        return out;
+    }
+
+    /** @return the action of an event ({@code create}, {@code start}, {@code die}, {@code destroy} ...) */
+    public static String action(Event e) {
+        return e.getAction() != null ? e.getAction() : e.getStatus();
+    }
+
+    /** @return the container name an event is about */
+    public static String name(Event e) {
+        return e.getActor() == null || e.getActor().getAttributes() == null ? null : e.getActor().getAttributes().get("name");
+    }
+}

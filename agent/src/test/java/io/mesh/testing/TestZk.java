@@ -1,0 +1,67 @@
+package io.mesh.testing;
+
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.KeeperException;
+
+import java.time.Duration;
+import java.util.List;
+
+/** A real ZooKeeper server (Curator's {@link TestingServer}) on a free loopback port, and helpers to write desired state. */
+public final class TestZk implements AutoCloseable {
+    private final TestingServer server;
+    private final CuratorFramework client;
+    private final ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
+    private int pushes;
+
+    /** Starts a server and a client. */
+    public TestZk() throws Exception {
+        server = new TestingServer(true);
+        client = MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20));
+    }
+
+    /** @return the connect string, such as {@code 127.0.0.1:43211} */
+    public String connect() { return server.getConnectString(); }
+
+    /** @return a started client */
+    public CuratorFramework client() { return client; }
+
+    /** @return the layout at /mesh */
+    public ZkPaths paths() { return paths; }
+
+    /** @return the server, to stop or restart it */
+    public TestingServer server() { return server; }
+
+    /**
+     * Writes {@code /mesh/desired/<module>} as the coordinator would (the coordinator's own tests cover its path).
+     *
+     * @param yaml     one module document
+     * @param revision revision to record
+     * @return the record written
+     */
+    public DesiredRecord setDesired(String yaml, String revision) throws Exception {
+        List<ModuleSpec> specs = new ManifestParser().parse(yaml);
+        ModuleSpec spec = specs.get(0);
+        String push = ZkPaths.pushName(++pushes);
+        DesiredRecord d = new DesiredRecord(spec.module(), revision, push, spec);
+        String path = paths.desired(spec.module());
+        try {
+            client.setData().forPath(path, Json.bytes(d));
+        } catch (KeeperException.NoNodeException e) {
+            client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(d));
+        }
+        return d;
+    }
+
+    @Override
+    public void close() throws Exception {
+        client.close();
+        server.close();
+    }
+}

@@ -5,13 +5,17 @@ import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.parser.CronParser;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import org.yaml.snakeyaml.LoaderOptions;
 
 import java.io.IOException;
@@ -54,6 +58,9 @@ public final class ManifestParser {
     private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout");
     private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
 
+    /** Most problems listed in one {@link ManifestException}; the rest are counted. */
+    public static final int MAX_ERRORS = 50;
+
     /** Largest manifest accepted, in characters. */
     public static final int MAX_CHARS = 1 << 20;
 
@@ -67,14 +74,17 @@ public final class ManifestParser {
         LoaderOptions loader = new LoaderOptions();
         loader.setAllowDuplicateKeys(false);
         loader.setMaxAliasesForCollections(20);
-        loader.setNestingDepthLimit(20);
+        loader.setNestingDepthLimit(MAX_DEPTH);
         loader.setCodePointLimit(MAX_CHARS);
         loader.setAllowRecursiveKeys(false);
         YAMLFactory factory = YAMLFactory.builder()
                 .loaderOptions(loader)
-                .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(20).build())
+                .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).build())
                 .build();
-        factory.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+        // Duplicate keys are found by TreeBuilder, which names their field path and reads on.
+        factory.disable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+        // "key:" with nothing after it is null, as YAML says; only a quoted "" is the empty string.
+        factory.enable(YAMLParser.Feature.EMPTY_STRING_AS_NULL);
         this.yaml = new YAMLMapper(factory);
     }
 
@@ -94,24 +104,30 @@ public final class ManifestParser {
         }
         Map<String, Integer> seen = new LinkedHashMap<>();
         int doc = 0;
-        try (MappingIterator<JsonNode> it = yaml.readerFor(JsonNode.class).readValues(text)) {
+        // The tree is built token by token (not with MappingIterator/readTree): a root-level list must stay one
+        // document, duplicate keys and aliases must be reported with their field path, and scalars must keep
+        // the text the operator wrote (env: {V: 1.10} is "1.10", not "1.1").
+        try (JsonParser p = yaml.getFactory().createParser(text)) {
             while (true) {
                 doc++;
+                List<ManifestError> docErrors = new ArrayList<>();
+                Map<String, String> raw = new java.util.HashMap<>();
                 JsonNode node;
                 try {
-                    if (!it.hasNextValue()) break;
-                    node = it.nextValue();
+                    JsonToken t = p.nextToken();
+                    if (t == null) break;
+                    node = new TreeBuilder(p, doc, docErrors, raw).value(t, "");
                 } catch (IOException | RuntimeException e) {
+                    errors.addAll(docErrors);
                     errors.add(new ManifestError(doc, "", "not valid YAML: " + describe(e)));
                     break; // the stream cannot be read past a syntax error
                 }
-                List<ManifestError> docErrors = new ArrayList<>();
-                ModuleSpec m = module(doc, node, docErrors);
+                ModuleSpec m = docErrors.isEmpty() ? module(doc, node, docErrors, raw) : null;
                 errors.addAll(docErrors);
                 if (m != null && docErrors.isEmpty()) {
                     Integer first = seen.putIfAbsent(m.module(), doc);
                     if (first != null) {
-                        errors.add(new ManifestError(doc, "module", "module '" + m.module() + "' is already defined in document " + first + ": one document per module"));
+                        errors.add(new ManifestError(doc, "module", "module '" + m.module() + "' is already defined in document " + first + ": one document per module, merge the two or rename one"));
                     } else {
                         modules.add(m);
                     }
@@ -123,22 +139,120 @@ public final class ManifestParser {
         if (errors.isEmpty() && modules.isEmpty()) {
             errors.add(new ManifestError(1, "", "the manifest holds no module: give at least one document with module, hosts and containers"));
         }
+        if (errors.size() > MAX_ERRORS) {
+            int more = errors.size() - MAX_ERRORS;
+            ManifestError last = errors.get(MAX_ERRORS - 1);
+            errors = new ArrayList<>(errors.subList(0, MAX_ERRORS));
+            errors.add(new ManifestError(last.document(), "", more + " more problems not listed: fix those above and push again"));
+        }
         if (!errors.isEmpty()) throw new ManifestException(errors);
         return modules;
     }
 
+    private static final String SYNTAX_HINT = ": check the indentation (spaces, not tabs), the quoting and the brackets near there";
+
     private static String describe(Exception e) {
+        String what;
+        String loc = "";
         if (e instanceof JsonProcessingException j) {
-            String loc = j.getLocation() == null ? "" : " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
-            return j.getOriginalMessage().lines().findFirst().orElse("") + loc;
+            if (j.getLocation() != null && j.getLocation().getLineNr() > 0) {
+                loc = " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
+            }
+            what = j.getOriginalMessage();
+            if (j.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException y && y.getProblem() != null) {
+                what = (y.getContext() == null ? "" : y.getContext() + ": ") + y.getProblem();
+            }
+        } else {
+            what = e.getMessage();
         }
-        return String.valueOf(e.getMessage()).lines().findFirst().orElse(e.getClass().getSimpleName());
+        what = what == null ? e.getClass().getSimpleName() : what.lines().findFirst().orElse("").trim();
+        if (what.contains("nesting depth")) {
+            return "nested deeper than " + MAX_DEPTH + " levels" + loc + ": a manifest needs only a few levels, flatten it";
+        }
+        if (what.startsWith("Expected a field name")) {
+            return "a key is a list, a mapping or an alias" + loc + ": keys must be plain names such as image";
+        }
+        return what + loc + SYNTAX_HINT;
     }
 
-    private ModuleSpec module(int doc, JsonNode node, List<ManifestError> errors) {
-        Check c = new Check(doc, errors);
-        if (node == null || node.isNull() || node.isMissingNode()) {
-            c.error("", "the document is empty: give module, hosts and containers");
+    /** Deepest nesting of lists and mappings accepted (the manifest itself needs 6). */
+    public static final int MAX_DEPTH = 20;
+
+    /**
+     * Builds the plain tree of one document from the parser's tokens. Duplicate keys, aliases and tags are
+     * recorded as errors with their field path; the non-string scalars' text is kept in {@code raw} by path.
+     */
+    private static final class TreeBuilder {
+        private final JsonParser p;
+        private final Check c;
+        private final Map<String, String> raw;
+
+        TreeBuilder(JsonParser p, int doc, List<ManifestError> errors, Map<String, String> raw) {
+            this.p = p;
+            this.c = new Check(doc, errors, Map.of());
+            this.raw = raw;
+        }
+
+        JsonNode value(JsonToken t, String path) throws IOException {
+            String at = path.isEmpty() ? "" : path;
+            if (p instanceof YAMLParser y && y.isCurrentAlias()) {
+                c.error(at, "the alias '*" + Check.printable(y.getText()) + "' is not supported: write the value out in full (mesh refuses YAML anchors and aliases)");
+                return NullNode.getInstance();
+            }
+            if (p.getTypeId() != null) {
+                String tag = String.valueOf(p.getTypeId()).replaceFirst("^tag:yaml\\.org,2002:", "!");
+                c.error(at, "the tag '!" + Check.printable(tag) + "' is not supported: remove it, and quote the value if it must be a string");
+                p.skipChildren();
+                return NullNode.getInstance();
+            }
+            JsonNodeFactory f = JsonNodeFactory.instance;
+            switch (t) {
+                case START_OBJECT -> {
+                    ObjectNode o = f.objectNode();
+                    for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
+                        String name = p.currentName();
+                        String child = path.isEmpty() ? name : path + "." + name;
+                        JsonToken v = p.nextToken();
+                        if (o.has(name)) {
+                            c.error(Check.printable(child), "the key '" + Check.printable(name) + "' appears twice in one mapping: keep only one");
+                            p.skipChildren();
+                        } else {
+                            o.set(name, value(v, child));
+                        }
+                    }
+                    return o;
+                }
+                case START_ARRAY -> {
+                    ArrayNode a = f.arrayNode();
+                    int i = 0;
+                    for (JsonToken v = p.nextToken(); v != JsonToken.END_ARRAY; v = p.nextToken()) {
+                        a.add(value(v, path + "[" + i++ + "]"));
+                    }
+                    return a;
+                }
+                case VALUE_STRING -> { return f.textNode(p.getText()); }
+                case VALUE_NULL -> { return f.nullNode(); }
+                case VALUE_TRUE, VALUE_FALSE -> {
+                    raw.put(path, p.getText());
+                    return f.booleanNode(t == JsonToken.VALUE_TRUE);
+                }
+                case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
+                    raw.put(path, p.getText());
+                    try {
+                        return t == JsonToken.VALUE_NUMBER_INT ? f.numberNode(p.getBigIntegerValue()) : f.numberNode(p.getDecimalValue());
+                    } catch (IOException | NumberFormatException e) {
+                        return f.textNode(p.getText()); // .inf, .nan: keep as written
+                    }
+                }
+                default -> { return f.textNode(p.getText()); }
+            }
+        }
+    }
+
+    private ModuleSpec module(int doc, JsonNode node, List<ManifestError> errors, Map<String, String> raw) {
+        Check c = new Check(doc, errors, raw);
+        if (node == null || node.isNull() || node.isMissingNode() || (node.isTextual() && node.asText().isBlank())) {
+            c.error("", "the document is empty: remove the extra '---', or give module, hosts and containers");
             return null;
         }
         if (!node.isObject()) {
@@ -157,7 +271,7 @@ public final class ManifestParser {
         } else {
             for (Iterator<Map.Entry<String, JsonNode>> i = containers.fields(); i.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = i.next();
-                String path = "containers." + e.getKey();
+                String path = "containers." + Check.printable(e.getKey());
                 if (c.nameOk(e.getKey(), path)) containerNames.add(e.getKey());
                 container(c, path, e.getValue());
             }
@@ -169,7 +283,7 @@ public final class ManifestParser {
             } else {
                 for (Iterator<Map.Entry<String, JsonNode>> i = schedules.fields(); i.hasNext(); ) {
                     Map.Entry<String, JsonNode> e = i.next();
-                    String path = "schedules." + e.getKey();
+                    String path = "schedules." + Check.printable(e.getKey());
                     c.nameOk(e.getKey(), path);
                     schedule(c, path, e.getValue(), containerNames);
                 }
@@ -211,6 +325,10 @@ public final class ManifestParser {
         }
         c.volumes(node.get("volumes"), path + ".volumes");
         JsonNode restart = node.get("restart");
+        if (restart != null && restart.isBoolean() && "no".equals(c.text(restart, path + ".restart")) && node instanceof ObjectNode o) {
+            restart = o.textNode("no"); // YAML 1.1 reads a bare no as false; the operator wrote the policy "no"
+            o.set("restart", restart);
+        }
         if (restart != null && !(restart.isTextual() && RESTART.contains(restart.asText()))) {
             c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
         }
@@ -241,7 +359,8 @@ public final class ManifestParser {
                 try {
                     CRON.parse(expr).validate();
                 } catch (IllegalArgumentException e) {
-                    c.error(path + ".cron", "'" + expr + "' is not a valid cron expression: " + e.getMessage());
+                    c.error(path + ".cron", "'" + expr + "' is not a valid cron expression: " + e.getMessage()
+                            + "; write minute hour day-of-month month day-of-week, such as \"30 3 * * *\"");
                 }
             }
         }
@@ -313,8 +432,15 @@ public final class ManifestParser {
     private static final class Check {
         private final int doc;
         private final List<ManifestError> errors;
+        /** The text as written of each non-string scalar, by field path. */
+        private final Map<String, String> raw;
 
-        Check(int doc, List<ManifestError> errors) { this.doc = doc; this.errors = errors; }
+        Check(int doc, List<ManifestError> errors, Map<String, String> raw) { this.doc = doc; this.errors = errors; this.raw = raw; }
+
+        /** @return the scalar's text as the operator wrote it (for numbers and booleans taken as strings) */
+        String text(JsonNode n, String path) {
+            return n.isTextual() ? n.asText() : raw.getOrDefault(path, n.asText());
+        }
 
         void error(String field, String message) { errors.add(new ManifestError(doc, field, message)); }
 
@@ -322,7 +448,7 @@ public final class ManifestParser {
             for (Iterator<String> i = node.fieldNames(); i.hasNext(); ) {
                 String f = i.next();
                 if (!allowed.contains(f)) {
-                    error(path.isEmpty() ? f : path + "." + f, "unknown field '" + printable(f) + "': allowed here are " + new java.util.TreeSet<>(allowed));
+                    error(path.isEmpty() ? printable(f) : path + "." + printable(f), "unknown field '" + printable(f) + "': allowed here are " + new java.util.TreeSet<>(allowed));
                 }
             }
         }
@@ -348,7 +474,7 @@ public final class ManifestParser {
         }
 
         List<String> hosts(JsonNode n) {
-            if (n == null) {
+            if (n == null || n.isNull()) {
                 error("hosts", "missing: give a list of host ids, such as [host-a], or [\"*\"] for every host");
                 return null;
             }
@@ -398,7 +524,9 @@ public final class ManifestParser {
                     error(path + "[" + i + "]", "contains a control character: remove it");
                     ok = false;
                 } else {
-                    out.add(e.asText());
+                    String t = text(e, path + "[" + i + "]");
+                    if (!e.isTextual() && n instanceof ArrayNode a) a.set(i, a.textNode(t)); // a number, as written
+                    out.add(t);
                 }
             }
             return ok ? out : null;
@@ -424,15 +552,16 @@ public final class ManifestParser {
                     error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits and '_', not starting with a digit");
                 }
                 JsonNode v = e.getValue();
+                String vp = path + "." + printable(e.getKey());
                 if (!v.isValueNode() || v.isNull()) {
-                    error(path + "." + e.getKey(), "must be a string value; got " + show(v));
+                    error(vp, "must be a string value such as \"text\" (write \"\" for an empty one); got " + show(v));
                 } else if (v.asText().indexOf('\0') >= 0) {
-                    error(path + "." + e.getKey(), "contains a NUL character: remove it");
+                    error(vp, "contains a NUL character: remove it");
                 }
             }
-            // Numbers and booleans are written as their text; the spec keeps strings.
+            // Numbers and booleans become the text the operator wrote (1.10 stays "1.10", yes stays "yes").
             if (n instanceof ObjectNode o) {
-                o.fields().forEachRemaining(e -> { if (e.getValue().isValueNode() && !e.getValue().isTextual() && !e.getValue().isNull()) e.setValue(o.textNode(e.getValue().asText())); });
+                o.fields().forEachRemaining(e -> { if (e.getValue().isValueNode() && !e.getValue().isTextual() && !e.getValue().isNull()) e.setValue(o.textNode(text(e.getValue(), path + "." + e.getKey()))); });
             }
         }
 
@@ -493,7 +622,7 @@ public final class ManifestParser {
             return s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f);
         }
 
-        private static String printable(String s) {
+        static String printable(String s) {
             StringBuilder b = new StringBuilder();
             s.codePoints().limit(60).forEach(cp -> {
                 if (cp < 0x20 || cp == 0x7f) b.append(String.format("\\u%04x", cp)); else b.appendCodePoint(cp);

@@ -1,0 +1,228 @@
+package io.mesh.window;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.agent.AgentConfig;
+import io.mesh.agent.AgentDaemon;
+import io.mesh.agent.AgentMain;
+import io.mesh.docker.DockerEngine;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestZk;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowRecord;
+import io.mesh.zk.WindowResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The seed's race (SPEC.md, "The problem"): a window holds the store's registry stopped while its step runs, and a
+ * push changing the registry arrives. Nobody but the window may stop, start, create or destroy the registry until
+ * the window ends; the push reads {@code deferred} naming the window; afterwards the new spec lands with no new push.
+ * Real Docker engine, real ZooKeeper; the window runs in this JVM's daemon or in a second process.
+ */
+class WindowRaceTest {
+    private static final String HOST = "host-a";
+    private TestZk zk;
+    private DockerEngine docker;
+    private AgentDaemon daemon;
+    private String module;
+    private String registry;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        zk = new TestZk();
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("wr");
+        registry = module + "-registry";
+        // A long reconcile interval: landing after the window must not depend on it.
+        AgentConfig config = new AgentConfig(HOST, zk.paths(), Files.createTempDirectory("mesh-agent"), Duration.ofMinutes(10),
+                Duration.ofSeconds(2), Duration.ofMinutes(1));
+        daemon = new AgentDaemon(config, zk.client(), docker, ProcessRef.current("mesh-agent run (test)"));
+        daemon.start();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        daemon.close();
+        TestDocker.clean(module, module + "-data");
+        zk.close();
+    }
+
+    private String store(String mode, int stepSeconds) {
+        return "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  registry:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: 2s\n"
+                + "    volumes: [\"" + module + "-data:/data\"]\n"
+                + "schedules:\n  garbage-collect:\n    cron: \"30 3 * * *\"\n    timezone: UTC\n    while-stopped: [registry]\n"
+                + "    step:\n      image: " + BUSYBOX + "\n"
+                + "      command: [sh, -c, \"test -d /data && sleep " + stepSeconds + " && echo swept /data\"]\n"
+                + "      volumes-from: registry\n    timeout: 1m\n";
+    }
+
+    private ApplyReport report() throws Exception {
+        return new MeshStore(zk.client(), zk.paths()).report(HOST, module);
+    }
+
+    private ApplyReport awaitReport(String outcome, String revision) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            ApplyReport r = report();
+            return r != null && outcome.equals(r.outcome()) && revision.equals(r.revision());
+        });
+        try {
+            return report();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void aPushDuringAWindowIsDeferredAndLandsAfterItWithoutAnotherPush() throws Exception {
+        race(() -> daemon.runWindow(module, "garbage-collect"), false);
+    }
+
+    @Test
+    void theSameWhenTheWindowRunsInASecondProcess() throws Exception {
+        race(() -> {
+            try {
+                String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+                Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
+                        "window", "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "garbage-collect",
+                        "--state-dir", Files.createTempDirectory("mesh-window").toString())
+                        .redirectErrorStream(true).start();
+                return p.onExit().thenApply(done -> {
+                    String out = new String(readAll(done), StandardCharsets.UTF_8);
+                    assertThat(done.exitValue()).as("mesh-agent window output:\n%s", out).isZero();
+                    String json = out.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow();
+                    return Json.read(json.getBytes(StandardCharsets.UTF_8), WindowResult.class);
+                });
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }, true);
+    }
+
+    private static byte[] readAll(Process p) {
+        try {
+            return p.getInputStream().readAllBytes();
+        } catch (java.io.IOException e) {
+            return new byte[0];
+        }
+    }
+
+    private void race(Supplier<Future<WindowResult>> openWindow, boolean otherProcess) throws Exception {
+        zk.setDesired(store("one", 6), "r1");
+        ApplyReport first = awaitReport(ApplyReport.APPLIED, "r1");
+        assertThat(first.containers()).extracting(ContainerResult::action).containsExactly(ContainerResult.CREATED);
+        String id = docker.inspect(registry).getId();
+        Instant t0 = Instant.now();
+
+        Future<WindowResult> window = openWindow.get();
+
+        // Held and window znodes carry SPEC's JSON while the window is open.
+        String heldPath = zk.paths().held(HOST, registry);
+        await().atMost(Duration.ofSeconds(30)).until(() -> zk.client().checkExists().forPath(heldPath) != null);
+        HeldRecord held = Json.read(zk.client().getData().forPath(heldPath), HeldRecord.class);
+        assertThat(held.host()).isEqualTo(HOST);
+        assertThat(held.module()).isEqualTo(module);
+        assertThat(held.container()).isEqualTo(registry);
+        assertThat(held.containerId()).isEqualTo(id);
+        assertThat(held.schedule()).isEqualTo("garbage-collect");
+        assertThat(held.window()).startsWith("w-");
+        assertThat(held.since()).isAfterOrEqualTo(t0.minusSeconds(1));
+        assertThat(held.by().pid()).isPositive();
+        assertThat(held.by().process()).isEqualTo(otherProcess ? "mesh-agent window" : "mesh-agent run (test)");
+        assertThat(zk.client().checkExists().forPath(heldPath).getEphemeralOwner()).isNotZero();
+        String rawHeld = new String(zk.client().getData().forPath(heldPath), StandardCharsets.UTF_8);
+        assertThat(rawHeld).doesNotContain("\n").contains("\"containerId\":\"" + id + "\"");
+        WindowRecord w = Json.read(zk.client().getData().forPath(zk.paths().window(HOST, module)), WindowRecord.class);
+        assertThat(w.window()).isEqualTo(held.window());
+        assertThat(w.held()).containsExactly(registry);
+        assertThat(w.schedule()).isEqualTo("garbage-collect");
+        await().atMost(Duration.ofSeconds(20)).until(() -> !Boolean.TRUE.equals(docker.inspect(registry).getState().getRunning()));
+
+        // The push that changes the registry arrives mid-window.
+        zk.setDesired(store("two", 6), "r2");
+        ApplyReport deferred = awaitReport(ApplyReport.DEFERRED, "r2");
+        assertThat(deferred.window()).isNotNull();
+        assertThat(deferred.window().schedule()).isEqualTo("garbage-collect");
+        assertThat(deferred.window().window()).isEqualTo(held.window());
+        assertThat(deferred.window().held()).containsExactly(registry);
+        assertThat(deferred.containers()).singleElement().satisfies(c -> {
+            assertThat(c.action()).isEqualTo(ContainerResult.HELD);
+            assertThat(c.container()).isEqualTo(registry);
+            assertThat(c.reasons()).singleElement().asString().startsWith("held by window garbage-collect since ");
+        });
+        // Still held, still the same stopped container.
+        assertThat(docker.inspect(registry).getId()).isEqualTo(id);
+        assertThat(docker.inspect(registry).getState().getRunning()).isFalse();
+
+        WindowResult result = window.get(2, TimeUnit.MINUTES);
+        assertThat(result.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(result.exitCode()).isZero();
+        assertThat(result.logTail()).contains("swept /data");
+        assertThat(zk.client().checkExists().forPath(heldPath)).isNull();
+        assertThat(zk.client().checkExists().forPath(zk.paths().window(HOST, module))).isNull();
+
+        // The new spec lands after the window, with no further push.
+        ApplyReport landed = awaitReport(ApplyReport.APPLIED, "r2");
+        assertThat(landed.window()).isNull();
+        assertThat(landed.containers()).singleElement().satisfies(c -> {
+            assertThat(c.action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(c.reasons()).containsExactly("env: changed MODE");
+        });
+        assertThat(landed.lastWindow()).isNotNull();
+        assertThat(landed.lastWindow().window()).isEqualTo(held.window());
+        assertThat(docker.inspect(registry).getState().getRunning()).isTrue();
+        assertThat(docker.inspect(registry).getConfig().getEnv()).contains("MODE=two");
+
+        // Docker's own record: during the window the registry was stopped once and started once, by the window,
+        // after the step ended; nobody created or destroyed it. The same container was started again.
+        List<Event> events = TestDocker.events(module, t0, Instant.now());
+        long windowEnd = result.finishedAt().toEpochMilli() * 1_000_000L;
+        long windowStart = t0.toEpochMilli() * 1_000_000L;
+        List<String> registryDuringWindow = new ArrayList<>();
+        long stepDied = -1, registryStarted = -1;
+        for (Event e : events) {
+            if (e.getTimeNano() == null || e.getTimeNano() < windowStart || e.getTimeNano() > windowEnd) continue;
+            String name = TestDocker.name(e);
+            String action = TestDocker.action(e);
+            if (registry.equals(name)) {
+                registryDuringWindow.add(action);
+                assertThat(e.getId()).as("event %s on %s", action, name).isEqualTo(id);
+                if (action.equals("start")) registryStarted = e.getTimeNano();
+            } else if (name != null && name.startsWith(module + ".garbage-collect.") && action.equals("die")) {
+                stepDied = e.getTimeNano();
+                assertThat(e.getActor().getAttributes()).containsEntry("mesh.window", held.window());
+            }
+        }
+        assertThat(registryDuringWindow).doesNotContain("create", "destroy", "rename");
+        assertThat(registryDuringWindow.stream().filter("start"::equals).count()).isEqualTo(1);
+        assertThat(registryDuringWindow).contains("stop", "die");
+        assertThat(stepDied).isPositive();
+        assertThat(registryStarted).isGreaterThan(stepDied);
+        assertThat(Map.of("lock children", zk.client().getChildren().forPath(zk.paths().lock(module, HOST))))
+                .extractingByKey("lock children").asList().isEmpty();
+    }
+}

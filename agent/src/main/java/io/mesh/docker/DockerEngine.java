@@ -175,7 +175,8 @@ public final class DockerEngine implements Closeable {
                 .withNetworkMode(spec.network())
                 .withRestartPolicy(RestartPolicy.parse(spec.restart()))
                 .withBinds(spec.volumes().stream().map(Bind::parse).toList());
-        if (!spec.ports().isEmpty()) {
+        // Published ports mean something only on a bridge network; Docker discards them with host or none.
+        if (!spec.ports().isEmpty() && !spec.network().equals("host") && !spec.network().equals("none")) {
             Ports ports = new Ports();
             List<ExposedPort> exposed = new ArrayList<>();
             for (String p : spec.ports()) {

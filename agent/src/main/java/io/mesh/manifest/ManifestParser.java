@@ -312,10 +312,8 @@ public final class ManifestParser {
         JsonNode ports = node.get("ports");
         List<String> portList = c.stringList(ports, path + ".ports", false);
         if (portList != null && !portList.isEmpty()) {
-            String n = network == null ? ContainerSpec.DEFAULT_NETWORK : network;
-            if (n.equals("host") || n.equals("none")) {
-                c.error(path + ".ports", "ports publish only on a bridge network; with network '" + n + "' the container binds its ports itself: remove ports, or set network: bridge");
-            }
+            // Ports take effect only on bridge networks. With host or none Docker discards them, and so does
+            // mesh (SPEC's own example sets them with network: host), rather than refusing the manifest.
             for (int i = 0; i < portList.size(); i++) {
                 var m = PORT.matcher(portList.get(i));
                 if (!m.matches() || !portOk(m.group(2)) || !portOk(m.group(3))) {
@@ -332,7 +330,7 @@ public final class ManifestParser {
         if (restart != null && !(restart.isTextual() && RESTART.contains(restart.asText()))) {
             c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
         }
-        c.duration(node.get("stop-timeout"), path + ".stop-timeout");
+        c.duration(node.get("stop-timeout"), path + ".stop-timeout", java.time.Duration.ofHours(1));
     }
 
     private static boolean portOk(String p) {
@@ -410,7 +408,7 @@ public final class ManifestParser {
                 }
             }
         }
-        c.duration(node.get("timeout"), path + ".timeout");
+        c.duration(node.get("timeout"), path + ".timeout", java.time.Duration.ofDays(2));
     }
 
     private static String kind(JsonNode n) {
@@ -597,14 +595,16 @@ public final class ManifestParser {
             }
         }
 
-        void duration(JsonNode n, String path) {
+        void duration(JsonNode n, String path, java.time.Duration max) {
             if (n == null) return;
             if (!n.isTextual()) {
                 error(path, "must be a duration in quotes such as \"30s\", \"30m\" or \"1h30m\"; got " + show(n));
                 return;
             }
             try {
-                Durations.parse(n.asText());
+                if (Durations.parse(n.asText()).compareTo(max) > 0) {
+                    error(path, "'" + n.asText() + "' is longer than the most allowed here, " + max.toString().substring(2).toLowerCase(java.util.Locale.ROOT) + ": give a shorter duration");
+                }
             } catch (IllegalArgumentException e) {
                 error(path, e.getMessage());
             }

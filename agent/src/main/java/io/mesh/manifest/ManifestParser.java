@@ -330,7 +330,7 @@ public final class ManifestParser {
         if (restart != null && !(restart.isTextual() && RESTART.contains(restart.asText()))) {
             c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
         }
-        c.duration(node.get("stop-timeout"), path + ".stop-timeout", java.time.Duration.ofHours(1));
+        c.duration(node.get("stop-timeout"), path + ".stop-timeout", java.time.Duration.ofHours(24));
     }
 
     private static boolean portOk(String p) {

@@ -16,8 +16,7 @@ log() { echo "docker-engine: $*" >&2; }
 
 need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
-[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx sh && file -L /bin/busybox 2>/dev/null | grep -q static \
-  || dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
+dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
 [ -x /usr/bin/docker-registry ] || need_pkgs+=(docker-registry)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   log "installing ${need_pkgs[*]}"
@@ -41,8 +40,8 @@ if ! engine_answers; then
   engine_answers || { log "dockerd did not answer within 60s; see /var/log/mesh-dockerd.log"; tail -20 /var/log/mesh-dockerd.log >&2; exit 1; }
 fi
 
-busybox_bin=/bin/busybox
-file -L "$busybox_bin" 2>/dev/null | grep -q 'statically linked' || busybox_bin=$(dpkg -L busybox-static | grep -E '/busybox$' | head -1)
+# busybox-static's binary needs no library inside an image.
+busybox_bin=$(dpkg -L busybox-static | grep -E '/s?bin/busybox$' | head -1)
 
 build_rootfs() {  # $1: dir; lays busybox with its applets as symlinks
   local root=$1

@@ -1,0 +1,514 @@
+package io.mesh.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.Durations;
+import io.mesh.zk.Json;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+
+/**
+ * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held}).
+ * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
+ *
+ * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
+ * or an unexpected error, {@value #BAD_INPUT} bad input (the coordinator answered 400, 401, 404 or 413; or a usage
+ * error), {@value #TIMEOUT} {@code --wait} timed out, {@value #UNREACHABLE} the coordinator cannot be reached or is
+ * unavailable (5xx).
+ */
+@Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
+        description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
+        subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, CommandLine.HelpCommand.class},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:success (push --wait: every host applied)", "1:a host failed, or an unexpected error",
+                "2:bad input (invalid manifest, unauthorized, unknown push, too large, usage error)",
+                "3:push --wait timed out", "4:the coordinator cannot be reached or is unavailable"})
+public final class MeshCli implements Runnable {
+    /** Success. */
+    public static final int OK = 0;
+    /** A host failed the push, or an unexpected error. */
+    public static final int FAILED = 1;
+    /** Bad input: invalid manifest or arguments, unauthorized, unknown push, too large. */
+    public static final int BAD_INPUT = 2;
+    /** {@code push --wait} timed out before every host was done. */
+    public static final int TIMEOUT = 3;
+    /** The coordinator cannot be reached or answers 5xx. */
+    public static final int UNREACHABLE = 4;
+
+    /** Environment variable naming the coordinator URL. */
+    public static final String ENV_COORDINATOR = "MESH_COORDINATOR";
+    /** Environment variable holding the bearer token when no {@code --token-file} is given. */
+    public static final String ENV_TOKEN = "MESH_TOKEN";
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /**
+     * Runs the client and exits the JVM with its exit code.
+     *
+     * @param args such as {@code push manifests/ --wait}
+     */
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /**
+     * @return the client's command line, with the handler that turns exceptions into exit codes
+     *         ({@value #UNREACHABLE} when the coordinator cannot be reached, else {@value #FAILED}); set its out and
+     *         err writers to capture output
+     */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new MeshCli());
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            PrintWriter err = commandLine.getErr();
+            if (ex instanceof CoordinatorClient.UnreachableException) {
+                err.println("mesh: " + ex.getMessage() + " (is mesh-coordinator serve running? set --coordinator or " + ENV_COORDINATOR + ")");
+                err.flush();
+                return UNREACHABLE;
+            }
+            err.println("mesh: " + ex);
+            err.flush();
+            return FAILED;
+        });
+        return cl;
+    }
+
+    /** Without a subcommand: prints the usage. */
+    @Override
+    public void run() { spec.commandLine().usage(spec.commandLine().getOut()); }
+
+    /** Options every command shares: where the coordinator is and the token. */
+    public static final class Connection {
+        @Option(names = "--coordinator", paramLabel = "URL", defaultValue = "${env:MESH_COORDINATOR:-http://127.0.0.1:7070}",
+                description = "Coordinator URL (default: $MESH_COORDINATOR, else http://127.0.0.1:7070).")
+        String url;
+
+        @Option(names = "--token-file", paramLabel = "FILE",
+                description = "File holding the bearer token for pushes (default: $MESH_TOKEN).")
+        Path tokenFile;
+
+        /**
+         * @return a client of the configured coordinator
+         * @throws CommandLine.ParameterException via picocli when the URL or token file is unusable
+         */
+        CoordinatorClient client(CommandLine cl) {
+            URI uri;
+            try {
+                uri = URI.create(url);
+                if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null) {
+                    throw new IllegalArgumentException("not an http URL");
+                }
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(cl, "--coordinator must be a URL such as http://127.0.0.1:7070; got '" + url + "'");
+            }
+            String token = null;
+            if (tokenFile != null) {
+                try {
+                    token = Files.readString(tokenFile, StandardCharsets.UTF_8).strip().lines().findFirst().orElse("");
+                } catch (IOException e) {
+                    throw new CommandLine.ParameterException(cl, "--token-file " + tokenFile + " cannot be read: " + e.getMessage());
+                }
+                if (token.isBlank()) throw new CommandLine.ParameterException(cl, "--token-file " + tokenFile + " is empty");
+            } else {
+                String env = System.getenv(ENV_TOKEN);
+                if (env != null && !env.isBlank()) token = env.strip();
+            }
+            return new CoordinatorClient(uri, token);
+        }
+    }
+
+    /** {@code mesh push FILE|DIR}: sends a manifest, optionally waits for every host. */
+    @Command(name = "push", mixinStandardHelpOptions = true,
+            description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
+                    "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
+                    "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
+                    "3:--wait timed out", "4:the coordinator cannot be reached"})
+    public static final class Push implements Callable<Integer> {
+        @Parameters(index = "0", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
+        Path source;
+
+        @Option(names = "--revision", paramLabel = "R", description = "Revision to record, such as a git sha (default: the coordinator's content hash, sha-...).")
+        String revision;
+
+        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
+        boolean await;
+
+        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
+                description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
+        String timeout;
+
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
+        String interval;
+
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return the exit code (see the class's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CommandLine cl = spec.commandLine();
+            PrintWriter out = cl.getOut();
+            PrintWriter err = cl.getErr();
+            Duration wait, every;
+            try {
+                wait = Durations.parse(timeout);
+                every = parseInterval(interval);
+            } catch (IllegalArgumentException e) {
+                err.println("mesh push: " + e.getMessage());
+                err.flush();
+                return BAD_INPUT;
+            }
+            CoordinatorClient client = connection.client(cl);
+            List<Path> files;
+            String manifest;
+            try {
+                files = files(source);
+                manifest = join(files);
+            } catch (IOException | IllegalArgumentException e) {
+                err.println("mesh push: " + e.getMessage());
+                err.flush();
+                return BAD_INPUT;
+            }
+            CoordinatorClient.Response r = client.push(manifest, revision);
+            switch (r.status()) {
+                case 202 -> { }
+                case 400 -> {
+                    err.println("mesh push: the coordinator refused the manifest, nothing was written:");
+                    JsonNode errors = r.json() == null ? null : r.json().get("errors");
+                    if (errors != null && errors.isArray()) {
+                        for (JsonNode e : errors) err.println("  " + formatError(e));
+                    } else {
+                        err.println("  " + r.error());
+                    }
+                    if (files.size() > 1) {
+                        err.println("  (documents are numbered across the files in this order: "
+                                + String.join(", ", files.stream().map(p -> p.getFileName().toString()).toList()) + ")");
+                    }
+                    err.flush();
+                    return BAD_INPUT;
+                }
+                case 401, 403, 413 -> {
+                    err.println("mesh push: refused (" + r.status() + "): " + r.error());
+                    err.flush();
+                    return BAD_INPUT;
+                }
+                default -> {
+                    err.println("mesh push: the coordinator answered " + r.status() + ": " + r.error());
+                    err.flush();
+                    return r.status() >= 500 ? UNREACHABLE : FAILED;
+                }
+            }
+            JsonNode j = r.json();
+            String push = j.path("push").asText();
+            out.println(push + "  revision " + j.path("revision").asText() + "  modules " + joinText(j.path("modules"))
+                    + "  hosts " + joinText(j.path("hosts")));
+            out.flush();
+            if (!await) return OK;
+            return follow(client, push, wait, every, out, err);
+        }
+
+        private static int follow(CoordinatorClient client, String push, Duration wait, Duration every,
+                                  PrintWriter out, PrintWriter err) throws InterruptedException {
+            long deadline = System.nanoTime() + wait.toNanos();
+            Map<String, String> shown = new HashMap<>();
+            boolean unreachable = false;
+            while (true) {
+                JsonNode view = null;
+                try {
+                    CoordinatorClient.Response r = client.get("/v1/pushes/" + push);
+                    if (r.status() == 200 && r.json() != null) {
+                        view = r.json();
+                        unreachable = false;
+                    } else if (r.status() == 404) {
+                        err.println("mesh push: the coordinator no longer knows " + push + ": " + r.error());
+                        err.flush();
+                        return FAILED;
+                    } else {
+                        err.println("mesh push: status of " + push + ": " + r.status() + " " + r.error() + " (retrying)");
+                        err.flush();
+                    }
+                } catch (IOException e) {
+                    if (!unreachable) {
+                        err.println("mesh push: " + e.getMessage() + " (retrying)");
+                        err.flush();
+                    }
+                    unreachable = true;
+                }
+                if (view != null) {
+                    List<JsonNode> targets = new ArrayList<>();
+                    view.path("targets").forEach(targets::add);
+                    int hw = targets.stream().mapToInt(t -> t.path("host").asText().length()).max().orElse(4);
+                    int mw = targets.stream().mapToInt(t -> t.path("module").asText().length()).max().orElse(6);
+                    for (JsonNode t : targets) {
+                        String key = t.path("host").asText() + "\0" + t.path("module").asText();
+                        String desc = describe(t);
+                        if (!desc.equals(shown.get(key))) {
+                            shown.put(key, desc);
+                            out.println(pad(t.path("host").asText(), hw) + "  " + pad(t.path("module").asText(), mw) + "  " + desc);
+                        }
+                    }
+                    out.flush();
+                    if (view.path("done").asBoolean()) {
+                        boolean failed = view.path("failed").asBoolean();
+                        out.println(push + " " + (failed ? "failed on " + view.path("counts").path("failed").asInt() + " of " + targets.size() + " host-modules"
+                                : "applied on every host"));
+                        out.flush();
+                        return failed ? FAILED : OK;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    if (view == null && unreachable) return UNREACHABLE;
+                    JsonNode counts = view == null ? null : view.path("counts");
+                    err.println("mesh push: timed out after " + wait.toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
+                            + (counts == null ? "" : ": " + counts.path("pending").asInt() + " pending, " + counts.path("deferred").asInt()
+                            + " deferred, " + counts.path("failed").asInt() + " failed, " + counts.path("applied").asInt() + " applied"));
+                    err.flush();
+                    return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
+                }
+                Thread.sleep(Math.max(1, Math.min(every.toMillis(), left / 1_000_000)));
+            }
+        }
+
+        /** @return the files a push reads: the file itself, or the directory's *.yaml and *.yml files sorted by name */
+        static List<Path> files(Path source) throws IOException {
+            if (Files.isDirectory(source)) {
+                List<Path> files;
+                try (Stream<Path> s = Files.list(source)) {
+                    files = s.filter(p -> Files.isRegularFile(p))
+                            .filter(p -> { String n = p.getFileName().toString(); return n.endsWith(".yaml") || n.endsWith(".yml"); })
+                            .sorted().toList();
+                }
+                if (files.isEmpty()) throw new IllegalArgumentException("directory " + source + " holds no *.yaml or *.yml file");
+                return files;
+            }
+            if (!Files.isRegularFile(source)) throw new IllegalArgumentException(source + " is neither a file nor a directory");
+            return List.of(source);
+        }
+
+        /** @return the files' texts joined as YAML documents (a {@code ---} line between files that do not start with one) */
+        static String join(List<Path> files) throws IOException {
+            StringBuilder b = new StringBuilder();
+            for (Path f : files) {
+                String text;
+                try {
+                    text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(f))).toString();
+                } catch (CharacterCodingException e) {
+                    throw new IllegalArgumentException(f + " is not UTF-8: save it as UTF-8");
+                }
+                if (text.startsWith("\uFEFF")) text = text.substring(1);
+                if (b.length() > 0) {
+                    if (b.charAt(b.length() - 1) != '\n') b.append('\n');
+                    if (!text.startsWith("---")) b.append("---\n");
+                }
+                b.append(text);
+            }
+            return b.toString();
+        }
+
+        private static Duration parseInterval(String s) {
+            if (s != null && s.matches("\\d{1,6}ms")) {
+                long ms = Long.parseLong(s.substring(0, s.length() - 2));
+                if (ms > 0) return Duration.ofMillis(ms);
+            }
+            return Durations.parse(s);
+        }
+    }
+
+    /** {@code mesh status [PUSH]}: the fleet, or one push. */
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = {"Without PUSH: every host and the last report of each of its modules (GET /v1/hosts).",
+                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window) or failed (with the error)."})
+    public static final class Status implements Callable<Integer> {
+        @Parameters(index = "0", arity = "0..1", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
+        String push;
+
+        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
+        boolean json;
+
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return 0 when shown; 2 for an unknown push; 4 when the coordinator cannot be reached */
+        @Override
+        public Integer call() throws Exception {
+            CommandLine cl = spec.commandLine();
+            PrintWriter out = cl.getOut();
+            PrintWriter err = cl.getErr();
+            CoordinatorClient client = connection.client(cl);
+            CoordinatorClient.Response r = client.get(push == null ? "/v1/hosts" : "/v1/pushes/" + push);
+            Integer bad = failure(r, "status", err);
+            if (bad != null) return bad;
+            if (json) {
+                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
+            } else if (push == null) {
+                List<String[]> rows = new ArrayList<>();
+                rows.add(new String[]{"HOST", "AGENT", "MODULE", "OUTCOME", "REVISION", "PUSH", "FINISHED", "DETAIL"});
+                for (JsonNode h : r.json().path("hosts")) {
+                    String agent = h.path("online").asBoolean() ? "online" : "offline";
+                    if (h.path("modules").isEmpty()) {
+                        rows.add(new String[]{h.path("host").asText(), agent, "-", "-", "-", "-", "-", ""});
+                    }
+                    for (JsonNode m : h.path("modules")) {
+                        rows.add(new String[]{h.path("host").asText(), agent, m.path("module").asText(), m.path("outcome").asText(),
+                                text(m.path("revision")), text(m.path("push")), text(m.path("finishedAt")), detail(m.path("outcome").asText(), m)});
+                    }
+                }
+                if (rows.size() == 1) out.println("no host has an agent or a report yet");
+                else table(out, rows);
+            } else {
+                JsonNode v = r.json();
+                out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
+                        + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
+                List<String[]> rows = new ArrayList<>();
+                rows.add(new String[]{"HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL"});
+                for (JsonNode t : v.path("targets")) {
+                    rows.add(new String[]{t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
+                            text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t)});
+                }
+                if (rows.size() == 1) out.println("no host targeted yet (a module for \"*\" waits for agents)");
+                else table(out, rows);
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh held}: every container held stopped by a window, on every host. */
+    @Command(name = "held", mixinStandardHelpOptions = true,
+            description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).")
+    public static final class Held implements Callable<Integer> {
+        @Option(names = "--json", description = "Print the coordinator's JSON (held containers and open windows) instead of a table.")
+        boolean json;
+
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return 0 when shown; 4 when the coordinator cannot be reached */
+        @Override
+        public Integer call() throws Exception {
+            CommandLine cl = spec.commandLine();
+            PrintWriter out = cl.getOut();
+            CoordinatorClient.Response r = connection.client(cl).get("/v1/held");
+            Integer bad = failure(r, "held", cl.getErr());
+            if (bad != null) return bad;
+            if (json) {
+                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
+            } else {
+                List<String[]> rows = new ArrayList<>();
+                rows.add(new String[]{"HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID"});
+                for (JsonNode h : r.json().path("held")) {
+                    JsonNode by = h.path("by");
+                    rows.add(new String[]{h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
+                            h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")),
+                            by.isMissingNode() || by.isNull() ? "-" : by.path("pid").asText() + (by.hasNonNull("process") ? " (" + by.path("process").asText() + ")" : "")});
+                }
+                if (rows.size() == 1) out.println("no container is held");
+                else table(out, rows);
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** @return null when the answer is 200, else the exit code after printing why */
+    private static Integer failure(CoordinatorClient.Response r, String command, PrintWriter err) {
+        if (r.status() == 200 && r.json() != null) return null;
+        err.println("mesh " + command + ": the coordinator answered " + r.status() + ": " + r.error());
+        err.flush();
+        if (r.status() >= 500) return UNREACHABLE;
+        if (r.status() >= 400) return BAD_INPUT;
+        return FAILED;
+    }
+
+    /**
+     * @param e one entry of a 400's {@code errors}: {@code {document, field, message}}
+     * @return {@code document N, field: message} ({@code field: message} for errors about the request itself)
+     */
+    static String formatError(JsonNode e) {
+        int doc = e.path("document").asInt();
+        String field = e.path("field").asText("");
+        String message = e.path("message").asText("");
+        if (doc <= 0) return (field.isEmpty() ? "request" : field) + ": " + message;
+        return "document " + doc + (field.isEmpty() ? "" : ", " + field) + ": " + message;
+    }
+
+    /**
+     * @param target a push status target: {@code state} is {@code pending | applied | deferred | failed}
+     * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)}, {@code failed: E}
+     */
+    static String describe(JsonNode target) {
+        String state = target.path("state").asText();
+        return switch (state) {
+            case "applied" -> "applied " + target.path("revision").asText();
+            case "deferred", "failed" -> state + detailSuffix(state, target);
+            default -> state;
+        };
+    }
+
+    private static String detailSuffix(String state, JsonNode t) {
+        String d = detail(state, t);
+        if (d.isEmpty()) return "";
+        return state.equals("failed") ? ": " + d : " (" + d + ")";
+    }
+
+    private static String detail(String state, JsonNode t) {
+        if ("failed".equals(state)) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        JsonNode w = t.path("window");
+        if (w.isObject()) return "window " + w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText();
+        return "";
+    }
+
+    private static String text(JsonNode n) { return n == null || n.isMissingNode() || n.isNull() ? "-" : n.asText(); }
+
+    private static String joinText(JsonNode array) {
+        List<String> s = new ArrayList<>();
+        array.forEach(n -> s.add(n.asText()));
+        return s.isEmpty() ? "-" : String.join(",", s);
+    }
+
+    private static String pad(String s, int width) { return s.length() >= width ? s : s + " ".repeat(width - s.length()); }
+
+    private static void table(PrintWriter out, List<String[]> rows) {
+        int cols = rows.get(0).length;
+        int[] w = new int[cols];
+        for (String[] row : rows) for (int i = 0; i < cols; i++) w[i] = Math.max(w[i], row[i].length());
+        for (String[] row : rows) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < cols; i++) {
+                b.append(i == cols - 1 ? row[i] : pad(row[i], w[i])).append(i == cols - 1 ? "" : "  ");
+            }
+            out.println(b.toString().stripTrailing());
+        }
+    }
+}

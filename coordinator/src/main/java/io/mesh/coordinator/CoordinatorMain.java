@@ -1,0 +1,184 @@
+package io.mesh.coordinator;
+
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code mesh-coordinator}: the main class of {@code coordinator/target/mesh-coordinator.jar}.
+ * Its one command, {@code serve}, runs the HTTP API in front of ZooKeeper (and, without {@code --zk}, an embedded
+ * ZooKeeper server) until SIGTERM or SIGINT.
+ */
+@Command(name = "mesh-coordinator", mixinStandardHelpOptions = true, version = "mesh-coordinator 0.1.0",
+        description = "Takes pushes over HTTP and writes desired state into ZooKeeper; reports pushes per host.",
+        subcommands = {CoordinatorMain.Serve.class, CommandLine.HelpCommand.class})
+public final class CoordinatorMain implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorMain.class);
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /**
+     * Runs the command line and exits the JVM with its code (0 ok, 1 runtime failure, 2 usage error).
+     *
+     * @param args command-line arguments, such as {@code serve --listen 127.0.0.1:7070}
+     */
+    public static void main(String[] args) {
+        int code = new CommandLine(new CoordinatorMain()).execute(args);
+        if (code != 0) System.exit(code);
+    }
+
+    /** Without a subcommand: prints the usage. */
+    @Override
+    public void run() { spec.commandLine().usage(spec.commandLine().getOut()); }
+
+    /** {@code serve}: the coordinator daemon. */
+    @Command(name = "serve", mixinStandardHelpOptions = true,
+            description = {"Serves the mesh HTTP API (POST /v1/pushes, GET /v1/pushes/{push}, /v1/held, /v1/hosts, /healthz, /metrics).",
+                    "Without --zk, first starts an embedded ZooKeeper server on 127.0.0.1:<--embedded-zk-port> with its data under --state-dir, and prints its connect string.",
+                    "Stops cleanly on SIGTERM or SIGINT."})
+    public static final class Serve implements Callable<Integer> {
+        @Option(names = "--zk", paramLabel = "CONNECT",
+                description = "ZooKeeper connect string, such as 127.0.0.1:2181 or a:2181,b:2181,c:2181. Default: start an embedded server.")
+        String zk;
+
+        @Option(names = "--zk-root", paramLabel = "PATH", defaultValue = ZkPaths.DEFAULT_ROOT,
+                description = "Root znode of mesh (default: ${DEFAULT-VALUE}).")
+        String zkRoot;
+
+        @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
+                description = "Address of the HTTP API (default: ${DEFAULT-VALUE}); port 0 picks a free one.")
+        String listen;
+
+        @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${env:MESH_STATE_DIR:-/var/lib/mesh/coordinator}",
+                description = "Where the embedded ZooKeeper keeps its data, under DIR/zookeeper (default: $MESH_STATE_DIR, else /var/lib/mesh/coordinator; "
+                        + "give a directory you can write to when not root, such as ./.mesh-state). Unused with --zk.")
+        Path stateDir;
+
+        @Option(names = "--embedded-zk-port", paramLabel = "PORT", defaultValue = "2181",
+                description = "Client port of the embedded ZooKeeper on 127.0.0.1 (default: ${DEFAULT-VALUE}). Unused with --zk.")
+        int embeddedZkPort;
+
+        @Option(names = "--token-file", paramLabel = "FILE",
+                description = "File holding the bearer token that POST /v1/pushes requires (Authorization: Bearer <token>). "
+                        + "Default: the MESH_TOKEN environment variable; neither set means no token is required.")
+        Path tokenFile;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        private final CountDownLatch stopped = new CountDownLatch(1);
+
+        /**
+         * Starts everything, prints the connect string and URL, and blocks until the JVM is asked to stop.
+         *
+         * @return 0 after a clean stop; 1 when something could not start
+         */
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            ZkPaths paths;
+            InetSocketAddress address;
+            BearerToken token;
+            try {
+                paths = new ZkPaths(zkRoot);
+                address = parseListen(listen);
+                token = loadToken();
+            } catch (IllegalArgumentException e) {
+                err.println("mesh-coordinator: " + e.getMessage());
+                err.flush();
+                return CommandLine.ExitCode.USAGE;
+            }
+            EmbeddedZk embedded = null;
+            CuratorFramework client = null;
+            HttpApi api = null;
+            try {
+                String connect = zk;
+                if (connect == null || connect.isBlank()) {
+                    embedded = EmbeddedZk.start(stateDir, embeddedZkPort);
+                    connect = embedded.connectString();
+                    out.println("embedded ZooKeeper: " + connect + " (data in " + stateDir.resolve("zookeeper").toAbsolutePath() + ")");
+                    out.flush();
+                }
+                client = MeshZk.connect(connect, Duration.ofSeconds(30));
+                api = new HttpApi(client, paths, address, token);
+                api.start();
+                out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
+                        + (token == null ? ", no token" : ", token required for POST /v1/pushes") + ")");
+                out.flush();
+            } catch (Exception e) {
+                err.println("mesh-coordinator: cannot start: " + e.getMessage());
+                err.flush();
+                LOG.debug("start failed", e);
+                closeAll(api, client, embedded);
+                return 1;
+            }
+            final HttpApi a = api;
+            final CuratorFramework c = client;
+            final EmbeddedZk z = embedded;
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                LOG.info("stopping: HTTP API, ZooKeeper client{}", z == null ? "" : ", embedded ZooKeeper");
+                closeAll(a, c, z);
+                stopped.countDown();
+            }, "mesh-coordinator-shutdown"));
+            stopped.await();
+            return 0;
+        }
+
+        private BearerToken loadToken() {
+            try {
+                if (tokenFile != null) return BearerToken.fromFile(tokenFile);
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("--token-file " + tokenFile + " cannot be read: " + e.getMessage());
+            }
+            String env = System.getenv(BearerToken.ENV);
+            return env == null || env.isBlank() ? null : BearerToken.of(env);
+        }
+
+        private static void closeAll(HttpApi api, CuratorFramework client, EmbeddedZk embedded) {
+            if (api != null) try { api.close(1); } catch (RuntimeException e) { LOG.warn("closing HTTP API: {}", e.toString()); }
+            if (client != null) try { client.close(); } catch (RuntimeException e) { LOG.warn("closing ZooKeeper client: {}", e.toString()); }
+            if (embedded != null) try { embedded.close(); } catch (RuntimeException e) { LOG.warn("closing embedded ZooKeeper: {}", e.toString()); }
+        }
+    }
+
+    /**
+     * @param listen {@code HOST:PORT} such as {@code 127.0.0.1:7070}, or {@code [::1]:7070}
+     * @return the socket address
+     * @throws IllegalArgumentException naming the expected form when it is not one
+     */
+    public static InetSocketAddress parseListen(String listen) {
+        int colon = listen == null ? -1 : listen.lastIndexOf(':');
+        if (colon <= 0 || colon == listen.length() - 1) {
+            throw new IllegalArgumentException("--listen must be HOST:PORT, such as 127.0.0.1:7070; got '" + listen + "'");
+        }
+        String host = listen.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
+        int port;
+        try {
+            port = Integer.parseInt(listen.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--listen port must be a number from 0 to 65535; got '" + listen + "'");
+        }
+        if (port < 0 || port > 65535) throw new IllegalArgumentException("--listen port must be from 0 to 65535; got " + port);
+        try {
+            return new InetSocketAddress(InetAddress.getByName(host), port);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("--listen host '" + host + "' is unknown: give an address such as 127.0.0.1");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.mesh.coordinator;
+
+import io.mesh.zk.AgentRecord;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.WindowRecord;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * What the fleet looks like in ZooKeeper right now: held containers, open windows, agents and their last reports.
+ * Every call reads ZooKeeper afresh; nodes that vanish while being read are left out.
+ */
+public final class FleetView {
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout under the configured root
+     */
+    public FleetView(CuratorFramework client, ZkPaths paths) {
+        this.client = client;
+        this.paths = paths;
+    }
+
+    /**
+     * One host as {@code GET /v1/hosts} shows it.
+     *
+     * @param host    host id
+     * @param online  true when its agent node {@code {root}/agents/<host>} exists
+     * @param agent   the agent node's record, {@code null} when offline
+     * @param modules the last report of each module on that host, by module name order
+     */
+    public record Host(String host, boolean online, AgentRecord agent, List<ApplyReport> modules) {}
+
+    /**
+     * @return every held container on every host, from {@code {root}/held/<host>/<container>}, sorted by host then
+     *         container
+     * @throws Exception ZooKeeper errors
+     */
+    public List<HeldRecord> held() throws Exception {
+        List<HeldRecord> out = new ArrayList<>();
+        for (String host : ZkReads.children(client, paths.held())) {
+            for (String container : ZkReads.children(client, paths.held(host))) {
+                HeldRecord r = ZkReads.read(client, paths.held(host, container), HeldRecord.class);
+                if (r != null) out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @return the number of held-container nodes, counted without reading their data
+     * @throws Exception ZooKeeper errors
+     */
+    public int heldCount() throws Exception {
+        int n = 0;
+        for (String host : ZkReads.children(client, paths.held())) n += ZkReads.children(client, paths.held(host)).size();
+        return n;
+    }
+
+    /**
+     * @return every open window, from {@code {root}/windows/<host>/<module>}, sorted by host then module
+     * @throws Exception ZooKeeper errors
+     */
+    public List<WindowRecord> windows() throws Exception {
+        List<WindowRecord> out = new ArrayList<>();
+        for (String host : ZkReads.children(client, paths.windows())) {
+            for (String module : ZkReads.children(client, paths.windows(host))) {
+                WindowRecord r = ZkReads.read(client, paths.window(host, module), WindowRecord.class);
+                if (r != null) out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @return every host that has an agent node or a report, sorted, with its agent and its modules' last reports
+     * @throws Exception ZooKeeper errors
+     */
+    public List<Host> hosts() throws Exception {
+        TreeSet<String> hosts = new TreeSet<>(ZkReads.children(client, paths.agents()));
+        hosts.addAll(ZkReads.children(client, paths.reports()));
+        List<Host> out = new ArrayList<>();
+        for (String host : hosts) {
+            AgentRecord agent = ZkReads.read(client, paths.agent(host), AgentRecord.class);
+            boolean online = agent != null || client.checkExists().forPath(paths.agent(host)) != null;
+            List<ApplyReport> reports = new ArrayList<>();
+            for (String module : ZkReads.children(client, paths.reports(host))) {
+                ApplyReport r = ZkReads.read(client, paths.report(host, module), ApplyReport.class);
+                if (r != null) reports.add(r);
+            }
+            out.add(new Host(host, online, agent, reports));
+        }
+        return out;
+    }
+}

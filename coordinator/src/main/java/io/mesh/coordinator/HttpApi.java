@@ -1,0 +1,344 @@
+package io.mesh.coordinator;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.zk.Json;
+import io.mesh.zk.PushRecord;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The coordinator's HTTP API on the JDK's {@link HttpServer} (SPEC.md, "Coordinator HTTP API"). JSON in and out
+ * through {@link Json#MAPPER}; every error is {@code {"error": "..."}} (or {@code {"errors": [...]}} for an invalid
+ * manifest).
+ *
+ * <ul>
+ *   <li>{@code POST /v1/pushes}: body = manifest YAML (at most {@link #MAX_BODY} bytes, UTF-8), optional header
+ *       {@code X-Mesh-Revision}. {@code 202 {"push","revision","modules","hosts"}}; {@code 400 {"errors":[{"document",
+ *       "field","message"}]}} with nothing written; {@code 401} without the configured token; {@code 413} when too
+ *       large; {@code 409} when racing writers won every attempt; {@code 503} when ZooKeeper is unreachable.</li>
+ *   <li>{@code GET /v1/pushes}: {@code {"pushes":[PushRecord...]}}, newest first, at most {@code ?limit=N}
+ *       (default {@value #DEFAULT_LIST}, at most {@value #MAX_LIST}).</li>
+ *   <li>{@code GET /v1/pushes/{push}}: {@link PushStatus.View}; 404 for an unknown push.</li>
+ *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...]}}.</li>
+ *   <li>{@code GET /v1/hosts}: {@code {"hosts":[FleetView.Host...]}}.</li>
+ *   <li>{@code GET /healthz}: {@code 200 {"status":"ok","zookeeper":"connected"}}, else 503.</li>
+ *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
+ * </ul>
+ * A known path with another method is 405 (with {@code Allow}); any other path is 404.
+ */
+public final class HttpApi implements AutoCloseable {
+    /** Largest push body accepted, in bytes (1 MiB). */
+    public static final int MAX_BODY = 1 << 20;
+    /** Default number of pushes {@code GET /v1/pushes} lists. */
+    public static final int DEFAULT_LIST = 50;
+    /** Most pushes {@code GET /v1/pushes} lists. */
+    public static final int MAX_LIST = 500;
+    /** Header carrying the revision of a push. */
+    public static final String REVISION_HEADER = "X-Mesh-Revision";
+
+    private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+    private final BearerToken token;
+    private final PushWriter writer;
+    private final PushStatus status;
+    private final FleetView fleet;
+    private final Metrics metrics = new Metrics();
+    private final HttpServer server;
+    private final ExecutorService executor;
+
+    /**
+     * Binds the listening socket (nothing is served until {@link #start()}).
+     *
+     * @param client a started Curator client
+     * @param paths  the layout under the configured root
+     * @param listen address to bind, such as {@code 127.0.0.1:7070}; port 0 picks a free port
+     * @param token  the token {@code POST /v1/pushes} requires, or {@code null} for none
+     * @throws IOException when the address cannot be bound
+     */
+    public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token) throws IOException {
+        this.client = client;
+        this.paths = paths;
+        this.token = token;
+        this.writer = new PushWriter(client, paths, Clock.systemUTC());
+        this.status = new PushStatus(client, paths);
+        this.fleet = new FleetView(client, paths);
+        this.server = HttpServer.create(listen, 64);
+        AtomicInteger n = new AtomicInteger();
+        this.executor = Executors.newFixedThreadPool(8, r -> {
+            Thread t = new Thread(r, "mesh-http-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(executor);
+        server.createContext("/", this::handle);
+    }
+
+    /** Starts serving. */
+    public void start() { server.start(); }
+
+    /** @return the bound port (the real one when constructed with port 0) */
+    public int port() { return server.getAddress().getPort(); }
+
+    /** @return the base URL, such as {@code http://127.0.0.1:7070} */
+    public URI uri() {
+        InetSocketAddress a = server.getAddress();
+        String host = a.getAddress().getHostAddress();
+        if (host.contains(":")) host = "[" + host + "]";
+        return URI.create("http://" + host + ":" + a.getPort());
+    }
+
+    /** @return the counters served at {@code /metrics} */
+    public Metrics metrics() { return metrics; }
+
+    /** Stops at once: closes the listening socket and open connections, and stops the worker threads. */
+    @Override
+    public void close() { close(0); }
+
+    /**
+     * Stops accepting, waits up to {@code graceSeconds} for requests in flight (the JDK server may wait the whole
+     * time), and stops the worker threads.
+     *
+     * @param graceSeconds seconds to wait, &gt;= 0
+     */
+    public void close(int graceSeconds) {
+        server.stop(graceSeconds);
+        executor.shutdownNow();
+    }
+
+    private void handle(HttpExchange ex) {
+        try {
+            route(ex);
+        } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException
+                 | KeeperException.OperationTimeoutException e) {
+            send(ex, 503, error("ZooKeeper is unavailable (" + e.code() + "): try again when the coordinator's /healthz is ok"));
+        } catch (Exception | Error e) {
+            LOG.error("{} {} failed", ex.getRequestMethod(), ex.getRequestURI().getRawPath(), e);
+            send(ex, 500, error("internal error: " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())));
+        } finally {
+            ex.close();
+        }
+    }
+
+    private void route(HttpExchange ex) throws Exception {
+        String path = ex.getRequestURI().getRawPath();
+        String method = ex.getRequestMethod();
+        switch (path) {
+            case "/v1/pushes" -> {
+                if (method.equals("POST")) push(ex);
+                else if (method.equals("GET")) listPushes(ex);
+                else notAllowed(ex, "GET, POST");
+            }
+            case "/v1/held" -> { if (get(ex)) held(ex); }
+            case "/v1/hosts" -> { if (get(ex)) send(ex, 200, Map.of("hosts", fleet.hosts())); }
+            case "/healthz" -> { if (get(ex)) health(ex); }
+            case "/metrics" -> { if (get(ex)) metrics(ex); }
+            default -> {
+                if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
+                    if (get(ex)) pushStatus(ex, path.substring("/v1/pushes/".length()));
+                } else {
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /v1/pushes, /v1/pushes/{push}, /v1/held, /v1/hosts, /healthz, /metrics)"));
+                }
+            }
+        }
+    }
+
+    private boolean get(HttpExchange ex) {
+        if (ex.getRequestMethod().equals("GET")) return true;
+        notAllowed(ex, "GET");
+        return false;
+    }
+
+    private void notAllowed(HttpExchange ex, String allow) {
+        ex.getResponseHeaders().set("Allow", allow);
+        send(ex, 405, error("method " + abbreviate(ex.getRequestMethod()) + " is not allowed on " + abbreviate(ex.getRequestURI().getRawPath()) + ": use " + allow));
+    }
+
+    private void push(HttpExchange ex) throws Exception {
+        if (token != null && !token.matches(ex.getRequestHeaders().getFirst("Authorization"))) {
+            metrics.rejected(Metrics.UNAUTHORIZED);
+            ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"mesh\"");
+            send(ex, 401, error("missing or wrong token: send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"));
+            return;
+        }
+        byte[] body = readLimited(ex.getRequestBody(), MAX_BODY);
+        if (body == null) {
+            metrics.rejected(Metrics.TOO_LARGE);
+            send(ex, 413, error("the manifest is over " + MAX_BODY + " bytes: split it into several pushes"));
+            return;
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body)).toString();
+        } catch (CharacterCodingException e) {
+            metrics.rejected(Metrics.INVALID);
+            send(ex, 400, Map.of("errors", List.of(new ManifestError(1, "", "the body is not UTF-8: save the manifest as UTF-8 and push again"))));
+            return;
+        }
+        PushWriter.Result result;
+        try {
+            result = writer.write(text, ex.getRequestHeaders().getFirst(REVISION_HEADER));
+        } catch (ManifestException e) {
+            metrics.rejected(Metrics.INVALID);
+            send(ex, 400, Map.of("errors", e.errors()));
+            return;
+        } catch (PushWriter.ConflictException e) {
+            metrics.rejected(Metrics.ERROR);
+            send(ex, 409, error(e.getMessage()));
+            return;
+        } catch (Exception e) {
+            metrics.rejected(Metrics.ERROR);
+            throw e;
+        }
+        metrics.accepted();
+        LOG.info("push {} revision {} modules {} hosts {} from {}", result.push(), result.revision(), result.modules(),
+                result.hosts(), ex.getRemoteAddress());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("push", result.push());
+        out.put("revision", result.revision());
+        out.put("modules", result.modules());
+        out.put("hosts", result.hosts());
+        send(ex, 202, out);
+    }
+
+    private void listPushes(HttpExchange ex) throws Exception {
+        int limit = DEFAULT_LIST;
+        String q = ex.getRequestURI().getRawQuery();
+        if (q != null) {
+            for (String kv : q.split("&")) {
+                if (kv.startsWith("limit=")) {
+                    try {
+                        limit = Math.max(1, Math.min(MAX_LIST, Integer.parseInt(kv.substring(6))));
+                    } catch (NumberFormatException e) {
+                        send(ex, 400, error("limit must be a number from 1 to " + MAX_LIST));
+                        return;
+                    }
+                }
+            }
+        }
+        List<String> names = new ArrayList<>(ZkReads.children(client, paths.pushes()).stream()
+                .filter(n -> ZkPaths.pushSeq(n) >= 0)
+                .sorted(Comparator.comparingLong(ZkPaths::pushSeq).reversed())
+                .limit(limit)
+                .toList());
+        List<PushRecord> pushes = new ArrayList<>();
+        for (String n : names) {
+            PushRecord r = ZkReads.read(client, paths.push(n), PushRecord.class);
+            if (r != null) pushes.add(r);
+        }
+        send(ex, 200, Map.of("pushes", pushes));
+    }
+
+    private void pushStatus(HttpExchange ex, String push) throws Exception {
+        Optional<PushStatus.View> v = status.of(push);
+        if (v.isEmpty()) {
+            send(ex, 404, error("no push " + abbreviate(push) + " (push ids look like push-0000000002; GET /v1/pushes lists them)"));
+        } else {
+            send(ex, 200, v.get());
+        }
+    }
+
+    private void held(HttpExchange ex) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("held", fleet.held());
+        out.put("windows", fleet.windows());
+        send(ex, 200, out);
+    }
+
+    private void health(HttpExchange ex) {
+        boolean connected = client.getZookeeperClient().isConnected();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("status", connected ? "ok" : "unavailable");
+        out.put("zookeeper", connected ? "connected" : "disconnected");
+        send(ex, connected ? 200 : 503, out);
+    }
+
+    private void metrics(HttpExchange ex) {
+        boolean connected = client.getZookeeperClient().isConnected();
+        int held = -1;
+        if (connected) {
+            try {
+                held = fleet.heldCount();
+            } catch (Exception e) {
+                LOG.warn("cannot count held containers for /metrics: {}", e.toString());
+            }
+        }
+        byte[] text = metrics.render(held, connected).getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+        sendBytes(ex, 200, text);
+    }
+
+    /** @return the bytes, or {@code null} when there are more than {@code limit} */
+    private static byte[] readLimited(InputStream in, int limit) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[16384];
+        int n;
+        while ((n = in.read(buf)) >= 0) {
+            if (out.size() + n > limit) return null;
+            out.write(buf, 0, n);
+        }
+        return out.toByteArray();
+    }
+
+    private static Map<String, String> error(String message) { return Map.of("error", message); }
+
+    private void send(HttpExchange ex, int status, Object body) {
+        byte[] bytes;
+        try {
+            bytes = Json.MAPPER.writeValueAsBytes(body);
+        } catch (IOException e) {
+            LOG.error("cannot serialise a response", e);
+            status = 500;
+            bytes = "{\"error\":\"internal error: cannot serialise the response\"}".getBytes(StandardCharsets.UTF_8);
+        }
+        ex.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
+        sendBytes(ex, status, bytes);
+    }
+
+    private static void sendBytes(HttpExchange ex, int status, byte[] bytes) {
+        try {
+            ex.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
+            try (OutputStream os = ex.getResponseBody()) {
+                os.write(bytes);
+            }
+        } catch (IOException e) {
+            LOG.debug("client went away before the response was sent: {}", e.toString());
+        }
+    }
+
+    private static String abbreviate(String s) {
+        String t = s.length() > 80 ? s.substring(0, 77) + "..." : s;
+        return t.replaceAll("\\p{Cntrl}", "?");
+    }
+}

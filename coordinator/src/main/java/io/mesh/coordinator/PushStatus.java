@@ -1,0 +1,184 @@
+package io.mesh.coordinator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.PushRecord;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * The state of one push on every host it targets, derived from the agents' reports (docs/design.md, "Push status").
+ *
+ * <p>For each module of the push and each host it targets (its {@code hosts}; for {@code ["*"]} every host with an
+ * agent node {@code {root}/agents/<host>} or a report {@code {root}/reports/<host>/<module>}): no report, or a report
+ * of an older push (smaller {@link ZkPaths#pushSeq}) is {@value #PENDING}; a report of this push or a newer one gives
+ * its outcome: {@value ApplyReport#APPLIED}, {@value ApplyReport#DEFERRED} (with its window) or
+ * {@value ApplyReport#FAILED} (with its error).
+ */
+public final class PushStatus {
+    /** State of a host and module whose report is missing or older than the push. */
+    public static final String PENDING = "pending";
+    /** Push node names: {@code push-} and ten digits. */
+    public static final Pattern PUSH_NAME = Pattern.compile("push-\\d{10}");
+
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout under the configured root
+     */
+    public PushStatus(CuratorFramework client, ZkPaths paths) {
+        this.client = client;
+        this.paths = paths;
+    }
+
+    /**
+     * One host and module of a push.
+     *
+     * @param host       host id
+     * @param module     module name
+     * @param state      {@code pending | applied | deferred | failed} (another outcome an agent wrote is passed on as is)
+     * @param revision   revision of the report, {@code null} without one
+     * @param push       push of the report (this push or a newer one; an older one while pending), {@code null} without one
+     * @param finishedAt when the report's apply finished, {@code null} without one
+     * @param window     the open window of the report, {@code null} when none
+     * @param error      the report's error, {@code null} when none
+     * @param containers the report's containers; empty without a report
+     */
+    public record Target(String host, String module, String state, String revision, String push, Instant finishedAt,
+                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers) {}
+
+    /**
+     * The status of one push, as {@code GET /v1/pushes/{push}} answers it.
+     *
+     * @param push       push node name
+     * @param revision   its revision
+     * @param modules    its modules
+     * @param receivedAt when the coordinator took it
+     * @param state      {@code failed} when any target failed; else {@code applied} when every target applied; else
+     *                   {@code deferred} when no target is pending and some are deferred; else {@code pending}
+     * @param done       true when at least one host is targeted and none is pending or deferred
+     * @param failed     true when any target failed
+     * @param counts     number of targets per state
+     * @param targets    one entry per host and module, sorted by host then module
+     */
+    public record View(String push, String revision, List<String> modules, Instant receivedAt, String state,
+                       boolean done, boolean failed, Map<String, Integer> counts, List<Target> targets) {}
+
+    /**
+     * Reads the push and every report it needs, and derives its status.
+     *
+     * @param push a push node name such as {@code push-0000000002}
+     * @return the status, or empty when there is no such push
+     * @throws Exception ZooKeeper errors
+     */
+    public Optional<View> of(String push) throws Exception {
+        if (push == null || !PUSH_NAME.matcher(push).matches()) return Optional.empty();
+        byte[] data;
+        try {
+            data = client.getData().forPath(paths.push(push));
+        } catch (KeeperException.NoNodeException e) {
+            return Optional.empty();
+        }
+        PushRecord record;
+        JsonNode tree;
+        try {
+            record = Json.read(data, PushRecord.class);
+            tree = Json.MAPPER.readTree(data);
+        } catch (UncheckedIOException e) {
+            throw new IllegalStateException("push node " + paths.push(push) + " does not hold a push record: " + e.getMessage(), e);
+        }
+        List<String> modules = record.modules() == null ? List.of() : record.modules();
+        Map<String, List<String>> hosts = new LinkedHashMap<>();
+        JsonNode declared = tree.get("hosts");
+        for (String m : modules) {
+            List<String> h = new ArrayList<>();
+            if (declared != null && declared.has(m) && declared.get(m).isArray()) {
+                declared.get(m).forEach(n -> h.add(n.asText()));
+            } else {
+                // A push written without its hosts: fall back on the desired node (which a later push may have changed).
+                DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
+                if (d != null && d.spec() != null) h.addAll(d.spec().hosts());
+            }
+            hosts.put(m, h);
+        }
+        Set<String> agents = new TreeSet<>(ZkReads.children(client, paths.agents()));
+        Map<String, Map<String, ApplyReport>> reports = new HashMap<>();
+        for (String host : ZkReads.children(client, paths.reports())) {
+            for (String module : ZkReads.children(client, paths.reports(host))) {
+                if (!hosts.containsKey(module)) continue;
+                ApplyReport r = ZkReads.read(client, paths.report(host, module), ApplyReport.class);
+                if (r != null) reports.computeIfAbsent(host, k -> new HashMap<>()).put(module, r);
+            }
+        }
+        return Optional.of(derive(record, hosts, agents, reports));
+    }
+
+    /**
+     * The derivation itself, without ZooKeeper.
+     *
+     * @param push    the push record
+     * @param hosts   hosts each module of the push declared (module name to host ids or {@code ["*"]})
+     * @param agents  hosts with an agent node
+     * @param reports last reports by host, then module
+     * @return the push's status
+     */
+    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents,
+                              Map<String, Map<String, ApplyReport>> reports) {
+        long seq = ZkPaths.pushSeq(push.push());
+        List<Target> targets = new ArrayList<>();
+        for (Map.Entry<String, List<String>> e : hosts.entrySet()) {
+            String module = e.getKey();
+            TreeSet<String> targetHosts = new TreeSet<>();
+            if (e.getValue().contains(ModuleSpec.ALL_HOSTS)) {
+                targetHosts.addAll(agents);
+                reports.forEach((h, byModule) -> { if (byModule.containsKey(module)) targetHosts.add(h); });
+            } else {
+                targetHosts.addAll(e.getValue());
+            }
+            for (String host : targetHosts) {
+                ApplyReport r = reports.getOrDefault(host, Map.of()).get(module);
+                targets.add(target(host, module, seq, r));
+            }
+        }
+        targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (String s : List.of(PENDING, ApplyReport.APPLIED, ApplyReport.DEFERRED, ApplyReport.FAILED)) counts.put(s, 0);
+        for (Target t : targets) counts.merge(t.state(), 1, Integer::sum);
+        int pending = counts.get(PENDING), deferred = counts.get(ApplyReport.DEFERRED), failed = counts.get(ApplyReport.FAILED);
+        int applied = counts.get(ApplyReport.APPLIED);
+        boolean done = !targets.isEmpty() && pending == 0 && deferred == 0;
+        String state;
+        if (failed > 0) state = ApplyReport.FAILED;
+        else if (!targets.isEmpty() && applied == targets.size()) state = ApplyReport.APPLIED;
+        else if (pending == 0 && deferred > 0) state = ApplyReport.DEFERRED;
+        else state = PENDING;
+        return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),
+                state, done, failed > 0, counts, targets);
+    }
+
+    private static Target target(String host, String module, long seq, ApplyReport r) {
+        if (r == null) return new Target(host, module, PENDING, null, null, null, null, null, List.of());
+        List<ApplyReport.ContainerResult> containers = r.containers() == null ? List.of() : r.containers();
+        boolean current = ZkPaths.pushSeq(r.push()) >= seq && seq >= 0;
+        String state = current && r.outcome() != null ? r.outcome() : PENDING;
+        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers);
+    }
+}

@@ -1,0 +1,196 @@
+package io.mesh.client;
+
+import io.mesh.coordinator.ApiFixture;
+import io.mesh.coordinator.LoopbackZk;
+import io.mesh.coordinator.Manifests;
+import io.mesh.coordinator.StatusApiTest;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.ProcessRef;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The operator's client, in-process, against a real {@code HttpApi} and ZooKeeper; reports are written by the test. */
+class MeshCliTest {
+    static LoopbackZk zk;
+    ApiFixture api;
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startZk() throws Exception { zk = new LoopbackZk(); }
+
+    @AfterAll
+    static void stopZk() throws Exception { zk.close(); }
+
+    @BeforeEach
+    void start() throws Exception {
+        zk.reset();
+        api = new ApiFixture(zk, null);
+    }
+
+    @AfterEach
+    void stop() { api.close(); }
+
+    record Run(int code, String out, String err) {}
+
+    Run mesh(String... args) {
+        StringWriter out = new StringWriter(), err = new StringWriter();
+        CommandLine cl = MeshCli.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        List<String> all = new java.util.ArrayList<>(List.of(args));
+        all.add("--coordinator=" + api.api.uri());
+        int code = cl.execute(all.toArray(String[]::new));
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    CompletableFuture<Run> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
+
+    static void report(String host, String module, String revision, String push, String outcome, String error) throws Exception {
+        ApplyReport r = StatusApiTest.report(host, module, revision, push, outcome, error);
+        String path = zk.paths.report(host, module);
+        try {
+            zk.client.setData().forPath(path, Json.bytes(r));
+        } catch (KeeperException.NoNodeException e) {
+            zk.client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
+        }
+    }
+
+    Path manifest(String yaml) throws Exception {
+        Path f = dir.resolve("m.yaml");
+        Files.writeString(f, yaml);
+        return f;
+    }
+
+    static void awaitPush(String push) {
+        await().atMost(10, TimeUnit.SECONDS).until(() -> zk.client.checkExists().forPath(zk.paths.push(push)) != null);
+    }
+
+    @Test
+    void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
+        Path f = manifest(Manifests.TWO);
+        CompletableFuture<Run> run = meshAsync("push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms");
+        String push = "push-0000000000";
+        awaitPush(push);
+        Thread.sleep(300);
+        report("host-a", "store", "r2", push, ApplyReport.DEFERRED, null);
+        Thread.sleep(300);
+        report("host-a", "store", "r2", push, ApplyReport.APPLIED, null);
+        report("host-a", "web", "r2", push, ApplyReport.APPLIED, null);
+        report("host-b", "web", "r2", push, ApplyReport.APPLIED, null);
+        Run r = run.get(30, TimeUnit.SECONDS);
+
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
+        assertThat(r.out()).startsWith("push-0000000000  revision r2  modules store,web  hosts host-a,host-b");
+        assertThat(r.out()).contains("host-a  store  pending\n", "host-a  store  deferred (window garbage-collect w-20261130T033000Z-3f2a since 2026-11-30T03:30:00Z)\n",
+                "host-a  store  applied r2\n", "host-b  web    applied r2\n", "applied on every host");
+        // Each state change is printed once.
+        assertThat(r.out().split("host-a  store  pending", -1)).hasSize(2);
+    }
+
+    @Test
+    void pushWaitExitsOneWhenAHostFailed() throws Exception {
+        CompletableFuture<Run> run = meshAsync("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "30s", "--interval", "100ms");
+        awaitPush("push-0000000000");
+        report("host-a", "store", "x", "push-0000000000", ApplyReport.FAILED, "pull mesh-demo/registry:2.8.2: not found");
+        Run r = run.get(30, TimeUnit.SECONDS);
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(r.out()).contains("host-a  store  failed: pull mesh-demo/registry:2.8.2: not found");
+    }
+
+    @Test
+    void pushWaitExitsThreeOnTimeout() throws Exception {
+        // An older push's report does not count.
+        report("host-a", "store", "r0", "push-0000000000", ApplyReport.APPLIED, null);
+        zk.client.create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
+        zk.client.create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new io.mesh.zk.PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
+        Run r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.TIMEOUT);
+        assertThat(r.out()).contains("push-0000000001", "host-a  store  pending");
+        assertThat(r.err()).contains("timed out", "1 pending");
+    }
+
+    @Test
+    void badManifestExitsTwoPrintingDocumentAndField() throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), Manifests.store("[host-a]"));
+        Files.writeString(dir.resolve("b.yml"), Manifests.web("[host-a]").replace("image:", "imag:"));
+        Files.writeString(dir.resolve("notes.txt"), "not yaml: [");
+        Run r = mesh("push", dir.toString(), "--wait");
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(r.err()).contains("document 2, containers.app.imag: unknown field 'imag'", "a.yaml, b.yml");
+        assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
+    }
+
+    @Test
+    void directoryPushJoinsSortedYamlFiles() throws Exception {
+        Files.writeString(dir.resolve("2-web.yml"), "---\n" + Manifests.web("[host-a]"));
+        Files.writeString(dir.resolve("1-store.yaml"), Manifests.store("[host-a]").stripTrailing());
+        Run r = mesh("push", dir.toString());
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
+        assertThat(r.out()).contains("modules store,web");
+    }
+
+    @Test
+    void unreachableCoordinatorExitsFour() throws Exception {
+        Path f = manifest(Manifests.TWO);
+        api.close();
+        Run r = mesh("push", f.toString());
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
+        assertThat(r.err()).contains("cannot reach the coordinator");
+        assertThat(mesh("held").code()).isEqualTo(MeshCli.UNREACHABLE);
+    }
+
+    @Test
+    void statusAndHeld() throws Exception {
+        Run p = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
+        assertThat(p.code()).isZero();
+        report("host-a", "store", "r1", "push-0000000000", ApplyReport.DEFERRED, null);
+        HeldRecord h = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", Instant.parse("2026-11-30T03:30:00Z"),
+                new ProcessRef(777, "mesh-agent run"));
+        zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.held("host-a", "store-registry"), Json.bytes(h));
+
+        Run s = mesh("status", "push-0000000000");
+        assertThat(s.code()).as(s.toString()).isZero();
+        assertThat(s.out()).contains("state deferred", "host-a", "deferred", "window garbage-collect");
+        Run all = mesh("status");
+        assertThat(all.out()).contains("HOST", "host-a", "offline", "store", "deferred");
+        Run json = mesh("status", "push-0000000000", "--json");
+        assertThat(Json.MAPPER.readTree(json.out()).get("state").asText()).isEqualTo("deferred");
+        assertThat(mesh("status", "push-0000000042").code()).isEqualTo(MeshCli.BAD_INPUT);
+
+        Run held = mesh("held");
+        assertThat(held.code()).isZero();
+        assertThat(held.out()).contains("HOST", "CONTAINER", "BY PID", "store-registry", "garbage-collect", "w-1", "2026-11-30T03:30:00Z", "777");
+        assertThat(Json.MAPPER.readTree(mesh("held", "--json").out()).get("held")).hasSize(1);
+    }
+
+    @Test
+    void helpEverywhere() {
+        for (String[] args : List.of(new String[]{"--help"}, new String[]{"push", "--help"}, new String[]{"status", "--help"}, new String[]{"held", "--help"})) {
+            Run r = mesh(args);
+            assertThat(r.code()).isZero();
+            assertThat(r.out()).contains("Usage:");
+        }
+    }
+}

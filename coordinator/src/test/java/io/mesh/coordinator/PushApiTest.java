@@ -1,0 +1,280 @@
+package io.mesh.coordinator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.PushRecord;
+import io.mesh.zk.ZkPaths;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code POST /v1/pushes} and the push listing against a real ZooKeeper. */
+class PushApiTest {
+    static LoopbackZk zk;
+    ApiFixture api;
+
+    @BeforeAll
+    static void startZk() throws Exception { zk = new LoopbackZk(); }
+
+    @AfterAll
+    static void stopZk() throws Exception { zk.close(); }
+
+    @BeforeEach
+    void start() throws Exception {
+        zk.reset();
+        api = new ApiFixture(zk, null);
+    }
+
+    @AfterEach
+    void stop() { api.close(); }
+
+    @Test
+    void validTwoModulePushWritesBothDesiredNodesAndThePushInOneTransaction() throws Exception {
+        ApiFixture.Answer a = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+
+        assertThat(a.status()).isEqualTo(202);
+        assertThat(a.json().get("push").asText()).isEqualTo("push-0000000000");
+        assertThat(a.json().get("revision").asText()).isEqualTo("r1");
+        assertThat(a.json().get("modules")).extracting(JsonNode::asText).containsExactly("store", "web");
+        assertThat(a.json().get("hosts")).extracting(JsonNode::asText).containsExactly("host-a", "host-b");
+
+        List<ModuleSpec> specs = new ManifestParser().parse(Manifests.TWO);
+        Stat storeStat = new Stat(), webStat = new Stat(), pushStat = new Stat();
+        DesiredRecord store = Json.read(zk.client.getData().storingStatIn(storeStat).forPath("/mesh/desired/store"), DesiredRecord.class);
+        DesiredRecord web = Json.read(zk.client.getData().storingStatIn(webStat).forPath("/mesh/desired/web"), DesiredRecord.class);
+        byte[] pushBytes = zk.client.getData().storingStatIn(pushStat).forPath("/mesh/pushes/push-0000000000");
+        PushRecord push = Json.read(pushBytes, PushRecord.class);
+
+        assertThat(store).isEqualTo(new DesiredRecord("store", "r1", "push-0000000000", specs.get(0)));
+        assertThat(web).isEqualTo(new DesiredRecord("web", "r1", "push-0000000000", specs.get(1)));
+        assertThat(push.push()).isEqualTo("push-0000000000");
+        assertThat(push.revision()).isEqualTo("r1");
+        assertThat(push.modules()).containsExactly("store", "web");
+        assertThat(push.receivedAt()).isBetween(Instant.now().minusSeconds(60), Instant.now());
+        // One transaction: every node was written by the same zxid.
+        assertThat(storeStat.getMzxid()).isEqualTo(pushStat.getCzxid()).isEqualTo(webStat.getMzxid());
+        // One line of JSON, with the SPEC's fields (plus the hosts each module declared).
+        JsonNode pushJson = Json.MAPPER.readTree(pushBytes);
+        assertThat(new String(pushBytes, StandardCharsets.UTF_8)).doesNotContain("\n");
+        assertThat(pushJson.fieldNames()).toIterable().contains("push", "revision", "modules", "receivedAt");
+        assertThat(pushJson.get("hosts").get("web")).extracting(JsonNode::asText).containsExactly("host-a", "host-b");
+        JsonNode desiredJson = Json.MAPPER.readTree(zk.client.getData().forPath("/mesh/desired/store"));
+        assertThat(desiredJson.fieldNames()).toIterable().containsExactly("module", "revision", "push", "spec");
+        assertThat(desiredJson.at("/spec/schedules/garbage-collect/while-stopped/0").asText()).isEqualTo("registry");
+    }
+
+    @Test
+    void pushesGetIncreasingIdsAndTheLatestWinsTheDesiredNode() throws Exception {
+        List<String> ids = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            ApiFixture.Answer a = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r" + i));
+            assertThat(a.status()).isEqualTo(202);
+            ids.add(a.json().get("push").asText());
+        }
+        assertThat(ids).containsExactly("push-0000000000", "push-0000000001", "push-0000000002");
+        DesiredRecord d = Json.read(zk.client.getData().forPath("/mesh/desired/store"), DesiredRecord.class);
+        assertThat(d.push()).isEqualTo("push-0000000002");
+        assertThat(d.revision()).isEqualTo("r3");
+
+        ApiFixture.Answer list = api.get("/v1/pushes");
+        assertThat(list.status()).isEqualTo(200);
+        assertThat(list.json().get("pushes")).extracting(n -> n.get("push").asText())
+                .containsExactly("push-0000000002", "push-0000000001", "push-0000000000");
+        assertThat(api.get("/v1/pushes?limit=1").json().get("pushes")).hasSize(1);
+    }
+
+    @Test
+    void withoutRevisionHeaderTheRevisionIsAContentHash() throws Exception {
+        ApiFixture.Answer a = api.push(Manifests.TWO);
+        assertThat(a.status()).isEqualTo(202);
+        assertThat(a.json().get("revision").asText())
+                .isEqualTo(PushWriter.contentRevision(Manifests.TWO.getBytes(StandardCharsets.UTF_8)))
+                .matches("sha-[0-9a-f]{12}");
+    }
+
+    @Test
+    void racingWritersNeverShareAnId() throws Exception {
+        PushWriter w1 = new PushWriter(zk.client, zk.paths, java.time.Clock.systemUTC());
+        LoopbackZkClient other = new LoopbackZkClient(zk);
+        try {
+            PushWriter w2 = new PushWriter(other.client, zk.paths, java.time.Clock.systemUTC());
+            List<String> ids = java.util.Collections.synchronizedList(new ArrayList<>());
+            Thread[] threads = new Thread[4];
+            for (int t = 0; t < threads.length; t++) {
+                PushWriter w = t % 2 == 0 ? w1 : w2;
+                int tt = t;
+                threads[t] = new Thread(() -> {
+                    for (int i = 0; i < 5; i++) {
+                        try {
+                            ids.add(w.write(Manifests.TWO, "t" + tt + "-" + i).push());
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread t : threads) t.join();
+            assertThat(ids).hasSize(20).doesNotHaveDuplicates();
+            assertThat(zk.client.getChildren().forPath("/mesh/pushes")).hasSize(20);
+            // The desired node names the push with the highest id.
+            String newest = ids.stream().max(java.util.Comparator.comparingLong(ZkPaths::pushSeq)).orElseThrow();
+            assertThat(Json.read(zk.client.getData().forPath("/mesh/desired/web"), DesiredRecord.class).push()).isEqualTo(newest);
+        } finally {
+            other.close();
+        }
+    }
+
+    static Stream<Arguments> malformed() {
+        String store = Manifests.store("[host-a]");
+        return Stream.of(
+                Arguments.of("unknown field", store + "colour: red\n", 1, "colour"),
+                Arguments.of("bad cron", store.replace("30 3 * * *", "61 3 * * *"), 1, "schedules.garbage-collect.cron"),
+                Arguments.of("while-stopped naming nothing", store.replace("while-stopped: [registry]", "while-stopped: [nope]"), 1,
+                        "schedules.garbage-collect.while-stopped[0]"),
+                Arguments.of("bad second document after a good first", store + "---\n" + Manifests.web("[host-a]").replace("image:", "imag:"), 2,
+                        "containers.app.imag"),
+                Arguments.of("empty body", "", 1, ""));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformed")
+    void malformedPushIs400NamingDocumentAndFieldAndWritesNothing(String name, String yaml, int document, String field) throws Exception {
+        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
+        Map<String, String> before = snapshot();
+
+        ApiFixture.Answer a = api.push(yaml);
+
+        assertThat(a.status()).isEqualTo(400);
+        assertThat(a.json().get("errors")).isNotEmpty();
+        assertThat(a.json().get("errors")).anySatisfy(e -> {
+            assertThat(e.get("document").asInt()).isEqualTo(document);
+            assertThat(e.get("field").asText()).isEqualTo(field);
+            assertThat(e.get("message").asText()).isNotBlank();
+        });
+        assertThat(snapshot()).isEqualTo(before);
+        assertThat(api.api.metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
+    }
+
+    @Test
+    void nonUtf8BodyAndBadRevisionAre400() throws Exception {
+        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
+        Map<String, String> before = snapshot();
+
+        byte[] latin1 = (Manifests.store("[host-a]") + "# caf\u00e9\n").getBytes(StandardCharsets.ISO_8859_1);
+        ApiFixture.Answer a = api.post("/v1/pushes", latin1, Map.of());
+        assertThat(a.status()).isEqualTo(400);
+        assertThat(a.json().at("/errors/0/message").asText()).contains("UTF-8");
+
+        ApiFixture.Answer b = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r 1;rm"));
+        assertThat(b.status()).isEqualTo(400);
+        assertThat(b.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    @Test
+    void oversizeBodyIs413() throws Exception {
+        byte[] big = new byte[HttpApi.MAX_BODY + 1];
+        Arrays.fill(big, (byte) '#');
+        ApiFixture.Answer a = api.post("/v1/pushes", big, Map.of());
+        assertThat(a.status()).isEqualTo(413);
+        assertThat(a.json().get("error").asText()).contains("1048576");
+        assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
+    }
+
+    @Test
+    void tokenIsRequiredWhenConfigured() throws Exception {
+        api.close();
+        api = new ApiFixture(zk, BearerToken.of("s3cret-token"));
+        byte[] body = Manifests.TWO.getBytes(StandardCharsets.UTF_8);
+
+        assertThat(api.post("/v1/pushes", body, Map.of()).status()).isEqualTo(401);
+        ApiFixture.Answer wrong = api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-tokeN"));
+        assertThat(wrong.status()).isEqualTo(401);
+        assertThat(wrong.json().get("error").asText()).doesNotContain("s3cret");
+        assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
+
+        assertThat(api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-token")).status()).isEqualTo(202);
+        assertThat(api.get("/v1/hosts").status()).isEqualTo(200);
+    }
+
+    @Test
+    void unknownPathsMethodsAndPushesAreJsonErrors() throws Exception {
+        ApiFixture.Answer nf = api.get("/v2/nothing");
+        assertThat(nf.status()).isEqualTo(404);
+        assertThat(nf.json().get("error").asText()).isNotBlank();
+
+        ApiFixture.Answer m = api.method("DELETE", "/v1/pushes");
+        assertThat(m.status()).isEqualTo(405);
+        assertThat(m.json().get("error").asText()).contains("GET, POST");
+        assertThat(m.raw().headers().firstValue("Allow")).contains("GET, POST");
+        assertThat(api.method("POST", "/v1/held").status()).isEqualTo(405);
+
+        assertThat(api.get("/v1/pushes/push-0000000099").status()).isEqualTo(404);
+        assertThat(api.get("/v1/pushes/../../etc").status()).isEqualTo(404);
+    }
+
+    @Test
+    void healthAndMetrics() throws Exception {
+        ApiFixture.Answer h = api.get("/healthz");
+        assertThat(h.status()).isEqualTo(200);
+        assertThat(h.json().get("status").asText()).isEqualTo("ok");
+        assertThat(h.json().get("zookeeper").asText()).isEqualTo("connected");
+
+        api.push(Manifests.TWO);
+        api.push("nope: 1\n");
+        ApiFixture.Answer m = api.get("/metrics");
+        assertThat(m.status()).isEqualTo(200);
+        assertThat(m.raw().headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        assertThat(m.body()).contains("mesh_pushes_accepted_total 1\n", "mesh_pushes_rejected_total{reason=\"invalid\"} 1\n",
+                "mesh_held_containers 0\n", "mesh_zookeeper_connected 1\n");
+    }
+
+    /** Every node under /mesh/desired and /mesh/pushes: path to data, mzxid and version. */
+    private static Map<String, String> snapshot() throws Exception {
+        Map<String, String> out = new TreeMap<>();
+        for (String root : List.of("/mesh/desired", "/mesh/pushes")) {
+            Stat rs = zk.client.checkExists().forPath(root);
+            if (rs == null) continue;
+            out.put(root, new String(zk.client.getData().forPath(root), StandardCharsets.UTF_8) + " mzxid=" + rs.getMzxid() + " cversion=" + rs.getCversion());
+            for (String c : zk.client.getChildren().forPath(root)) {
+                Stat s = new Stat();
+                byte[] d = zk.client.getData().storingStatIn(s).forPath(root + "/" + c);
+                out.put(root + "/" + c, new String(d, StandardCharsets.UTF_8) + " mzxid=" + s.getMzxid() + " version=" + s.getVersion());
+            }
+        }
+        return out;
+    }
+
+    /** A second client of the same server, as a second coordinator would have. */
+    static final class LoopbackZkClient implements AutoCloseable {
+        final org.apache.curator.framework.CuratorFramework client;
+
+        LoopbackZkClient(LoopbackZk zk) throws Exception {
+            client = io.mesh.zk.MeshZk.connect(zk.server.getConnectString(), java.time.Duration.ofSeconds(20));
+        }
+
+        @Override
+        public void close() { client.close(); }
+    }
+}

@@ -1,0 +1,177 @@
+package io.mesh.coordinator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.zk.AgentRecord;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowRecord;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Push status, held containers and hosts, derived from nodes the test writes as agents would. */
+public class StatusApiTest {
+    static LoopbackZk zk;
+    ApiFixture api;
+
+    @BeforeAll
+    static void startZk() throws Exception { zk = new LoopbackZk(); }
+
+    @AfterAll
+    static void stopZk() throws Exception { zk.close(); }
+
+    @BeforeEach
+    void start() throws Exception {
+        zk.reset();
+        api = new ApiFixture(zk, null);
+    }
+
+    @AfterEach
+    void stop() { api.close(); }
+
+    static final Instant T0 = Instant.parse("2026-11-30T03:30:00Z");
+    static final ApplyReport.WindowRef WINDOW = new ApplyReport.WindowRef("garbage-collect", "w-20261130T033000Z-3f2a", T0, List.of("store-registry"));
+
+    public static ApplyReport report(String host, String module, String revision, String push, String outcome, String error) {
+        return new ApplyReport(host, module, revision, push, outcome, T0, T0.plusSeconds(2),
+                ApplyReport.DEFERRED.equals(outcome) ? WINDOW : null,
+                List.of(new ApplyReport.ContainerResult("registry", module + "-registry",
+                        ApplyReport.DEFERRED.equals(outcome) ? "held" : "recreated", List.of("image: a -> b"), "3f2a")),
+                error, null);
+    }
+
+    static void writeReport(ApplyReport r) throws Exception {
+        String path = zk.paths.report(r.host(), r.module());
+        try {
+            zk.client.setData().forPath(path, Json.bytes(r));
+        } catch (KeeperException.NoNodeException e) {
+            zk.client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
+        }
+    }
+
+    static void writeAgent(String host) throws Exception {
+        zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(zk.paths.agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
+    }
+
+    private JsonNode target(JsonNode view, String host, String module) {
+        for (JsonNode t : view.get("targets")) {
+            if (t.get("host").asText().equals(host) && t.get("module").asText().equals(module)) return t;
+        }
+        throw new AssertionError("no target " + host + "/" + module + " in " + view);
+    }
+
+    @Test
+    void pushStatusFollowsReports() throws Exception {
+        // push-0: store on host-a; push-1: store on host-a, web on host-a and host-b.
+        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        String push = api.post("/v1/pushes", Manifests.TWO.getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        assertThat(push).isEqualTo("push-0000000001");
+
+        JsonNode v = api.get("/v1/pushes/" + push).json();
+        assertThat(v.get("state").asText()).isEqualTo("pending");
+        assertThat(v.get("done").asBoolean()).isFalse();
+        assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "/" + t.get("module").asText() + "=" + t.get("state").asText())
+                .containsExactly("host-a/store=pending", "host-a/web=pending", "host-b/web=pending");
+
+        // An older push's report leaves it pending; this push's reports give their outcomes.
+        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, null));
+        writeReport(report("host-a", "web", "r2", push, ApplyReport.DEFERRED, null));
+        writeReport(report("host-b", "web", "r2", push, ApplyReport.FAILED, "pull mesh-demo/busybox:1: not found"));
+        v = api.get("/v1/pushes/" + push).json();
+        JsonNode store = target(v, "host-a", "store");
+        assertThat(store.get("state").asText()).isEqualTo("pending");
+        assertThat(store.get("push").asText()).isEqualTo("push-0000000000");
+        JsonNode web = target(v, "host-a", "web");
+        assertThat(web.get("state").asText()).isEqualTo("deferred");
+        assertThat(web.at("/window/schedule").asText()).isEqualTo("garbage-collect");
+        assertThat(web.at("/window/window").asText()).isEqualTo("w-20261130T033000Z-3f2a");
+        assertThat(web.at("/window/since").asText()).isEqualTo("2026-11-30T03:30:00Z");
+        assertThat(web.at("/containers/0/action").asText()).isEqualTo("held");
+        JsonNode failed = target(v, "host-b", "web");
+        assertThat(failed.get("state").asText()).isEqualTo("failed");
+        assertThat(failed.get("error").asText()).contains("not found");
+        assertThat(failed.get("revision").asText()).isEqualTo("r2");
+        assertThat(failed.get("finishedAt").asText()).isEqualTo("2026-11-30T03:30:02Z");
+        assertThat(v.get("state").asText()).isEqualTo("failed");
+        assertThat(v.get("failed").asBoolean()).isTrue();
+        assertThat(v.get("done").asBoolean()).isFalse();
+        assertThat(v.at("/counts/pending").asInt()).isEqualTo(1);
+
+        // A newer push's report counts for this push; all applied -> done.
+        writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyReport.APPLIED, null));
+        writeReport(report("host-a", "web", "r2", push, ApplyReport.APPLIED, null));
+        writeReport(report("host-b", "web", "r2", push, ApplyReport.APPLIED, null));
+        v = api.get("/v1/pushes/" + push).json();
+        assertThat(v.get("state").asText()).isEqualTo("applied");
+        assertThat(v.get("done").asBoolean()).isTrue();
+        assertThat(v.get("failed").asBoolean()).isFalse();
+        assertThat(target(v, "host-a", "store").get("revision").asText()).isEqualTo("r3");
+        // The older push is done too: every report is of it or newer.
+        assertThat(api.get("/v1/pushes/push-0000000000").json().get("state").asText()).isEqualTo("applied");
+    }
+
+    @Test
+    void starHostsMeansEveryAgentOrReportingHost() throws Exception {
+        String push = api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
+        JsonNode v = api.get("/v1/pushes/" + push).json();
+        assertThat(v.get("targets")).isEmpty();
+        assertThat(v.get("done").asBoolean()).isFalse();
+
+        writeAgent("host-a");
+        writeAgent("host-b");
+        writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyReport.APPLIED, null)); // no agent, but a report
+        writeReport(report("host-d", "other", "r0", push, ApplyReport.APPLIED, null)); // a report of another module only
+        writeReport(report("host-b", "web", "x", push, ApplyReport.APPLIED, null));
+        v = api.get("/v1/pushes/" + push).json();
+        assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText())
+                .containsExactly("host-a=pending", "host-b=applied", "host-c=applied");
+        assertThat(v.get("state").asText()).isEqualTo("pending");
+    }
+
+    @Test
+    void heldListsEveryHeldContainerAndOpenWindow() throws Exception {
+        assertThat(api.get("/v1/held").json().get("held")).isEmpty();
+        ProcessRef by = new ProcessRef(777, "mesh-agent window");
+        HeldRecord h1 = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", T0, by);
+        HeldRecord h2 = new HeldRecord("host-b", "store", "store-registry", "9c1d", "garbage-collect", "w-2", T0.plusSeconds(60), by);
+        for (HeldRecord h : List.of(h1, h2)) {
+            zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.held(h.host(), h.container()), Json.bytes(h));
+        }
+        WindowRecord w = new WindowRecord("host-a", "store", "garbage-collect", "w-1", T0, List.of("store-registry"), by);
+        zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.window("host-a", "store"), Json.bytes(w));
+        // An empty host node left behind (parents are persistent) is fine.
+        zk.client.create().creatingParentsIfNeeded().forPath(zk.paths.held("host-z"), "{}".getBytes());
+
+        JsonNode held = api.get("/v1/held").json();
+        assertThat(held.get("held")).hasSize(2);
+        assertThat(Json.MAPPER.treeToValue(held.get("held").get(0), HeldRecord.class)).isEqualTo(h1);
+        assertThat(Json.MAPPER.treeToValue(held.get("held").get(1), HeldRecord.class)).isEqualTo(h2);
+        assertThat(Json.MAPPER.treeToValue(held.get("windows").get(0), WindowRecord.class)).isEqualTo(w);
+        assertThat(api.get("/metrics").body()).contains("mesh_held_containers 2\n");
+    }
+
+    @Test
+    void hostsListsAgentsAndTheirReports() throws Exception {
+        writeAgent("host-a");
+        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, null));
+        writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyReport.FAILED, "boom"));
+        JsonNode hosts = api.get("/v1/hosts").json().get("hosts");
+        assertThat(hosts).extracting(h -> h.get("host").asText() + ":" + h.get("online").asBoolean())
+                .containsExactly("host-a:true", "host-b:false");
+        assertThat(hosts.get(0).at("/agent/pid").asLong()).isEqualTo(4242);
+        assertThat(hosts.get(0).at("/modules/0/outcome").asText()).isEqualTo("applied");
+        assertThat(hosts.get(1).at("/modules/0/error").asText()).isEqualTo("boom");
+    }
+}

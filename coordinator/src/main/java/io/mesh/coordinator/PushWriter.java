@@ -148,7 +148,7 @@ public final class PushWriter {
             Stat stat = new Stat();
             client.getData().storingStatIn(stat).forPath(paths.pushes());
             String push = ZkPaths.pushName(stat.getCversion());
-            Instant now = clock.instant();
+            Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
             byte[] pushData = pushData(new PushRecord(push, revision, names, now), hostsByModule);
             Map<String, Object> last = new LinkedHashMap<>();
             last.put("last", push);

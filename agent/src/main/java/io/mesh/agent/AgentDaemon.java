@@ -1,7 +1,8 @@
 package io.mesh.agent;
 
+import io.mesh.zk.Times;
 import io.mesh.apply.Applier;
-import io.mesh.docker.DockerEngine;
+import io.mesh.docker.ContainerRuntime;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
@@ -64,10 +65,10 @@ public final class AgentDaemon implements AutoCloseable {
     /**
      * @param config  the agent's configuration
      * @param client  a started Curator client (the caller closes it after this daemon)
-     * @param docker  the local engine (the caller closes it after this daemon)
+     * @param docker  the local container runtime, a {@link io.mesh.docker.DockerEngine} (the caller closes it after this daemon)
      * @param process this process, as lock, window and held nodes name it
      */
-    public AgentDaemon(AgentConfig config, CuratorFramework client, DockerEngine docker, ProcessRef process) {
+    public AgentDaemon(AgentConfig config, CuratorFramework client, ContainerRuntime docker, ProcessRef process) {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
         this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait());
@@ -75,7 +76,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
         this.scheduler = new WindowScheduler(timer, this::runWindow);
         this.cache = CuratorCache.build(client, config.paths().desired());
-        AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Instant.now());
+        AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new PersistentNode(client, CreateMode.EPHEMERAL, false, config.paths().agent(config.host()), Json.bytes(me));
     }
 

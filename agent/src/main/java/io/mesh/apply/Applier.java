@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
-import io.mesh.docker.DockerEngine;
+import io.mesh.zk.Times;
+import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.lock.ModuleLock;
@@ -50,7 +51,7 @@ public final class Applier {
     static final String PREV_SUFFIX = ".mesh-prev";
 
     private final MeshStore store;
-    private final DockerEngine docker;
+    private final ContainerRuntime docker;
     private final String host;
     private final ProcessRef process;
     private final Duration applyLockWait;
@@ -62,7 +63,7 @@ public final class Applier {
      * @param process       this process, for lock nodes
      * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
      */
-    public Applier(MeshStore store, DockerEngine docker, String host, ProcessRef process, Duration applyLockWait) {
+    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait) {
         this.store = store;
         this.docker = docker;
         this.host = host;
@@ -80,7 +81,7 @@ public final class Applier {
      * @throws InterruptedException when interrupted
      */
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
-        Instant started = Instant.now();
+        Instant started = Times.now();
         DesiredRecord desired = null;
         ModuleLock lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
         try {
@@ -100,7 +101,7 @@ public final class Applier {
                     }
                     if (stopping.getAsBoolean()) return null;
                 } while (!lock.acquire(WAIT_SLICE));
-                started = Instant.now();
+                started = Times.now();
             }
             DesiredRecord newest = store.desired(module);
             if (newest == null) return null;
@@ -125,7 +126,7 @@ public final class Applier {
 
     private ApplyReport fail(String module, DesiredRecord desired, Instant started, String error) {
         ApplyReport report = new ApplyReport(host, module, desired == null ? null : desired.revision(),
-                desired == null ? null : desired.push(), ApplyReport.FAILED, started, Instant.now(), null, List.of(), error, null);
+                desired == null ? null : desired.push(), ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
         try {
             write(report);
         } catch (Exception e) {
@@ -145,7 +146,7 @@ public final class Applier {
                     List.of("held by window " + h.schedule() + " since " + h.since()), h.containerId()));
         }
         return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyReport.DEFERRED,
-                started, Instant.now(), ApplyReport.WindowRef.of(w), results, null, null);
+                started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
     }
 
     /** Plans and executes, holding the lock. */
@@ -167,7 +168,7 @@ public final class Applier {
         }
         WindowRecord w = store.window(host, module);
         return new ApplyReport(host, module, desired.revision(), desired.push(),
-                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Instant.now(),
+                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Times.now(),
                 w == null ? null : ApplyReport.WindowRef.of(w), results,
                 errors.isEmpty() ? null : String.join("; ", errors), null);
     }
@@ -217,10 +218,10 @@ public final class Applier {
         docker.ensureImage(spec.image());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String prevName = a.dockerName() + PREV_SUFFIX;
-        docker.containersWithLabel(Labels.MODULE, desired.module()).forEach(cid -> {
-            var i = docker.inspect(cid);
-            if (i != null && (("/" + nextName).equals(i.getName()) || ("/" + prevName).equals(i.getName()))) docker.remove(cid);
-        });
+        for (String leftover : new String[] {nextName, prevName}) {
+            String cid = docker.idByName(leftover);
+            if (cid != null) docker.remove(cid); // left by an interrupted recreate
+        }
         String newId = docker.create(nextName, spec, labels(desired, a.name(), spec));
         ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
         boolean wasRunning = before != null && before.running();

@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * {@link NotFoundException} and {@link ConflictException}) or as {@link DockerClientException} for time-outs;
  * callers turn them into {@code failed} results. Missing images are pulled once before a create.
  */
-public final class DockerEngine implements Closeable {
+public final class DockerEngine implements ContainerRuntime, Closeable {
     /** Default Docker host when neither {@code --docker-host} nor {@code DOCKER_HOST} is set. */
     public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
 
@@ -76,6 +76,7 @@ public final class DockerEngine implements Closeable {
     /**
      * @throws RuntimeException naming the Docker host when the engine does not answer a ping
      */
+    @Override
     public void ping() {
         try {
             docker.pingCmd().exec();
@@ -91,6 +92,7 @@ public final class DockerEngine implements Closeable {
      * @param module module name (label {@code mesh.module})
      * @return the module's managed containers
      */
+    @Override
     public List<ObservedContainer> moduleContainers(String module) {
         List<Container> list = docker.listContainersCmd().withShowAll(true)
                 .withLabelFilter(Map.of(Labels.MODULE, module)).exec();
@@ -133,12 +135,19 @@ public final class DockerEngine implements Closeable {
         }
     }
 
+    @Override
+    public String idByName(String name) {
+        InspectContainerResponse i = inspect(name);
+        return i == null || !("/" + name).equals(i.getName()) ? null : i.getId();
+    }
+
     /**
      * Makes sure an image is on this host, pulling it when it is not.
      *
      * @param image image reference
      * @throws IllegalStateException naming the image when it is missing and cannot be pulled
      */
+    @Override
     public void ensureImage(String image) {
         try {
             docker.inspectImageCmd(image).exec();
@@ -167,6 +176,7 @@ public final class DockerEngine implements Closeable {
      * @return the new container's id
      * @throws ConflictException when the name is taken
      */
+    @Override
     public String create(String dockerName, ContainerSpec spec, Map<String, String> labels) {
         CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName).withLabels(labels)
                 .withEnv(env(spec.env())).withStopTimeout(spec.stopTimeoutSeconds());
@@ -192,6 +202,7 @@ public final class DockerEngine implements Closeable {
     }
 
     /** Starts a container; a container already running is left as it is. */
+    @Override
     public void start(String id) {
         try {
             docker.startContainerCmd(id).exec();
@@ -206,6 +217,7 @@ public final class DockerEngine implements Closeable {
      * @param id             container id
      * @param timeoutSeconds seconds between SIGTERM and SIGKILL
      */
+    @Override
     public void stop(String id, int timeoutSeconds) {
         try {
             docker.stopContainerCmd(id).withTimeout(timeoutSeconds).exec();
@@ -215,6 +227,7 @@ public final class DockerEngine implements Closeable {
     }
 
     /** Removes a container, stopping it first if it runs; volumes are kept. A missing container is ignored. */
+    @Override
     public void remove(String id) {
         try {
             docker.removeContainerCmd(id).withForce(true).withRemoveVolumes(false).exec();
@@ -224,6 +237,7 @@ public final class DockerEngine implements Closeable {
     }
 
     /** Renames a container. */
+    @Override
     public void rename(String id, String newName) {
         docker.renameContainerCmd(id).withName(newName).exec();
     }
@@ -232,6 +246,7 @@ public final class DockerEngine implements Closeable {
      * @param id container id
      * @return its restart policy name ({@code no}, {@code always}, {@code unless-stopped}, {@code on-failure})
      */
+    @Override
     public String restartPolicy(String id) {
         InspectContainerResponse i = docker.inspectContainerCmd(id).exec();
         RestartPolicy p = i.getHostConfig() == null ? null : i.getHostConfig().getRestartPolicy();
@@ -247,6 +262,7 @@ public final class DockerEngine implements Closeable {
      * @param policy {@code always}, {@code unless-stopped} or {@code on-failure}
      * @throws IllegalStateException when the policy read back differs
      */
+    @Override
     public void updateRestartPolicy(String id, String policy) {
         if (policy.equals("no")) throw new IllegalArgumentException("docker-java cannot set restart policy 'no' on an existing container");
         docker.updateContainerCmd(id).withRestartPolicy(RestartPolicy.parse(policy)).exec();
@@ -268,6 +284,7 @@ public final class DockerEngine implements Closeable {
      * @param logLines    how many last log lines to keep
      * @return exit code, whether it timed out, last log lines
      */
+    @Override
     public StepResult runStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels,
                               Duration timeout, int logLines) {
         ensureImage(step.image());
@@ -340,6 +357,7 @@ public final class DockerEngine implements Closeable {
      * @param value label value, or {@code null} for any value
      * @return container ids
      */
+    @Override
     public List<String> containersWithLabel(String label, String value) {
         var cmd = docker.listContainersCmd().withShowAll(true);
         cmd = value == null ? cmd.withLabelFilter(List.of(label)) : cmd.withLabelFilter(Map.of(label, value));

@@ -1,5 +1,6 @@
 package io.mesh.lock;
 
+import io.mesh.zk.Times;
 import io.mesh.zk.Json;
 import io.mesh.zk.LockHolder;
 import io.mesh.zk.ProcessRef;
@@ -42,7 +43,7 @@ public final class ModuleLock implements AutoCloseable {
      */
     public ModuleLock(CuratorFramework client, ZkPaths paths, String module, String host, ProcessRef who, String purpose) {
         this.path = paths.lock(module, host);
-        this.holder = new LockHolder(host, who.pid(), who.process(), purpose, Instant.now());
+        this.holder = new LockHolder(host, who.pid(), who.process(), purpose, Times.now());
         final byte[] data = Json.bytes(holder);
         this.mutex = new InterProcessMutex(client, path) {
             @Override

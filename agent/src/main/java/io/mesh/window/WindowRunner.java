@@ -1,7 +1,7 @@
 package io.mesh.window;
 
-import com.github.dockerjava.api.command.InspectContainerResponse;
-import io.mesh.docker.DockerEngine;
+import io.mesh.zk.Times;
+import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
 import io.mesh.lock.ModuleLock;
@@ -60,7 +60,7 @@ public final class WindowRunner {
     private static final int START_ATTEMPTS = 5;
 
     private final MeshStore store;
-    private final DockerEngine docker;
+    private final ContainerRuntime docker;
     private final String host;
     private final ProcessRef process;
 
@@ -70,7 +70,7 @@ public final class WindowRunner {
      * @param host    this host's id
      * @param process this process, for the lock, window and held nodes
      */
-    public WindowRunner(MeshStore store, DockerEngine docker, String host, ProcessRef process) {
+    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process) {
         this.store = store;
         this.docker = docker;
         this.host = host;
@@ -79,7 +79,7 @@ public final class WindowRunner {
 
     /** @return a new window id, such as {@code w-20261130T033000Z-3f2a} */
     public static String newWindowId() {
-        return "w-" + ID_TIME.format(Instant.now()) + "-" + String.format("%04x", ThreadLocalRandom.current().nextInt(0x10000));
+        return "w-" + ID_TIME.format(Times.now()) + "-" + String.format("%04x", ThreadLocalRandom.current().nextInt(0x10000));
     }
 
     /**
@@ -93,7 +93,7 @@ public final class WindowRunner {
      */
     public WindowResult run(String module, String schedule, Duration lockWait) throws InterruptedException {
         String windowId = newWindowId();
-        Instant since = Instant.now();
+        Instant since = Times.now();
         ModuleLock lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.windowPurpose(schedule));
         try {
             if (!lock.acquire(lockWait)) {
@@ -146,13 +146,13 @@ public final class WindowRunner {
         List<Held> held = new ArrayList<>();
         for (String name : s.whileStopped()) {
             String dockerName = spec.dockerName(name);
-            InspectContainerResponse i = docker.inspect(dockerName);
-            if (i == null) {
+            String id = docker.idByName(dockerName);
+            if (id == null) {
                 log.warn("window host={} module={} schedule={} window={}: {} does not exist; nothing to hold", host, module, schedule, windowId, dockerName);
                 continue;
             }
             ContainerSpec cs = spec.containers().get(name);
-            held.add(new Held(name, dockerName, i.getId(), cs == null ? 10 : cs.stopTimeoutSeconds()));
+            held.add(new Held(name, dockerName, id, cs == null ? 10 : cs.stopTimeoutSeconds()));
         }
         List<String> heldNames = held.stream().map(h -> h.dockerName).toList();
         Map<String, PersistentNode> nodes = new LinkedHashMap<>();
@@ -213,7 +213,7 @@ public final class WindowRunner {
                 : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
         if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
         else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
-        return new WindowResult(schedule, windowId, since, Instant.now(), outcome, step == null ? null : step.exitCode(),
+        return new WindowResult(schedule, windowId, since, Times.now(), outcome, step == null ? null : step.exitCode(),
                 heldNames, step == null ? List.of() : step.logTail(), error);
     }
 
@@ -249,7 +249,7 @@ public final class WindowRunner {
     }
 
     private static WindowResult failed(String schedule, String windowId, Instant since, List<String> held, String error) {
-        return new WindowResult(schedule, windowId, since, Instant.now(), WindowResult.FAILED, null, held, List.of(), error);
+        return new WindowResult(schedule, windowId, since, Times.now(), WindowResult.FAILED, null, held, List.of(), error);
     }
 
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {

@@ -200,7 +200,7 @@ class WindowRaceTest {
         // Docker's own record: during the window the registry was stopped once and started once, by the window,
         // after the step ended; nobody created or destroyed it. The same container was started again.
         List<Event> events = TestDocker.events(module, t0, Instant.now());
-        long windowEnd = result.finishedAt().toEpochMilli() * 1_000_000L;
+        long windowEnd = (result.finishedAt().toEpochMilli() + 1) * 1_000_000L; // finishedAt is truncated to the millisecond
         long windowStart = t0.toEpochMilli() * 1_000_000L;
         List<String> registryDuringWindow = new ArrayList<>();
         long stepDied = -1, registryStarted = -1;

@@ -1,0 +1,75 @@
+package io.mesh.docker;
+
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.StepSpec;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The container operations an apply and a window make. {@link DockerEngine} is the real one (docker-java against a
+ * Docker engine); benchmarks that simulate many hosts use a recording runtime instead, and say so in their results.
+ * Tests of behaviour always use {@link DockerEngine}.
+ *
+ * <p>Failures are runtime exceptions carrying the engine's message; missing containers are not failures where a
+ * method says so.
+ */
+public interface ContainerRuntime {
+    /** @throws IllegalStateException naming the engine when it does not answer */
+    void ping();
+
+    /**
+     * @param module module name (label {@code mesh.module})
+     * @return the module's managed containers, running or not, step containers excluded
+     */
+    List<ObservedContainer> moduleContainers(String module);
+
+    /**
+     * @param name Docker name, without the leading slash
+     * @return the id of the container with exactly that name, or {@code null}
+     */
+    String idByName(String name);
+
+    /** Pulls an image when it is not on this host. @throws IllegalStateException naming the image when it cannot be had */
+    void ensureImage(String image);
+
+    /**
+     * Creates (does not start) a container.
+     *
+     * @return its id
+     */
+    String create(String dockerName, ContainerSpec spec, Map<String, String> labels);
+
+    /** Starts a container; a running one is left as it is. */
+    void start(String id);
+
+    /** Stops a container, SIGKILL after {@code timeoutSeconds}; a stopped one is left as it is. */
+    void stop(String id, int timeoutSeconds);
+
+    /** Removes a container (forcefully), keeping volumes; a missing one is ignored. */
+    void remove(String id);
+
+    /** Renames a container. */
+    void rename(String id, String newName);
+
+    /** @return the restart policy name: {@code no}, {@code always}, {@code unless-stopped} or {@code on-failure} */
+    String restartPolicy(String id);
+
+    /** Changes the restart policy of an existing container and checks it took. */
+    void updateRestartPolicy(String id, String policy);
+
+    /**
+     * Runs a one-shot step container to its end (kill at {@code timeout}), then removes it.
+     *
+     * @return exit code, whether it timed out, its last {@code logLines} log lines
+     */
+    StepResult runStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels, Duration timeout, int logLines);
+
+    /**
+     * @param label label key
+     * @param value label value, or {@code null} for any
+     * @return ids of every container carrying it, running or not
+     */
+    List<String> containersWithLabel(String label, String value);
+}

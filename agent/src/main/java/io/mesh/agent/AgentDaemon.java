@@ -4,9 +4,11 @@ import io.mesh.zk.Times;
 import io.mesh.apply.Applier;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.manifest.ModuleSpec;
+import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
 import io.mesh.zk.AgentRecord;
+import io.mesh.zk.ApplyReport;
 import io.mesh.zk.DesiredRecord;
 import io.mesh.zk.Json;
 import io.mesh.zk.MeshStore;
@@ -49,11 +51,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class AgentDaemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AgentDaemon.class);
+    /** First retry of a failed apply, in ms. */
+    private static final long RETRY_FIRST_MS = 2_000;
 
     private final AgentConfig config;
     private final MeshStore store;
     private final Applier applier;
     private final WindowRunner windows;
+    private final WindowJournal journal;
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> windowThreads = new ConcurrentHashMap<>();
@@ -71,8 +76,9 @@ public final class AgentDaemon implements AutoCloseable {
     public AgentDaemon(AgentConfig config, CuratorFramework client, ContainerRuntime docker, ProcessRef process) {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
-        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait());
-        this.windows = new WindowRunner(store, docker, config.host(), process);
+        this.journal = new WindowJournal(config.stateDir());
+        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal);
+        this.windows = new WindowRunner(store, docker, config.host(), process, journal);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
         this.scheduler = new WindowScheduler(timer, this::runWindow);
         this.cache = CuratorCache.build(client, config.paths().desired());
@@ -88,6 +94,9 @@ public final class AgentDaemon implements AutoCloseable {
                 .forDeletes(this::desiredDeleted)
                 .build());
         cache.start();
+        // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
+        // module: the module's first apply does it, holding the lock (WindowRecovery).
+        for (String module : journal.modules()) worker(module).request();
         long every = config.reconcileInterval().toMillis();
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms started", config.host(),
@@ -165,14 +174,34 @@ public final class AgentDaemon implements AutoCloseable {
             if (queued.compareAndSet(false, true)) exec.submit(this::run);
         }
 
+        /** Back-off of the retry after a failed apply, in ms; reset by a successful one. */
+        private long retryMs;
+
         private void run() {
             queued.set(false);
+            boolean failed;
             try {
-                applier.apply(module, stopping::get);
+                ApplyReport r = applier.apply(module, stopping::get);
+                failed = r != null && ApplyReport.FAILED.equals(r.outcome());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
             } catch (RuntimeException e) {
                 log.error("apply host={} module={} crashed", config.host(), module, e);
+                failed = true;
+            }
+            if (!failed) {
+                retryMs = 0;
+                return;
+            }
+            // A failed apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
+            retryMs = Math.min(retryMs == 0 ? RETRY_FIRST_MS : retryMs * 2, config.reconcileInterval().toMillis());
+            if (!stopping.get()) {
+                try {
+                    timer.schedule(this::request, retryMs, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // shutting down
+                }
             }
         }
     }

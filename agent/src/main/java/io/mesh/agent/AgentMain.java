@@ -1,6 +1,7 @@
 package io.mesh.agent;
 
 import io.mesh.docker.DockerEngine;
+import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.zk.Json;
 import io.mesh.zk.MeshStore;
@@ -112,7 +113,7 @@ public final class AgentMain implements Runnable {
                  CuratorFramework client = MeshZk.connect(common.zk, Duration.ofSeconds(30))) {
                 docker.ping();
                 WindowRunner runner = new WindowRunner(new MeshStore(client, config.paths()), docker, config.host(),
-                        ProcessRef.current("mesh-agent window"));
+                        ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()));
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
                 System.out.println(Json.text(r));
                 return r.succeeded() ? 0 : 1;

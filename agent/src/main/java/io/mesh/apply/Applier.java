@@ -14,7 +14,10 @@ import io.mesh.zk.HeldRecord;
 import io.mesh.zk.LockHolder;
 import io.mesh.zk.MeshStore;
 import io.mesh.zk.ProcessRef;
+import io.mesh.zk.SessionGuard;
 import io.mesh.zk.WindowRecord;
+import io.mesh.window.WindowJournal;
+import io.mesh.window.WindowRecovery;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +27,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
@@ -55,6 +59,11 @@ public final class Applier {
     private final String host;
     private final ProcessRef process;
     private final Duration applyLockWait;
+    private final WindowJournal journal;
+    private final WindowRecovery recovery;
+    private final SessionGuard session;
+    /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
+    private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
     /**
      * @param store         ZooKeeper access
@@ -62,20 +71,29 @@ public final class Applier {
      * @param host          this host's id
      * @param process       this process, for lock nodes
      * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
+     * @param journal       the host's window journal ({@code --state-dir})
      */
-    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait) {
+    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
+                   WindowJournal journal) {
         this.store = store;
         this.docker = docker;
         this.host = host;
         this.process = process;
         this.applyLockWait = applyLockWait;
+        this.journal = journal;
+        this.recovery = new WindowRecovery(store, docker, host, process, journal);
+        this.session = store.session();
     }
 
     /**
      * Applies a module's newest desired state; blocks while a window holds the module lock.
      *
+     * <p>Holding the lock, it first looks at the host's {@link WindowJournal}: a window of this module whose process
+     * died is finished ({@link WindowRecovery}) before anything else; a window whose process still runs (it lost the
+     * lock with its ZooKeeper session) makes the apply {@code deferred}, release the lock and wait for it.
+     *
      * @param module   module name
-     * @param stopping polled while waiting for the lock; true gives up (the process is shutting down)
+     * @param stopping polled while waiting; true gives up (the process is shutting down)
      * @return the final report written, or {@code null} when there is no desired state for the module or when
      *         {@code stopping} ended the wait
      * @throws InterruptedException when interrupted
@@ -83,55 +101,95 @@ public final class Applier {
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
         Instant started = Times.now();
         DesiredRecord desired = null;
-        ModuleLock lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
+        ModuleLock lock = null;
         try {
             desired = store.desired(module);
-            if (desired == null) return null;
-            if (!lock.acquire(applyLockWait)) {
-                String deferredFor = null;
-                do {
-                    if (Thread.interrupted()) throw new InterruptedException();
-                    WindowRecord w = store.window(host, module);
+            if (desired == null && journal.read(module).isEmpty()) return null;
+            while (true) {
+                lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
+                if (!lock.acquire(applyLockWait)) {
+                    String deferredFor = null;
+                    do {
+                        if (Thread.interrupted()) throw new InterruptedException();
+                        WindowRecord w = store.window(host, module);
+                        DesiredRecord newest = store.desired(module);
+                        if (newest != null) desired = newest;
+                        String key = desired == null ? null : desired.push() + "/" + desired.revision();
+                        if (w != null && key != null && !key.equals(deferredFor)) {
+                            write(deferred(desired, w, started));
+                            deferredFor = key;
+                        }
+                        if (stopping.getAsBoolean()) return null;
+                    } while (!lock.acquire(WAIT_SLICE));
+                    started = Times.now();
+                }
+                long lostAtAcquire = session.lostCount();
+                Optional<WindowJournal.Entry> open = journal.read(module);
+                if (open.isPresent() && open.get().ownerAlive()) {
+                    // A live process runs a window of this module but lost the lock with its session (CURATOR-206's
+                    // class of bug): its containers are held whatever the znodes say. Defer, and let it finish.
+                    WindowJournal.Entry e = open.get();
                     DesiredRecord newest = store.desired(module);
-                    if (newest != null) desired = newest;
-                    String key = desired.push() + "/" + desired.revision();
-                    if (w != null && !key.equals(deferredFor)) {
-                        write(deferred(desired, w, started));
-                        deferredFor = key;
+                    if (newest != null) {
+                        desired = newest;
+                        write(deferred(desired, new WindowRecord(host, module, e.schedule(), e.window(), e.since(),
+                                e.held().stream().map(WindowJournal.HeldContainer::container).toList(), e.owner()), started));
                     }
-                    if (stopping.getAsBoolean()) return null;
-                } while (!lock.acquire(WAIT_SLICE));
-                started = Times.now();
+                    releaseQuietly(lock);
+                    lock = null;
+                    while (journal.read(module).filter(WindowJournal.Entry::ownerAlive).isPresent()) {
+                        if (stopping.getAsBoolean()) return null;
+                        Thread.sleep(WAIT_SLICE.toMillis());
+                    }
+                    continue;
+                }
+                if (open.isPresent()) recovery.recover(open.get(), () -> session.check(lostAtAcquire));
+                DesiredRecord newest = store.desired(module);
+                if (newest == null) return null;
+                ApplyReport report = applyLocked(newest, started, () -> session.check(lostAtAcquire));
+                write(report);
+                return report;
             }
-            DesiredRecord newest = store.desired(module);
-            if (newest == null) return null;
-            ApplyReport report = applyLocked(newest, started);
-            write(report);
-            return report;
         } catch (InterruptedException e) {
             throw e;
-        } catch (MeshStore.InvalidNodeException e) {
-            return fail(module, desired, started, e.getMessage());
+        } catch (MeshStore.InvalidNodeException | SessionGuard.SessionLostException e) {
+            return fail(module, desired, started, e.getMessage(), stopping);
         } catch (Exception e) {
-            return fail(module, desired, started, "apply failed: " + describe(e));
+            return fail(module, desired, started, "apply failed: " + describe(e), stopping);
         } finally {
-            try {
-                lock.release();
-            } catch (Exception e) {
-                log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session",
-                        lock.path(), describe(e));
-            }
+            if (lock != null) releaseQuietly(lock);
         }
     }
 
-    private ApplyReport fail(String module, DesiredRecord desired, Instant started, String error) {
+    private static void releaseQuietly(ModuleLock lock) {
+        try {
+            lock.release();
+        } catch (Exception e) {
+            log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session",
+                    lock.path(), describe(e));
+        }
+    }
+
+    /**
+     * Writes a {@code failed} report. When ZooKeeper is down, waits for it (the module can do nothing without its
+     * lock anyway) so that the failure is reported once ZooKeeper answers again.
+     */
+    private ApplyReport fail(String module, DesiredRecord desired, Instant started, String error, BooleanSupplier stopping)
+            throws InterruptedException {
         ApplyReport report = new ApplyReport(host, module, desired == null ? null : desired.revision(),
                 desired == null ? null : desired.push(), ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
         try {
             write(report);
         } catch (Exception e) {
-            log.error("apply host={} module={} outcome=failed error=\"{}\"; the report could not be written: {}",
-                    host, module, error, describe(e));
+            try {
+                if (!session.awaitConnected(REPORT_WAIT, stopping)) throw e;
+                write(report);
+            } catch (InterruptedException ie) {
+                throw ie;
+            } catch (Exception e2) {
+                log.error("apply host={} module={} outcome=failed error=\"{}\"; the report could not be written: {}",
+                        host, module, error, describe(e2));
+            }
         }
         return report;
     }
@@ -139,18 +197,19 @@ public final class Applier {
     private ApplyReport deferred(DesiredRecord desired, WindowRecord w, Instant started) throws Exception {
         Map<String, HeldRecord> held = store.held(host);
         List<ContainerResult> results = new ArrayList<>();
-        for (HeldRecord h : held.values()) {
-            if (!h.module().equals(desired.module())) continue;
-            String name = h.container().startsWith(desired.module() + "-") ? h.container().substring(desired.module().length() + 1) : h.container();
-            results.add(new ContainerResult(name, h.container(), ContainerResult.HELD,
-                    List.of("held by window " + h.schedule() + " since " + h.since()), h.containerId()));
+        for (String container : w.held()) {
+            String prefix = desired.module() + "-";
+            String name = container.startsWith(prefix) ? container.substring(prefix.length()) : container;
+            HeldRecord h = held.get(container);
+            results.add(new ContainerResult(name, container, ContainerResult.HELD,
+                    List.of("held by window " + w.schedule() + " since " + w.since()), h == null ? null : h.containerId()));
         }
         return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyReport.DEFERRED,
                 started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
     }
 
     /** Plans and executes, holding the lock. */
-    private ApplyReport applyLocked(DesiredRecord desired, Instant started) throws Exception {
+    private ApplyReport applyLocked(DesiredRecord desired, Instant started, Runnable beforeDockerCall) throws Exception {
         String module = desired.module();
         ModuleSpec spec = desired.spec();
         Map<String, ContainerSpec> want = spec.runsOn(host) ? spec.containers() : Map.of();
@@ -162,7 +221,7 @@ public final class Applier {
         List<ContainerResult> results = new ArrayList<>();
         List<String> errors = new ArrayList<>();
         for (PlannedAction a : plan) {
-            ContainerResult r = execute(a, want.get(a.name()), desired, byId.get(a.existingId()));
+            ContainerResult r = execute(a, want.get(a.name()), desired, byId.get(a.existingId()), beforeDockerCall);
             if (r.action().equals(ContainerResult.FAILED)) errors.add(a.dockerName() + ": " + String.join("; ", r.reasons()));
             results.add(r);
         }
@@ -173,9 +232,11 @@ public final class Applier {
                 errors.isEmpty() ? null : String.join("; ", errors), null);
     }
 
-    private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before) {
+    private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
+                                    Runnable beforeDockerCall) {
         String id = a.existingId();
         try {
+            if (a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED) beforeDockerCall.run();
             switch (a.action()) {
                 case HELD, UNCHANGED -> {
                     return result(a, a.action().reported(), a.reasons(), id);
@@ -202,6 +263,8 @@ public final class Applier {
                 }
                 default -> throw new IllegalStateException("unknown action " + a.action());
             }
+        } catch (SessionGuard.SessionLostException e) {
+            throw e;
         } catch (RuntimeException e) {
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));

@@ -67,6 +67,24 @@ public interface ContainerRuntime {
     StepResult runStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels, Duration timeout, int logLines);
 
     /**
+     * Waits for a container to exit.
+     *
+     * @param id  container id
+     * @param max the longest wait
+     * @return its exit code, or {@code null} when it still runs after {@code max}
+     */
+    Integer awaitExit(String id, Duration max);
+
+    /** @return true when the container exists and runs */
+    boolean isRunning(String id);
+
+    /** Sends SIGKILL to a container; a stopped or missing one is ignored. */
+    void kill(String id);
+
+    /** @return the container's last {@code lines} log lines, stdout and stderr together */
+    List<String> logTail(String id, int lines);
+
+    /**
      * @param label label key
      * @param value label value, or {@code null} for any
      * @return ids of every container carrying it, running or not

@@ -318,11 +318,45 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         }
     }
 
+    @Override
+    public Integer awaitExit(String id, Duration max) {
+        if (max.isNegative() || max.isZero()) return isRunning(id) ? null : exitCode(id);
+        try {
+            return docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
+                    .awaitStatusCode(max.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (DockerClientException e) {
+            return null; // still running at the end of the wait
+        } catch (NotFoundException e) {
+            return null;
+        }
+    }
+
+    private Integer exitCode(String id) {
+        InspectContainerResponse i = inspect(id);
+        return i == null || i.getState() == null ? null : i.getState().getExitCode();
+    }
+
+    @Override
+    public boolean isRunning(String id) {
+        InspectContainerResponse i = inspect(id);
+        return i != null && i.getState() != null && Boolean.TRUE.equals(i.getState().getRunning());
+    }
+
+    @Override
+    public void kill(String id) {
+        try {
+            docker.killContainerCmd(id).exec();
+        } catch (NotFoundException | ConflictException e) {
+            // gone, or not running
+        }
+    }
+
     /**
      * @param id    container id
      * @param lines how many last lines
      * @return the container's last log lines, stdout and stderr together
      */
+    @Override
     public List<String> logTail(String id, int lines) {
         Deque<String> tail = new ArrayDeque<>();
         StringBuilder partial = new StringBuilder();

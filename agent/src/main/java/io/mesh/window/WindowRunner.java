@@ -1,6 +1,5 @@
 package io.mesh.window;
 
-import io.mesh.zk.Times;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
@@ -10,76 +9,138 @@ import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.Json;
 import io.mesh.zk.LockHolder;
 import io.mesh.zk.MeshStore;
 import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowRecord;
+import io.mesh.zk.SessionGuard;
+import io.mesh.zk.Times;
 import io.mesh.zk.WindowResult;
-import org.apache.curator.framework.recipes.nodes.PersistentNode;
-import org.apache.zookeeper.CreateMode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Runs one window of a module's schedule on this host (SPEC.md, "Window"):
  *
  * <ol>
- *   <li>take the module lock (purpose {@code window:<schedule>});</li>
- *   <li>publish the window node and one held node per {@code while-stopped} container: Curator
- *       {@link PersistentNode}s in {@code EPHEMERAL} mode, confirmed created before anything is stopped;</li>
+ *   <li>take the module lock (purpose {@code window:<schedule>}); finish first a window of this module whose process
+ *       died ({@link WindowRecovery}); refuse when another live process still runs one;</li>
+ *   <li>publish the window node and one held node per {@code while-stopped} container ({@link HeldNodes}), confirmed
+ *       created, and write the {@link WindowJournal} entry, all before anything is stopped;</li>
  *   <li>for a held container whose restart policy is {@code always}, switch it to {@code unless-stopped} (dockerd
  *       starts a stopped {@code always} container when dockerd itself starts); stop the held containers;</li>
  *   <li>run the step as a one-shot container (labels {@code mesh.window}, {@code mesh.module}, {@code volumes-from}),
  *       killed at the schedule's {@code timeout};</li>
- *   <li>whatever happened: put each restart policy back, start the same containers again, delete the nodes,
- *       record the result in the module's report ({@code lastWindow}) and the log, release the lock.</li>
+ *   <li>whatever happened: put each restart policy back, start the same containers again, delete the journal entry
+ *       and the nodes, record the result in the module's report ({@code lastWindow}) and the log, release the lock.</li>
  * </ol>
  *
- * A held container that will not start again after retries is still released: its held node goes, and the next
- * apply sees it "not running" and recreates it. A window never leaves its containers held and stopped.
+ * <p>Before each Docker call the window follows Curator's connection rule ({@link SessionGuard}): while
+ * {@code SUSPENDED} it makes no call until {@code RECONNECTED}; after {@code LOST} it takes the module lock again
+ * first. Meanwhile the journal keeps every apply on this host off the held containers. A held container that will
+ * not start again after retries is still released: its held node goes, and the next apply sees it "not running"
+ * and recreates it. A window never leaves its containers held and stopped.
  */
 public final class WindowRunner {
     private static final Logger log = LoggerFactory.getLogger(WindowRunner.class);
     private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     /** How long the held and window nodes may take to be confirmed before the window gives up, stopping nothing. */
     static final Duration NODE_CREATE_WAIT = Duration.ofSeconds(15);
-    private static final int START_ATTEMPTS = 5;
+    /** How long starting a held container again is retried (dockerd may be restarting). */
+    static final Duration START_RETRY = Duration.ofSeconds(90);
 
     private final MeshStore store;
     private final ContainerRuntime docker;
     private final String host;
     private final ProcessRef process;
+    private final WindowJournal journal;
+    private final WindowRecovery recovery;
 
     /**
      * @param store   ZooKeeper access
-     * @param docker  the local engine
+     * @param docker  the local container runtime
      * @param host    this host's id
      * @param process this process, for the lock, window and held nodes
+     * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
      */
-    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process) {
+    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal) {
         this.store = store;
         this.docker = docker;
         this.host = host;
         this.process = process;
+        this.journal = journal;
+        this.recovery = new WindowRecovery(store, docker, host, process, journal);
     }
 
     /** @return a new window id, such as {@code w-20261130T033000Z-3f2a} */
     public static String newWindowId() {
         return "w-" + ID_TIME.format(Times.now()) + "-" + String.format("%04x", ThreadLocalRandom.current().nextInt(0x10000));
+    }
+
+    /** The module lock, taken again after a lost session (Curator TN14). Used on one thread. */
+    private final class Lock {
+        private final String module;
+        private final String schedule;
+        private ModuleLock lock;
+        private long lostAtAcquire;
+
+        Lock(String module, String schedule) {
+            this.module = module;
+            this.schedule = schedule;
+        }
+
+        boolean acquire(Duration wait) throws Exception {
+            lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.windowPurpose(schedule));
+            boolean ok = lock.acquire(wait);
+            lostAtAcquire = store.session().lostCount();
+            return ok;
+        }
+
+        /** Before a Docker call: wait out SUSPENDED; after LOST, take the lock again. Never gives up. */
+        void beforeDockerCall() {
+            SessionGuard session = store.session();
+            try {
+                while (true) {
+                    if (!session.connected()) {
+                        log.warn("window: ZooKeeper {}; no Docker call until it reconnects", session.state());
+                        session.awaitConnected(Duration.ofDays(1), () -> false);
+                        continue;
+                    }
+                    if (session.lostCount() == lostAtAcquire) return;
+                    log.warn("window: the ZooKeeper session was lost; taking the module lock of {} again before the next Docker call", module);
+                    try {
+                        lock.release();
+                    } catch (Exception ignored) {
+                        // its node went with the session
+                    }
+                    while (!acquire(Duration.ofSeconds(5))) {
+                        log.info("window: waiting to take the module lock of {} again", module);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SessionGuard.SessionLostException("interrupted while waiting for ZooKeeper");
+            } catch (Exception e) {
+                throw new SessionGuard.SessionLostException("could not take the module lock again: " + describe(e));
+            }
+        }
+
+        void release() {
+            try {
+                lock.release();
+            } catch (Exception e) {
+                log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session", lock.path(), describe(e));
+            }
+        }
     }
 
     /**
@@ -94,7 +155,7 @@ public final class WindowRunner {
     public WindowResult run(String module, String schedule, Duration lockWait) throws InterruptedException {
         String windowId = newWindowId();
         Instant since = Times.now();
-        ModuleLock lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.windowPurpose(schedule));
+        Lock lock = new Lock(module, schedule);
         try {
             if (!lock.acquire(lockWait)) {
                 return finish(module, failed(schedule, windowId, since, List.of(), "the module lock was not free within " + lockWait.toSeconds() + "s"), null);
@@ -103,6 +164,14 @@ public final class WindowRunner {
             return finish(module, failed(schedule, windowId, since, List.of(), "could not take the module lock: " + describe(e)), null);
         }
         try {
+            Optional<WindowJournal.Entry> open = journal.read(module);
+            if (open.isPresent()) {
+                if (open.get().ownerAlive()) {
+                    return finish(module, failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of "
+                            + module + " is still run by process " + open.get().owner().pid() + "; not opening another"), null);
+                }
+                recovery.recover(open.get(), lock::beforeDockerCall);
+            }
             DesiredRecord desired = store.desired(module);
             if (desired == null) return finish(module, failed(schedule, windowId, since, List.of(), "module " + module + " has no desired state"), null);
             ScheduleSpec s = desired.spec().schedules().get(schedule);
@@ -110,139 +179,126 @@ public final class WindowRunner {
                 return finish(module, failed(schedule, windowId, since, List.of(),
                         "module " + module + " has no schedule '" + schedule + "'; it has " + desired.spec().schedules().keySet()), desired);
             }
-            return finish(module, hold(desired.spec(), schedule, s, windowId, since), desired);
+            return finish(module, hold(desired.spec(), schedule, s, windowId, since, lock), desired);
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
             return finish(module, failed(schedule, windowId, since, List.of(), describe(e)), null);
         } finally {
-            try {
-                lock.release();
-            } catch (Exception e) {
-                log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session", lock.path(), describe(e));
-            }
+            lock.release();
         }
     }
 
-    /** One container held by this window. */
-    private static final class Held {
-        final String name;
-        final String dockerName;
-        final String id;
-        final int stopTimeout;
-        String restorePolicy;
-
-        Held(String name, String dockerName, String id, int stopTimeout) {
-            this.name = name;
-            this.dockerName = dockerName;
-            this.id = id;
-            this.stopTimeout = stopTimeout;
-        }
-    }
-
-    /** Under the lock: nodes, stop, step, start, nodes gone. */
-    private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, String windowId, Instant since) throws InterruptedException {
+    /** Under the lock: nodes and journal, stop, step, start, journal and nodes gone. */
+    private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, String windowId, Instant since, Lock lock)
+            throws InterruptedException {
         String module = spec.module();
-        List<Held> held = new ArrayList<>();
+        List<WindowJournal.HeldContainer> held = new ArrayList<>();
+        List<String[]> nodes = new ArrayList<>();
         for (String name : s.whileStopped()) {
             String dockerName = spec.dockerName(name);
+            lock.beforeDockerCall();
             String id = docker.idByName(dockerName);
             if (id == null) {
                 log.warn("window host={} module={} schedule={} window={}: {} does not exist; nothing to hold", host, module, schedule, windowId, dockerName);
                 continue;
             }
-            ContainerSpec cs = spec.containers().get(name);
-            held.add(new Held(name, dockerName, id, cs == null ? 10 : cs.stopTimeoutSeconds()));
+            held.add(new WindowJournal.HeldContainer(dockerName, id, null));
+            nodes.add(new String[] {dockerName, id});
         }
-        List<String> heldNames = held.stream().map(h -> h.dockerName).toList();
-        Map<String, PersistentNode> nodes = new LinkedHashMap<>();
-        try {
-            WindowRecord wr = new WindowRecord(host, module, schedule, windowId, since, heldNames, process);
-            nodes.put(store.paths().window(host, module), new PersistentNode(store.client(), CreateMode.EPHEMERAL, false,
-                    store.paths().window(host, module), Json.bytes(wr)));
-            for (Held h : held) {
-                HeldRecord hr = new HeldRecord(host, module, h.dockerName, h.id, schedule, windowId, since, process);
-                nodes.put(store.paths().held(host, h.dockerName), new PersistentNode(store.client(), CreateMode.EPHEMERAL, false,
-                        store.paths().held(host, h.dockerName), Json.bytes(hr)));
-            }
-            nodes.values().forEach(PersistentNode::start);
-            for (Map.Entry<String, PersistentNode> n : nodes.entrySet()) {
-                if (!n.getValue().waitForInitialCreate(NODE_CREATE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                    return failed(schedule, windowId, since, heldNames, "could not create " + n.getKey() + " within "
-                            + NODE_CREATE_WAIT.toSeconds() + "s; nothing was stopped");
-                }
-            }
+        List<String> heldNames = held.stream().map(WindowJournal.HeldContainer::container).toList();
+        String stepName = module + "." + schedule + "." + windowId;
+        int stopBudget = s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
+        WindowJournal.Entry entry = new WindowJournal.Entry(host, module, schedule, windowId, since,
+                since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), process, WindowJournal.thisProcessStart(),
+                stepName, List.copyOf(held));
+        try (HeldNodes published = HeldNodes.publish(store, host, module, schedule, windowId, since, nodes, process, NODE_CREATE_WAIT)) {
+            journal.write(entry);
             log.info("window host={} module={} schedule={} window={} opened held={}", host, module, schedule, windowId, heldNames);
-            return stopStepStart(module, schedule, s, windowId, since, held, heldNames);
-        } finally {
-            for (PersistentNode n : nodes.values()) {
-                try {
-                    n.close();
-                } catch (IOException | RuntimeException e) {
-                    log.warn("window {}: a node was not deleted cleanly ({}); it is ephemeral and goes with the session", windowId, describe(e));
-                }
-            }
-        }
-    }
-
-    private WindowResult stopStepStart(String module, String schedule, ScheduleSpec s, String windowId, Instant since,
-                                       List<Held> held, List<String> heldNames) {
-        String error = null;
-        StepResult step = null;
-        try {
-            for (Held h : held) {
-                String policy = docker.restartPolicy(h.id);
-                if (policy.equals("always")) {
-                    docker.updateRestartPolicy(h.id, "unless-stopped");
-                    h.restorePolicy = policy;
-                }
-                docker.stop(h.id, h.stopTimeout);
-            }
-            Map<String, String> labels = Map.of(Labels.WINDOW, windowId, Labels.MODULE, module, Labels.SCHEDULE, schedule);
-            String volumesFrom = s.step().volumesFrom() == null ? null : ModuleSpec.dockerName(module, s.step().volumesFrom());
-            step = docker.runStep(module + "." + schedule + "." + windowId, s.step(), volumesFrom, labels,
-                    s.timeoutDuration(), WindowResult.LOG_LINES);
-        } catch (RuntimeException e) {
-            error = describe(e);
-        } finally {
-            String startError = startAgain(windowId, held);
-            if (startError != null) error = error == null ? startError : error + "; " + startError;
-        }
-        String outcome = error != null ? WindowResult.FAILED
-                : step.timedOut() ? WindowResult.TIMED_OUT
-                : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
-        if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
-        else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
-        return new WindowResult(schedule, windowId, since, Times.now(), outcome, step == null ? null : step.exitCode(),
-                heldNames, step == null ? List.of() : step.logTail(), error);
-    }
-
-    /** Puts restart policies back and starts every held container; returns what failed, or null. */
-    private String startAgain(String windowId, List<Held> held) {
-        List<String> errors = new ArrayList<>();
-        for (Held h : held) {
-            RuntimeException last = null;
-            for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-                try {
-                    if (h.restorePolicy != null) {
-                        docker.updateRestartPolicy(h.id, h.restorePolicy);
-                        h.restorePolicy = null;
+            String error = null;
+            StepResult step = null;
+            try {
+                for (WindowJournal.HeldContainer h : held) {
+                    lock.beforeDockerCall();
+                    if (docker.restartPolicy(h.containerId()).equals("always")) {
+                        entry = entry.withRestore(h.containerId(), "always");
+                        journal.write(entry); // before the change, so that a crash cannot lose the policy to restore
+                        docker.updateRestartPolicy(h.containerId(), "unless-stopped");
                     }
-                    docker.start(h.id);
+                    lock.beforeDockerCall();
+                    docker.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
+                }
+                Map<String, String> labels = Map.of(Labels.WINDOW, windowId, Labels.MODULE, module, Labels.SCHEDULE, schedule);
+                String volumesFrom = s.step().volumesFrom() == null ? null : ModuleSpec.dockerName(module, s.step().volumesFrom());
+                lock.beforeDockerCall();
+                step = docker.runStep(stepName, s.step(), volumesFrom, labels, s.timeoutDuration(), WindowResult.LOG_LINES);
+            } catch (RuntimeException e) {
+                error = describe(e);
+            } finally {
+                String startError = startAgain(windowId, entry.held(), lock);
+                if (startError != null) error = error == null ? startError : error + "; " + startError;
+                journal.delete(module);
+            }
+            String outcome = error != null ? WindowResult.FAILED
+                    : step.timedOut() ? WindowResult.TIMED_OUT
+                    : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
+            if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
+            else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
+            return new WindowResult(schedule, windowId, since, Times.now(), outcome, step == null ? null : step.exitCode(),
+                    heldNames, step == null ? List.of() : step.logTail(), error);
+        } catch (IllegalStateException e) {
+            return failed(schedule, windowId, since, heldNames, describe(e) + "; nothing was stopped");
+        }
+    }
+
+    private static int stopTimeout(ModuleSpec spec, String name) {
+        ContainerSpec cs = spec.containers().get(name);
+        return cs == null ? 10 : cs.stopTimeoutSeconds();
+    }
+
+    /**
+     * Puts restart policies back and starts every held container, retrying for {@link #START_RETRY} (dockerd may be
+     * restarting); returns what failed, or null.
+     */
+    String startAgain(String windowId, List<WindowJournal.HeldContainer> held, Lock lock) {
+        return startAgain(docker, windowId, held, lock == null ? () -> { } : lock::beforeDockerCall);
+    }
+
+    /** Shared with {@link WindowRecovery}. */
+    static String startAgain(ContainerRuntime docker, String windowId, List<WindowJournal.HeldContainer> held, Runnable beforeDockerCall) {
+        List<String> errors = new ArrayList<>();
+        for (WindowJournal.HeldContainer h : held) {
+            RuntimeException last = null;
+            long end = System.nanoTime() + START_RETRY.toNanos();
+            long pause = 250;
+            boolean restored = h.restorePolicy() == null;
+            while (true) {
+                try {
+                    beforeDockerCall.run();
+                    if (!restored) {
+                        docker.updateRestartPolicy(h.containerId(), h.restorePolicy());
+                        restored = true;
+                    }
+                    docker.start(h.containerId());
                     last = null;
                     break;
+                } catch (SessionGuard.SessionLostException e) {
+                    throw e;
                 } catch (RuntimeException e) {
                     last = e;
+                    if (System.nanoTime() > end) break;
                     try {
-                        Thread.sleep(500L * attempt);
+                        Thread.sleep(pause);
                     } catch (InterruptedException ie) {
                         Thread.currentThread().interrupt();
+                        break;
                     }
+                    pause = Math.min(pause * 2, 5_000);
                 }
             }
             if (last != null) {
-                errors.add(h.dockerName + " did not start again (" + describe(last) + "); released, so the next apply recreates it");
-                log.error("window {}: {} did not start again after {} attempts: {}", windowId, h.dockerName, START_ATTEMPTS, describe(last));
+                errors.add(h.container() + " did not start again (" + describe(last) + "); released, so the next apply recreates it");
+                log.error("window {}: {} did not start again: {}", windowId, h.container(), describe(last));
             }
         }
         return errors.isEmpty() ? null : String.join("; ", errors);
@@ -253,20 +309,7 @@ public final class WindowRunner {
     }
 
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {
-        if (r.succeeded()) {
-            log.info("window host={} module={} schedule={} window={} outcome={} exit={} held={}", host, module, r.schedule(),
-                    r.window(), r.outcome(), r.exitCode(), r.held());
-        } else {
-            log.warn("window host={} module={} schedule={} window={} outcome={} exit={} held={} error=\"{}\" log={}", host, module,
-                    r.schedule(), r.window(), r.outcome(), r.exitCode(), r.held(), r.error(), r.logTail());
-        }
-        try {
-            ApplyReport empty = new ApplyReport(host, module, desired == null ? null : desired.revision(),
-                    desired == null ? null : desired.push(), null, null, null, null, List.of(), null, null);
-            store.writeWindowResult(host, module, r, empty);
-        } catch (Exception e) {
-            log.warn("window {}: result not written to the report: {}", r.window(), describe(e));
-        }
+        WindowRecovery.record(store, host, module, r, desired);
         return r;
     }
 

@@ -26,6 +26,7 @@ public final class MeshStore {
     private final CuratorFramework client;
     private final ZkPaths paths;
     private final ManifestParser parser = new ManifestParser();
+    private SessionGuard session;
 
     /**
      * @param client a started Curator client
@@ -41,6 +42,12 @@ public final class MeshStore {
 
     /** @return the layout */
     public ZkPaths paths() { return paths; }
+
+    /** @return the connection-state guard of this store's client, made on first use */
+    public synchronized SessionGuard session() {
+        if (session == null) session = new SessionGuard(client);
+        return session;
+    }
 
     /** A znode whose data is not what mesh writes there. */
     public static final class InvalidNodeException extends Exception {

@@ -4,6 +4,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
+import io.mesh.window.WindowJournal;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.ApplyReport.ContainerResult;
 import io.mesh.zk.Json;
@@ -33,7 +34,8 @@ class ApplierTest {
         zk = new TestZk();
         docker = TestDocker.engine();
         module = TestDocker.uniqueModule("ap");
-        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2));
+        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
     }
 
     @AfterEach

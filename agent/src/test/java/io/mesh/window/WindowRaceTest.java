@@ -48,6 +48,8 @@ class WindowRaceTest {
     private AgentDaemon daemon;
     private String module;
     private String registry;
+    /** Shared by the daemon and the window process, as on a real host (--state-dir). */
+    private Path stateDir;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -56,7 +58,8 @@ class WindowRaceTest {
         module = TestDocker.uniqueModule("wr");
         registry = module + "-registry";
         // A long reconcile interval: landing after the window must not depend on it.
-        AgentConfig config = new AgentConfig(HOST, zk.paths(), Files.createTempDirectory("mesh-agent"), Duration.ofMinutes(10),
+        stateDir = Files.createTempDirectory("mesh-agent");
+        AgentConfig config = new AgentConfig(HOST, zk.paths(), stateDir, Duration.ofMinutes(10),
                 Duration.ofSeconds(2), Duration.ofMinutes(1));
         daemon = new AgentDaemon(config, zk.client(), docker, ProcessRef.current("mesh-agent run (test)"));
         daemon.start();
@@ -109,7 +112,7 @@ class WindowRaceTest {
                 String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
                 Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
                         "window", "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "garbage-collect",
-                        "--state-dir", Files.createTempDirectory("mesh-window").toString())
+                        "--state-dir", stateDir.toString())
                         .redirectErrorStream(true).start();
                 return p.onExit().thenApply(done -> {
                     String out = new String(readAll(done), StandardCharsets.UTF_8);

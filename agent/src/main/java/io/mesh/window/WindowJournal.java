@@ -1,0 +1,164 @@
+package io.mesh.window;
+
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import io.mesh.zk.Json;
+import io.mesh.zk.ProcessRef;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The window journal: what an open window on this host has done, on local disk under {@code --state-dir}, so that
+ * a window whose process dies (kill -9, host reboot) is finished by the next mesh process that takes the module lock
+ * (docs/failure-model.md).
+ *
+ * <p>One file per module, {@code <state-dir>/windows/<module>.json}, written (atomically: temp file + rename)
+ * before the first container is stopped and at each step, deleted once every held container runs again. Every mesh
+ * process on a host must share the same {@code --state-dir} (default {@code /var/lib/mesh/agent}).
+ */
+public final class WindowJournal {
+    private final Path dir;
+
+    /**
+     * One open window.
+     *
+     * @param host          host id
+     * @param module        module name
+     * @param schedule      schedule name
+     * @param window        window id
+     * @param since         when it opened
+     * @param deadline      when its step is to be killed (since + timeout, plus the time to stop the held containers)
+     * @param owner         the process running it
+     * @param ownerStart    that process's start time, to tell it from a later process with the same pid
+     * @param stepContainer Docker name of the step container
+     * @param held          the containers it holds
+     */
+    public record Entry(String host, String module, String schedule, String window, Instant since, Instant deadline,
+                        ProcessRef owner, Instant ownerStart, String stepContainer, List<HeldContainer> held) {
+        /** @return this entry with a container's restart policy to restore recorded */
+        public Entry withRestore(String containerId, String policy) {
+            List<HeldContainer> h = new ArrayList<>();
+            for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), policy) : c);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h));
+        }
+
+        /**
+         * @return true when the process that wrote this entry still runs (same pid and same start time)
+         */
+        @JsonIgnore
+        public boolean ownerAlive() {
+            if (owner == null) return false;
+            Optional<ProcessHandle> p = ProcessHandle.of(owner.pid());
+            if (p.isEmpty() || !p.get().isAlive()) return false;
+            Optional<Instant> start = p.get().info().startInstant();
+            return ownerStart == null || start.isEmpty()
+                    || Math.abs(start.get().toEpochMilli() - ownerStart.toEpochMilli()) < 2_000;
+        }
+
+        /** @return true when this process wrote it */
+        @JsonIgnore
+        public boolean ownedByThisProcess() {
+            return owner != null && owner.pid() == ProcessHandle.current().pid() && ownerAlive();
+        }
+    }
+
+    /**
+     * A container held by a journalled window.
+     *
+     * @param container     Docker name
+     * @param containerId   Docker id
+     * @param restorePolicy restart policy to put back before starting it, or {@code null} when unchanged
+     */
+    public record HeldContainer(String container, String containerId, String restorePolicy) {}
+
+    /**
+     * @param stateDir the agent's {@code --state-dir}; the journal lives in its {@code windows/} folder
+     */
+    public WindowJournal(Path stateDir) {
+        this.dir = stateDir.resolve("windows");
+    }
+
+    /** @return this process's start time, for {@link Entry#ownerStart()} */
+    public static Instant thisProcessStart() {
+        return ProcessHandle.current().info().startInstant().orElse(null);
+    }
+
+    /**
+     * Writes (replaces) the entry of a module, durably: temp file, fsync, atomic rename.
+     *
+     * @param e the entry
+     * @throws UncheckedIOException when the state directory cannot be written: the window must not stop anything then
+     */
+    public void write(Entry e) {
+        try {
+            Files.createDirectories(dir);
+            Path tmp = dir.resolve(e.module() + ".json.tmp");
+            try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.TRUNCATE_EXISTING, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.wrap(Json.bytes(e)));
+                ch.force(true);
+            }
+            try {
+                Files.move(tmp, file(e.module()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException x) {
+                Files.move(tmp, file(e.module()), StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException x) {
+            throw new UncheckedIOException("cannot write the window journal in " + dir + ": " + x.getMessage()
+                    + " (check --state-dir)", x);
+        }
+    }
+
+    /**
+     * @param module module name
+     * @return the module's open window entry, if any; an unreadable file is reported as an exception
+     * @throws UncheckedIOException when the file exists but cannot be read
+     */
+    public Optional<Entry> read(String module) {
+        try {
+            return Optional.of(Json.read(Files.readAllBytes(file(module)), Entry.class));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file(module) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the modules with an entry */
+    public List<String> modules() {
+        List<String> out = new ArrayList<>();
+        if (!Files.isDirectory(dir)) return out;
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, "*.json")) {
+            for (Path p : s) {
+                String n = p.getFileName().toString();
+                out.add(n.substring(0, n.length() - ".json".length()));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + dir + ": " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** Deletes a module's entry; a missing one is fine. */
+    public void delete(String module) {
+        try {
+            Files.deleteIfExists(file(module));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + file(module) + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Path file(String module) {
+        return dir.resolve(module + ".json");
+    }
+}

@@ -1,0 +1,146 @@
+package io.mesh.e2e;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.agent.AgentConfig;
+import io.mesh.agent.AgentDaemon;
+import io.mesh.coordinator.HttpApi;
+import io.mesh.docker.DockerEngine;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestZk;
+import io.mesh.zk.Json;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The whole path on one machine: a push over HTTP to the coordinator lands on real containers through a real agent
+ * daemon; a push during a window reads {@code deferred} naming the window in {@code GET /v1/pushes/{push}}, the held
+ * container shows in {@code GET /v1/held}, and the push reads {@code applied} once the window ends.
+ */
+class WholePathTest {
+    private static final String HOST = "host-a";
+    private TestZk zk;
+    private HttpApi api;
+    private AgentDaemon agent;
+    private DockerEngine docker;
+    private String module;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        zk = new TestZk();
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("e2e");
+        api = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), null);
+        api.start();
+        agent = new AgentDaemon(new AgentConfig(HOST, zk.paths(), Files.createTempDirectory("mesh-e2e"), Duration.ofMinutes(10),
+                Duration.ofSeconds(2), Duration.ofMinutes(1)), zk.client(), docker, ProcessRef.current("mesh-agent run (test)"));
+        agent.start();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        agent.close();
+        api.close();
+        TestDocker.clean(module);
+        zk.close();
+    }
+
+    private String manifest(String mode) {
+        return "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  registry:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    env: {MODE: \"" + mode + "\"}\n    stop-timeout: 2s\n"
+                + "schedules:\n  garbage-collect:\n    cron: \"30 3 * * *\"\n    while-stopped: [registry]\n"
+                + "    step: {image: " + BUSYBOX + ", command: [sleep, \"5\"]}\n    timeout: 1m\n";
+    }
+
+    private JsonNode call(String method, String path, String body, String revision) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(api.uri().toString().replaceAll("/$", "") + path)).timeout(Duration.ofSeconds(10));
+        if (revision != null) b.header("X-Mesh-Revision", revision);
+        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode j = Json.MAPPER.readTree(r.body());
+        ((com.fasterxml.jackson.databind.node.ObjectNode) j).put("_status", r.statusCode());
+        return j;
+    }
+
+    /** @return the state of (host, module) in a push's status */
+    private String state(JsonNode status) {
+        for (JsonNode t : status.path("targets")) {
+            if (t.path("host").asText().equals(HOST) && t.path("module").asText().equals(module)) return t.path("state").asText();
+        }
+        return "absent";
+    }
+
+    private JsonNode target(JsonNode status) {
+        for (JsonNode t : status.path("targets")) {
+            if (t.path("host").asText().equals(HOST) && t.path("module").asText().equals(module)) return t;
+        }
+        throw new AssertionError("no target for " + HOST + "/" + module + " in " + status);
+    }
+
+    @Test
+    void aPushLandsAndAPushDuringAWindowIsDeferredThenApplied() throws Exception {
+        JsonNode first = call("POST", "/v1/pushes", manifest("one"), "r1");
+        assertThat(first.path("_status").asInt()).isEqualTo(202);
+        String push1 = first.path("push").asText();
+        await().atMost(Duration.ofSeconds(60)).until(() -> state(call("GET", "/v1/pushes/" + push1, null, null)).equals("applied"));
+        String id = docker.inspect(module + "-registry").getId();
+        assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();
+
+        Future<WindowResult> window = agent.runWindow(module, "garbage-collect");
+        await().atMost(Duration.ofSeconds(30)).until(() -> call("GET", "/v1/held", null, null).toString().contains(module + "-registry"));
+
+        JsonNode second = call("POST", "/v1/pushes", manifest("two"), "r2");
+        String push2 = second.path("push").asText();
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(call("GET", "/v1/pushes/" + push2, null, null)).equals("deferred"));
+        JsonNode deferred = target(call("GET", "/v1/pushes/" + push2, null, null));
+        assertThat(deferred.toString()).contains("garbage-collect");
+        assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
+        assertThat(docker.inspect(module + "-registry").getState().getRunning()).isFalse();
+
+        assertThat(window.get(2, TimeUnit.MINUTES).outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        await().atMost(Duration.ofSeconds(60)).until(() -> state(call("GET", "/v1/pushes/" + push2, null, null)).equals("applied"));
+        assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=two");
+        assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();
+        assertThat(call("GET", "/v1/held", null, null).toString()).doesNotContain(module + "-registry");
+    }
+
+    @Test
+    void aMalformedPushIsRefusedNamingTheFieldAndChangesNothing() throws Exception {
+        call("POST", "/v1/pushes", manifest("one"), "r1");
+        await().atMost(Duration.ofSeconds(60)).until(() -> docker.inspect(module + "-registry") != null
+                && Boolean.TRUE.equals(docker.inspect(module + "-registry").getState().getRunning()));
+        String id = docker.inspect(module + "-registry").getId();
+        byte[] before = zk.client().getData().forPath(zk.paths().desired(module));
+
+        JsonNode refused = call("POST", "/v1/pushes", manifest("two").replace("while-stopped: [registry]", "while-stopped: [regsitry]"), "r2");
+        assertThat(refused.path("_status").asInt()).isEqualTo(400);
+        JsonNode err = refused.path("errors").get(0);
+        assertThat(err.path("document").asInt()).isEqualTo(1);
+        assertThat(err.path("field").asText()).isEqualTo("schedules.garbage-collect.while-stopped[0]");
+        assertThat(err.path("message").asText()).contains("regsitry").contains("registry");
+
+        assertThat(zk.client().getData().forPath(zk.paths().desired(module))).isEqualTo(before);
+        Thread.sleep(2_000); // give a wrongly-written push time to show
+        assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
+        assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=one");
+    }
+}

@@ -32,6 +32,7 @@ public final class WindowScheduler implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final BiConsumer<String, String> fire;
     private final Map<String, Entry> entries = new HashMap<>();
+    private final java.time.Clock clock;
 
     private record Entry(String key, ScheduledFuture<?> future) {}
 
@@ -40,8 +41,18 @@ public final class WindowScheduler implements AutoCloseable {
      * @param fire  called with (module, schedule) at each cron time
      */
     public WindowScheduler(ScheduledExecutorService timer, BiConsumer<String, String> fire) {
+        this(timer, fire, java.time.Clock.systemUTC());
+    }
+
+    /**
+     * @param timer a scheduled executor that only keeps time
+     * @param fire  called with (module, schedule) at each cron time
+     * @param clock the clock cron times are computed from (tests set it just before a cron time)
+     */
+    public WindowScheduler(ScheduledExecutorService timer, BiConsumer<String, String> fire, java.time.Clock clock) {
         this.timer = timer;
         this.fire = fire;
+        this.clock = clock;
     }
 
     /**
@@ -81,12 +92,13 @@ public final class WindowScheduler implements AutoCloseable {
     private static String key(ScheduleSpec s) { return s.cron() + "|" + s.timezone(); }
 
     private synchronized void arm(String module, String schedule, ScheduleSpec s) {
-        Optional<ZonedDateTime> at = next(s, ZonedDateTime.now());
+        ZonedDateTime now = ZonedDateTime.now(clock);
+        Optional<ZonedDateTime> at = next(s, now);
         if (at.isEmpty()) {
             log.warn("schedule {}/{} ('{}') never fires", module, schedule, s.cron());
             return;
         }
-        long delay = Math.max(0, Duration.between(ZonedDateTime.now(), at.get()).toMillis());
+        long delay = Math.max(0, Duration.between(now, at.get()).toMillis());
         String id = module + "/" + schedule;
         ScheduledFuture<?> f = timer.schedule(() -> {
             synchronized (this) {

@@ -1,0 +1,101 @@
+package io.mesh.apply;
+
+import io.mesh.docker.ObservedContainer;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.ProcessRef;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Planning is pure: desired spec + observed containers + held names → actions and reasons. */
+class ApplyPlannerTest {
+    private static ContainerSpec spec(String image, Map<String, String> env) {
+        return new ContainerSpec(image, List.of("serve"), env, null, null, null, null, null);
+    }
+
+    private static ObservedContainer observed(String id, String name, ContainerSpec s, boolean running, String state) {
+        return new ObservedContainer(id, "store-" + name, name, SpecDiff.hash(s), SpecDiff.canonical(s), "r1", running, state);
+    }
+
+    private static HeldRecord held(String container) {
+        return new HeldRecord("host-a", "store", container, "id-1", "garbage-collect", "w-1", Instant.parse("2026-11-30T03:30:00Z"),
+                new ProcessRef(42, "mesh-agent run"));
+    }
+
+    @Test
+    void missingIsCreatedSameAndRunningIsUnchanged() {
+        ContainerSpec a = spec("img:1", Map.of());
+        Map<String, ContainerSpec> want = new LinkedHashMap<>();
+        want.put("registry", a);
+        want.put("web", a);
+        List<PlannedAction> plan = ApplyPlanner.plan("store", want, List.of(observed("id-1", "registry", a, true, "running")), Map.of());
+        assertThat(plan).extracting(PlannedAction::name, PlannedAction::action)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("registry", PlannedAction.Kind.UNCHANGED),
+                        org.assertj.core.groups.Tuple.tuple("web", PlannedAction.Kind.CREATE));
+        assertThat(plan.get(1).dockerName()).isEqualTo("store-web");
+    }
+
+    @Test
+    void changedSpecAndNotRunningAreRecreatedWithEveryReason() {
+        ContainerSpec before = spec("img:1", Map.of("A", "1", "B", "2"));
+        ContainerSpec after = spec("img:2", Map.of("A", "9", "C", "3"));
+        List<PlannedAction> plan = ApplyPlanner.plan("store", Map.of("registry", after),
+                List.of(observed("id-1", "registry", before, false, "exited (137)")), Map.of());
+        assertThat(plan).singleElement().satisfies(p -> {
+            assertThat(p.action()).isEqualTo(PlannedAction.Kind.RECREATE);
+            assertThat(p.reasons()).containsExactly("image: img:1 -> img:2", "env: added C", "env: removed B", "env: changed A",
+                    "not running: exited (137)");
+            assertThat(p.existingId()).isEqualTo("id-1");
+        });
+    }
+
+    @Test
+    void aHeldContainerIsHeldWhateverElseIsTrue() {
+        ContainerSpec before = spec("img:1", Map.of());
+        ContainerSpec after = spec("img:2", Map.of());
+        // stopped, spec changed, and even absent from the spec: held wins every time
+        List<PlannedAction> plan = ApplyPlanner.plan("store", Map.of("registry", after),
+                List.of(observed("id-1", "registry", before, false, "exited (0)"), observed("id-2", "old", before, false, "exited (0)")),
+                Map.of("store-registry", held("store-registry"), "store-old", held("store-old")));
+        assertThat(plan).extracting(PlannedAction::action).containsOnly(PlannedAction.Kind.HELD);
+        assertThat(plan.get(0).reasons()).containsExactly("held by window garbage-collect since 2026-11-30T03:30:00Z");
+    }
+
+    @Test
+    void orphansAndDuplicatesAreRemoved() {
+        ContainerSpec a = spec("img:1", Map.of());
+        ObservedContainer primary = observed("id-1", "registry", a, true, "running");
+        ObservedContainer leftover = new ObservedContainer("id-2", "store-registry.mesh-prev", "registry", SpecDiff.hash(a),
+                SpecDiff.canonical(a), "r1", false, "exited (0)");
+        ObservedContainer orphan = observed("id-3", "web", a, true, "running");
+        List<PlannedAction> plan = ApplyPlanner.plan("store", Map.of("registry", a), List.of(primary, leftover, orphan), Map.of());
+        assertThat(plan).extracting(PlannedAction::existingId, PlannedAction::action).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("id-1", PlannedAction.Kind.UNCHANGED),
+                org.assertj.core.groups.Tuple.tuple("id-2", PlannedAction.Kind.REMOVE),
+                org.assertj.core.groups.Tuple.tuple("id-3", PlannedAction.Kind.REMOVE));
+        assertThat(plan.get(1).reasons().get(0)).startsWith("duplicate of store-registry");
+        assertThat(plan.get(2).reasons()).containsExactly("no longer in the spec");
+    }
+
+    @Test
+    void anUnknownPreviousSpecStillGivesAReason() {
+        ContainerSpec a = spec("img:1", Map.of());
+        ObservedContainer legacy = new ObservedContainer("id-1", "store-registry", "registry", "0000", null, null, true, "running");
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), List.of(legacy), Map.of()))
+                .singleElement().satisfies(p -> assertThat(p.reasons()).containsExactly("spec changed (the container's previous spec is not recorded)"));
+    }
+
+    @Test
+    void theHashIgnoresMapOrderAndFillsDefaults() {
+        ContainerSpec x = new ContainerSpec("img:1", null, Map.of("A", "1", "B", "2"), null, null, null, null, null);
+        ContainerSpec y = new ContainerSpec("img:1", List.of(), new java.util.TreeMap<>(Map.of("B", "2", "A", "1")), "host", List.of(), List.of(), "unless-stopped", "10s");
+        assertThat(SpecDiff.hash(x)).isEqualTo(SpecDiff.hash(y)).hasSize(16);
+        assertThat(SpecDiff.hash(x)).isNotEqualTo(SpecDiff.hash(spec("img:1", Map.of("A", "1"))));
+    }
+}

@@ -104,7 +104,10 @@ public final class Applier {
         ModuleLock lock = null;
         try {
             desired = store.desired(module);
-            if (desired == null && journal.read(module).isEmpty()) return null;
+            boolean journalled = journal.read(module).isPresent();
+            if (desired == null && !journalled) return null;
+            // A module of another host, with nothing of it here: no lock, no report.
+            if (desired != null && !desired.spec().runsOn(host) && !journalled && docker.moduleContainers(module).isEmpty()) return null;
             while (true) {
                 lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
                 if (!lock.acquire(applyLockWait)) {

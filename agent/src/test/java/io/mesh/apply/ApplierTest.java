@@ -152,6 +152,18 @@ class ApplierTest {
         ApplyReport r = applier.apply(module, () -> false);
         assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerResult.REMOVED);
         assertThat(docker.moduleContainers(module)).isEmpty();
+        // From then on the module is another host's business: no lock taken, no report written here.
+        var stat = zk.client().checkExists().forPath(zk.paths().report("host-a", module));
+        assertThat(applier.apply(module, () -> false)).isNull();
+        assertThat(zk.client().checkExists().forPath(zk.paths().report("host-a", module)).getMzxid()).isEqualTo(stat.getMzxid());
+    }
+
+    @Test
+    void aModuleOfAnotherHostIsNotReportedHere() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false).replace("hosts: [host-a]", "hosts: [host-b]"), "r1");
+        assertThat(applier.apply(module, () -> false)).isNull();
+        assertThat(zk.client().checkExists().forPath(zk.paths().report("host-a", module))).isNull();
+        assertThat(docker.moduleContainers(module)).isEmpty();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.apply.Policy;
 import io.mesh.zk.ZkPaths;
 
 import java.nio.file.Path;
@@ -14,9 +15,30 @@ import java.time.Duration;
  * @param reconcileInterval how often every module is applied even without a change ({@code --reconcile-interval}, 60 s)
  * @param applyLockWait     how long an apply waits for the module lock before reporting {@code deferred} (2 s)
  * @param windowLockWait    how long a window waits for the module lock (an apply in progress) before failing (10 min)
+ * @param policy            what containers and steps may do to this host ({@code --allow-*}; {@link Policy#DEFAULT})
  */
 public record AgentConfig(String host, ZkPaths paths, Path stateDir, Duration reconcileInterval,
-                          Duration applyLockWait, Duration windowLockWait) {
+                          Duration applyLockWait, Duration windowLockWait, Policy policy) {
     /** mesh's version, as {@code /mesh/agents/<host>} reports it. */
     public static final String VERSION = "0.1.0";
+
+    /** A null policy is {@link Policy#DEFAULT}. */
+    public AgentConfig {
+        policy = policy == null ? Policy.DEFAULT : policy;
+    }
+
+    /**
+     * A configuration with the default {@link Policy}.
+     *
+     * @param host              this host's id
+     * @param paths             the ZooKeeper layout
+     * @param stateDir          local state directory
+     * @param reconcileInterval reconcile interval
+     * @param applyLockWait     apply lock wait
+     * @param windowLockWait    window lock wait
+     */
+    public AgentConfig(String host, ZkPaths paths, Path stateDir, Duration reconcileInterval,
+                       Duration applyLockWait, Duration windowLockWait) {
+        this(host, paths, stateDir, reconcileInterval, applyLockWait, windowLockWait, Policy.DEFAULT);
+    }
 }

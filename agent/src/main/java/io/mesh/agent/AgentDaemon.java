@@ -77,8 +77,8 @@ public final class AgentDaemon implements AutoCloseable {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
-        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal);
-        this.windows = new WindowRunner(store, docker, config.host(), process, journal);
+        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy());
+        this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
         this.scheduler = new WindowScheduler(timer, this::runWindow);
         this.cache = CuratorCache.build(client, config.paths().desired());
@@ -99,8 +99,8 @@ public final class AgentDaemon implements AutoCloseable {
         for (String module : journal.modules()) worker(module).request();
         long every = config.reconcileInterval().toMillis();
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
-        log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms started", config.host(),
-                config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis());
+        log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] started", config.host(),
+                config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy());
     }
 
     private void desiredChanged(ChildData node) {

@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.apply.Policy;
 import io.mesh.docker.DockerEngine;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
@@ -8,6 +9,7 @@ import io.mesh.zk.MeshStore;
 import io.mesh.zk.MeshZk;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.WindowResult;
+import io.mesh.zk.ZkAuth;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import picocli.CommandLine;
@@ -17,6 +19,8 @@ import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -25,7 +29,8 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>
  * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--state-dir DIR]
- *                   [--reconcile-interval 60s] [--apply-lock-wait 2s]
+ *                   [--reconcile-interval 60s] [--apply-lock-wait 2s] [--zk-auth-file F]
+ *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-cap CAP]...
  * mesh-agent window --host H --module M --schedule S [same common options]
  * </pre>
  *
@@ -38,6 +43,7 @@ import java.util.concurrent.CountDownLatch;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:the window or its step failed", "2:bad usage", "3:ZooKeeper or Docker unreachable"})
 public final class AgentMain implements Runnable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AgentMain.class);
     /** Exit code when ZooKeeper or Docker cannot be reached. */
     public static final int UNREACHABLE = 3;
 
@@ -58,9 +64,36 @@ public final class AgentMain implements Runnable {
         @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
         String windowLockWait;
 
+        @Option(names = "--zk-auth-file", paramLabel = "FILE",
+                description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
+                        + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only "
+                        + "and readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
+        Path zkAuthFile;
+        @Option(names = "--allow-host-path", paramLabel = "PREFIX",
+                description = "Allow containers and steps to bind host paths under PREFIX (repeatable). Default: none, named volumes only.")
+        List<String> allowHostPath = new ArrayList<>();
+        @Option(names = "--allow-privileged", description = "Allow containers with privileged: true (default: refused).")
+        boolean allowPrivileged;
+        @Option(names = "--allow-host-pid", description = "Allow containers with pid: host (default: refused).")
+        boolean allowHostPid;
+        @Option(names = "--allow-cap", paramLabel = "CAP",
+                description = "Allow containers to cap-add CAP, such as NET_ADMIN (repeatable). Default: none.")
+        List<String> allowCap = new ArrayList<>();
+
         AgentConfig config(Duration reconcile) {
             return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
-                    io.mesh.manifest.Durations.parse(applyLockWait), io.mesh.manifest.Durations.parse(windowLockWait));
+                    io.mesh.manifest.Durations.parse(applyLockWait), io.mesh.manifest.Durations.parse(windowLockWait),
+                    new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
+        }
+
+        /** @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured */
+        CuratorFramework connect(AgentConfig config) throws Exception {
+            ZkAuth auth = ZkAuth.resolve(zkAuthFile, System.getenv());
+            if (auth == null) {
+                LOG.warn("no ZooKeeper credentials (--zk-auth-file or {}): ACLs are open, anyone who reaches ZooKeeper "
+                        + "can lock, hold and push; set them in production (docs/security.md)", ZkAuth.ENV);
+            }
+            return MeshZk.connect(zk, Duration.ofSeconds(30), auth, config.paths());
         }
     }
 
@@ -82,7 +115,7 @@ public final class AgentMain implements Runnable {
             AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval));
             DockerEngine docker = new DockerEngine(common.dockerHost);
             docker.ping();
-            CuratorFramework client = MeshZk.connect(common.zk, Duration.ofSeconds(30));
+            CuratorFramework client = common.connect(config);
             AgentDaemon daemon = new AgentDaemon(config, client, docker, ProcessRef.current("mesh-agent run"));
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -110,10 +143,10 @@ public final class AgentMain implements Runnable {
         public Integer call() throws Exception {
             AgentConfig config = common.config(Duration.ofSeconds(60));
             try (DockerEngine docker = new DockerEngine(common.dockerHost);
-                 CuratorFramework client = MeshZk.connect(common.zk, Duration.ofSeconds(30))) {
+                 CuratorFramework client = common.connect(config)) {
                 docker.ping();
                 WindowRunner runner = new WindowRunner(new MeshStore(client, config.paths()), docker, config.host(),
-                        ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()));
+                        ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy());
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
                 System.out.println(Json.text(r));
                 return r.succeeded() ? 0 : 1;

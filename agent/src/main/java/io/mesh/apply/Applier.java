@@ -62,6 +62,7 @@ public final class Applier {
     private final WindowJournal journal;
     private final WindowRecovery recovery;
     private final SessionGuard session;
+    private final Policy policy;
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -75,6 +76,21 @@ public final class Applier {
      */
     public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
                    WindowJournal journal) {
+        this(store, docker, host, process, applyLockWait, journal, Policy.DEFAULT);
+    }
+
+    /**
+     * @param store         ZooKeeper access
+     * @param docker        the local engine
+     * @param host          this host's id
+     * @param process       this process, for lock nodes
+     * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
+     * @param journal       the host's window journal ({@code --state-dir})
+     * @param policy        what containers may do to this host; checked before every create and recreate
+     */
+    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
+                   WindowJournal journal, Policy policy) {
+        this.policy = policy;
         this.store = store;
         this.docker = docker;
         this.host = host;
@@ -238,6 +254,8 @@ public final class Applier {
     private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
                                     Runnable beforeDockerCall) {
         String id = a.existingId();
+        ContainerResult refused = policy.refuse(a, spec); // before anything is created, stopped or pulled
+        if (refused != null) return refused;
         try {
             if (a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED) beforeDockerCall.run();
             switch (a.action()) {

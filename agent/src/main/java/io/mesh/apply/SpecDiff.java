@@ -89,6 +89,9 @@ public final class SpecDiff {
         field(r, "volumes", before.volumes(), after.volumes());
         field(r, "restart", before.restart(), after.restart());
         field(r, "stop-timeout", before.stopTimeout(), after.stopTimeout());
+        field(r, "privileged", before.runsPrivileged(), after.runsPrivileged());
+        field(r, "pid", before.pid(), after.pid());
+        field(r, "cap-add", before.capAdd(), after.capAdd());
         return r;
     }
 

@@ -9,6 +9,7 @@ import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Frame;
@@ -185,6 +186,10 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
                 .withNetworkMode(spec.network())
                 .withRestartPolicy(RestartPolicy.parse(spec.restart()))
                 .withBinds(spec.volumes().stream().map(Bind::parse).toList());
+        // What the agent's Policy allowed (it refuses these unless configured to allow them).
+        if (spec.runsPrivileged()) hc.withPrivileged(true);
+        if (spec.sharesHostPid()) hc.withPidMode(ContainerSpec.PID_HOST);
+        if (!spec.capAdd().isEmpty()) hc.withCapAdd(spec.capAdd().stream().map(Capability::valueOf).toArray(Capability[]::new));
         // Published ports mean something only on a bridge network; Docker discards them with host or none.
         if (!spec.ports().isEmpty() && !spec.network().equals("host") && !spec.network().equals("none")) {
             Ports ports = new Ports();

@@ -19,12 +19,19 @@ import java.util.TreeMap;
  * @param volumes     {@code "<named volume or absolute host path>:<container path>[:ro]"}
  * @param restart     {@code no | on-failure | unless-stopped | always}; default {@code unless-stopped}
  * @param stopTimeout how long a stop waits before SIGKILL, as {@code 10s}; default {@code 10s} (a mesh extension)
+ * @param privileged  {@code true} for Docker's privileged mode, else {@code null} (a mesh extension; an agent refuses
+ *                    it unless started with {@code --allow-privileged})
+ * @param pid         {@code host} to share the host's PID namespace, else {@code null} (a mesh extension; refused
+ *                    unless {@code --allow-host-pid})
+ * @param capAdd      Linux capabilities to add, such as {@code NET_ADMIN} (a mesh extension; each refused unless
+ *                    {@code --allow-cap NAME})
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                             List<String> ports, List<String> volumes, String restart,
-                            @JsonProperty("stop-timeout") String stopTimeout) {
+                            @JsonProperty("stop-timeout") String stopTimeout, Boolean privileged, String pid,
+                            @JsonProperty("cap-add") List<String> capAdd) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -32,6 +39,14 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
     /** Default stop timeout. */
     public static final String DEFAULT_STOP_TIMEOUT = "10s";
 
+    /** The one {@code pid} value mesh knows: the host's PID namespace. */
+    public static final String PID_HOST = "host";
+
+    /**
+     * Normalises: missing lists and maps are empty, defaults are filled in, and {@code privileged: false} is
+     * {@code null}, so that a spec without the security fields has the same canonical form (and spec hash) as
+     * before they existed.
+     */
     public ContainerSpec {
         command = command == null ? List.of() : List.copyOf(command);
         env = env == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(env));
@@ -40,7 +55,15 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
         restart = restart == null ? DEFAULT_RESTART : restart;
         stopTimeout = stopTimeout == null ? DEFAULT_STOP_TIMEOUT : stopTimeout;
+        privileged = Boolean.TRUE.equals(privileged) ? Boolean.TRUE : null;
+        capAdd = capAdd == null ? List.of() : List.copyOf(capAdd);
     }
+
+    /** @return true when the container asks for Docker's privileged mode */
+    public boolean runsPrivileged() { return Boolean.TRUE.equals(privileged); }
+
+    /** @return true when the container asks for the host's PID namespace */
+    public boolean sharesHostPid() { return PID_HOST.equals(pid); }
 
     /** @return the stop timeout in whole seconds */
     public int stopTimeoutSeconds() { return (int) Durations.parse(stopTimeout).toSeconds(); }

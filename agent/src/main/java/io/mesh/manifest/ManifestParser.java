@@ -54,7 +54,15 @@ public final class ManifestParser {
     private static final Set<String> RESTART = Set.of("no", "on-failure", "unless-stopped", "always");
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules");
-    private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout");
+    private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout",
+            "privileged", "pid", "cap-add");
+    /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
+    public static final Set<String> CAPABILITIES = Set.of("ALL", "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND",
+            "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER",
+            "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE",
+            "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_BOOT",
+            "SYS_CHROOT", "SYSLOG", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE",
+            "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM");
     private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout");
     private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
 
@@ -331,6 +339,26 @@ public final class ManifestParser {
             c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
         }
         c.duration(node.get("stop-timeout"), path + ".stop-timeout", java.time.Duration.ofHours(24));
+        JsonNode privileged = node.get("privileged");
+        if (privileged != null && !privileged.isBoolean()) {
+            c.error(path + ".privileged", "must be true or false; got " + show(privileged));
+        }
+        JsonNode pid = node.get("pid");
+        if (pid != null && !(pid.isTextual() && pid.asText().equals(ContainerSpec.PID_HOST))) {
+            c.error(path + ".pid", "must be host (share the host's process namespace), or left out; got " + show(pid));
+        }
+        List<String> caps = c.stringList(node.get("cap-add"), path + ".cap-add", false);
+        if (caps != null) {
+            Set<String> dup = new HashSet<>();
+            for (int i = 0; i < caps.size(); i++) {
+                String cap = caps.get(i);
+                if (!CAPABILITIES.contains(cap)) {
+                    c.error(path + ".cap-add[" + i + "]", "'" + Check.printable(cap) + "' is not a Linux capability: use an upper-case name without CAP_, such as NET_ADMIN or SYS_PTRACE");
+                } else if (!dup.add(cap)) {
+                    c.error(path + ".cap-add[" + i + "]", "'" + cap + "' is listed twice: name each capability once");
+                }
+            }
+        }
     }
 
     private static boolean portOk(String p) {

@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.apply.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
@@ -64,6 +65,7 @@ public final class WindowRunner {
     private final ProcessRef process;
     private final WindowJournal journal;
     private final WindowRecovery recovery;
+    private final Policy policy;
 
     /**
      * @param store   ZooKeeper access
@@ -73,6 +75,20 @@ public final class WindowRunner {
      * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
      */
     public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal) {
+        this(store, docker, host, process, journal, Policy.DEFAULT);
+    }
+
+    /**
+     * @param store   ZooKeeper access
+     * @param docker  the local container runtime
+     * @param host    this host's id
+     * @param process this process, for the lock, window and held nodes
+     * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
+     * @param policy  what a step may mount from this host; checked before anything is stopped
+     */
+    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
+                        Policy policy) {
+        this.policy = policy;
         this.store = store;
         this.docker = docker;
         this.host = host;
@@ -178,6 +194,10 @@ public final class WindowRunner {
             if (s == null) {
                 return finish(module, failed(schedule, windowId, since, List.of(),
                         "module " + module + " has no schedule '" + schedule + "'; it has " + desired.spec().schedules().keySet()), desired);
+            }
+            if (!policy.refusals(s.step()).isEmpty()) { // before anything is stopped
+                return finish(module, failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
+                        + String.join("; ", policy.refusals(s.step()))), desired);
             }
             return finish(module, hold(desired.spec(), schedule, s, windowId, since, lock), desired);
         } catch (InterruptedException e) {

@@ -243,6 +243,30 @@ class ManifestParserTest {
     }
 
     @Test
+    void securityFieldsParseAndAreAbsentByDefault() throws Exception {
+        ContainerSpec plain = parser.parse(GOOD).get(0).containers().get("registry");
+        assertThat(plain.runsPrivileged()).isFalse();
+        assertThat(plain.privileged()).isNull();
+        assertThat(plain.sharesHostPid()).isFalse();
+        assertThat(plain.capAdd()).isEmpty();
+        assertThat(parser.parse(container("privileged: false")).get(0).containers().get("registry")).isEqualTo(plain);
+
+        ContainerSpec c = parser.parse(container("privileged: true", "pid: host", "cap-add: [NET_ADMIN, SYS_PTRACE]"))
+                .get(0).containers().get("registry");
+        assertThat(c.runsPrivileged()).isTrue();
+        assertThat(c.sharesHostPid()).isTrue();
+        assertThat(c.capAdd()).containsExactly("NET_ADMIN", "SYS_PTRACE");
+    }
+
+    /** Specs without the security fields keep the canonical form (and so the spec hash) they had before the fields existed. */
+    @Test
+    void securityFieldsLeaveTheCanonicalFormOfOtherSpecsAlone() throws Exception {
+        ContainerSpec plain = parser.parse(container("privileged: false")).get(0).containers().get("registry");
+        assertThat(io.mesh.apply.SpecDiff.canonical(plain))
+                .isEqualTo("{\"image\":\"mesh-demo/registry:2.8.2\",\"network\":\"host\",\"restart\":\"unless-stopped\",\"stop-timeout\":\"10s\"}");
+    }
+
+    @Test
     void longestNameIsAccepted() throws Exception {
         String name40 = "a".repeat(40);
         assertThat(parser.parse("module: " + name40 + "\nhosts: [host-a]\n" + CONTAINERS).get(0).module()).isEqualTo(name40);
@@ -285,10 +309,18 @@ class ManifestParserTest {
                 arguments("network with a space", container("network: \"my net\""), 1, "containers.registry.network", "network name"),
                 // unknown fields at every level
                 arguments("unknown module field", GOOD + "replicas: 2\n", 1, "replicas", "allowed here are"),
-                arguments("unknown container field", container("privileged: true"), 1, "containers.registry.privileged", "allowed here are"),
+                arguments("unknown container field", container("user: root"), 1, "containers.registry.user", "allowed here are"),
                 arguments("unknown schedule field", schedule(CRON, STEP, "retries: 3"), 1, "schedules.gc.retries", "allowed here are"),
                 arguments("unknown step field", schedule(CRON, "step: {image: x, user: root}"), 1, "schedules.gc.step.user", "allowed here are"),
                 arguments("camelCase stopTimeout", container("stopTimeout: 5s"), 1, "containers.registry.stopTimeout", "stop-timeout"),
+                // security fields (privileged, pid, cap-add)
+                arguments("privileged is a string", container("privileged: \"yes please\""), 1, "containers.registry.privileged", "true or false"),
+                arguments("pid is not host", container("pid: container:other"), 1, "containers.registry.pid", "must be host"),
+                arguments("cap-add is a string", container("cap-add: NET_ADMIN"), 1, "containers.registry.cap-add", "list of strings"),
+                arguments("cap-add unknown capability", container("cap-add: [NET_ADMIN, FLY]"), 1, "containers.registry.cap-add[1]", "not a Linux capability"),
+                arguments("cap-add with CAP_ prefix", container("cap-add: [CAP_NET_ADMIN]"), 1, "containers.registry.cap-add[0]", "without CAP_"),
+                arguments("cap-add lower-case", container("cap-add: [net_admin]"), 1, "containers.registry.cap-add[0]", "upper-case"),
+                arguments("cap-add listed twice", container("cap-add: [NET_ADMIN, NET_ADMIN]"), 1, "containers.registry.cap-add[1]", "name each capability once"),
                 // bad names
                 arguments("upper-case module", "module: Store\nhosts: [host-a]\n" + CONTAINERS, 1, "module", "lower-case letters"),
                 arguments("41-character module", "module: " + name41 + "\nhosts: [host-a]\n" + CONTAINERS, 1, "module", "at most 40 characters"),

@@ -74,13 +74,12 @@ public final class MeshZk {
                 .connectionTimeoutMs((int) CONNECTION_TIMEOUT.toMillis())
                 .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000));
         if (auth != null) {
-            List<ACL> acl = auth.acl();
             b.authorization(ZkAuth.SCHEME, auth.credentials()).aclProvider(new ACLProvider() {
                 @Override
-                public List<ACL> getDefaultAcl() { return acl; }
+                public List<ACL> getDefaultAcl() { return auth.acl(); }
 
                 @Override
-                public List<ACL> getAclForPath(String path) { return acl; }
+                public List<ACL> getAclForPath(String path) { return auth.acl(); }
             });
         }
         CuratorFramework client = b.build();

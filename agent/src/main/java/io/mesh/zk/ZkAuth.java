@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -111,7 +112,8 @@ public final class ZkAuth {
 
     /** @return the ACL of every node mesh creates: this identity may do everything, anyone may read */
     public List<ACL> acl() {
-        return List.of(new ACL(ZooDefs.Perms.ALL, id), new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+        // A mutable list: ZooKeeper's client asks it contains(null), which List.of refuses with an exception.
+        return new ArrayList<>(List.of(new ACL(ZooDefs.Perms.ALL, id), new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE)));
     }
 
     /** @return the user only; the password is never printed */

@@ -7,6 +7,7 @@ import io.mesh.zk.Json;
 import io.mesh.zk.MeshZk;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 
@@ -20,10 +21,22 @@ public final class TestZk implements AutoCloseable {
     private final ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
     private int pushes;
 
-    /** Starts a server and a client. */
+    /** Starts a server on 127.0.0.1 (admin server off) and a client. */
     public TestZk() throws Exception {
-        server = new TestingServer(true);
+        server = new TestingServer(loopbackSpec(), true);
         client = MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20));
+    }
+
+    /** @return a TestingServer spec whose client port listens on 127.0.0.1 only, on a free port, admin server off */
+    public static InstanceSpec loopbackSpec() throws java.io.IOException {
+        return new InstanceSpec(null, freePort(), freePort(), freePort(), true, 1, -1, -1,
+                java.util.Map.of("clientPortAddress", "127.0.0.1", "admin.enableServer", "false"), "127.0.0.1");
+    }
+
+    private static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
     }
 
     /** @return the connect string, such as {@code 127.0.0.1:43211} */

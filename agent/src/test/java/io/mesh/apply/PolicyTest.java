@@ -1,0 +1,222 @@
+package io.mesh.apply;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.Capability;
+import io.mesh.docker.DockerEngine;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestZk;
+import io.mesh.window.WindowRunner;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.WindowResult;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The agent's policy against a real Docker engine and ZooKeeper: host paths outside the allowed prefixes,
+ * privileged mode, host PID and added capabilities are refused (reported {@code failed} with the reason, nothing
+ * created, what runs keeps running) unless the agent's configuration allows them.
+ */
+class PolicyTest {
+    private static TestZk zk;
+    private DockerEngine docker;
+    private String module;
+    private Path allowed;
+
+    @BeforeAll
+    static void startZk() throws Exception { zk = new TestZk(); }
+
+    @AfterAll
+    static void stopZk() throws Exception { zk.close(); }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("pol");
+        allowed = Files.createTempDirectory("mesh-policy");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        TestDocker.clean(module, module + "-data");
+        try (var files = Files.walk(allowed)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private Applier applier(Policy policy) {
+        return new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2), policy);
+    }
+
+    /** A module with container {@code web} carrying these extra lines. */
+    private String yaml(String... extra) {
+        StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX
+                + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 1s\n");
+        for (String e : extra) b.append("    ").append(e).append('\n');
+        return b.toString();
+    }
+
+    private static ContainerResult web(ApplyReport r) {
+        return r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
+    }
+
+    @Test
+    void byDefaultEachRiskyFieldIsRefusedNamingTheOptionAndNothingIsCreated() throws Exception {
+        Applier applier = applier(Policy.DEFAULT);
+        List<List<String>> cases = List.of(
+                List.of("privileged: true", "--allow-privileged"),
+                List.of("pid: host", "--allow-host-pid"),
+                List.of("cap-add: [NET_ADMIN]", "--allow-cap NET_ADMIN"),
+                List.of("volumes: [\"" + allowed + ":/data\"]", "--allow-host-path"),
+                List.of("volumes: [\"/:/host\"]", "--allow-host-path"));
+        int rev = 0;
+        for (List<String> c : cases) {
+            zk.setDesired(yaml(c.get(0)), "r" + ++rev);
+            ApplyReport r = applier.apply(module, () -> false);
+            assertThat(r.outcome()).as(c.get(0)).isEqualTo(ApplyReport.FAILED);
+            assertThat(web(r).action()).isEqualTo(ContainerResult.FAILED);
+            assertThat(web(r).reasons()).as(c.get(0)).anySatisfy(s -> assertThat(s).contains("refused by this agent's policy", c.get(1)));
+            assertThat(r.error()).contains(module + "-web", c.get(1));
+            assertThat(docker.moduleContainers(module)).as(c.get(0)).isEmpty();
+            assertThat(docker.idByName(module + "-web")).isNull();
+        }
+        // A named volume needs no permission.
+        zk.setDesired(yaml("volumes: [\"" + module + "-data:/data\"]"), "r" + ++rev);
+        ApplyReport ok = applier.apply(module, () -> false);
+        assertThat(ok.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(web(ok).action()).isEqualTo(ContainerResult.CREATED);
+    }
+
+    @Test
+    void aRefusedRecreateLeavesTheRunningContainerRunning() throws Exception {
+        Applier applier = applier(Policy.DEFAULT);
+        zk.setDesired(yaml(), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        InspectContainerResponse before = docker.inspect(module + "-web");
+
+        zk.setDesired(yaml("privileged: true", "cap-add: [SYS_ADMIN]"), "r2");
+        ApplyReport r = applier.apply(module, () -> false);
+
+        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(web(r).reasons()).contains("privileged: false -> true", "cap-add: [] -> [SYS_ADMIN]");
+        assertThat(web(r).reasons()).anySatisfy(s -> assertThat(s).contains("--allow-privileged"))
+                .anySatisfy(s -> assertThat(s).contains("--allow-cap SYS_ADMIN"));
+        assertThat(web(r).id()).isEqualTo(before.getId());
+        InspectContainerResponse after = docker.inspect(module + "-web");
+        assertThat(after.getId()).isEqualTo(before.getId());
+        assertThat(after.getState().getRunning()).isTrue();
+        assertThat(after.getState().getStartedAt()).isEqualTo(before.getState().getStartedAt());
+        assertThat(after.getHostConfig().getPrivileged()).isFalse();
+        assertThat(docker.moduleContainers(module)).hasSize(1);
+    }
+
+    @Test
+    void whatTheConfigurationAllowsIsCreatedAsAsked() throws Exception {
+        Path data = Files.createDirectory(allowed.resolve("data"));
+        Applier applier = applier(new Policy(List.of(allowed.toString()), false, true, List.of("NET_ADMIN")));
+        zk.setDesired(yaml("pid: host", "cap-add: [NET_ADMIN]", "volumes: [\"" + data + ":/data:ro\"]"), "r1");
+
+        ApplyReport r = applier.apply(module, () -> false);
+
+        assertThat(r.outcome()).isEqualTo(ApplyReport.APPLIED);
+        InspectContainerResponse c = docker.inspect(module + "-web");
+        assertThat(c.getState().getRunning()).isTrue();
+        assertThat(c.getHostConfig().getPidMode()).isEqualTo("host");
+        assertThat(c.getHostConfig().getCapAdd()).containsExactly(Capability.NET_ADMIN);
+        assertThat(c.getHostConfig().getBinds()).extracting(b -> b.getPath()).containsExactly(data.toString());
+
+        // A capability the configuration does not name is still refused, and the container keeps running.
+        zk.setDesired(yaml("pid: host", "cap-add: [NET_ADMIN, SYS_MODULE]", "volumes: [\"" + data + ":/data:ro\"]"), "r2");
+        ApplyReport r2 = applier.apply(module, () -> false);
+        assertThat(r2.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r2.error()).contains("cap-add: SYS_MODULE").doesNotContain("cap-add: NET_ADMIN is not");
+        assertThat(docker.inspect(module + "-web").getId()).isEqualTo(c.getId());
+        assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
+    }
+
+    /**
+     * With {@code --allow-privileged} the policy lets a privileged container through to Docker, which creates it
+     * privileged. (This machine's engine runs without every capability in its bounding set, so runc may refuse to
+     * start it; the apply then reports the engine's error, not a policy refusal.)
+     */
+    @Test
+    void allowPrivilegedLetsAPrivilegedContainerReachTheEngine() throws Exception {
+        Applier applier = applier(new Policy(List.of(), true, false, List.of()));
+        zk.setDesired(yaml("privileged: true"), "r1");
+        java.time.Instant from = java.time.Instant.now();
+
+        ApplyReport r = applier.apply(module, () -> false);
+
+        assertThat(web(r).reasons()).noneMatch(s -> s.contains("policy"));
+        assertThat(TestDocker.events(module, from, java.time.Instant.now()))
+                .anySatisfy(e -> {
+                    assertThat(TestDocker.action(e)).isEqualTo("create");
+                    assertThat(TestDocker.name(e)).isEqualTo(module + "-web");
+                });
+        if (r.outcome().equals(ApplyReport.APPLIED)) {
+            assertThat(docker.inspect(module + "-web").getHostConfig().getPrivileged()).isTrue();
+        } else {
+            assertThat(r.error()).contains("create failed");
+            assertThat(docker.moduleContainers(module)).isEmpty();
+        }
+    }
+
+    @Test
+    void hostPathsAreComparedByComponentAndAfterResolvingLinks() throws Exception {
+        Policy p = new Policy(List.of(allowed.toString()), false, false, List.of());
+        ManifestParser parser = new ManifestParser();
+        Path link = Files.createSymbolicLink(allowed.resolve("etc"), Path.of("/etc"));
+        Files.createSymbolicLink(allowed.resolve("dangling"), Path.of("/nonexistent-mesh-target"));
+
+        assertThat(p.refusals(parser.parse(yaml("volumes: [\"" + allowed + "/sub/dir:/d\"]")).get(0).containers().get("web"))).isEmpty();
+        assertThat(p.refusals(parser.parse(yaml("volumes: [\"" + allowed + "2:/d\"]")).get(0).containers().get("web")))
+                .singleElement().asString().contains("not under an allowed prefix");
+        assertThat(p.refusals(parser.parse(yaml("volumes: [\"" + link + ":/d\"]")).get(0).containers().get("web")))
+                .singleElement().asString().contains("host path " + link);
+        assertThat(p.refusals(parser.parse(yaml("volumes: [\"" + link + "/newdir:/d\"]")).get(0).containers().get("web"))).hasSize(1);
+        assertThat(p.refusals(parser.parse(yaml("volumes: [\"" + allowed + "/dangling:/d\"]")).get(0).containers().get("web"))).hasSize(1);
+        assertThat(new Policy(List.of("/"), false, false, List.of())
+                .refusals(parser.parse(yaml("volumes: [\"/etc:/d:ro\"]")).get(0).containers().get("web"))).isEmpty();
+        assertThatThrownBy(() -> new Policy(List.of("srv/mesh"), false, false, List.of())).hasMessageContaining("--allow-host-path");
+        assertThatThrownBy(() -> new Policy(List.of("/srv/../etc"), false, false, List.of())).hasMessageContaining("absolute, clean");
+        assertThat(Policy.DEFAULT.toString()).contains("host paths under none", "privileged refused");
+    }
+
+    @Test
+    void aStepWithARefusedHostPathFailsTheWindowBeforeAnythingIsStopped() throws Exception {
+        String yaml = yaml() + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
+                + "    step: {image: " + BUSYBOX + ", command: [\"true\"], volumes: [\"/etc:/host-etc:ro\"]}\n    timeout: 1m\n";
+        zk.setDesired(yaml, "r1");
+        assertThat(applier(Policy.DEFAULT).apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        InspectContainerResponse before = docker.inspect(module + "-web");
+
+        WindowRunner runner = new WindowRunner(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Policy.DEFAULT);
+        WindowResult w = runner.run(module, "gc", Duration.ofSeconds(5));
+
+        assertThat(w.succeeded()).isFalse();
+        assertThat(w.outcome()).isEqualTo(WindowResult.FAILED);
+        assertThat(w.error()).contains("step refused by this agent's policy", "/etc", "--allow-host-path");
+        InspectContainerResponse after = docker.inspect(module + "-web");
+        assertThat(after.getState().getRunning()).isTrue();
+        assertThat(after.getState().getStartedAt()).isEqualTo(before.getState().getStartedAt());
+        assertThat(docker.containersWithLabel(io.mesh.docker.Labels.WINDOW, null)).noneMatch(id -> {
+            InspectContainerResponse i = docker.inspect(id);
+            return i != null && module.equals(i.getConfig().getLabels().get(io.mesh.docker.Labels.MODULE));
+        });
+    }
+}

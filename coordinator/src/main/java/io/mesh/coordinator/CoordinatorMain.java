@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import io.mesh.zk.MeshZk;
+import io.mesh.zk.ZkAuth;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
@@ -77,6 +78,17 @@ public final class CoordinatorMain implements Runnable {
                         + "Default: the MESH_TOKEN environment variable; neither set means no token is required.")
         Path tokenFile;
 
+        @Option(names = "--webhook-secret-file", paramLabel = "FILE",
+                description = "File holding the shared secret of signed pushes: POST /v1/pushes is also accepted with "
+                        + "X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body> (the form Git forges send). Default: none.")
+        Path webhookSecretFile;
+
+        @Option(names = "--zk-auth-file", paramLabel = "FILE",
+                description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
+                        + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only and "
+                        + "readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
+        Path zkAuthFile;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -94,10 +106,14 @@ public final class CoordinatorMain implements Runnable {
             ZkPaths paths;
             InetSocketAddress address;
             BearerToken token;
+            WebhookSecret webhook;
+            ZkAuth zkAuth;
             try {
                 paths = new ZkPaths(zkRoot);
                 address = parseListen(listen);
                 token = loadToken();
+                webhook = loadWebhookSecret();
+                zkAuth = ZkAuth.resolve(zkAuthFile, System.getenv());
             } catch (IllegalArgumentException e) {
                 err.println("mesh-coordinator: " + e.getMessage());
                 err.flush();
@@ -114,11 +130,21 @@ public final class CoordinatorMain implements Runnable {
                     out.println("embedded ZooKeeper: " + connect + " (data in " + stateDir.resolve("zookeeper").toAbsolutePath() + ")");
                     out.flush();
                 }
-                client = MeshZk.connect(connect, Duration.ofSeconds(30));
-                api = new HttpApi(client, paths, address, token);
+                if (zkAuth == null) {
+                    LOG.warn("no ZooKeeper credentials (--zk-auth-file or {}): ACLs are open, anyone who reaches ZooKeeper "
+                            + "can lock, hold and push; set them in production (docs/security.md)", ZkAuth.ENV);
+                }
+                if (token == null && webhook == null) {
+                    LOG.warn("no push credentials (--token-file, {} or --webhook-secret-file): anyone who reaches {} can push",
+                            BearerToken.ENV, address);
+                }
+                client = MeshZk.connect(connect, Duration.ofSeconds(30), zkAuth, paths);
+                api = new HttpApi(client, paths, address, token, webhook);
                 api.start();
                 out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
-                        + (token == null ? ", no token" : ", token required for POST /v1/pushes") + ")");
+                        + (zkAuth == null ? ", open ZooKeeper ACLs" : ", ZooKeeper user " + zkAuth.user())
+                        + (token == null && webhook == null ? ", no token" : ", POST /v1/pushes needs "
+                        + (token != null && webhook != null ? "a token or a webhook signature" : token != null ? "a token" : "a webhook signature")) + ")");
                 out.flush();
             } catch (Exception e) {
                 err.println("mesh-coordinator: cannot start: " + e.getMessage());
@@ -147,6 +173,15 @@ public final class CoordinatorMain implements Runnable {
             }
             String env = System.getenv(BearerToken.ENV);
             return env == null || env.isBlank() ? null : BearerToken.of(env);
+        }
+
+        private WebhookSecret loadWebhookSecret() {
+            if (webhookSecretFile == null) return null;
+            try {
+                return WebhookSecret.fromFile(webhookSecretFile);
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("--webhook-secret-file " + webhookSecretFile + " cannot be read: " + e.getMessage());
+            }
         }
 
         private static void closeAll(HttpApi api, CuratorFramework client, EmbeddedZk embedded) {

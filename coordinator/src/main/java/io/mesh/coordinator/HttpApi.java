@@ -41,7 +41,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  *   <li>{@code POST /v1/pushes}: body = manifest YAML (at most {@link #MAX_BODY} bytes, UTF-8), optional header
  *       {@code X-Mesh-Revision}. {@code 202 {"push","revision","modules","hosts"}}; {@code 400 {"errors":[{"document",
- *       "field","message"}]}} with nothing written; {@code 401} without the configured token; {@code 413} when too
+ *       "field","message"}]}} with nothing written; {@code 401} without credentials when a token or webhook secret
+ *       is configured, {@code 403} with a wrong token or signature ({@link WebhookSecret}); {@code 413} when too
  *       large; {@code 409} when racing writers won every attempt; {@code 503} when ZooKeeper is unreachable.</li>
  *   <li>{@code GET /v1/pushes}: {@code {"pushes":[PushRecord...]}}, newest first, at most {@code ?limit=N}
  *       (default {@value #DEFAULT_LIST}, at most {@value #MAX_LIST}).</li>
@@ -68,6 +69,7 @@ public final class HttpApi implements AutoCloseable {
     private final CuratorFramework client;
     private final ZkPaths paths;
     private final BearerToken token;
+    private final WebhookSecret webhook;
     private final PushWriter writer;
     private final PushStatus status;
     private final FleetView fleet;
@@ -85,6 +87,24 @@ public final class HttpApi implements AutoCloseable {
      * @throws IOException when the address cannot be bound
      */
     public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token) throws IOException {
+        this(client, paths, listen, token, null);
+    }
+
+    /**
+     * Binds the listening socket (nothing is served until {@link #start()}). With a token or a webhook secret (or
+     * both), {@code POST /v1/pushes} needs one of them: {@code Authorization: Bearer <token>}, or
+     * {@code X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>}. Neither header: {@code 401}; a wrong one:
+     * {@code 403}.
+     *
+     * @param client  a started Curator client
+     * @param paths   the layout under the configured root
+     * @param listen  address to bind, such as {@code 127.0.0.1:7070}; port 0 picks a free port
+     * @param token   the bearer token, or {@code null}
+     * @param webhook the webhook secret, or {@code null}
+     * @throws IOException when the address cannot be bound
+     */
+    public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook) throws IOException {
+        this.webhook = webhook;
         this.client = client;
         this.paths = paths;
         this.token = token;
@@ -183,16 +203,24 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private void push(HttpExchange ex) throws Exception {
-        if (token != null && !token.matches(ex.getRequestHeaders().getFirst("Authorization"))) {
-            metrics.rejected(Metrics.UNAUTHORIZED);
-            ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"mesh\"");
-            send(ex, 401, error("missing or wrong token: send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"));
+        String authorization = ex.getRequestHeaders().getFirst("Authorization");
+        String signature = ex.getRequestHeaders().getFirst(WebhookSecret.HEADER);
+        boolean protectedPush = token != null || webhook != null;
+        boolean byToken = token != null && authorization != null && token.matches(authorization);
+        boolean bySignature = !byToken && webhook != null && signature != null;
+        if (protectedPush && !byToken && !bySignature) {
+            if (authorization == null && signature == null) refuse(ex, 401, Metrics.UNAUTHORIZED, "no credentials");
+            else refuse(ex, 403, Metrics.FORBIDDEN, authorization != null ? "a wrong bearer token" : "a webhook signature, which this coordinator does not take");
             return;
         }
         byte[] body = readLimited(ex.getRequestBody(), MAX_BODY);
         if (body == null) {
             metrics.rejected(Metrics.TOO_LARGE);
             send(ex, 413, error("the manifest is over " + MAX_BODY + " bytes: split it into several pushes"));
+            return;
+        }
+        if (bySignature && !webhook.verify(signature, body)) {
+            refuse(ex, 403, Metrics.FORBIDDEN, "a wrong webhook signature");
             return;
         }
         String text;
@@ -222,14 +250,24 @@ public final class HttpApi implements AutoCloseable {
             throw e;
         }
         metrics.accepted();
-        LOG.info("push {} revision {} modules {} hosts {} from {}", result.push(), result.revision(), result.modules(),
-                result.hosts(), ex.getRemoteAddress());
+        LOG.info("push {} revision {} modules {} hosts {} from {} ({})", result.push(), result.revision(), result.modules(),
+                result.hosts(), ex.getRemoteAddress(), byToken ? "bearer token" : bySignature ? "webhook signature" : "no credentials required");
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("push", result.push());
         out.put("revision", result.revision());
         out.put("modules", result.modules());
         out.put("hosts", result.hosts());
         send(ex, 202, out);
+    }
+
+    /** Answers 401 or 403; logs who was refused and why, never a token, secret or signature. */
+    private void refuse(HttpExchange ex, int status, String reason, String what) {
+        metrics.rejected(reason);
+        LOG.warn("push refused ({}) from {}: {}", status, ex.getRemoteAddress(), what);
+        if (status == 401) ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"mesh\"");
+        String how = "send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"
+                + (webhook == null ? "" : ", or " + WebhookSecret.HEADER + ": sha256=<HMAC-SHA256 of the body with the webhook secret>");
+        send(ex, status, error((status == 401 ? "missing credentials: " : "wrong credentials (" + what + "): ") + how));
     }
 
     private void listPushes(HttpExchange ex) throws Exception {

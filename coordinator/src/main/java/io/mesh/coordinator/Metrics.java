@@ -12,8 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Metrics {
     /** Reason label of a push refused because the manifest or revision was invalid (400). */
     public static final String INVALID = "invalid";
-    /** Reason label of a push refused for a missing or wrong token (401). */
+    /** Reason label of a push refused for missing credentials (401). */
     public static final String UNAUTHORIZED = "unauthorized";
+    /** Reason label of a push refused for a wrong token or signature (403). */
+    public static final String FORBIDDEN = "forbidden";
     /** Reason label of a push refused for its size (413). */
     public static final String TOO_LARGE = "too_large";
     /** Reason label of a push that could not be written (409, 5xx). */
@@ -47,7 +49,7 @@ public final class Metrics {
         b.append("mesh_pushes_accepted_total ").append(accepted.get()).append('\n');
         b.append("# HELP mesh_pushes_rejected_total Pushes refused, by reason.\n");
         b.append("# TYPE mesh_pushes_rejected_total counter\n");
-        for (String reason : new String[]{INVALID, UNAUTHORIZED, TOO_LARGE, ERROR}) {
+        for (String reason : new String[]{INVALID, UNAUTHORIZED, FORBIDDEN, TOO_LARGE, ERROR}) {
             b.append(String.format(Locale.ROOT, "mesh_pushes_rejected_total{reason=\"%s\"} %d%n", reason, rejectedCount(reason)));
         }
         if (heldContainers >= 0) {

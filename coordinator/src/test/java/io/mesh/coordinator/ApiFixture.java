@@ -16,7 +16,11 @@ public final class ApiFixture implements AutoCloseable {
     final HttpClient http = HttpClient.newHttpClient();
 
     public ApiFixture(LoopbackZk zk, BearerToken token) throws Exception {
-        api = new HttpApi(zk.client, zk.paths, new InetSocketAddress("127.0.0.1", 0), token);
+        this(zk, token, null);
+    }
+
+    public ApiFixture(LoopbackZk zk, BearerToken token, WebhookSecret webhook) throws Exception {
+        api = new HttpApi(zk.client, zk.paths, new InetSocketAddress("127.0.0.1", 0), token, webhook);
         api.start();
     }
 

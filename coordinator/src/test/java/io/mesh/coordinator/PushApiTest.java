@@ -210,7 +210,7 @@ class PushApiTest {
 
         assertThat(api.post("/v1/pushes", body, Map.of()).status()).isEqualTo(401);
         ApiFixture.Answer wrong = api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-tokeN"));
-        assertThat(wrong.status()).isEqualTo(401);
+        assertThat(wrong.status()).isEqualTo(403);
         assertThat(wrong.json().get("error").asText()).doesNotContain("s3cret");
         assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
 

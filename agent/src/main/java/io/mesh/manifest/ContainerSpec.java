@@ -59,6 +59,23 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         capAdd = capAdd == null ? List.of() : List.copyOf(capAdd);
     }
 
+    /**
+     * A spec without the security fields ({@code privileged}, {@code pid}, {@code cap-add}).
+     *
+     * @param image       image reference
+     * @param command     command and arguments
+     * @param env         environment variables
+     * @param network     network mode
+     * @param ports       port bindings
+     * @param volumes     volumes
+     * @param restart     restart policy
+     * @param stopTimeout stop timeout
+     */
+    public ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
+                         List<String> ports, List<String> volumes, String restart, String stopTimeout) {
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null);
+    }
+
     /** @return true when the container asks for Docker's privileged mode */
     public boolean runsPrivileged() { return Boolean.TRUE.equals(privileged); }
 

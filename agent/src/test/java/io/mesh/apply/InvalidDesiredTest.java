@@ -4,6 +4,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
+import io.mesh.window.WindowJournal;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.Json;
 import io.mesh.zk.MeshStore;
@@ -39,7 +40,8 @@ class InvalidDesiredTest {
     void runAModule() throws Exception {
         zk = new TestZk();
         docker = TestDocker.engine();
-        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2));
+        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
         zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX
                 + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 1s\n", "r1");
         assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);

@@ -6,6 +6,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.manifest.ManifestParser;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
+import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.ApplyReport.ContainerResult;
@@ -37,6 +38,7 @@ class PolicyTest {
     private DockerEngine docker;
     private String module;
     private Path allowed;
+    private WindowJournal journal;
 
     @BeforeAll
     static void startZk() throws Exception { zk = new TestZk(); }
@@ -49,6 +51,7 @@ class PolicyTest {
         docker = TestDocker.engine();
         module = TestDocker.uniqueModule("pol");
         allowed = Files.createTempDirectory("mesh-policy");
+        journal = new WindowJournal(Files.createTempDirectory("mesh-state"));
     }
 
     @AfterEach
@@ -60,7 +63,8 @@ class PolicyTest {
     }
 
     private Applier applier(Policy policy) {
-        return new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2), policy);
+        return new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                journal, policy);
     }
 
     /** A module with container {@code web} carrying these extra lines. */
@@ -205,7 +209,8 @@ class PolicyTest {
         assertThat(applier(Policy.DEFAULT).apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
         InspectContainerResponse before = docker.inspect(module + "-web");
 
-        WindowRunner runner = new WindowRunner(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Policy.DEFAULT);
+        WindowRunner runner = new WindowRunner(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"),
+                journal, Policy.DEFAULT);
         WindowResult w = runner.run(module, "gc", Duration.ofSeconds(5));
 
         assertThat(w.succeeded()).isFalse();

@@ -63,6 +63,9 @@ public final class AgentMain implements Runnable {
         String applyLockWait;
         @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
         String windowLockWait;
+        @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:MESH_LOG_FORMAT:-text}",
+                description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
+        String logFormat;
 
         @Option(names = "--zk-auth-file", paramLabel = "FILE",
                 description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
@@ -81,6 +84,7 @@ public final class AgentMain implements Runnable {
         List<String> allowCap = new ArrayList<>();
 
         AgentConfig config(Duration reconcile) {
+            io.mesh.logging.LogFormat.select(logFormat);
             return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
                     io.mesh.manifest.Durations.parse(applyLockWait), io.mesh.manifest.Durations.parse(windowLockWait),
                     new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
@@ -109,21 +113,39 @@ public final class AgentMain implements Runnable {
         @Mixin Common common;
         @Option(names = "--reconcile-interval", defaultValue = "60s", description = "Apply every module this often even without a push (default: ${DEFAULT-VALUE}).")
         String reconcileInterval;
+        @Option(names = "--metrics-listen", paramLabel = "HOST:PORT",
+                description = "Serve Prometheus metrics at http://HOST:PORT/metrics, such as 127.0.0.1:9464 (default: not served).")
+        String metricsListen;
+        @Option(names = "--request-ttl", defaultValue = "10m",
+                description = "How long a window request (mesh window run) may wait to be picked up, and a finished one is kept (default: ${DEFAULT-VALUE}).")
+        String requestTtl;
 
         @Override
         public Integer call() throws Exception {
             AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval));
             DockerEngine docker = new DockerEngine(common.dockerHost);
             docker.ping();
+            java.net.InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
+            Duration ttl = io.mesh.manifest.Durations.parse(requestTtl);
             CuratorFramework client = common.connect(config);
-            AgentDaemon daemon = new AgentDaemon(config, client, docker, ProcessRef.current("mesh-agent run"));
+            ProcessRef me = ProcessRef.current("mesh-agent run");
+            AgentMetrics metrics = new AgentMetrics(client, config.paths(), config.host());
+            metrics.start();
+            if (metricsAddress != null) {
+                System.err.println("mesh-agent: metrics at " + metrics.serve(metricsAddress) + "/metrics");
+            }
+            AgentDaemon daemon = new AgentDaemon(config, client, docker, me);
+            WindowRequests requests = new WindowRequests(client, config.paths(), config.host(), me, daemon::runWindow, ttl);
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 daemon.close();
+                requests.close();
+                metrics.close();
                 client.close();
                 stopped.countDown();
             }, "mesh-shutdown"));
             daemon.start();
+            requests.start();
             stopped.await();
             return 0;
         }

@@ -28,7 +28,32 @@ import java.util.concurrent.TimeUnit;
  * or window (they are cheap).
  */
 public final class ModuleLock implements AutoCloseable {
+    /**
+     * Told how long each {@link #acquire(Duration)} waited, for metrics ({@code io.mesh.agent.AgentMetrics}).
+     */
+    @FunctionalInterface
+    public interface WaitObserver {
+        /**
+         * @param module   module name
+         * @param host     host id
+         * @param purpose  {@link LockHolder#APPLY} or {@code window:<schedule>}
+         * @param waited   how long this acquire call waited
+         * @param acquired whether it got the lock
+         */
+        void waited(String module, String host, String purpose, Duration waited, boolean acquired);
+    }
+
+    private static volatile WaitObserver observer;
+
+    /**
+     * Sets the process-wide observer of lock waits (one per process: the agent's metrics), or {@code null} for none.
+     *
+     * @param o the observer; it must return quickly and never throw
+     */
+    public static void observeWaits(WaitObserver o) { observer = o; }
+
     private final InterProcessMutex mutex;
+    private final String module;
     private final String path;
     private final LockHolder holder;
     private volatile boolean held;
@@ -42,6 +67,7 @@ public final class ModuleLock implements AutoCloseable {
      * @param purpose {@link LockHolder#APPLY} or {@link LockHolder#windowPurpose(String)}
      */
     public ModuleLock(CuratorFramework client, ZkPaths paths, String module, String host, ProcessRef who, String purpose) {
+        this.module = module;
         this.path = paths.lock(module, host);
         this.holder = new LockHolder(host, who.pid(), who.process(), purpose, Times.now());
         final byte[] data = Json.bytes(holder);
@@ -67,8 +93,17 @@ public final class ModuleLock implements AutoCloseable {
      * @throws Exception from ZooKeeper (connection loss, session expiry) as Curator throws it
      */
     public boolean acquire(Duration wait) throws Exception {
+        long t0 = System.nanoTime();
         boolean ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
         held = ok;
+        WaitObserver o = observer;
+        if (o != null) {
+            try {
+                o.waited(module, holder.host(), holder.purpose(), Duration.ofNanos(System.nanoTime() - t0), ok);
+            } catch (RuntimeException ignored) {
+                // metrics never break a lock
+            }
+        }
         return ok;
     }
 

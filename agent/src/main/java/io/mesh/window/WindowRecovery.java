@@ -119,12 +119,13 @@ public final class WindowRecovery {
      * @param desired the desired state the window ran under, or {@code null}
      */
     static void record(MeshStore store, String host, String module, WindowResult r, DesiredRecord desired) {
+        String push = desired == null ? "-" : desired.push();
         if (r.succeeded()) {
-            log.info("window host={} module={} schedule={} window={} outcome={} exit={} held={}", host, module, r.schedule(),
-                    r.window(), r.outcome(), r.exitCode(), r.held());
+            log.info("window host={} module={} push={} schedule={} window={} outcome={} exit={} held={}", host, module, push,
+                    r.schedule(), r.window(), r.outcome(), r.exitCode(), r.held());
         } else {
-            log.warn("window host={} module={} schedule={} window={} outcome={} exit={} held={} error=\"{}\" log={}", host, module,
-                    r.schedule(), r.window(), r.outcome(), r.exitCode(), r.held(), r.error(), r.logTail());
+            log.warn("window host={} module={} push={} schedule={} window={} outcome={} exit={} held={} error=\"{}\" log={}", host, module,
+                    push, r.schedule(), r.window(), r.outcome(), r.exitCode(), r.held(), r.error(), r.logTail());
         }
         try {
             ApplyReport empty = new ApplyReport(host, module, desired == null ? null : desired.revision(),

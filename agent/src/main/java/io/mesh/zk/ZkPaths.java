@@ -13,6 +13,8 @@ import org.apache.curator.utils.ZKPaths;
  * {root}/held/{host}/{container}     ephemeral    window       {@link HeldRecord}
  * {root}/reports/{host}/{module}     persistent   agent        {@link ApplyReport}
  * {root}/agents/{host}               ephemeral    agent        {@link AgentRecord}
+ * {root}/requests/{host}/window-{seq} persistent-sequential  coordinator (mesh window run); the agent of {host} runs
+ *                                     it and writes the result into it  {@link WindowRequest}
  * </pre>
  *
  * The root defaults to {@code /mesh} (flag {@code --zk-root}). Every node's data is one line of UTF-8 JSON
@@ -24,6 +26,8 @@ public final class ZkPaths {
     public static final String DEFAULT_ROOT = "/mesh";
     /** Prefix of push node names; ZooKeeper's sequence suffix is ten zero-padded digits. */
     public static final String PUSH_PREFIX = "push-";
+    /** Prefix of window request node names ({@code window-} and ZooKeeper's ten-digit sequence). */
+    public static final String WINDOW_REQUEST_PREFIX = "window-";
 
     private final String root;
 
@@ -84,6 +88,19 @@ public final class ZkPaths {
     public String agents() { return root + "/agents"; }
     /** @return {@code {root}/agents/{host}} */
     public String agent(String host) { return ZKPaths.makePath(agents(), host); }
+
+    /** @return {@code {root}/requests} */
+    public String requests() { return root + "/requests"; }
+    /** @return {@code {root}/requests/{host}}: the requests the agent of that host watches */
+    public String requests(String host) { return ZKPaths.makePath(requests(), host); }
+    /**
+     * @param host    host id
+     * @param request a request node name such as {@code window-0000000003}
+     * @return {@code {root}/requests/{host}/{request}}
+     */
+    public String request(String host, String request) { return ZKPaths.makePath(requests(), host, request); }
+    /** @return the prefix a persistent-sequential create of a window request uses: {@code {root}/requests/{host}/window-} */
+    public String windowRequestPrefix(String host) { return requests(host) + "/" + WINDOW_REQUEST_PREFIX; }
 
     /**
      * Formats a push node name from its sequence number, as ZooKeeper names sequential nodes

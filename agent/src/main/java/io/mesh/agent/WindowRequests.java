@@ -1,0 +1,264 @@
+package io.mesh.agent;
+
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.Times;
+import io.mesh.zk.WindowRequest;
+import io.mesh.zk.WindowResult;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+/**
+ * Runs the windows operators ask for ({@code mesh window run MODULE/SCHEDULE --host H}) on this host: watches
+ * {@code /mesh/requests/<host>} (docs/design.md, "Window requests"; {@link WindowRequest}).
+ *
+ * <ul>
+ *   <li>a node in state {@code requested} is claimed with a compare-and-set on its version (state {@code running},
+ *       naming this process), then run through {@link AgentDaemon#runWindow} (the module's window thread, under the
+ *       module lock, exactly like a cron window); the result is written into the node, state {@code done};</li>
+ *   <li>a request for a module without desired state, not running on this host, or without that schedule is
+ *       {@code done} at once with an {@code error}, and nothing is stopped;</li>
+ *   <li>at start, requests that a previous run of this agent left {@code running} are marked {@code done} with an
+ *       error (the window's ephemeral nodes went with that process's session);</li>
+ *   <li>every {@code ttl / 4} (at most a minute): {@code done} nodes finished more than {@code ttl} ago are deleted
+ *       (the client normally deletes them once read), and {@code requested} nodes older than {@code ttl} are
+ *       {@code done} with "expired" instead of running late.</li>
+ * </ul>
+ */
+public final class WindowRequests implements AutoCloseable {
+    /** How long a request may wait to be claimed, and a done request be kept, by default. */
+    public static final Duration DEFAULT_TTL = Duration.ofMinutes(10);
+
+    private static final Logger log = LoggerFactory.getLogger(WindowRequests.class);
+
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+    private final String host;
+    private final ProcessRef me;
+    private final BiFunction<String, String, Future<WindowResult>> runner;
+    private final Duration ttl;
+    private final MeshStore store;
+    private final CuratorCache cache;
+    private final Set<String> claimed = ConcurrentHashMap.newKeySet();
+    private final ExecutorService waiters;
+    private final ScheduledExecutorService sweeper;
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout
+     * @param host   this host's id
+     * @param me     this process, written as the request's {@code runner}
+     * @param runner runs a window: {@code (module, schedule) -> result}, such as {@code daemon::runWindow}
+     * @param ttl    see the class comment ({@link #DEFAULT_TTL})
+     */
+    public WindowRequests(CuratorFramework client, ZkPaths paths, String host, ProcessRef me,
+                          BiFunction<String, String, Future<WindowResult>> runner, Duration ttl) {
+        this.client = client;
+        this.paths = paths;
+        this.host = host;
+        this.me = me;
+        this.runner = runner;
+        this.ttl = ttl;
+        this.store = new MeshStore(client, paths);
+        this.cache = CuratorCache.build(client, paths.requests(host));
+        this.waiters = Executors.newCachedThreadPool(r -> daemon(r, "window-request"));
+        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "window-request-sweeper"));
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /**
+     * Creates {@code /mesh/requests/<host>} when missing, settles what a previous run left, and starts watching.
+     *
+     * @throws Exception from ZooKeeper
+     */
+    public void start() throws Exception {
+        try {
+            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(paths.requests(host), "{}".getBytes());
+        } catch (KeeperException.NodeExistsException ignored) {
+            // there already
+        }
+        sweep(true);
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((before, after) -> consider(after))
+                .build());
+        cache.start();
+        long every = Math.max(1000, Math.min(60_000, ttl.toMillis() / 4));
+        sweeper.scheduleWithFixedDelay(() -> {
+            try {
+                sweep(false);
+            } catch (Exception e) {
+                log.warn("window requests of host={}: sweep failed: {}", host, e.toString());
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private String nameOf(String path) {
+        if (!ZKPaths.getPathAndNode(path).getPath().equals(paths.requests(host))) return null;
+        String name = ZKPaths.getNodeFromPath(path);
+        return name.startsWith(ZkPaths.WINDOW_REQUEST_PREFIX) ? name : null;
+    }
+
+    private static WindowRequest parse(byte[] data) {
+        if (data == null || data.length == 0) return null;
+        try {
+            return Json.read(data, WindowRequest.class);
+        } catch (UncheckedIOException e) {
+            return null;
+        }
+    }
+
+    private void consider(ChildData node) {
+        String name = nameOf(node.getPath());
+        if (name == null) return;
+        WindowRequest req = parse(node.getData());
+        if (req == null || !WindowRequest.REQUESTED.equals(req.state()) || !claimed.add(name)) return;
+        waiters.submit(() -> run(name, node.getPath(), req, node.getStat().getVersion()));
+    }
+
+    /** Claims, runs and completes one request; on a thread of {@link #waiters}. */
+    private void run(String name, String path, WindowRequest req, int version) {
+        try {
+            if (req.requestedAt() != null && req.requestedAt().plus(ttl).isBefore(Times.now())) {
+                finish(path, req, null, "expired: not picked up within " + ttl.toMinutes() + "m of being requested; ask again");
+                return;
+            }
+            WindowRequest running = req.running(me, Times.now());
+            try {
+                client.setData().withVersion(version).forPath(path, Json.bytes(running));
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+                return; // changed or cancelled meanwhile
+            }
+            String refusal = refusal(req);
+            if (refusal != null) {
+                log.warn("window request {} host={} module={} schedule={} refused: {}", name, host, req.module(), req.schedule(), refusal);
+                finish(path, running, null, refusal);
+                return;
+            }
+            log.info("window request {} host={} module={} schedule={} by={} running", name, host, req.module(), req.schedule(),
+                    req.by() == null ? "-" : req.by().process());
+            WindowResult result;
+            try {
+                result = runner.apply(req.module(), req.schedule()).get();
+            } catch (ExecutionException e) {
+                finish(path, running, null, "the window crashed: " + e.getCause());
+                return;
+            }
+            finish(path, running, result, null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("window request {} host={}: {}", name, host, e.toString());
+        } finally {
+            claimed.remove(name);
+        }
+    }
+
+    /** @return why the request cannot run on this host, or null */
+    private String refusal(WindowRequest req) throws Exception {
+        if (req.module() == null || req.schedule() == null) return "the request names no module or no schedule";
+        DesiredRecord d;
+        try {
+            d = store.desired(req.module());
+        } catch (MeshStore.InvalidNodeException e) {
+            return e.getMessage();
+        }
+        if (d == null) return "module " + req.module() + " has no desired state (push it first)";
+        ModuleSpec spec = d.spec();
+        if (!spec.runsOn(host)) return "module " + req.module() + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")";
+        if (!spec.schedules().containsKey(req.schedule())) {
+            return "module " + req.module() + " has no schedule '" + req.schedule() + "'; it has " + spec.schedules().keySet();
+        }
+        return null;
+    }
+
+    private void finish(String path, WindowRequest req, WindowResult result, String error) throws Exception {
+        try {
+            client.setData().forPath(path, Json.bytes(req.done(Times.now(), result, error)));
+        } catch (KeeperException.NoNodeException e) {
+            log.info("window request {} was deleted before its result was written", path);
+        }
+    }
+
+    /** Settles stale requests; at start also those a previous run left {@code running}. */
+    private void sweep(boolean atStart) throws Exception {
+        List<String> names;
+        try {
+            names = client.getChildren().forPath(paths.requests(host));
+        } catch (KeeperException.NoNodeException e) {
+            return;
+        }
+        Instant now = Times.now();
+        for (String name : names) {
+            if (!name.startsWith(ZkPaths.WINDOW_REQUEST_PREFIX) || claimed.contains(name)) continue;
+            String path = paths.request(host, name);
+            Stat stat = new Stat();
+            WindowRequest req;
+            try {
+                req = parse(client.getData().storingStatIn(stat).forPath(path));
+            } catch (KeeperException.NoNodeException e) {
+                continue;
+            }
+            try {
+                if (req == null) {
+                    if (Instant.ofEpochMilli(stat.getMtime()).plus(ttl).isBefore(now)) client.delete().withVersion(stat.getVersion()).forPath(path);
+                } else if (WindowRequest.DONE.equals(req.state())) {
+                    Instant at = req.finishedAt() != null ? req.finishedAt() : Instant.ofEpochMilli(stat.getMtime());
+                    if (at.plus(ttl).isBefore(now)) client.delete().withVersion(stat.getVersion()).forPath(path);
+                } else if (WindowRequest.RUNNING.equals(req.state()) && atStart) {
+                    client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
+                            "the agent running it (pid " + (req.runner() == null ? "?" : req.runner().pid())
+                                    + ") stopped before the window ended; its held and window nodes went with its session")));
+                } else if (WindowRequest.REQUESTED.equals(req.state()) && req.requestedAt() != null && req.requestedAt().plus(ttl).isBefore(now)) {
+                    client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
+                            "expired: not picked up within " + ttl.toMinutes() + "m of being requested; ask again")));
+                }
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
+                // changed meanwhile: the next sweep sees it again
+            }
+        }
+    }
+
+    /** Stops watching; a window in progress keeps running in the daemon, and its result is written when it ends (bounded wait). */
+    @Override
+    public void close() {
+        cache.close();
+        sweeper.shutdownNow();
+        waiters.shutdown();
+        try {
+            if (!waiters.awaitTermination(10, TimeUnit.SECONDS)) waiters.shutdownNow();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -92,6 +92,38 @@ public final class CoordinatorClient {
         return send(request(path).GET().build());
     }
 
+    /**
+     * {@code POST path} with a JSON body, the token and {@code X-Mesh-User} (this OS user, for the request's record).
+     *
+     * @param path such as {@code /v1/hosts/host-a/windows}
+     * @param body a value {@link Json#MAPPER} writes
+     * @return the answer
+     * @throws UnreachableException when the coordinator cannot be reached
+     * @throws InterruptedException when interrupted
+     */
+    public Response postJson(String path, Object body) throws IOException, InterruptedException {
+        HttpRequest.Builder b = request(path)
+                .header("Content-Type", "application/json; charset=utf-8")
+                .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
+                .POST(HttpRequest.BodyPublishers.ofString(Json.text(body), java.nio.charset.StandardCharsets.UTF_8));
+        if (token != null) b.header("Authorization", "Bearer " + token);
+        return send(b.build());
+    }
+
+    /**
+     * {@code DELETE path} with the token.
+     *
+     * @param path such as {@code /v1/hosts/host-a/windows/window-0000000003}
+     * @return the answer
+     * @throws UnreachableException when the coordinator cannot be reached
+     * @throws InterruptedException when interrupted
+     */
+    public Response delete(String path) throws IOException, InterruptedException {
+        HttpRequest.Builder b = request(path).DELETE();
+        if (token != null) b.header("Authorization", "Bearer " + token);
+        return send(b.build());
+    }
+
     private HttpRequest.Builder request(String path) {
         return HttpRequest.newBuilder(URI.create(base + path)).timeout(REQUEST_TIMEOUT).header("Accept", "application/json");
     }

@@ -26,21 +26,24 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 
 /**
- * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held}).
+ * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
+ * {@code windows}, {@code locks}, {@code window run}).
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
- * or an unexpected error, {@value #BAD_INPUT} bad input (the coordinator answered 400, 401, 404 or 413; or a usage
- * error), {@value #TIMEOUT} {@code --wait} timed out, {@value #UNREACHABLE} the coordinator cannot be reached or is
- * unavailable (5xx).
+ * or an unexpected error (for {@code window run}: the window or its step failed), {@value #BAD_INPUT} bad input (the
+ * coordinator answered 400, 401, 404, 409 or 413; or a usage error), {@value #TIMEOUT} {@code --wait} or
+ * {@code window run} timed out, {@value #UNREACHABLE} the coordinator cannot be reached or is unavailable (5xx).
  */
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
-        subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, CommandLine.HelpCommand.class},
+        subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Windows.class, MeshCli.Locks.class,
+                MeshCli.WindowCmd.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:success (push --wait: every host applied)", "1:a host failed, or an unexpected error",
-                "2:bad input (invalid manifest, unauthorized, unknown push, too large, usage error)",
-                "3:push --wait timed out", "4:the coordinator cannot be reached or is unavailable"})
+        exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
+                "1:a host failed, a window or its step failed, or an unexpected error",
+                "2:bad input (invalid manifest, unauthorized, unknown push, module, schedule or host, no agent on the host, too large, usage error)",
+                "3:push --wait or window run timed out", "4:the coordinator cannot be reached or is unavailable"})
 public final class MeshCli implements Runnable {
     /** Success. */
     public static final int OK = 0;
@@ -330,7 +333,7 @@ public final class MeshCli implements Runnable {
             return b.toString();
         }
 
-        private static Duration parseInterval(String s) {
+        static Duration parseInterval(String s) {
             if (s != null && s.matches("\\d{1,6}ms")) {
                 long ms = Long.parseLong(s.substring(0, s.length() - 2));
                 if (ms > 0) return Duration.ofMillis(ms);
@@ -341,8 +344,10 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = {"Without PUSH: every host and the last report of each of its modules (GET /v1/hosts).",
-                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window) or failed (with the error)."})
+            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows and the pushes not yet done.",
+                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window) or failed (with the error)."},
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status implements Callable<Integer> {
         @Parameters(index = "0", arity = "0..1", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
         String push;
@@ -363,26 +368,13 @@ public final class MeshCli implements Runnable {
             PrintWriter out = cl.getOut();
             PrintWriter err = cl.getErr();
             CoordinatorClient client = connection.client(cl);
-            CoordinatorClient.Response r = client.get(push == null ? "/v1/hosts" : "/v1/pushes/" + push);
+            CoordinatorClient.Response r = client.get(push == null ? "/v1/fleet" : "/v1/pushes/" + push);
             Integer bad = failure(r, "status", err);
             if (bad != null) return bad;
             if (json) {
                 out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
             } else if (push == null) {
-                List<String[]> rows = new ArrayList<>();
-                rows.add(new String[]{"HOST", "AGENT", "MODULE", "OUTCOME", "REVISION", "PUSH", "FINISHED", "DETAIL"});
-                for (JsonNode h : r.json().path("hosts")) {
-                    String agent = h.path("online").asBoolean() ? "online" : "offline";
-                    if (h.path("modules").isEmpty()) {
-                        rows.add(new String[]{h.path("host").asText(), agent, "-", "-", "-", "-", "-", ""});
-                    }
-                    for (JsonNode m : h.path("modules")) {
-                        rows.add(new String[]{h.path("host").asText(), agent, m.path("module").asText(), m.path("outcome").asText(),
-                                text(m.path("revision")), text(m.path("push")), text(m.path("finishedAt")), detail(m.path("outcome").asText(), m)});
-                    }
-                }
-                if (rows.size() == 1) out.println("no host has an agent or a report yet");
-                else table(out, rows);
+                fleetTable(r.json(), out);
             } else {
                 JsonNode v = r.json();
                 out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
@@ -399,11 +391,293 @@ public final class MeshCli implements Runnable {
             out.flush();
             return OK;
         }
+
+        /** Prints GET /v1/fleet as the operator's table. */
+        static void fleetTable(JsonNode fleet, PrintWriter out) {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[]{"HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL"});
+            for (JsonNode h : fleet.path("hosts")) {
+                String agent = h.path("online").asBoolean() ? "online" : "OFFLINE";
+                if (h.path("modules").isEmpty()) rows.add(new String[]{h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", ""});
+                for (JsonNode m : h.path("modules")) {
+                    JsonNode w = m.path("window");
+                    String window = w.isObject() ? w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText() : "-";
+                    List<String> held = new ArrayList<>();
+                    m.path("held").forEach(n -> held.add(n.asText()));
+                    String rev = text(m.path("revision"));
+                    String desired = m.path("desiredRevision").asText(null);
+                    if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
+                    String detail = "failed".equals(m.path("outcome").asText()) && m.hasNonNull("error") ? m.path("error").asText() : "";
+                    rows.add(new String[]{h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
+                            window, held.isEmpty() ? "-" : String.join(",", held), age(m.path("ageSeconds")), detail});
+                }
+            }
+            if (rows.size() == 1) out.println("no host has an agent or a report yet");
+            else table(out, rows);
+            JsonNode windows = fleet.path("windows");
+            out.println();
+            out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");
+            JsonNode pending = fleet.path("pendingPushes");
+            if (pending.size() == 0) {
+                out.println("no push pending");
+            } else {
+                for (JsonNode p : pending) {
+                    JsonNode c = p.path("counts");
+                    out.println("push " + p.path("push").asText() + " (revision " + p.path("revision").asText() + ") " + p.path("state").asText()
+                            + ": " + c.path("pending").asInt() + " pending, " + c.path("deferred").asInt() + " deferred, "
+                            + c.path("applied").asInt() + " applied, " + c.path("failed").asInt() + " failed");
+                }
+            }
+        }
+    }
+
+    /** {@code mesh windows}: every open window, when it should end, and the push waiting on it. */
+    @Command(name = "windows", mixinStandardHelpOptions = true,
+            description = "Every open window on every host (GET /v1/windows): schedule, id, since, when it ends at the latest (since + the schedule's timeout), the containers it holds, the push deferred by it, and the process running it.",
+            exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when no window is open)", "4:the coordinator cannot be reached"})
+    public static final class Windows implements Callable<Integer> {
+        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
+        boolean json;
+
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return 0 when shown; 4 when the coordinator cannot be reached */
+        @Override
+        public Integer call() throws Exception {
+            CommandLine cl = spec.commandLine();
+            PrintWriter out = cl.getOut();
+            CoordinatorClient.Response r = connection.client(cl).get("/v1/windows");
+            Integer bad = failure(r, "windows", cl.getErr());
+            if (bad != null) return bad;
+            if (json) {
+                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
+            } else {
+                List<String[]> rows = new ArrayList<>();
+                rows.add(new String[]{"HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY"});
+                for (JsonNode w : r.json().path("windows")) {
+                    List<String> held = new ArrayList<>();
+                    w.path("held").forEach(n -> held.add(n.asText()));
+                    rows.add(new String[]{w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
+                            text(w.path("since")), text(w.path("endsBy")), held.isEmpty() ? "-" : String.join(",", held),
+                            w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
+                            by(w.path("by"))});
+                }
+                if (rows.size() == 1) out.println("no window is open");
+                else table(out, rows);
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh locks}: who holds and who waits for each module lock. */
+    @Command(name = "locks", mixinStandardHelpOptions = true,
+            description = {"Who holds each module lock, and who waits for it, on every host (GET /v1/locks, from the lock children's data).",
+                    "ROLE is 'holds' for the lowest sequence and 'waits N' for the others, in order; PURPOSE is apply or window:<schedule>."},
+            exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when no lock is held)", "4:the coordinator cannot be reached"})
+    public static final class Locks implements Callable<Integer> {
+        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
+        boolean json;
+
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return 0 when shown; 4 when the coordinator cannot be reached */
+        @Override
+        public Integer call() throws Exception {
+            CommandLine cl = spec.commandLine();
+            PrintWriter out = cl.getOut();
+            CoordinatorClient.Response r = connection.client(cl).get("/v1/locks");
+            Integer bad = failure(r, "locks", cl.getErr());
+            if (bad != null) return bad;
+            if (json) {
+                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
+            } else {
+                List<String[]> rows = new ArrayList<>();
+                rows.add(new String[]{"MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE"});
+                for (JsonNode l : r.json().path("locks")) {
+                    List<JsonNode> all = new ArrayList<>();
+                    if (l.path("holder").isObject()) all.add(l.path("holder"));
+                    l.path("waiters").forEach(all::add);
+                    for (int i = 0; i < all.size(); i++) {
+                        JsonNode h = all.get(i);
+                        rows.add(new String[]{l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
+                                h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since"))});
+                    }
+                }
+                if (rows.size() == 1) out.println("no module lock is held");
+                else table(out, rows);
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh window}: the parent of {@code mesh window run}. */
+    @Command(name = "window", mixinStandardHelpOptions = true, description = "Windows on demand: mesh window run MODULE/SCHEDULE --host H.",
+            subcommands = {MeshCli.WindowRun.class})
+    public static final class WindowCmd implements Runnable {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** Prints the usage. */
+        @Override
+        public void run() { spec.commandLine().usage(spec.commandLine().getOut()); }
+    }
+
+    /** {@code mesh window run MODULE/SCHEDULE --host H}: asks that host's agent to run a window now and prints the outcome. */
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = {"Ask the agent of HOST to run one window of MODULE/SCHEDULE now, and print its outcome.",
+                    "The request is the znode /mesh/requests/<host>/window-<seq> (zkcli get shows it): the agent claims it, runs the window under the module lock like a cron window, and writes the result into it; this command then deletes it.",
+                    "Prints the request, each change of its state, then the outcome, the held containers, the step's exit code and its last log lines."},
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:the window ran and its step succeeded", "1:the window or its step failed, or the agent refused it",
+                    "2:bad input: unknown module, schedule or host, the host has no running agent, unauthorized",
+                    "3:timed out (the request stays; the agent still runs it, or expires it after its --request-ttl)",
+                    "4:the coordinator cannot be reached"})
+    public static final class WindowRun implements Callable<Integer> {
+        @Parameters(index = "0", paramLabel = "MODULE/SCHEDULE", description = "Such as store/garbage-collect.")
+        String target;
+
+        @Option(names = "--host", required = true, paramLabel = "HOST", description = "The host whose agent runs the window.")
+        String host;
+
+        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "45m",
+                description = "How long to wait for the outcome (the module lock, then the step's own timeout), such as 90s or 1h (default: ${DEFAULT-VALUE}).")
+        String timeout;
+
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+                description = "How often to ask the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
+        String interval;
+
+        @Option(names = "--json", description = "Print the finished request's JSON (with the window's result) instead of text.")
+        boolean json;
+
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CommandLine cl = spec.commandLine();
+            PrintWriter out = cl.getOut();
+            PrintWriter err = cl.getErr();
+            int slash = target.indexOf('/');
+            if (slash <= 0 || slash == target.length() - 1 || target.indexOf('/', slash + 1) >= 0) {
+                err.println("mesh window run: give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
+                err.flush();
+                return BAD_INPUT;
+            }
+            String module = target.substring(0, slash), schedule = target.substring(slash + 1);
+            Duration wait, every;
+            try {
+                wait = Durations.parse(timeout);
+                every = Push.parseInterval(interval);
+            } catch (IllegalArgumentException e) {
+                err.println("mesh window run: " + e.getMessage());
+                err.flush();
+                return BAD_INPUT;
+            }
+            CoordinatorClient client = connection.client(cl);
+            String hostPath = "/v1/hosts/" + java.net.URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
+            CoordinatorClient.Response r = client.postJson(hostPath, Map.of("module", module, "schedule", schedule));
+            if (r.status() != 202 || r.json() == null) {
+                err.println("mesh window run: the coordinator answered " + r.status() + ": " + r.error());
+                err.flush();
+                return r.status() >= 500 ? UNREACHABLE : r.status() >= 400 ? BAD_INPUT : FAILED;
+            }
+            String request = r.json().path("request").asText();
+            out.println(request + "  asked host " + host + " to run " + module + "/" + schedule + "  (" + r.json().path("path").asText() + ")");
+            out.flush();
+            String path = hostPath + "/" + request;
+            long deadline = System.nanoTime() + wait.toNanos();
+            String shown = "requested";
+            while (true) {
+                JsonNode req = null;
+                try {
+                    CoordinatorClient.Response g = client.get(path);
+                    if (g.status() == 404) {
+                        err.println("mesh window run: " + request + " is gone before it was done (deleted by someone else?)");
+                        err.flush();
+                        return FAILED;
+                    }
+                    if (g.status() == 200) req = g.json();
+                } catch (IOException e) {
+                    // retried until the deadline
+                }
+                if (req != null) {
+                    String state = req.path("state").asText();
+                    if (!state.equals(shown)) {
+                        shown = state;
+                        if (state.equals("running")) {
+                            JsonNode runner = req.path("runner");
+                            out.println(request + "  running (agent pid " + runner.path("pid").asText() + ", " + runner.path("process").asText() + ")");
+                            out.flush();
+                        }
+                    }
+                    if (state.equals("done")) {
+                        try {
+                            client.delete(path);
+                        } catch (IOException e) {
+                            err.println("mesh window run: " + request + " not deleted (" + e.getMessage() + "); the agent deletes it after its TTL");
+                        }
+                        if (json) out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(req));
+                        else outcome(req, out);
+                        out.flush();
+                        JsonNode result = req.path("result");
+                        return !req.hasNonNull("error") && result.isObject() && "succeeded".equals(result.path("outcome").asText()) ? OK : FAILED;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    err.println("mesh window run: timed out after " + timeout + " with " + request + " " + shown
+                            + "; follow it with: zkcli get /mesh/requests/" + host + "/" + request);
+                    err.flush();
+                    return TIMEOUT;
+                }
+                Thread.sleep(Math.max(1, Math.min(every.toMillis(), left / 1_000_000)));
+            }
+        }
+
+        private static void outcome(JsonNode req, PrintWriter out) {
+            JsonNode w = req.path("result");
+            if (!w.isObject()) {
+                out.println("outcome: failed, no window ran: " + req.path("error").asText());
+                return;
+            }
+            List<String> held = new ArrayList<>();
+            w.path("held").forEach(n -> held.add(n.asText()));
+            String secs = "";
+            if (w.hasNonNull("startedAt") && w.hasNonNull("finishedAt")) {
+                Duration d = Duration.between(java.time.Instant.parse(w.path("startedAt").asText()), java.time.Instant.parse(w.path("finishedAt").asText()));
+                secs = String.format(Locale.ROOT, " in %.1fs", d.toMillis() / 1000.0);
+            }
+            out.println("outcome: " + w.path("outcome").asText() + "  window " + w.path("window").asText() + secs
+                    + "  held " + (held.isEmpty() ? "nothing" : String.join(",", held))
+                    + "  step exit " + (w.hasNonNull("exitCode") ? w.path("exitCode").asText() : "-"));
+            if (w.hasNonNull("error")) out.println("error: " + w.path("error").asText());
+            if (req.hasNonNull("error")) out.println("error: " + req.path("error").asText());
+            if (w.path("logTail").size() > 0) {
+                out.println("step log (last lines):");
+                w.path("logTail").forEach(l -> out.println("  " + l.asText()));
+            }
+        }
     }
 
     /** {@code mesh held}: every container held stopped by a window, on every host. */
     @Command(name = "held", mixinStandardHelpOptions = true,
-            description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).")
+            description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).",
+            exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
     public static final class Held implements Callable<Integer> {
         @Option(names = "--json", description = "Print the coordinator's JSON (held containers and open windows) instead of a table.")
         boolean json;
@@ -431,7 +705,7 @@ public final class MeshCli implements Runnable {
                     JsonNode by = h.path("by");
                     rows.add(new String[]{h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
                             h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")),
-                            by.isMissingNode() || by.isNull() ? "-" : by.path("pid").asText() + (by.hasNonNull("process") ? " (" + by.path("process").asText() + ")" : "")});
+                            by(by)});
                 }
                 if (rows.size() == 1) out.println("no container is held");
                 else table(out, rows);
@@ -487,6 +761,20 @@ public final class MeshCli implements Runnable {
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText();
         return "";
+    }
+
+    private static String by(JsonNode by) {
+        if (by == null || by.isMissingNode() || by.isNull()) return "-";
+        return by.path("pid").asText() + (by.hasNonNull("process") ? " (" + by.path("process").asText() + ")" : "");
+    }
+
+    private static String age(JsonNode seconds) {
+        if (seconds == null || !seconds.isNumber()) return "-";
+        long s = seconds.asLong();
+        if (s < 90) return s + "s";
+        if (s < 90 * 60) return (s / 60) + "m";
+        if (s < 36 * 3600) return (s / 3600) + "h";
+        return (s / 86400) + "d";
     }
 
     private static String text(JsonNode n) { return n == null || n.isMissingNode() || n.isNull() ? "-" : n.asText(); }

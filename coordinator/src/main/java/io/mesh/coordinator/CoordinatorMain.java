@@ -48,7 +48,7 @@ public final class CoordinatorMain implements Runnable {
 
     /** {@code serve}: the coordinator daemon. */
     @Command(name = "serve", mixinStandardHelpOptions = true,
-            description = {"Serves the mesh HTTP API (POST /v1/pushes, GET /v1/pushes/{push}, /v1/held, /v1/hosts, /healthz, /metrics).",
+            description = {"Serves the mesh HTTP API (POST /v1/pushes, GET /v1/pushes/{push}, /v1/fleet, /v1/held, /v1/windows, /v1/locks, /v1/hosts, window requests, /healthz, /metrics) and the page at /.",
                     "Without --zk, first starts an embedded ZooKeeper server on 127.0.0.1:<--embedded-zk-port> with its data under --state-dir, and prints its connect string.",
                     "Stops cleanly on SIGTERM or SIGINT."})
     public static final class Serve implements Callable<Integer> {
@@ -89,6 +89,10 @@ public final class CoordinatorMain implements Runnable {
                         + "readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
         Path zkAuthFile;
 
+        @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:MESH_LOG_FORMAT:-text}",
+                description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
+        String logFormat;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -109,6 +113,7 @@ public final class CoordinatorMain implements Runnable {
             WebhookSecret webhook;
             ZkAuth zkAuth;
             try {
+                io.mesh.logging.LogFormat.select(logFormat);
                 paths = new ZkPaths(zkRoot);
                 address = parseListen(listen);
                 token = loadToken();

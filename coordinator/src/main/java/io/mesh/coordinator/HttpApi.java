@@ -51,6 +51,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code GET /v1/hosts}: {@code {"hosts":[FleetView.Host...]}}.</li>
  *   <li>{@code GET /healthz}: {@code 200 {"status":"ok","zookeeper":"connected"}}, else 503.</li>
  *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
+ *   <li>{@code GET /v1/fleet}: {@link FleetStatus.Fleet}: hosts &times; modules, open windows, held containers,
+ *       pending pushes.</li>
+ *   <li>{@code GET /v1/windows}: {@code {"windows":[FleetStatus.OpenWindow...]}}: with when each should end and the
+ *       push waiting on it.</li>
+ *   <li>{@code GET /v1/locks}: {@code {"locks":[FleetStatus.Lock...]}}: who holds and who waits for each module lock.</li>
+ *   <li>{@code POST /v1/hosts/{host}/windows}: body {@code {"module","schedule"}}; asks that host's agent to run a
+ *       window now ({@link WindowRequestStore}). Same token as pushes. {@code 202 {"request","host","path"}};
+ *       {@code 400} for a module, schedule or host that does not fit; {@code 409} when the host has no agent.</li>
+ *   <li>{@code GET /v1/hosts/{host}/windows/{request}}: the {@link io.mesh.zk.WindowRequest}; 404 when gone.
+ *       {@code DELETE} (token) deletes it: once read, or to cancel it before it runs.</li>
+ *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
  */
@@ -73,6 +84,8 @@ public final class HttpApi implements AutoCloseable {
     private final PushWriter writer;
     private final PushStatus status;
     private final FleetView fleet;
+    private final FleetStatus fleetStatus;
+    private final WindowRequestStore requests;
     private final Metrics metrics = new Metrics();
     private final HttpServer server;
     private final ExecutorService executor;
@@ -111,6 +124,9 @@ public final class HttpApi implements AutoCloseable {
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
         this.status = new PushStatus(client, paths);
         this.fleet = new FleetView(client, paths);
+        this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC());
+        this.requests = new WindowRequestStore(client, paths);
+        client.getConnectionStateListenable().addListener((c, state) -> metrics.connectionEvent(state.name()));
         this.server = HttpServer.create(listen, 64);
         AtomicInteger n = new AtomicInteger();
         this.executor = Executors.newFixedThreadPool(8, r -> {
@@ -181,14 +197,120 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/hosts" -> { if (get(ex)) send(ex, 200, Map.of("hosts", fleet.hosts())); }
             case "/healthz" -> { if (get(ex)) health(ex); }
             case "/metrics" -> { if (get(ex)) metrics(ex); }
+            case "/", "/index.html" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", Dashboard.page(fleetStatus.fleet())); }
+            case "/ui/fragment" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", Dashboard.fragment(fleetStatus.fleet())); }
+            case "/ui/mesh.css" -> { if (get(ex)) resource(ex, "mesh.css", "text/css; charset=utf-8"); }
+            case "/ui/mesh.js" -> { if (get(ex)) resource(ex, "mesh.js", "text/javascript; charset=utf-8"); }
+            case "/v1/fleet" -> { if (get(ex)) send(ex, 200, fleetStatus.fleet()); }
+            case "/v1/windows" -> { if (get(ex)) send(ex, 200, Map.of("windows", fleetStatus.windows())); }
+            case "/v1/locks" -> { if (get(ex)) send(ex, 200, Map.of("locks", fleetStatus.locks())); }
             default -> {
+                java.util.regex.Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
                     if (get(ex)) pushStatus(ex, path.substring("/v1/pushes/".length()));
+                } else if ((req = REQUESTS.matcher(path)).matches()) {
+                    windowRequests(ex, req.group(1));
+                } else if ((req = REQUEST.matcher(path)).matches()) {
+                    windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /v1/pushes, /v1/pushes/{push}, /v1/held, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
+    }
+
+    private static final java.util.regex.Pattern REQUESTS = java.util.regex.Pattern.compile("/v1/hosts/([^/]+)/windows");
+    private static final java.util.regex.Pattern REQUEST = java.util.regex.Pattern.compile("/v1/hosts/([^/]+)/windows/([^/]+)");
+
+    /**
+     * Window requests (create, delete) need the bearer token when one is configured; with only a webhook secret (which
+     * signs push bodies, not requests) they are refused; with neither they are open, like pushes.
+     */
+    private boolean authorized(HttpExchange ex) {
+        if (token == null && webhook == null) return true;
+        String authorization = ex.getRequestHeaders().getFirst("Authorization");
+        if (token != null && authorization != null && token.matches(authorization)) return true;
+        ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"mesh\"");
+        if (token == null) {
+            send(ex, 403, error("this coordinator takes only signed pushes (--webhook-secret-file): window requests need a bearer token (--token-file)"));
+        } else if (authorization == null) {
+            send(ex, 401, error("missing token: send Authorization: Bearer <token> (mesh --token-file F, or MESH_TOKEN)"));
+        } else {
+            send(ex, 403, error("wrong token: send Authorization: Bearer <token> (mesh --token-file F, or MESH_TOKEN)"));
+        }
+        return false;
+    }
+
+    /** {@code POST /v1/hosts/{host}/windows}: a window request. */
+    private void windowRequests(HttpExchange ex, String host) throws Exception {
+        if (!ex.getRequestMethod().equals("POST")) {
+            notAllowed(ex, "POST");
+            return;
+        }
+        if (!authorized(ex)) return;
+        byte[] body = readLimited(ex.getRequestBody(), 4096);
+        com.fasterxml.jackson.databind.JsonNode json;
+        try {
+            json = body == null ? null : Json.MAPPER.readTree(body);
+        } catch (IOException e) {
+            json = null;
+        }
+        if (json == null || !json.isObject()) {
+            send(ex, 400, error("the body must be JSON such as {\"module\":\"store\",\"schedule\":\"garbage-collect\"}"));
+            return;
+        }
+        String user = ex.getRequestHeaders().getFirst("X-Mesh-User");
+        String who = "mesh window run" + (user == null || user.isBlank() ? "" : " by " + abbreviate(user.strip()))
+                + " from " + ex.getRemoteAddress().getAddress().getHostAddress() + " via mesh-coordinator";
+        String name;
+        try {
+            name = requests.create(host, json.path("module").asText(null), json.path("schedule").asText(null),
+                    io.mesh.zk.ProcessRef.current(who));
+        } catch (WindowRequestStore.RefusedException e) {
+            send(ex, e.status, error(e.getMessage()));
+            return;
+        }
+        LOG.info("window request {} host={} module={} schedule={} by \"{}\"", name, host, json.path("module").asText(), json.path("schedule").asText(), who);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("request", name);
+        out.put("host", host);
+        out.put("path", paths.request(host, name));
+        send(ex, 202, out);
+    }
+
+    /** {@code GET} or {@code DELETE /v1/hosts/{host}/windows/{request}}. */
+    private void windowRequest(HttpExchange ex, String host, String name) throws Exception {
+        switch (ex.getRequestMethod()) {
+            case "GET" -> {
+                io.mesh.zk.WindowRequest r = requests.read(host, name);
+                if (r == null) send(ex, 404, error("no window request " + abbreviate(name) + " on host " + abbreviate(host) + " (done and deleted, or never made)"));
+                else send(ex, 200, r);
+            }
+            case "DELETE" -> {
+                if (!authorized(ex)) return;
+                if (requests.delete(host, name)) send(ex, 200, Map.of("deleted", paths.request(host, name)));
+                else send(ex, 404, error("no window request " + abbreviate(name) + " on host " + abbreviate(host)));
+            }
+            default -> notAllowed(ex, "GET, DELETE");
+        }
+    }
+
+    private void resource(HttpExchange ex, String name, String type) throws IOException {
+        try (InputStream in = HttpApi.class.getResourceAsStream("ui/" + name)) {
+            if (in == null) {
+                send(ex, 404, error("missing resource " + name));
+                return;
+            }
+            ex.getResponseHeaders().set("Cache-Control", "no-cache");
+            ex.getResponseHeaders().set("Content-Type", type);
+            sendBytes(ex, 200, in.readAllBytes());
+        }
+    }
+
+    private static void sendText(HttpExchange ex, int status, String type, String text) {
+        ex.getResponseHeaders().set("Content-Type", type);
+        ex.getResponseHeaders().set("Cache-Control", "no-store");
+        sendBytes(ex, status, text.getBytes(StandardCharsets.UTF_8));
     }
 
     private boolean get(HttpExchange ex) {
@@ -332,7 +454,15 @@ public final class HttpApi implements AutoCloseable {
                 LOG.warn("cannot count held containers for /metrics: {}", e.toString());
             }
         }
-        byte[] text = metrics.render(held, connected).getBytes(StandardCharsets.UTF_8);
+        String fleetText = "";
+        if (connected) {
+            try {
+                fleetText = Metrics.renderFleet(fleetStatus.fleet(), fleetStatus.locks());
+            } catch (Exception e) {
+                LOG.warn("cannot read the fleet for /metrics: {}", e.toString());
+            }
+        }
+        byte[] text = (metrics.render(held, connected) + fleetText).getBytes(StandardCharsets.UTF_8);
         ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         sendBytes(ex, 200, text);
     }

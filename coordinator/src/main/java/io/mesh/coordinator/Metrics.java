@@ -23,6 +23,10 @@ public final class Metrics {
 
     private final AtomicLong accepted = new AtomicLong();
     private final Map<String, AtomicLong> rejected = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> zkEvents = new ConcurrentHashMap<>();
+
+    /** @param state a ZooKeeper connection state the coordinator's client entered, such as {@code SUSPENDED} */
+    public void connectionEvent(String state) { zkEvents.computeIfAbsent(state, k -> new AtomicLong()).incrementAndGet(); }
 
     /** Counts one push written. */
     public void accepted() { accepted.incrementAndGet(); }
@@ -60,6 +64,69 @@ public final class Metrics {
         b.append("# HELP mesh_zookeeper_connected 1 when the coordinator's ZooKeeper client is connected.\n");
         b.append("# TYPE mesh_zookeeper_connected gauge\n");
         b.append("mesh_zookeeper_connected ").append(zkConnected ? 1 : 0).append('\n');
+        b.append("# HELP mesh_zookeeper_connection_events_total ZooKeeper connection state changes seen by the coordinator, by new state.\n");
+        b.append("# TYPE mesh_zookeeper_connection_events_total counter\n");
+        new java.util.TreeMap<>(zkEvents).forEach((st, n) ->
+                b.append("mesh_zookeeper_connection_events_total{state=\"").append(st).append("\"} ").append(n.get()).append('\n'));
         return b.toString();
+    }
+
+    /**
+     * The fleet as the agents' reports and ZooKeeper's nodes show it, for {@code GET /metrics}: last outcomes, the
+     * durations of each host's last apply and last window, report ages, open windows, agents, and the module locks'
+     * waiters with the longest wait. (Each agent's own counters and histograms are on its {@code --metrics-listen}.)
+     *
+     * @param f     the fleet now
+     * @param locks the module locks now
+     * @return exposition text
+     */
+    public static String renderFleet(FleetStatus.Fleet f, java.util.List<FleetStatus.Lock> locks) {
+        io.mesh.metrics.PromText out = new io.mesh.metrics.PromText();
+        Map<String, Integer> outcomes = new java.util.TreeMap<>();
+        for (String o : new String[]{"applied", "deferred", "failed", "pending"}) outcomes.put(o, 0);
+        int online = 0;
+        for (FleetStatus.HostRow h : f.hosts()) {
+            if (h.online()) online++;
+            for (FleetStatus.Cell c : h.modules()) outcomes.merge(c.outcome(), 1, Integer::sum);
+        }
+        out.family("mesh_fleet_modules", "gauge", "Host-modules by the outcome of their last report (pending: none yet for the desired push).");
+        outcomes.forEach((o, n) -> out.sample("mesh_fleet_modules", io.mesh.metrics.PromText.label("outcome", o), n));
+        out.family("mesh_agents_online", "gauge", "Hosts whose agent node exists.");
+        out.sample("mesh_agents_online", "", online);
+        out.family("mesh_open_windows", "gauge", "Open windows on every host (/mesh/windows).");
+        out.sample("mesh_open_windows", "", f.windows().size());
+        out.family("mesh_last_apply_duration_seconds", "gauge", "Duration of the last apply of each module on each host, from its report.");
+        for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
+            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + io.mesh.metrics.PromText.label("outcome", c.outcome()), c.applySeconds());
+        }
+        out.family("mesh_last_window_duration_seconds", "gauge", "Duration of the last window of each module on each host, from its report.");
+        for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
+            io.mesh.zk.WindowResult w = c.lastWindow();
+            if (w != null && w.startedAt() != null && w.finishedAt() != null) {
+                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + io.mesh.metrics.PromText.label("outcome", w.outcome()),
+                        java.time.Duration.between(w.startedAt(), w.finishedAt()).toMillis() / 1000.0);
+            }
+        }
+        out.family("mesh_report_age_seconds", "gauge", "Seconds since the last report of each module on each host finished.");
+        for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
+            if (c.ageSeconds() != null) out.sample("mesh_report_age_seconds", labels(h, c), c.ageSeconds());
+        }
+        out.family("mesh_lock_waiters", "gauge", "Processes waiting for each module lock on each host.");
+        for (FleetStatus.Lock lock : locks) out.sample("mesh_lock_waiters", lockLabels(lock), lock.waiters().size());
+        out.family("mesh_lock_longest_wait_seconds", "gauge", "How long the longest waiter of each module lock has waited.");
+        for (FleetStatus.Lock lock : locks) {
+            double longest = lock.waiters().stream().filter(w -> w.since() != null)
+                    .mapToDouble(w -> Math.max(0, java.time.Duration.between(w.since(), f.at()).toMillis() / 1000.0)).max().orElse(0);
+            out.sample("mesh_lock_longest_wait_seconds", lockLabels(lock), longest);
+        }
+        return out.toString();
+    }
+
+    private static String labels(FleetStatus.HostRow h, FleetStatus.Cell c) {
+        return io.mesh.metrics.PromText.label("host", h.host()) + "," + io.mesh.metrics.PromText.label("module", c.module());
+    }
+
+    private static String lockLabels(FleetStatus.Lock lock) {
+        return io.mesh.metrics.PromText.label("module", lock.module()) + "," + io.mesh.metrics.PromText.label("host", lock.host());
     }
 }

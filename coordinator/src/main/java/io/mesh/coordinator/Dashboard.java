@@ -1,0 +1,200 @@
+package io.mesh.coordinator;
+
+import io.mesh.zk.HeldRecord;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * The coordinator's page ({@code GET /}): plain HTML rendered here from a {@link FleetStatus.Fleet}, styled by
+ * {@code /ui/mesh.css}, refreshed every few seconds by {@code /ui/mesh.js} (which fetches {@code /ui/fragment}, the
+ * same {@code <main>} content). Readable without JavaScript (then it reloads itself) and on a phone (the table folds
+ * into one block per host below 640 px).
+ *
+ * <p>Every state is shown as text and as a colour: {@code applied} green, {@code deferred} amber, {@code failed} red,
+ * {@code pending} grey; an open window is marked "WINDOW OPEN" and a held container "HELD" (amber and violet).
+ */
+public final class Dashboard {
+    /** Seconds between refreshes of the page. */
+    public static final int REFRESH_SECONDS = 3;
+
+    private Dashboard() {}
+
+    /**
+     * @param fleet the fleet now
+     * @return the whole page
+     */
+    public static String page(FleetStatus.Fleet fleet) {
+        return "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                + "<title>mesh: " + summaryTitle(fleet) + "</title>"
+                + "<link rel=\"stylesheet\" href=\"/ui/mesh.css\">"
+                + "<noscript><meta http-equiv=\"refresh\" content=\"" + (REFRESH_SECONDS * 3) + "\"></noscript>"
+                + "</head><body>"
+                + "<header><h1>mesh</h1><span id=\"status\" class=\"live\">live, every " + REFRESH_SECONDS + "s</span></header>"
+                + "<main id=\"fleet\" data-refresh-seconds=\"" + REFRESH_SECONDS + "\" data-refreshes=\"0\">" + fragment(fleet) + "</main>"
+                + "<footer>JSON: <a href=\"/v1/fleet\">/v1/fleet</a> · <a href=\"/v1/windows\">/v1/windows</a> · "
+                + "<a href=\"/v1/held\">/v1/held</a> · <a href=\"/v1/locks\">/v1/locks</a> · <a href=\"/metrics\">/metrics</a></footer>"
+                + "<script src=\"/ui/mesh.js\" defer></script></body></html>\n";
+    }
+
+    private static String summaryTitle(FleetStatus.Fleet f) {
+        return f.windows().isEmpty() ? "no window open" : f.windows().size() + " window" + (f.windows().size() == 1 ? "" : "s") + " open";
+    }
+
+    /**
+     * @param f the fleet now
+     * @return the content of {@code <main>}: summary, open windows, hosts &times; modules, pending pushes, held containers
+     */
+    public static String fragment(FleetStatus.Fleet f) {
+        StringBuilder b = new StringBuilder();
+        int held = f.held().size();
+        b.append("<p class=\"summary\" id=\"summary\" data-read-at=\"").append(esc(String.valueOf(f.at()))).append("\">")
+                .append(f.hosts().size()).append(" host").append(f.hosts().size() == 1 ? "" : "s").append(" · ")
+                .append("<span class=\"").append(f.windows().isEmpty() ? "ok" : "window").append("\">")
+                .append(f.windows().size()).append(" open window").append(f.windows().size() == 1 ? "" : "s").append("</span> · ")
+                .append("<span class=\"").append(held == 0 ? "ok" : "held").append("\">")
+                .append(held).append(" held container").append(held == 1 ? "" : "s").append("</span> · ")
+                .append("<span class=\"").append(f.pendingPushes().isEmpty() ? "ok" : "st-pending").append("\">")
+                .append(f.pendingPushes().size()).append(" pending push").append(f.pendingPushes().size() == 1 ? "" : "es").append("</span>")
+                .append(" · read at <time>").append(esc(String.valueOf(f.at()))).append("</time></p>");
+
+        if (!f.windows().isEmpty()) {
+            b.append("<section id=\"windows\"><h2>Open windows</h2>");
+            for (FleetStatus.OpenWindow w : f.windows()) {
+                b.append("<div class=\"card window\" data-host=\"").append(esc(w.host())).append("\" data-module=\"").append(esc(w.module())).append("\">")
+                        .append("<strong class=\"tag window\">WINDOW OPEN</strong> ")
+                        .append("<b>").append(esc(w.host())).append(" / ").append(esc(w.module())).append("</b> ")
+                        .append(esc(w.schedule())).append(" <code>").append(esc(w.window())).append("</code><br>")
+                        .append("since ").append(time(w.since(), f.at()))
+                        .append(w.endsBy() == null ? "" : " · ends by " + time(w.endsBy(), f.at()))
+                        .append(" · holds ").append(w.held() == null || w.held().isEmpty() ? "nothing" : esc(String.join(", ", w.held())))
+                        .append(w.by() == null ? "" : " · by pid " + w.by().pid() + " (" + esc(w.by().process()) + ")");
+                if (w.waitingPush() != null) {
+                    b.append("<br><span class=\"st-deferred\">waiting on it: ").append(esc(w.waitingPush()))
+                            .append(" (revision ").append(esc(w.waitingRevision())).append("), deferred</span>");
+                }
+                b.append("</div>");
+            }
+            b.append("</section>");
+        }
+
+        b.append("<section id=\"hosts\"><h2>Hosts × modules</h2>");
+        TreeSet<String> modules = new TreeSet<>();
+        for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) modules.add(c.module());
+        if (f.hosts().isEmpty()) {
+            b.append("<p class=\"empty\">No host has an agent or a report yet.</p>");
+        } else {
+            b.append("<div class=\"scroll\"><table class=\"matrix\"><thead><tr><th>host</th>");
+            for (String m : modules) b.append("<th>").append(esc(m)).append("</th>");
+            b.append("</tr></thead><tbody>");
+            for (FleetStatus.HostRow h : f.hosts()) {
+                Map<String, FleetStatus.Cell> cells = new LinkedHashMap<>();
+                for (FleetStatus.Cell c : h.modules()) cells.put(c.module(), c);
+                b.append("<tr data-host=\"").append(esc(h.host())).append("\"><th scope=\"row\">").append(esc(h.host()))
+                        .append(" <span class=\"agent ").append(h.online() ? "online\">agent online" : "offline\">agent OFFLINE").append("</span></th>");
+                for (String m : modules) {
+                    FleetStatus.Cell c = cells.get(m);
+                    if (c == null) {
+                        b.append("<td data-label=\"").append(esc(m)).append("\" class=\"none\">—</td>");
+                        continue;
+                    }
+                    b.append(cell(c, f.at()));
+                }
+                b.append("</tr>");
+            }
+            b.append("</tbody></table></div>");
+        }
+        b.append("</section>");
+
+        b.append("<section id=\"pushes\"><h2>Pending pushes</h2>");
+        if (f.pendingPushes().isEmpty()) {
+            b.append("<p class=\"empty\">None: every recent push is done.</p>");
+        } else {
+            b.append("<ul>");
+            for (FleetStatus.PendingPush p : f.pendingPushes()) {
+                b.append("<li class=\"st-").append(esc(p.state())).append("\"><b>").append(esc(p.push())).append("</b> revision ")
+                        .append(esc(p.revision())).append(" · <span class=\"tag st-").append(esc(p.state())).append("\">")
+                        .append(esc(p.state().toUpperCase())).append("</span> · ");
+                List<String> counts = new ArrayList<>();
+                p.counts().forEach((k, v) -> { if (v > 0) counts.add(v + " " + k); });
+                b.append(esc(String.join(", ", counts))).append(" · received ").append(time(p.receivedAt(), f.at())).append("</li>");
+            }
+            b.append("</ul>");
+        }
+        b.append("</section>");
+
+        if (!f.held().isEmpty()) {
+            b.append("<section id=\"held\"><h2>Held containers</h2><ul>");
+            for (HeldRecord h : f.held()) {
+                b.append("<li class=\"held\"><strong class=\"tag held\">HELD</strong> <b>").append(esc(h.host())).append(" / ")
+                        .append(esc(h.container())).append("</b> by window ").append(esc(h.schedule())).append(" <code>")
+                        .append(esc(h.window())).append("</code> since ").append(time(h.since(), f.at())).append("</li>");
+            }
+            b.append("</ul></section>");
+        }
+        return b.toString();
+    }
+
+    private static String cell(FleetStatus.Cell c, Instant now) {
+        StringBuilder b = new StringBuilder();
+        String outcome = c.outcome() == null ? "pending" : c.outcome();
+        b.append("<td data-label=\"").append(esc(c.module())).append("\" data-module=\"").append(esc(c.module()))
+                .append("\" class=\"st-").append(esc(outcome)).append(c.window() != null ? " has-window" : "")
+                .append(c.held().isEmpty() ? "" : " has-held").append("\">");
+        b.append("<span class=\"tag st-").append(esc(outcome)).append("\">").append(esc(outcome.toUpperCase())).append("</span>");
+        if (c.revision() != null) b.append(" <span class=\"rev\">").append(esc(c.revision())).append("</span>");
+        if (c.desiredRevision() != null && !c.desiredRevision().equals(c.revision())) {
+            b.append(" <span class=\"rev\">→ ").append(esc(c.desiredRevision())).append("</span>");
+        }
+        if (c.finishedAt() != null) b.append("<br><small>report ").append(age(c.ageSeconds())).append("</small>");
+        if (c.window() != null) {
+            b.append("<br><strong class=\"tag window\">WINDOW OPEN</strong> ").append(esc(c.window().schedule()))
+                    .append(" since ").append(time(c.window().since(), now));
+        }
+        if (!c.held().isEmpty()) {
+            b.append("<br><strong class=\"tag held\">HELD</strong> ").append(esc(String.join(", ", c.held())));
+        }
+        if (c.error() != null && "failed".equals(outcome)) b.append("<br><small class=\"err\">").append(esc(c.error())).append("</small>");
+        return b.append("</td>").toString();
+    }
+
+    private static String time(Instant t, Instant now) {
+        if (t == null) return "-";
+        long s = Duration.between(t, now).toSeconds();
+        String rel = s >= 0 ? age(s) : "in " + age(-s).replace(" ago", "");
+        return "<time datetime=\"" + esc(t.toString()) + "\" title=\"" + esc(t.toString()) + "\">" + esc(t.toString().replace('T', ' ')) + " (" + rel + ")</time>";
+    }
+
+    /** @return such as {@code 12s ago}, {@code 3m ago}, {@code 2h ago}, {@code 4d ago} */
+    static String age(Long seconds) {
+        if (seconds == null) return "-";
+        long s = seconds;
+        if (s < 90) return s + "s ago";
+        if (s < 90 * 60) return (s / 60) + "m ago";
+        if (s < 36 * 3600) return (s / 3600) + "h ago";
+        return (s / 86400) + "d ago";
+    }
+
+    /** @return the text with {@code & < > " '} escaped for HTML */
+    static String esc(String s) {
+        if (s == null) return "";
+        StringBuilder b = new StringBuilder(s.length());
+        for (char ch : s.toCharArray()) {
+            switch (ch) {
+                case '&' -> b.append("&amp;");
+                case '<' -> b.append("&lt;");
+                case '>' -> b.append("&gt;");
+                case '"' -> b.append("&quot;");
+                case '\'' -> b.append("&#39;");
+                default -> b.append(ch);
+            }
+        }
+        return b.toString();
+    }
+}

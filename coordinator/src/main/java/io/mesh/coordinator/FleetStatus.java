@@ -1,0 +1,258 @@
+package io.mesh.coordinator;
+
+import io.mesh.lock.ModuleLock;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
+import io.mesh.zk.AgentRecord;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.LockHolder;
+import io.mesh.zk.WindowRecord;
+import io.mesh.zk.WindowResult;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The operator's one look at the fleet (issue 4): hosts &times; modules with revision, outcome, open window, held
+ * containers and age of the last report; the open windows with when they should end and which push waits on them;
+ * who holds and who waits for each module lock; the pushes not yet done. Read afresh from ZooKeeper at each call;
+ * served as {@code GET /v1/fleet}, {@code /v1/windows}, {@code /v1/locks} and the page at {@code /}.
+ */
+public final class FleetStatus {
+    /** How many of the newest pushes are checked for {@link Fleet#pendingPushes()}. */
+    public static final int RECENT_PUSHES = 10;
+
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+    private final FleetView view;
+    private final PushStatus pushes;
+    private final Clock clock;
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout
+     * @param clock  the clock report ages are measured with
+     */
+    public FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock) {
+        this.client = client;
+        this.paths = paths;
+        this.view = new FleetView(client, paths);
+        this.pushes = new PushStatus(client, paths);
+        this.clock = clock;
+    }
+
+    /**
+     * One module on one host.
+     *
+     * @param module          module name
+     * @param revision        revision of the last report ({@code null} without one)
+     * @param desiredRevision revision of the desired node now ({@code null} when the module has none)
+     * @param push            push of the last report
+     * @param outcome         the last report's outcome ({@code applied | deferred | failed}), {@code pending} without a
+     *                        report or when the report is older than the desired push
+     * @param finishedAt      when the last report's apply finished
+     * @param ageSeconds      seconds since {@code finishedAt}, {@code null} without a report
+     * @param applySeconds    how long the last reported apply took ({@code finishedAt - startedAt}), {@code null} without one
+     * @param window          the window open now on that host for that module ({@code /mesh/windows}), else {@code null}
+     * @param held            Docker names of that module's containers held now on that host ({@code /mesh/held})
+     * @param error           the last report's error
+     * @param lastWindow      the last window that ended, from the report
+     */
+    public record Cell(String module, String revision, String desiredRevision, String push, String outcome,
+                       Instant finishedAt, Long ageSeconds, Double applySeconds, WindowRecord window, List<String> held, String error,
+                       WindowResult lastWindow) {}
+
+    /**
+     * One host.
+     *
+     * @param host    host id
+     * @param online  its agent node exists
+     * @param agent   the agent node's record
+     * @param modules its modules, by name: those with a report, those whose desired hosts name it, those with a window
+     */
+    public record HostRow(String host, boolean online, AgentRecord agent, List<Cell> modules) {}
+
+    /**
+     * An open window, with what an operator at 03:31 asks of it.
+     *
+     * @param host        host id
+     * @param module      module name
+     * @param schedule    schedule name
+     * @param window      window id
+     * @param since       when it opened
+     * @param held        containers it holds
+     * @param by          the process running it
+     * @param endsBy      {@code since} + the schedule's timeout: the step is killed then, and the containers start
+     *                    again ({@code null} when the schedule is no longer in the desired state)
+     * @param waitingPush the push deferred by it on that host ({@code null} when none)
+     * @param waitingRevision that push's revision
+     */
+    public record OpenWindow(String host, String module, String schedule, String window, Instant since, List<String> held,
+                             io.mesh.zk.ProcessRef by, Instant endsBy, String waitingPush, String waitingRevision) {}
+
+    /**
+     * One module lock on one host.
+     *
+     * @param module  module name
+     * @param host    host id
+     * @param holder  who holds it ({@code null} when nobody)
+     * @param waiters who waits, in order
+     */
+    public record Lock(String module, String host, LockHolder holder, List<LockHolder> waiters) {}
+
+    /**
+     * A push not yet done everywhere.
+     *
+     * @param push       push id
+     * @param revision   its revision
+     * @param receivedAt when the coordinator took it
+     * @param state      {@code pending} or {@code deferred}
+     * @param counts     targets per state
+     */
+    public record PendingPush(String push, String revision, Instant receivedAt, String state, Map<String, Integer> counts) {}
+
+    /**
+     * The whole fleet.
+     *
+     * @param at            when it was read
+     * @param hosts         hosts &times; modules
+     * @param windows       open windows
+     * @param held          held containers
+     * @param pendingPushes recent pushes not yet applied everywhere
+     */
+    public record Fleet(Instant at, List<HostRow> hosts, List<OpenWindow> windows, List<HeldRecord> held,
+                        List<PendingPush> pendingPushes) {}
+
+    /**
+     * @return the fleet now
+     * @throws Exception ZooKeeper errors
+     */
+    public Fleet fleet() throws Exception {
+        Instant now = clock.instant();
+        Map<String, DesiredRecord> desired = desired();
+        List<HeldRecord> held = view.held();
+        List<OpenWindow> windows = windows(desired);
+        Map<String, OpenWindow> windowByKey = new HashMap<>();
+        List<WindowRecord> raw = view.windows();
+        Map<String, WindowRecord> rawByKey = new HashMap<>();
+        for (WindowRecord w : raw) rawByKey.put(w.host() + "/" + w.module(), w);
+        for (OpenWindow w : windows) windowByKey.put(w.host() + "/" + w.module(), w);
+        List<HostRow> rows = new ArrayList<>();
+        TreeSet<String> hostIds = new TreeSet<>();
+        List<FleetView.Host> hosts = view.hosts();
+        Map<String, FleetView.Host> byHost = new HashMap<>();
+        for (FleetView.Host h : hosts) { hostIds.add(h.host()); byHost.put(h.host(), h); }
+        for (DesiredRecord d : desired.values()) {
+            for (String h : d.spec().hosts()) if (!h.equals(ModuleSpec.ALL_HOSTS)) hostIds.add(h);
+        }
+        for (WindowRecord w : raw) hostIds.add(w.host());
+        for (String host : hostIds) {
+            FleetView.Host h = byHost.get(host);
+            Map<String, ApplyReport> reports = new TreeMap<>();
+            if (h != null) for (ApplyReport r : h.modules()) reports.put(r.module(), r);
+            TreeSet<String> modules = new TreeSet<>(reports.keySet());
+            for (DesiredRecord d : desired.values()) {
+                if (d.spec().hosts().contains(host) || (d.spec().hosts().contains(ModuleSpec.ALL_HOSTS) && h != null && h.online())) modules.add(d.module());
+            }
+            for (WindowRecord w : raw) if (w.host().equals(host)) modules.add(w.module());
+            List<Cell> cells = new ArrayList<>();
+            for (String module : modules) {
+                ApplyReport r = reports.get(module);
+                DesiredRecord d = desired.get(module);
+                List<String> heldHere = held.stream().filter(x -> x.host().equals(host) && module.equals(x.module()))
+                        .map(HeldRecord::container).toList();
+                String outcome = PushStatus.PENDING;
+                if (r != null && r.outcome() != null) {
+                    boolean current = d == null || ZkPaths.pushSeq(r.push()) >= ZkPaths.pushSeq(d.push());
+                    outcome = current ? r.outcome() : PushStatus.PENDING;
+                }
+                Instant finished = r == null ? null : r.finishedAt();
+                cells.add(new Cell(module, r == null ? null : r.revision(), d == null ? null : d.revision(),
+                        r == null ? null : r.push(), outcome, finished,
+                        finished == null ? null : Math.max(0, Duration.between(finished, now).toSeconds()),
+                        finished == null || r.startedAt() == null ? null : Duration.between(r.startedAt(), finished).toMillis() / 1000.0,
+                        rawByKey.get(host + "/" + module), heldHere, r == null ? null : r.error(), r == null ? null : r.lastWindow()));
+            }
+            rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
+        }
+        return new Fleet(now, rows, windows, held, pendingPushes());
+    }
+
+    private Map<String, DesiredRecord> desired() throws Exception {
+        Map<String, DesiredRecord> out = new TreeMap<>();
+        for (String m : ZkReads.children(client, paths.desired())) {
+            DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
+            if (d != null && d.spec() != null) out.put(m, d);
+        }
+        return out;
+    }
+
+    /**
+     * @return every open window with its end and the push waiting on it, sorted by host then module
+     * @throws Exception ZooKeeper errors
+     */
+    public List<OpenWindow> windows() throws Exception { return windows(desired()); }
+
+    private List<OpenWindow> windows(Map<String, DesiredRecord> desired) throws Exception {
+        List<OpenWindow> out = new ArrayList<>();
+        for (WindowRecord w : view.windows()) {
+            Instant endsBy = null;
+            DesiredRecord d = desired.get(w.module());
+            if (d != null && w.since() != null) {
+                ScheduleSpec s = d.spec().schedules().get(w.schedule());
+                if (s != null) endsBy = w.since().plus(s.timeoutDuration());
+            }
+            ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
+            boolean waiting = r != null && ApplyReport.DEFERRED.equals(r.outcome());
+            out.add(new OpenWindow(w.host(), w.module(), w.schedule(), w.window(), w.since(), w.held(), w.by(), endsBy,
+                    waiting ? r.push() : null, waiting ? r.revision() : null));
+        }
+        return out;
+    }
+
+    /**
+     * @return every module lock that has a holder or a waiter, sorted by module then host
+     * @throws Exception ZooKeeper errors
+     */
+    public List<Lock> locks() throws Exception {
+        List<Lock> out = new ArrayList<>();
+        for (String module : ZkReads.children(client, paths.locks())) {
+            for (String host : ZkReads.children(client, paths.locks() + "/" + module)) {
+                List<LockHolder> all = ModuleLock.holders(client, paths, module, host);
+                if (all.isEmpty()) continue;
+                out.add(new Lock(module, host, all.get(0), List.copyOf(all.subList(1, all.size()))));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @return the newest {@value #RECENT_PUSHES} pushes that are not done (some host pending or deferred), newest first
+     * @throws Exception ZooKeeper errors
+     */
+    public List<PendingPush> pendingPushes() throws Exception {
+        List<String> names = ZkReads.children(client, paths.pushes()).stream().filter(n -> ZkPaths.pushSeq(n) >= 0)
+                .sorted(Comparator.comparingLong(ZkPaths::pushSeq).reversed()).limit(RECENT_PUSHES).toList();
+        List<PendingPush> out = new ArrayList<>();
+        for (String n : names) {
+            Optional<PushStatus.View> v = pushes.of(n);
+            if (v.isEmpty() || v.get().done()) continue;
+            PushStatus.View p = v.get();
+            out.add(new PendingPush(p.push(), p.revision(), p.receivedAt(), p.state(), p.counts()));
+        }
+        return out;
+    }
+}

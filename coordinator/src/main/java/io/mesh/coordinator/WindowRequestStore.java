@@ -1,0 +1,132 @@
+package io.mesh.coordinator;
+
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.Times;
+import io.mesh.zk.WindowRequest;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+
+import java.util.regex.Pattern;
+
+/**
+ * The coordinator's side of window requests ({@code mesh window run}): creates
+ * {@code /mesh/requests/<host>/window-<seq>} (persistent sequential, {@link WindowRequest} in state
+ * {@code requested}) for the agent of that host to run, reads it back, and deletes it (docs/design.md,
+ * "Window requests").
+ */
+public final class WindowRequestStore {
+    /** Request node names: {@code window-} and ten digits. */
+    public static final Pattern NAME = Pattern.compile(Pattern.quote(ZkPaths.WINDOW_REQUEST_PREFIX) + "\\d{10}");
+
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+
+    /** A request that cannot be made; {@link #status} is the HTTP status to answer. */
+    public static final class RefusedException extends Exception {
+        /** HTTP status: 400 for a bad module, schedule or host; 409 when the host has no running agent. */
+        public final int status;
+
+        /**
+         * @param status  HTTP status
+         * @param message why, and what to do
+         */
+        public RefusedException(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout
+     */
+    public WindowRequestStore(CuratorFramework client, ZkPaths paths) {
+        this.client = client;
+        this.paths = paths;
+    }
+
+    /**
+     * Checks the request against the desired state and the agents, then creates its node.
+     *
+     * @param host     host id
+     * @param module   module name
+     * @param schedule schedule name
+     * @param by       who asks
+     * @return the request node's name, such as {@code window-0000000003}
+     * @throws RefusedException when the module, schedule or host does not fit, or the host has no agent running
+     * @throws Exception        ZooKeeper errors
+     */
+    public String create(String host, String module, String schedule, ProcessRef by) throws Exception {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            throw new RefusedException(400, e.getMessage());
+        }
+        if (module == null || module.isBlank() || schedule == null || schedule.isBlank()) {
+            throw new RefusedException(400, "give a module and a schedule: {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
+        }
+        if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw new RefusedException(400, "no module '" + abbreviate(module) + "'");
+        DesiredRecord d = ZkReads.read(client, paths.desired(module), DesiredRecord.class);
+        if (d == null || d.spec() == null) throw new RefusedException(400, "no module '" + module + "' has been pushed");
+        ModuleSpec spec = d.spec();
+        if (!spec.runsOn(host)) throw new RefusedException(400, "module " + module + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")");
+        if (!spec.schedules().containsKey(schedule)) {
+            throw new RefusedException(400, "module " + module + " has no schedule '" + abbreviate(schedule) + "'; it has " + spec.schedules().keySet());
+        }
+        if (client.checkExists().forPath(paths.agent(host)) == null) {
+            throw new RefusedException(409, "host " + host + " has no running agent (" + paths.agent(host) + " is missing): start mesh-agent run --host " + host);
+        }
+        String path = client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                .forPath(paths.windowRequestPrefix(host), Json.bytes(WindowRequest.of(module, schedule, Times.now(), by)));
+        return ZKPaths.getNodeFromPath(path);
+    }
+
+    /**
+     * @param host    host id
+     * @param request request node name
+     * @return the request, or {@code null} when there is none (finished and deleted, or never made)
+     * @throws Exception ZooKeeper errors
+     */
+    public WindowRequest read(String host, String request) throws Exception {
+        if (!valid(host, request)) return null;
+        return ZkReads.read(client, paths.request(host, request), WindowRequest.class);
+    }
+
+    /**
+     * Deletes a request: once read when done; before it runs, this cancels it.
+     *
+     * @param host    host id
+     * @param request request node name
+     * @return false when there was none
+     * @throws Exception ZooKeeper errors
+     */
+    public boolean delete(String host, String request) throws Exception {
+        if (!valid(host, request)) return false;
+        try {
+            client.delete().forPath(paths.request(host, request));
+            return true;
+        } catch (KeeperException.NoNodeException e) {
+            return false;
+        }
+    }
+
+    private static boolean valid(String host, String request) {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+        return request != null && NAME.matcher(request).matches();
+    }
+
+    private static String abbreviate(String s) {
+        String t = s.length() > 60 ? s.substring(0, 57) + "..." : s;
+        return t.replaceAll("\\p{Cntrl}", "?");
+    }
+}

@@ -1,0 +1,118 @@
+package io.mesh.coordinator;
+
+import io.mesh.agent.AgentConfig;
+import io.mesh.agent.AgentDaemon;
+import io.mesh.agent.AgentMetrics;
+import io.mesh.agent.WindowRequests;
+import io.mesh.testing.TestDocker;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A running coordinator ({@link HttpApi} on 127.0.0.1, free port) and a running agent daemon for {@value #HOST}
+ * (in this JVM: {@link AgentDaemon}, {@link WindowRequests}, {@link AgentMetrics} served on a free port), on a real
+ * ZooKeeper ({@link LoopbackZk}) and the real Docker engine ({@link TestDocker}). One module with a fresh name:
+ * container {@code app} (busybox), schedule {@code sweep} whose step waits until the test {@link #release()}s it
+ * (a file in a host directory mounted into the step), and schedule {@code fails} whose step exits 3.
+ */
+public final class OpsFixture implements AutoCloseable {
+    /** The agent's host id. */
+    public static final String HOST = "host-a";
+
+    public final LoopbackZk zk;
+    public final ApiFixture api;
+    public final AgentDaemon daemon;
+    public final WindowRequests requests;
+    public final AgentMetrics metrics;
+    public final URI agentMetrics;
+    public final String module = TestDocker.uniqueModule("op");
+    public final Path gate;
+
+    public OpsFixture() throws Exception {
+        TestDocker.engine();
+        zk = new LoopbackZk();
+        api = new ApiFixture(zk, null);
+        gate = Files.createTempDirectory("mesh-ops-gate");
+        gate.toFile().setWritable(true, false);
+        AgentConfig config = new AgentConfig(HOST, zk.paths, Files.createTempDirectory("mesh-ops-agent"), Duration.ofMinutes(10),
+                Duration.ofSeconds(1), Duration.ofMinutes(1));
+        ProcessRef me = ProcessRef.current("mesh-agent run (test)");
+        metrics = new AgentMetrics(zk.client, zk.paths, HOST);
+        metrics.start();
+        agentMetrics = metrics.serve(new InetSocketAddress("127.0.0.1", 0));
+        daemon = new AgentDaemon(config, zk.client, TestDocker.engine(), me);
+        requests = new WindowRequests(zk.client, zk.paths, HOST, me, daemon::runWindow, Duration.ofMinutes(10));
+        daemon.start();
+        requests.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> zk.client.checkExists().forPath(zk.paths.agent(HOST)) != null);
+    }
+
+    /** @return the module's manifest, with an env value that changes the container's spec per revision */
+    public String manifest(String rev, String hosts) {
+        return "module: " + module + "\nhosts: " + hosts + "\ncontainers:\n"
+                + "  app:\n    image: " + TestDocker.BUSYBOX + "\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    env: {REV: \"" + rev + "\"}\n    network: host\n    stop-timeout: 2s\n    restart: unless-stopped\n"
+                + "schedules:\n"
+                + "  sweep:\n    cron: \"30 3 * * *\"\n    timezone: UTC\n    while-stopped: [app]\n"
+                + "    step:\n      image: " + TestDocker.BUSYBOX + "\n"
+                + "      command: [sh, -c, \"echo sweeping; until [ -f /gate/go ]; do sleep 0.2; done; rm -f /gate/go; echo swept\"]\n"
+                + "      volumes: [\"" + gate + ":/gate\"]\n    timeout: 1m\n"
+                + "  fails:\n    cron: \"0 4 * * *\"\n    while-stopped: [app]\n"
+                + "    step:\n      image: " + TestDocker.BUSYBOX + "\n      command: [sh, -c, \"echo broken; exit 3\"]\n    timeout: 1m\n";
+    }
+
+    /** Lets the running {@code sweep} step finish. */
+    public void release() throws Exception {
+        Files.writeString(gate.resolve("go"), "go");
+    }
+
+    /** @return the module's last report on {@value #HOST} */
+    public ApplyReport report() throws Exception {
+        return new MeshStore(zk.client, zk.paths).report(HOST, module);
+    }
+
+    /** Waits until the module's report on {@value #HOST} has that outcome and revision. */
+    public void awaitReport(String outcome, String revision) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            ApplyReport r = report();
+            return r != null && outcome.equals(r.outcome()) && revision.equals(r.revision());
+        });
+    }
+
+    /** Waits until the module's container is held (the window node and held node exist). */
+    public void awaitHeld() {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .until(() -> zk.client.checkExists().forPath(zk.paths.held(HOST, module + "-app")) != null);
+    }
+
+    /** Waits until no window of the module is open. */
+    public void awaitNoWindow() {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .until(() -> zk.client.checkExists().forPath(zk.paths.window(HOST, module)) == null);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            release();
+        } catch (Exception ignored) {
+            // best effort: a window still waiting ends
+        }
+        daemon.close();
+        requests.close();
+        metrics.close();
+        api.close();
+        TestDocker.clean(module);
+        zk.close();
+    }
+}

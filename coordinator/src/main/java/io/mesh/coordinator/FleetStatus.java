@@ -141,7 +141,7 @@ public final class FleetStatus {
      * @throws Exception ZooKeeper errors
      */
     public Fleet fleet() throws Exception {
-        Instant now = clock.instant();
+        Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
         Map<String, DesiredRecord> desired = desired();
         List<HeldRecord> held = view.held();
         List<OpenWindow> windows = windows(desired);

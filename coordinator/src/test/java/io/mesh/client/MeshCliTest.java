@@ -174,7 +174,7 @@ class MeshCliTest {
         assertThat(s.code()).as(s.toString()).isZero();
         assertThat(s.out()).contains("state deferred", "host-a", "deferred", "window garbage-collect");
         Run all = mesh("status");
-        assertThat(all.out()).contains("HOST", "host-a", "offline", "store", "deferred");
+        assertThat(all.out()).contains("HOST", "host-a", "OFFLINE", "store", "deferred");
         Run json = mesh("status", "push-0000000000", "--json");
         assertThat(Json.MAPPER.readTree(json.out()).get("state").asText()).isEqualTo("deferred");
         assertThat(mesh("status", "push-0000000042").code()).isEqualTo(MeshCli.BAD_INPUT);

@@ -4,6 +4,7 @@ import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
 import io.mesh.agent.AgentMetrics;
 import io.mesh.agent.WindowRequests;
+import io.mesh.apply.Policy;
 import io.mesh.testing.TestDocker;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.MeshStore;
@@ -14,6 +15,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 import static org.awaitility.Awaitility.await;
 
@@ -43,8 +45,9 @@ public final class OpsFixture implements AutoCloseable {
         api = new ApiFixture(zk, null);
         gate = Files.createTempDirectory("mesh-ops-gate");
         gate.toFile().setWritable(true, false);
+        // The sweep step mounts the gate directory: the agent's policy allows that host path, and only it.
         AgentConfig config = new AgentConfig(HOST, zk.paths, Files.createTempDirectory("mesh-ops-agent"), Duration.ofMinutes(10),
-                Duration.ofSeconds(1), Duration.ofMinutes(1));
+                Duration.ofSeconds(1), Duration.ofMinutes(1), new Policy(List.of(gate.toString()), false, false, List.of()));
         ProcessRef me = ProcessRef.current("mesh-agent run (test)");
         metrics = new AgentMetrics(zk.client, zk.paths, HOST);
         metrics.start();

@@ -257,6 +257,7 @@ public final class WindowRunner {
             } finally {
                 String startError = startAgain(windowId, entry.held(), lock);
                 if (startError != null) error = error == null ? startError : error + "; " + startError;
+                removeSteps(windowId, lock); // a step left behind when dockerd failed under runStep's own clean-up
                 journal.delete(module);
             }
             String outcome = error != null ? WindowResult.FAILED
@@ -268,6 +269,31 @@ public final class WindowRunner {
                     heldNames, step == null ? List.of() : step.logTail(), error);
         } catch (IllegalStateException e) {
             return failed(schedule, windowId, since, heldNames, describe(e) + "; nothing was stopped");
+        }
+    }
+
+    /** Removes this window's step containers (label {@code mesh.window}), retrying while dockerd comes back. */
+    private void removeSteps(String windowId, Lock lock) {
+        long end = System.nanoTime() + START_RETRY.toNanos();
+        while (true) {
+            try {
+                lock.beforeDockerCall();
+                for (String id : docker.containersWithLabel(Labels.WINDOW, windowId)) docker.remove(id);
+                return;
+            } catch (SessionGuard.SessionLostException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > end) {
+                    log.warn("window {}: its step container could not be removed: {}", windowId, describe(e));
+                    return;
+                }
+                try {
+                    Thread.sleep(1_000);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
         }
     }
 

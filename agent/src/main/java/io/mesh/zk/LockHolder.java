@@ -19,6 +19,7 @@ public record LockHolder(String host, long pid, String process, String purpose, 
     /** @return the purpose of a window of that schedule, {@code window:<schedule>} */
     public static String windowPurpose(String schedule) { return "window:" + schedule; }
 
-    /** @return true when the purpose is a window's */
+    /** @return true when the purpose is a window's (not part of the node's JSON) */
+    @com.fasterxml.jackson.annotation.JsonIgnore
     public boolean isWindow() { return purpose != null && purpose.startsWith("window:"); }
 }

@@ -1,0 +1,304 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.DockerEngine;
+import io.mesh.docker.Labels;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZkEnsemble;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.WindowResult;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What every fault test shares: the real 3-server ensemble ({@link ZkEnsemble#shared()}), healed after each test; a
+ * Curator client of the test's own to observe znodes; a unique module; mesh processes as separate JVMs
+ * ({@code mesh-agent run} and {@code mesh-agent window}) that are always stopped afterwards; Docker's events for the
+ * module recorded live; and the module's containers and volume removed before and after.
+ */
+abstract class FaultFixture {
+    static final String HOST = "host-a";
+    static final String SCHEDULE = "garbage-collect";
+    private static final AtomicLong PUSHES = new AtomicLong(System.currentTimeMillis() % 1_000_000L);
+
+    ZkEnsemble zk;
+    CuratorFramework client;
+    ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
+    MeshStore store;
+    DockerEngine docker;
+    String module;
+    String registry;
+    String web;
+    Path dir;
+    Path stateDir;
+    DockerEvents events;
+    final List<ChildJvm> processes = new ArrayList<>();
+
+    @BeforeEach
+    void fixtureUp(TestInfo info) throws Exception {
+        zk = ZkEnsemble.shared();
+        zk.heal();
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("f");
+        registry = module + "-registry";
+        web = module + "-web";
+        TestDocker.clean(module, module + "-data");
+        dir = Files.createTempDirectory("mesh-fault-" + info.getTestMethod().map(m -> m.getName()).orElse("t"));
+        stateDir = dir.resolve("state");
+        client = MeshZk.connect(zk.connect(), Duration.ofSeconds(30));
+        store = new MeshStore(client, paths);
+        events = DockerEvents.record(module);
+    }
+
+    @AfterEach
+    void fixtureDown() throws Exception {
+        for (ChildJvm p : processes) p.close();
+        if (events != null) events.close();
+        try {
+            if (zk != null) zk.heal();
+        } finally {
+            if (client != null) client.close();
+            if (module != null) TestDocker.clean(module, module + "-data");
+        }
+    }
+
+    /** Starts {@code mesh-agent run} for {@link #HOST} in its own JVM. */
+    ChildJvm daemon(String name, String reconcile) throws Exception {
+        return daemon(name, reconcile, zk.connect());
+    }
+
+    /** Starts {@code mesh-agent run} for {@link #HOST} in its own JVM, against the given servers. */
+    ChildJvm daemon(String name, String reconcile, String connect) throws Exception {
+        ChildJvm p = ChildJvm.agent(name, dir, List.of("run", "--host", HOST, "--zk", connect,
+                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile));
+        processes.add(p);
+        return p;
+    }
+
+    /** Starts {@code mesh-agent window} for the module's schedule in its own JVM. */
+    ChildJvm window(String name) throws Exception {
+        ChildJvm p = ChildJvm.agent(name, dir, List.of("window", "--host", HOST, "--zk", zk.connect(),
+                "--state-dir", stateDir.toString(), "--module", module, "--schedule", SCHEDULE));
+        processes.add(p);
+        return p;
+    }
+
+    /**
+     * The test module: {@code registry} (held by the window, with the module's volume) and {@code web} (never held).
+     *
+     * @param mode     an env value; changing it changes both containers' specs
+     * @param restart  the registry's restart policy
+     * @param step     the step's shell command
+     * @param timeout  the schedule's timeout, such as {@code 1m}
+     */
+    String yaml(String mode, String restart, String step, String timeout) {
+        return "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  registry:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: 2s\n    restart: " + restart + "\n"
+                + "    volumes: [\"" + module + "-data:/data\"]\n"
+                + "  web:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: 2s\n"
+                + "schedules:\n  " + SCHEDULE + ":\n    cron: \"30 3 * * *\"\n    timezone: UTC\n    while-stopped: [registry]\n"
+                + "    step:\n      image: " + BUSYBOX + "\n"
+                + "      command: [sh, -c, \"" + step + "\"]\n"
+                + "      volumes-from: registry\n    timeout: " + timeout + "\n";
+    }
+
+    /** A step that runs {@code seconds} and succeeds. */
+    static String sleepStep(int seconds) {
+        return "test -d /data && sleep " + seconds + " && echo swept /data";
+    }
+
+    /** Writes {@code /mesh/desired/<module>} as the coordinator would. */
+    DesiredRecord setDesired(String yaml, String revision) throws Exception {
+        return setDesired(client, paths, yaml, revision);
+    }
+
+    /** Writes a desired node through the given client, with a fresh push id. */
+    static DesiredRecord setDesired(CuratorFramework c, ZkPaths p, String yaml, String revision) throws Exception {
+        ModuleSpec spec = new ManifestParser().parse(yaml).get(0);
+        DesiredRecord d = new DesiredRecord(spec.module(), revision, ZkPaths.pushName(PUSHES.incrementAndGet()), spec);
+        String path = p.desired(spec.module());
+        try {
+            c.setData().forPath(path, Json.bytes(d));
+        } catch (KeeperException.NoNodeException e) {
+            c.create().creatingParentsIfNeeded().forPath(path, Json.bytes(d));
+        }
+        return d;
+    }
+
+    /**
+     * One apply of the module in this JVM (io.mesh.apply.Applier), for tests whose subject is not the daemon.
+     *
+     * @return the report
+     */
+    ApplyReport applyInProcess() throws Exception {
+        return new io.mesh.apply.Applier(store, docker, HOST, io.mesh.zk.ProcessRef.current("fault test"), Duration.ofSeconds(2))
+                .apply(module, () -> false);
+    }
+
+    /** @return the module's report, or null */
+    ApplyReport report() throws Exception {
+        return store.report(HOST, module);
+    }
+
+    /** Waits (bounded) for a report that passes the predicate; returns it. */
+    ApplyReport awaitReport(Duration within, Predicate<ApplyReport> ok) {
+        ApplyReport[] last = new ApplyReport[1];
+        await().atMost(within).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
+            last[0] = report();
+            return last[0] != null && ok.test(last[0]);
+        });
+        return last[0];
+    }
+
+    /** Waits (bounded) for an {@code applied} report of the given revision. */
+    ApplyReport awaitApplied(String revision, Duration within) {
+        return awaitReport(within, r -> ApplyReport.APPLIED.equals(r.outcome()) && revision.equals(r.revision()));
+    }
+
+    /** @return true when the path exists (false when ZooKeeper cannot say) */
+    boolean exists(String path) {
+        try {
+            return client.checkExists().forPath(path) != null;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /** @return the stat of a path, or null */
+    Stat stat(String path) throws Exception {
+        return client.checkExists().forPath(path);
+    }
+
+    /** @return the container's inspect, or null */
+    InspectContainerResponse inspect(String name) {
+        return docker.inspect(name);
+    }
+
+    /** @return true when the named container exists and runs */
+    boolean running(String name) {
+        InspectContainerResponse i = docker.inspect(name);
+        return i != null && Boolean.TRUE.equals(i.getState().getRunning());
+    }
+
+    /** @return the module's step containers (label {@code mesh.window}) that exist now */
+    List<String> stepContainers() {
+        return docker.containersWithLabel(Labels.MODULE, module).stream()
+                .filter(id -> {
+                    InspectContainerResponse i = docker.inspect(id);
+                    return i != null && i.getConfig().getLabels() != null && i.getConfig().getLabels().containsKey(Labels.WINDOW);
+                }).toList();
+    }
+
+    /** @return the step containers of the module that run now */
+    List<String> runningStepContainers() {
+        return stepContainers().stream().filter(id -> {
+            InspectContainerResponse i = docker.inspect(id);
+            return i != null && Boolean.TRUE.equals(i.getState().getRunning());
+        }).toList();
+    }
+
+    /** @return the Docker names of the module's managed containers (step containers excluded), sorted */
+    List<String> managedNames() {
+        return docker.moduleContainers(module).stream().map(o -> o.dockerName()).sorted().toList();
+    }
+
+    /** Waits (bounded) until the module has exactly registry and web, both running, with the revision's spec. */
+    void awaitConverged(String mode, Duration within) {
+        await().atMost(within).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(managedNames()).containsExactly(registry, web);
+            for (String n : List.of(registry, web)) {
+                InspectContainerResponse i = docker.inspect(n);
+                assertThat(i.getState().getRunning()).as("%s running", n).isTrue();
+                assertThat(i.getConfig().getEnv()).as("%s env", n).contains("MODE=" + mode);
+            }
+        });
+    }
+
+    /** Events of one container (by id) among the recorded ones since {@code from}. */
+    List<Event> eventsOf(String containerId, Instant from) {
+        return events.since(from).stream().filter(e -> containerId.equals(e.getId())).toList();
+    }
+
+    /** The actions among events. */
+    static List<String> actions(List<Event> events) {
+        return events.stream().map(TestDocker::action).toList();
+    }
+
+    /** Lifecycle actions that change a container: what nobody but its window may do to a held one. */
+    static final Set<String> TOUCH = Set.of("create", "destroy", "start", "stop", "rename", "restart");
+
+    /** The window result a {@code mesh-agent window} process printed. */
+    static WindowResult result(ChildJvm window) {
+        String line = window.lastJsonLine().orElseThrow(() -> new AssertionError("no result line from " + window + ":\n" + window.output()));
+        return Json.read(line.getBytes(StandardCharsets.UTF_8), WindowResult.class);
+    }
+
+    /** Lock children of the module's lock on {@link #HOST}; empty when the lock node is absent. */
+    List<String> lockChildren() throws Exception {
+        try {
+            return client.getChildren().forPath(paths.lock(module, HOST));
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
+    /** Runs a call, retrying on ZooKeeper connection trouble, bounded. */
+    static <T> T retry(Duration within, Callable<T> call) {
+        long end = System.nanoTime() + within.toNanos();
+        while (true) {
+            try {
+                return call.call();
+            } catch (Exception e) {
+                if (System.nanoTime() > end) throw new AssertionError("gave up after " + within.toSeconds() + "s", e);
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError(ie);
+                }
+            }
+        }
+    }
+
+    static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

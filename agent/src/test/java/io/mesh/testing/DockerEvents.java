@@ -1,0 +1,166 @@
+package io.mesh.testing;
+
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.Labels;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * Records Docker's container events live, from the moment it is made, for containers whose {@code mesh.module}
+ * label passes a filter. Unlike {@link TestDocker#events}, which asks dockerd's in-memory buffer afterwards (bounded,
+ * and emptied when dockerd restarts), this keeps every event while it runs, and subscribes again after dockerd
+ * restarts. Events are deduplicated and kept in dockerd's time order.
+ */
+public final class DockerEvents implements AutoCloseable {
+    private final Predicate<String> modules;
+    private final List<Event> events = new ArrayList<>();
+    private final Set<String> seen = new HashSet<>();
+    private final Thread thread;
+    private volatile boolean closed;
+    private volatile ResultCallback.Adapter<Event> current;
+    private volatile long lastSecond;
+
+    private DockerEvents(Predicate<String> modules) {
+        this.modules = modules;
+        this.lastSecond = Instant.now().getEpochSecond() - 1;
+        this.thread = new Thread(this::loop, "docker-events");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Starts recording.
+     *
+     * @param modules which {@code mesh.module} label values to keep
+     * @return the recorder; close it when done
+     */
+    public static DockerEvents record(Predicate<String> modules) {
+        DockerEvents d = new DockerEvents(modules);
+        d.awaitSubscribed();
+        return d;
+    }
+
+    /** @return a recorder of one module's events */
+    public static DockerEvents record(String module) { return record(module::equals); }
+
+    private volatile boolean subscribed;
+
+    private void awaitSubscribed() {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!subscribed && System.nanoTime() < end) sleep(50);
+        if (!subscribed) throw new IllegalStateException("could not subscribe to Docker's events within 20s");
+    }
+
+    private void loop() {
+        while (!closed) {
+            try {
+                ResultCallback.Adapter<Event> cb = new ResultCallback.Adapter<>() {
+                    @Override
+                    public void onNext(Event e) { add(e); }
+                };
+                current = TestDocker.engine().client().eventsCmd()
+                        .withSince(String.valueOf(lastSecond))
+                        .withEventTypeFilter("container")
+                        .withLabelFilter(Labels.MODULE)
+                        .exec(cb);
+                subscribed = true;
+                while (!closed && !cb.awaitCompletion(500, TimeUnit.MILLISECONDS)) {
+                    // streaming
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                // dockerd restarting: subscribe again below
+            }
+            if (!closed) sleep(250);
+        }
+    }
+
+    private void add(Event e) {
+        Map<String, String> attrs = e.getActor() == null || e.getActor().getAttributes() == null ? Map.of() : e.getActor().getAttributes();
+        String module = attrs.get(Labels.MODULE);
+        if (module == null || !modules.test(module)) return;
+        String key = e.getId() + "|" + TestDocker.action(e) + "|" + e.getTimeNano();
+        synchronized (events) {
+            if (!seen.add(key)) return;
+            events.add(e);
+            if (e.getTime() != null) lastSecond = Math.max(lastSecond, e.getTime() - 1);
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** @return every event so far, in dockerd's time order */
+    public List<Event> all() {
+        synchronized (events) {
+            List<Event> out = new ArrayList<>(events);
+            out.sort(Comparator.comparing(e -> e.getTimeNano() == null ? 0L : e.getTimeNano()));
+            return out;
+        }
+    }
+
+    /**
+     * @param from start (inclusive)
+     * @return events at or after {@code from}
+     */
+    public List<Event> since(Instant from) {
+        long ns = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+        return all().stream().filter(e -> e.getTimeNano() != null && e.getTimeNano() >= ns).toList();
+    }
+
+    /**
+     * Waits until events up to now have arrived (Docker delivers them asynchronously): bounded, 2 s.
+     */
+    public void settle() {
+        sleep(700);
+    }
+
+    /**
+     * @param events events
+     * @return one line per event: time, action, name, short id, for failure messages
+     */
+    public static String describe(List<Event> events) {
+        StringBuilder b = new StringBuilder();
+        for (Event e : events) {
+            b.append(Instant.ofEpochSecond(0, e.getTimeNano() == null ? 0 : e.getTimeNano())).append(' ')
+                    .append(TestDocker.action(e)).append(' ').append(TestDocker.name(e)).append(' ')
+                    .append(e.getId() == null ? "" : e.getId().substring(0, Math.min(12, e.getId().length()))).append('\n');
+        }
+        return b.toString();
+    }
+
+    /** Stops recording. */
+    @Override
+    public void close() {
+        closed = true;
+        ResultCallback.Adapter<Event> cb = current;
+        if (cb != null) {
+            try {
+                cb.close();
+            } catch (Exception ignored) {
+                // closing
+            }
+        }
+        thread.interrupt();
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -294,6 +294,22 @@ abstract class FaultFixture {
         }
     }
 
+    /** @return a zxid at least as new as every change made before this call (from a marker node's creation) */
+    long zxidNow() throws Exception {
+        String path = client.create().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath("/zxid-marker-");
+        long zxid = client.checkExists().forPath(path).getCzxid();
+        client.delete().forPath(path);
+        return zxid;
+    }
+
+    /** Reports written to the module's report node since a zxid, in order, from the ensemble's transaction log. */
+    List<ApplyReport> reportHistory(long fromZxid) throws Exception {
+        String path = paths.report(HOST, module);
+        return io.mesh.testing.ZkTxnLog.read(zk, fromZxid).stream()
+                .filter(c -> c.path().equals(path) && c.data() != null)
+                .map(c -> Json.read(c.data(), ApplyReport.class)).toList();
+    }
+
     static void sleep(Duration d) {
         try {
             Thread.sleep(d.toMillis());

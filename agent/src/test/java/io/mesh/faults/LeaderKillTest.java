@@ -1,0 +1,90 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.WindowResult;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Fault 3 (docs/failure-model.md): the leader of the 3-server ensemble is killed ({@code kill -9}) in the middle of
+ * a window, and in the middle of an apply. Both complete; the held container is stopped and started once, by its
+ * window, and nobody else touches it; afterwards the module lock has no children while a daemon keeps running
+ * (Curator's protected creates leave no orphan lock node behind a create whose answer was lost).
+ */
+class LeaderKillTest extends FaultFixture {
+
+    @Test
+    void leaderKilledMidWindow() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(8), "1m"), "r1");
+        ChildJvm daemon = daemon("daemon", "1s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        String id = inspect(registry).getId();
+        Instant t0 = Instant.now();
+
+        ChildJvm w = window("window");
+        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
+        int leader = zk.leader();
+        assertThat(leader).isPositive();
+        zk.kill(leader);
+        // the window's push arrives while the ensemble elects a new leader
+        retry(Duration.ofSeconds(30), () -> setDesired(yaml("two", "unless-stopped", sleepStep(8), "1m"), "r2"));
+
+        assertThat(w.awaitExit(Duration.ofSeconds(90))).as("window log:\n%s", w.output()).isZero();
+        WindowResult r = result(w);
+        assertThat(r.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        zk.start(leader);
+
+        ApplyReport landed = awaitApplied("r2", Duration.ofSeconds(60));
+        assertThat(landed.lastWindow()).isNotNull();
+        awaitConverged("two", Duration.ofSeconds(30));
+        assertThat(daemon.isAlive()).isTrue();
+
+        events.settle();
+        List<Event> mine = eventsOf(id, t0).stream()
+                .filter(e -> e.getTimeNano() <= (r.finishedAt().toEpochMilli() + 1) * 1_000_000L).toList();
+        assertThat(actions(mine)).as("held container during the window:\n%s", DockerEvents.describe(mine))
+                .doesNotContain("create", "destroy", "rename");
+        assertThat(actions(mine).stream().filter("start"::equals).count()).isEqualTo(1);
+        assertNoOrphanLockChildren();
+    }
+
+    @Test
+    void leaderKilledMidApply() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        ChildJvm daemon = daemon("daemon", "1s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+
+        for (int round = 2; round <= 3; round++) {
+            int leader = zk.leader();
+            assertThat(leader).isPositive();
+            setDesired(yaml("m" + round, "unless-stopped", sleepStep(1), "1m"), "r" + round);
+            sleep(Duration.ofMillis(150));   // the apply has begun: lock, list, create ...
+            zk.kill(leader);
+            awaitApplied("r" + round, Duration.ofSeconds(60));
+            awaitConverged("m" + round, Duration.ofSeconds(30));
+            zk.start(leader);
+            zk.awaitQuorum(Duration.ofSeconds(60));
+        }
+        assertThat(daemon.isAlive()).isTrue();
+        assertNoOrphanLockChildren();
+    }
+
+    /** The daemon keeps applying every second; an orphan lock child would stay forever, so the lock must be seen empty. */
+    private void assertNoOrphanLockChildren() {
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                .until(() -> lockChildren().isEmpty() && lockChildren().isEmpty());
+        // and the next apply still gets the lock
+        ApplyReport before = awaitReport(Duration.ofSeconds(5), r -> true);
+        awaitReport(Duration.ofSeconds(20), r -> r.finishedAt() != null && r.finishedAt().isAfter(before.finishedAt())
+                && ApplyReport.APPLIED.equals(r.outcome()));
+    }
+}

@@ -1,0 +1,129 @@
+package io.mesh.faults;
+
+import io.mesh.lock.ModuleLock;
+import io.mesh.testing.ChildJvm;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.LockHolder;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ProcessRef;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Fault 5 (docs/failure-model.md): a module lock's {@code release()} fails because the connection is lost (the
+ * CURATOR-678 / CURATOR-307 class: a lock node left behind by a live session wedges every later acquirer).
+ *
+ * <ol>
+ *   <li>Deterministically: a client connected to one server holds the lock; that server is killed; the release
+ *       fails on connection loss. Another process's acquire waits (the session lives) and gets the lock once the
+ *       server is back (Curator's guaranteed delete removes the node on reconnection); the first client, on the same
+ *       thread, gets it again afterwards; no child is left.</li>
+ *   <li>The agent: a daemon connected to one server only, reconciling every second while that server is killed and
+ *       started again three times, with pushes in between. The daemon neither crashes nor wedges: the last push is
+ *       applied, and the lock is free afterwards.</li>
+ * </ol>
+ */
+class LockReleaseFailureTest extends FaultFixture {
+
+    @Test
+    void aReleaseThatFailsOnConnectionLossDoesNotWedgeTheLock() throws Exception {
+        int server = zk.follower();
+        assertThat(server).isPositive();
+        ExecutorService holderThread = Executors.newSingleThreadExecutor();
+        // production session timeout; a short retry so that the release fails within seconds rather than after backoff
+        CuratorFramework single = CuratorFrameworkFactory.builder().connectString(zk.connect(server))
+                .sessionTimeoutMs((int) MeshZk.SESSION_TIMEOUT.toMillis()).connectionTimeoutMs(2000)
+                .retryPolicy(new RetryOneTime(200)).build();
+        try {
+            single.start();
+            assertThat(single.blockUntilConnected(20, TimeUnit.SECONDS)).isTrue();
+            ProcessRef me = ProcessRef.current("release-failure test");
+            ModuleLock first = new ModuleLock(single, paths, module, HOST, me, LockHolder.APPLY);
+            assertThat(holderThread.submit(() -> first.acquire(Duration.ofSeconds(10))).get(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(lockChildren()).hasSize(1);
+
+            zk.kill(server);
+            Future<?> release = holderThread.submit(() -> {
+                first.release();
+                return null;
+            });
+            assertThatThrownBy(() -> release.get(30, TimeUnit.SECONDS)).as("release on a lost connection").hasRootCauseInstanceOf(
+                    org.apache.zookeeper.KeeperException.ConnectionLossException.class);
+            assertThat(first.isHeld()).isFalse();
+
+            // Another process waits: the node stays while the session lives ...
+            ModuleLock other = new ModuleLock(client, paths, module, HOST, new ProcessRef(1, "other"), LockHolder.APPLY);
+            ExecutorService otherThread = Executors.newSingleThreadExecutor();
+            try {
+                Future<Boolean> got = otherThread.submit(() -> other.acquire(Duration.ofSeconds(30)));
+                sleep(Duration.ofSeconds(1));
+                assertThat(got.isDone()).isFalse();
+                // ... and gets the lock once the server is back and the guaranteed delete has run.
+                zk.start(server);
+                assertThat(got.get(40, TimeUnit.SECONDS)).isTrue();
+                otherThread.submit(() -> {
+                    other.release();
+                    return null;
+                }).get(20, TimeUnit.SECONDS);
+            } finally {
+                otherThread.shutdownNow();
+            }
+            // The first client's next acquire, on the same thread, works too.
+            ModuleLock again = new ModuleLock(single, paths, module, HOST, me, LockHolder.APPLY);
+            assertThat(holderThread.submit(() -> again.acquire(Duration.ofSeconds(20))).get(30, TimeUnit.SECONDS)).isTrue();
+            holderThread.submit(() -> {
+                again.release();
+                return null;
+            }).get(20, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> lockChildren().isEmpty());
+        } finally {
+            holderThread.shutdownNow();
+            single.close();
+        }
+    }
+
+    @Test
+    void theDaemonNeitherCrashesNorWedgesWhenItsServerDiesUnderIt() throws Exception {
+        int server = zk.follower();
+        assertThat(server).isPositive();
+        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        ChildJvm daemon = daemon("daemon", "1s", zk.connect(server));
+        awaitApplied("r1", Duration.ofSeconds(60));
+
+        for (int round = 2; round <= 4; round++) {
+            setDesired(yaml("m" + round, "unless-stopped", sleepStep(1), "1m"), "r" + round);
+            sleep(Duration.ofMillis(100L * round));
+            zk.kill(server);
+            sleep(Duration.ofSeconds(2));
+            zk.start(server);
+            zk.awaitQuorum(Duration.ofSeconds(60));
+        }
+        setDesired(yaml("last", "unless-stopped", sleepStep(1), "1m"), "r5");
+        awaitApplied("r5", Duration.ofSeconds(60));
+        awaitConverged("last", Duration.ofSeconds(30));
+        assertThat(daemon.isAlive()).as("daemon log:\n%s", daemon.output()).isTrue();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                .until(() -> lockChildren().isEmpty());
+        // another process gets the lock at once
+        ModuleLock other = new ModuleLock(client, paths, module, HOST, new ProcessRef(1, "other"), LockHolder.APPLY);
+        try {
+            assertThat(other.acquire(Duration.ofSeconds(10))).isTrue();
+        } finally {
+            other.release();
+        }
+        ApplyReport last = report();
+        assertThat(last.outcome()).isEqualTo(ApplyReport.APPLIED);
+    }
+}

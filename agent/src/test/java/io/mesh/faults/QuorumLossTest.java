@@ -1,0 +1,66 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
+import io.mesh.zk.ApplyReport;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Fault 4 (docs/failure-model.md): two of the three servers die, so ZooKeeper has no quorum, while the daemon
+ * reconciles every second. Nothing is stopped, started, created or removed meanwhile (Docker's events); the
+ * containers keep running; once ZooKeeper answers again the daemon's applies report {@code failed} with the reason
+ * (seen in the ensemble's own transaction log), and then the module converges: {@code applied}, same containers.
+ */
+class QuorumLossTest extends FaultFixture {
+
+    @Test
+    void quorumLostThenBack() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        ChildJvm daemon = daemon("daemon", "1s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        String registryId = inspect(registry).getId();
+        String webId = inspect(web).getId();
+        long zxid = zxidNow();
+        Instant down = Instant.now();
+
+        int leader = zk.leader();
+        int follower = zk.follower();
+        zk.kill(leader);
+        zk.kill(follower);
+        sleep(Duration.ofSeconds(10));
+        assertThat(running(registry)).isTrue();
+        assertThat(running(web)).isTrue();
+        zk.start(leader);
+        zk.start(follower);
+        zk.awaitQuorum(Duration.ofSeconds(60));
+        Instant up = Instant.now();
+
+        ApplyReport after = awaitReport(Duration.ofSeconds(60), r -> ApplyReport.APPLIED.equals(r.outcome())
+                && r.finishedAt() != null && r.finishedAt().isAfter(up));
+        assertThat(after.revision()).isEqualTo("r1");
+        assertThat(daemon.isAlive()).isTrue();
+
+        List<ApplyReport> history = reportHistory(zxid);
+        assertThat(history).as("reports written after the outage").isNotEmpty();
+        assertThat(history).as("an apply reported failed once ZooKeeper answered again: %s", history)
+                .anySatisfy(r -> {
+                    assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+                    assertThat(r.error()).isNotBlank();
+                });
+        assertThat(history.get(history.size() - 1).outcome()).isEqualTo(ApplyReport.APPLIED);
+
+        events.settle();
+        List<Event> touched = events.since(down);
+        assertThat(touched).as("Docker events of the module from the outage on:\n%s", DockerEvents.describe(touched)).isEmpty();
+        assertThat(inspect(registry).getId()).isEqualTo(registryId);
+        assertThat(inspect(web).getId()).isEqualTo(webId);
+        assertThat(running(registry) && running(web)).isTrue();
+    }
+}

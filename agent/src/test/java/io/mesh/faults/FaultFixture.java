@@ -136,9 +136,12 @@ abstract class FaultFixture {
                 + "      volumes-from: registry\n    timeout: " + timeout + "\n";
     }
 
-    /** A step that runs {@code seconds} and succeeds. */
+    /**
+     * A step that runs {@code seconds} and succeeds; it exits within a second of SIGTERM (so that a dockerd shutdown
+     * does not wait for it).
+     */
     static String sleepStep(int seconds) {
-        return "test -d /data && sleep " + seconds + " && echo swept /data";
+        return "trap 'exit 143' TERM; test -d /data && i=0 && while [ $i -lt " + seconds + " ]; do sleep 1; i=$((i+1)); done && echo swept /data";
     }
 
     /** Writes {@code /mesh/desired/<module>} as the coordinator would. */

@@ -1,0 +1,72 @@
+package io.mesh.faults;
+
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.Dockerd;
+import io.mesh.zk.ApplyReport;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Fault 6 (docs/failure-model.md): dockerd is restarted (SIGTERM, then {@code deploy/dev/docker-engine.sh}) while
+ * the daemon recreates a module's containers. The apply reports {@code failed}; a later apply converges: every
+ * container of the spec exists once, under its own name, running the new spec, with no {@code .mesh-next} or
+ * {@code .mesh-prev} container left.
+ */
+class DockerRestartMidApplyTest extends FaultFixture {
+
+    /** Three containers that ignore SIGTERM (sh as PID 1), so that each stop takes its 3 s stop-timeout. */
+    private String slowYaml(String mode) {
+        StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n");
+        for (String n : List.of("a", "b", "c")) {
+            b.append("  ").append(n).append(":\n    image: ").append(BUSYBOX).append('\n')
+                    .append("    command: [sh, -c, \"while true; do sleep 1; done\"]\n")
+                    .append("    env: {MODE: \"").append(mode).append("\"}\n    network: host\n    stop-timeout: 3s\n")
+                    .append("    restart: unless-stopped\n");
+        }
+        return b.toString();
+    }
+
+    @Test
+    void dockerdRestartedMidApply() throws Exception {
+        setDesired(slowYaml("one"), "r1");
+        ChildJvm daemon = daemon("daemon", "3s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        long zxid = zxidNow();
+
+        setDesired(slowYaml("two"), "r2");
+        // mid-apply: the first replacement exists, the old container is being stopped
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                .until(() -> managedNames().stream().anyMatch(n -> n.endsWith(".mesh-next")));
+        Duration down;
+        try {
+            down = Dockerd.restart();
+        } finally {
+            Dockerd.ensureRunning();
+        }
+        System.out.println("dockerd was down for " + down.toMillis() + " ms");
+
+        ApplyReport done = awaitApplied("r2", Duration.ofSeconds(90));
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(managedNames()).containsExactly(module + "-a", module + "-b", module + "-c");
+            for (String n : List.of("a", "b", "c")) {
+                assertThat(running(module + "-" + n)).as("%s running", n).isTrue();
+                assertThat(inspect(module + "-" + n).getConfig().getEnv()).contains("MODE=two");
+            }
+        });
+        assertThat(done.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(daemon.isAlive()).as("daemon log:\n%s", daemon.output()).isTrue();
+        List<ApplyReport> history = reportHistory(zxid);
+        assertThat(history).as("the apply that met the restart reported failed: %s", history)
+                .anySatisfy(r -> {
+                    assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+                    assertThat(r.revision()).isEqualTo("r2");
+                    assertThat(r.error()).isNotBlank();
+                });
+    }
+}

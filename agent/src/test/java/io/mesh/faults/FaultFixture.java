@@ -122,10 +122,20 @@ abstract class FaultFixture {
      * @param timeout  the schedule's timeout, such as {@code 1m}
      */
     String yaml(String mode, String restart, String step, String timeout) {
+        return yaml(mode, restart, step, timeout, false);
+    }
+
+    /**
+     * As {@link #yaml(String, String, String, String)}; with {@code slowStop} the registry ignores SIGTERM and has a
+     * 10 s stop-timeout, so that stopping it takes 10 s.
+     */
+    String yaml(String mode, String restart, String step, String timeout, boolean slowStop) {
         return "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
                 + "  registry:\n    image: " + BUSYBOX + "\n"
-                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
-                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: 2s\n    restart: " + restart + "\n"
+                + (slowStop ? "    command: [sh, -c, \"while true; do sleep 1; done\"]\n"
+                            : "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n")
+                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: " + (slowStop ? "10s" : "2s")
+                + "\n    restart: " + restart + "\n"
                 + "    volumes: [\"" + module + "-data:/data\"]\n"
                 + "  web:\n    image: " + BUSYBOX + "\n"
                 + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
@@ -295,6 +305,48 @@ abstract class FaultFixture {
                 }
             }
         }
+    }
+
+    /** @return the open window's id, read from the held node of the registry (waits for it, bounded) */
+    String awaitHeldWindowId() {
+        String[] id = new String[1];
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
+            id[0] = Json.read(client.getData().forPath(paths.held(HOST, registry)), io.mesh.zk.HeldRecord.class).window();
+            return id[0] != null;
+        });
+        return id[0];
+    }
+
+    /** The window journal the window's process keeps under --state-dir. */
+    Path journal() {
+        return stateDir.resolve("windows").resolve(module + ".json");
+    }
+
+    /**
+     * After a window's process died: the window is finished or recovered. The registry runs again (the same
+     * container, never created, destroyed or renamed since {@code t0}) and keeps running; no step container runs;
+     * the held and window znodes and the journal are gone; the report's {@code lastWindow} names the window.
+     */
+    void assertRecovered(String id, Instant t0, String windowId, Duration within) throws Exception {
+        await().atMost(within).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
+            assertThat(running(registry)).as("registry running").isTrue();
+            assertThat(exists(paths.held(HOST, registry))).as("held node gone").isFalse();
+            assertThat(exists(paths.window(HOST, module))).as("window node gone").isFalse();
+            assertThat(runningStepContainers()).as("running step containers").isEmpty();
+            assertThat(Files.exists(journal())).as("journal %s gone", journal()).isFalse();
+        });
+        sleep(Duration.ofSeconds(2));
+        assertThat(running(registry)).as("registry still running").isTrue();
+        assertThat(inspect(registry).getId()).isEqualTo(id);
+        ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
+        assertThat(r.lastWindow().held()).containsExactly(registry);
+        events.settle();
+        List<Event> touched = events.since(t0).stream()
+                .filter(e -> id.equals(e.getId()) || registry.equals(io.mesh.testing.TestDocker.name(e))
+                        || String.valueOf(io.mesh.testing.TestDocker.name(e)).startsWith(registry + ".mesh-"))
+                .toList();
+        assertThat(actions(touched)).as("events of the held container:\n%s", DockerEvents.describe(touched))
+                .doesNotContain("create", "destroy", "rename");
     }
 
     /** @return a zxid at least as new as every change made before this call (from a marker node's creation) */

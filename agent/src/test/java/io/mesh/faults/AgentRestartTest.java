@@ -1,0 +1,97 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
+import io.mesh.testing.Dockerd;
+import io.mesh.testing.TestDocker;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.WindowResult;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Fault 10 (docs/failure-model.md): the agent daemon restarts while a window runs in another process; and the host
+ * "reboots" mid-window (every mesh process killed, dockerd stopped and started). After start-up the agent finishes
+ * or recovers the window before its first apply, and never recreates the held container.
+ */
+class AgentRestartTest extends FaultFixture {
+
+    /** The daemon restarts while another process's window holds the registry: it defers, then lands the push after. */
+    @Test
+    void daemonRestartedWhileAWindowRunsElsewhere() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(14), "1m"), "r1");
+        ChildJvm first = daemon("daemon-1", "1s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        String id = inspect(registry).getId();
+        Instant t0 = Instant.now();
+
+        ChildJvm w = window("window");
+        String windowId = awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
+        first.terminate(Duration.ofSeconds(20));
+        ChildJvm second = daemon("daemon-2", "1s");
+        setDesired(yaml("two", "unless-stopped", sleepStep(14), "1m"), "r2");
+        ApplyReport deferred = awaitReport(Duration.ofSeconds(30), r -> ApplyReport.DEFERRED.equals(r.outcome()) && "r2".equals(r.revision()));
+        assertThat(deferred.window().window()).isEqualTo(windowId);
+        assertThat(running(registry)).isFalse();
+
+        assertThat(w.awaitExit(Duration.ofSeconds(60))).as("window log:\n%s", w.output()).isZero();
+        WindowResult r = result(w);
+        assertThat(r.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        awaitApplied("r2", Duration.ofSeconds(30));
+        awaitConverged("two", Duration.ofSeconds(30));
+        assertThat(second.isAlive()).isTrue();
+
+        events.settle();
+        long end = (r.finishedAt().toEpochMilli() + 1) * 1_000_000L;
+        List<Event> during = events.since(t0).stream().filter(e -> e.getTimeNano() <= end)
+                .filter(e -> id.equals(e.getId()) || registry.equals(TestDocker.name(e))).toList();
+        assertThat(actions(during)).as("held container during the window:\n%s", DockerEvents.describe(during))
+                .doesNotContain("create", "destroy", "rename");
+        assertThat(actions(during).stream().filter("start"::equals).count()).isEqualTo(1);
+    }
+
+    /**
+     * A host reboot mid-window: the window's process and the daemon are killed, dockerd is stopped and started, and
+     * the daemon starts again with the same --state-dir. Before its first apply it recovers the window: the held
+     * registry runs again (the same container), the step is gone, the znodes and the journal are cleared, and the
+     * first report it writes already names the recovered window.
+     */
+    @Test
+    void hostRebootedMidWindow() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(30), "2m"), "r1");
+        ChildJvm first = daemon("daemon-1", "1s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        String id = inspect(registry).getId();
+        Instant t0 = Instant.now();
+
+        ChildJvm w = window("window");
+        String windowId = awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
+        w.kill9();
+        first.kill9();
+        try {
+            Duration down = Dockerd.restart();
+            System.out.println("dockerd was down for " + down.toMillis() + " ms");
+        } finally {
+            Dockerd.ensureRunning();
+        }
+        assertThat(running(registry)).as("held registry after the reboot, before the agent starts").isFalse();
+        long zxid = zxidNow();
+
+        daemon("daemon-2", "1s");
+        assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
+        List<ApplyReport> after = reportHistory(zxid);
+        assertThat(after).isNotEmpty();
+        assertThat(after.get(0).lastWindow()).as("first report after start-up: %s", after.get(0)).isNotNull();
+        assertThat(after.get(0).lastWindow().window()).isEqualTo(windowId);
+        awaitConverged("one", Duration.ofSeconds(30));
+    }
+}

@@ -1,0 +1,80 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
+import io.mesh.testing.TestDocker;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.WindowResult;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Fault 2 (docs/failure-model.md): the window's process loses its ZooKeeper session mid-window (frozen with SIGSTOP
+ * for longer than the 15 s session timeout, as a long GC pause or a stalled VM would). Its lock node and its held
+ * and window nodes vanish with the session: the CURATOR-206 class, where another client then gets the same lock.
+ * A daemon reconciling every second (same host, same --state-dir) must still not touch the held container: the
+ * window's journal names it and its owner is alive. When the window's process runs again it notices the lost
+ * session before its next Docker call, its held and window nodes come back, and the window ends normally: the same
+ * container started once, by the window.
+ */
+class SessionExpiryTest extends FaultFixture {
+
+    @Test
+    void windowProcessLosesItsSessionMidWindow() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(32), "2m"), "r1");
+        ChildJvm daemon = daemon("daemon", "1s");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        String id = inspect(registry).getId();
+        Instant t0 = Instant.now();
+
+        ChildJvm w = window("window");
+        String windowId = awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
+        long firstOwner = stat(paths.held(HOST, registry)).getEphemeralOwner();
+
+        w.pause();
+        try {
+            // the session expires: the held node goes with it
+            await().atMost(MeshZk.SESSION_TIMEOUT.plusSeconds(15)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> !exists(paths.held(HOST, registry)));
+            sleep(Duration.ofSeconds(3));   // several reconciles of the daemon meanwhile
+            assertThat(running(registry)).as("held container running while its window's process is frozen").isFalse();
+            assertThat(inspect(registry).getId()).isEqualTo(id);
+        } finally {
+            w.resume();
+        }
+
+        // the nodes come back, from the window's new session, while the step still runs
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
+            Stat s = stat(paths.held(HOST, registry));
+            return s != null && s.getEphemeralOwner() != firstOwner;
+        });
+        HeldRecord back = Json.read(client.getData().forPath(paths.held(HOST, registry)), HeldRecord.class);
+        assertThat(back.window()).isEqualTo(windowId);
+        assertThat(exists(paths.window(HOST, module))).isTrue();
+
+        w.awaitExit(Duration.ofSeconds(90));
+        WindowResult r = result(w);
+        assertThat(r.window()).isEqualTo(windowId);
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> running(registry));
+        assertThat(inspect(registry).getId()).isEqualTo(id);
+        assertThat(daemon.isAlive()).isTrue();
+
+        events.settle();
+        List<Event> mine = events.since(t0).stream()
+                .filter(e -> id.equals(e.getId()) || registry.equals(TestDocker.name(e))).toList();
+        assertThat(actions(mine)).as("events of the held container:\n%s", DockerEvents.describe(mine))
+                .doesNotContain("create", "destroy", "rename");
+        assertThat(actions(mine).stream().filter("start"::equals).count()).as("started once, by its window").isEqualTo(1);
+    }
+}

@@ -24,14 +24,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Fault 8 (docs/failure-model.md), lock hygiene: 10,000 acquire/release cycles of {@link ModuleLock} (the lock every
- * apply and window takes), from four clients contending for three module locks on the real ensemble, leave nothing
+ * apply and window takes), from six clients contending for six module locks on the real ensemble, leave nothing
  * under {@code <root>/locks} but the lock parents {@code <root>/locks/<module>/<host>}: no lock child, no orphan.
  * Meanwhile no two holders of one lock overlap.
  */
 class LockHygieneTest {
     private static final int CYCLES = 10_000;
-    private static final int CLIENTS = 4;
-    private static final List<String> MODULES = List.of("hyg-a", "hyg-b", "hyg-c");
+    private static final int CLIENTS = 6;
+    private static final List<String> MODULES = List.of("hyg-a", "hyg-b", "hyg-c", "hyg-d", "hyg-e", "hyg-f");
 
     @Test
     void tenThousandCyclesLeaveOnlyTheLockParents() throws Exception {
@@ -43,16 +43,17 @@ class LockHygieneTest {
         try {
             for (int i = 0; i < CLIENTS; i++) clients.add(MeshZk.connect(zk.connect(), Duration.ofSeconds(30)));
             AtomicInteger done = new AtomicInteger();
-            AtomicInteger[] inside = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
+            AtomicInteger[] inside = MODULES.stream().map(x -> new AtomicInteger()).toArray(AtomicInteger[]::new);
             ConcurrentLinkedQueue<String> overlaps = new ConcurrentLinkedQueue<>();
             List<Future<?>> workers = new ArrayList<>();
             long t0 = System.nanoTime();
             for (int c = 0; c < CLIENTS; c++) {
                 CuratorFramework client = clients.get(c);
                 Random random = new Random(c);
+                int cycles = CYCLES / CLIENTS + (c < CYCLES % CLIENTS ? 1 : 0);
                 ProcessRef who = new ProcessRef(ProcessHandle.current().pid(), "hygiene client " + c);
                 workers.add(pool.submit(() -> {
-                    for (int n = 0; n < CYCLES / CLIENTS; n++) {
+                    for (int n = 0; n < cycles; n++) {
                         int m = random.nextInt(MODULES.size());
                         String purpose = n % 10 == 0 ? LockHolder.windowPurpose("gc") : LockHolder.APPLY;
                         ModuleLock lock = new ModuleLock(client, paths, MODULES.get(m), "host-" + (m % 2), who, purpose);

@@ -1,0 +1,417 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.Labels;
+import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZkEnsemble;
+import io.mesh.testing.ZkTxnLog;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The history checker (issue 3): a seeded, bounded, randomized run of pushes, applies and windows against the real
+ * Docker engine and the real 3-server ensemble, by several processes at once, then a check of what actually
+ * happened, from two independent records: Docker's container events (recorded live) and ZooKeeper's own transaction
+ * log (every create and delete of every held node, with the leader's clock).
+ *
+ * <p>Processes: two agent daemons ({@code mesh-agent run}) for the same host, both reconciling every second (so that
+ * two processes apply the same modules, under the same module locks: one Docker engine is one host, and a daemon of
+ * another host id would rightly remove what its host does not run), {@code mesh-agent window} processes opened at
+ * random (at most two at a time), and the pusher (this JVM) writing desired nodes as the coordinator does. Each module has a {@code store}
+ * (held by its window; restart policies {@code always}, {@code unless-stopped}, {@code no}) and an {@code api}
+ * (never held); one module's step always fails, so failed windows are part of the history.
+ *
+ * <p>Checked, for every held interval (a held node's life, from the transaction log):
+ * <ul>
+ *   <li>no create, destroy or rename of the held container (or of a replacement under its name) inside it;</li>
+ *   <li>at most one stop and one start of it inside it; the stop before its window's step container is created,
+ *       the start after that step container died: so the only hand on it is its own window's;</li>
+ *   <li>it runs when the interval ends (every window ends with its containers running);</li>
+ * </ul>
+ * and at the end: every held node is gone, every push ended applied (each module's report is {@code applied} for its
+ * last push, and its containers run that spec, once each).
+ *
+ * <p>{@code -Dmesh.history.seed=N} replays the same sequence of operations (the interleaving with the processes'
+ * own timing differs from run to run; the seed fixes what is done and when it is asked for).
+ * {@code -Dmesh.history.soak=true} runs for ten minutes instead of about one ({@code -Dmesh.history.seconds=N} to
+ * choose). It prints {@code history: seed=... operations=... violations=...}.
+ */
+class HistoryCheckTest {
+    private static final String SCHEDULE = "gc";
+    private static final String HOST = "hist-1";
+    private static final int DAEMONS = 2;
+    private static final String[] RESTART = {"always", "unless-stopped", "no"};
+    private static final int MAX_WINDOWS_AT_ONCE = 2;
+
+    /** One module of the run. */
+    private static final class Mod {
+        final int index;
+        final String name;
+        final String host;
+        int storeMode;
+        int apiMode;
+        int revision;
+        String lastPush;
+        ChildJvm window;
+        final List<ChildJvm> windows = new ArrayList<>();
+
+        Mod(int index, String name, String host) {
+            this.index = index;
+            this.name = name;
+            this.host = host;
+        }
+
+        String store() { return name + "-store"; }
+        String api() { return name + "-api"; }
+        boolean failingStep() { return index == 2; }
+
+        String yaml() {
+            String step = failingStep() ? "echo sweeping; sleep 1; echo no space left >&2; exit 2"
+                    : "trap 'exit 143' TERM; test -d /data && sleep " + (1 + index) + " && echo swept";
+            return "module: " + name + "\nhosts: [" + host + "]\ncontainers:\n"
+                    + "  store:\n    image: " + BUSYBOX + "\n"
+                    + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                    + "    env: {MODE: \"s" + storeMode + "\"}\n    network: host\n    stop-timeout: 2s\n"
+                    + "    restart: " + RESTART[index % RESTART.length] + "\n"
+                    + "    volumes: [\"" + name + "-data:/data\"]\n"
+                    + "  api:\n    image: " + BUSYBOX + "\n"
+                    + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                    + "    env: {MODE: \"a" + apiMode + "\"}\n    network: host\n    stop-timeout: 2s\n    restart: unless-stopped\n"
+                    + "schedules:\n  " + SCHEDULE + ":\n    cron: \"30 3 * * *\"\n    timezone: UTC\n    while-stopped: [store]\n"
+                    + "    step:\n      image: " + BUSYBOX + "\n      command: [sh, -c, \"" + step + "\"]\n"
+                    + "      volumes-from: store\n    timeout: 1m\n";
+        }
+    }
+
+    /** A held node's life, from the transaction log. */
+    private record Held(String host, String container, String containerId, String window, long createdMs, long deletedMs) {}
+
+    @Test
+    void randomizedHistoryHasNoViolations() throws Exception {
+        long seed = Long.getLong("mesh.history.seed", new SecureRandom().nextLong());
+        boolean soak = Boolean.getBoolean("mesh.history.soak");
+        Duration run = Duration.ofSeconds(Long.getLong("mesh.history.seconds", soak ? 600 : 40));
+        System.out.printf("history: seed=%d run=%ds (replay with -Dmesh.history.seed=%d)%n", seed, run.toSeconds(), seed);
+        Random random = new Random(seed);
+
+        ZkEnsemble zk = ZkEnsemble.shared();
+        zk.heal();
+        ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
+        Path dir = Files.createTempDirectory("mesh-history");
+        List<Mod> mods = new ArrayList<>();
+        for (int i = 0; i < 3; i++) mods.add(new Mod(i, TestDocker.uniqueModule("hx"), HOST));
+        Set<String> names = new java.util.HashSet<>();
+        mods.forEach(m -> names.add(m.name));
+        List<ChildJvm> processes = new ArrayList<>();
+        CuratorFramework client = MeshZk.connect(zk.connect(), Duration.ofSeconds(30));
+        DockerEvents events = DockerEvents.record(names::contains);
+        int pushes = 0, windows = 0;
+        List<String> violations = new ArrayList<>();
+        try {
+            for (Mod m : mods) TestDocker.clean(m.name, m.name + "-data");
+            long zxid0 = markerZxid(client);
+            for (int i = 1; i <= DAEMONS; i++) {
+                ChildJvm d = ChildJvm.agent("daemon-" + i, dir, List.of("run", "--host", HOST, "--zk", zk.connect(),
+                        "--state-dir", dir.resolve("state-" + HOST).toString(), "--reconcile-interval", "1s"));
+                processes.add(d);
+            }
+            for (Mod m : mods) {
+                push(client, paths, m);
+                pushes++;
+            }
+
+            // The operations: pushes and windows, at random, for the run's duration.
+            long end = System.nanoTime() + run.toNanos();
+            while (System.nanoTime() < end) {
+                Mod m = mods.get(random.nextInt(mods.size()));
+                int dice = random.nextInt(100);
+                if (dice < 70) {
+                    if (random.nextBoolean()) m.storeMode++; else m.apiMode++;
+                    push(client, paths, m);
+                    pushes++;
+                } else if (dice < 90) {
+                    long open = mods.stream().filter(x -> x.window != null && x.window.isAlive()).count();
+                    if ((m.window == null || !m.window.isAlive()) && open < MAX_WINDOWS_AT_ONCE) {
+                        m.window = ChildJvm.agent("window-" + m.name + "-" + m.windows.size(), dir, List.of("window",
+                                "--host", m.host, "--zk", zk.connect(), "--state-dir", dir.resolve("state-" + m.host).toString(),
+                                "--module", m.name, "--schedule", SCHEDULE));
+                        processes.add(m.window);
+                        m.windows.add(m.window);
+                        windows++;
+                    }
+                }
+                Thread.sleep(120 + random.nextInt(260));
+            }
+
+            // Drain: every window ends, every module lands its last push.
+            for (Mod m : mods) {
+                for (ChildJvm w : m.windows) {
+                    int code = w.awaitExit(Duration.ofSeconds(120));
+                    int expected = m.failingStep() ? 1 : 0;
+                    if (code != expected) {
+                        violations.add(w.name() + " exited " + code + " (expected " + expected + "): "
+                                + w.lastJsonLine().orElse(tail(w.output())));
+                    }
+                }
+            }
+            MeshStore store = new MeshStore(client, paths);
+            for (Mod m : mods) {
+                try {
+                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() -> {
+                        ApplyReport r = store.report(m.host, m.name);
+                        return r != null && ApplyReport.APPLIED.equals(r.outcome()) && m.lastPush.equals(r.push());
+                    });
+                } catch (org.awaitility.core.ConditionTimeoutException e) {
+                    violations.add("push " + m.lastPush + " of " + m.name + " did not end applied: " + store.report(m.host, m.name));
+                }
+                checkFinalContainers(m, violations);
+            }
+            for (ChildJvm p : processes) {
+                if (p.name().startsWith("daemon") && !p.isAlive()) violations.add(p.name() + " died:\n" + tail(p.output()));
+            }
+            events.settle();
+
+            // The records.
+            List<ZkTxnLog.Change> changes = ZkTxnLog.read(zk, zxid0);
+            List<Event> docker = events.all();
+            List<Held> held = heldIntervals(changes, paths, names, violations);
+            for (Held h : held) checkInterval(h, docker, violations);
+            int applies = countApplies(changes, paths, names);
+            int operations = pushes + windows + applies;
+
+            System.out.printf("history: seed=%d operations=%d (pushes=%d windows=%d applies=%d) held-intervals=%d docker-events=%d znode-changes=%d violations=%d%n",
+                    seed, operations, pushes, windows, applies, held.size(), docker.size(), changes.size(), violations.size());
+            violations.stream().limit(40).forEach(v -> System.out.println("history violation: " + v));
+            assertThat(violations).as("violations (seed %d)", seed).isEmpty();
+            assertThat(operations).as("operations").isGreaterThanOrEqualTo(200);
+            assertThat(held).as("held intervals").isNotEmpty();
+        } finally {
+            for (ChildJvm p : processes) p.close();
+            events.close();
+            client.close();
+            for (Mod m : mods) TestDocker.clean(m.name, m.name + "-data");
+        }
+    }
+
+    /**
+     * The checker is not blind: a rogue {@code docker start} of a held container in the middle of its window (what
+     * the seed's bug does) is reported as a violation, from the same records.
+     */
+    @Test
+    void theCheckerCatchesAPlantedViolation() throws Exception {
+        ZkEnsemble zk = ZkEnsemble.shared();
+        zk.heal();
+        ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
+        Path dir = Files.createTempDirectory("mesh-history-planted");
+        Mod m = new Mod(1, TestDocker.uniqueModule("hx"), HOST);
+        CuratorFramework client = MeshZk.connect(zk.connect(), Duration.ofSeconds(30));
+        DockerEvents events = DockerEvents.record(m.name);
+        List<ChildJvm> processes = new ArrayList<>();
+        try {
+            long zxid0 = markerZxid(client);
+            push(client, paths, m);
+            processes.add(ChildJvm.agent("daemon", dir, List.of("run", "--host", HOST, "--zk", zk.connect(),
+                    "--state-dir", dir.resolve("state").toString(), "--reconcile-interval", "1s")));
+            MeshStore store = new MeshStore(client, paths);
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> ApplyReport.APPLIED.equals(store.report(HOST, m.name).outcome()));
+            ChildJvm w = ChildJvm.agent("window", dir, List.of("window", "--host", HOST, "--zk", zk.connect(),
+                    "--state-dir", dir.resolve("state").toString(), "--module", m.name, "--schedule", SCHEDULE));
+            processes.add(w);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
+                InspectContainerResponse i = TestDocker.engine().inspect(m.store());
+                return client.checkExists().forPath(paths.held(HOST, m.store())) != null && !Boolean.TRUE.equals(i.getState().getRunning());
+            });
+            TestDocker.engine().start(m.store());   // the rogue hand
+            assertThat(w.awaitExit(Duration.ofSeconds(60))).isZero();
+            events.settle();
+
+            List<String> violations = new ArrayList<>();
+            List<Held> held = heldIntervals(ZkTxnLog.read(zk, zxid0), paths, Set.of(m.name), violations);
+            assertThat(held).hasSize(1);
+            for (Held h : held) checkInterval(h, events.all(), violations);
+            System.out.println("history (planted): " + violations);
+            assertThat(violations).anySatisfy(v -> assertThat(v).contains(m.store()).contains("before its window's step ended"));
+        } finally {
+            for (ChildJvm p : processes) p.close();
+            events.close();
+            client.close();
+            TestDocker.clean(m.name, m.name + "-data");
+        }
+    }
+
+    private static void push(CuratorFramework client, ZkPaths paths, Mod m) throws Exception {
+        m.revision++;
+        DesiredRecord d = FaultFixture.setDesired(client, paths, m.yaml(), "r" + m.revision);
+        m.lastPush = d.push();
+    }
+
+    private static long markerZxid(CuratorFramework client) throws Exception {
+        String p = client.create().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath("/history-marker-");
+        long z = client.checkExists().forPath(p).getCzxid();
+        client.delete().forPath(p);
+        return z;
+    }
+
+    /** Held nodes of our modules, create to delete; merged per (container, window) when a node was re-created. */
+    private static List<Held> heldIntervals(List<ZkTxnLog.Change> changes, ZkPaths paths, Set<String> modules, List<String> violations) {
+        Map<String, HeldRecord> open = new HashMap<>();
+        Map<String, Long> openedAt = new HashMap<>();
+        Map<String, Held> byWindow = new LinkedHashMap<>();
+        String prefix = paths.held() + "/";
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(prefix)) continue;
+            String[] parts = c.path().substring(prefix.length()).split("/");
+            if (parts.length != 2) continue;
+            String container = parts[1];
+            String module = container.contains("-") ? container.substring(0, container.indexOf('-')) : container;
+            if (!modules.contains(module)) continue;
+            if (c.kind() == ZkTxnLog.Kind.CREATE || c.kind() == ZkTxnLog.Kind.SET) {
+                HeldRecord r = Json.read(c.data(), HeldRecord.class);
+                open.put(c.path(), r);
+                openedAt.putIfAbsent(c.path(), c.time());
+            } else {
+                HeldRecord r = open.remove(c.path());
+                Long from = openedAt.remove(c.path());
+                if (r == null || from == null) continue;
+                String key = container + "|" + r.window();
+                Held prev = byWindow.get(key);
+                long start = prev == null ? from : Math.min(prev.createdMs(), from);
+                byWindow.put(key, new Held(parts[0], container, r.containerId(), r.window(), start, c.time()));
+            }
+        }
+        for (Map.Entry<String, HeldRecord> o : open.entrySet()) {
+            violations.add("held node " + o.getKey() + " of window " + o.getValue().window() + " was never deleted");
+        }
+        return new ArrayList<>(byWindow.values());
+    }
+
+    /** Rules for one held interval (see the class comment). */
+    private static void checkInterval(Held h, List<Event> docker, List<String> violations) {
+        long from = h.createdMs() * 1_000_000L;
+        long to = (h.deletedMs() + 1) * 1_000_000L;
+        String what = h.container() + " held by " + h.window() + " [" + Instant.ofEpochMilli(h.createdMs()) + ", "
+                + Instant.ofEpochMilli(h.deletedMs()) + "]";
+        long stepCreated = Long.MAX_VALUE, stepDied = -1;
+        List<Event> inside = new ArrayList<>();
+        boolean running = true;   // a held container existed and ran when its window was opened, unless events say otherwise
+        boolean seen = false;
+        for (Event e : docker) {
+            long t = e.getTimeNano() == null ? 0 : e.getTimeNano();
+            String action = TestDocker.action(e);
+            String name = TestDocker.name(e);
+            Map<String, String> attrs = e.getActor() == null || e.getActor().getAttributes() == null ? Map.of() : e.getActor().getAttributes();
+            if (h.window().equals(attrs.get(Labels.WINDOW))) {
+                if (action.equals("create")) stepCreated = Math.min(stepCreated, t);
+                if (action.equals("die")) stepDied = Math.max(stepDied, t);
+                continue;
+            }
+            boolean ours = h.containerId().equals(e.getId());
+            boolean sameName = h.container().equals(name) || (name != null && name.startsWith(h.container() + ".mesh-"));
+            if (ours && t < to) {
+                if (action.equals("start")) { running = true; seen = true; }
+                if (action.equals("die")) { running = false; seen = true; }
+            }
+            if (t <= from || t >= to) continue;
+            if (ours || sameName) inside.add(e);
+        }
+        int starts = 0, stops = 0;
+        for (Event e : inside) {
+            String action = TestDocker.action(e);
+            long t = e.getTimeNano();
+            switch (action) {
+                case "create", "destroy", "rename" -> violations.add(what + ": " + action + " of " + TestDocker.name(e) + " at " + at(t));
+                case "start" -> {
+                    if (!h.containerId().equals(e.getId())) {
+                        violations.add(what + ": start of another container named " + TestDocker.name(e) + " at " + at(t));
+                    } else if (++starts > 1) {
+                        violations.add(what + ": started more than once (again at " + at(t) + ")");
+                    } else if (stepCreated != Long.MAX_VALUE && t < stepDied) {
+                        violations.add(what + ": started at " + at(t) + " before its window's step ended");
+                    }
+                }
+                case "stop" -> {
+                    if (++stops > 1) violations.add(what + ": stopped more than once (again at " + at(t) + ")");
+                    else if (stepCreated != Long.MAX_VALUE && t > stepCreated) violations.add(what + ": stopped at " + at(t) + " while its window's step ran");
+                }
+                default -> {
+                    // kill, die, attach ... : follow from a stop or a start
+                }
+            }
+        }
+        if (seen && !running) violations.add(what + ": not running when its window ended");
+    }
+
+    private static String at(long nanos) {
+        return Instant.ofEpochSecond(0, nanos).toString();
+    }
+
+    /** Applies: report writes whose outcome or finish time changed (a window's result rewrites only lastWindow). */
+    private static int countApplies(List<ZkTxnLog.Change> changes, ZkPaths paths, Set<String> modules) {
+        Map<String, String> last = new TreeMap<>();
+        int n = 0;
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(paths.reports() + "/") || c.data() == null) continue;
+            String module = c.path().substring(c.path().lastIndexOf('/') + 1);
+            if (!modules.contains(module)) continue;
+            ApplyReport r = Json.read(c.data(), ApplyReport.class);
+            String key = r.outcome() + "|" + r.finishedAt() + "|" + r.revision();
+            if (r.outcome() != null && !key.equals(last.put(c.path(), key))) n++;
+        }
+        return n;
+    }
+
+    /** The module runs its last pushed spec: store and api once each, running, right env; no leftover, no step container. */
+    private static void checkFinalContainers(Mod m, List<String> violations) {
+        try {
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() -> {
+                List<String> ids = TestDocker.engine().containersWithLabel(Labels.MODULE, m.name);
+                if (ids.size() != 2) return false;
+                for (String[] c : new String[][] {{m.store(), "MODE=s" + m.storeMode}, {m.api(), "MODE=a" + m.apiMode}}) {
+                    InspectContainerResponse i = TestDocker.engine().inspect(c[0]);
+                    if (i == null || !Boolean.TRUE.equals(i.getState().getRunning()) || !java.util.Arrays.asList(i.getConfig().getEnv()).contains(c[1])) return false;
+                }
+                return true;
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            List<String> found = new ArrayList<>();
+            for (String id : TestDocker.engine().containersWithLabel(Labels.MODULE, m.name)) {
+                InspectContainerResponse i = TestDocker.engine().inspect(id);
+                if (i != null) found.add(i.getName() + " running=" + i.getState().getRunning() + " env=" + java.util.Arrays.toString(i.getConfig().getEnv()));
+            }
+            violations.add(m.name + " does not run its last push (store s" + m.storeMode + ", api a" + m.apiMode + "): " + found);
+        }
+    }
+
+    private static String tail(String s) {
+        List<String> lines = s.lines().toList();
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+    }
+}

@@ -178,7 +178,8 @@ abstract class FaultFixture {
      * @return the report
      */
     ApplyReport applyInProcess() throws Exception {
-        return new io.mesh.apply.Applier(store, docker, HOST, io.mesh.zk.ProcessRef.current("fault test"), Duration.ofSeconds(2))
+        return new io.mesh.apply.Applier(store, docker, HOST, io.mesh.zk.ProcessRef.current("fault test"), Duration.ofSeconds(2),
+                new io.mesh.window.WindowJournal(stateDir))
                 .apply(module, () -> false);
     }
 

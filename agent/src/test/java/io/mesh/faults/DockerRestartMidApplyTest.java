@@ -14,19 +14,24 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Fault 6 (docs/failure-model.md): dockerd is restarted (SIGTERM, then {@code deploy/dev/docker-engine.sh}) while
- * the daemon recreates a module's containers. The apply reports {@code failed}; a later apply converges: every
+ * the daemon recreates a module's five containers. The apply reports {@code failed}; a later apply converges: every
  * container of the spec exists once, under its own name, running the new spec, with no {@code .mesh-next} or
  * {@code .mesh-prev} container left.
  */
 class DockerRestartMidApplyTest extends FaultFixture {
 
-    /** Three containers that ignore SIGTERM (sh as PID 1), so that each stop takes its 3 s stop-timeout. */
+    private static final List<String> NAMES = List.of("a", "b", "c", "d", "e");
+
+    /**
+     * Five containers that ignore SIGTERM (sh as PID 1), so that each stop takes its 4 s stop-timeout and the apply
+     * that recreates them all is still running when dockerd, which answers while it shuts its containers down, exits.
+     */
     private String slowYaml(String mode) {
-        StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n");
-        for (String n : List.of("a", "b", "c")) {
+        StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [" + host + "]\ncontainers:\n");
+        for (String n : NAMES) {
             b.append("  ").append(n).append(":\n    image: ").append(BUSYBOX).append('\n')
                     .append("    command: [sh, -c, \"while true; do sleep 1; done\"]\n")
-                    .append("    env: {MODE: \"").append(mode).append("\"}\n    network: host\n    stop-timeout: 3s\n")
+                    .append("    env: {MODE: \"").append(mode).append("\"}\n    network: host\n    stop-timeout: 4s\n")
                     .append("    restart: unless-stopped\n");
         }
         return b.toString();
@@ -53,8 +58,8 @@ class DockerRestartMidApplyTest extends FaultFixture {
 
         ApplyReport done = awaitApplied("r2", Duration.ofSeconds(90));
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
-            assertThat(managedNames()).containsExactly(module + "-a", module + "-b", module + "-c");
-            for (String n : List.of("a", "b", "c")) {
+            assertThat(managedNames()).containsExactlyElementsOf(NAMES.stream().map(n -> module + "-" + n).toList());
+            for (String n : NAMES) {
                 assertThat(running(module + "-" + n)).as("%s running", n).isTrue();
                 assertThat(inspect(module + "-" + n).getConfig().getEnv()).contains("MODE=two");
             }

@@ -47,7 +47,8 @@ import static org.awaitility.Awaitility.await;
  * module recorded live; and the module's containers and volume removed before and after.
  */
 abstract class FaultFixture {
-    static final String HOST = "host-a";
+    /** This test's host id: unique, so that no daemon of this test applies another test's module (one Docker engine). */
+    String host;
     static final String SCHEDULE = "garbage-collect";
     private static final AtomicLong PUSHES = new AtomicLong(System.currentTimeMillis() % 1_000_000L);
 
@@ -70,6 +71,7 @@ abstract class FaultFixture {
         zk.heal();
         docker = TestDocker.engine();
         module = TestDocker.uniqueModule("f");
+        host = "host-" + module;
         registry = module + "-registry";
         web = module + "-web";
         TestDocker.clean(module, module + "-data");
@@ -86,20 +88,28 @@ abstract class FaultFixture {
         if (events != null) events.close();
         try {
             if (zk != null) zk.heal();
+            // later tests' daemons must not see this module (they have other host ids, and it goes anyway)
+            for (String p : List.of(paths.desired(module), paths.report(host, module))) {
+                try {
+                    client.delete().deletingChildrenIfNeeded().forPath(p);
+                } catch (KeeperException.NoNodeException ignored) {
+                    // never written
+                }
+            }
         } finally {
             if (client != null) client.close();
             if (module != null) TestDocker.clean(module, module + "-data");
         }
     }
 
-    /** Starts {@code mesh-agent run} for {@link #HOST} in its own JVM. */
+    /** Starts {@code mesh-agent run} for {@link #host} in its own JVM. */
     ChildJvm daemon(String name, String reconcile) throws Exception {
         return daemon(name, reconcile, zk.connect());
     }
 
-    /** Starts {@code mesh-agent run} for {@link #HOST} in its own JVM, against the given servers. */
+    /** Starts {@code mesh-agent run} for {@link #host} in its own JVM, against the given servers. */
     ChildJvm daemon(String name, String reconcile, String connect) throws Exception {
-        ChildJvm p = ChildJvm.agent(name, dir, List.of("run", "--host", HOST, "--zk", connect,
+        ChildJvm p = ChildJvm.agent(name, dir, List.of("run", "--host", host, "--zk", connect,
                 "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile));
         processes.add(p);
         return p;
@@ -107,7 +117,7 @@ abstract class FaultFixture {
 
     /** Starts {@code mesh-agent window} for the module's schedule in its own JVM. */
     ChildJvm window(String name) throws Exception {
-        ChildJvm p = ChildJvm.agent(name, dir, List.of("window", "--host", HOST, "--zk", zk.connect(),
+        ChildJvm p = ChildJvm.agent(name, dir, List.of("window", "--host", host, "--zk", zk.connect(),
                 "--state-dir", stateDir.toString(), "--module", module, "--schedule", SCHEDULE));
         processes.add(p);
         return p;
@@ -130,7 +140,7 @@ abstract class FaultFixture {
      * 10 s stop-timeout, so that stopping it takes 10 s.
      */
     String yaml(String mode, String restart, String step, String timeout, boolean slowStop) {
-        return "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+        return "module: " + module + "\nhosts: [" + host + "]\ncontainers:\n"
                 + "  registry:\n    image: " + BUSYBOX + "\n"
                 + (slowStop ? "    command: [sh, -c, \"while true; do sleep 1; done\"]\n"
                             : "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n")
@@ -178,14 +188,14 @@ abstract class FaultFixture {
      * @return the report
      */
     ApplyReport applyInProcess() throws Exception {
-        return new io.mesh.apply.Applier(store, docker, HOST, io.mesh.zk.ProcessRef.current("fault test"), Duration.ofSeconds(2),
+        return new io.mesh.apply.Applier(store, docker, host, io.mesh.zk.ProcessRef.current("fault test"), Duration.ofSeconds(2),
                 new io.mesh.window.WindowJournal(stateDir))
                 .apply(module, () -> false);
     }
 
     /** @return the module's report, or null */
     ApplyReport report() throws Exception {
-        return store.report(HOST, module);
+        return store.report(host, module);
     }
 
     /** Waits (bounded) for a report that passes the predicate; returns it. */
@@ -281,10 +291,10 @@ abstract class FaultFixture {
         return Json.read(line.getBytes(StandardCharsets.UTF_8), WindowResult.class);
     }
 
-    /** Lock children of the module's lock on {@link #HOST}; empty when the lock node is absent. */
+    /** Lock children of the module's lock on {@link #host}; empty when the lock node is absent. */
     List<String> lockChildren() throws Exception {
         try {
-            return client.getChildren().forPath(paths.lock(module, HOST));
+            return client.getChildren().forPath(paths.lock(module, host));
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
@@ -312,7 +322,7 @@ abstract class FaultFixture {
     String awaitHeldWindowId() {
         String[] id = new String[1];
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
-            id[0] = Json.read(client.getData().forPath(paths.held(HOST, registry)), io.mesh.zk.HeldRecord.class).window();
+            id[0] = Json.read(client.getData().forPath(paths.held(host, registry)), io.mesh.zk.HeldRecord.class).window();
             return id[0] != null;
         });
         return id[0];
@@ -331,8 +341,8 @@ abstract class FaultFixture {
     void assertRecovered(String id, Instant t0, String windowId, Duration within) throws Exception {
         await().atMost(within).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
             assertThat(running(registry)).as("registry running").isTrue();
-            assertThat(exists(paths.held(HOST, registry))).as("held node gone").isFalse();
-            assertThat(exists(paths.window(HOST, module))).as("window node gone").isFalse();
+            assertThat(exists(paths.held(host, registry))).as("held node gone").isFalse();
+            assertThat(exists(paths.window(host, module))).as("window node gone").isFalse();
             assertThat(runningStepContainers()).as("running step containers").isEmpty();
             assertThat(Files.exists(journal())).as("journal %s gone", journal()).isFalse();
         });
@@ -341,6 +351,7 @@ abstract class FaultFixture {
         assertThat(inspect(registry).getId()).isEqualTo(id);
         ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
         assertThat(r.lastWindow().held()).containsExactly(registry);
+        assertThat(r.lastWindow().outcome()).as("lastWindow %s", r.lastWindow()).isEqualTo("recovered");
         events.settle();
         List<Event> touched = events.since(t0).stream()
                 .filter(e -> id.equals(e.getId()) || registry.equals(io.mesh.testing.TestDocker.name(e))
@@ -360,7 +371,7 @@ abstract class FaultFixture {
 
     /** Reports written to the module's report node since a zxid, in order, from the ensemble's transaction log. */
     List<ApplyReport> reportHistory(long fromZxid) throws Exception {
-        String path = paths.report(HOST, module);
+        String path = paths.report(host, module);
         return io.mesh.testing.ZkTxnLog.read(zk, fromZxid).stream()
                 .filter(c -> c.path().equals(path) && c.data() != null)
                 .map(c -> Json.read(c.data(), ApplyReport.class)).toList();

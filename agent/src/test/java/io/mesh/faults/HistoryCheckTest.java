@@ -66,7 +66,8 @@ import static org.awaitility.Awaitility.await;
  */
 class HistoryCheckTest {
     private static final String SCHEDULE = "gc";
-    private static final String HOST = "hist-1";
+    /** One host id per run (one Docker engine is one host; unique so that no other test's daemon applies these modules). */
+    private static final String HOST = "hist-" + Long.toHexString(System.nanoTime() & 0xffffff);
     private static final int DAEMONS = 2;
     private static final String[] RESTART = {"always", "unless-stopped", "no"};
     private static final int MAX_WINDOWS_AT_ONCE = 2;
@@ -216,6 +217,7 @@ class HistoryCheckTest {
         } finally {
             for (ChildJvm p : processes) p.close();
             events.close();
+            for (Mod m : mods) forget(client, paths, m);
             client.close();
             for (Mod m : mods) TestDocker.clean(m.name, m.name + "-data");
         }
@@ -262,8 +264,20 @@ class HistoryCheckTest {
         } finally {
             for (ChildJvm p : processes) p.close();
             events.close();
+            forget(client, paths, m);
             client.close();
             TestDocker.clean(m.name, m.name + "-data");
+        }
+    }
+
+    /** Deletes a module's desired node and report, so that no later daemon applies it again. */
+    private static void forget(CuratorFramework client, ZkPaths paths, Mod m) {
+        for (String p : List.of(paths.desired(m.name), paths.report(m.host, m.name))) {
+            try {
+                client.delete().deletingChildrenIfNeeded().forPath(p);
+            } catch (Exception ignored) {
+                // never written
+            }
         }
     }
 

@@ -50,7 +50,7 @@ class LockReleaseFailureTest extends FaultFixture {
             single.start();
             assertThat(single.blockUntilConnected(20, TimeUnit.SECONDS)).isTrue();
             ProcessRef me = ProcessRef.current("release-failure test");
-            ModuleLock first = new ModuleLock(single, paths, module, HOST, me, LockHolder.APPLY);
+            ModuleLock first = new ModuleLock(single, paths, module, host, me, LockHolder.APPLY);
             assertThat(holderThread.submit(() -> first.acquire(Duration.ofSeconds(10))).get(20, TimeUnit.SECONDS)).isTrue();
             assertThat(lockChildren()).hasSize(1);
 
@@ -64,7 +64,7 @@ class LockReleaseFailureTest extends FaultFixture {
             assertThat(first.isHeld()).isFalse();
 
             // Another process waits: the node stays while the session lives ...
-            ModuleLock other = new ModuleLock(client, paths, module, HOST, new ProcessRef(1, "other"), LockHolder.APPLY);
+            ModuleLock other = new ModuleLock(client, paths, module, host, new ProcessRef(1, "other"), LockHolder.APPLY);
             ExecutorService otherThread = Executors.newSingleThreadExecutor();
             try {
                 Future<Boolean> got = otherThread.submit(() -> other.acquire(Duration.ofSeconds(30)));
@@ -81,7 +81,7 @@ class LockReleaseFailureTest extends FaultFixture {
                 otherThread.shutdownNow();
             }
             // The first client's next acquire, on the same thread, works too.
-            ModuleLock again = new ModuleLock(single, paths, module, HOST, me, LockHolder.APPLY);
+            ModuleLock again = new ModuleLock(single, paths, module, host, me, LockHolder.APPLY);
             assertThat(holderThread.submit(() -> again.acquire(Duration.ofSeconds(20))).get(30, TimeUnit.SECONDS)).isTrue();
             holderThread.submit(() -> {
                 again.release();
@@ -117,7 +117,7 @@ class LockReleaseFailureTest extends FaultFixture {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
                 .until(() -> lockChildren().isEmpty());
         // another process gets the lock at once
-        ModuleLock other = new ModuleLock(client, paths, module, HOST, new ProcessRef(1, "other"), LockHolder.APPLY);
+        ModuleLock other = new ModuleLock(client, paths, module, host, new ProcessRef(1, "other"), LockHolder.APPLY);
         try {
             assertThat(other.acquire(Duration.ofSeconds(10))).isTrue();
         } finally {

@@ -40,13 +40,13 @@ class SessionExpiryTest extends FaultFixture {
         ChildJvm w = window("window");
         String windowId = awaitHeldWindowId();
         await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
-        long firstOwner = stat(paths.held(HOST, registry)).getEphemeralOwner();
+        long firstOwner = stat(paths.held(host, registry)).getEphemeralOwner();
 
         w.pause();
         try {
             // the session expires: the held node goes with it
             await().atMost(MeshZk.SESSION_TIMEOUT.plusSeconds(15)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> !exists(paths.held(HOST, registry)));
+                    .until(() -> !exists(paths.held(host, registry)));
             sleep(Duration.ofSeconds(3));   // several reconciles of the daemon meanwhile
             assertThat(running(registry)).as("held container running while its window's process is frozen").isFalse();
             assertThat(inspect(registry).getId()).isEqualTo(id);
@@ -56,12 +56,12 @@ class SessionExpiryTest extends FaultFixture {
 
         // the nodes come back, from the window's new session, while the step still runs
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
-            Stat s = stat(paths.held(HOST, registry));
+            Stat s = stat(paths.held(host, registry));
             return s != null && s.getEphemeralOwner() != firstOwner;
         });
-        HeldRecord back = Json.read(client.getData().forPath(paths.held(HOST, registry)), HeldRecord.class);
+        HeldRecord back = Json.read(client.getData().forPath(paths.held(host, registry)), HeldRecord.class);
         assertThat(back.window()).isEqualTo(windowId);
-        assertThat(exists(paths.window(HOST, module))).isTrue();
+        assertThat(exists(paths.window(host, module))).isTrue();
 
         w.awaitExit(Duration.ofSeconds(90));
         WindowResult r = result(w);

@@ -63,8 +63,8 @@ class StepFailureTest extends FaultFixture {
     private void assertHeldContainerBackAndReported(String id, Instant t0, WindowResult r) throws Exception {
         assertThat(running(registry)).isTrue();
         assertThat(inspect(registry).getId()).isEqualTo(id);
-        assertThat(exists(paths.held(HOST, registry))).isFalse();
-        assertThat(exists(paths.window(HOST, module))).isFalse();
+        assertThat(exists(paths.held(host, registry))).isFalse();
+        assertThat(exists(paths.window(host, module))).isFalse();
         assertThat(lockChildren()).isEmpty();
 
         ApplyReport report = report();

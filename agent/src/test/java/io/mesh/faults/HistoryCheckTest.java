@@ -148,6 +148,12 @@ class HistoryCheckTest {
                 push(client, paths, m);
                 pushes++;
             }
+            // windows begin once the modules exist on the host (a window of a module with nothing to hold fails its step)
+            MeshStore first = new MeshStore(client, paths);
+            for (Mod m : mods) {
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+                        .until(() -> ApplyReport.APPLIED.equals(first.report(m.host, m.name).outcome()));
+            }
 
             // The operations: pushes and windows, at random, for the run's duration.
             long end = System.nanoTime() + run.toNanos();

@@ -126,12 +126,15 @@ public final class AgentDaemon implements AutoCloseable {
         return ZKPaths.getNodeFromPath(path);
     }
 
+    /**
+     * Requests every known module from memory (the cache and the workers), never from ZooKeeper: a reconcile tick
+     * must not block on a ZooKeeper that does not answer, so that each module's apply meets the outage and reports
+     * it once ZooKeeper answers again.
+     */
     private void reconcileAll() {
-        try {
-            for (String module : store.desiredModules()) worker(module).request();
-        } catch (Exception e) {
-            log.warn("reconcile: cannot list {}: {}", config.paths().desired(), e.getMessage());
-        }
+        java.util.Set<String> modules = new java.util.TreeSet<>(workers.keySet());
+        cache.stream().map(d -> moduleOf(d.getPath())).filter(java.util.Objects::nonNull).forEach(modules::add);
+        for (String module : modules) worker(module).request();
     }
 
     /**

@@ -116,9 +116,12 @@ public final class Applier {
      */
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
         Instant started = Times.now();
+        long interruptedAtStart = session.interruptions();
         DesiredRecord desired = null;
         ModuleLock lock = null;
         try {
+            // ZooKeeper not answering: do nothing, and say so once it answers (fail() waits for it).
+            session.check(session.lostCount());
             desired = store.desired(module);
             boolean journalled = journal.read(module).isPresent();
             if (desired == null && !journalled) return null;
@@ -141,6 +144,7 @@ public final class Applier {
                         if (stopping.getAsBoolean()) return null;
                     } while (!lock.acquire(WAIT_SLICE));
                     started = Times.now();
+                    interruptedAtStart = session.interruptions();
                 }
                 long lostAtAcquire = session.lostCount();
                 Optional<WindowJournal.Entry> open = journal.read(module);
@@ -166,6 +170,12 @@ public final class Applier {
                 DesiredRecord newest = store.desired(module);
                 if (newest == null) return null;
                 ApplyReport report = applyLocked(newest, started, () -> session.check(lostAtAcquire));
+                if (session.interruptions() != interruptedAtStart) {
+                    // The connection dropped while this apply ran (Curator retried its reads through it): the module
+                    // lock may have lapsed meanwhile. Report it, and let the retry apply again under a sound lock.
+                    throw new SessionGuard.SessionLostException("the ZooKeeper connection was interrupted during the apply,"
+                            + " so the module lock may have lapsed (done so far: " + summary(report) + "); it will be applied again");
+                }
                 write(report);
                 return report;
             }
@@ -352,11 +362,16 @@ public final class Applier {
         return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
     }
 
-    private void write(ApplyReport r) throws Exception {
-        store.writeReport(r);
-        String summary = r.containers().stream()
+    private static String summary(ApplyReport r) {
+        String s = r.containers().stream()
                 .collect(Collectors.groupingBy(ContainerResult::action, java.util.TreeMap::new, Collectors.counting()))
                 .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
+        return "containers " + (s.isEmpty() ? "none" : s);
+    }
+
+    private void write(ApplyReport r) throws Exception {
+        store.writeReport(r);
+        String summary = summary(r).substring("containers ".length());
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
         if (ApplyReport.FAILED.equals(r.outcome())) {
             log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",

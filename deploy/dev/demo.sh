@@ -36,15 +36,17 @@ if [ ! -f agent/target/mesh-agent.jar ] || [ ! -f coordinator/target/mesh-coordi
   echo "building the jars (mvn package -DskipTests)"
   mvn -B -q package -DskipTests
 fi
-for p in $ZK 127.0.0.1:7070 $REG; do port_free "$p" || fail "$p is in use: stop what listens there first"; done
+# Leftovers of an earlier run that could not clean up (its registry may hold 127.0.0.1:5000) go first.
 leftover=$(docker ps -aq --filter label=mesh.module=store)
 [ -z "$leftover" ] || { echo "removing containers of module store left by an earlier run: $leftover"; docker rm -f $leftover >/dev/null; }
 docker volume rm store-data >/dev/null 2>&1 || true
+for p in $ZK 127.0.0.1:7070 $REG; do port_free "$p" || fail "$p is in use: stop what listens there first"; done
 
 state=$(mktemp -d /tmp/mesh-demo.XXXXXX)
 pids=()
 cleanup() {
   local rc=$?
+  set +e  # clean up as much as can be, whatever fails
   say "Cleaning up"
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -96,7 +98,8 @@ docker run --rm --network host mesh-demo/busybox:1 wget -q -O /dev/null http://$
   && fail "the demo/scratch manifest is still there after DELETE" || echo "deleted demo/scratch:1 ($digest)"
 
 say "Opening the garbage-collect window (mesh-agent window, a second process)"
-deploy/bin/mesh-agent window --host $HOST --zk $ZK --module store --schedule garbage-collect --state-dir "$state/window" \
+# Same --state-dir as the agent: on a real host both default to /var/lib/mesh/agent, where the window journals itself.
+deploy/bin/mesh-agent window --host $HOST --zk $ZK --module store --schedule garbage-collect --state-dir "$state/agent" \
   >"$state/window.out" 2>"$state/window.log" & window_pid=$!; pids+=($window_pid)
 wait_for 30 "the held znode /mesh/held/$HOST/store-registry" deploy/bin/zkcli --zk $ZK stat /mesh/held/$HOST/store-registry
 wait_for 30 "store-registry stopped by the window" sh -c "[ \"\$(docker inspect -f '{{.State.Running}}' store-registry)\" = false ]"

@@ -167,7 +167,16 @@ public final class AgentMain implements Runnable {
             try (DockerEngine docker = new DockerEngine(common.dockerHost);
                  CuratorFramework client = common.connect(config)) {
                 docker.ping();
-                WindowRunner runner = new WindowRunner(new MeshStore(client, config.paths()), docker, config.host(),
+                MeshStore store = new MeshStore(client, config.paths());
+                // A typo in --module or --schedule is bad usage: say so, write nothing.
+                var desired = store.desired(module);
+                if (desired == null || !desired.spec().schedules().containsKey(schedule)) {
+                    System.err.println("mesh-agent window: " + (desired == null
+                            ? "module '" + module + "' has no desired state under " + config.paths().desired()
+                            : "module '" + module + "' has no schedule '" + schedule + "'; it has " + desired.spec().schedules().keySet()));
+                    return 2;
+                }
+                WindowRunner runner = new WindowRunner(store, docker, config.host(),
                         ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy());
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
                 System.out.println(Json.text(r));

@@ -124,9 +124,9 @@ public final class Applier {
             session.check(session.lostCount());
             desired = store.desired(module);
             boolean journalled = journal.read(module).isPresent();
-            if (desired == null && !journalled) return null;
+            if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
             // A module of another host, with nothing of it here: no lock, no report.
-            if (desired != null && !desired.spec().runsOn(host) && !journalled && docker.moduleContainers(module).isEmpty()) return null;
+            if (desired != null && !desired.spec().runsOn(host) && !journalled && nothingHere(module)) return null;
             while (true) {
                 lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
                 if (!lock.acquire(applyLockWait)) {
@@ -147,7 +147,7 @@ public final class Applier {
                     interruptedAtStart = session.interruptions();
                 }
                 long lostAtAcquire = session.lostCount();
-                Optional<WindowJournal.Entry> open = journal.read(module);
+                Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
                 if (open.isPresent() && open.get().ownerAlive()) {
                     // A live process runs a window of this module but lost the lock with its session (CURATOR-206's
                     // class of bug): its containers are held whatever the znodes say. Defer, and let it finish.
@@ -160,7 +160,7 @@ public final class Applier {
                     }
                     releaseQuietly(lock);
                     lock = null;
-                    while (journal.read(module).filter(WindowJournal.Entry::ownerAlive).isPresent()) {
+                    while (WindowRecovery.open(journal, docker, module).filter(WindowJournal.Entry::ownerAlive).isPresent()) {
                         if (stopping.getAsBoolean()) return null;
                         Thread.sleep(WAIT_SLICE.toMillis());
                     }
@@ -187,6 +187,20 @@ public final class Applier {
             return fail(module, desired, started, "apply failed: " + describe(e), stopping);
         } finally {
             if (lock != null) releaseQuietly(lock);
+        }
+    }
+
+    /**
+     * @return true when no container of the module (managed or step) is on this host. A Docker error counts as
+     *         nothing here: a module of another host gets no {@code failed} report on this one; the next reconcile
+     *         looks again.
+     */
+    private boolean nothingHere(String module) {
+        try {
+            return docker.moduleContainers(module).isEmpty() && docker.stepLabels(module).isEmpty();
+        } catch (RuntimeException e) {
+            log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, describe(e));
+            return true;
         }
     }
 
@@ -377,9 +391,18 @@ public final class Applier {
             log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
                     r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
         } else {
-            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}",
-                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary);
+            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}{}",
+                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, changes(r));
         }
+    }
+
+    /** @return {@code  changes="store-registry recreated: image: a -> b; ..."} for containers that changed, else empty */
+    private static String changes(ApplyReport r) {
+        String c = r.containers().stream()
+                .filter(x -> !ContainerResult.UNCHANGED.equals(x.action()) && !x.reasons().isEmpty())
+                .map(x -> x.container() + " " + x.action() + ": " + String.join(", ", x.reasons()))
+                .collect(Collectors.joining("; "));
+        return c.isEmpty() ? "" : " changes=\"" + c + "\"";
     }
 
     static String describe(Throwable e) {

@@ -41,7 +41,7 @@ public interface ContainerRuntime {
      */
     String create(String dockerName, ContainerSpec spec, Map<String, String> labels);
 
-    /** Starts a container; a running one is left as it is. */
+    /** Starts a container; a running one is left as it is. @throws NoSuchContainerException when it no longer exists */
     void start(String id);
 
     /** Stops a container, SIGKILL after {@code timeoutSeconds}; a stopped one is left as it is. */
@@ -60,11 +60,27 @@ public interface ContainerRuntime {
     void updateRestartPolicy(String id, String policy);
 
     /**
-     * Runs a one-shot step container to its end (kill at {@code timeout}), then removes it.
+     * Creates (does not start) a window's step container.
+     *
+     * @return its id
+     */
+    String createStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels);
+
+    /**
+     * Starts a created step container and waits for its end (kill at {@code timeout}); the caller removes it.
      *
      * @return exit code, whether it timed out, its last {@code logLines} log lines
      */
-    StepResult runStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels, Duration timeout, int logLines);
+    StepResult runStep(String id, Duration timeout, int logLines);
+
+    /**
+     * @param module module name
+     * @return the labels of every step container of the module (label {@code mesh.window}), running or not
+     */
+    List<Map<String, String>> stepLabels(String module);
+
+    /** @return a container's labels; empty when it does not exist */
+    Map<String, String> labels(String id);
 
     /**
      * Waits for a container to exit.

@@ -213,6 +213,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             docker.startContainerCmd(id).exec();
         } catch (NotModifiedException e) {
             // already running
+        } catch (NotFoundException e) {
+            throw new NoSuchContainerException("container " + id + " no longer exists", e);
         }
     }
 
@@ -278,20 +280,18 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     }
 
     /**
-     * Runs a one-shot step container to its end: create, start, wait (kill at the timeout), read its last log lines,
-     * remove it.
+     * Creates (does not start) a window's one-shot step container. A window creates it before it stops anything, so
+     * that Docker itself shows, to every mesh process on the host, that a window of the module is open (its labels
+     * carry the window's journal entry).
      *
      * @param name        Docker name for the step container
      * @param step        the step
      * @param volumesFrom Docker name of the container whose volumes to mount, or {@code null}
-     * @param labels      labels ({@code mesh.window}, {@code mesh.module})
-     * @param timeout     kill after this long
-     * @param logLines    how many last log lines to keep
-     * @return exit code, whether it timed out, last log lines
+     * @param labels      labels ({@code mesh.window}, {@code mesh.module}, {@code mesh.journal} ...)
+     * @return the step container's id
      */
     @Override
-    public StepResult runStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels,
-                              Duration timeout, int logLines) {
+    public String createStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels) {
         ensureImage(step.image());
         CreateContainerCmd cmd = docker.createContainerCmd(step.image()).withName(name).withLabels(labels)
                 .withEnv(env(step.env()));
@@ -299,28 +299,50 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         HostConfig hc = HostConfig.newHostConfig().withNetworkMode(step.network())
                 .withBinds(step.volumes().stream().map(Bind::parse).toList());
         if (volumesFrom != null) hc.withVolumesFrom(new VolumesFrom(volumesFrom));
-        String id = cmd.withHostConfig(hc).exec().getId();
+        return cmd.withHostConfig(hc).exec().getId();
+    }
+
+    /**
+     * Runs a created step container to its end: start, wait (kill at the timeout), read its last log lines. The
+     * caller removes it.
+     *
+     * @param id       the step container
+     * @param timeout  kill after this long
+     * @param logLines how many last log lines to keep
+     * @return exit code, whether it timed out, last log lines
+     */
+    @Override
+    public StepResult runStep(String id, Duration timeout, int logLines) {
+        docker.startContainerCmd(id).exec();
+        boolean timedOut = false;
+        Integer code;
         try {
-            docker.startContainerCmd(id).exec();
-            boolean timedOut = false;
-            Integer code;
+            code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
+                    .awaitStatusCode(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (DockerClientException e) {
+            timedOut = true;
             try {
-                code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
-                        .awaitStatusCode(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (DockerClientException e) {
-                timedOut = true;
-                try {
-                    docker.killContainerCmd(id).exec();
-                } catch (RuntimeException ignored) {
-                    // it may have ended meanwhile
-                }
-                code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
-                        .awaitStatusCode(30, TimeUnit.SECONDS);
+                docker.killContainerCmd(id).exec();
+            } catch (RuntimeException ignored) {
+                // it may have ended meanwhile
             }
-            return new StepResult(code == null ? -1 : code, timedOut, logTail(id, logLines));
-        } finally {
-            remove(id);
+            code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
+                    .awaitStatusCode(30, TimeUnit.SECONDS);
         }
+        return new StepResult(code == null ? -1 : code, timedOut, logTail(id, logLines));
+    }
+
+    @Override
+    public List<Map<String, String>> stepLabels(String module) {
+        return docker.listContainersCmd().withShowAll(true)
+                .withLabelFilter(List.of(Labels.WINDOW, Labels.MODULE + "=" + module)).exec().stream()
+                .map(c -> c.getLabels() == null ? Map.<String, String>of() : c.getLabels()).toList();
+    }
+
+    @Override
+    public Map<String, String> labels(String id) {
+        InspectContainerResponse i = inspect(id);
+        return i == null || i.getConfig() == null || i.getConfig().getLabels() == null ? Map.of() : i.getConfig().getLabels();
     }
 
     @Override

@@ -15,6 +15,9 @@ public final class Labels {
     /** Canonical JSON of the container's spec when it was created. */
     public static final String SPEC = "mesh.spec";
     public static final String WINDOW = "mesh.window";
+    /** On a step container: its window's journal entry (JSON), so that Docker itself tells any mesh process on the
+     * host which containers the window holds, whose process runs it, and what to put back. */
+    public static final String JOURNAL = "mesh.journal";
     /** The schedule a step container runs for. */
     public static final String SCHEDULE = "mesh.schedule";
 

@@ -15,6 +15,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.nio.charset.StandardCharsets;
+import io.mesh.zk.Json;
 
 /**
  * Finishes a window whose process died mid-window (kill -9, a crash, a host reboot), from its
@@ -53,6 +57,32 @@ public final class WindowRecovery {
         this.host = host;
         this.process = process;
         this.journal = journal;
+    }
+
+    /**
+     * The open window of a module on this host, as the host itself records it: the journal entry under
+     * {@code --state-dir}, else the entry a step container of the module carries in its {@code mesh.journal} label.
+     * The label is what lets a process that does not share the window's {@code --state-dir} see it: a window creates
+     * its step container before it stops anything.
+     *
+     * @param journal this process's journal
+     * @param docker  the local container runtime
+     * @param module  module name
+     * @return the entry, if a window of the module is open or died open
+     */
+    public static Optional<WindowJournal.Entry> open(WindowJournal journal, ContainerRuntime docker, String module) {
+        Optional<WindowJournal.Entry> j = journal.read(module);
+        if (j.isPresent()) return j;
+        for (Map<String, String> labels : docker.stepLabels(module)) {
+            String json = labels.get(Labels.JOURNAL);
+            if (json == null) continue;
+            try {
+                return Optional.of(Json.read(json.getBytes(StandardCharsets.UTF_8), WindowJournal.Entry.class));
+            } catch (RuntimeException e) {
+                log.warn("step container of {} carries an unreadable {} label: {}", module, Labels.JOURNAL, e.getMessage());
+            }
+        }
+        return Optional.empty();
     }
 
     /**

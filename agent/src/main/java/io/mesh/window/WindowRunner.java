@@ -10,6 +10,7 @@ import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
 import io.mesh.zk.LockHolder;
 import io.mesh.zk.MeshStore;
 import io.mesh.zk.ProcessRef;
@@ -180,7 +181,7 @@ public final class WindowRunner {
             return finish(module, failed(schedule, windowId, since, List.of(), "could not take the module lock: " + describe(e)), null);
         }
         try {
-            Optional<WindowJournal.Entry> open = journal.read(module);
+            Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
             if (open.isPresent()) {
                 if (open.get().ownerAlive()) {
                     return finish(module, failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of "
@@ -233,31 +234,47 @@ public final class WindowRunner {
                 since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), process, WindowJournal.thisProcessStart(),
                 stepName, List.copyOf(held));
         try (HeldNodes published = HeldNodes.publish(store, host, module, schedule, windowId, since, nodes, process, NODE_CREATE_WAIT)) {
+            // What to put back is known before anything changes: restart policies are read first.
+            for (WindowJournal.HeldContainer h : held) {
+                lock.beforeDockerCall();
+                if (docker.restartPolicy(h.containerId()).equals("always")) entry = entry.withRestore(h.containerId(), "always");
+            }
             journal.write(entry);
+            // The step container is created before anything is stopped: Docker itself then shows every mesh process
+            // on the host that this window is open, which containers it holds and whose process runs it, even one
+            // that does not share this --state-dir.
+            Map<String, String> labels = Map.of(Labels.WINDOW, windowId, Labels.MODULE, module, Labels.SCHEDULE, schedule,
+                    Labels.JOURNAL, Json.text(entry));
+            String volumesFrom = s.step().volumesFrom() == null ? null : ModuleSpec.dockerName(module, s.step().volumesFrom());
+            String stepId;
+            try {
+                lock.beforeDockerCall();
+                stepId = docker.createStep(stepName, s.step(), volumesFrom, labels);
+            } catch (RuntimeException e) {
+                removeSteps(windowId, lock);
+                journal.delete(module);
+                return failed(schedule, windowId, since, heldNames, "the step container could not be created: " + describe(e) + "; nothing was stopped");
+            }
             log.info("window host={} module={} schedule={} window={} opened held={}", host, module, schedule, windowId, heldNames);
             String error = null;
             StepResult step = null;
             try {
-                for (WindowJournal.HeldContainer h : held) {
-                    lock.beforeDockerCall();
-                    if (docker.restartPolicy(h.containerId()).equals("always")) {
-                        entry = entry.withRestore(h.containerId(), "always");
-                        journal.write(entry); // before the change, so that a crash cannot lose the policy to restore
+                for (WindowJournal.HeldContainer h : entry.held()) {
+                    if (h.restorePolicy() != null) {
+                        lock.beforeDockerCall();
                         docker.updateRestartPolicy(h.containerId(), "unless-stopped");
                     }
                     lock.beforeDockerCall();
                     docker.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
                 }
-                Map<String, String> labels = Map.of(Labels.WINDOW, windowId, Labels.MODULE, module, Labels.SCHEDULE, schedule);
-                String volumesFrom = s.step().volumesFrom() == null ? null : ModuleSpec.dockerName(module, s.step().volumesFrom());
                 lock.beforeDockerCall();
-                step = docker.runStep(stepName, s.step(), volumesFrom, labels, s.timeoutDuration(), WindowResult.LOG_LINES);
+                step = docker.runStep(stepId, s.timeoutDuration(), WindowResult.LOG_LINES);
             } catch (RuntimeException e) {
                 error = describe(e);
             } finally {
                 String startError = startAgain(windowId, entry.held(), lock);
                 if (startError != null) error = error == null ? startError : error + "; " + startError;
-                removeSteps(windowId, lock); // a step left behind when dockerd failed under runStep's own clean-up
+                removeSteps(windowId, lock);
                 journal.delete(module);
             }
             String outcome = error != null ? WindowResult.FAILED
@@ -330,6 +347,9 @@ public final class WindowRunner {
                     break;
                 } catch (SessionGuard.SessionLostException e) {
                     throw e;
+                } catch (io.mesh.docker.NoSuchContainerException e) {
+                    last = e; // removed meanwhile (by hand, or recreated): nothing to start, retrying will not help
+                    break;
                 } catch (RuntimeException e) {
                     last = e;
                     if (System.nanoTime() > end) break;

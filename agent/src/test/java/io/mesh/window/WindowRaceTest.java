@@ -126,6 +126,58 @@ class WindowRaceTest {
         }, true);
     }
 
+    /**
+     * A window run by a process that does not share the daemon's --state-dir, killed with SIGKILL mid-step: its
+     * journal is out of the daemon's sight, its held node goes with its session, yet the daemon never recreates the
+     * held container; Docker's own record of the window (the step container's labels) tells it the window is open.
+     * Once the step ends, the daemon finishes the window (same container started again) and lands the push.
+     */
+    @Test
+    void aWindowProcessWithItsOwnStateDirKilledMidStepLeavesNothingToRecreate() throws Exception {
+        zk.setDesired(store("one", 25), "r1");
+        awaitReport(ApplyReport.APPLIED, "r1");
+        String id = docker.inspect(registry).getId();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process window = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
+                "window", "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "garbage-collect",
+                "--state-dir", Files.createTempDirectory("mesh-other-state").toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            await().atMost(Duration.ofSeconds(30)).until(() -> !docker.client().listContainersCmd()
+                    .withLabelFilter(Map.of("mesh.module", module, "mesh.schedule", "garbage-collect")).exec().isEmpty()
+                    && !Boolean.TRUE.equals(docker.inspect(registry).getState().getRunning()));
+            Instant killed = Instant.now();
+            window.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL: no clean-up of any kind
+            zk.setDesired(store("two", 25), "r2");
+
+            // Its held node goes with its session (15 s); the daemon still waits for the step, then finishes it.
+            ApplyReport landed = awaitReport(ApplyReport.APPLIED, "r2");
+            assertThat(landed.lastWindow()).isNotNull();
+            assertThat(landed.lastWindow().outcome()).isEqualTo(WindowResult.RECOVERED);
+            assertThat(landed.lastWindow().logTail()).contains("swept /data");
+
+            List<Event> events = TestDocker.events(module, killed, Instant.now());
+            long stepDied = -1, firstStart = -1, firstDestroy = -1;
+            for (Event e : events) {
+                if (e.getTimeNano() == null || e.getTimeNano() < killed.toEpochMilli() * 1_000_000L) continue;
+                String name = TestDocker.name(e), action = TestDocker.action(e);
+                if (name != null && name.startsWith(module + ".garbage-collect.") && action.equals("die")) stepDied = e.getTimeNano();
+                if (registry.equals(name) && action.equals("start") && firstStart < 0) {
+                    firstStart = e.getTimeNano();
+                    assertThat(e.getId()).as("the held container is started again, not a new one").isEqualTo(id);
+                }
+                if (id.equals(e.getId()) && action.equals("destroy") && firstDestroy < 0) firstDestroy = e.getTimeNano();
+            }
+            assertThat(stepDied).as("the step ran to its end").isPositive();
+            assertThat(firstStart).as("the held container started only after the step died").isGreaterThan(stepDied);
+            assertThat(firstDestroy).as("and was replaced (r2) only after it ran again").isGreaterThan(firstStart);
+            assertThat(docker.client().listContainersCmd().withShowAll(true)
+                    .withLabelFilter(Map.of("mesh.module", module, "mesh.schedule", "garbage-collect")).exec()).isEmpty();
+        } finally {
+            window.destroyForcibly();
+        }
+    }
+
     private static byte[] readAll(Process p) {
         try {
             return p.getInputStream().readAllBytes();

@@ -238,7 +238,8 @@ public final class WindowRequests implements AutoCloseable {
                 } else if (WindowRequest.RUNNING.equals(req.state()) && atStart) {
                     client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
                             "the agent running it (pid " + (req.runner() == null ? "?" : req.runner().pid())
-                                    + ") stopped before the window ended; its held and window nodes went with its session")));
+                                    + ") stopped before the window ended; the window may have run: it is finished from its journal"
+                                    + " (see lastWindow in the module's report, outcome recovered)")));
                 } else if (WindowRequest.REQUESTED.equals(req.state()) && req.requestedAt() != null && req.requestedAt().plus(ttl).isBefore(now)) {
                     client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
                             "expired: not picked up within " + ttl.toMinutes() + "m of being requested; ask again")));

@@ -652,7 +652,7 @@ public final class MeshCli implements Runnable {
         private static void outcome(JsonNode req, PrintWriter out) {
             JsonNode w = req.path("result");
             if (!w.isObject()) {
-                out.println("outcome: failed, no window ran: " + req.path("error").asText());
+                out.println("outcome: failed, no result from the agent: " + req.path("error").asText());
                 return;
             }
             List<String> held = new ArrayList<>();

@@ -17,7 +17,7 @@ public final class ListenAddress {
     public static InetSocketAddress parse(String flag, String listen) {
         int colon = listen == null ? -1 : listen.lastIndexOf(':');
         if (colon <= 0 || colon == listen.length() - 1) {
-            throw new IllegalArgumentException(flag + " must be HOST:PORT, such as 127.0.0.1:9464; got '" + listen + "'");
+            throw new IllegalArgumentException(flag + " must be HOST:PORT, such as 127.0.0.1:7070; got '" + listen + "'");
         }
         String host = listen.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);

@@ -11,7 +11,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -202,23 +201,6 @@ public final class CoordinatorMain implements Runnable {
      * @throws IllegalArgumentException naming the expected form when it is not one
      */
     public static InetSocketAddress parseListen(String listen) {
-        int colon = listen == null ? -1 : listen.lastIndexOf(':');
-        if (colon <= 0 || colon == listen.length() - 1) {
-            throw new IllegalArgumentException("--listen must be HOST:PORT, such as 127.0.0.1:7070; got '" + listen + "'");
-        }
-        String host = listen.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
-        int port;
-        try {
-            port = Integer.parseInt(listen.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--listen port must be a number from 0 to 65535; got '" + listen + "'");
-        }
-        if (port < 0 || port > 65535) throw new IllegalArgumentException("--listen port must be from 0 to 65535; got " + port);
-        try {
-            return new InetSocketAddress(InetAddress.getByName(host), port);
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalArgumentException("--listen host '" + host + "' is unknown: give an address such as 127.0.0.1");
-        }
+        return io.mesh.agent.ListenAddress.parse("--listen", listen);
     }
 }

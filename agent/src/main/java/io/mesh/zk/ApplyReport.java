@@ -19,11 +19,35 @@ import java.util.List;
  * @param containers one entry per container of the spec, and per removed container
  * @param error      why the module failed, else {@code null}
  * @param lastWindow the last window that ran on this module on this host, carried from report to report
+ * @param lastApplied the last push this host applied for this module, carried through {@code deferred} and
+ *                   {@code failed} reports, so that an older push still reads {@code applied} while a newer one waits
  */
 public record ApplyReport(String host, String module, String revision, String push, String outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String error,
-                          @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow) {
+                          @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied) {
+    /** A report without {@code lastApplied} (filled in when it is written: {@link #withLastApplied}). */
+    public ApplyReport(String host, String module, String revision, String push, String outcome, Instant startedAt,
+                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error, WindowResult lastWindow) {
+        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, null);
+    }
+
+    /**
+     * The last push applied.
+     *
+     * @param push     push node name
+     * @param revision its revision
+     * @param at       when the apply finished
+     */
+    public record Applied(String push, String revision, Instant at) {}
+
+    /** @return this report with {@code lastApplied} set: itself when applied, else the one given (carried) */
+    public ApplyReport withLastApplied(Applied carried) {
+        Applied a = APPLIED.equals(outcome) && push != null ? new Applied(push, revision, finishedAt) : carried;
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a);
+    }
+
     /** Every container is as the spec says, held ones aside. */
     public static final String APPLIED = "applied";
     /** A window held the module lock; the newest revision is applied when it releases it. */
@@ -33,7 +57,7 @@ public record ApplyReport(String host, String module, String revision, String pu
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied);
     }
 
     /**

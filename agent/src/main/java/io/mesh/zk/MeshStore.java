@@ -161,8 +161,10 @@ public final class MeshStore {
      * @throws Exception from ZooKeeper
      */
     public void writeReport(ApplyReport report) throws Exception {
-        updateReport(report.host(), report.module(),
-                old -> report.lastWindow() != null || old == null ? report : report.withLastWindow(old.lastWindow()));
+        updateReport(report.host(), report.module(), old -> {
+            ApplyReport r = report.lastWindow() != null || old == null ? report : report.withLastWindow(old.lastWindow());
+            return r.withLastApplied(old == null ? null : old.lastApplied());
+        });
     }
 
     /**

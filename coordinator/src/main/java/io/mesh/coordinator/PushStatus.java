@@ -179,6 +179,9 @@ public final class PushStatus {
         List<ApplyReport.ContainerResult> containers = r.containers() == null ? List.of() : r.containers();
         boolean current = ZkPaths.pushSeq(r.push()) >= seq && seq >= 0;
         String state = current && r.outcome() != null ? r.outcome() : PENDING;
+        // A newer push waiting on a window (or failed) does not undo this one: it was applied, and still counts so.
+        if (!ApplyReport.APPLIED.equals(state) && r.lastApplied() != null && seq >= 0
+                && ZkPaths.pushSeq(r.lastApplied().push()) >= seq) state = ApplyReport.APPLIED;
         return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers);
     }
 }

@@ -123,6 +123,21 @@ public class StatusApiTest {
     }
 
     @Test
+    void anOlderPushStaysAppliedWhileANewerOneWaitsOnAWindow() throws Exception {
+        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
+        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        // Written as the agent writes them: MeshStore carries the last applied push through a deferral.
+        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client, zk.paths);
+        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyReport.APPLIED, null));
+        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyReport.DEFERRED, null));
+        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+        assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
+        ApplyReport stored = Json.read(zk.client.getData().forPath(zk.paths.report("host-a", "store")), ApplyReport.class);
+        assertThat(stored.lastApplied().push()).isEqualTo(p0);
+        assertThat(stored.lastApplied().revision()).isEqualTo("r1");
+    }
+
+    @Test
     void starHostsMeansEveryAgentOrReportingHost() throws Exception {
         String push = api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
         JsonNode v = api.get("/v1/pushes/" + push).json();

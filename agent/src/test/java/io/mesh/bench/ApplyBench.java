@@ -1,0 +1,263 @@
+package io.mesh.bench;
+
+import io.mesh.apply.Applier;
+import io.mesh.docker.DockerEngine;
+import io.mesh.docker.Labels;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.window.WindowJournal;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * B1 (no-op apply of a 20-container module) and B2 (recreate all 20), mesh's Applier against the real Docker engine
+ * and a real ZooKeeper ensemble, side by side with docker-compose 1.29 on the equivalent compose file, and (B1) with
+ * the floor: the one labelled container list that shows nothing changed.
+ *
+ * <p>Args: --zk CONNECT --results FILE [--containers 20] [--b1-rounds 10] [--b1-per-round 10] [--b2-rounds 3]
+ * [--compose docker-compose].
+ */
+public final class ApplyBench {
+    static final String SERVE = "trap 'exit 0' TERM; while true; do sleep 1; done";
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = Bench.args(argv);
+        String zk = a.get("zk");
+        Path results = Path.of(a.get("results"));
+        int n = Integer.parseInt(a.getOrDefault("containers", "20"));
+        int b1Rounds = Integer.parseInt(a.getOrDefault("b1-rounds", "10"));
+        int b1PerRound = Integer.parseInt(a.getOrDefault("b1-per-round", "10"));
+        int b2Rounds = Integer.parseInt(a.getOrDefault("b2-rounds", "3"));
+        String composeBin = a.getOrDefault("compose", "docker-compose");
+        String only = a.getOrDefault("only", "b1,b2");
+
+        String tag = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
+        String module = "bench-apply-" + tag;
+        String composeModule = module + "-compose";
+        String project = "benchapply" + tag;
+        String host = "bench-host";
+        Path dir = Files.createTempDirectory("mesh-bench-apply");
+        Path composeFile = dir.resolve("docker-compose.yml");
+        ZkPaths paths = new ZkPaths("/bench-apply-" + tag);
+
+        DockerEngine docker = new DockerEngine(null);
+        docker.ping();
+        CuratorFramework client = MeshZk.connect(zk, Duration.ofSeconds(30));
+        Applier applier = new Applier(new MeshStore(client, paths), docker, host, ProcessRef.current("mesh bench"),
+                Duration.ofSeconds(2), new WindowJournal(dir.resolve("state")));
+        List<String> compose = List.of(composeBin, "-p", project, "-f", composeFile.toString());
+        try {
+            setDesired(client, paths, manifest(module, host, n, 0), 0);
+            Files.writeString(composeFile, composeYaml(composeModule, n, 0));
+
+            Bench.log("B1", "first apply (creates " + n + " containers) and first docker-compose up -d");
+            ApplyReport first = applier.apply(module, () -> false);
+            if (!ApplyReport.APPLIED.equals(first.outcome())) throw new IllegalStateException("first apply: " + Json.text(first));
+            run(compose, "up", "-d");
+
+            if (only.contains("breakdown")) breakdown(results, client, paths, docker, module, host);
+            if (only.contains("b1")) b1(a, results, docker, applier, module, compose, b1Rounds, b1PerRound, n);
+            if (only.contains("b2")) b2(results, client, paths, applier, module, host, compose, composeFile, composeModule, b2Rounds, n);
+        } finally {
+            try {
+                run(compose, "down", "-t", "1");
+            } catch (Exception e) {
+                Bench.log("apply", "compose down: " + e.getMessage());
+            }
+            for (String m : List.of(module, composeModule)) for (String id : docker.containersWithLabel(Labels.MODULE, m)) docker.remove(id);
+            try {
+                client.delete().deletingChildrenIfNeeded().forPath(paths.root());
+            } catch (Exception ignored) {
+                // best effort
+            }
+            client.close();
+            docker.close();
+        }
+    }
+
+    private static void b1(Map<String, String> a, Path results, DockerEngine docker, Applier applier, String module,
+                           List<String> compose, int rounds, int perRound, int n) throws Exception {
+        // Warm-up: JIT, connection pools, compose's first run.
+        for (int i = 0; i < 20; i++) {
+            noop(applier, module, n);
+            floor(docker, module);
+        }
+        run(compose, "up", "-d");
+        List<Double> mesh = new ArrayList<>(), floor = new ArrayList<>(), comp = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            long t = System.nanoTime();
+            run(compose, "up", "-d");
+            comp.add(Bench.ms(System.nanoTime() - t));
+            for (int i = 0; i < perRound; i++) {
+                t = System.nanoTime();
+                noop(applier, module, n);
+                mesh.add(Bench.ms(System.nanoTime() - t));
+                t = System.nanoTime();
+                floor(docker, module);
+                floor.add(Bench.ms(System.nanoTime() - t));
+            }
+            Bench.log("B1", "round " + (r + 1) + "/" + rounds + ": compose " + Bench.f(comp.get(comp.size() - 1)) + " ms, mesh median so far "
+                    + Bench.f(Bench.median(mesh)) + " ms, floor " + Bench.f(Bench.median(floor)) + " ms");
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("b1.containers", n);
+        m.put("b1.samples.mesh", mesh.size());
+        m.put("b1.samples.compose", comp.size());
+        m.put("b1.mesh.p50_ms", Bench.median(mesh));
+        m.put("b1.mesh.p90_ms", Bench.pct(mesh, 90));
+        m.put("b1.floor.p50_ms", Bench.median(floor));
+        m.put("b1.floor.p90_ms", Bench.pct(floor, 90));
+        m.put("b1.compose.p50_ms", Bench.median(comp));
+        m.put("b1.compose.p90_ms", Bench.pct(comp, 90));
+        m.put("b1.ratio.compose", Bench.median(mesh) / Bench.median(comp));
+        m.put("b1.ratio.floor", Bench.median(mesh) / Bench.median(floor));
+        Bench.result(results, m);
+    }
+
+    /** Where a no-op apply's time goes: each of its steps alone, through the product's own classes. */
+    private static void breakdown(Path results, CuratorFramework client, ZkPaths paths, DockerEngine docker, String module,
+                                  String host) throws Exception {
+        MeshStore store = new MeshStore(client, paths);
+        Map<String, List<Double>> t = new LinkedHashMap<>();
+        for (String k : List.of("desired", "lock", "held", "list", "window", "report")) t.put(k, new ArrayList<>());
+        ApplyReport last = store.report(host, module);
+        for (int i = 0; i < 60; i++) {
+            long s = System.nanoTime();
+            store.desired(module);
+            t.get("desired").add(Bench.ms(System.nanoTime() - s));
+            s = System.nanoTime();
+            io.mesh.lock.ModuleLock lock = new io.mesh.lock.ModuleLock(client, paths, module, host, ProcessRef.current("bench"), "apply");
+            lock.acquire(Duration.ofSeconds(2));
+            lock.release();
+            t.get("lock").add(Bench.ms(System.nanoTime() - s));
+            s = System.nanoTime();
+            store.held(host);
+            t.get("held").add(Bench.ms(System.nanoTime() - s));
+            s = System.nanoTime();
+            docker.moduleContainers(module);
+            t.get("list").add(Bench.ms(System.nanoTime() - s));
+            s = System.nanoTime();
+            store.window(host, module);
+            t.get("window").add(Bench.ms(System.nanoTime() - s));
+            s = System.nanoTime();
+            store.writeReport(last);
+            t.get("report").add(Bench.ms(System.nanoTime() - s));
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        t.forEach((k, v) -> m.put("b1.breakdown." + k + ".p50_ms", Bench.median(v.subList(20, v.size()))));
+        Bench.result(results, m);
+    }
+
+    private static void noop(Applier applier, String module, int n) throws Exception {
+        ApplyReport r = applier.apply(module, () -> false);
+        long unchanged = r.containers().stream().filter(c -> c.action().equals(ApplyReport.ContainerResult.UNCHANGED)).count();
+        if (!ApplyReport.APPLIED.equals(r.outcome()) || unchanged != n) throw new IllegalStateException("not a no-op: " + Json.text(r));
+    }
+
+    /** The floor: the one Docker API call that shows the module's containers, as an apply needs them. */
+    private static void floor(DockerEngine docker, String module) {
+        docker.client().listContainersCmd().withShowAll(true).withLabelFilter(Map.of(Labels.MODULE, module)).exec();
+    }
+
+    private static void b2(Path results, CuratorFramework client, ZkPaths paths, Applier applier, String module, String host,
+                           List<String> compose, Path composeFile, String composeModule, int rounds, int n) throws Exception {
+        List<Double> mesh = new ArrayList<>(), comp = new ArrayList<>();
+        for (int r = 1; r <= rounds; r++) {
+            setDesired(client, paths, manifest(module, host, n, r), r);
+            long t = System.nanoTime();
+            ApplyReport rep = applier.apply(module, () -> false);
+            double ms = Bench.ms(System.nanoTime() - t);
+            long recreated = rep.containers().stream().filter(c -> c.action().equals(ApplyReport.ContainerResult.RECREATED)).count();
+            if (!ApplyReport.APPLIED.equals(rep.outcome()) || recreated != n) throw new IllegalStateException("B2 apply: " + Json.text(rep));
+            mesh.add(ms);
+            t = System.nanoTime();
+            run(compose, "up", "-d", "--force-recreate", "-t", "1");
+            comp.add(Bench.ms(System.nanoTime() - t));
+            Bench.log("B2", "round " + r + "/" + rounds + ": mesh " + Bench.f(ms) + " ms, compose " + Bench.f(comp.get(comp.size() - 1)) + " ms");
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("b2.containers", n);
+        m.put("b2.samples", rounds);
+        m.put("b2.mesh.p50_ms", Bench.median(mesh));
+        m.put("b2.mesh.max_ms", Bench.pct(mesh, 100));
+        m.put("b2.compose.p50_ms", Bench.median(comp));
+        m.put("b2.compose.max_ms", Bench.pct(comp, 100));
+        m.put("b2.ratio.compose", Bench.median(mesh) / Bench.median(comp));
+        Bench.result(results, m);
+    }
+
+    static String manifest(String module, String host, int n, int round) {
+        StringBuilder sb = new StringBuilder("module: " + module + "\nhosts: [" + host + "]\ncontainers:\n");
+        for (int i = 0; i < n; i++) {
+            sb.append(String.format("  c%02d:\n", i))
+                    .append("    image: mesh-demo/busybox:1\n")
+                    .append("    command: [sh, -c, \"").append(SERVE).append("\"]\n")
+                    .append("    env: {BENCH_ROUND: \"").append(round).append("\"}\n")
+                    .append("    network: host\n    restart: unless-stopped\n    stop-timeout: 1s\n");
+        }
+        return sb.toString();
+    }
+
+    static String composeYaml(String labelModule, int n, int round) {
+        StringBuilder sb = new StringBuilder("version: \"2.4\"\nservices:\n");
+        for (int i = 0; i < n; i++) {
+            sb.append(String.format("  c%02d:\n", i))
+                    .append("    image: mesh-demo/busybox:1\n")
+                    .append("    command: [sh, -c, \"").append(SERVE).append("\"]\n")
+                    .append("    environment: {BENCH_ROUND: \"").append(round).append("\"}\n")
+                    .append("    network_mode: host\n    restart: unless-stopped\n    stop_grace_period: 1s\n")
+                    .append("    labels: {mesh.module: ").append(labelModule).append("}\n");
+        }
+        return sb.toString();
+    }
+
+    static void setDesired(CuratorFramework client, ZkPaths paths, String yaml, int round) throws Exception {
+        ModuleSpec spec = new ManifestParser().parse(yaml).get(0);
+        DesiredRecord d = new DesiredRecord(spec.module(), "r" + round, ZkPaths.pushName(round + 1), spec);
+        String path = paths.desired(spec.module());
+        try {
+            client.setData().forPath(path, Json.bytes(d));
+        } catch (KeeperException.NoNodeException e) {
+            client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(d));
+        }
+    }
+
+    /** Runs a command to its end (bounded: 5 minutes), failing on a non-zero exit. */
+    static void run(List<String> base, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(base);
+        cmd.addAll(List.of(args));
+        File out = File.createTempFile("mesh-bench-cmd", ".log");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out).start();
+            if (!p.waitFor(5, TimeUnit.MINUTES)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", cmd) + " did not finish within 5 minutes");
+            }
+            if (p.exitValue() != 0) {
+                List<String> lines = Files.readAllLines(out.toPath());
+                throw new IllegalStateException(String.join(" ", cmd) + " exited " + p.exitValue() + ": "
+                        + String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size())));
+            }
+        } finally {
+            out.delete();
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.mesh.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.coordinator.PushWriter;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshZk;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * B5: push (the coordinator's {@link PushWriter}: one ZooKeeper transaction) until every SIMULATED host has written
+ * its report for it, with 100, 300 and 1,000 hosts and 10 modules on every host ("*"). Each simulated host is the
+ * real agent daemon with its own ZooKeeper session and a recording runtime instead of Docker ({@link FanoutHosts},
+ * several hosts JVMs). A host's latency is the newest mtime of its 10 reports for the push minus the time the push
+ * was written; reported p50/p99 over hosts and the slowest host, over several pushes.
+ *
+ * <p>Args: --zk-file FILE --results FILE [--hosts 100,300,1000] [--per-jvm 250] [--pushes 3] [--wait-s 90]
+ */
+public final class FanoutBench {
+    static final int MODULES = 10;
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = Bench.args(argv);
+        Properties zk = ZkEnsemble.read(a.get("zk-file"));
+        String connect = zk.getProperty("all");
+        Path results = Path.of(a.get("results"));
+        int perJvm = Integer.parseInt(a.getOrDefault("per-jvm", "250"));
+        int pushes = Integer.parseInt(a.getOrDefault("pushes", "3"));
+        int waitS = Integer.parseInt(a.getOrDefault("wait-s", "90"));
+        String tag = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("b5.modules", MODULES);
+        out.put("b5.runtime", "simulated (RecordingRuntime, no Docker)");
+        Bench.result(results, out);
+        for (String h : a.getOrDefault("hosts", "100,300,1000").split(",")) {
+            int hosts = Integer.parseInt(h.trim());
+            out = new LinkedHashMap<>();
+            run(connect, hosts, perJvm, pushes, waitS, "/bench-fanout-" + tag + "-h" + hosts, out);
+            Bench.result(results, out); // each host count as soon as it is measured
+        }
+    }
+
+    private static void run(String connect, int hosts, int perJvm, int pushes, int waitS, String root, Map<String, Object> out)
+            throws Exception {
+        ZkPaths paths = new ZkPaths(root);
+        Path state = Files.createTempDirectory("mesh-bench-fanout");
+        List<Process> jvms = new ArrayList<>();
+        CuratorFramework obs = MeshZk.connect(connect, Duration.ofSeconds(30));
+        CuratorCache cache = null;
+        try {
+            long t = System.nanoTime();
+            for (int from = 0; from < hosts; from += perJvm) {
+                int count = Math.min(perJvm, hosts - from);
+                List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Xmx1g", "-Xss256k", "-XX:+UseParallelGC"));
+                String extra = System.getenv("BENCH_HOSTS_JAVA_OPTS"); // e.g. a JFR recording while profiling
+                if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", String.valueOf(from)).split(" ")));
+                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
+                        FanoutHosts.class.getName(), "--zk", connect, "--root", root, "--from", String.valueOf(from),
+                        "--count", String.valueOf(count), "--state", state.toString()));
+                ProcessBuilder pb = new ProcessBuilder(cmd);
+                pb.environment().put("MESH_LOG_LEVEL", "WARN");
+                pb.redirectError(state.resolve("hosts-" + from + ".log").toFile());
+                jvms.add(pb.start());
+            }
+            for (Process p : jvms) {
+                BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()));
+                String l;
+                do l = r.readLine(); while (l != null && !l.startsWith("ready")); // (JFR says hello on stdout)
+                if (l == null) throw new IllegalStateException("a hosts JVM did not start: see " + state);
+            }
+            Bench.log("B5", hosts + " simulated hosts up in " + jvms.size() + " JVM(s), " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
+
+            AtomicReference<String> current = new AtomicReference<>("");
+            Map<String, Long> newest = new ConcurrentHashMap<>();   // host -> newest report mtime for the current push
+            Map<String, Boolean> done = new ConcurrentHashMap<>();  // host/module reported the current push
+            cache = CuratorCache.build(obs, paths.reports());
+            cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((before, after) -> {
+                ChildData d = after;
+                if (d.getData() == null || d.getData().length == 0) return;
+                try {
+                    JsonNode n = Json.MAPPER.readTree(d.getData());
+                    if (!current.get().equals(n.path("push").asText())) return;
+                    String host = n.path("host").asText(), module = n.path("module").asText();
+                    if (done.putIfAbsent(host + "/" + module, true) == null) newest.merge(host, d.getStat().getMtime(), Math::max);
+                } catch (Exception ignored) {
+                    // not a report
+                }
+            }).build());
+            cache.start();
+
+            PushWriter writer = new PushWriter(obs, paths, Clock.systemUTC());
+            List<Double> lat = new ArrayList<>(), slowest = new ArrayList<>();
+            for (int k = 0; k <= pushes; k++) {
+                newest.clear();
+                done.clear();
+                long t0 = System.currentTimeMillis();
+                PushWriter.Result r = writer.write(manifest(k), "r" + k);
+                current.set(r.push());
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS);
+                while (done.size() < hosts * MODULES && System.nanoTime() < end) Thread.sleep(20);
+                if (done.size() < hosts * MODULES) {
+                    throw new IllegalStateException(hosts + " hosts, push " + k + ": only " + done.size() + " of " + hosts * MODULES
+                            + " reports within " + waitS + " s");
+                }
+                List<Double> these = new ArrayList<>();
+                newest.values().forEach(m -> these.add((double) (m - t0)));
+                Bench.log("B5", hosts + " hosts, push " + k + (k == 0 ? " (warm-up)" : "") + ": p50 " + Bench.f(Bench.median(these))
+                        + " ms, p99 " + Bench.f(Bench.pct(these, 99)) + " ms, every host " + Bench.f(Bench.pct(these, 100)) + " ms");
+                if (k == 0) continue;
+                lat.addAll(these);
+                slowest.add(Bench.pct(these, 100));
+            }
+            out.put("b5.h" + hosts + ".p50_ms", Bench.median(lat));
+            out.put("b5.h" + hosts + ".p99_ms", Bench.pct(lat, 99));
+            out.put("b5.h" + hosts + ".all_hosts_ms", Bench.median(slowest));
+            out.put("b5.h" + hosts + ".pushes", pushes);
+            out.put("b5.h" + hosts + ".jvms", jvms.size());
+        } finally {
+            if (cache != null) cache.close();
+            for (Process p : jvms) p.getOutputStream().close();
+            for (Process p : jvms) {
+                if (!p.waitFor(60, TimeUnit.SECONDS)) p.destroyForcibly();
+            }
+            obs.close();
+        }
+    }
+
+    /** 10 modules on every host, 2 containers each; push k changes every container (env), so every host recreates. */
+    static String manifest(int k) {
+        StringBuilder sb = new StringBuilder();
+        for (int m = 0; m < MODULES; m++) {
+            if (m > 0) sb.append("---\n");
+            sb.append("module: fan").append(m).append("\nhosts: [\"*\"]\ncontainers:\n");
+            for (String c : List.of("web", "worker")) {
+                sb.append("  ").append(c).append(":\n    image: mesh-demo/busybox:1\n    command: [sleep, \"3600\"]\n")
+                        .append("    env: {PUSH: \"").append(k).append("\"}\n    stop-timeout: 1s\n");
+            }
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# mesh's benchmarks, B1–B6 (docs/benchmarks.md says what each measures), side by side with docker-compose 1.29 and
+# raw ZooKeeper, in one bounded run (well under 15 minutes; a watchdog stops it at 14). Root on Debian, from a clone:
+#
+#   bash deploy/bench/run.sh            # everything, then writes docs/benchmarks.md
+#
+# It sets up what it needs: Java 17 and Maven (deploy/dev/java.sh), the Docker engine and the mesh-demo images
+# (deploy/dev/docker-engine.sh), Debian's docker-compose when missing; builds the jars (reactor build, no install);
+# starts a 3-server ZooKeeper ensemble on loopback in its own JVM. Everything it starts is stopped on exit; the
+# containers it creates carry mesh.module labels starting with "bench-" and are removed, compose projects downed.
+# Environment: MAVEN_ARGS (e.g. -o), BENCH_OUT (default docs/benchmarks.md).
+set -euo pipefail
+repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+cd "$repo"
+log() { echo "bench: $*" >&2; }
+out=${BENCH_OUT:-docs/benchmarks.md}
+work=$(mktemp -d /tmp/mesh-bench.XXXXXX)
+pids=()
+
+cleanup() {
+  set +e
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  # Containers of bench modules (the benches remove theirs; this catches an interrupted run).
+  ids=$(docker ps -a --filter label=mesh.module --format '{{.ID}} {{.Label "mesh.module"}}' 2>/dev/null | awk '$2 ~ /^bench-/ {print $1}')
+  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+# A watchdog: the whole run stops by itself at 14 minutes.
+( sleep 840; log "watchdog: 14 minutes, stopping"; kill -TERM $$ ) 2>/dev/null &
+watchdog=$!
+pids+=("$watchdog")
+
+bash deploy/dev/java.sh
+bash deploy/dev/docker-engine.sh
+if ! command -v docker-compose >/dev/null 2>&1; then
+  log "installing Debian's docker-compose"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+fi
+
+log "building (reactor, tests skipped)"
+mvn -B -q ${MAVEN_ARGS:-} package -DskipTests dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile="$work/deps.txt" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
+# The last module written is the coordinator's: its test classpath holds the agent's jars and test jar too.
+cp="coordinator/target/test-classes:coordinator/target/classes:$(cat "$work/deps.txt")"
+java_bin=$(command -v java)
+results="$work/results.properties"
+machine="$work/machine.properties"
+
+{
+  echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- agent coordinator deploy 2>/dev/null || echo ' (with local changes)')"
+  echo "nproc=$(nproc)"
+  echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+  echo "kernel=$(uname -r)"
+  echo "java=$(java -version 2>&1 | head -1 | sed 's/"//g')"
+  echo "docker=engine $(docker version --format '{{.Server.Version}}' 2>/dev/null), API $(docker version --format '{{.Server.APIVersion}}' 2>/dev/null)"
+  echo "compose=$(docker-compose version --short 2>/dev/null || docker-compose version | head -1)"
+  echo "load=$(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, at start)"
+} >"$machine"
+
+log "starting a 3-server ZooKeeper ensemble"
+mkfifo "$work/zk.in"
+sleep 100000 >"$work/zk.in" &
+pids+=("$!")
+"$java_bin" -Xmx1g -cp "$cp" io.mesh.bench.ZkEnsemble "$work/zk.properties" <"$work/zk.in" >"$work/zk.log" 2>&1 &
+pids+=("$!")
+for _ in $(seq 1 60); do [ -f "$work/zk.properties" ] && break; sleep 1; done
+[ -f "$work/zk.properties" ] || { log "the ensemble did not start; see $work/zk.log"; tail -20 "$work/zk.log" >&2; exit 1; }
+zk_all=$(grep '^all=' "$work/zk.properties" | cut -d= -f2)
+
+bench() {  # bench NAME SECONDS CLASS ARGS...: one bench in its own JVM, bounded
+  local name=$1 secs=$2; shift 2
+  log "$name"
+  local start=$SECONDS
+  if ! timeout --kill-after=10 "$secs" "$java_bin" -Xmx1g -cp "$cp" "$@" >>"$work/$name.out" 2>"$work/$name.log"; then
+    log "$name failed or ran out of time ($secs s); its figures are missing; last lines:"
+    grep -v ' INFO ' "$work/$name.log" | tail -8 >&2
+  fi
+  log "$name: $((SECONDS - start)) s"
+}
+
+docker_up() { timeout 10 docker version >/dev/null 2>&1 || bash deploy/dev/docker-engine.sh; }
+
+docker_up
+bench "B1-B2" 240 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 8 --b1-per-round 10 --b2-rounds 3
+bench "B3" 120 io.mesh.bench.LockBench --zk-file "$work/zk.properties" --results "$results" --seconds 5 --phases 2
+MESH_LOG_LEVEL=WARN bench "B4" 120 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zk.properties" --results "$results" --iterations 200
+bench "B5" 420 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 1 --per-jvm 250 --wait-s 150
+docker_up
+bench "B6-plain" 120 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
+  --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --plain true --prefix b6plain --launches 4 --settle-s 5 --idle-s 10
+bench "B6" 150 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
+  --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --launches 4 --settle-s 10 --idle-s 20
+
+"$java_bin" -cp "$cp" -Dbench.notes=deploy/bench/notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \
+  --before deploy/bench/before.properties --out "$out"
+log "wrote $out"
+cat "$results"
+kill "$watchdog" 2>/dev/null || true

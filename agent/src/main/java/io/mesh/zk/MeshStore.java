@@ -82,6 +82,19 @@ public final class MeshStore {
      * @throws InvalidNodeException naming the problem
      */
     public DesiredRecord parseDesired(String path, String module, byte[] data) throws InvalidNodeException {
+        if (data == null) return parseDesiredNow(path, module, data);
+        Parsed last = parsed.get(path);
+        if (last != null && java.util.Arrays.equals(last.data, data)) return last.record;
+        DesiredRecord record = parseDesiredNow(path, module, data);
+        parsed.put(path, new Parsed(data.clone(), record));
+        return record;
+    }
+
+    /** The last desired node parsed, per path: the same bytes are not parsed and validated again (docs/benchmarks.md, B1). */
+    private record Parsed(byte[] data, DesiredRecord record) {}
+    private final Map<String, Parsed> parsed = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private DesiredRecord parseDesiredNow(String path, String module, byte[] data) throws InvalidNodeException {
         JsonNode node;
         try {
             node = Json.MAPPER.readTree(data);

@@ -448,29 +448,17 @@ public final class MeshCli implements Runnable {
         /** @return 0 when shown; 4 when the coordinator cannot be reached */
         @Override
         public Integer call() throws Exception {
-            CommandLine cl = spec.commandLine();
-            PrintWriter out = cl.getOut();
-            CoordinatorClient.Response r = connection.client(cl).get("/v1/windows");
-            Integer bad = failure(r, "windows", cl.getErr());
-            if (bad != null) return bad;
-            if (json) {
-                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
-            } else {
-                List<String[]> rows = new ArrayList<>();
-                rows.add(new String[]{"HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY"});
-                for (JsonNode w : r.json().path("windows")) {
-                    List<String> held = new ArrayList<>();
-                    w.path("held").forEach(n -> held.add(n.asText()));
-                    rows.add(new String[]{w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
-                            text(w.path("since")), text(w.path("endsBy")), held.isEmpty() ? "-" : String.join(",", held),
-                            w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
-                            by(w.path("by"))});
-                }
-                if (rows.size() == 1) out.println("no window is open");
-                else table(out, rows);
-            }
-            out.flush();
-            return OK;
+            return listing(spec.commandLine(), connection, json, "/v1/windows", "windows", "no window is open",
+                    new String[]{"HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY"}, (j, rows) -> {
+                        for (JsonNode w : j.path("windows")) {
+                            List<String> held = new ArrayList<>();
+                            w.path("held").forEach(n -> held.add(n.asText()));
+                            rows.add(new String[]{w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
+                                    text(w.path("since")), text(w.path("endsBy")), held.isEmpty() ? "-" : String.join(",", held),
+                                    w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
+                                    by(w.path("by"))});
+                        }
+                    });
         }
     }
 
@@ -492,31 +480,19 @@ public final class MeshCli implements Runnable {
         /** @return 0 when shown; 4 when the coordinator cannot be reached */
         @Override
         public Integer call() throws Exception {
-            CommandLine cl = spec.commandLine();
-            PrintWriter out = cl.getOut();
-            CoordinatorClient.Response r = connection.client(cl).get("/v1/locks");
-            Integer bad = failure(r, "locks", cl.getErr());
-            if (bad != null) return bad;
-            if (json) {
-                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
-            } else {
-                List<String[]> rows = new ArrayList<>();
-                rows.add(new String[]{"MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE"});
-                for (JsonNode l : r.json().path("locks")) {
-                    List<JsonNode> all = new ArrayList<>();
-                    if (l.path("holder").isObject()) all.add(l.path("holder"));
-                    l.path("waiters").forEach(all::add);
-                    for (int i = 0; i < all.size(); i++) {
-                        JsonNode h = all.get(i);
-                        rows.add(new String[]{l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
-                                h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since"))});
-                    }
-                }
-                if (rows.size() == 1) out.println("no module lock is held");
-                else table(out, rows);
-            }
-            out.flush();
-            return OK;
+            return listing(spec.commandLine(), connection, json, "/v1/locks", "locks", "no module lock is held",
+                    new String[]{"MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE"}, (j, rows) -> {
+                        for (JsonNode l : j.path("locks")) {
+                            List<JsonNode> all = new ArrayList<>();
+                            if (l.path("holder").isObject()) all.add(l.path("holder"));
+                            l.path("waiters").forEach(all::add);
+                            for (int i = 0; i < all.size(); i++) {
+                                JsonNode h = all.get(i);
+                                rows.add(new String[]{l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
+                                        h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since"))});
+                            }
+                        }
+                    });
         }
     }
 
@@ -691,28 +667,39 @@ public final class MeshCli implements Runnable {
         /** @return 0 when shown; 4 when the coordinator cannot be reached */
         @Override
         public Integer call() throws Exception {
-            CommandLine cl = spec.commandLine();
-            PrintWriter out = cl.getOut();
-            CoordinatorClient.Response r = connection.client(cl).get("/v1/held");
-            Integer bad = failure(r, "held", cl.getErr());
-            if (bad != null) return bad;
-            if (json) {
-                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
-            } else {
-                List<String[]> rows = new ArrayList<>();
-                rows.add(new String[]{"HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID"});
-                for (JsonNode h : r.json().path("held")) {
-                    JsonNode by = h.path("by");
-                    rows.add(new String[]{h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
-                            h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")),
-                            by(by)});
-                }
-                if (rows.size() == 1) out.println("no container is held");
-                else table(out, rows);
-            }
-            out.flush();
-            return OK;
+            return listing(spec.commandLine(), connection, json, "/v1/held", "held", "no container is held",
+                    new String[]{"HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID"}, (j, rows) -> {
+                        for (JsonNode h : j.path("held")) {
+                            rows.add(new String[]{h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
+                                    h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by"))});
+                        }
+                    });
         }
+    }
+
+    /**
+     * The shape of {@code mesh held}, {@code windows} and {@code locks}: GET a listing from the coordinator, print its
+     * JSON ({@code --json}) or a table of the rows {@code rows} adds under {@code header}, or {@code none} when empty.
+     *
+     * @return 0 when shown; the exit code of {@link #failure} otherwise
+     */
+    private static int listing(CommandLine cl, Connection connection, boolean json, String path, String command, String none,
+                               String[] header, java.util.function.BiConsumer<JsonNode, List<String[]>> rows) throws Exception {
+        PrintWriter out = cl.getOut();
+        CoordinatorClient.Response r = connection.client(cl).get(path);
+        Integer bad = failure(r, command, cl.getErr());
+        if (bad != null) return bad;
+        if (json) {
+            out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
+        } else {
+            List<String[]> table = new ArrayList<>();
+            table.add(header);
+            rows.accept(r.json(), table);
+            if (table.size() == 1) out.println(none);
+            else table(out, table);
+        }
+        out.flush();
+        return OK;
     }
 
     /** @return null when the answer is 200, else the exit code after printing why */

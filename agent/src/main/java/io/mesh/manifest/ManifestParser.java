@@ -3,6 +3,7 @@ package io.mesh.manifest;
 import com.cronutils.model.CronType;
 import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.parser.CronParser;
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -75,6 +76,10 @@ public final class ManifestParser {
     private static final CronParser CRON = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
 
     private final ObjectMapper yaml;
+    /** The same limits for JSON: nesting depth; duplicate keys are TreeBuilder's. */
+    private final JsonFactory json = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).build())
+            .build();
     private final ObjectMapper plain = new ObjectMapper();
 
     /** A parser with mesh's YAML limits. Thread-safe. */
@@ -102,6 +107,28 @@ public final class ManifestParser {
      * @throws ManifestException naming document, field and fix for every problem; nothing is returned then
      */
     public List<ModuleSpec> parse(String text) throws ManifestException {
+        return parse(text, yaml.getFactory(), "YAML");
+    }
+
+    /**
+     * Validates one module written as JSON, as the coordinator writes a desired node's {@code spec}: the same rules
+     * and messages as {@link #parse(String)}, read with Jackson's JSON parser rather than SnakeYAML, which costs
+     * several times more per document (docs/benchmarks.md, B5: every agent validates every desired node it reads).
+     * JSON is YAML's subset for these documents: every string is quoted, so no scalar is read differently.
+     *
+     * @param json one JSON object: module, hosts, containers, schedules
+     * @return the module
+     * @throws ManifestException naming field and fix for every problem, or when the text holds more than one module
+     */
+    public ModuleSpec parseJson(String json) throws ManifestException {
+        List<ModuleSpec> modules = parse(json, this.json, "JSON");
+        if (modules.size() != 1) {
+            throw new ManifestException(List.of(new ManifestError(1, "", "one module expected, " + modules.size() + " found: give exactly one JSON object")));
+        }
+        return modules.get(0);
+    }
+
+    private List<ModuleSpec> parse(String text, JsonFactory factory, String syntax) throws ManifestException {
         List<ManifestError> errors = new ArrayList<>();
         List<ModuleSpec> modules = new ArrayList<>();
         if (text == null || text.isBlank()) {
@@ -115,7 +142,7 @@ public final class ManifestParser {
         // The tree is built token by token (not with MappingIterator/readTree): a root-level list must stay one
         // document, duplicate keys and aliases must be reported with their field path, and scalars must keep
         // the text the operator wrote (env: {V: 1.10} is "1.10", not "1.1").
-        try (JsonParser p = yaml.getFactory().createParser(text)) {
+        try (JsonParser p = factory.createParser(text)) {
             while (true) {
                 doc++;
                 List<ManifestError> docErrors = new ArrayList<>();
@@ -127,7 +154,7 @@ public final class ManifestParser {
                     node = new TreeBuilder(p, doc, docErrors, raw).value(t, "");
                 } catch (IOException | RuntimeException e) {
                     errors.addAll(docErrors);
-                    errors.add(new ManifestError(doc, "", "not valid YAML: " + describe(e)));
+                    errors.add(new ManifestError(doc, "", "not valid " + syntax + ": " + describe(e)));
                     break; // the stream cannot be read past a syntax error
                 }
                 ModuleSpec m = docErrors.isEmpty() ? module(doc, node, docErrors, raw) : null;
@@ -142,7 +169,7 @@ public final class ManifestParser {
                 }
             }
         } catch (IOException e) {
-            errors.add(new ManifestError(Math.max(doc, 1), "", "not valid YAML: " + describe(e)));
+            errors.add(new ManifestError(Math.max(doc, 1), "", "not valid " + syntax + ": " + describe(e)));
         }
         if (errors.isEmpty() && modules.isEmpty()) {
             errors.add(new ManifestError(1, "", "the manifest holds no module: give at least one document with module, hosts and containers"));

@@ -104,13 +104,12 @@ public final class MeshStore {
         if (node == null || !node.isObject() || !node.path("spec").isObject()) {
             throw new InvalidNodeException(path + " has no spec object: expected {module, revision, push, spec}");
         }
-        List<ModuleSpec> specs;
+        ModuleSpec spec;
         try {
-            specs = parser.parse(node.get("spec").toString());
+            spec = parser.parseJson(node.get("spec").toString());
         } catch (ManifestException e) {
             throw new InvalidNodeException(path + " holds an invalid spec: " + e.getMessage());
         }
-        ModuleSpec spec = specs.get(0);
         if (!spec.module().equals(module)) {
             throw new InvalidNodeException(path + " names module '" + spec.module() + "', not '" + module + "'");
         }

@@ -532,4 +532,47 @@ class ManifestParserTest {
         assertThat(refused(parser, null).errors()).singleElement()
                 .satisfies(err -> assertThat(err.message()).contains("empty"));
     }
+    // parseJson: a desired node's spec, as the coordinator writes it (Jackson's JSON parser, not SnakeYAML).
+
+    @Test
+    void jsonOfAParsedModuleParsesToTheSameModule() throws Exception {
+        ModuleSpec fromYaml = parser.parse(SPEC_EXAMPLE_NO_PORTS).get(0);
+        String json = io.mesh.zk.Json.MAPPER.writeValueAsString(fromYaml);
+        assertThat(parser.parseJson(json)).isEqualTo(fromYaml);
+    }
+
+    @Test
+    void jsonGetsTheSameFieldErrorsAsYaml() {
+        String json = "{\"module\":\"store\",\"hosts\":[\"host-a\"],\"containers\":{\"registry\":"
+                + "{\"image\":\"mesh-demo/registry:2.8.2\",\"restart\":\"sometimes\",\"colour\":\"red\"}}}";
+        String yaml = container("restart: sometimes", "colour: red");
+        List<String> fromJson = refusedJson(json).errors().stream().map(e -> e.field() + ": " + e.message()).toList();
+        List<String> fromYaml = refused(parser, yaml).errors().stream().map(e -> e.field() + ": " + e.message()).toList();
+        assertThat(fromJson).hasSize(2).containsExactlyInAnyOrderElementsOf(fromYaml);
+    }
+
+    @Test
+    void jsonDuplicateKeyIsNamed() {
+        String json = "{\"module\":\"store\",\"module\":\"other\",\"hosts\":[\"host-a\"],"
+                + "\"containers\":{\"registry\":{\"image\":\"a\"}}}";
+        assertThat(refusedJson(json).errors()).singleElement().satisfies(err -> {
+            assertThat(err.field()).isEqualTo("module");
+            assertThat(err.message()).contains("keep only one");
+        });
+    }
+
+    @Test
+    void jsonThatIsNotOneModuleIsRefused() {
+        String one = "{\"module\":\"a\",\"hosts\":[\"h\"],\"containers\":{\"c\":{\"image\":\"i\"}}}";
+        assertThat(refusedJson(one + " " + one.replace("\"a\"", "\"b\"")).errors()).singleElement()
+                .satisfies(err -> assertThat(err.message()).contains("one module expected, 2 found"));
+        assertThat(refusedJson("{\"module\": ").errors()).singleElement()
+                .satisfies(err -> assertThat(err.message()).startsWith("not valid JSON: "));
+    }
+
+    private ManifestException refusedJson(String json) {
+        ManifestException e = catchThrowableOfType(ManifestException.class, () -> parser.parseJson(json));
+        assertThat(e).as("refused: %s", json).isNotNull();
+        return e;
+    }
 }

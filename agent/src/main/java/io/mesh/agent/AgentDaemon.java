@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <ul>
  *   <li>{@code /mesh/agents/<host>}: an ephemeral {@link PersistentNode} while the daemon runs;</li>
  *   <li>a {@link CuratorCache} on {@code /mesh/desired}: each change requests an apply of that module and re-arms
- *       its schedules;</li>
+ *       its schedules; once loaded, applies read desired nodes from it ({@link MeshStore#readDesiredFrom});</li>
  *   <li>one apply thread per module ({@link ModuleWorker}): requests coalesce, applies of a module never overlap in
  *       this process, and a module waiting on a window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, every module is requested again (drift: a container that died, was
@@ -92,6 +92,7 @@ public final class AgentDaemon implements AutoCloseable {
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> desiredChanged(after))
                 .forDeletes(this::desiredDeleted)
+                .forInitialized(() -> store.readDesiredFrom(cache)) // applies read desired nodes from memory from now on
                 .build());
         cache.start();
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their

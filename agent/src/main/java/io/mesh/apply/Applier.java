@@ -65,6 +65,8 @@ public final class Applier {
     private final WindowRecovery recovery;
     private final SessionGuard session;
     private final Policy policy;
+    /** The last {@code applied} report this process wrote, per module: what a no-op reconcile compares with. */
+    private final Map<String, ApplyReport> confirmed = new java.util.concurrent.ConcurrentHashMap<>();
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -129,6 +131,11 @@ public final class Applier {
             if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
             // A module of another host, with nothing of it here: no lock, no report.
             if (desired != null && !desired.spec().runsOn(host) && !journalled && nothingHere(module)) return null;
+            // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
+            if (!journalled) {
+                ApplyReport last = unchangedSinceLastReport(module, desired);
+                if (last != null) return last;
+            }
             while (true) {
                 lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
                 if (!lock.acquire(applyLockWait)) {
@@ -193,13 +200,49 @@ public final class Applier {
     }
 
     /**
+     * The no-op reconcile (docs/decisions/0004-no-op-reconcile.md). Returns this process's last report of the module
+     * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window
+     * and every container {@code unchanged}, and one look at Docker ({@link ContainerRuntime#moduleView}) finds no
+     * step container of the module and plans every container {@code unchanged}, with the ids that report names, and
+     * nothing else. Then the apply would change nothing and report nothing new, so it takes no lock and writes
+     * nothing. (The first reconcile after a change still goes the locked way and reports {@code unchanged}.) Planning without the held nodes is
+     * sound here: a held container is never touched, and one that the planner finds unchanged is not touched either.
+     *
+     * @return the last report, or {@code null} when the module goes the locked way
+     */
+    private ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) {
+        ApplyReport last = confirmed.get(module);
+        if (last == null || desired == null || last.window() != null
+                || !java.util.Objects.equals(last.push(), desired.push())
+                || !java.util.Objects.equals(last.revision(), desired.revision())) {
+            return null;
+        }
+        ContainerRuntime.ModuleView view = docker.moduleView(module);
+        if (!view.steps().isEmpty()) return null;
+        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of());
+        if (plan.size() != last.containers().size()) return null;
+        for (int i = 0; i < plan.size(); i++) {
+            PlannedAction a = plan.get(i);
+            ContainerResult r = last.containers().get(i);
+            if (a.action() != PlannedAction.Kind.UNCHANGED || !a.dockerName().equals(r.container())
+                    || !java.util.Objects.equals(a.existingId(), r.id()) || !ContainerResult.UNCHANGED.equals(r.action())) {
+                return null;
+            }
+        }
+        return last;
+    }
+
+
+    /**
      * @return true when no container of the module (managed or step) is on this host. A Docker error counts as
      *         nothing here: a module of another host gets no {@code failed} report on this one; the next reconcile
      *         looks again.
      */
     private boolean nothingHere(String module) {
         try {
-            return docker.moduleContainers(module).isEmpty() && docker.stepLabels(module).isEmpty();
+            ContainerRuntime.ModuleView view = docker.moduleView(module);
+            return view.containers().isEmpty() && view.steps().isEmpty();
         } catch (RuntimeException e) {
             log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, describe(e));
             return true;
@@ -437,7 +480,9 @@ public final class Applier {
     }
 
     private void write(ApplyReport r) throws Exception {
+        confirmed.remove(r.module());
         store.writeReport(r);
+        if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);
         String summary = summary(r).substring("containers ".length());
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
         if (ApplyReport.FAILED.equals(r.outcome())) {

@@ -26,6 +26,24 @@ public interface ContainerRuntime {
     List<ObservedContainer> moduleContainers(String module);
 
     /**
+     * A module's containers and its step containers in one look: what a no-op reconcile needs to see that nothing
+     * changed. {@link DockerEngine} makes it one labelled list call (the floor of benchmark B1).
+     *
+     * @param module module name (label {@code mesh.module})
+     * @return the managed containers as {@link #moduleContainers} gives them, and the labels of the step containers
+     *         as {@link #stepLabels} gives them
+     */
+    default ModuleView moduleView(String module) {
+        return new ModuleView(moduleContainers(module), stepLabels(module));
+    }
+
+    /**
+     * @param containers the module's managed containers, running or not
+     * @param steps      the labels of its step containers (label {@code mesh.window}), running or not
+     */
+    record ModuleView(List<ObservedContainer> containers, List<Map<String, String>> steps) {}
+
+    /**
      * @param name Docker name, without the leading slash
      * @return the id of the container with exactly that name, or {@code null}
      */

@@ -95,17 +95,27 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public List<ObservedContainer> moduleContainers(String module) {
+        return moduleView(module).containers();
+    }
+
+    /** One {@code GET /containers/json?all=1&filters={"label":["mesh.module=<module>"]}}, split by {@code mesh.window}. */
+    @Override
+    public ModuleView moduleView(String module) {
         List<Container> list = docker.listContainersCmd().withShowAll(true)
                 .withLabelFilter(Map.of(Labels.MODULE, module)).exec();
         List<ObservedContainer> out = new ArrayList<>();
+        List<Map<String, String>> steps = new ArrayList<>();
         for (Container c : list) {
             Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
-            if (labels.containsKey(Labels.WINDOW)) continue; // step containers are the window's, never an apply's
+            if (labels.containsKey(Labels.WINDOW)) { // step containers are the window's, never an apply's
+                steps.add(labels);
+                continue;
+            }
             boolean running = "running".equals(c.getState());
             out.add(new ObservedContainer(c.getId(), name(c), labels.get(Labels.CONTAINER), labels.get(Labels.SPEC_HASH),
                     labels.get(Labels.SPEC), labels.get(Labels.REVISION), running, running ? "running" : describeState(c)));
         }
-        return out;
+        return new ModuleView(out, steps);
     }
 
     private static String name(Container c) {

@@ -5,6 +5,8 @@ import io.mesh.manifest.ManifestException;
 import io.mesh.manifest.ManifestParser;
 import io.mesh.manifest.ModuleSpec;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -63,6 +65,11 @@ public final class MeshStore {
      */
     public DesiredRecord desired(String module) throws Exception {
         String path = paths.desired(module);
+        CuratorCache cache = desiredCache;
+        if (cache != null) {
+            java.util.Optional<ChildData> d = cache.get(path);
+            return d.isEmpty() ? null : parseDesired(path, module, d.get().getData());
+        }
         byte[] data;
         try {
             data = client.getData().forPath(path);
@@ -71,6 +78,18 @@ public final class MeshStore {
         }
         return parseDesired(path, module, data);
     }
+
+    private volatile CuratorCache desiredCache;
+
+    /**
+     * Serves {@link #desired(String)} from a cache of {@code /mesh/desired} (the agent daemon's own) instead of a
+     * ZooKeeper read. Call it once the cache has loaded (its {@code initialized} event): before that, an absent node
+     * in the cache does not mean an absent desired state. The cache may trail ZooKeeper by the events it has not yet
+     * applied; each of them asks for another apply, so a trailing read delays the newest revision, never loses it.
+     *
+     * @param cache a started {@link CuratorCache} on {@link ZkPaths#desired()}, loaded
+     */
+    public void readDesiredFrom(CuratorCache cache) { this.desiredCache = cache; }
 
     /**
      * Validates a desired node's data.
@@ -192,8 +211,27 @@ public final class MeshStore {
         updateReport(host, module, old -> (old == null ? empty : old).withLastWindow(result));
     }
 
+    /** A report this store wrote and the node's version after the write. */
+    private record Written(int version, ApplyReport report) {}
+    /**
+     * The last report written per path: the next write sets the data at that version without reading it first; when
+     * somebody else wrote meanwhile (a window in another process), the version check fails and the write reads first.
+     */
+    private final Map<String, Written> written = new java.util.concurrent.ConcurrentHashMap<>();
+
     private void updateReport(String host, String module, UnaryOperator<ApplyReport> change) throws Exception {
         String path = paths.report(host, module);
+        Written known = written.remove(path);
+        if (known != null) {
+            ApplyReport next = change.apply(known.report());
+            try {
+                Stat s = client.setData().withVersion(known.version()).forPath(path, Json.bytes(next));
+                written.put(path, new Written(s.getVersion(), next));
+                return;
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException changed) {
+                // written by somebody else since: read it, as below
+            }
+        }
         for (int attempt = 0; ; attempt++) {
             Stat stat = new Stat();
             ApplyReport old;
@@ -202,15 +240,19 @@ public final class MeshStore {
                 old = readOrNull(data, ApplyReport.class);
             } catch (KeeperException.NoNodeException e) {
                 try {
+                    ApplyReport next = change.apply(null);
                     client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
-                            .forPath(path, Json.bytes(change.apply(null)));
+                            .forPath(path, Json.bytes(next));
+                    written.put(path, new Written(0, next));
                     return;
                 } catch (KeeperException.NodeExistsException raced) {
                     continue;
                 }
             }
             try {
-                client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(change.apply(old)));
+                ApplyReport next = change.apply(old);
+                Stat s = client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
+                written.put(path, new Written(s.getVersion(), next));
                 return;
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
                 if (attempt > 20) throw raced;

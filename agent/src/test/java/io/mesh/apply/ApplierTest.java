@@ -114,6 +114,46 @@ class ApplierTest {
         }
     }
 
+    /** Decision 0004: a reconcile that finds the module as its last report says takes no lock and writes nothing. */
+    @Test
+    void aNoOpReconcileTakesNoLockAndWritesNothingButDriftAndPushesDo() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);  // created
+        ApplyReport unchanged = applier.apply(module, () -> false);                               // locked, reports unchanged
+        assertThat(byName(unchanged).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        String reportPath = zk.paths().report("host-a", module), lockPath = zk.paths().lock(module, "host-a");
+        org.apache.zookeeper.data.Stat report = zk.client().checkExists().forPath(reportPath);
+        int lockChildrenMade = zk.client().checkExists().forPath(lockPath).getCversion();
+
+        for (int i = 0; i < 3; i++) assertThat(applier.apply(module, () -> false)).isEqualTo(unchanged);
+        assertThat(zk.client().checkExists().forPath(reportPath).getMzxid()).as("report not written").isEqualTo(report.getMzxid());
+        assertThat(zk.client().checkExists().forPath(lockPath).getCversion()).as("no lock node made").isEqualTo(lockChildrenMade);
+
+        // drift: a container removed by hand is seen and created again, under the lock
+        docker.remove(docker.idByName(module + "-worker"));
+        ApplyReport drift = applier.apply(module, () -> false);
+        assertThat(byName(drift).get("worker").action()).isEqualTo(ContainerResult.CREATED);
+        assertThat(byName(drift).get("web").action()).isEqualTo(ContainerResult.UNCHANGED);
+        assertThat(zk.client().checkExists().forPath(lockPath).getCversion()).isGreaterThan(lockChildrenMade);
+        assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).containers()).isEqualTo(drift.containers());
+
+        // a container recreated by hand with the same spec has another id: reported again
+        applier.apply(module, () -> false);
+        String oldWeb = docker.idByName(module + "-web");
+        ApplyReport before = applier.apply(module, () -> false);
+        docker.client().stopContainerCmd(oldWeb).withTimeout(0).exec();
+        ApplyReport restarted = applier.apply(module, () -> false);
+        assertThat(byName(restarted).get("web").action()).isEqualTo(ContainerResult.RECREATED);
+        assertThat(restarted).isNotEqualTo(before);
+
+        // a push with the very same spec gets its own report
+        zk.setDesired(yaml(BUSYBOX, "one", true), "r2");
+        ApplyReport pushed = applier.apply(module, () -> false);
+        assertThat(pushed.revision()).isEqualTo("r2");
+        assertThat(byName(pushed).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).revision()).isEqualTo("r2");
+    }
+
     @Test
     void aRecreateThatCannotStartLeavesTheOldContainerRunning() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");

@@ -154,6 +154,32 @@ class ApplierTest {
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).revision()).isEqualTo("r2");
     }
 
+    /** Containers under the recreate's temporary names (an interrupted recreate's, unlabelled) are moved out of the way. */
+    @Test
+    void aRecreateRemovesWhatAnInterruptedOneLeftUnderItsTemporaryNames() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        String next = module + "-web" + Applier.NEXT_SUFFIX, prev = module + "-web" + Applier.PREV_SUFFIX;
+        for (String n : java.util.List.of(next, prev)) {
+            docker.client().createContainerCmd(BUSYBOX).withName(n).withCmd("true")
+                    .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")).exec();
+        }
+        try {
+            zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
+            ApplyReport r = applier.apply(module, () -> false);
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+            assertThat(byName(r).get("web").action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
+            assertThat(docker.idByName(next)).isNull();
+            assertThat(docker.idByName(prev)).isNull();
+        } finally {
+            for (String n : java.util.List.of(next, prev)) {
+                String id = docker.idByName(n);
+                if (id != null) docker.remove(id);
+            }
+        }
+    }
+
     @Test
     void aRecreateThatCannotStartLeavesTheOldContainerRunning() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");

@@ -10,6 +10,8 @@ import io.mesh.zk.ApplyReport;
 import io.mesh.zk.DesiredRecord;
 import io.mesh.zk.Json;
 import io.mesh.zk.MeshStore;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import io.mesh.zk.MeshZk;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.ZkPaths;
@@ -61,7 +63,17 @@ public final class ApplyBench {
         DockerEngine docker = new DockerEngine(null);
         docker.ping();
         CuratorFramework client = MeshZk.connect(zk, Duration.ofSeconds(30));
-        Applier applier = new Applier(new MeshStore(client, paths), docker, host, ProcessRef.current("mesh bench"),
+        // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
+        MeshStore store = new MeshStore(client, paths);
+        desiredCache = CuratorCache.build(client, paths.desired());
+        java.util.concurrent.CountDownLatch loaded = new java.util.concurrent.CountDownLatch(1);
+        desiredCache.listenable().addListener(CuratorCacheListener.builder().forInitialized(() -> {
+            store.readDesiredFrom(desiredCache);
+            loaded.countDown();
+        }).build());
+        desiredCache.start();
+        if (!loaded.await(30, TimeUnit.SECONDS)) throw new IllegalStateException("the desired cache did not load");
+        Applier applier = new Applier(store, docker, host, ProcessRef.current("mesh bench"),
                 Duration.ofSeconds(2), new WindowJournal(dir.resolve("state")));
         List<String> compose = List.of(composeBin, "-p", project, "-f", composeFile.toString());
         try {
@@ -88,6 +100,7 @@ public final class ApplyBench {
             } catch (Exception ignored) {
                 // best effort
             }
+            desiredCache.close();
             client.close();
             docker.close();
         }
@@ -229,14 +242,24 @@ public final class ApplyBench {
         return sb.toString();
     }
 
+    /** The agent's cache of /mesh/desired, as the daemon has it. */
+    private static CuratorCache desiredCache;
+
+    /** Writes a desired node and waits (bounded) until the agent's cache has it, as the daemon's apply starts then. */
     static void setDesired(CuratorFramework client, ZkPaths paths, String yaml, int round) throws Exception {
         ModuleSpec spec = new ManifestParser().parse(yaml).get(0);
         DesiredRecord d = new DesiredRecord(spec.module(), "r" + round, ZkPaths.pushName(round + 1), spec);
         String path = paths.desired(spec.module());
+        byte[] data = Json.bytes(d);
         try {
-            client.setData().forPath(path, Json.bytes(d));
+            client.setData().forPath(path, data);
         } catch (KeeperException.NoNodeException e) {
-            client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(d));
+            client.create().creatingParentsIfNeeded().forPath(path, data);
+        }
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (desiredCache != null && !desiredCache.get(path).map(c -> java.util.Arrays.equals(c.getData(), data)).orElse(false)) {
+            if (System.nanoTime() > end) throw new IllegalStateException("the desired cache did not see " + path);
+            Thread.sleep(1);
         }
     }
 

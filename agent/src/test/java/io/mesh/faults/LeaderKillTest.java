@@ -87,8 +87,8 @@ class LeaderKillTest extends FaultFixture {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
                 .until(() -> lockChildren().isEmpty() && lockChildren().isEmpty());
         setDesired(yaml("after", "unless-stopped", sleepStep(1), "1m"), "r-after");
-        ApplyReport landed = awaitApplied("r-after", Duration.ofSeconds(60));
-        assertThat(landed.containers()).extracting(ApplyReport.ContainerResult::action).containsOnly(ApplyReport.ContainerResult.RECREATED);
+        awaitApplied("r-after", Duration.ofSeconds(60));
+        awaitConverged("after", Duration.ofSeconds(30)); // recreated with the new env, so under the lock
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
                 .until(() -> lockChildren().isEmpty());
     }

@@ -71,7 +71,7 @@ public final class FanoutBench {
             for (int from = 0; from < hosts; from += perJvm) {
                 int count = Math.min(perJvm, hosts - from);
                 List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-Xmx1g", "-Xss256k", "-XX:+UseParallelGC"));
+                        "-Xmx1g", "-Xss256k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")); // deploy/bin/mesh-agent's JVM flags
                 String extra = System.getenv("BENCH_HOSTS_JAVA_OPTS"); // e.g. a JFR recording while profiling
                 if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", String.valueOf(from)).split(" ")));
                 cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),

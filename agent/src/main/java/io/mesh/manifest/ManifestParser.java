@@ -15,7 +15,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import org.yaml.snakeyaml.LoaderOptions;
 
@@ -75,15 +74,25 @@ public final class ManifestParser {
 
     private static final CronParser CRON = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
 
-    private final ObjectMapper yaml;
+    /** Deepest nesting of lists and mappings accepted (the manifest itself needs 6). */
+    public static final int MAX_DEPTH = 20;
+
+    /*
+     * Factories and mapper are shared by every parser in the process: they are thread-safe once configured, and a
+     * mapper caches the deserializers it builds (building ModuleSpec's costs more than parsing a module; B5 runs
+     * hundreds of agents, each with its own parser, in one JVM).
+     */
+    private static final YAMLFactory YAML = yamlFactory();
     /** The same limits for JSON: nesting depth; duplicate keys are TreeBuilder's. */
-    private final JsonFactory json = JsonFactory.builder()
+    private static final JsonFactory JSON = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).build())
             .build();
-    private final ObjectMapper plain = new ObjectMapper();
+    private static final ObjectMapper PLAIN = new ObjectMapper();
 
     /** A parser with mesh's YAML limits. Thread-safe. */
-    public ManifestParser() {
+    public ManifestParser() {}
+
+    private static YAMLFactory yamlFactory() {
         LoaderOptions loader = new LoaderOptions();
         loader.setAllowDuplicateKeys(false);
         loader.setMaxAliasesForCollections(20);
@@ -98,7 +107,7 @@ public final class ManifestParser {
         factory.disable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         // "key:" with nothing after it is null, as YAML says; only a quoted "" is the empty string.
         factory.enable(YAMLParser.Feature.EMPTY_STRING_AS_NULL);
-        this.yaml = new YAMLMapper(factory);
+        return factory;
     }
 
     /**
@@ -107,7 +116,7 @@ public final class ManifestParser {
      * @throws ManifestException naming document, field and fix for every problem; nothing is returned then
      */
     public List<ModuleSpec> parse(String text) throws ManifestException {
-        return parse(text, yaml.getFactory(), "YAML");
+        return parse(text, YAML, "YAML");
     }
 
     /**
@@ -121,7 +130,7 @@ public final class ManifestParser {
      * @throws ManifestException naming field and fix for every problem, or when the text holds more than one module
      */
     public ModuleSpec parseJson(String json) throws ManifestException {
-        List<ModuleSpec> modules = parse(json, this.json, "JSON");
+        List<ModuleSpec> modules = parse(json, JSON, "JSON");
         if (modules.size() != 1) {
             throw new ManifestException(List.of(new ManifestError(1, "", "one module expected, " + modules.size() + " found: give exactly one JSON object")));
         }
@@ -209,9 +218,6 @@ public final class ManifestParser {
         }
         return what + loc + SYNTAX_HINT;
     }
-
-    /** Deepest nesting of lists and mappings accepted (the manifest itself needs 6). */
-    public static final int MAX_DEPTH = 20;
 
     /**
      * Builds the plain tree of one document from the parser's tokens. Duplicate keys, aliases and tags are
@@ -327,7 +333,7 @@ public final class ManifestParser {
         if (!errors.isEmpty() || module == null || hosts == null) return null;
         try {
             ObjectNode copy = ((ObjectNode) node).deepCopy();
-            return plain.treeToValue(copy, ModuleSpec.class);
+            return PLAIN.treeToValue(copy, ModuleSpec.class);
         } catch (IOException | IllegalArgumentException e) {
             c.error("", "cannot be read as a module: " + describe(e));
             return null;

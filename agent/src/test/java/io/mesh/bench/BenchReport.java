@@ -5,18 +5,20 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
+import java.util.List;
 import java.util.Properties;
 
 /**
  * Writes docs/benchmarks.md from the key=value results of one run.sh run (and the machine it ran on, and the
  * figures measured before the product changes, deploy/bench/before.properties).
  *
- * <p>Args: --results FILE --machine FILE --before FILE --out FILE
+ * <p>Args: --results FILE --machine FILE --before FILE[,FILE...] (oldest first) --out FILE
  */
 public final class BenchReport {
-    private final Properties r, mach, before;
+    private final Properties r, mach;
+    private final List<Properties> before;
 
-    private BenchReport(Properties r, Properties mach, Properties before) {
+    private BenchReport(Properties r, Properties mach, List<Properties> before) {
         this.r = r;
         this.mach = mach;
         this.before = before;
@@ -24,7 +26,9 @@ public final class BenchReport {
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
-        BenchReport rep = new BenchReport(load(a.get("results")), load(a.get("machine")), load(a.get("before")));
+        List<Properties> before = new java.util.ArrayList<>();
+        for (String f : a.getOrDefault("before", "").split(",")) if (!f.isBlank()) before.add(load(f.trim()));
+        BenchReport rep = new BenchReport(load(a.get("results")), load(a.get("machine")), before);
         Files.writeString(Path.of(a.get("out")), rep.markdown());
     }
 
@@ -100,25 +104,41 @@ public final class BenchReport {
                 .append(met(start <= 2000, start)).append(" |\n");
 
         s.append("\n## Before and after the product changes\n\n");
-        s.append("\"Before\" is commit `").append(before.getProperty("commit", "?")).append("` (").append(before.getProperty("date", "?"))
-                .append("), measured with these same benches on this machine (").append(before.getProperty("how", "")).append("); ")
-                .append("\"after\" is this run. B6's \"before\" is the same jar started as plain `java -Xmx64m -jar`, in this run.\n\n");
-        s.append("| figure | before | after | change |\n|---|---|---|---|\n");
-        row(s, "B1 no-op apply p50 (ms)", d(before, "b1.mesh.p50_ms"), b1, "a desired node validated once per change (a lock-free no-op check was tried and withdrawn: see B1 below)");
-        row(s, "B1 ratio to the floor", d(before, "b1.ratio.floor"), b1 / b1f, "");
-        row(s, "B2 recreate 20 p50 (ms)", d(before, "b2.mesh.p50_ms"), b2, "containers of a module change at once");
-        row(s, "B2 ratio to compose", d(before, "b2.ratio.compose"), b2 / b2c, "");
-        row(s, "B5 100 hosts p99 (ms)", d(before, "b5.h100.p99_ms"), p100, "");
-        row(s, "B5 300 hosts p99 (ms)", d(before, "b5.h300.p99_ms"), d("b5.h300.p99_ms"), "");
-        row(s, "B6 start → first report p50 (ms)", d("b6plain.first_report_p50_ms"), start, "launcher: serial GC, C1 only");
-        row(s, "B6 idle RSS (MB)", d("b6plain.rss_idle_mb"), rss, "");
+        s.append("Each \"before\" column is a commit before product changes made for these benchmarks, measured with the benches of its "
+                + "time on this machine: ");
+        for (int i = 0; i < before.size(); i++) {
+            Properties b = before.get(i);
+            s.append(i == 0 ? "" : "; ").append('`').append(b.getProperty("commit", "?")).append("` (").append(b.getProperty("date", "?"))
+                    .append(b.containsKey("how") ? ", " + b.getProperty("how") : "").append(')');
+        }
+        s.append(". \"After\" is this run. B6's \"before\" is the same jar started as plain `java -Xmx64m -jar`, in this run.\n\n");
+        s.append("| figure |");
+        for (Properties b : before) s.append(" `").append(b.getProperty("commit", "?")).append("` |");
+        s.append(" after | what changed |\n|---|");
+        for (int i = 0; i <= before.size(); i++) s.append("---|");
+        s.append("---|\n");
+        row(s, "B1 no-op apply p50 (ms)", "b1.mesh.p50_ms", b1, "desired node validated once per change; then a reconcile that finds nothing changed takes no lock and writes nothing (decision 0004), desired nodes read from the agent's cache");
+        row(s, "B1 ratio to the floor", "b1.ratio.floor", b1 / b1f, "");
+        row(s, "B2 recreate 20 p50 (ms)", "b2.mesh.p50_ms", b2, "containers of a module change at once; then fewer Docker calls per recreate");
+        row(s, "B2 ratio to compose", "b2.ratio.compose", b2 / b2c, "");
+        row(s, "B5 100 hosts p99 (ms)", "b5.h100.p99_ms", p100, "desired specs validated as JSON, not through SnakeYAML; one shared mapper; reports written without a read; desired read from the cache");
+        row(s, "B5 300 hosts p99 (ms)", "b5.h300.p99_ms", d("b5.h300.p99_ms"), "");
+        row(s, "B5 1000 hosts p99 (ms)", "b5.h1000.p99_ms", p1000, "");
+        s.append("| B6 start → first report p50 (ms) | ").append(Bench.f(d("b6plain.first_report_p50_ms"))).append(" |");
+        for (int i = 1; i < before.size(); i++) s.append(" |");
+        s.append(' ').append(Bench.f(start)).append(" | launcher: serial GC, C1 only |\n");
+        s.append("| B6 idle RSS (MB) | ").append(Bench.f(d("b6plain.rss_idle_mb"))).append(" |");
+        for (int i = 1; i < before.size(); i++) s.append(" |");
+        s.append(' ').append(Bench.f(rss)).append(" | |\n");
         s.append('\n');
         s.append(notes());
         return s.toString();
     }
 
-    private static void row(StringBuilder s, String what, double before, double after, String change) {
-        s.append("| ").append(what).append(" | ").append(Bench.f(before)).append(" | ").append(Bench.f(after)).append(" | ").append(change).append(" |\n");
+    private void row(StringBuilder s, String what, String key, double after, String change) {
+        s.append("| ").append(what).append(" |");
+        for (Properties b : before) s.append(' ').append(Bench.f(d(b, key))).append(" |");
+        s.append(' ').append(Bench.f(after)).append(" | ").append(change).append(" |\n");
     }
 
     private static String notes() {

@@ -92,7 +92,7 @@ docker_up
 bench "B1-B2" 240 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 8 --b1-per-round 10 --b2-rounds 3
 bench "B3" 120 io.mesh.bench.LockBench --zk-file "$work/zk.properties" --results "$results" --seconds 5 --phases 3
 MESH_LOG_LEVEL=WARN bench "B4" 120 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zk.properties" --results "$results" --iterations 200
-bench "B5" 420 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 1 --per-jvm 250 --wait-s 150
+bench "B5" 420 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 2 --per-jvm 250 --wait-s 150
 docker_up
 bench "B6-plain" 120 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --plain true --prefix b6plain --launches 4 --settle-s 5 --idle-s 10

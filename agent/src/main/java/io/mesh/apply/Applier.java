@@ -205,8 +205,9 @@ public final class Applier {
      * and every container {@code unchanged}, and one look at Docker ({@link ContainerRuntime#moduleView}) finds no
      * step container of the module and plans every container {@code unchanged}, with the ids that report names, and
      * nothing else. Then the apply would change nothing and report nothing new, so it takes no lock and writes
-     * nothing. (The first reconcile after a change still goes the locked way and reports {@code unchanged}.) Planning without the held nodes is
-     * sound here: a held container is never touched, and one that the planner finds unchanged is not touched either.
+     * nothing. (The first reconcile after a change still goes the locked way and reports {@code unchanged}.)
+     * Planning without the held nodes is sound here: a held container is never touched, and one that the planner
+     * finds unchanged is not touched either.
      *
      * @return the last report, or {@code null} when the module goes the locked way
      */
@@ -232,7 +233,6 @@ public final class Applier {
         }
         return last;
     }
-
 
     /**
      * @return true when no container of the module (managed or step) is on this host. A Docker error counts as

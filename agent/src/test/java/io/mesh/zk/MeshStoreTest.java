@@ -1,0 +1,89 @@
+package io.mesh.zk;
+
+import io.mesh.testing.TestZk;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** MeshStore against a real ZooKeeper: report writes from two processes, desired reads from the daemon's cache. */
+class MeshStoreTest {
+    private static final String HOST = "host-a", MODULE = "store";
+    private TestZk zk;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        zk = new TestZk();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        zk.close();
+    }
+
+    private static ApplyReport report(String revision) {
+        Instant t = Times.now();
+        return new ApplyReport(HOST, MODULE, revision, "push-0000000001", ApplyReport.APPLIED, t, t, null, List.of(), null, null);
+    }
+
+    /**
+     * The agent writes its reports at the version it last wrote, without reading first; a window's result written by
+     * another process meanwhile moves the version, so the agent's next write reads, and keeps that result.
+     */
+    @Test
+    void aReportWrittenAfterAnotherProcessWroteKeepsWhatThatOneWrote() throws Exception {
+        MeshStore agent = new MeshStore(zk.client(), zk.paths());
+        MeshStore windowProcess = new MeshStore(zk.client(), zk.paths());
+        agent.writeReport(report("r1"));
+        agent.writeReport(report("r2")); // at the version it wrote
+        Instant t = Times.now();
+        WindowResult w = new WindowResult("gc", "w-1", t, t, WindowResult.SUCCEEDED, 0, List.of("store-registry"), List.of(), null);
+        windowProcess.writeWindowResult(HOST, MODULE, w, report("r2"));
+
+        agent.writeReport(report("r3")); // its remembered version is stale now: it must read, and merge
+        ApplyReport stored = agent.report(HOST, MODULE);
+        assertThat(stored.revision()).isEqualTo("r3");
+        assertThat(stored.lastWindow()).isEqualTo(w);
+        assertThat(stored.lastApplied().revision()).isEqualTo("r3");
+
+        zk.client().delete().forPath(zk.paths().report(HOST, MODULE)); // deleted by hand: written again
+        agent.writeReport(report("r4"));
+        assertThat(agent.report(HOST, MODULE).revision()).isEqualTo("r4");
+    }
+
+    /** Once the daemon's cache has loaded, desired nodes come from it: the same validated record, and its deletes. */
+    @Test
+    void desiredNodesAreReadFromTheCacheOnceItHasLoaded() throws Exception {
+        String yaml = "module: " + MODULE + "\nhosts: [" + HOST + "]\ncontainers:\n  registry:\n    image: mesh-demo/registry:2.8.2\n";
+        zk.setDesired(yaml, "r1");
+        MeshStore store = new MeshStore(zk.client(), zk.paths());
+        DesiredRecord fromZk = store.desired(MODULE);
+        CountDownLatch loaded = new CountDownLatch(1);
+        try (CuratorCache cache = CuratorCache.build(zk.client(), zk.paths().desired())) {
+            cache.listenable().addListener(CuratorCacheListener.builder().forInitialized(() -> {
+                store.readDesiredFrom(cache);
+                loaded.countDown();
+            }).build());
+            cache.start();
+            assertThat(loaded.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.desired(MODULE)).isEqualTo(fromZk);
+
+            zk.setDesired(yaml.replace("2.8.2", "2.8.3"), "r2");
+            await().atMost(Duration.ofSeconds(10)).until(() -> "r2".equals(store.desired(MODULE).revision()));
+            assertThat(store.desired(MODULE).spec().containers().get("registry").image()).isEqualTo("mesh-demo/registry:2.8.3");
+
+            zk.client().delete().forPath(zk.paths().desired(MODULE));
+            await().atMost(Duration.ofSeconds(10)).until(() -> store.desired(MODULE) == null);
+        }
+    }
+}

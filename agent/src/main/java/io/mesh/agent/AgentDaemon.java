@@ -19,6 +19,8 @@ import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.slf4j.Logger;
@@ -44,8 +46,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       its schedules; once loaded, applies read desired nodes from it ({@link MeshStore#readDesiredFrom});</li>
  *   <li>one apply thread per module ({@link ModuleWorker}): requests coalesce, applies of a module never overlap in
  *       this process, and a module waiting on a window does not hold up the others;</li>
- *   <li>every {@code reconcileInterval}, every module is requested again (drift: a container that died, was
- *       removed by hand ...);</li>
+ *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
+ *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
  *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner}.</li>
  * </ul>
  */
@@ -100,8 +102,24 @@ public final class AgentDaemon implements AutoCloseable {
         for (String module : journal.modules()) worker(module).request();
         long every = config.reconcileInterval().toMillis();
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
+        store.client().getConnectionStateListenable().addListener(reconnected);
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] started", config.host(),
                 config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy());
+    }
+
+    /**
+     * ZooKeeper answers again (the same session, or a new one after the old expired): every module is requested at
+     * once, so that what failed or was missed meanwhile converges now, not at the next reconcile or failed-apply retry
+     * (their back-off grows up to the reconcile interval). A module with nothing to do costs one container list
+     * (decision 0004).
+     */
+    private final ConnectionStateListener reconnected = this::connectionChanged;
+
+    private void connectionChanged(CuratorFramework client, ConnectionState state) {
+        if (state == ConnectionState.RECONNECTED && !stopping.get()) {
+            log.info("agent host={}: ZooKeeper answers again, reconciling every module", config.host());
+            reconcileAll();
+        }
     }
 
     private void desiredChanged(ChildData node) {
@@ -220,6 +238,7 @@ public final class AgentDaemon implements AutoCloseable {
     @Override
     public void close() {
         stopping.set(true);
+        store.client().getConnectionStateListenable().removeListener(reconnected);
         scheduler.close();
         timer.shutdownNow();
         cache.close();

@@ -59,8 +59,6 @@ public final class AgentMain implements Runnable {
         String dockerHost;
         @Option(names = "--state-dir", defaultValue = "/var/lib/mesh/agent", description = "Local state directory (default: ${DEFAULT-VALUE}).")
         Path stateDir;
-        @Option(names = "--apply-lock-wait", defaultValue = "2s", description = "How long an apply waits for the module lock before reporting deferred (default: ${DEFAULT-VALUE}).")
-        String applyLockWait;
         @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
         String windowLockWait;
         @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:MESH_LOG_FORMAT:-text}",
@@ -83,10 +81,14 @@ public final class AgentMain implements Runnable {
                 description = "Allow containers to cap-add CAP, such as NET_ADMIN (repeatable). Default: none.")
         List<String> allowCap = new ArrayList<>();
 
-        AgentConfig config(Duration reconcile) {
+        /**
+         * @param reconcile     the daemon's reconcile interval
+         * @param applyLockWait how long an apply waits for the module lock (the daemon's {@code --apply-lock-wait})
+         */
+        AgentConfig config(Duration reconcile, Duration applyLockWait) {
             io.mesh.logging.LogFormat.select(logFormat);
             return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
-                    io.mesh.manifest.Durations.parse(applyLockWait), io.mesh.manifest.Durations.parse(windowLockWait),
+                    applyLockWait, io.mesh.manifest.Durations.parse(windowLockWait),
                     new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
         }
 
@@ -113,6 +115,8 @@ public final class AgentMain implements Runnable {
         @Mixin Common common;
         @Option(names = "--reconcile-interval", defaultValue = "60s", description = "Apply every module this often even without a push (default: ${DEFAULT-VALUE}).")
         String reconcileInterval;
+        @Option(names = "--apply-lock-wait", defaultValue = "2s", description = "How long an apply waits for the module lock before reporting deferred (default: ${DEFAULT-VALUE}).")
+        String applyLockWait;
         @Option(names = "--metrics-listen", paramLabel = "HOST:PORT",
                 description = "Serve Prometheus metrics at http://HOST:PORT/metrics, such as 127.0.0.1:9464 (default: not served).")
         String metricsListen;
@@ -122,7 +126,8 @@ public final class AgentMain implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval));
+            AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval),
+                    io.mesh.manifest.Durations.parse(applyLockWait));
             DockerEngine docker = new DockerEngine(common.dockerHost);
             docker.ping();
             java.net.InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
@@ -163,7 +168,7 @@ public final class AgentMain implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            AgentConfig config = common.config(Duration.ofSeconds(60));
+            AgentConfig config = common.config(Duration.ofSeconds(60), Duration.ofSeconds(2)); // a window makes no apply
             try (DockerEngine docker = new DockerEngine(common.dockerHost);
                  CuratorFramework client = common.connect(config)) {
                 docker.ping();

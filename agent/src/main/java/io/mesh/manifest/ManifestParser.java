@@ -305,6 +305,7 @@ public final class ManifestParser {
         List<String> hosts = c.hosts(node.get("hosts"));
         JsonNode containers = node.get("containers");
         Set<String> containerNames = new HashSet<>();
+        Set<String> badNames = new HashSet<>(); // container keys refused by the name rule, already reported
         if (containers == null) {
             c.error("containers", "missing: give a mapping of container name to its image and settings");
         } else if (!containers.isObject()) {
@@ -314,6 +315,7 @@ public final class ManifestParser {
                 Map.Entry<String, JsonNode> e = i.next();
                 String path = "containers." + Check.printable(e.getKey());
                 if (c.nameOk(e.getKey(), path)) containerNames.add(e.getKey());
+                else badNames.add(e.getKey());
                 container(c, path, e.getValue());
             }
         }
@@ -326,7 +328,7 @@ public final class ManifestParser {
                     Map.Entry<String, JsonNode> e = i.next();
                     String path = "schedules." + Check.printable(e.getKey());
                     c.nameOk(e.getKey(), path);
-                    schedule(c, path, e.getValue(), containerNames);
+                    schedule(c, path, e.getValue(), containerNames, badNames);
                 }
             }
         }
@@ -399,7 +401,7 @@ public final class ManifestParser {
         return n >= 1 && n <= 65535;
     }
 
-    private void schedule(Check c, String path, JsonNode node, Set<String> containers) {
+    private void schedule(Check c, String path, JsonNode node, Set<String> containers, Set<String> badNames) {
         if (node == null || !node.isObject()) {
             c.error(path, "must be a mapping with cron and step, not a " + kind(node));
             return;
@@ -440,7 +442,9 @@ public final class ManifestParser {
             Set<String> dup = new HashSet<>();
             for (int i = 0; i < ws.size(); i++) {
                 String w = ws.get(i);
-                if (!containers.contains(w)) {
+                if (badNames.contains(w)) {
+                    continue; // its container's name is wrong, and reported there
+                } else if (!containers.contains(w)) {
                     c.error(path + ".while-stopped[" + i + "]", "'" + w + "' names no container of this module: use one of " + new java.util.TreeSet<>(containers));
                 } else if (!dup.add(w)) {
                     c.error(path + ".while-stopped[" + i + "]", "'" + w + "' is listed twice: name each container once");
@@ -464,7 +468,7 @@ public final class ManifestParser {
             if (vf != null) {
                 if (!vf.isTextual()) {
                     c.error(sp + ".volumes-from", "must be the name of a container of this module; got " + show(vf));
-                } else if (!containers.contains(vf.asText())) {
+                } else if (!containers.contains(vf.asText()) && !badNames.contains(vf.asText())) {
                     c.error(sp + ".volumes-from", "'" + vf.asText() + "' names no container of this module: use one of " + new java.util.TreeSet<>(containers));
                 }
             }

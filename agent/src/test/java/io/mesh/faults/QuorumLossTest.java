@@ -63,4 +63,34 @@ class QuorumLossTest extends FaultFixture {
         assertThat(inspect(web).getId()).isEqualTo(webId);
         assertThat(running(registry) && running(web)).isTrue();
     }
+    /**
+     * Once ZooKeeper answers again, the daemon reconciles at once: a container removed by hand during the outage is
+     * back within seconds, though the reconcile interval is 10 minutes.
+     */
+    @Test
+    void quorumBackReconcilesAtOnce() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        ChildJvm daemon = daemon("daemon", "10m");
+        awaitApplied("r1", Duration.ofSeconds(60));
+        String webId = inspect(web).getId();
+
+        int leader = zk.leader();
+        int follower = zk.follower();
+        zk.kill(leader);
+        zk.kill(follower);
+        docker.remove(webId);
+        sleep(Duration.ofSeconds(5));
+        zk.start(leader);
+        zk.start(follower);
+        zk.awaitQuorum(Duration.ofSeconds(60));
+
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> running(web));
+        String newWeb = inspect(web).getId();
+        assertThat(newWeb).isNotEqualTo(webId);
+        ApplyReport r = awaitReport(Duration.ofSeconds(20), x -> ApplyReport.APPLIED.equals(x.outcome())
+                && x.containers().stream().anyMatch(c -> c.container().equals(web) && newWeb.equals(c.id())));
+        assertThat(r.revision()).isEqualTo("r1");
+        assertThat(daemon.isAlive()).isTrue();
+    }
 }

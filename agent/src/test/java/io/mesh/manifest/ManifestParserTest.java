@@ -532,6 +532,15 @@ class ManifestParserTest {
         assertThat(refused(parser, null).errors()).singleElement()
                 .satisfies(err -> assertThat(err.message()).contains("empty"));
     }
+    /** A container whose name breaks the rule is reported once, not again by the schedule that names it. */
+    @Test
+    void aBadContainerNameIsReportedOnceNotAgainByItsSchedule() {
+        String text = HEAD + "containers: {Registry: {image: x}, web: {image: x}}\n"
+                + "schedules: {gc: {cron: \"30 3 * * *\", while-stopped: [Registry], step: {image: x, volumes-from: Registry}}}\n";
+        assertThat(refused(parser, text).errors()).singleElement()
+                .satisfies(err -> assertThat(err.field()).isEqualTo("containers.Registry"));
+    }
+
     // parseJson: a desired node's spec, as the coordinator writes it (Jackson's JSON parser, not SnakeYAML).
 
     @Test

@@ -24,7 +24,6 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * B5: push (the coordinator's {@link PushWriter}: one ZooKeeper transaction) until every SIMULATED host has written
@@ -71,7 +70,8 @@ public final class FanoutBench {
             for (int from = 0; from < hosts; from += perJvm) {
                 int count = Math.min(perJvm, hosts - from);
                 List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-Xmx1g", "-Xss256k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")); // deploy/bin/mesh-agent's JVM flags
+                        "-Xmx1g", "-Xss256k", "-XX:+UseParallelGC",
+                        "-XX:TieredStopAtLevel=1")); // C1 only, as deploy/bin/mesh-agent; 250 agents share this heap, so parallel GC
                 String extra = System.getenv("BENCH_HOSTS_JAVA_OPTS"); // e.g. a JFR recording while profiling
                 if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", String.valueOf(from)).split(" ")));
                 cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
@@ -90,18 +90,19 @@ public final class FanoutBench {
             }
             Bench.log("B5", hosts + " simulated hosts up in " + jvms.size() + " JVM(s), " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
 
-            AtomicReference<String> current = new AtomicReference<>("");
-            Map<String, Long> newest = new ConcurrentHashMap<>();   // host -> newest report mtime for the current push
-            Map<String, Boolean> done = new ConcurrentHashMap<>();  // host/module reported the current push
+            // push -> host/module -> mtime of its first report for that push (whatever its outcome). Kept for every push,
+            // so that a report written before the push's id is known here still counts.
+            Map<String, Map<String, Long>> reported = new ConcurrentHashMap<>();
             cache = CuratorCache.build(obs, paths.reports());
             cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((before, after) -> {
                 ChildData d = after;
                 if (d.getData() == null || d.getData().length == 0) return;
                 try {
                     JsonNode n = Json.MAPPER.readTree(d.getData());
-                    if (!current.get().equals(n.path("push").asText())) return;
-                    String host = n.path("host").asText(), module = n.path("module").asText();
-                    if (done.putIfAbsent(host + "/" + module, true) == null) newest.merge(host, d.getStat().getMtime(), Math::max);
+                    String push = n.path("push").asText(null);
+                    if (push == null) return;
+                    String key = n.path("host").asText() + "/" + n.path("module").asText();
+                    reported.computeIfAbsent(push, p -> new ConcurrentHashMap<>()).putIfAbsent(key, d.getStat().getMtime());
                 } catch (Exception ignored) {
                     // not a report
                 }
@@ -111,17 +112,17 @@ public final class FanoutBench {
             PushWriter writer = new PushWriter(obs, paths, Clock.systemUTC());
             List<Double> lat = new ArrayList<>(), slowest = new ArrayList<>();
             for (int k = 0; k <= pushes; k++) {
-                newest.clear();
-                done.clear();
                 long t0 = System.currentTimeMillis();
                 PushWriter.Result r = writer.write(manifest(k), "r" + k);
-                current.set(r.push());
+                Map<String, Long> done = reported.computeIfAbsent(r.push(), p -> new ConcurrentHashMap<>());
                 long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS);
                 while (done.size() < hosts * MODULES && System.nanoTime() < end) Thread.sleep(20);
                 if (done.size() < hosts * MODULES) {
                     throw new IllegalStateException(hosts + " hosts, push " + k + ": only " + done.size() + " of " + hosts * MODULES
                             + " reports within " + waitS + " s");
                 }
+                Map<String, Long> newest = new LinkedHashMap<>(); // host -> newest of its 10 reports
+                done.forEach((key, mtime) -> newest.merge(key.substring(0, key.indexOf('/')), mtime, Math::max));
                 List<Double> these = new ArrayList<>();
                 newest.values().forEach(m -> these.add((double) (m - t0)));
                 Bench.log("B5", hosts + " hosts, push " + k + (k == 0 ? " (warm-up)" : "") + ": p50 " + Bench.f(Bench.median(these))

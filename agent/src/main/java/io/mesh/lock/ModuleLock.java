@@ -7,14 +7,19 @@ import io.mesh.zk.ProcessRef;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The module lock: one Curator {@link InterProcessMutex} per module per host, at {@code /mesh/locks/<module>/<host>},
@@ -52,6 +57,8 @@ public final class ModuleLock implements AutoCloseable {
      */
     public static void observeWaits(WaitObserver o) { observer = o; }
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ModuleLock.class);
+    private final CuratorFramework client;
     private final InterProcessMutex mutex;
     private final String module;
     private final String path;
@@ -67,6 +74,7 @@ public final class ModuleLock implements AutoCloseable {
      * @param purpose {@link LockHolder#APPLY} or {@link LockHolder#windowPurpose(String)}
      */
     public ModuleLock(CuratorFramework client, ZkPaths paths, String module, String host, ProcessRef who, String purpose) {
+        this.client = client;
         this.module = module;
         this.path = paths.lock(module, host);
         this.holder = new LockHolder(host, who.pid(), who.process(), purpose, Times.now());
@@ -94,7 +102,15 @@ public final class ModuleLock implements AutoCloseable {
      */
     public boolean acquire(Duration wait) throws Exception {
         long t0 = System.nanoTime();
-        boolean ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
+        AtomicInteger users = USERS.computeIfAbsent(path, p -> new AtomicInteger());
+        users.incrementAndGet();
+        boolean ok = false;
+        try {
+            ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
+            if (!ok && users.get() == 1) removeOrphans();
+        } finally {
+            if (!ok) users.decrementAndGet();
+        }
         held = ok;
         WaitObserver o = observer;
         if (o != null) {
@@ -119,7 +135,41 @@ public final class ModuleLock implements AutoCloseable {
     public void release() throws Exception {
         if (!held) return;
         held = false;
-        mutex.release();
+        try {
+            mutex.release();
+        } finally {
+            USERS.get(path).decrementAndGet();
+        }
+    }
+
+    /**
+     * How many {@code ModuleLock}s of this JVM are acquiring or holding each lock path. Only when this one is alone
+     * can a lock child of this session be known to belong to nobody.
+     */
+    private static final Map<String, AtomicInteger> USERS = new ConcurrentHashMap<>();
+
+    /**
+     * Deletes the lock children that this client's own session created but that no acquisition of this JVM owns: the
+     * node of a protected create whose answer was lost. Curator deletes those in the background
+     * ({@code FindAndDeleteProtectedNodeInBackground}, CURATOR-45), but gives up when its retries run out, and then the
+     * node blocks the lock for as long as the session lives (seen in benchmark B5, under load). Called after an
+     * acquisition timed out while this instance was the only one of this JVM on this path, so any child of this
+     * session is nobody's. Errors are ignored: the next attempt looks again.
+     */
+    private void removeOrphans() {
+        try {
+            long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+            for (String child : client.getChildren().forPath(path)) {
+                String node = ZKPaths.makePath(path, child);
+                Stat stat = client.checkExists().forPath(node);
+                if (stat != null && stat.getEphemeralOwner() == session && USERS.get(path).get() == 1) {
+                    log.warn("deleting lock node {}: made by this process's session, owned by no acquisition (a create whose answer was lost)", node);
+                    client.delete().guaranteed().forPath(node);
+                }
+            }
+        } catch (Exception e) {
+            log.debug("looking for orphan children of {}: {}", path, e.toString());
+        }
     }
 
     /** Same as {@link #release()}, for try-with-resources. */

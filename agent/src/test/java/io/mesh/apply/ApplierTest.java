@@ -180,6 +180,34 @@ class ApplierTest {
         }
     }
 
+    /**
+     * A lock child made by this process's own session but owned by no acquisition (what a protected create whose
+     * answer was lost leaves when Curator's background clean-up gives up) does not block the module for as long as the
+     * session lives; a lock child of another session is left alone: whoever holds it, holds the lock.
+     */
+    @Test
+    void aLockNodeOfThisSessionThatNobodyOwnsIsRemovedOneOfAnotherSessionIsNot() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        String lockPath = zk.paths().lock(module, "host-a");
+        byte[] holder = "{\"host\":\"host-a\",\"purpose\":\"apply\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (org.apache.curator.framework.CuratorFramework other = io.mesh.zk.MeshZk.connect(zk.connect(), Duration.ofSeconds(30))) {
+            String theirs = other.create().creatingParentContainersIfNeeded().withProtection()
+                    .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath(lockPath + "/lock-", holder);
+            long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            assertThat(applier.apply(module, () -> System.nanoTime() > until)).as("waits while another session holds the lock").isNull();
+            assertThat(zk.client().checkExists().forPath(theirs)).as("another session's lock node").isNotNull();
+        }
+
+        String orphan = zk.client().create().creatingParentContainersIfNeeded().withProtection()
+                .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath(lockPath + "/lock-", holder);
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        ApplyReport r = applier.apply(module, () -> System.nanoTime() > deadline);
+        assertThat(r).as("applied within 30 s, the orphan out of the way").isNotNull();
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+        assertThat(zk.client().checkExists().forPath(orphan)).as("the orphan").isNull();
+        assertThat(zk.client().getChildren().forPath(lockPath)).isEmpty();
+    }
+
     @Test
     void aRecreateThatCannotStartLeavesTheOldContainerRunning() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");

@@ -49,6 +49,8 @@ import java.util.stream.Collectors;
 public final class Applier {
     private static final Logger log = LoggerFactory.getLogger(Applier.class);
     private static final Duration WAIT_SLICE = Duration.ofSeconds(1);
+    /** An apply that waits this long for a lock that no window of this host holds logs who holds it. */
+    private static final Duration LONG_WAIT = Duration.ofSeconds(30);
     /** At most this many containers of one module are changed at once (DockerEngine's connection pool is as big). */
     static final int PARALLEL = 32;
     /** Suffix of a new container's Docker name until the old one is out of the way. */
@@ -140,9 +142,16 @@ public final class Applier {
                 lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
                 if (!lock.acquire(applyLockWait)) {
                     String deferredFor = null;
+                    long waitingSince = System.nanoTime();
+                    boolean said = false;
                     do {
                         if (Thread.interrupted()) throw new InterruptedException();
                         WindowRecord w = store.window(host, module);
+                        if (w == null && !said && System.nanoTime() - waitingSince > LONG_WAIT.toNanos()) {
+                            said = true; // once per apply: who holds the lock, when it is no window of this host
+                            log.warn("apply host={} module={} has waited {}s for the module lock, held by {}", host, module,
+                                    LONG_WAIT.toSeconds(), ModuleLock.holders(store.client(), store.paths(), module, host));
+                        }
                         DesiredRecord newest = store.desired(module);
                         if (newest != null) desired = newest;
                         String key = desired == null ? null : desired.push() + "/" + desired.revision();

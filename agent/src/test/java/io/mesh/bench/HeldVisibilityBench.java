@@ -43,6 +43,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Args: --zk-file FILE --results FILE [--iterations 150]
  */
 public final class HeldVisibilityBench {
+    /** The agent's cache of /mesh/desired, as the daemon has it; closed at the end. */
+    private static org.apache.curator.framework.recipes.cache.CuratorCache desiredCache;
+
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
         Properties zk = ZkEnsemble.read(a.get("zk-file"));
@@ -75,7 +78,18 @@ public final class HeldVisibilityBench {
                     Json.bytes(new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec)));
             RecordingRuntime runtime = new RecordingRuntime();
             runtime.create(spec.dockerName("c1"), spec.containers().get("c1"), Map.of("mesh.module", module, "mesh.container", "c1"));
-            WindowRunner runner = new WindowRunner(new MeshStore(client, paths), runtime, host, ProcessRef.current("mesh bench"),
+            // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
+            MeshStore store = new MeshStore(client, paths);
+            desiredCache = org.apache.curator.framework.recipes.cache.CuratorCache.build(client, paths.desired());
+            CountDownLatch loaded = new CountDownLatch(1);
+            desiredCache.listenable().addListener(org.apache.curator.framework.recipes.cache.CuratorCacheListener.builder()
+                    .forInitialized(() -> {
+                        store.readDesiredFrom(desiredCache);
+                        loaded.countDown();
+                    }).build());
+            desiredCache.start();
+            if (!loaded.await(30, TimeUnit.SECONDS)) throw new IllegalStateException("the desired cache did not load");
+            WindowRunner runner = new WindowRunner(store, runtime, host, ProcessRef.current("mesh bench"),
                     new WindowJournal(Files.createTempDirectory("mesh-bench-held")));
             String heldPath = paths.held(host, spec.dockerName("c1"));
 
@@ -114,6 +128,7 @@ public final class HeldVisibilityBench {
             m.put("b4.ratio.p99", Bench.pct(meshMs, 99) / Bench.pct(rawMs, 99));
             Bench.result(results, m);
         } finally {
+            if (desiredCache != null) desiredCache.close();
             toWatcher.close();
             watcher.waitFor(10, TimeUnit.SECONDS);
             watcher.destroy();

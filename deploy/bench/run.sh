@@ -89,14 +89,14 @@ bench() {  # bench NAME SECONDS CLASS ARGS...: one bench in its own JVM, bounded
 docker_up() { timeout 10 docker version >/dev/null 2>&1 || bash deploy/dev/docker-engine.sh; }
 
 docker_up
-bench "B1-B2" 240 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 8 --b1-per-round 10 --b2-rounds 3
-bench "B3" 120 io.mesh.bench.LockBench --zk-file "$work/zk.properties" --results "$results" --seconds 5 --phases 3
-MESH_LOG_LEVEL=WARN bench "B4" 120 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zk.properties" --results "$results" --iterations 500
-bench "B5" 420 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 2 --per-jvm 250 --wait-s 150
+bench "B1-B2" 120 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 8 --b1-per-round 10 --b2-rounds 3
+bench "B3" 110 io.mesh.bench.LockBench --zk-file "$work/zk.properties" --results "$results" --seconds 5 --phases 3
+MESH_LOG_LEVEL=WARN bench "B4" 60 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zk.properties" --results "$results" --iterations 500
+bench "B5" 270 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 2 --per-jvm 250 --wait-s 150
 docker_up
-bench "B6-plain" 120 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
+bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --plain true --prefix b6plain --launches 4 --settle-s 5 --idle-s 10
-bench "B6" 150 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
+bench "B6" 90 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --launches 4 --settle-s 10 --idle-s 20
 
 "$java_bin" -cp "$cp" -Dbench.notes=deploy/bench/notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \

@@ -124,7 +124,7 @@ public final class AgentDaemon implements AutoCloseable {
 
     private void desiredChanged(ChildData node) {
         String module = moduleOf(node.getPath());
-        if (module == null) return;
+        if (module == null || stopping.get()) return;
         try {
             DesiredRecord d = store.parseDesired(node.getPath(), module, node.getData());
             scheduler.update(module, d.spec().runsOn(config.host()) ? d.spec() : null);
@@ -136,7 +136,7 @@ public final class AgentDaemon implements AutoCloseable {
 
     private void desiredDeleted(ChildData node) {
         String module = moduleOf(node.getPath());
-        if (module != null) scheduler.update(module, null);
+        if (module != null && !stopping.get()) scheduler.update(module, null);
     }
 
     /** @return the module of a direct child of /mesh/desired, else null */
@@ -241,7 +241,6 @@ public final class AgentDaemon implements AutoCloseable {
         store.client().getConnectionStateListenable().removeListener(reconnected);
         scheduler.close();
         timer.shutdownNow();
-        cache.close();
         workers.values().forEach(w -> w.exec.shutdownNow());
         windowThreads.values().forEach(ExecutorService::shutdown);
         for (ExecutorService w : windowThreads.values()) {
@@ -258,6 +257,7 @@ public final class AgentDaemon implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        cache.close(); // after the windows and applies: they read desired nodes from it
         try {
             agentNode.close();
         } catch (IOException e) {

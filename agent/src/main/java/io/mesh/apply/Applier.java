@@ -213,20 +213,24 @@ public final class Applier {
      * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window
      * and every container {@code unchanged}, and one look at Docker ({@link ContainerRuntime#moduleView}) finds no
      * step container of the module and plans every container {@code unchanged}, with the ids that report names, and
-     * nothing else. Then the apply would change nothing and report nothing new, so it takes no lock and writes
-     * nothing. (The first reconcile after a change still goes the locked way and reports {@code unchanged}.)
-     * Planning without the held nodes is sound here: a held container is never touched, and one that the planner
-     * finds unchanged is not touched either.
+     * nothing else, while ZooKeeper says that the report node is still the one this process wrote and that no
+     * container of the module is held. Then the apply would change nothing and report nothing new, so it takes no
+     * lock and writes nothing. (The first reconcile after a change still goes the locked way and reports
+     * {@code unchanged}.)
      *
      * @return the last report, or {@code null} when the module goes the locked way
      */
-    private ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) {
+    private ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) throws InterruptedException {
         ApplyReport last = confirmed.get(module);
         if (last == null || desired == null || last.window() != null
                 || !java.util.Objects.equals(last.push(), desired.push())
                 || !java.util.Objects.equals(last.revision(), desired.revision())) {
             return null;
         }
+        // Two ZooKeeper reads in the background while Docker is listed: is the report still the one written, is any
+        // container of the module held.
+        java.util.concurrent.CompletableFuture<Boolean> reportIsOurs = store.reportIsOursAsync(host, module);
+        java.util.concurrent.CompletableFuture<List<String>> heldNames = store.heldNamesAsync(host);
         ContainerRuntime.ModuleView view = docker.moduleView(module);
         if (!view.steps().isEmpty()) return null;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
@@ -240,8 +244,18 @@ public final class Applier {
                 return null;
             }
         }
+        try {
+            if (!reportIsOurs.get(CHECK_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) return null;
+            List<String> held = heldNames.get(CHECK_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            if (plan.stream().anyMatch(a -> held.contains(a.dockerName()))) return null;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return null; // ZooKeeper did not answer: the locked way says so
+        }
         return last;
     }
+
+    /** How long the no-op reconcile waits for its two ZooKeeper reads before going the locked way. */
+    private static final Duration CHECK_WAIT = Duration.ofSeconds(5);
 
     /**
      * @return true when no container of the module (managed or step) is on this host. A Docker error counts as
@@ -428,8 +442,14 @@ public final class Applier {
                 }
                 case REMOVE -> {
                     ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
-                    docker.stop(id, old == null ? 10 : old.stopTimeoutSeconds());
-                    docker.remove(id);
+                    try {
+                        docker.stop(id, old == null ? 10 : old.stopTimeoutSeconds());
+                        docker.remove(id);
+                    } catch (RuntimeException e) {
+                        // Gone meanwhile: a leftover of an interrupted recreate that this apply's recreate of the
+                        // same container moved out of its way. Anything else is a failure.
+                        if (!docker.labels(id).isEmpty()) throw e;
+                    }
                     return result(a, ContainerResult.REMOVED, a.reasons(), id);
                 }
                 default -> throw new IllegalStateException("unknown action " + a.action());

@@ -211,8 +211,55 @@ public final class MeshStore {
         updateReport(host, module, old -> (old == null ? empty : old).withLastWindow(result));
     }
 
-    /** A report this store wrote and the node's version after the write. */
-    private record Written(int version, ApplyReport report) {}
+    /** A report this store wrote, and the node's version and last-modifying zxid after the write. */
+    private record Written(int version, long mzxid, ApplyReport report) {}
+
+    /**
+     * Asks ZooKeeper, in the background, whether a module's report node is still the one this store last wrote
+     * (same version, same modifying transaction): not deleted, not rewritten by another process, not lost with
+     * ZooKeeper's data. The caller looks at Docker meanwhile (decision 0004's no-op reconcile).
+     *
+     * @param host   host id
+     * @param module module name
+     * @return completes with true when it is; false when it is not, when this store wrote none, or on any error
+     */
+    public java.util.concurrent.CompletableFuture<Boolean> reportIsOursAsync(String host, String module) {
+        String path = paths.report(host, module);
+        Written w = written.get(path);
+        java.util.concurrent.CompletableFuture<Boolean> f = new java.util.concurrent.CompletableFuture<>();
+        if (w == null) {
+            f.complete(false);
+            return f;
+        }
+        try {
+            client.checkExists().inBackground((c, e) -> f.complete(e.getResultCode() == KeeperException.Code.OK.intValue()
+                    && e.getStat() != null && e.getStat().getVersion() == w.version() && e.getStat().getMzxid() == w.mzxid()))
+                    .forPath(path);
+        } catch (Exception e) {
+            f.complete(false);
+        }
+        return f;
+    }
+
+    /**
+     * Lists, in the background, the held nodes of a host (their names are Docker container names).
+     *
+     * @param host host id
+     * @return completes with the names (empty when there is no held node), or exceptionally with ZooKeeper's error
+     */
+    public java.util.concurrent.CompletableFuture<List<String>> heldNamesAsync(String host) {
+        java.util.concurrent.CompletableFuture<List<String>> f = new java.util.concurrent.CompletableFuture<>();
+        try {
+            client.getChildren().inBackground((c, e) -> {
+                if (e.getResultCode() == KeeperException.Code.OK.intValue()) f.complete(e.getChildren());
+                else if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) f.complete(List.of());
+                else f.completeExceptionally(KeeperException.create(KeeperException.Code.get(e.getResultCode()), e.getPath()));
+            }).forPath(paths.held(host));
+        } catch (Exception e) {
+            f.completeExceptionally(e);
+        }
+        return f;
+    }
     /**
      * The last report written per path: the next write sets the data at that version without reading it first; when
      * somebody else wrote meanwhile (a window in another process), the version check fails and the write reads first.
@@ -226,7 +273,7 @@ public final class MeshStore {
             ApplyReport next = change.apply(known.report());
             try {
                 Stat s = client.setData().withVersion(known.version()).forPath(path, Json.bytes(next));
-                written.put(path, new Written(s.getVersion(), next));
+                written.put(path, new Written(s.getVersion(), s.getMzxid(), next));
                 return;
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException changed) {
                 // written by somebody else since: read it, as below
@@ -241,9 +288,10 @@ public final class MeshStore {
             } catch (KeeperException.NoNodeException e) {
                 try {
                     ApplyReport next = change.apply(null);
-                    client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
+                    Stat created = new Stat();
+                    client.create().storingStatIn(created).creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
                             .forPath(path, Json.bytes(next));
-                    written.put(path, new Written(0, next));
+                    written.put(path, new Written(created.getVersion(), created.getMzxid(), next));
                     return;
                 } catch (KeeperException.NodeExistsException raced) {
                     continue;
@@ -252,7 +300,7 @@ public final class MeshStore {
             try {
                 ApplyReport next = change.apply(old);
                 Stat s = client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
-                written.put(path, new Written(s.getVersion(), next));
+                written.put(path, new Written(s.getVersion(), s.getMzxid(), next));
                 return;
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
                 if (attempt > 20) throw raced;

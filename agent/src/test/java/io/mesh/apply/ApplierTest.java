@@ -137,7 +137,7 @@ class ApplierTest {
         assertThat(zk.client().checkExists().forPath(lockPath).getCversion()).isGreaterThan(lockChildrenMade);
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).containers()).isEqualTo(drift.containers());
 
-        // a container recreated by hand with the same spec has another id: reported again
+        // a container stopped by hand is recreated: reported again
         applier.apply(module, () -> false);
         String oldWeb = docker.idByName(module + "-web");
         ApplyReport before = applier.apply(module, () -> false);
@@ -145,6 +145,20 @@ class ApplierTest {
         ApplyReport restarted = applier.apply(module, () -> false);
         assertThat(byName(restarted).get("web").action()).isEqualTo(ContainerResult.RECREATED);
         assertThat(restarted).isNotEqualTo(before);
+
+        // the report node deleted by hand, or lost with ZooKeeper's data: the next reconcile writes it again
+        applier.apply(module, () -> false);
+        zk.client().delete().forPath(reportPath);
+        ApplyReport rewritten = applier.apply(module, () -> false);
+        assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).containers()).isEqualTo(rewritten.containers());
+
+        // a held node on a running container (a stale one left by hand): reported held, never "unchanged"
+        String webId = docker.idByName(module + "-web");
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-a", module + "-web"), Json.bytes(
+                new io.mesh.zk.HeldRecord("host-a", module, module + "-web", webId, "gc", "w-test", io.mesh.zk.Times.now(), ProcessRef.current("test"))));
+        ApplyReport held = applier.apply(module, () -> false);
+        assertThat(byName(held).get("web").action()).isEqualTo(ContainerResult.HELD);
+        zk.client().delete().forPath(zk.paths().held("host-a", module + "-web"));
 
         // a push with the very same spec gets its own report
         zk.setDesired(yaml(BUSYBOX, "one", true), "r2");
@@ -154,21 +168,27 @@ class ApplierTest {
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).revision()).isEqualTo("r2");
     }
 
-    /** Containers under the recreate's temporary names (an interrupted recreate's, unlabelled) are moved out of the way. */
+    /**
+     * Containers under the recreate's temporary names are moved out of the way: an unlabelled one, and one labelled as
+     * the module's (what an interrupted recreate leaves), which the plan also removes, so that both reach it.
+     */
     @Test
     void aRecreateRemovesWhatAnInterruptedOneLeftUnderItsTemporaryNames() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
         assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
         String next = module + "-web" + Applier.NEXT_SUFFIX, prev = module + "-web" + Applier.PREV_SUFFIX;
-        for (String n : java.util.List.of(next, prev)) {
-            docker.client().createContainerCmd(BUSYBOX).withName(n).withCmd("true")
-                    .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")).exec();
-        }
+        docker.client().createContainerCmd(BUSYBOX).withName(next).withCmd("true")
+                .withLabels(Map.of("mesh.module", module, "mesh.container", "web"))
+                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")).exec();
+        docker.client().createContainerCmd(BUSYBOX).withName(prev).withCmd("true")
+                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")).exec();
         try {
             zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
             ApplyReport r = applier.apply(module, () -> false);
             assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
-            assertThat(byName(r).get("web").action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(r.containers()).extracting(ContainerResult::container, ContainerResult::action).containsExactlyInAnyOrder(
+                    org.assertj.core.groups.Tuple.tuple(module + "-web", ContainerResult.RECREATED),
+                    org.assertj.core.groups.Tuple.tuple(next, ContainerResult.REMOVED));
             assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
             assertThat(docker.idByName(next)).isNull();
             assertThat(docker.idByName(prev)).isNull();

@@ -90,7 +90,7 @@ public final class FanoutBench {
             }
             Bench.log("B5", hosts + " simulated hosts up in " + jvms.size() + " JVM(s), " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
 
-            // push -> host/module -> mtime of its first report for that push (whatever its outcome). Kept for every push,
+            // push -> host/module -> mtime of its first applied report for that push. Kept for every push,
             // so that a report written before the push's id is known here still counts.
             Map<String, Map<String, Long>> reported = new ConcurrentHashMap<>();
             cache = CuratorCache.build(obs, paths.reports());
@@ -100,7 +100,7 @@ public final class FanoutBench {
                 try {
                     JsonNode n = Json.MAPPER.readTree(d.getData());
                     String push = n.path("push").asText(null);
-                    if (push == null) return;
+                    if (push == null || !"applied".equals(n.path("outcome").asText())) return; // a failed apply is not delivered
                     String key = n.path("host").asText() + "/" + n.path("module").asText();
                     reported.computeIfAbsent(push, p -> new ConcurrentHashMap<>()).putIfAbsent(key, d.getStat().getMtime());
                 } catch (Exception ignored) {

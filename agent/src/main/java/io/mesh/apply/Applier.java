@@ -220,17 +220,13 @@ public final class Applier {
      *
      * @return the last report, or {@code null} when the module goes the locked way
      */
-    private ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) throws InterruptedException {
+    private ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) {
         ApplyReport last = confirmed.get(module);
         if (last == null || desired == null || last.window() != null
                 || !java.util.Objects.equals(last.push(), desired.push())
                 || !java.util.Objects.equals(last.revision(), desired.revision())) {
             return null;
         }
-        // Two ZooKeeper reads in the background while Docker is listed: is the report still the one written, is any
-        // container of the module held.
-        java.util.concurrent.CompletableFuture<Boolean> reportIsOurs = store.reportIsOursAsync(host, module);
-        java.util.concurrent.CompletableFuture<List<String>> heldNames = store.heldNamesAsync(host);
         ContainerRuntime.ModuleView view = docker.moduleView(module);
         if (!view.steps().isEmpty()) return null;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
@@ -244,18 +240,17 @@ public final class Applier {
                 return null;
             }
         }
+        // Two ZooKeeper reads, after Docker (on 2 cores, reads sent before the list waited for it anyway): is the
+        // report still the one this process wrote, is any container of the module held.
         try {
-            if (!reportIsOurs.get(CHECK_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) return null;
-            List<String> held = heldNames.get(CHECK_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            if (!store.reportIsOurs(host, module)) return null;
+            List<String> held = store.heldNames(host);
             if (plan.stream().anyMatch(a -> held.contains(a.dockerName()))) return null;
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (Exception e) {
             return null; // ZooKeeper did not answer: the locked way says so
         }
         return last;
     }
-
-    /** How long the no-op reconcile waits for its two ZooKeeper reads before going the locked way. */
-    private static final Duration CHECK_WAIT = Duration.ofSeconds(5);
 
     /**
      * @return true when no container of the module (managed or step) is on this host. A Docker error counts as

@@ -37,6 +37,13 @@ public final class MeshStore {
     public MeshStore(CuratorFramework client, ZkPaths paths) {
         this.client = client;
         this.paths = paths;
+        // A new session has none of the old one's watches: nothing known from them holds any more.
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (state == org.apache.curator.framework.state.ConnectionState.LOST
+                    || state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
+                forgetAll();
+            }
+        });
     }
 
     /** @return the Curator client */
@@ -215,51 +222,82 @@ public final class MeshStore {
     private record Written(int version, long mzxid, ApplyReport report) {}
 
     /**
-     * Asks ZooKeeper, in the background, whether a module's report node is still the one this store last wrote
-     * (same version, same modifying transaction): not deleted, not rewritten by another process, not lost with
-     * ZooKeeper's data. The caller looks at Docker meanwhile (decision 0004's no-op reconcile).
+     * Whether a module's report node is still the one this store last wrote (same version, same modifying
+     * transaction): not deleted, not rewritten by another process, not lost with ZooKeeper's data (decision 0004's
+     * no-op reconcile). The answer is read once, with a watch; until the watch fires (a change of the node, our own
+     * next write included) or the session is lost, it is answered from memory, so a no-op reconcile costs ZooKeeper
+     * nothing.
      *
      * @param host   host id
      * @param module module name
-     * @return completes with true when it is; false when it is not, when this store wrote none, or on any error
+     * @return true when it is; false when it is not, or when this store wrote none
+     * @throws Exception from ZooKeeper
      */
-    public java.util.concurrent.CompletableFuture<Boolean> reportIsOursAsync(String host, String module) {
+    public boolean reportIsOurs(String host, String module) throws Exception {
         String path = paths.report(host, module);
         Written w = written.get(path);
-        java.util.concurrent.CompletableFuture<Boolean> f = new java.util.concurrent.CompletableFuture<>();
-        if (w == null) {
-            f.complete(false);
-            return f;
+        if (w == null) return false;
+        if (watchedReports.contains(path)) return true;
+        long generation = watchGeneration.get();
+        Stat st = client.checkExists().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) e -> forget(path)).forPath(path);
+        boolean ours = st != null && st.getVersion() == w.version() && st.getMzxid() == w.mzxid();
+        // Trusted from memory only if no watch fired meanwhile (it may have fired for this very node).
+        if (ours) {
+            synchronized (watchedReports) {
+                if (watchGeneration.get() == generation) watchedReports.add(path);
+            }
         }
-        try {
-            client.checkExists().inBackground((c, e) -> f.complete(e.getResultCode() == KeeperException.Code.OK.intValue()
-                    && e.getStat() != null && e.getStat().getVersion() == w.version() && e.getStat().getMzxid() == w.mzxid()))
-                    .forPath(path);
-        } catch (Exception e) {
-            f.complete(false);
-        }
-        return f;
+        return ours;
     }
 
     /**
-     * Lists, in the background, the held nodes of a host (their names are Docker container names).
-     *
      * @param host host id
-     * @return completes with the names (empty when there is no held node), or exceptionally with ZooKeeper's error
+     * @return the names of the host's held nodes (Docker container names), without their data; empty when none. Read
+     *         with a watch and then answered from memory until the watch fires or the session is lost.
+     * @throws Exception from ZooKeeper
      */
-    public java.util.concurrent.CompletableFuture<List<String>> heldNamesAsync(String host) {
-        java.util.concurrent.CompletableFuture<List<String>> f = new java.util.concurrent.CompletableFuture<>();
+    public List<String> heldNames(String host) throws Exception {
+        String path = paths.held(host);
+        List<String> known = heldKnown.get(path);
+        if (known != null) return known;
+        long generation = watchGeneration.get();
+        List<String> names;
         try {
-            client.getChildren().inBackground((c, e) -> {
-                if (e.getResultCode() == KeeperException.Code.OK.intValue()) f.complete(e.getChildren());
-                else if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) f.complete(List.of());
-                else f.completeExceptionally(KeeperException.create(KeeperException.Code.get(e.getResultCode()), e.getPath()));
-            }).forPath(paths.held(host));
-        } catch (Exception e) {
-            f.completeExceptionally(e);
+            names = List.copyOf(client.getChildren().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) e -> forget(path)).forPath(path));
+        } catch (KeeperException.NoNodeException e) {
+            // the watch cannot be set on a missing parent with getChildren: watch for its creation instead
+            client.checkExists().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) ev -> forget(path)).forPath(path);
+            names = List.of();
         }
-        return f;
+        synchronized (watchedReports) {
+            if (watchGeneration.get() == generation) heldKnown.put(path, names);
+        }
+        return names;
     }
+
+    /** Report paths whose node is known, from an armed watch, to be the one this store wrote. */
+    private final java.util.Set<String> watchedReports = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Held children per host path, known from an armed watch. */
+    private final Map<String, List<String>> heldKnown = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Moves on at every watch that fires and at every lost session: what was read before is not trusted after. */
+    private final java.util.concurrent.atomic.AtomicLong watchGeneration = new java.util.concurrent.atomic.AtomicLong();
+
+    private void forget(String path) {
+        synchronized (watchedReports) {
+            watchGeneration.incrementAndGet();
+            watchedReports.remove(path);
+            heldKnown.remove(path);
+        }
+    }
+
+    private void forgetAll() {
+        synchronized (watchedReports) {
+            watchGeneration.incrementAndGet();
+            watchedReports.clear();
+            heldKnown.clear();
+        }
+    }
+
     /**
      * The last report written per path: the next write sets the data at that version without reading it first; when
      * somebody else wrote meanwhile (a window in another process), the version check fails and the write reads first.
@@ -268,6 +306,7 @@ public final class MeshStore {
 
     private void updateReport(String host, String module, UnaryOperator<ApplyReport> change) throws Exception {
         String path = paths.report(host, module);
+        forget(path); // what is read about it before this write is not trusted after
         Written known = written.remove(path);
         if (known != null) {
             ApplyReport next = change.apply(known.report());

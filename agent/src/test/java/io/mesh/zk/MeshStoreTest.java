@@ -86,4 +86,31 @@ class MeshStoreTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> store.desired(MODULE) == null);
         }
     }
+    /**
+     * The no-op reconcile's two facts (decision 0004) are read once with a watch and then answered from memory: until
+     * another session changes the report or the host's held nodes.
+     */
+    @Test
+    void reportAndHeldFactsFollowChangesMadeByAnotherSession() throws Exception {
+        MeshStore agent = new MeshStore(zk.client(), zk.paths());
+        assertThat(agent.reportIsOurs(HOST, MODULE)).as("nothing written yet").isFalse();
+        agent.writeReport(report("r1"));
+        assertThat(agent.reportIsOurs(HOST, MODULE)).isTrue();
+        assertThat(agent.reportIsOurs(HOST, MODULE)).isTrue();
+        assertThat(agent.heldNames(HOST)).isEmpty();
+        try (org.apache.curator.framework.CuratorFramework other = MeshZk.connect(zk.connect(), Duration.ofSeconds(30))) {
+            other.setData().forPath(zk.paths().report(HOST, MODULE), Json.bytes(report("by-hand")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> !agent.reportIsOurs(HOST, MODULE));
+            agent.writeReport(report("r2"));
+            assertThat(agent.reportIsOurs(HOST, MODULE)).isTrue();
+
+            other.create().creatingParentsIfNeeded().forPath(zk.paths().held(HOST, "store-registry"), new byte[0]);
+            await().atMost(Duration.ofSeconds(10)).until(() -> agent.heldNames(HOST).contains("store-registry"));
+            other.delete().forPath(zk.paths().held(HOST, "store-registry"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> agent.heldNames(HOST).isEmpty());
+
+            other.delete().forPath(zk.paths().report(HOST, MODULE));
+            await().atMost(Duration.ofSeconds(10)).until(() -> !agent.reportIsOurs(HOST, MODULE));
+        }
+    }
 }

@@ -192,7 +192,7 @@ public final class Applier {
                     // The connection dropped while this apply ran (Curator retried its reads through it): the module
                     // lock may have lapsed meanwhile. Report it, and let the retry apply again under a sound lock.
                     throw new SessionGuard.SessionLostException("the ZooKeeper connection was interrupted during the apply,"
-                            + " so the module lock may have lapsed (done so far: " + summary(report) + "); it will be applied again");
+                            + " so the module lock may have lapsed (done so far: containers " + summary(report) + "); it will be applied again");
                 }
                 write(report);
                 return report;
@@ -539,14 +539,14 @@ public final class Applier {
         String s = r.containers().stream()
                 .collect(Collectors.groupingBy(ContainerResult::action, java.util.TreeMap::new, Collectors.counting()))
                 .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
-        return "containers " + (s.isEmpty() ? "none" : s);
+        return s.isEmpty() ? "none" : s;
     }
 
     private void write(ApplyReport r) throws Exception {
         confirmed.remove(r.module());
         store.writeReport(r);
         if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);
-        String summary = summary(r).substring("containers ".length());
+        String summary = summary(r);
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
         if (ApplyReport.FAILED.equals(r.outcome())) {
             log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",

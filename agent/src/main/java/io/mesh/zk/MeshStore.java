@@ -238,15 +238,10 @@ public final class MeshStore {
         Written w = written.get(path);
         if (w == null) return false;
         if (watchedReports.contains(path)) return true;
-        long generation = watchGeneration.get();
-        Stat st = client.checkExists().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) e -> forget(path)).forPath(path);
+        long generation = watchGeneration();
+        Stat st = client.checkExists().usingWatcher(forgetting(path)).forPath(path);
         boolean ours = st != null && st.getVersion() == w.version() && st.getMzxid() == w.mzxid();
-        // Trusted from memory only if no watch fired meanwhile (it may have fired for this very node).
-        if (ours) {
-            synchronized (watchedReports) {
-                if (watchGeneration.get() == generation) watchedReports.add(path);
-            }
-        }
+        if (ours) rememberUnlessForgotten(generation, () -> watchedReports.add(path));
         return ours;
     }
 
@@ -260,18 +255,17 @@ public final class MeshStore {
         String path = paths.held(host);
         List<String> known = heldKnown.get(path);
         if (known != null) return known;
-        long generation = watchGeneration.get();
+        long generation = watchGeneration();
         List<String> names;
         try {
-            names = List.copyOf(client.getChildren().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) e -> forget(path)).forPath(path));
+            names = List.copyOf(client.getChildren().usingWatcher(forgetting(path)).forPath(path));
         } catch (KeeperException.NoNodeException e) {
-            // the watch cannot be set on a missing parent with getChildren: watch for its creation instead
-            client.checkExists().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) ev -> forget(path)).forPath(path);
+            // a failed getChildren sets no watch: watch for the parent's creation instead
+            client.checkExists().usingWatcher(forgetting(path)).forPath(path);
             names = List.of();
         }
-        synchronized (watchedReports) {
-            if (watchGeneration.get() == generation) heldKnown.put(path, names);
-        }
+        List<String> read = names;
+        rememberUnlessForgotten(generation, () -> heldKnown.put(path, read));
         return names;
     }
 
@@ -279,20 +273,39 @@ public final class MeshStore {
     private final java.util.Set<String> watchedReports = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Held children per host path, known from an armed watch. */
     private final Map<String, List<String>> heldKnown = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Guards {@link #generation}, and what is remembered against it. */
+    private final Object watchLock = new Object();
     /** Moves on at every watch that fires and at every lost session: what was read before is not trusted after. */
-    private final java.util.concurrent.atomic.AtomicLong watchGeneration = new java.util.concurrent.atomic.AtomicLong();
+    private long generation;
+
+    private long watchGeneration() {
+        synchronized (watchLock) {
+            return generation;
+        }
+    }
+
+    /** Remembers what was read at {@code readAt} only if no watch fired since (it may have fired for that very node). */
+    private void rememberUnlessForgotten(long readAt, Runnable remember) {
+        synchronized (watchLock) {
+            if (generation == readAt) remember.run();
+        }
+    }
+
+    private org.apache.curator.framework.api.CuratorWatcher forgetting(String path) {
+        return event -> forget(path);
+    }
 
     private void forget(String path) {
-        synchronized (watchedReports) {
-            watchGeneration.incrementAndGet();
+        synchronized (watchLock) {
+            generation++;
             watchedReports.remove(path);
             heldKnown.remove(path);
         }
     }
 
     private void forgetAll() {
-        synchronized (watchedReports) {
-            watchGeneration.incrementAndGet();
+        synchronized (watchLock) {
+            generation++;
             watchedReports.clear();
             heldKnown.clear();
         }

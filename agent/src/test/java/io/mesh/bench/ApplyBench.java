@@ -11,7 +11,6 @@ import io.mesh.zk.DesiredRecord;
 import io.mesh.zk.Json;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
-import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import io.mesh.zk.MeshZk;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.ZkPaths;
@@ -65,14 +64,7 @@ public final class ApplyBench {
         CuratorFramework client = MeshZk.connect(zk, Duration.ofSeconds(30));
         // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
         MeshStore store = new MeshStore(client, paths);
-        desiredCache = CuratorCache.build(client, paths.desired());
-        java.util.concurrent.CountDownLatch loaded = new java.util.concurrent.CountDownLatch(1);
-        desiredCache.listenable().addListener(CuratorCacheListener.builder().forInitialized(() -> {
-            store.readDesiredFrom(desiredCache);
-            loaded.countDown();
-        }).build());
-        desiredCache.start();
-        if (!loaded.await(30, TimeUnit.SECONDS)) throw new IllegalStateException("the desired cache did not load");
+        desiredCache = Bench.desiredCache(client, paths, store);
         Applier applier = new Applier(store, docker, host, ProcessRef.current("mesh bench"),
                 Duration.ofSeconds(2), new WindowJournal(dir.resolve("state")));
         List<String> compose = List.of(composeBin, "-p", project, "-f", composeFile.toString());

@@ -61,5 +61,30 @@ public final class Bench {
         System.out.flush();
     }
 
+    /**
+     * Makes a store read desired nodes as the running agent's does: from a started {@code CuratorCache} of
+     * {@code /mesh/desired}, once it has loaded ({@link io.mesh.zk.MeshStore#readDesiredFrom}).
+     *
+     * @return the cache, loaded; the caller closes it
+     * @throws IllegalStateException when it does not load within 30 s
+     */
+    public static org.apache.curator.framework.recipes.cache.CuratorCache desiredCache(
+            org.apache.curator.framework.CuratorFramework client, io.mesh.zk.ZkPaths paths, io.mesh.zk.MeshStore store)
+            throws InterruptedException {
+        var cache = org.apache.curator.framework.recipes.cache.CuratorCache.build(client, paths.desired());
+        var loaded = new java.util.concurrent.CountDownLatch(1);
+        cache.listenable().addListener(org.apache.curator.framework.recipes.cache.CuratorCacheListener.builder()
+                .forInitialized(() -> {
+                    store.readDesiredFrom(cache);
+                    loaded.countDown();
+                }).build());
+        cache.start();
+        if (!loaded.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+            cache.close();
+            throw new IllegalStateException("the desired cache did not load");
+        }
+        return cache;
+    }
+
     public static double ms(long nanos) { return nanos / 1e6; }
 }

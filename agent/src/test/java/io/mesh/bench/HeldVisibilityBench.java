@@ -80,15 +80,7 @@ public final class HeldVisibilityBench {
             runtime.create(spec.dockerName("c1"), spec.containers().get("c1"), Map.of("mesh.module", module, "mesh.container", "c1"));
             // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
             MeshStore store = new MeshStore(client, paths);
-            desiredCache = org.apache.curator.framework.recipes.cache.CuratorCache.build(client, paths.desired());
-            CountDownLatch loaded = new CountDownLatch(1);
-            desiredCache.listenable().addListener(org.apache.curator.framework.recipes.cache.CuratorCacheListener.builder()
-                    .forInitialized(() -> {
-                        store.readDesiredFrom(desiredCache);
-                        loaded.countDown();
-                    }).build());
-            desiredCache.start();
-            if (!loaded.await(30, TimeUnit.SECONDS)) throw new IllegalStateException("the desired cache did not load");
+            desiredCache = Bench.desiredCache(client, paths, store);
             WindowRunner runner = new WindowRunner(store, runtime, host, ProcessRef.current("mesh bench"),
                     new WindowJournal(Files.createTempDirectory("mesh-bench-held")));
             String heldPath = paths.held(host, spec.dockerName("c1"));

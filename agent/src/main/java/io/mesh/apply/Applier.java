@@ -13,6 +13,7 @@ import io.mesh.zk.DesiredRecord;
 import io.mesh.zk.HeldRecord;
 import io.mesh.zk.LockHolder;
 import io.mesh.zk.MeshStore;
+import io.mesh.zk.PersistentParents;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.SessionGuard;
 import io.mesh.zk.WindowRecord;
@@ -125,6 +126,7 @@ public final class Applier {
         long interruptedAtStart = session.interruptions();
         DesiredRecord desired = null;
         ModuleLock lock = null;
+        boolean leftThisHost = false;
         try {
             // ZooKeeper not answering: do nothing, and say so once it answers (fail() waits for it).
             session.check(session.lostCount());
@@ -195,6 +197,7 @@ public final class Applier {
                             + " so the module lock may have lapsed (done so far: containers " + summary(report) + "); it will be applied again");
                 }
                 write(report);
+                leftThisHost = !newest.spec().runsOn(host) && ApplyReport.APPLIED.equals(report.outcome());
                 return report;
             }
         } catch (InterruptedException e) {
@@ -205,6 +208,19 @@ public final class Applier {
             return fail(module, desired, started, "apply failed: " + describe(e), stopping);
         } finally {
             if (lock != null) releaseQuietly(lock);
+            if (lock != null && leftThisHost) deleteLockParent(lock.path());
+        }
+    }
+
+    /**
+     * A module that no longer runs on this host leaves no lock parent behind ({@link PersistentParents}): deleted when
+     * nobody waits on it. Best effort: a parent left behind is an empty znode, and the next apply uses it.
+     */
+    private void deleteLockParent(String path) {
+        try {
+            PersistentParents.deleteIfEmpty(store.client(), path);
+        } catch (Exception e) {
+            log.debug("lock parent {} not deleted: {}", path, describe(e));
         }
     }
 

@@ -3,6 +3,7 @@ package io.mesh.lock;
 import io.mesh.zk.Times;
 import io.mesh.zk.Json;
 import io.mesh.zk.LockHolder;
+import io.mesh.zk.PersistentParents;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -27,6 +28,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Each lock child (Curator's protected ephemeral-sequential node) carries a {@link LockHolder} as its data, so
  * {@code zkCli} shows who holds the lock (lowest sequence) and who waits.
+ *
+ * <p>The lock's parent is made persistent before the first acquisition ({@link PersistentParents}): Curator would
+ * make it a container znode, which ZooKeeper deletes within a minute of the last release, so that the next apply
+ * would first pay for making it again.
  *
  * <p>Per Curator's documentation, an {@code InterProcessMutex} is owned by the thread that acquired it:
  * {@link #release()} must be called on that thread. One instance serves one acquisition; make a new one per apply
@@ -59,7 +64,7 @@ public final class ModuleLock implements AutoCloseable {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ModuleLock.class);
     private final CuratorFramework client;
-    private final InterProcessMutex mutex;
+    private final Mutex mutex;
     private final String module;
     private final String path;
     private final LockHolder holder;
@@ -78,13 +83,27 @@ public final class ModuleLock implements AutoCloseable {
         this.module = module;
         this.path = paths.lock(module, host);
         this.holder = new LockHolder(host, who.pid(), who.process(), purpose, Times.now());
-        final byte[] data = Json.bytes(holder);
-        this.mutex = new InterProcessMutex(client, path) {
-            @Override
-            protected byte[] getLockNodeBytes() {
-                return data;
-            }
-        };
+        this.mutex = new Mutex(client, path, Json.bytes(holder));
+    }
+
+    /** Curator's mutex, with the holder's JSON as its lock node's data and its own lock node's path readable. */
+    private static final class Mutex extends InterProcessMutex {
+        private final byte[] data;
+
+        Mutex(CuratorFramework client, String path, byte[] data) {
+            super(client, path);
+            this.data = data;
+        }
+
+        @Override
+        protected byte[] getLockNodeBytes() {
+            return data;
+        }
+
+        /** @return the lock node the calling thread holds, or {@code null} */
+        String ownNode() {
+            return getLockPath();
+        }
     }
 
     /** @return the lock's path, {@code /mesh/locks/<module>/<host>} */
@@ -106,6 +125,7 @@ public final class ModuleLock implements AutoCloseable {
         users.incrementAndGet();
         boolean ok = false;
         try {
+            PersistentParents.ensure(client, path);
             ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
             if (!ok && users.get() == 1) removeOrphans();
         } finally {

@@ -3,6 +3,7 @@ package io.mesh.window;
 import io.mesh.zk.HeldRecord;
 import io.mesh.zk.Json;
 import io.mesh.zk.MeshStore;
+import io.mesh.zk.PersistentParents;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.WindowRecord;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
@@ -20,7 +21,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The window node and the held nodes of one window: Curator {@link PersistentNode}s in {@code EPHEMERAL} mode, so
  * that they come back by themselves after the window's process gets a new ZooKeeper session, and vanish with the
- * process. {@link #publish} returns only once every node is confirmed created.
+ * process. {@link #publish} returns only once every node is confirmed created. Their parents,
+ * {@code /mesh/windows/<host>} and {@code /mesh/held/<host>}, are persistent ({@link PersistentParents}).
  */
 final class HeldNodes implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HeldNodes.class);
@@ -43,11 +45,21 @@ final class HeldNodes implements AutoCloseable {
      * @param by       the process running the window
      * @param wait     how long to wait for the nodes to be confirmed
      * @return the published nodes; close them to delete them
-     * @throws IllegalStateException when a node is not confirmed in time (every node is deleted again then)
+     * @throws IllegalStateException when a parent cannot be made, or a node is not confirmed in time (every node is
+     *                               deleted again then)
      * @throws InterruptedException  when interrupted while waiting
      */
     static HeldNodes publish(MeshStore store, String host, String module, String schedule, String window, Instant since,
                              List<String[]> held, ProcessRef by, Duration wait) throws InterruptedException {
+        for (String parent : List.of(store.paths().windows(host), store.paths().held(host))) {
+            try {
+                PersistentParents.ensure(store.client(), parent);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("could not create " + parent + ": " + e, e);
+            }
+        }
         HeldNodes h = new HeldNodes(window);
         try {
             List<String> names = held.stream().map(x -> x[0]).toList();

@@ -262,10 +262,14 @@ class ApplierTest {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
         applier.apply(module, () -> false);
         assertThat(docker.moduleContainers(module)).hasSize(2);
+        // The module lock's parent is persistent while the module runs here (PersistentParents)...
+        assertThat(new String(zk.client().getData().forPath(zk.paths().lock(module, "host-a")))).as("made by mesh").isEqualTo("{}");
         zk.setDesired(yaml(BUSYBOX, "one", true).replace("hosts: [host-a]", "hosts: [host-b]"), "r2");
         ApplyReport r = applier.apply(module, () -> false);
         assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerResult.REMOVED);
         assertThat(docker.moduleContainers(module)).isEmpty();
+        // ... and goes with it.
+        assertThat(zk.client().checkExists().forPath(zk.paths().lock(module, "host-a"))).isNull();
         // From then on the module is another host's business: no lock taken, no report written here.
         var stat = zk.client().checkExists().forPath(zk.paths().report("host-a", module));
         assertThat(applier.apply(module, () -> false)).isNull();

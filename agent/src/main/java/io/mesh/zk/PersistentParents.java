@@ -1,0 +1,93 @@
+package io.mesh.zk;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Keeps the parents of mesh's short-lived znodes persistent: {@code /mesh/locks/<module>/<host>} (the lock children),
+ * {@code /mesh/held/<host>} and {@code /mesh/windows/<host>}.
+ *
+ * <p>Why: Curator's recipes ({@code InterProcessMutex}, {@code PersistentNode}) create a missing parent as a
+ * <em>container</em> znode ({@code CreateMode.CONTAINER}, ZooKeeper 3.5+), and the server deletes a container once
+ * its last child is gone (its container manager looks every {@code znode.container.checkIntervalMs}, 60 s by
+ * default; ZooKeeper Programmer's Guide, "Container Nodes"). A module's lock parent then vanished within a minute of
+ * every apply, and the next apply or window paid for it: a create that fails with {@code NoNode} (still a quorum
+ * write), one {@code exists} per path level, and a create per missing level, before the lock node itself: three or
+ * four writes instead of one, and one more for the server's own delete (docs/benchmarks.md, B5). Made persistent
+ * once, the parent stays, and the recipe's first create succeeds.
+ *
+ * <p>The parents mesh makes carry {@code "{}"} as data, and that is how they are told from a recipe's containers,
+ * which carry none: ZooKeeper does not tell a client whether a znode is a container (its {@code Stat} shows an
+ * ephemeral owner of 0 for both). What is known to be mesh's is remembered per Curator client, so each path costs
+ * one read (and at most one create) per process. A parent that is not mesh's (a container made by a recipe, say
+ * after someone deleted mesh's by hand) is used as it is and read again next time: once the server has deleted it,
+ * it is made persistent. Parents are made with the client's ACL provider (mesh's ACL when it has credentials);
+ * levels above them that are missing are made by Curator's {@code creatingParentsIfNeeded}, with empty data.
+ */
+public final class PersistentParents {
+    private static final Logger log = LoggerFactory.getLogger(PersistentParents.class);
+    private static final byte[] EMPTY_JSON = "{}".getBytes(StandardCharsets.UTF_8);
+    private static final Map<CuratorFramework, Set<String>> KNOWN = Collections.synchronizedMap(new WeakHashMap<>());
+
+    private PersistentParents() {}
+
+    /**
+     * Makes {@code path} a persistent znode unless it is known to be one already.
+     *
+     * @param client a started Curator client
+     * @param path   an absolute znode path, such as {@code /mesh/locks/store/host-1}
+     * @throws Exception from ZooKeeper (connection loss, session expiry, no permission), as Curator throws it
+     */
+    public static void ensure(CuratorFramework client, String path) throws Exception {
+        Set<String> known = KNOWN.computeIfAbsent(client, c -> ConcurrentHashMap.newKeySet());
+        if (known.contains(path)) return;
+        byte[] data;
+        try {
+            data = client.getData().forPath(path);
+        } catch (KeeperException.NoNodeException missing) {
+            try {
+                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, EMPTY_JSON);
+                known.add(path);
+            } catch (KeeperException.NodeExistsException raced) {
+                // made meanwhile, by another process or a recipe: looked at again next time
+            }
+            return;
+        }
+        if (Arrays.equals(data, EMPTY_JSON)) {
+            known.add(path);
+        } else {
+            log.debug("{} was not made by mesh (most likely a container znode of a Curator recipe); used as it is, and made persistent once ZooKeeper has deleted it", path);
+        }
+    }
+
+    /**
+     * Deletes {@code path} when it has no child, and forgets it (a module that no longer runs on this host leaves no
+     * lock parent behind). A parent with children (someone waits for the lock), or already gone, is left as it is.
+     *
+     * @param client a started Curator client
+     * @param path   the parent to delete
+     * @return true when this call deleted it
+     * @throws Exception from ZooKeeper other than {@code NotEmpty} and {@code NoNode}
+     */
+    public static boolean deleteIfEmpty(CuratorFramework client, String path) throws Exception {
+        Set<String> known = KNOWN.get(client);
+        if (known != null) known.remove(path);
+        try {
+            client.delete().forPath(path);
+            return true;
+        } catch (KeeperException.NotEmptyException | KeeperException.NoNodeException e) {
+            return false;
+        }
+    }
+}

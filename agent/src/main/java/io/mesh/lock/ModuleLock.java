@@ -7,6 +7,8 @@ import io.mesh.zk.PersistentParents;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
@@ -160,6 +162,35 @@ public final class ModuleLock implements AutoCloseable {
         } finally {
             USERS.get(path).decrementAndGet();
         }
+    }
+
+    /**
+     * Releases the lock in the same ZooKeeper transaction as {@code op} (Curator's {@code transaction()}, one
+     * ZooKeeper {@code multi}): one quorum write instead of two, for the write that ends what the lock guarded (an
+     * apply's report). All or nothing: when the transaction fails, nothing was written, the lock is still held, and
+     * the caller writes and releases the usual way ({@link #release()}, whose guaranteed delete also covers a
+     * transaction that was applied but whose answer was lost). Must run on the thread that acquired the lock.
+     *
+     * @param op the operation to commit with the release (for example a {@code setData} at an expected version)
+     * @return the transaction's results, {@code op}'s first; {@code null} when the transaction failed or the lock is
+     *         not held by this thread
+     * @throws Exception other than {@link KeeperException} (interrupted, for one), as Curator throws it
+     */
+    public List<CuratorTransactionResult> releaseWith(CuratorOp op) throws Exception {
+        if (!held) return null;
+        String node = mutex.ownNode();
+        if (node == null) return null;
+        List<CuratorTransactionResult> results;
+        try {
+            results = client.transaction().forOperations(op, client.transactionOp().delete().forPath(node));
+        } catch (KeeperException e) {
+            log.debug("lock {} and {} not committed together ({}); written and released one after the other", node, op, e.toString());
+            return null;
+        }
+        // The node is gone: this instance is done. (Curator's own release would now try to delete it again.)
+        held = false;
+        USERS.get(path).decrementAndGet();
+        return results;
     }
 
     /**

@@ -5,6 +5,8 @@ import io.mesh.manifest.ManifestException;
 import io.mesh.manifest.ManifestParser;
 import io.mesh.manifest.ModuleSpec;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.zookeeper.CreateMode;
@@ -199,10 +201,69 @@ public final class MeshStore {
      * @throws Exception from ZooKeeper
      */
     public void writeReport(ApplyReport report) throws Exception {
-        updateReport(report.host(), report.module(), old -> {
-            ApplyReport r = report.lastWindow() != null || old == null ? report : report.withLastWindow(old.lastWindow());
-            return r.withLastApplied(old == null ? null : old.lastApplied());
-        });
+        updateReport(report.host(), report.module(), old -> replacing(report, old));
+    }
+
+    /** @return {@code report} with the {@code lastWindow} (unless it has its own) and {@code lastApplied} of {@code old} */
+    private static ApplyReport replacing(ApplyReport report, ApplyReport old) {
+        if (old == null) return report.withLastApplied(null);
+        ApplyReport r = report.lastWindow() != null ? report : report.withLastWindow(old.lastWindow());
+        return r.withLastApplied(old.lastApplied());
+    }
+
+    /**
+     * A report write made ready to be committed in another transaction (the apply's, with the release of its module
+     * lock: {@code ModuleLock.releaseWith}): a {@code setData} at the version this store last wrote, of the report
+     * with the {@code lastWindow} and {@code lastApplied} of the one it replaces. After the transaction, tell the
+     * store with {@link #committed} or {@link #notCommitted}.
+     *
+     * @param path   the report's path
+     * @param report what is written
+     * @param op     the operation, for {@code CuratorFramework.transaction().forOperations}
+     */
+    public record ReportWrite(String path, ApplyReport report, CuratorOp op) {}
+
+    /**
+     * Makes a report write ready for another transaction, as {@link #writeReport} would write it, when this store
+     * knows the node's version (it wrote it last).
+     *
+     * @param report the report
+     * @return the write; {@code null} when this store has not written the node, or someone else may have since: then
+     *         use {@link #writeReport}
+     * @throws Exception from Curator, building the operation
+     */
+    public ReportWrite prepareReport(ApplyReport report) throws Exception {
+        String path = paths.report(report.host(), report.module());
+        Written known = written.get(path);
+        if (known == null) return null;
+        ApplyReport next = replacing(report, known.report());
+        forget(path); // what is read about it before this write is not trusted after
+        return new ReportWrite(path, next, client.transactionOp().setData().withVersion(known.version()).forPath(path, Json.bytes(next)));
+    }
+
+    /**
+     * The transaction of a {@link #prepareReport prepared} write was committed.
+     *
+     * @param w      the write
+     * @param result the transaction's result for {@code w.op()}
+     */
+    public void committed(ReportWrite w, CuratorTransactionResult result) {
+        Stat s = result.getResultStat();
+        if (s == null) {
+            written.remove(w.path());
+            return;
+        }
+        written.put(w.path(), new Written(s.getVersion(), s.getMzxid(), w.report()));
+    }
+
+    /**
+     * The transaction of a {@link #prepareReport prepared} write failed (it may have been applied with its answer
+     * lost): the next write of the node reads it first.
+     *
+     * @param w the write
+     */
+    public void notCommitted(ReportWrite w) {
+        written.remove(w.path());
     }
 
     /**

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -77,6 +78,11 @@ class ApplierTest {
         ApplyReport second = applier.apply(module, () -> false);
         assertThat(byName(second).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(web.getId());
+        // The report and the release of the module lock were one transaction: the report's last change and the lock
+        // parent's last child change have the same zxid.
+        var lockParent = zk.client().checkExists().forPath(zk.paths().lock(module, "host-a"));
+        assertThat(zk.client().getChildren().forPath(zk.paths().lock(module, "host-a"))).isEmpty();
+        assertThat(lockParent.getPzxid()).isEqualTo(zk.client().checkExists().forPath(zk.paths().report("host-a", module)).getMzxid());
 
         // env changed -> recreated, naming the variable (not its value)
         zk.setDesired(yaml(BUSYBOX, "two", true), "r2");
@@ -255,6 +261,27 @@ class ApplierTest {
         assertThat(byName(r3).get("web").reasons()).anyMatch(s -> s.contains("mesh-test/nowhere:0"));
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
+    }
+
+    /** A report that another process rewrote meanwhile is read and merged, then written, then the lock released. */
+    @Test
+    void aReportRewrittenByAnotherProcessIsMergedAndTheLockStillReleased() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        String report = zk.paths().report("host-a", module);
+        // another process (a window run by `mesh-agent window`) records its result in the report
+        ApplyReport theirs = Json.read(zk.client().getData().forPath(report), ApplyReport.class)
+                .withLastWindow(new io.mesh.zk.WindowResult("gc", "w-1", java.time.Instant.parse("2026-11-30T03:30:00Z"),
+                        java.time.Instant.parse("2026-11-30T03:30:05Z"), io.mesh.zk.WindowResult.SUCCEEDED, 0, List.of(), List.of(), null));
+        zk.client().setData().forPath(report, Json.bytes(theirs));
+        zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).isEqualTo(ApplyReport.APPLIED);
+        ApplyReport stored = Json.read(zk.client().getData().forPath(report), ApplyReport.class);
+        assertThat(stored.revision()).isEqualTo("r2");
+        assertThat(stored.lastWindow()).as("their window result kept").isNotNull();
+        assertThat(stored.lastWindow().window()).isEqualTo("w-1");
+        assertThat(zk.client().getChildren().forPath(zk.paths().lock(module, "host-a"))).as("lock released").isEmpty();
     }
 
     @Test

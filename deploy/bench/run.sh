@@ -92,6 +92,25 @@ docker_up
 bench "B1-B2" 120 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 8 --b1-per-round 10 --b2-rounds 3
 bench "B3" 110 io.mesh.bench.LockBench --zk-file "$work/zk.properties" --results "$results" --seconds 5 --phases 3
 MESH_LOG_LEVEL=WARN bench "B4" 60 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zk.properties" --results "$results" --iterations 500
+# B4 after a quiet spell, as a cron window comes: a second ensemble whose container manager looks every 100 ms
+# (ZooKeeper's default is 60 s), and a 400 ms pause before each window.
+log "starting a second ensemble, container manager every 100 ms (B4 after a quiet spell)"
+mkfifo "$work/zkq.in"
+sleep 100000 >"$work/zkq.in" &
+zkq_hold=$!
+pids+=("$zkq_hold")
+"$java_bin" -Xmx512m -Dznode.container.checkIntervalMs=100 -cp "$cp" io.mesh.bench.ZkEnsemble "$work/zkq.properties" \
+  <"$work/zkq.in" >"$work/zkq.log" 2>&1 &
+zkq=$!
+pids+=("$zkq")
+for _ in $(seq 1 60); do [ -f "$work/zkq.properties" ] && break; sleep 1; done
+if [ -f "$work/zkq.properties" ]; then
+  MESH_LOG_LEVEL=WARN bench "B4-quiet" 60 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zkq.properties" --results "$results" \
+    --iterations 60 --pause-ms 400 --prefix b4q
+else
+  log "the second ensemble did not start; B4 after a quiet spell is missing"
+fi
+kill "$zkq" "$zkq_hold" 2>/dev/null || true
 bench "B5" 270 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 2 --per-jvm 250 --wait-s 150
 docker_up
 bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
@@ -100,7 +119,7 @@ bench "B6" 90 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" 
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --launches 4 --settle-s 10 --idle-s 20
 
 "$java_bin" -cp "$cp" -Dbench.notes=deploy/bench/notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \
-  --before deploy/bench/before.properties,deploy/bench/before-8320b44.properties --out "$out"
+  --before deploy/bench/before.properties,deploy/bench/before-8320b44.properties,deploy/bench/before-33feb8a.properties --out "$out"
 log "wrote $out"
 cat "$results"
 kill "$watchdog" 2>/dev/null || true

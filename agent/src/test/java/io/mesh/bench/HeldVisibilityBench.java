@@ -40,7 +40,9 @@ import java.util.concurrent.TimeUnit;
  * path: module lock, journal, desired read, window and held nodes. Opener on server s0, watcher on server s1, both
  * sides. Iterations alternate raw/mesh.
  *
- * <p>Args: --zk-file FILE --results FILE [--iterations 150]
+ * <p>Args: --zk-file FILE --results FILE [--iterations 150] [--pause-ms 0] [--prefix b4]. With a pause, each iteration
+ * first waits that long: against an ensemble whose container manager looks more often than every 60 s
+ * ({@code -Dznode.container.checkIntervalMs}), a window then comes after a quiet spell, as a cron window does.
  */
 public final class HeldVisibilityBench {
     /** The agent's cache of /mesh/desired, as the daemon has it; closed at the end. */
@@ -51,6 +53,8 @@ public final class HeldVisibilityBench {
         Properties zk = ZkEnsemble.read(a.get("zk-file"));
         Path results = Path.of(a.get("results"));
         int iterations = Integer.parseInt(a.getOrDefault("iterations", "150"));
+        long pauseMs = Long.parseLong(a.getOrDefault("pause-ms", "0"));
+        String prefix = a.getOrDefault("prefix", "b4");
         String tag = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
         String module = "bench-held-" + tag, host = "bench-host";
         ZkPaths paths = new ZkPaths("/bench-held-" + tag);
@@ -88,6 +92,7 @@ public final class HeldVisibilityBench {
             List<Double> meshMs = new ArrayList<>(), rawMs = new ArrayList<>(), runMs = new ArrayList<>();
             int warm = 20;
             for (int i = 0; i < iterations + warm; i++) {
+                if (pauseMs > 0) Thread.sleep(pauseMs);
                 // raw
                 String p = rawParent + "/held-" + i;
                 arm(toWatcher, fromWatcher, p);
@@ -110,14 +115,15 @@ public final class HeldVisibilityBench {
                 }
             }
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("b4.samples", iterations);
-            m.put("b4.raw.p50_ms", Bench.median(rawMs));
-            m.put("b4.raw.p99_ms", Bench.pct(rawMs, 99));
-            m.put("b4.mesh.p50_ms", Bench.median(meshMs));
-            m.put("b4.mesh.p99_ms", Bench.pct(meshMs, 99));
-            m.put("b4.mesh.window_run_p50_ms", Bench.median(runMs));
-            m.put("b4.ratio.p50", Bench.median(meshMs) / Bench.median(rawMs));
-            m.put("b4.ratio.p99", Bench.pct(meshMs, 99) / Bench.pct(rawMs, 99));
+            m.put(prefix + ".samples", iterations);
+            if (pauseMs > 0) m.put(prefix + ".pause_ms", pauseMs);
+            m.put(prefix + ".raw.p50_ms", Bench.median(rawMs));
+            m.put(prefix + ".raw.p99_ms", Bench.pct(rawMs, 99));
+            m.put(prefix + ".mesh.p50_ms", Bench.median(meshMs));
+            m.put(prefix + ".mesh.p99_ms", Bench.pct(meshMs, 99));
+            m.put(prefix + ".mesh.window_run_p50_ms", Bench.median(runMs));
+            m.put(prefix + ".ratio.p50", Bench.median(meshMs) / Bench.median(rawMs));
+            m.put(prefix + ".ratio.p99", Bench.pct(meshMs, 99) / Bench.pct(rawMs, 99));
             Bench.result(results, m);
         } finally {
             if (desiredCache != null) desiredCache.close();

@@ -1,6 +1,8 @@
 package io.mesh.zk;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
@@ -27,18 +29,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * four writes instead of one, and one more for the server's own delete (docs/benchmarks.md, B5). Made persistent
  * once, the parent stays, and the recipe's first create succeeds.
  *
- * <p>The parents mesh makes carry {@code "{}"} as data, and that is how they are told from a recipe's containers,
- * which carry none: ZooKeeper does not tell a client whether a znode is a container (its {@code Stat} shows an
- * ephemeral owner of 0 for both). What is known to be mesh's is remembered per Curator client, so each path costs
- * one read (and at most one create) per process. A parent that is not mesh's (a container made by a recipe, say
- * after someone deleted mesh's by hand) is used as it is and read again next time: once the server has deleted it,
- * it is made persistent. Parents are made with the client's ACL provider (mesh's ACL when it has credentials);
- * levels above them that are missing are made by Curator's {@code creatingParentsIfNeeded}, with empty data.
+ * <p>The parents mesh makes carry {@code "{}"} as data (so do the levels above them that it makes), and that is how
+ * they are told from a recipe's containers, which carry none: ZooKeeper does not tell a client whether a znode is a
+ * container (its {@code Stat} shows an ephemeral owner of 0 for both). What is known to be mesh's is remembered per
+ * Curator client, so each path costs one read (and at most one create and one {@code exists}) per process; the read
+ * sets a watch, and any event of that node (changed, deleted, or the connection lost) forgets it, so that a parent
+ * deleted meanwhile (by {@link #deleteIfEmpty}, or by hand) is looked at again. A parent that is not mesh's (a
+ * container made by a recipe) is used as it is and looked at again next time: once the server has deleted it, it is
+ * made persistent. Parents are made with the client's ACL provider (mesh's ACL when it has credentials).
  */
 public final class PersistentParents {
     private static final Logger log = LoggerFactory.getLogger(PersistentParents.class);
     private static final byte[] EMPTY_JSON = "{}".getBytes(StandardCharsets.UTF_8);
-    private static final Map<CuratorFramework, Set<String>> KNOWN = Collections.synchronizedMap(new WeakHashMap<>());
+    private static final Map<CuratorFramework, Known> KNOWN = Collections.synchronizedMap(new WeakHashMap<>());
+
+    /** What one client knows: parents that are mesh's, and one watcher per path (ZooKeeper keeps one per watcher). */
+    private static final class Known {
+        final Set<String> paths = ConcurrentHashMap.newKeySet();
+        final Map<String, CuratorWatcher> watchers = new ConcurrentHashMap<>();
+
+        CuratorWatcher watcher(String path) {
+            return watchers.computeIfAbsent(path, p -> event -> paths.remove(p));
+        }
+    }
 
     private PersistentParents() {}
 
@@ -50,24 +63,39 @@ public final class PersistentParents {
      * @throws Exception from ZooKeeper (connection loss, session expiry, no permission), as Curator throws it
      */
     public static void ensure(CuratorFramework client, String path) throws Exception {
-        Set<String> known = KNOWN.computeIfAbsent(client, c -> ConcurrentHashMap.newKeySet());
-        if (known.contains(path)) return;
+        Known known = KNOWN.computeIfAbsent(client, c -> new Known());
+        if (known.paths.contains(path)) return;
         byte[] data;
         try {
-            data = client.getData().forPath(path);
+            data = client.getData().usingWatcher(known.watcher(path)).forPath(path);
         } catch (KeeperException.NoNodeException missing) {
             try {
-                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, EMPTY_JSON);
-                known.add(path);
+                create(client, path);
             } catch (KeeperException.NodeExistsException raced) {
-                // made meanwhile, by another process or a recipe: looked at again next time
+                return; // made meanwhile, by another process or a recipe: looked at again next time
             }
+            known.paths.add(path);
+            if (client.checkExists().usingWatcher(known.watcher(path)).forPath(path) == null) known.paths.remove(path);
             return;
         }
         if (Arrays.equals(data, EMPTY_JSON)) {
-            known.add(path);
+            known.paths.add(path);
         } else {
             log.debug("{} was not made by mesh (most likely a container znode of a Curator recipe); used as it is, and made persistent once ZooKeeper has deleted it", path);
+        }
+    }
+
+    /** Creates {@code path} and the missing levels above it, persistent, with {@code "{}"}. */
+    private static void create(CuratorFramework client, String path) throws Exception {
+        try {
+            client.create().withMode(CreateMode.PERSISTENT).forPath(path, EMPTY_JSON);
+        } catch (KeeperException.NoNodeException noParent) {
+            try {
+                create(client, ZKPaths.getPathAndNode(path).getPath());
+            } catch (KeeperException.NodeExistsException raced) {
+                // made meanwhile
+            }
+            client.create().withMode(CreateMode.PERSISTENT).forPath(path, EMPTY_JSON);
         }
     }
 
@@ -81,13 +109,14 @@ public final class PersistentParents {
      * @throws Exception from ZooKeeper other than {@code NotEmpty} and {@code NoNode}
      */
     public static boolean deleteIfEmpty(CuratorFramework client, String path) throws Exception {
-        Set<String> known = KNOWN.get(client);
-        if (known != null) known.remove(path);
         try {
             client.delete().forPath(path);
             return true;
         } catch (KeeperException.NotEmptyException | KeeperException.NoNodeException e) {
             return false;
+        } finally {
+            Known known = KNOWN.get(client); // the watch forgets it too; this makes it sure at once
+            if (known != null) known.paths.remove(path);
         }
     }
 }

@@ -78,6 +78,7 @@ class PersistentParentsTest {
         lock.release();
         containerParentIsReaped("/control/locks/store/host-a");
         assertPersistentJson(paths.lock("store", "host-a"));
+        assertPersistentJson(paths.locks() + "/store"); // the level above, made with it
         assertThat(client.getChildren().forPath(paths.lock("store", "host-a"))).isEmpty();
         // and the next acquisition uses it as it is
         long cversion = client.checkExists().forPath(paths.lock("store", "host-a")).getCversion();
@@ -121,6 +122,19 @@ class PersistentParentsTest {
         await().atMost(10, TimeUnit.SECONDS).until(() -> client.checkExists().forPath(parent) == null);
         PersistentParents.ensure(client, parent); // not remembered as persistent: looked at again
         assertPersistentJson(parent);
+    }
+
+    @Test
+    void aParentDeletedByHandWhileRememberedIsMadeAgain() throws Exception {
+        String parent = paths.held("host-d");
+        PersistentParents.ensure(client, parent);
+        assertPersistentJson(parent);
+        client.delete().forPath(parent);
+        // the read that remembered it set a watch: its deletion is noticed, and the next ensure makes it again
+        await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> {
+            PersistentParents.ensure(client, parent);
+            assertPersistentJson(parent);
+        });
     }
 
     @Test

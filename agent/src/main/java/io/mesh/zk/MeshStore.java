@@ -122,12 +122,18 @@ public final class MeshStore {
     private record Parsed(byte[] data, DesiredRecord record) {}
     private final Map<String, Parsed> parsed = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** Reads a desired node refusing duplicate keys, which a tree would otherwise keep the last of, silently. */
+    private static final com.fasterxml.jackson.databind.ObjectReader STRICT_JSON =
+            Json.MAPPER.reader().with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
     private DesiredRecord parseDesiredNow(String path, String module, byte[] data) throws InvalidNodeException {
         JsonNode node;
         try {
-            node = Json.MAPPER.readTree(data);
+            node = STRICT_JSON.readTree(data);
         } catch (IOException e) {
-            throw new InvalidNodeException(path + " is not JSON: " + e.getMessage().lines().findFirst().orElse(""));
+            String m = e.getMessage() == null ? "" : e.getMessage().lines().findFirst().orElse("");
+            if (m.startsWith("Duplicate field")) throw new InvalidNodeException(path + " has a key twice (" + m + "); write each key once");
+            throw new InvalidNodeException(path + " is not JSON: " + m);
         }
         if (node == null || !node.isObject() || !node.path("spec").isObject()) {
             throw new InvalidNodeException(path + " has no spec object: expected {module, revision, push, spec}");

@@ -73,6 +73,8 @@ class InvalidDesiredTest {
                         "containers.../web"),
                 Arguments.of("bad cap-add", head + "\"spec\":" + spec.replace("\"image\"", "\"cap-add\":\"ALL\",\"image\"") + "}",
                         "containers.web.cap-add"),
+                Arguments.of("duplicate key in the spec", head + "\"spec\":" + spec.replace("\"image\"", "\"image\":\"other:1\",\"image\"") + "}",
+                        "has a key twice (Duplicate field 'image')"),
                 Arguments.of("missing image", head + "\"spec\":" + spec.replace("\"image\":\"" + BUSYBOX + "\"", "\"command\":[\"x\"]") + "}",
                         "containers.web.image"));
     }

@@ -411,18 +411,28 @@ public final class Applier {
      * its failure fails only the containers that use it.
      */
     private final class Images {
-        private final Map<String, Optional<RuntimeException>> seen = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<String, java.util.concurrent.CompletableFuture<Void>> seen = new java.util.concurrent.ConcurrentHashMap<>();
 
+        /** The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks. */
         void ensure(String image) {
-            Optional<RuntimeException> failed = seen.computeIfAbsent(image, i -> {
+            java.util.concurrent.CompletableFuture<Void> mine = new java.util.concurrent.CompletableFuture<>();
+            java.util.concurrent.CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
+            if (first == null) {
                 try {
-                    docker.ensureImage(i);
-                    return Optional.empty();
-                } catch (RuntimeException e) {
-                    return Optional.of(e);
+                    docker.ensureImage(image);
+                    mine.complete(null);
+                } catch (RuntimeException | Error e) {
+                    mine.completeExceptionally(e); // the others waiting for this image must not wait for ever
+                    throw e;
                 }
-            });
-            if (failed.isPresent()) throw failed.get();
+                return;
+            }
+            try {
+                first.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                throw e;
+            }
         }
     }
 

@@ -579,12 +579,11 @@ public final class Applier {
      */
     private void write(ApplyReport r, ModuleLock releasing) throws Exception {
         confirmed.remove(r.module());
-        MeshStore.ReportWrite w = releasing == null ? null : store.prepareReport(r);
+        MeshStore.ReportWrite w = releasing != null && releasing.isHeld() ? store.prepareReport(r) : null;
         var committed = w == null ? null : releasing.releaseWith(w.op());
         if (committed != null) {
             store.committed(w, committed.get(0));
-        } else {
-            if (w != null) store.notCommitted(w);
+        } else if (w == null || !store.landed(w)) {
             store.writeReport(r);
         }
         if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);

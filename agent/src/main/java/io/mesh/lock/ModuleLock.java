@@ -71,6 +71,7 @@ public final class ModuleLock implements AutoCloseable {
     private final String path;
     private final LockHolder holder;
     private volatile boolean held;
+    private volatile boolean spent;
 
     /**
      * @param client  a started Curator client
@@ -122,6 +123,8 @@ public final class ModuleLock implements AutoCloseable {
      * @throws Exception from ZooKeeper (connection loss, session expiry) as Curator throws it
      */
     public boolean acquire(Duration wait) throws Exception {
+        // After releaseWith, Curator's mutex still counts this thread as its holder: it would "re-enter" without a node.
+        if (spent) throw new IllegalStateException("this ModuleLock was released with releaseWith; make a new one");
         long t0 = System.nanoTime();
         AtomicInteger users = USERS.computeIfAbsent(path, p -> new AtomicInteger());
         users.incrementAndGet();
@@ -167,9 +170,12 @@ public final class ModuleLock implements AutoCloseable {
     /**
      * Releases the lock in the same ZooKeeper transaction as {@code op} (Curator's {@code transaction()}, one
      * ZooKeeper {@code multi}): one quorum write instead of two, for the write that ends what the lock guarded (an
-     * apply's report). All or nothing: when the transaction fails, nothing was written, the lock is still held, and
-     * the caller writes and releases the usual way ({@link #release()}, whose guaranteed delete also covers a
-     * transaction that was applied but whose answer was lost). Must run on the thread that acquired the lock.
+     * apply's report). The transaction is all or nothing. When it fails, it was most likely not applied, and the lock
+     * is still held; but Curator retries a transaction whose connection was lost, so it may have been applied with its
+     * answer lost, the retry failing on the node versions it had changed itself. The caller looks ({@code op}'s node
+     * holds what it wrote, at the next version: {@code MeshStore.landed}) before it writes again, then releases the
+     * usual way ({@link #release()}: Curator's guaranteed delete, a no-op for a node already gone). After a
+     * successful call this instance is done: {@link #acquire} refuses. Must run on the thread that acquired the lock.
      *
      * @param op the operation to commit with the release (for example a {@code setData} at an expected version)
      * @return the transaction's results, {@code op}'s first; {@code null} when the transaction failed or the lock is
@@ -189,6 +195,7 @@ public final class ModuleLock implements AutoCloseable {
         }
         // The node is gone: this instance is done. (Curator's own release would now try to delete it again.)
         held = false;
+        spent = true;
         USERS.get(path).decrementAndGet();
         return results;
     }

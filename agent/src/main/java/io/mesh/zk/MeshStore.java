@@ -221,21 +221,23 @@ public final class MeshStore {
      * A report write made ready to be committed in another transaction (the apply's, with the release of its module
      * lock: {@code ModuleLock.releaseWith}): a {@code setData} at the version this store last wrote, of the report
      * with the {@code lastWindow} and {@code lastApplied} of the one it replaces. After the transaction, tell the
-     * store with {@link #committed} or {@link #notCommitted}.
+     * store with {@link #committed}, or when it failed, ask {@link #landed}.
      *
-     * @param path   the report's path
-     * @param report what is written
-     * @param op     the operation, for {@code CuratorFramework.transaction().forOperations}
+     * @param path    the report's path
+     * @param report  what is written
+     * @param data    its bytes
+     * @param version the node's version it is written at (the one this store wrote last)
+     * @param op      the operation, for {@code CuratorFramework.transaction().forOperations}
      */
-    public record ReportWrite(String path, ApplyReport report, CuratorOp op) {}
+    public record ReportWrite(String path, ApplyReport report, byte[] data, int version, CuratorOp op) {}
 
     /**
      * Makes a report write ready for another transaction, as {@link #writeReport} would write it, when this store
      * knows the node's version (it wrote it last).
      *
      * @param report the report
-     * @return the write; {@code null} when this store has not written the node, or someone else may have since: then
-     *         use {@link #writeReport}
+     * @return the write; {@code null} when this store has not written the node (or a write of it failed since): then
+     *         use {@link #writeReport}. When someone else wrote it since, the transaction fails on the version.
      * @throws Exception from Curator, building the operation
      */
     public ReportWrite prepareReport(ApplyReport report) throws Exception {
@@ -244,7 +246,9 @@ public final class MeshStore {
         if (known == null) return null;
         ApplyReport next = replacing(report, known.report());
         forget(path); // what is read about it before this write is not trusted after
-        return new ReportWrite(path, next, client.transactionOp().setData().withVersion(known.version()).forPath(path, Json.bytes(next)));
+        byte[] data = Json.bytes(next);
+        return new ReportWrite(path, next, data, known.version(),
+                client.transactionOp().setData().withVersion(known.version()).forPath(path, data));
     }
 
     /**
@@ -263,13 +267,28 @@ public final class MeshStore {
     }
 
     /**
-     * The transaction of a {@link #prepareReport prepared} write failed (it may have been applied with its answer
-     * lost): the next write of the node reads it first.
+     * After the transaction of a {@link #prepareReport prepared} write failed: whether it was applied all the same (its
+     * answer lost, Curator's retry failing on the versions it had changed itself), that is, whether the node holds
+     * exactly what {@code w} wrote, at the version after {@code w}'s. When it was not, the next write of the node
+     * reads it first.
      *
      * @param w the write
+     * @return true when the node holds {@code w}'s bytes at {@code w.version() + 1}
+     * @throws Exception from ZooKeeper
      */
-    public void notCommitted(ReportWrite w) {
+    public boolean landed(ReportWrite w) throws Exception {
+        Stat s = new Stat();
+        try {
+            byte[] data = client.getData().storingStatIn(s).forPath(w.path());
+            if (s.getVersion() == w.version() + 1 && java.util.Arrays.equals(data, w.data())) {
+                written.put(w.path(), new Written(s.getVersion(), s.getMzxid(), w.report()));
+                return true;
+            }
+        } catch (KeeperException.NoNodeException gone) {
+            // deleted: written again by writeReport
+        }
         written.remove(w.path());
+        return false;
     }
 
     /**

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** MeshStore against a real ZooKeeper: report writes from two processes, desired reads from the daemon's cache. */
@@ -34,6 +35,39 @@ class MeshStoreTest {
     private static ApplyReport report(String revision) {
         Instant t = Times.now();
         return new ApplyReport(HOST, MODULE, revision, "push-0000000001", ApplyReport.APPLIED, t, t, null, List.of(), null, null);
+    }
+
+    /**
+     * A report write prepared for the apply's transaction with its lock's release: when that transaction fails, the
+     * store tells whether it was applied all the same (its answer lost), so that the report is not written twice;
+     * and when someone else wrote the node meanwhile, the next write reads and merges.
+     */
+    @Test
+    void aPreparedWriteThatLandedIsKnownAndOneThatDidNotIsWrittenAgain() throws Exception {
+        MeshStore agent = new MeshStore(zk.client(), zk.paths());
+        String path = zk.paths().report(HOST, MODULE);
+        assertThat(agent.prepareReport(report("r0"))).as("nothing written yet: no version to write at").isNull();
+        agent.writeReport(report("r1"));
+
+        MeshStore.ReportWrite landed = agent.prepareReport(report("r2"));
+        zk.client().transaction().forOperations(landed.op()); // applied, as if its answer had been lost
+        assertThat(agent.landed(landed)).isTrue();
+        assertThat(agent.reportIsOurs(HOST, MODULE)).as("remembered at its new version").isTrue();
+        assertThat(agent.report(HOST, MODULE).revision()).isEqualTo("r2");
+
+        MeshStore.ReportWrite lost = agent.prepareReport(report("r3"));
+        Instant t = Times.now();
+        WindowResult w = new WindowResult("gc", "w-1", t, t, WindowResult.SUCCEEDED, 0, List.of(), List.of(), null);
+        new MeshStore(zk.client(), zk.paths()).writeWindowResult(HOST, MODULE, w, report("r2")); // another process
+        assertThatThrownBy(() -> zk.client().transaction().forOperations(lost.op()))
+                .isInstanceOf(org.apache.zookeeper.KeeperException.BadVersionException.class);
+        assertThat(agent.landed(lost)).isFalse();
+        int version = zk.client().checkExists().forPath(path).getVersion();
+        agent.writeReport(report("r3"));
+        ApplyReport stored = agent.report(HOST, MODULE);
+        assertThat(stored.revision()).isEqualTo("r3");
+        assertThat(stored.lastWindow()).isEqualTo(w);
+        assertThat(zk.client().checkExists().forPath(path).getVersion()).isEqualTo(version + 1);
     }
 
     /**

@@ -202,7 +202,10 @@ public final class Applier {
             }
         } catch (InterruptedException e) {
             throw e;
-        } catch (MeshStore.InvalidNodeException | SessionGuard.SessionLostException e) {
+        } catch (MeshStore.InvalidNodeException e) {
+            // The report names the invalid node's push when it can be read, so that its push shows it failed.
+            return fail(module, e.revision(), e.push(), started, e.getMessage(), stopping);
+        } catch (SessionGuard.SessionLostException e) {
             return fail(module, desired, started, e.getMessage(), stopping);
         } catch (Exception e) {
             return fail(module, desired, started, "apply failed: " + describe(e), stopping);
@@ -298,8 +301,12 @@ public final class Applier {
      */
     private ApplyReport fail(String module, DesiredRecord desired, Instant started, String error, BooleanSupplier stopping)
             throws InterruptedException {
-        ApplyReport report = new ApplyReport(host, module, desired == null ? null : desired.revision(),
-                desired == null ? null : desired.push(), ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
+        return fail(module, desired == null ? null : desired.revision(), desired == null ? null : desired.push(), started, error, stopping);
+    }
+
+    private ApplyReport fail(String module, String revision, String push, Instant started, String error, BooleanSupplier stopping)
+            throws InterruptedException {
+        ApplyReport report = new ApplyReport(host, module, revision, push, ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
         try {
             write(report);
         } catch (Exception e) {

@@ -62,8 +62,28 @@ public final class MeshStore {
 
     /** A znode whose data is not what mesh writes there. */
     public static final class InvalidNodeException extends Exception {
+        private final String revision;
+        private final String push;
+
         /** @param message what is wrong, naming the path */
-        public InvalidNodeException(String message) { super(message); }
+        public InvalidNodeException(String message) { this(message, null, null); }
+
+        /**
+         * @param message  what is wrong, naming the path
+         * @param revision the node's {@code revision} when it can be read at all, else {@code null}
+         * @param push     the node's {@code push} when it can be read at all, else {@code null}
+         */
+        public InvalidNodeException(String message, String revision, String push) {
+            super(message);
+            this.revision = revision;
+            this.push = push;
+        }
+
+        /** @return the invalid node's {@code revision}, or {@code null} */
+        public String revision() { return revision; }
+
+        /** @return the invalid node's {@code push}, or {@code null}: the failed report names it */
+        public String push() { return push; }
     }
 
     /**
@@ -132,22 +152,37 @@ public final class MeshStore {
             node = STRICT_JSON.readTree(data);
         } catch (IOException e) {
             String m = e.getMessage() == null ? "" : e.getMessage().lines().findFirst().orElse("");
-            if (m.startsWith("Duplicate field")) throw new InvalidNodeException(path + " has a key twice (" + m + "); write each key once");
+            if (m.startsWith("Duplicate field")) throw invalid(path + " has a key twice (" + m + "); write each key once", data);
             throw new InvalidNodeException(path + " is not JSON: " + m);
         }
         if (node == null || !node.isObject() || !node.path("spec").isObject()) {
-            throw new InvalidNodeException(path + " has no spec object: expected {module, revision, push, spec}");
+            throw invalid(path + " has no spec object: expected {module, revision, push, spec}", data);
         }
         ModuleSpec spec;
         try {
             spec = parser.parseJson(node.get("spec").toString());
         } catch (ManifestException e) {
-            throw new InvalidNodeException(path + " holds an invalid spec: " + e.getMessage());
+            throw invalid(path + " holds an invalid spec: " + e.getMessage(), data);
         }
         if (!spec.module().equals(module)) {
-            throw new InvalidNodeException(path + " names module '" + spec.module() + "', not '" + module + "'");
+            throw invalid(path + " names module '" + spec.module() + "', not '" + module + "'", data);
         }
         return new DesiredRecord(module, node.path("revision").asText(null), node.path("push").asText(null), spec);
+    }
+
+    /** @return the problem, with the node's own revision and push when a plain read of it finds them */
+    private static InvalidNodeException invalid(String message, byte[] data) {
+        String revision = null, push = null;
+        try {
+            JsonNode loose = Json.MAPPER.readTree(data);
+            if (loose != null && loose.isObject()) {
+                revision = loose.path("revision").isTextual() ? loose.get("revision").asText() : null;
+                push = loose.path("push").isTextual() ? loose.get("push").asText() : null;
+            }
+        } catch (IOException | RuntimeException unreadable) {
+            // neither, then
+        }
+        return new InvalidNodeException(message, revision, push);
     }
 
     /**

@@ -55,9 +55,13 @@ class InvalidDesiredTest {
         zk.close();
     }
 
+    private String head() {
+        return "{\"module\":\"" + module + "\",\"revision\":\"rX\",\"push\":\"push-0000000099\",";
+    }
+
     Stream<Arguments> invalid() {
         String spec = "{\"module\":\"" + module + "\",\"hosts\":[\"host-a\"],\"containers\":{\"web\":{\"image\":\"" + BUSYBOX + "\"}}}";
-        String head = "{\"module\":\"" + module + "\",\"revision\":\"rX\",\"push\":\"push-0000000099\",";
+        String head = head();
         return Stream.of(
                 Arguments.of("not JSON", "module: " + module + "\nthis is YAML, not JSON", "is not JSON"),
                 Arguments.of("truncated JSON", head + "\"spec\":{\"module\":", "is not JSON"),
@@ -93,6 +97,11 @@ class InvalidDesiredTest {
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", module)), ApplyReport.class);
         assertThat(stored.outcome()).isEqualTo(ApplyReport.FAILED);
         assertThat(stored.error()).isEqualTo(r.error());
+        // The report names the push it failed on whenever the node's own push can be read at all, so that mesh status
+        // and the push's status show this failure, not "pending".
+        boolean pushReadable = data.startsWith(head()) && !name.equals("truncated JSON");
+        assertThat(stored.push()).isEqualTo(pushReadable ? "push-0000000099" : null);
+        assertThat(stored.revision()).isEqualTo(pushReadable ? "rX" : null);
         InspectContainerResponse now = docker.inspect(module + "-web");
         assertThat(now.getId()).isEqualTo(running.getId());
         assertThat(now.getState().getRunning()).isTrue();

@@ -229,13 +229,14 @@ public final class Applier {
 
     /**
      * The no-op reconcile (docs/decisions/0004-no-op-reconcile.md). Returns this process's last report of the module
-     * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window
-     * and every container {@code unchanged}, and one look at Docker ({@link ContainerRuntime#moduleView}) finds no
-     * step container of the module and plans every container {@code unchanged}, with the ids that report names, and
-     * nothing else, while ZooKeeper says that the report node is still the one this process wrote and that no
-     * container of the module is held. Then the apply would change nothing and report nothing new, so it takes no
-     * lock and writes nothing. (The first reconcile after a change still goes the locked way and reports
-     * {@code unchanged}.)
+     * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window,
+     * every container in it {@code created}, {@code recreated}, {@code unchanged} or {@code removed}; and one look at
+     * Docker ({@link ContainerRuntime#moduleView}) finds no step container of the module and plans every container
+     * {@code unchanged}, exactly the ones the report left there (all but the removed), with the ids it names, while
+     * ZooKeeper says that the report node is still the one this process wrote and that no container of the module is
+     * held. Then the apply would change nothing and report nothing new, so it takes no lock and writes nothing, and
+     * the report keeps saying what the push did (a reconcile right after it, asked for while it ran, does not turn
+     * its {@code recreated} into {@code unchanged}).
      *
      * @return the last report, or {@code null} when the module goes the locked way
      */
@@ -249,13 +250,22 @@ public final class Applier {
         ContainerRuntime.ModuleView view = docker.moduleView(module);
         if (!view.steps().isEmpty()) return null;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        List<ContainerResult> there = new ArrayList<>(); // what the report left running, in plan order
+        for (ContainerResult r : last.containers()) {
+            if (ContainerResult.REMOVED.equals(r.action())) continue;
+            if (!ContainerResult.UNCHANGED.equals(r.action()) && !ContainerResult.CREATED.equals(r.action())
+                    && !ContainerResult.RECREATED.equals(r.action())) {
+                return null; // held or failed: the next apply has something to say
+            }
+            there.add(r);
+        }
         List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of());
-        if (plan.size() != last.containers().size()) return null;
+        if (plan.size() != there.size()) return null;
         for (int i = 0; i < plan.size(); i++) {
             PlannedAction a = plan.get(i);
-            ContainerResult r = last.containers().get(i);
+            ContainerResult r = there.get(i);
             if (a.action() != PlannedAction.Kind.UNCHANGED || !a.dockerName().equals(r.container())
-                    || !java.util.Objects.equals(a.existingId(), r.id()) || !ContainerResult.UNCHANGED.equals(r.action())) {
+                    || !java.util.Objects.equals(a.existingId(), r.id())) {
                 return null;
             }
         }

@@ -75,14 +75,10 @@ class ApplierTest {
         assertThat(stored.outcome()).isEqualTo(ApplyReport.APPLIED);
         assertThat(stored.containers()).hasSize(2);
 
+        // nothing changed: the report of what the push did stays (decision 0004)
         ApplyReport second = applier.apply(module, () -> false);
-        assertThat(byName(second).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        assertThat(second).isEqualTo(first);
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(web.getId());
-        // The report and the release of the module lock were one transaction: the report's last change and the lock
-        // parent's last child change have the same zxid.
-        var lockParent = zk.client().checkExists().forPath(zk.paths().lock(module, "host-a"));
-        assertThat(zk.client().getChildren().forPath(zk.paths().lock(module, "host-a"))).isEmpty();
-        assertThat(lockParent.getPzxid()).isEqualTo(zk.client().checkExists().forPath(zk.paths().report("host-a", module)).getMzxid());
 
         // env changed -> recreated, naming the variable (not its value)
         zk.setDesired(yaml(BUSYBOX, "two", true), "r2");
@@ -93,6 +89,11 @@ class ApplierTest {
         assertThat(byName(third).get("worker").action()).isEqualTo(ContainerResult.UNCHANGED);
         assertThat(docker.inspect(module + "-web").getId()).isNotEqualTo(web.getId()).isEqualTo(w3.id());
         assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
+        // The report and the release of the module lock were one transaction: the report's last change and the lock
+        // parent's last child change have the same zxid.
+        var lockParent = zk.client().checkExists().forPath(zk.paths().lock(module, "host-a"));
+        assertThat(zk.client().getChildren().forPath(zk.paths().lock(module, "host-a"))).isEmpty();
+        assertThat(lockParent.getPzxid()).isEqualTo(zk.client().checkExists().forPath(zk.paths().report("host-a", module)).getMzxid());
 
         // image changed -> recreated with "image: a -> b"
         docker.client().tagImageCmd(BUSYBOX, "mesh-test/busybox-retag", module).exec();
@@ -124,14 +125,14 @@ class ApplierTest {
     @Test
     void aNoOpReconcileTakesNoLockAndWritesNothingButDriftAndPushesDo() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);  // created
-        ApplyReport unchanged = applier.apply(module, () -> false);                               // locked, reports unchanged
-        assertThat(byName(unchanged).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        ApplyReport created = applier.apply(module, () -> false);
+        assertThat(byName(created).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.CREATED);
         String reportPath = zk.paths().report("host-a", module), lockPath = zk.paths().lock(module, "host-a");
         org.apache.zookeeper.data.Stat report = zk.client().checkExists().forPath(reportPath);
         int lockChildrenMade = zk.client().checkExists().forPath(lockPath).getCversion();
 
-        for (int i = 0; i < 3; i++) assertThat(applier.apply(module, () -> false)).isEqualTo(unchanged);
+        // The report keeps saying what the push did: the containers are as it left them, with the ids it names.
+        for (int i = 0; i < 3; i++) assertThat(applier.apply(module, () -> false)).isEqualTo(created);
         assertThat(zk.client().checkExists().forPath(reportPath).getMzxid()).as("report not written").isEqualTo(report.getMzxid());
         assertThat(zk.client().checkExists().forPath(lockPath).getCversion()).as("no lock node made").isEqualTo(lockChildrenMade);
 

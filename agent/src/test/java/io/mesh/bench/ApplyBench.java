@@ -100,9 +100,18 @@ public final class ApplyBench {
 
     private static void b1(Map<String, String> a, Path results, DockerEngine docker, Applier applier, String module,
                            List<String> compose, int rounds, int perRound, int n) throws Exception {
+        // What every no-op apply must return: the last report, unchanged, naming the containers Docker has now.
+        ApplyReport expected = applier.apply(module, () -> false);
+        Map<String, String> ids = new java.util.HashMap<>();
+        docker.moduleContainers(module).forEach(c -> ids.put(c.dockerName(), c.id()));
+        boolean asDockerHasThem = ApplyReport.APPLIED.equals(expected.outcome()) && expected.containers().size() == n && ids.size() == n
+                && expected.containers().stream().allMatch(c -> c.id() != null && c.id().equals(ids.get(c.container()))
+                        && List.of(ApplyReport.ContainerResult.CREATED, ApplyReport.ContainerResult.RECREATED,
+                                ApplyReport.ContainerResult.UNCHANGED).contains(c.action()));
+        if (!asDockerHasThem) throw new IllegalStateException("not what Docker has: " + Json.text(expected));
         // Warm-up: JIT, connection pools, compose's first run.
         for (int i = 0; i < 20; i++) {
-            noop(applier, module, n);
+            noop(applier, module, expected);
             floor(docker, module);
         }
         run(compose, "up", "-d");
@@ -113,7 +122,7 @@ public final class ApplyBench {
             comp.add(Bench.ms(System.nanoTime() - t));
             for (int i = 0; i < perRound; i++) {
                 t = System.nanoTime();
-                noop(applier, module, n);
+                noop(applier, module, expected);
                 mesh.add(Bench.ms(System.nanoTime() - t));
                 t = System.nanoTime();
                 floor(docker, module);
@@ -171,10 +180,10 @@ public final class ApplyBench {
         Bench.result(results, m);
     }
 
-    private static void noop(Applier applier, String module, int n) throws Exception {
+    /** One no-op apply: it must return the very report it returned before (a locked apply would write a new one). */
+    private static void noop(Applier applier, String module, ApplyReport expected) throws Exception {
         ApplyReport r = applier.apply(module, () -> false);
-        long unchanged = r.containers().stream().filter(c -> c.action().equals(ApplyReport.ContainerResult.UNCHANGED)).count();
-        if (!ApplyReport.APPLIED.equals(r.outcome()) || unchanged != n) throw new IllegalStateException("not a no-op: " + Json.text(r));
+        if (!r.equals(expected)) throw new IllegalStateException("not a no-op: " + Json.text(r));
     }
 
     /** The floor: the one Docker API call that shows the module's containers, as an apply needs them. */

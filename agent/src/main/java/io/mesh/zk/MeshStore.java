@@ -298,7 +298,7 @@ public final class MeshStore {
             written.remove(w.path());
             return;
         }
-        written.put(w.path(), new Written(s.getVersion(), s.getMzxid(), w.report()));
+        wrote(w.path(), s, w.report());
     }
 
     /**
@@ -316,7 +316,7 @@ public final class MeshStore {
         try {
             byte[] data = client.getData().storingStatIn(s).forPath(w.path());
             if (s.getVersion() == w.version() + 1 && java.util.Arrays.equals(data, w.data())) {
-                written.put(w.path(), new Written(s.getVersion(), s.getMzxid(), w.report()));
+                wrote(w.path(), s, w.report());
                 return true;
             }
         } catch (KeeperException.NoNodeException gone) {
@@ -341,6 +341,11 @@ public final class MeshStore {
 
     /** A report this store wrote, and the node's version and last-modifying zxid after the write. */
     private record Written(int version, long mzxid, ApplyReport report) {}
+
+    /** Remembers that this store wrote {@code report} at {@code path}, leaving the node as {@code stat} says. */
+    private void wrote(String path, Stat stat, ApplyReport report) {
+        written.put(path, new Written(stat.getVersion(), stat.getMzxid(), report));
+    }
 
     /**
      * Whether a module's report node is still the one this store last wrote (same version, same modifying
@@ -446,7 +451,7 @@ public final class MeshStore {
             ApplyReport next = change.apply(known.report());
             try {
                 Stat s = client.setData().withVersion(known.version()).forPath(path, Json.bytes(next));
-                written.put(path, new Written(s.getVersion(), s.getMzxid(), next));
+                wrote(path, s, next);
                 return;
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException changed) {
                 // written by somebody else since: read it, as below
@@ -464,7 +469,7 @@ public final class MeshStore {
                     Stat created = new Stat();
                     client.create().storingStatIn(created).creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
                             .forPath(path, Json.bytes(next));
-                    written.put(path, new Written(created.getVersion(), created.getMzxid(), next));
+                    wrote(path, created, next);
                     return;
                 } catch (KeeperException.NodeExistsException raced) {
                     continue;
@@ -473,7 +478,7 @@ public final class MeshStore {
             try {
                 ApplyReport next = change.apply(old);
                 Stat s = client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
-                written.put(path, new Written(s.getVersion(), s.getMzxid(), next));
+                wrote(path, s, next);
                 return;
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
                 if (attempt > 20) throw raced;

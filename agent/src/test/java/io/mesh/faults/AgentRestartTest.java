@@ -26,9 +26,7 @@ class AgentRestartTest extends FaultFixture {
     /** The daemon restarts while another process's window holds the registry: it defers, then lands the push after. */
     @Test
     void daemonRestartedWhileAWindowRunsElsewhere() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(14), "1m"), "r1");
-        ChildJvm first = daemon("daemon-1", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm first = daemonWithR1Applied("daemon-1", "1s", "unless-stopped", 14, "1m");
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 
@@ -67,9 +65,7 @@ class AgentRestartTest extends FaultFixture {
      */
     @Test
     void hostRebootedMidWindow() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(30), "2m"), "r1");
-        ChildJvm first = daemon("daemon-1", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm first = daemonWithR1Applied("daemon-1", "1s", "unless-stopped", 30, "2m");
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 

@@ -30,9 +30,7 @@ class DockerRestartMidWindowTest extends FaultFixture {
 
     @Test
     void aHeldAlwaysContainerStaysStoppedAcrossADockerdRestart() throws Exception {
-        setDesired(yaml("one", "always", sleepStep(20), "1m"), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "always", 20, "1m");
         String id = inspect(registry).getId();
         assertThat(inspect(registry).getHostConfig().getRestartPolicy().getName()).isEqualTo("always");
         Instant t0 = Instant.now();

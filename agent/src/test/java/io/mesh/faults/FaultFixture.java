@@ -102,6 +102,18 @@ abstract class FaultFixture {
         }
     }
 
+    /**
+     * The start most fault tests share: desired state {@code r1} (mode {@code one}, the given restart policy, a step
+     * that sleeps {@code stepSeconds}, the schedule's timeout), a daemon reconciling every {@code reconcile}, and r1
+     * applied by it (within 60 s).
+     */
+    ChildJvm daemonWithR1Applied(String name, String reconcile, String restart, int stepSeconds, String timeout) throws Exception {
+        setDesired(yaml("one", restart, sleepStep(stepSeconds), timeout), "r1");
+        ChildJvm p = daemon(name, reconcile);
+        awaitApplied("r1", Duration.ofSeconds(60));
+        return p;
+    }
+
     /** Starts {@code mesh-agent run} for {@link #host} in its own JVM. */
     ChildJvm daemon(String name, String reconcile) throws Exception {
         return daemon(name, reconcile, zk.connect());

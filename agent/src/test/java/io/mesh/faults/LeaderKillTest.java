@@ -24,9 +24,7 @@ class LeaderKillTest extends FaultFixture {
 
     @Test
     void leaderKilledMidWindow() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(8), "1m"), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 8, "1m");
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 
@@ -59,9 +57,7 @@ class LeaderKillTest extends FaultFixture {
 
     @Test
     void leaderKilledMidApply() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 1, "1m");
 
         for (int round = 2; round <= 3; round++) {
             int leader = zk.leader();

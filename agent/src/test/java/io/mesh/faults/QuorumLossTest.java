@@ -22,24 +22,17 @@ class QuorumLossTest extends FaultFixture {
 
     @Test
     void quorumLostThenBack() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 1, "1m");
         String registryId = inspect(registry).getId();
         String webId = inspect(web).getId();
         long zxid = zxidNow();
         Instant down = Instant.now();
 
-        int leader = zk.leader();
-        int follower = zk.follower();
-        zk.kill(leader);
-        zk.kill(follower);
+        int[] lost = loseQuorum();
         sleep(Duration.ofSeconds(10));
         assertThat(running(registry)).isTrue();
         assertThat(running(web)).isTrue();
-        zk.start(leader);
-        zk.start(follower);
-        zk.awaitQuorum(Duration.ofSeconds(60));
+        regainQuorum(lost);
         Instant up = Instant.now();
 
         ApplyReport after = awaitReport(Duration.ofSeconds(60), r -> ApplyReport.APPLIED.equals(r.outcome())
@@ -63,26 +56,33 @@ class QuorumLossTest extends FaultFixture {
         assertThat(inspect(web).getId()).isEqualTo(webId);
         assertThat(running(registry) && running(web)).isTrue();
     }
+
+    /** Kills the leader and a follower: two of the three servers, so no quorum. @return the two, for {@link #regainQuorum} */
+    private int[] loseQuorum() {
+        int[] two = {zk.leader(), zk.follower()};
+        for (int server : two) zk.kill(server);
+        return two;
+    }
+
+    /** Starts the servers {@link #loseQuorum} killed, and waits (60 s at most) until the ensemble has a quorum. */
+    private void regainQuorum(int[] two) throws java.io.IOException {
+        for (int server : two) zk.start(server);
+        zk.awaitQuorum(Duration.ofSeconds(60));
+    }
+
     /**
      * Once ZooKeeper answers again, the daemon reconciles at once: a container removed by hand during the outage is
      * back within seconds, though the reconcile interval is 10 minutes.
      */
     @Test
     void quorumBackReconcilesAtOnce() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        ChildJvm daemon = daemon("daemon", "10m");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "10m", "unless-stopped", 1, "1m");
         String webId = inspect(web).getId();
 
-        int leader = zk.leader();
-        int follower = zk.follower();
-        zk.kill(leader);
-        zk.kill(follower);
+        int[] lost = loseQuorum();
         docker.remove(webId);
         sleep(Duration.ofSeconds(5));
-        zk.start(leader);
-        zk.start(follower);
-        zk.awaitQuorum(Duration.ofSeconds(60));
+        regainQuorum(lost);
 
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
                 .until(() -> running(web));

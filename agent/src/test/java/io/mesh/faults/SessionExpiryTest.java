@@ -31,9 +31,7 @@ class SessionExpiryTest extends FaultFixture {
 
     @Test
     void windowProcessLosesItsSessionMidWindow() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(32), "2m"), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 32, "2m");
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 

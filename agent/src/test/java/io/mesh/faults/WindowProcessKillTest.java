@@ -21,9 +21,7 @@ class WindowProcessKillTest extends FaultFixture {
     /** Mid-step, with the daemon running all along: an apply that gets the module lock finds the journal and recovers. */
     @Test
     void killedMidStepWhileTheDaemonRuns() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(12), "2m"), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 12, "2m");
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 

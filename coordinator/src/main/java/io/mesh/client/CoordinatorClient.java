@@ -7,13 +7,23 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The HTTP calls the {@code mesh} client makes to the coordinator, over {@link HttpClient}.
+ *
+ * <p>It may be given several coordinators (they share one ZooKeeper, so any of them answers the same): a request
+ * goes to the one that answered last, and to the next, in order, when that one does not answer. Which failures move
+ * on depends on whether the request may already have been done: a GET moves on for any I/O failure (refused, timed
+ * out, connection lost); a POST or DELETE only when its connection could not be made (refused, connect timeout), so
+ * that a push whose answer was lost is never written twice. An HTTP answer, errors included, never moves on.
  */
 public final class CoordinatorClient {
     /** Connect timeout of each request. */
@@ -21,9 +31,12 @@ public final class CoordinatorClient {
     /** Overall timeout of each request. */
     public static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
-    private final URI base;
+    private final List<URI> bases;
     private final String token;
     private final HttpClient http;
+    /** Index in {@link #bases} of the coordinator that answered last: the first one asked next time. */
+    private volatile int current;
+    private volatile Consumer<String> onFailover = m -> { };
 
     /** The coordinator could not be reached (connection refused, timed out, closed). */
     public static final class UnreachableException extends IOException {
@@ -53,14 +66,39 @@ public final class CoordinatorClient {
      * @param token bearer token for pushes, or {@code null}
      */
     public CoordinatorClient(URI base, String token) {
-        String b = base.toString();
-        this.base = URI.create(b.endsWith("/") ? b.substring(0, b.length() - 1) : b);
+        this(List.of(base), token);
+    }
+
+    /**
+     * @param bases coordinator URLs such as {@code http://127.0.0.1:7171}, in the order they are tried; at least one
+     * @param token bearer token for pushes, or {@code null}
+     */
+    public CoordinatorClient(List<URI> bases, String token) {
+        if (bases.isEmpty()) throw new IllegalArgumentException("no coordinator URL");
+        List<URI> trimmed = new ArrayList<>();
+        for (URI base : bases) {
+            String b = base.toString();
+            trimmed.add(URI.create(b.endsWith("/") ? b.substring(0, b.length() - 1) : b));
+        }
+        this.bases = List.copyOf(trimmed);
         this.token = token;
         this.http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
     }
 
-    /** @return the coordinator URL */
-    public URI base() { return base; }
+    /** @return the URL of the coordinator asked first: the one that answered last */
+    public URI base() { return bases.get(current); }
+
+    /** @return every coordinator URL, in the order given */
+    public List<URI> bases() { return bases; }
+
+    /**
+     * @param notice told, in one line, each time a coordinator does not answer and the next one is asked
+     * @return this client
+     */
+    public CoordinatorClient onFailover(Consumer<String> notice) {
+        this.onFailover = notice == null ? m -> { } : notice;
+        return this;
+    }
 
     /**
      * {@code POST /v1/pushes}.
@@ -72,12 +110,14 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response push(String manifest, String revision) throws IOException, InterruptedException {
-        HttpRequest.Builder b = request("/v1/pushes")
-                .header("Content-Type", "application/yaml; charset=utf-8")
-                .POST(HttpRequest.BodyPublishers.ofString(manifest, java.nio.charset.StandardCharsets.UTF_8));
-        if (revision != null && !revision.isBlank()) b.header("X-Mesh-Revision", revision);
-        if (token != null) b.header("Authorization", "Bearer " + token);
-        return send(b.build());
+        return send(false, base -> {
+            HttpRequest.Builder b = request(base, "/v1/pushes")
+                    .header("Content-Type", "application/yaml; charset=utf-8")
+                    .POST(HttpRequest.BodyPublishers.ofString(manifest, java.nio.charset.StandardCharsets.UTF_8));
+            if (revision != null && !revision.isBlank()) b.header("X-Mesh-Revision", revision);
+            if (token != null) b.header("Authorization", "Bearer " + token);
+            return b.build();
+        });
     }
 
     /**
@@ -89,7 +129,7 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response get(String path) throws IOException, InterruptedException {
-        return send(request(path).GET().build());
+        return send(true, base -> request(base, path).GET().build());
     }
 
     /**
@@ -102,12 +142,15 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response postJson(String path, Object body) throws IOException, InterruptedException {
-        HttpRequest.Builder b = request(path)
-                .header("Content-Type", "application/json; charset=utf-8")
-                .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
-                .POST(HttpRequest.BodyPublishers.ofString(Json.text(body), java.nio.charset.StandardCharsets.UTF_8));
-        if (token != null) b.header("Authorization", "Bearer " + token);
-        return send(b.build());
+        String text = Json.text(body);
+        return send(false, base -> {
+            HttpRequest.Builder b = request(base, path)
+                    .header("Content-Type", "application/json; charset=utf-8")
+                    .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
+                    .POST(HttpRequest.BodyPublishers.ofString(text, java.nio.charset.StandardCharsets.UTF_8));
+            if (token != null) b.header("Authorization", "Bearer " + token);
+            return b.build();
+        });
     }
 
     /**
@@ -119,24 +162,73 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response delete(String path) throws IOException, InterruptedException {
-        HttpRequest.Builder b = request(path).DELETE();
-        if (token != null) b.header("Authorization", "Bearer " + token);
-        return send(b.build());
+        return send(false, base -> {
+            HttpRequest.Builder b = request(base, path).DELETE();
+            if (token != null) b.header("Authorization", "Bearer " + token);
+            return b.build();
+        });
     }
 
-    private HttpRequest.Builder request(String path) {
+    private static HttpRequest.Builder request(URI base, String path) {
         return HttpRequest.newBuilder(URI.create(base + path)).timeout(REQUEST_TIMEOUT).header("Accept", "application/json");
     }
 
-    private Response send(HttpRequest req) throws IOException, InterruptedException {
-        HttpResponse<String> r;
-        try {
-            r = http.send(req, HttpResponse.BodyHandlers.ofString());
-        } catch (ConnectException | HttpTimeoutException e) {
-            throw new UnreachableException("cannot reach the coordinator at " + base + ": " + describe(e), e);
-        } catch (IOException e) {
-            throw new UnreachableException("lost the coordinator at " + base + ": " + describe(e), e);
+    /**
+     * Sends the request to the coordinator that answered last, then to the next ones in order while they do not answer.
+     *
+     * @param repeatable true when the request may be sent again after it may have arrived (a GET); false when only a
+     *                   request that never left (its connection could not be made) may go to another coordinator
+     * @param request    the request for one coordinator URL
+     * @throws UnreachableException when no coordinator answered (naming each URL and why), or when a request that is
+     *                              not repeatable was sent and its answer lost
+     */
+    private Response send(boolean repeatable, java.util.function.Function<URI, HttpRequest> request) throws IOException, InterruptedException {
+        int first = current;
+        List<String> failures = new ArrayList<>();
+        UnreachableException last = null;
+        for (int k = 0; k < bases.size(); k++) {
+            int i = (first + k) % bases.size();
+            URI base = bases.get(i);
+            HttpResponse<String> r;
+            try {
+                r = http.send(request.apply(base), HttpResponse.BodyHandlers.ofString());
+            } catch (ConnectException | HttpConnectTimeoutException e) {
+                // Never connected: nothing was sent, any other coordinator may take the request.
+                last = new UnreachableException("cannot reach the coordinator at " + base + ": " + describe(e), e);
+                failures.add(base + ": " + describe(e));
+                failover(k, base, describe(e), bases.get((i + 1) % bases.size()));
+                continue;
+            } catch (HttpTimeoutException e) {
+                last = new UnreachableException("cannot reach the coordinator at " + base + ": no answer within "
+                        + REQUEST_TIMEOUT.toSeconds() + "s" + (repeatable ? "" : lostNote()), e);
+                if (!repeatable) throw last;
+                failures.add(base + ": no answer within " + REQUEST_TIMEOUT.toSeconds() + "s");
+                failover(k, base, "no answer within " + REQUEST_TIMEOUT.toSeconds() + "s", bases.get((i + 1) % bases.size()));
+                continue;
+            } catch (IOException e) {
+                last = new UnreachableException("lost the coordinator at " + base + ": " + describe(e) + (repeatable ? "" : lostNote()), e);
+                if (!repeatable) throw last;
+                failures.add(base + ": " + describe(e));
+                failover(k, base, describe(e), bases.get((i + 1) % bases.size()));
+                continue;
+            }
+            current = i;
+            return response(r);
         }
+        if (bases.size() == 1) throw last;
+        throw new UnreachableException("cannot reach any coordinator: " + String.join("; ", failures), last);
+    }
+
+    /** Tells {@link #onFailover} that {@code base} did not answer and {@code next} is asked, unless it was the last. */
+    private void failover(int attempt, URI base, String why, URI next) {
+        if (attempt < bases.size() - 1) onFailover.accept(base + " does not answer (" + why + "); asking " + next);
+    }
+
+    private String lostNote() {
+        return bases.size() == 1 ? "" : " (the request may have been done there, so it was not sent to another coordinator)";
+    }
+
+    private static Response response(HttpResponse<String> r) {
         JsonNode json = null;
         try {
             if (!r.body().isEmpty()) json = Json.MAPPER.readTree(r.body());

@@ -56,7 +56,7 @@ public final class MeshCli implements Runnable {
     /** The coordinator cannot be reached or answers 5xx. */
     public static final int UNREACHABLE = 4;
 
-    /** Environment variable naming the coordinator URL. */
+    /** Environment variable naming the coordinator URL, or several, comma-separated. */
     public static final String ENV_COORDINATOR = "MESH_COORDINATOR";
     /** Environment variable holding the bearer token when no {@code --token-file} is given. */
     public static final String ENV_TOKEN = "MESH_TOKEN";
@@ -98,10 +98,12 @@ public final class MeshCli implements Runnable {
     @Override
     public void run() { spec.commandLine().usage(spec.commandLine().getOut()); }
 
-    /** Options every command shares: where the coordinator is and the token. */
+    /** Options every command shares: where the coordinators are and the token. */
     public static final class Connection {
-        @Option(names = "--coordinator", paramLabel = "URL", defaultValue = "${env:MESH_COORDINATOR:-http://127.0.0.1:7070}",
-                description = "Coordinator URL (default: $MESH_COORDINATOR, else http://127.0.0.1:7070).")
+        @Option(names = "--coordinator", paramLabel = "URL[,URL...]", defaultValue = "${env:MESH_COORDINATOR:-http://127.0.0.1:7070}",
+                description = {"Coordinator URL, or several, comma-separated: a request goes to the next when one does not answer "
+                        + "(connection refused or timed out; an HTTP error answer is final). A push or window request goes on only when it "
+                        + "could not be sent, never twice (default: $MESH_COORDINATOR, else http://127.0.0.1:7070)."})
         String url;
 
         @Option(names = "--token-file", paramLabel = "FILE",
@@ -109,19 +111,26 @@ public final class MeshCli implements Runnable {
         Path tokenFile;
 
         /**
-         * @return a client of the configured coordinator
-         * @throws CommandLine.ParameterException via picocli when the URL or token file is unusable
+         * @return a client of the configured coordinators, telling the command's error stream when it moves on to the next
+         * @throws CommandLine.ParameterException via picocli when a URL or the token file is unusable
          */
         CoordinatorClient client(CommandLine cl) {
-            URI uri;
-            try {
-                uri = URI.create(url);
-                if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null) {
-                    throw new IllegalArgumentException("not an http URL");
+            List<URI> uris = new ArrayList<>();
+            for (String one : url.split(",", -1)) {
+                String u = one.strip();
+                if (u.isEmpty() && url.contains(",")) continue;  // "a,b," or "a,,b": a stray comma
+                try {
+                    URI uri = URI.create(u);
+                    if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null) {
+                        throw new IllegalArgumentException("not an http URL");
+                    }
+                    uris.add(uri);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(cl, "--coordinator must be a URL such as http://127.0.0.1:7070, or several "
+                            + "separated by commas; got '" + u + "'" + (u.equals(url) ? "" : " in '" + url + "'"));
                 }
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(cl, "--coordinator must be a URL such as http://127.0.0.1:7070; got '" + url + "'");
             }
+            if (uris.isEmpty()) throw new CommandLine.ParameterException(cl, "--coordinator names no URL: '" + url + "'");
             String token = null;
             if (tokenFile != null) {
                 try {
@@ -134,7 +143,11 @@ public final class MeshCli implements Runnable {
                 String env = System.getenv(ENV_TOKEN);
                 if (env != null && !env.isBlank()) token = env.strip();
             }
-            return new CoordinatorClient(uri, token);
+            PrintWriter err = cl.getErr();
+            return new CoordinatorClient(uris, token).onFailover(m -> {
+                err.println("mesh: " + m);
+                err.flush();
+            });
         }
     }
 

@@ -1,5 +1,6 @@
 package io.mesh.client;
 
+import com.sun.net.httpserver.HttpServer;
 import io.mesh.coordinator.ApiFixture;
 import io.mesh.coordinator.LoopbackZk;
 import io.mesh.coordinator.Manifests;
@@ -18,8 +19,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -55,12 +64,17 @@ class MeshCliTest {
     record Run(int code, String out, String err) {}
 
     Run mesh(String... args) {
+        return meshAt(api.api.uri().toString(), args);
+    }
+
+    /** The client with {@code --coordinator=coordinators} (one URL or several, comma-separated). */
+    static Run meshAt(String coordinators, String... args) {
         StringWriter out = new StringWriter(), err = new StringWriter();
         CommandLine cl = MeshCli.commandLine();
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         List<String> all = new java.util.ArrayList<>(List.of(args));
-        all.add("--coordinator=" + api.api.uri());
+        all.add("--coordinator=" + coordinators);
         int code = cl.execute(all.toArray(String[]::new));
         return new Run(code, out.toString(), err.toString());
     }
@@ -183,6 +197,109 @@ class MeshCliTest {
         assertThat(held.code()).isZero();
         assertThat(held.out()).contains("HOST", "CONTAINER", "BY PID", "store-registry", "garbage-collect", "w-1", "2026-11-30T03:30:00Z", "777");
         assertThat(Json.MAPPER.readTree(mesh("held", "--json").out()).get("held")).hasSize(1);
+    }
+
+    // Several coordinators (SPEC, "Fleet on one machine"): the next is asked when one does not answer.
+
+    @Test
+    void severalCoordinatorsTheNextAnswersWhenOneIsStopped() throws Exception {
+        try (ApiFixture second = new ApiFixture(zk, null)) {
+            String first = api.api.uri().toString();
+            api.close();  // stopped: its port refuses connections
+            String both = first + "," + second.api.uri();
+            Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
+            assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
+            assertThat(p.out()).startsWith("push-0000000000  revision r1");
+            assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.api.uri());
+            assertThat(zk.client.checkExists().forPath(zk.paths.push("push-0000000000"))).isNotNull();
+            report("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, null);
+
+            Run s = meshAt(both, "status");
+            assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
+            assertThat(s.out()).contains("host-a", "store", "r1", "applied");
+            assertThat(meshAt(both, "status", "push-0000000000").out()).contains("state applied");
+            // The environment variable takes the same list; spaces around commas and a trailing comma are fine.
+            assertThat(meshAt(" " + first + " , " + second.api.uri() + ",", "held").code()).isEqualTo(MeshCli.OK);
+        }
+    }
+
+    @Test
+    void severalCoordinatorsTheOneThatAnsweredIsAskedFirstAfterwards() throws Exception {
+        try (ApiFixture second = new ApiFixture(zk, null)) {
+            URI first = api.api.uri();
+            api.close();
+            List<String> notices = new java.util.ArrayList<>();
+            CoordinatorClient client = new CoordinatorClient(List.of(first, second.api.uri()), null).onFailover(notices::add);
+            assertThat(client.get("/v1/fleet").status()).isEqualTo(200);
+            assertThat(client.base()).isEqualTo(second.api.uri());
+            assertThat(client.get("/v1/held").status()).isEqualTo(200);
+            assertThat(notices).hasSize(1);
+        }
+    }
+
+    @Test
+    void severalCoordinatorsAnHttpErrorAnswerIsFinal() throws Exception {
+        // The first answers every request with 503: an answer, so the second (healthy) is not asked.
+        HttpServer unavailable = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        unavailable.createContext("/", ex -> {
+            byte[] body = "{\"error\":\"ZooKeeper is unavailable\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(503, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        unavailable.start();
+        try {
+            String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + api.api.uri();
+            Run s = meshAt(both, "status");
+            assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(s.err()).contains("answered 503: ZooKeeper is unavailable").doesNotContain("does not answer");
+            Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
+            assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(zk.client.checkExists().forPath(zk.paths.pushes())).isNull();
+        } finally {
+            unavailable.stop(0);
+        }
+    }
+
+    @Test
+    void severalCoordinatorsAPushWhoseAnswerIsLostIsNotSentTwice() throws Exception {
+        // The first accepts the connection, reads the request and closes without an answer: the push may have been
+        // written there, so it is not sent to the second; a GET is.
+        try (ServerSocket dropper = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread t = new Thread(() -> {
+                while (!dropper.isClosed()) {
+                    try (Socket s = dropper.accept()) {
+                        s.setSoTimeout(2000);
+                        s.getInputStream().read(new byte[8192]);
+                    } catch (IOException e) {
+                        // closed, or the client gave up
+                    }
+                }
+            }, "dropper");
+            t.setDaemon(true);
+            t.start();
+            String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + api.api.uri();
+            Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
+            assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(p.err()).contains("lost the coordinator at http://127.0.0.1:" + dropper.getLocalPort(), "not sent to another coordinator");
+            assertThat(zk.client.checkExists().forPath(zk.paths.pushes())).isNull();
+            Run s = meshAt(both, "status");
+            assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
+            assertThat(s.err()).contains("does not answer", "asking " + api.api.uri());
+        }
+    }
+
+    @Test
+    void severalCoordinatorsNoneAnswersExitsFourNamingEach() throws Exception {
+        try (ApiFixture second = new ApiFixture(zk, null)) {
+            String both = api.api.uri() + "," + second.api.uri();
+            api.close();
+            second.close();
+            Run r = meshAt(both, "status");
+            assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(r.err()).contains("cannot reach any coordinator: " + api.api.uri() + ": ", "; " + second.api.uri() + ": ");
+            assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
+        }
     }
 
     @Test

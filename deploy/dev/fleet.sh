@@ -188,12 +188,14 @@ await_engine() {
     tail -20 "$LOGS/fleet-$i-dockerd.log" >&2; return 1; }
 }
 
+# The demo images' ids in the default engine, one line each (docker-engine.sh made them there).
+image_ids() { docker image inspect -f '{{.Id}}' "${IMAGES[@]}"; }
+
 # The demo images as one tar, saved from the default engine; named by the images' ids, so that images rebuilt by
 # docker-engine.sh make a new tar instead of loading stale ones.
 image_tar() {
-  local ids
-  ids=$(for img in "${IMAGES[@]}"; do docker image inspect -f '{{.Id}}' "$img" | cut -d: -f2 | cut -c1-12; done | paste -sd-)
-  local tar=$CACHE/images-$ids.tar
+  local tar
+  tar=$CACHE/images-$(image_ids | cut -d: -f2 | cut -c1-12 | paste -sd-).tar
   if [ ! -f "$tar" ]; then
     mkdir -p "$CACHE"
     rm -f "$CACHE"/images-*.tar
@@ -203,14 +205,10 @@ image_tar() {
   echo "$tar"
 }
 
+# Loads the demo images into engine i unless it has them, with the default engine's ids. WANT: image_ids' output.
 load_images() {
-  local i=$1 img want have missing=0
-  for img in "${IMAGES[@]}"; do
-    want=$(docker image inspect -f '{{.Id}}' "$img")
-    have=$(dk "$i" image inspect -f '{{.Id}}' "$img" 2>/dev/null || true)
-    [ "$want" = "$have" ] || missing=1
-  done
-  if [ "$missing" = 1 ]; then
+  local i=$1 want=$2
+  if [ "$(dk "$i" image inspect -f '{{.Id}}' "${IMAGES[@]}" 2>/dev/null || true)" != "$want" ]; then
     log "fleet-$i: loading ${IMAGES[*]}"
     dk "$i" load -q -i "$(image_tar)" >/dev/null
   fi
@@ -406,6 +404,7 @@ known_hosts() { local d; for d in "$RUN"/fleet-*/; do [ -d "$d" ] && basename "$
 
 up() {
   local n=${1:-3} i j k
+  SECONDS=0
   [[ $n =~ ^[1-9][0-9]?$ ]] || die "up: N must be 1..99; got '$n'"
   [ "$(id -u)" = 0 ] || die "up: run as root (it starts dockerd)"
   # The default engine and the demo images, installing Docker on a fresh Debian machine.
@@ -422,7 +421,8 @@ up() {
   # Engines and ZooKeeper first, side by side: dockerd and the ZooKeeper JVMs start in parallel.
   for j in 1 2 3; do start_zk "$j"; done
   for i in $(seq 1 "$n"); do start_engine "$i"; done
-  for i in $(seq 1 "$n"); do await_engine "$i"; load_images "$i"; done
+  local want; want=$(image_ids)
+  for i in $(seq 1 "$n"); do await_engine "$i"; load_images "$i" "$want"; done
   wait_until "$WAIT" "ZooKeeper: every server leader or follower" zk_all_serving || { tail -20 "$LOGS"/zk-*.log >&2; exit 1; }
   for k in $(seq 1 $COORDINATORS); do start_coordinator "$k"; done
   for i in $(seq 1 "$n"); do start_agent "$i"; done

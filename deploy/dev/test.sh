@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine (root): installs Java 17 and Maven when missing, sets up the
 # local Docker engine and test images (docker-engine.sh) and Chromium for the page test (chromium.sh), then builds
-# and runs every test against the real engine and real ZooKeeper servers. Exit code: Maven's.
+# and runs every test against the real engine and real ZooKeeper servers: the unit tests (surefire, *Test), then,
+# after the jars are packaged, the integration tests on the fleet on one machine (failsafe, *IT: they bring
+# deploy/dev/fleet.sh up and down themselves). Exit code: Maven's (an IT that fails fails it).
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 cd "$repo"
@@ -9,7 +11,11 @@ bash deploy/dev/java.sh
 bash deploy/dev/docker-engine.sh
 bash deploy/dev/chromium.sh
 rc=0
-mvn -B ${MAVEN_ARGS:-} package "$@" || rc=$?
+fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
+mvn -B ${MAVEN_ARGS:-} verify "$@" || rc=$?
+# The ITs take the fleet down when they brought it up; a test JVM that died first leaves it up: take it down here,
+# unless it was up before this run (an operator's fleet).
+if [ "$fleet_was_up" = 0 ] && [ -f /run/mesh-fleet/env ]; then bash deploy/dev/fleet.sh down || true; fi
 # The history checker's verdict (seed, operations, violations) is in its surefire output file; show it here.
 grep -h '^history: seed=.*violations=' agent/target/surefire-reports/*HistoryCheck*-output.txt 2>/dev/null || true
 exit $rc

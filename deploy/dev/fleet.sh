@@ -434,7 +434,7 @@ up() {
   cat "$RUN/env"
 }
 
-# Engine i: clean and stopped; a crashed dockerd whose containerd or containers still run is started to clean them.
+# Engine i: clean, stopped and forgotten; a crashed dockerd whose containerd or containers still run is started to clean them.
 down_engine() {
   local i=$1
   if ! engine_answers "$i" && engine_leftovers "$i"; then
@@ -448,7 +448,8 @@ down_engine() {
   for m in $(awk -v a="$LIB/fleet-$i" -v b="$RUN/fleet-$i/" '$2 == a || index($2, a "/") == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r); do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   done
-  rm -rf "$(agent_state "$i")"
+  # Its socket, exec root, pid files and agent state (the data root, with the images, stays in $LIB).
+  rm -rf "${RUN:?}/fleet-$i" 2>/dev/null || log "fleet-$i: $RUN/fleet-$i not removed: $(rm -rf "$RUN/fleet-$i" 2>&1 | head -1)"
 }
 
 down() {
@@ -460,7 +461,7 @@ down() {
   # A fresh ZooKeeper at the next up: no desired state of an earlier run is applied to the new fleet.
   for j in 1 2 3; do rm -rf "${LIB:?}/zk-$j" "${RUN:?}/zk-$j"; done
   for k in $(seq 1 $COORDINATORS); do rm -rf "${RUN:?}/coordinator-$k"; done
-  rm -rf "${RUN:?}/jars" "$RUN/env" "$RUN/size"
+  rm -rf "${RUN:?}/jars" "${RUN:?}/share" "$RUN/env" "$RUN/size"
   log "down"
 }
 

@@ -293,10 +293,8 @@ public final class Fleet implements BeforeAllCallback, ParameterResolver {
             // Not inherited: the forked test JVM's stdout is surefire's channel to Maven.
             Process p = new ProcessBuilder(cmd).directory(repo.toFile()).redirectErrorStream(true).redirectOutput(out.toFile()).start();
             boolean done = p.waitFor(SCRIPT_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            if (!done) {
-                p.descendants().forEach(ProcessHandle::destroy);
-                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
+            // The script alone: the daemons it started are its descendants too, and stay (fleet.sh down stops them).
+            if (!done) p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             String text = Files.readString(out, StandardCharsets.UTF_8);
             Files.writeString(log, "$ " + String.join(" ", cmd) + "\n" + text, StandardCharsets.UTF_8,
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);

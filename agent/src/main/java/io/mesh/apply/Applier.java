@@ -5,6 +5,8 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.lock.ModuleLock;
+import io.mesh.section.HostFence;
+import io.mesh.section.ModuleSection;
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.zk.ApplyReport;
@@ -17,6 +19,7 @@ import io.mesh.zk.PersistentParents;
 import io.mesh.zk.ProcessRef;
 import io.mesh.zk.SessionGuard;
 import io.mesh.zk.WindowRecord;
+import io.mesh.zk.WindowResult;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
 import org.slf4j.Logger;
@@ -33,31 +36,33 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 /**
- * The apply: brings one module on this host to its newest desired state, under the module lock (SPEC.md, "Apply").
+ * The apply: brings one module on this host to its newest desired state, inside the module's critical section
+ * ({@link ModuleSection}: the ZooKeeper lock, then the host fence) (SPEC.md, "Apply").
  *
  * <ol>
  *   <li>Ask for the module lock for {@code applyLockWait}. Not free and a window of the module is open on this
  *       host: write a {@code deferred} report naming the window, then keep asking in 1 s slices, writing a new
  *       {@code deferred} report whenever a newer revision arrives meanwhile.</li>
  *   <li>Holding the lock: read the <em>newest</em> desired node (so a push that met a window lands when the window
- *       ends, with no new push), plan ({@link ApplyPlanner}), execute, write the report, release.</li>
+ *       ends, with no new push) and the held nodes; take the fence; finish a journalled window that is not running
+ *       ({@link WindowRecovery}); plan and execute ({@link ApplyExecution}); give the fence back; write the report
+ *       with the lock's release.</li>
  * </ol>
- *
- * A recreate never leaves the module worse than it was: the new container is created before the old one is
- * stopped, and if it does not start, the old one is put back and started again. Containers named by a held node are
- * never touched.
  */
 public final class Applier {
     private static final Logger log = LoggerFactory.getLogger(Applier.class);
     private static final Duration WAIT_SLICE = Duration.ofSeconds(1);
     /** An apply that waits this long for a lock that no window of this host holds logs who holds it. */
     private static final Duration LONG_WAIT = Duration.ofSeconds(30);
-    /** At most this many containers of one module are changed at once (DockerEngine's connection pool is as big). */
-    static final int PARALLEL = 32;
     /** Suffix of a new container's Docker name until the old one is out of the way. */
-    static final String NEXT_SUFFIX = ".mesh-next";
+    static final String NEXT_SUFFIX = ApplyExecution.NEXT_SUFFIX;
     /** Suffix of an old container's Docker name while its replacement starts. */
-    static final String PREV_SUFFIX = ".mesh-prev";
+    static final String PREV_SUFFIX = ApplyExecution.PREV_SUFFIX;
+    /**
+     * How long a ZooKeeper connection blip is waited out before an apply reports it {@code failed} (issue 11 rule 11):
+     * Curator's SUSPENDED usually ends in RECONNECTED within a few seconds (a leader election, a server restart).
+     */
+    static final Duration BLIP = Duration.ofSeconds(20);
 
     private final MeshStore store;
     private final ContainerRuntime docker;
@@ -68,6 +73,7 @@ public final class Applier {
     private final WindowRecovery recovery;
     private final SessionGuard session;
     private final Policy policy;
+    private final HostFence fences;
     /** The last {@code applied} report this process wrote, per module: what a no-op reconcile compares with. */
     private final Map<String, ApplyReport> confirmed = new java.util.concurrent.ConcurrentHashMap<>();
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
@@ -106,6 +112,7 @@ public final class Applier {
         this.journal = journal;
         this.recovery = new WindowRecovery(store, docker, host, process, journal);
         this.session = store.session();
+        this.fences = journal.fences();
     }
 
     /**
@@ -123,96 +130,174 @@ public final class Applier {
      */
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
         Instant started = Times.now();
-        long interruptedAtStart = session.interruptions();
         DesiredRecord desired = null;
-        ModuleLock lock = null;
-        boolean leftThisHost = false;
-        try {
-            // ZooKeeper not answering: do nothing, and say so once it answers (fail() waits for it).
-            session.check(session.lostCount());
-            desired = store.desired(module);
-            boolean journalled = journal.read(module).isPresent();
-            if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
-            // A module of another host, with nothing of it here: no lock, no report.
-            if (desired != null && !desired.spec().runsOn(host) && !journalled && nothingHere(module)) return null;
-            // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
-            if (!journalled) {
-                ApplyReport last = unchangedSinceLastReport(module, desired);
-                if (last != null) return last;
-            }
-            while (true) {
-                lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.APPLY);
-                if (!lock.acquire(applyLockWait)) {
-                    String deferredFor = null;
-                    long waitingSince = System.nanoTime();
-                    boolean said = false;
-                    do {
-                        if (Thread.interrupted()) throw new InterruptedException();
-                        WindowRecord w = store.window(host, module);
-                        if (w == null && !said && System.nanoTime() - waitingSince > LONG_WAIT.toNanos()) {
-                            said = true; // once per apply: who holds the lock, when it is no window of this host
-                            log.warn("apply host={} module={} has waited {}s for the module lock, held by {}", host, module,
-                                    LONG_WAIT.toSeconds(), ModuleLock.holders(store.client(), store.paths(), module, host));
-                        }
-                        DesiredRecord newest = store.desired(module);
-                        if (newest != null) desired = newest;
-                        String key = desired == null ? null : desired.push() + "/" + desired.revision();
-                        if (w != null && key != null && !key.equals(deferredFor)) {
-                            write(deferred(desired, w, started));
-                            deferredFor = key;
-                        }
-                        if (stopping.getAsBoolean()) return null;
-                    } while (!lock.acquire(WAIT_SLICE));
+        long blipEnd = System.nanoTime() + BLIP.toNanos();
+        while (true) {
+            ModuleSection section = null;
+            boolean leftThisHost = false;
+            try {
+                // A blip is waited out (bounded), not reported (issue 11 rule 11); a longer outage is reported once
+                // ZooKeeper answers again (fail() waits for it), naming the push.
+                if (!session.connected() && !session.awaitConnected(Duration.ofNanos(Math.max(0, blipEnd - System.nanoTime())), stopping)) {
+                    throw new SessionGuard.SessionLostException("ZooKeeper is not connected (" + session.state() + "); nothing was done");
+                }
+                desired = store.desired(module);
+                boolean journalled = journalled(module);
+                if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
+                // A module of another host, with nothing of it here: no lock, no report.
+                if (desired != null && !desired.spec().runsOn(host) && !journalled && nothingHere(module)) return null;
+                // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
+                if (!journalled) {
+                    ApplyReport last = unchangedSinceLastReport(module, desired);
+                    if (last != null) return last;
+                }
+                section = new ModuleSection(store, fences, module, host, process, LockHolder.APPLY);
+                if (!section.lock(applyLockWait)) {
+                    desired = awaitLock(section, module, desired, started, stopping);
+                    if (desired == AWAIT_STOPPED) return null;
                     started = Times.now();
-                    interruptedAtStart = session.interruptions();
                 }
-                long lostAtAcquire = session.lostCount();
-                Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
-                if (open.isPresent() && open.get().ownerAlive()) {
-                    // A live process runs a window of this module but lost the lock with its session (CURATOR-206's
-                    // class of bug): its containers are held whatever the znodes say. Defer, and let it finish.
-                    WindowJournal.Entry e = open.get();
-                    DesiredRecord newest = store.desired(module);
-                    if (newest != null) {
-                        desired = newest;
-                        write(deferred(desired, new WindowRecord(host, module, e.schedule(), e.window(), e.since(),
-                                e.held().stream().map(WindowJournal.HeldContainer::container).toList(), e.owner()), started));
-                    }
-                    releaseQuietly(lock);
-                    lock = null;
-                    while (WindowRecovery.open(journal, docker, module).filter(WindowJournal.Entry::ownerAlive).isPresent()) {
-                        if (stopping.getAsBoolean()) return null;
-                        Thread.sleep(WAIT_SLICE.toMillis());
-                    }
-                    continue;
-                }
-                if (open.isPresent()) recovery.recover(open.get(), () -> session.check(lostAtAcquire));
+                // Read under the lock, before the fence (a section never waits for ZooKeeper fenced): the newest
+                // desired node, so a push that met a window lands now, and the held nodes, which only a window holding
+                // this lock could add.
                 DesiredRecord newest = store.desired(module);
-                if (newest == null) return null;
-                ApplyReport report = applyLocked(newest, started, () -> session.check(lostAtAcquire));
-                if (session.interruptions() != interruptedAtStart) {
-                    // The connection dropped while this apply ran (Curator retried its reads through it): the module
-                    // lock may have lapsed meanwhile. Report it, and let the retry apply again under a sound lock.
-                    throw new SessionGuard.SessionLostException("the ZooKeeper connection was interrupted during the apply,"
-                            + " so the module lock may have lapsed (done so far: containers " + summary(report) + "); it will be applied again");
+                if (newest != null) desired = newest;
+                Map<String, HeldRecord> held = store.held(host);
+                if (!awaitFence(section, module, desired, started, stopping)) {
+                    if (stopping.getAsBoolean()) return null;
+                    continue; // the lock lapsed while the fence was awaited: start again
                 }
-                write(report, lock);
+                // Fenced: a journalled window is not running (its process would hold the fence from before its first
+                // stop to after its last start), whoever wrote it: finish it now. No state defers an apply for ever.
+                Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
+                WindowResult recovered = null;
+                if (open.isPresent()) {
+                    WindowJournal.Entry done = open.get();
+                    recovered = recovery.recover(done, section);
+                    // Its containers run again: the held nodes read before, of that window, no longer hold them.
+                    held = new LinkedHashMap<>(held);
+                    held.values().removeIf(h -> done.window().equals(h.window()));
+                }
+                List<ContainerResult> results = newest == null ? null
+                        : new ApplyExecution(section.guarded(docker), policy, host).run(newest, held);
+                section.unfence();
+                if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
+                if (newest == null) return null;
+                ApplyReport report = report(newest, started, results);
+                write(report, section);
                 leftThisHost = !newest.spec().runsOn(host) && ApplyReport.APPLIED.equals(report.outcome());
                 return report;
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (MeshStore.InvalidNodeException e) {
+                // The report names the invalid node's push when it can be read, so that its push shows it failed.
+                return fail(module, e.revision(), e.push(), started, e.getMessage(), stopping);
+            } catch (WindowJournal.UnreadableException e) {
+                // Fail safe (issue 11 rule 8): a journal that cannot be read means a window may be open.
+                return fail(module, desired, started, e.getMessage(), stopping);
+            } catch (SessionGuard.SessionLostException e) {
+                if (section != null) section.close();
+                section = null;
+                if (System.nanoTime() < blipEnd && !stopping.getAsBoolean()) {
+                    log.info("apply host={} module={}: {}; waiting up to {}s for ZooKeeper, then applying again", host, module,
+                            e.getMessage(), Math.max(0, (blipEnd - System.nanoTime()) / 1_000_000_000L));
+                    session.awaitConnected(Duration.ofNanos(Math.max(0, blipEnd - System.nanoTime())), stopping);
+                    continue;
+                }
+                return fail(module, desired, started, e.getMessage(), stopping);
+            } catch (Exception e) {
+                return fail(module, desired, started, "apply failed: " + describe(e), stopping);
+            } finally {
+                if (section != null) {
+                    section.close();
+                    if (leftThisHost) deleteLockParent(section.lockPath());
+                }
             }
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (MeshStore.InvalidNodeException e) {
-            // The report names the invalid node's push when it can be read, so that its push shows it failed.
-            return fail(module, e.revision(), e.push(), started, e.getMessage(), stopping);
-        } catch (SessionGuard.SessionLostException e) {
-            return fail(module, desired, started, e.getMessage(), stopping);
-        } catch (Exception e) {
-            return fail(module, desired, started, "apply failed: " + describe(e), stopping);
-        } finally {
-            if (lock != null) releaseQuietly(lock);
-            if (lock != null && leftThisHost) deleteLockParent(lock.path());
         }
+    }
+
+    /** Returned by {@link #awaitLock} when {@code stopping} ended the wait. */
+    private static final DesiredRecord AWAIT_STOPPED = new DesiredRecord(null, null, null, null);
+
+    /**
+     * Waits for the module lock in 1 s slices. While a window of the module holds it, writes a {@code deferred}
+     * report naming the window, again for each newer revision.
+     *
+     * @return the newest desired node seen, or {@link #AWAIT_STOPPED}
+     */
+    private DesiredRecord awaitLock(ModuleSection section, String module, DesiredRecord desired, Instant started,
+                                    BooleanSupplier stopping) throws Exception {
+        String deferredFor = null;
+        long waitingSince = System.nanoTime();
+        boolean said = false;
+        do {
+            if (Thread.interrupted()) throw new InterruptedException();
+            WindowRecord w = store.window(host, module);
+            if (w == null && !said && System.nanoTime() - waitingSince > LONG_WAIT.toNanos()) {
+                said = true; // once per apply: who holds the lock, when it is no window of this host
+                log.warn("apply host={} module={} has waited {}s for the module lock, held by {}", host, module,
+                        LONG_WAIT.toSeconds(), ModuleLock.holders(store.client(), store.paths(), module, host));
+            }
+            DesiredRecord newest = store.desired(module);
+            if (newest != null) desired = newest;
+            String key = desired == null ? null : desired.push() + "/" + desired.revision();
+            if (w != null && key != null && !key.equals(deferredFor)) {
+                write(deferred(desired, w, started));
+                deferredFor = key;
+            }
+            if (stopping.getAsBoolean()) return AWAIT_STOPPED;
+        } while (!section.lock(WAIT_SLICE));
+        return desired;
+    }
+
+    /**
+     * Takes the host fence, holding the lock. It is normally free at once; it is busy when a window of this host
+     * whose lock lapsed still runs (it gives its containers back under the fence), or when a process frozen
+     * mid-apply still holds it. Meanwhile the apply is {@code deferred} to the journalled window, if one, and says
+     * who holds the fence.
+     *
+     * @return true when fenced; false when the lock lapsed meanwhile, or {@code stopping}
+     */
+    private boolean awaitFence(ModuleSection section, String module, DesiredRecord desired, Instant started,
+                               BooleanSupplier stopping) throws Exception {
+        long waitingSince = System.nanoTime();
+        boolean said = false;
+        String deferredFor = null;
+        while (!section.fence(WAIT_SLICE)) {
+            if (!section.lockIntact() || stopping.getAsBoolean()) return false;
+            if (!said && System.nanoTime() - waitingSince > WAIT_SLICE.toNanos()) {
+                said = true;
+                log.warn("apply host={} module={} holds the module lock and waits for the host fence, held by {}", host, module,
+                        section.fenceHolder());
+            }
+            Optional<WindowJournal.Entry> e = WindowRecovery.open(journal, docker, module);
+            String key = desired == null ? null : desired.push() + "/" + desired.revision();
+            if (e.isPresent() && key != null && !key.equals(deferredFor)) {
+                WindowJournal.Entry j = e.get();
+                write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
+                        j.held().stream().map(WindowJournal.HeldContainer::container).toList(), j.owner()), started));
+                deferredFor = key;
+            }
+        }
+        return true;
+    }
+
+    /** @throws WindowJournal.UnreadableException when the module's journal entry exists but cannot be read */
+    private boolean journalled(String module) {
+        return journal.read(module).isPresent();
+    }
+
+    /** The report of an apply that ran: {@code applied}, or {@code failed} naming each failed container. */
+    private ApplyReport report(DesiredRecord desired, Instant started, List<ContainerResult> results) throws Exception {
+        List<String> errors = new ArrayList<>();
+        for (ContainerResult r : results) {
+            if (r.action().equals(ContainerResult.FAILED)) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
+        }
+        WindowRecord w = store.window(host, desired.module());
+        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(),
+                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Times.now(),
+                w == null ? null : ApplyReport.WindowRef.of(w), results,
+                errors.isEmpty() ? null : String.join("; ", errors), null);
     }
 
     /**
@@ -296,15 +381,6 @@ public final class Applier {
         }
     }
 
-    private static void releaseQuietly(ModuleLock lock) {
-        try {
-            lock.release();
-        } catch (Exception e) {
-            log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session",
-                    lock.path(), describe(e));
-        }
-    }
-
     /**
      * Writes a {@code failed} report. When ZooKeeper is down, waits for it (the module can do nothing without its
      * lock anyway) so that the failure is reported once ZooKeeper answers again.
@@ -347,237 +423,6 @@ public final class Applier {
                 started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
     }
 
-    /** Plans and executes, holding the lock. */
-    private ApplyReport applyLocked(DesiredRecord desired, Instant started, Runnable beforeDockerCall) throws Exception {
-        String module = desired.module();
-        ModuleSpec spec = desired.spec();
-        Map<String, ContainerSpec> want = spec.runsOn(host) ? spec.containers() : Map.of();
-        Map<String, HeldRecord> held = store.held(host);
-        List<ObservedContainer> observed = docker.moduleContainers(module);
-        Map<String, ObservedContainer> byId = new LinkedHashMap<>();
-        observed.forEach(o -> byId.put(o.id(), o));
-        List<PlannedAction> plan = ApplyPlanner.plan(module, want, observed, held);
-        List<ContainerResult> results = executeAll(plan, want, desired, byId, beforeDockerCall);
-        List<String> errors = new ArrayList<>();
-        for (int i = 0; i < plan.size(); i++) {
-            ContainerResult r = results.get(i);
-            if (r.action().equals(ContainerResult.FAILED)) errors.add(plan.get(i).dockerName() + ": " + String.join("; ", r.reasons()));
-        }
-        WindowRecord w = store.window(host, module);
-        return new ApplyReport(host, module, desired.revision(), desired.push(),
-                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Times.now(),
-                w == null ? null : ApplyReport.WindowRef.of(w), results,
-                errors.isEmpty() ? null : String.join("; ", errors), null);
-    }
-
-    /**
-     * Executes a plan, in plan order for the results. The containers of a module are independent of each other, so
-     * when three or more need Docker calls they are changed at once, at most {@link #PARALLEL} at a time: a recreate
-     * of 20 containers waits for the slowest stop, not for the sum of them (docs/benchmarks.md, B2). One or two are
-     * changed on the apply thread, as before: threads made for every small apply cost more than they save where
-     * many agents share a machine (B5's simulated hosts). When the apply is interrupted, what has started is let
-     * finish (a recreate is never cut in half) and nothing more starts.
-     */
-    private List<ContainerResult> executeAll(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
-                                             Map<String, ObservedContainer> byId, Runnable beforeDockerCall) throws InterruptedException {
-        long changing = plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED).count();
-        List<ContainerResult> results = new ArrayList<>();
-        Images images = new Images();
-        if (changing <= 2) { // see above
-            for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), beforeDockerCall, images));
-            return results;
-        }
-        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
-            Thread t = new Thread(r, "apply-" + desired.module() + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        List<java.util.concurrent.Future<ContainerResult>> futures = new ArrayList<>();
-        try {
-            for (PlannedAction a : plan) {
-                futures.add(pool.submit(() -> execute(a, want.get(a.name()), desired, byId.get(a.existingId()), beforeDockerCall, images)));
-            }
-            for (java.util.concurrent.Future<ContainerResult> f : futures) {
-                try {
-                    results.add(f.get());
-                } catch (java.util.concurrent.ExecutionException e) {
-                    if (e.getCause() instanceof RuntimeException re) throw re; // SessionLostException: stop the apply
-                    throw new IllegalStateException(e.getCause());
-                }
-            }
-            return results;
-        } catch (InterruptedException | RuntimeException e) {
-            futures.forEach(f -> f.cancel(false));
-            pool.shutdown();
-            boolean interrupted = e instanceof InterruptedException;
-            try {
-                if (!pool.awaitTermination(5, java.util.concurrent.TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
-            } catch (InterruptedException again) {
-                interrupted = true;
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-            throw e;
-        } finally {
-            pool.shutdown();
-        }
-    }
-
-    /**
-     * The images of one apply: each is looked up (and pulled when missing) once, however many containers use it;
-     * its failure fails only the containers that use it.
-     */
-    private final class Images {
-        private final Map<String, java.util.concurrent.CompletableFuture<Void>> seen = new java.util.concurrent.ConcurrentHashMap<>();
-
-        /** The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks. */
-        void ensure(String image) {
-            java.util.concurrent.CompletableFuture<Void> mine = new java.util.concurrent.CompletableFuture<>();
-            java.util.concurrent.CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
-            if (first == null) {
-                try {
-                    docker.ensureImage(image);
-                    mine.complete(null);
-                } catch (RuntimeException | Error e) {
-                    mine.completeExceptionally(e); // the others waiting for this image must not wait for ever
-                    throw e;
-                }
-                return;
-            }
-            try {
-                first.join();
-            } catch (java.util.concurrent.CompletionException e) {
-                if (e.getCause() instanceof RuntimeException r) throw r;
-                throw e;
-            }
-        }
-    }
-
-    private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
-                                    Runnable beforeDockerCall, Images images) {
-        String id = a.existingId();
-        ContainerResult refused = policy.refuse(a, spec); // before anything is created, stopped or pulled
-        if (refused != null) return refused;
-        try {
-            if (a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED) beforeDockerCall.run();
-            switch (a.action()) {
-                case HELD, UNCHANGED -> {
-                    return result(a, a.action().reported(), a.reasons(), id);
-                }
-                case CREATE -> {
-                    images.ensure(spec.image());
-                    String newId = docker.create(a.dockerName(), spec, labels(desired, a.name(), spec));
-                    try {
-                        docker.start(newId);
-                    } catch (RuntimeException e) {
-                        docker.remove(newId);
-                        throw e;
-                    }
-                    return result(a, ContainerResult.CREATED, a.reasons(), newId);
-                }
-                case RECREATE -> {
-                    return recreate(a, spec, desired, before, images);
-                }
-                case REMOVE -> {
-                    ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
-                    try {
-                        docker.stop(id, old == null ? 10 : old.stopTimeoutSeconds());
-                        docker.remove(id);
-                    } catch (RuntimeException e) {
-                        // Gone meanwhile: a leftover of an interrupted recreate that this apply's recreate of the
-                        // same container moved out of its way. Anything else is a failure.
-                        if (!docker.labels(id).isEmpty()) throw e;
-                    }
-                    return result(a, ContainerResult.REMOVED, a.reasons(), id);
-                }
-                default -> throw new IllegalStateException("unknown action " + a.action());
-            }
-        } catch (SessionGuard.SessionLostException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            List<String> reasons = new ArrayList<>(a.reasons());
-            reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
-            return result(a, ContainerResult.FAILED, reasons, id);
-        }
-    }
-
-    /**
-     * Create the new one aside, stop the old one and move it aside, start the new one; on failure put the old one
-     * back and start it, so what ran keeps running.
-     */
-    private ContainerResult recreate(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before, Images images) {
-        String oldId = a.existingId();
-        images.ensure(spec.image());
-        String nextName = a.dockerName() + NEXT_SUFFIX;
-        String prevName = a.dockerName() + PREV_SUFFIX;
-        String newId = outOfTheWay(nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
-        ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
-        boolean wasRunning = before != null && before.running();
-        try {
-            docker.stop(oldId, old == null ? spec.stopTimeoutSeconds() : old.stopTimeoutSeconds());
-            outOfTheWay(prevName, oldId, () -> {
-                docker.rename(oldId, prevName);
-                return null;
-            });
-        } catch (RuntimeException e) {
-            docker.remove(newId);
-            if (wasRunning) docker.start(oldId);
-            throw e;
-        }
-        try {
-            docker.rename(newId, a.dockerName());
-            docker.start(newId);
-        } catch (RuntimeException e) {
-            String restored = "";
-            try {
-                docker.remove(newId);
-                docker.rename(oldId, a.dockerName());
-                if (wasRunning) docker.start(oldId);
-                restored = "; the previous container " + (wasRunning ? "runs again" : "is back as it was");
-            } catch (RuntimeException e2) {
-                restored = "; putting the previous container back failed too: " + describe(e2);
-            }
-            List<String> reasons = new ArrayList<>(a.reasons());
-            reasons.add("new container did not start: " + describe(e) + restored);
-            return result(a, ContainerResult.FAILED, reasons, oldId);
-        }
-        docker.remove(oldId);
-        return result(a, ContainerResult.RECREATED, a.reasons(), newId);
-    }
-
-    /**
-     * Runs a create or rename that gives a container {@code name}; when it fails because a container left under that
-     * name by an interrupted recreate is in the way, removes that one and runs it again. (Looking for leftovers only
-     * on failure saves two Docker calls per recreated container: docs/benchmarks.md, B2.)
-     *
-     * @param keep a container id that is never removed (the one being renamed), or {@code null}
-     */
-    private <T> T outOfTheWay(String name, String keep, java.util.function.Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (RuntimeException e) {
-            String left = docker.idByName(name);
-            if (left == null || left.equals(keep)) throw e;
-            log.info("removing container {} ({}), left by an interrupted recreate", name, left);
-            docker.remove(left);
-            return call.get();
-        }
-    }
-
-    private static Map<String, String> labels(DesiredRecord desired, String name, ContainerSpec spec) {
-        Map<String, String> l = new LinkedHashMap<>();
-        l.put(Labels.MODULE, desired.module());
-        l.put(Labels.CONTAINER, name);
-        l.put(Labels.SPEC_HASH, SpecDiff.hash(spec));
-        l.put(Labels.REVISION, desired.revision() == null ? "" : desired.revision());
-        l.put(Labels.SPEC, SpecDiff.canonical(spec));
-        return l;
-    }
-
-    private static ContainerResult result(PlannedAction a, String action, List<String> reasons, String id) {
-        return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
-    }
-
     private static String summary(ApplyReport r) {
         String s = r.containers().stream()
                 .collect(Collectors.groupingBy(ContainerResult::action, java.util.TreeMap::new, Collectors.counting()))
@@ -594,9 +439,9 @@ public final class Applier {
      * node's version (one quorum write instead of two: docs/benchmarks.md, B5), else writes first and leaves the
      * lock to the caller's release.
      */
-    private void write(ApplyReport r, ModuleLock releasing) throws Exception {
+    private void write(ApplyReport r, ModuleSection releasing) throws Exception {
         confirmed.remove(r.module());
-        MeshStore.ReportWrite w = releasing != null && releasing.isHeld() ? store.prepareReport(r) : null;
+        MeshStore.ReportWrite w = releasing != null && releasing.lockHeld() ? store.prepareReport(r) : null;
         var committed = w == null ? null : releasing.releaseWith(w.op());
         if (committed != null) {
             store.committed(w, committed.get(0));

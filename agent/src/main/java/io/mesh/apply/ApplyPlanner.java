@@ -50,7 +50,7 @@ public final class ApplyPlanner {
             HeldRecord h = held.get(dockerName);
             if (h != null) {
                 out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.HELD,
-                        List.of("held by window " + h.schedule() + " since " + h.since()), id != null ? id : h.containerId()));
+                        List.of(h.reason()), id != null ? id : h.containerId()));
                 continue;
             }
             if (now == null) {
@@ -73,7 +73,7 @@ public final class ApplyPlanner {
             if (held.containsKey(c.dockerName())) {
                 HeldRecord h = held.get(c.dockerName());
                 out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,
-                        List.of("held by window " + h.schedule() + " since " + h.since()), c.id()));
+                        List.of(h.reason()), c.id()));
                 continue;
             }
             String why = c.name() != null && desired.containsKey(c.name())

@@ -268,24 +268,38 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         InspectContainerResponse i = docker.inspectContainerCmd(id).exec();
         RestartPolicy p = i.getHostConfig() == null ? null : i.getHostConfig().getRestartPolicy();
         String name = p == null ? null : p.getName();
-        return name == null || name.isEmpty() ? "no" : name;
+        if (name == null || name.isEmpty()) return "no";
+        Integer max = p.getMaximumRetryCount();
+        return name.equals("on-failure") && max != null && max > 0 ? name + ":" + max : name;
     }
 
     /**
-     * Changes the restart policy of an existing container and checks that Docker took it (docker-java 3.7.1 sends an
-     * empty name for {@code no}, which dockerd ignores: SPEC.md, "Notes"; so {@code no} is refused here).
+     * Changes the restart policy of an existing container and checks, with an inspect, that Docker took it. docker-java
+     * 3.7.1's {@code RestartPolicy.noRestart()} sends an empty name, which dockerd ignores (SPEC.md, "Notes"), so
+     * {@code no} is sent by its name.
      *
      * @param id     container id
-     * @param policy {@code always}, {@code unless-stopped} or {@code on-failure}
+     * @param policy {@code no}, {@code always}, {@code unless-stopped}, {@code on-failure} or {@code on-failure:N}
      * @throws IllegalStateException when the policy read back differs
      */
     @Override
     public void updateRestartPolicy(String id, String policy) {
-        if (policy.equals("no")) throw new IllegalArgumentException("docker-java cannot set restart policy 'no' on an existing container");
-        docker.updateContainerCmd(id).withRestartPolicy(RestartPolicy.parse(policy)).exec();
+        RestartPolicy p = policy.equals("no") ? NAMED_NO : RestartPolicy.parse(policy);
+        docker.updateContainerCmd(id).withRestartPolicy(p).exec();
         String now = restartPolicy(id);
         if (!now.equals(policy)) {
             throw new IllegalStateException("restart policy of " + id + " is '" + now + "' after an update to '" + policy + "'");
+        }
+    }
+
+    /** Restart policy {@code no} with its name spelled out (see {@link #updateRestartPolicy}). */
+    private static final RestartPolicy NAMED_NO = namedNo();
+
+    private static RestartPolicy namedNo() {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().readValue("{\"Name\":\"no\",\"MaximumRetryCount\":0}", RestartPolicy.class);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot build restart policy 'no'", e);
         }
     }
 

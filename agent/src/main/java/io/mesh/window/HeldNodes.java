@@ -87,6 +87,17 @@ final class HeldNodes implements AutoCloseable {
         n.start();
     }
 
+    /**
+     * Deletes every node on a thread of its own, for a caller that holds the host fence and must not wait for
+     * ZooKeeper. A closed {@code PersistentNode} never comes back (CURATOR-297: one closed before its create answered
+     * deletes what the create made).
+     */
+    void closeInBackground() {
+        Thread t = new Thread(this::close, "held-nodes-close-" + window);
+        t.setDaemon(true);
+        t.start();
+    }
+
     /** Deletes every node (best effort: they are ephemeral and go with the session anyway). */
     @Override
     public void close() {

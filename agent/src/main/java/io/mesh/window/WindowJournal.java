@@ -44,12 +44,40 @@ public final class WindowJournal {
      * @param held          the containers it holds
      */
     public record Entry(String host, String module, String schedule, String window, Instant since, Instant deadline,
-                        ProcessRef owner, Instant ownerStart, String stepContainer, List<HeldContainer> held) {
+                        ProcessRef owner, Instant ownerStart, String stepContainer, List<HeldContainer> held,
+                        List<WindowStage> opened) {
         /** @return this entry with a container's restart policy to restore recorded */
         public Entry withRestore(String containerId, String policy) {
             List<HeldContainer> h = new ArrayList<>();
             for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), policy) : c);
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h));
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
+        }
+
+        /**
+         * @return the stages this window opened, in order; an entry written before stages were journalled counts as
+         *         having opened every stage (closing one that did not open is harmless; missing one is not)
+         */
+        public List<WindowStage> openedStages() {
+            return opened == null ? List.of(WindowStage.values()) : opened;
+        }
+
+        /** @return this entry with every stage counted as opened (what a reader that cannot know must assume) */
+        public Entry withEveryStage() {
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, null);
+        }
+
+        /** @return this entry with {@code stage} recorded as opened (before the stage acts) */
+        public Entry opening(WindowStage stage) {
+            List<WindowStage> o = new ArrayList<>(opened == null ? List.of() : opened);
+            if (!o.contains(stage)) o.add(stage);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, List.copyOf(o));
+        }
+
+        /** @return this entry with {@code stage} recorded as closed */
+        public Entry closed(WindowStage stage) {
+            List<WindowStage> o = new ArrayList<>(openedStages());
+            o.remove(stage);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, List.copyOf(o));
         }
 
         /**
@@ -73,11 +101,20 @@ public final class WindowJournal {
     }
 
     /**
+     * A journal entry exists but cannot be read. Fail safe (issue 11 rule 8): a window of the module may be open, so
+     * nothing of the module is touched until an operator looks.
+     */
+    public static final class UnreadableException extends RuntimeException {
+        UnreadableException(String message, Throwable cause) { super(message, cause); }
+    }
+
+    /**
      * A container held by a journalled window.
      *
      * @param container     Docker name
      * @param containerId   Docker id
-     * @param restorePolicy restart policy to put back before starting it, or {@code null} when unchanged
+     * @param restorePolicy restart policy to put back before starting it ({@code always}, {@code on-failure:3},
+     *                      {@code unless-stopped}), or {@code null} when it was {@code no} and is left so
      */
     public record HeldContainer(String container, String containerId, String restorePolicy) {}
 
@@ -121,17 +158,34 @@ public final class WindowJournal {
 
     /**
      * @param module module name
-     * @return the module's open window entry, if any; an unreadable file is reported as an exception
-     * @throws UncheckedIOException when the file exists but cannot be read
+     * @return the module's open window entry, if any
+     * @throws UnreadableException when the file exists but cannot be read or parsed: a window may be open
      */
     public Optional<Entry> read(String module) {
+        byte[] data;
         try {
-            return Optional.of(Json.read(Files.readAllBytes(file(module)), Entry.class));
+            data = Files.readAllBytes(file(module));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file(module) + ": " + e.getMessage(), e);
+            throw unreadable(module, e);
         }
+        try {
+            return Optional.of(Json.read(data, Entry.class));
+        } catch (RuntimeException e) {
+            throw unreadable(module, e);
+        }
+    }
+
+    private UnreadableException unreadable(String module, Exception e) {
+        return new UnreadableException("the window journal " + file(module) + " cannot be read (" + e.getMessage()
+                + "), so a window of " + module + " may be open and nothing of it is touched; check that its containers run,"
+                + " then move the file away", e);
+    }
+
+    /** @return the host fences that live beside this journal, in the same {@code --state-dir} */
+    public io.mesh.section.HostFence fences() {
+        return new io.mesh.section.HostFence(dir.getParent());
     }
 
     /** @return the modules with an entry */

@@ -1,6 +1,7 @@
 package io.mesh.window;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.section.ModuleSection;
 import io.mesh.docker.Labels;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.DesiredRecord;
@@ -21,19 +22,18 @@ import java.nio.charset.StandardCharsets;
 import io.mesh.zk.Json;
 
 /**
- * Finishes a window whose process died mid-window (kill -9, a crash, a host reboot), from its
- * {@link WindowJournal} entry. Called, holding the module lock, by whichever mesh process takes that lock next on
- * the host: the agent daemon's first apply after it starts, any later apply, or the next window.
+ * Finishes a window that is not running but whose journal entry is still there: its process died mid-window (kill -9,
+ * a crash, a host reboot), or it gave up on a path that did not close its stages. Called inside the module's critical
+ * section, fenced, by whichever mesh process holds it next on the host: an apply, or the next window. The fence is
+ * the proof that the window is not running: its process held the fence from before its first stop to after its last
+ * start.
  *
- * <p>The rule (docs/failure-model.md):
- * <ol>
- *   <li>publish the held and window nodes again, as this process, so every process still sees the containers held;</li>
- *   <li>a step container of the window (label {@code mesh.window}) that still runs is let run until the window's
- *       deadline (its {@code timeout} from when the window opened), then killed, and removed;</li>
- *   <li>restart policies changed by the window are put back, and the same held containers started again;</li>
- *   <li>the journal entry and the nodes are deleted, and the module's report gets the window as {@code lastWindow}
- *       with outcome {@code recovered}.</li>
- * </ol>
+ * <p>The rule (docs/failure-model.md): when the window had stopped its containers, publish its held and window nodes
+ * again as this process (best effort: the fence, not the nodes, keeps other processes of the host off them); then close
+ * exactly the stages the journal says opened, in reverse ({@link WindowClosing}: a step that still runs is let run
+ * until the window's deadline, then killed and known dead; restart policies back and the same containers started; the
+ * step removed; the entry deleted). The result, outcome {@code recovered}, is for the caller to record once it has
+ * given the fence back ({@link #record}).
  */
 public final class WindowRecovery {
     private static final Logger log = LoggerFactory.getLogger(WindowRecovery.class);
@@ -86,57 +86,36 @@ public final class WindowRecovery {
     }
 
     /**
-     * Finishes a dead process's window. The caller holds the module lock.
+     * Finishes a window that is not running. The caller holds the section, fenced.
      *
-     * @param e                the journal entry; its owner must be dead
-     * @param beforeDockerCall run before each Docker call (the caller's connection rule)
-     * @return the result recorded
-     * @throws InterruptedException when interrupted while waiting for the nodes
+     * @param e       the journal entry
+     * @param section the caller's section, fenced
+     * @return the result, outcome {@code recovered}, for the caller to {@link #record} after it gave the fence back
+     * @throws InterruptedException when interrupted while publishing the nodes
      */
-    public WindowResult recover(WindowJournal.Entry e, Runnable beforeDockerCall) throws InterruptedException {
-        log.warn("window host={} module={} schedule={} window={}: its process {} ({}) died mid-window; finishing it",
-                host, e.module(), e.schedule(), e.window(), e.owner() == null ? "?" : e.owner().pid(),
-                e.owner() == null ? "?" : e.owner().process());
-        List<String[]> nodes = e.held().stream().map(h -> new String[] {h.container(), h.containerId()}).toList();
+    public WindowResult recover(WindowJournal.Entry e, ModuleSection section) throws InterruptedException {
+        String owner = e.owner() == null ? "?" : e.owner().pid() + " (" + e.owner().process() + ")";
+        log.warn("window host={} module={} schedule={} window={}: not running, its journal still open (process {} {}); finishing it",
+                host, e.module(), e.schedule(), e.window(), owner, e.ownerAlive() ? "lives, but left it" : "died");
         List<String> heldNames = e.held().stream().map(WindowJournal.HeldContainer::container).toList();
-        Integer exit = null;
-        List<String> logTail = List.of();
-        List<String> notes = new ArrayList<>();
-        notes.add("the window's process " + (e.owner() == null ? "?" : e.owner().pid()) + " died mid-window; finished by "
-                + process.process() + " (pid " + process.pid() + ")");
-        try (HeldNodes published = HeldNodes.publish(store, host, e.module(), e.schedule(), e.window(), e.since(), nodes,
-                process, WindowRunner.NODE_CREATE_WAIT)) {
-            beforeDockerCall.run();
-            for (String step : docker.containersWithLabel(Labels.WINDOW, e.window())) {
-                beforeDockerCall.run();
-                if (docker.isRunning(step)) {
-                    Duration left = Duration.between(Times.now(), e.deadline());
-                    log.info("window {}: its step still runs; letting it run until {} ({}s)", e.window(), e.deadline(), Math.max(0, left.toSeconds()));
-                    exit = docker.awaitExit(step, left);
-                    if (exit == null) {
-                        beforeDockerCall.run();
-                        docker.kill(step);
-                        exit = docker.awaitExit(step, Duration.ofSeconds(30));
-                        notes.add("step killed at the window's deadline " + e.deadline());
-                    } else {
-                        notes.add("step ran to its end, exit " + exit);
-                    }
-                } else {
-                    exit = docker.awaitExit(step, Duration.ZERO);
-                    notes.add("step had ended, exit " + exit);
-                }
-                logTail = docker.logTail(step, WindowResult.LOG_LINES);
-                beforeDockerCall.run();
-                docker.remove(step);
+        HeldNodes nodes = null;
+        if (e.openedStages().contains(WindowStage.HELD) && !e.held().isEmpty()) {
+            try {
+                nodes = HeldNodes.publish(store, host, e.module(), e.schedule(), e.window(), e.since(),
+                        e.held().stream().map(h -> new String[] {h.container(), h.containerId()}).toList(), process, WindowRunner.NODE_CREATE_WAIT);
+            } catch (RuntimeException x) {
+                log.warn("window {}: its held nodes were not published again ({}); the fence keeps its containers to this process", e.window(), WindowRunner.describe(x));
             }
-            String startError = WindowRunner.startAgain(docker, e.window(), e.held(), beforeDockerCall);
-            if (startError != null) notes.add(startError);
-            journal.delete(e.module());
         }
-        WindowResult r = new WindowResult(e.schedule(), e.window(), e.since(), Times.now(), WindowResult.RECOVERED, exit,
-                heldNames, logTail, String.join("; ", notes));
-        record(store, host, e.module(), r, null);
-        return r;
+        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e).closeAll();
+        if (nodes != null) nodes.closeInBackground();
+        List<String> notes = new ArrayList<>();
+        notes.add("the window's process " + owner + (e.ownerAlive() ? " left it open" : " died mid-window") + "; finished by "
+                + process.process() + " (pid " + process.pid() + ")");
+        notes.addAll(closing.notes());
+        if (closing.error() != null) notes.add(closing.error());
+        return new WindowResult(e.schedule(), e.window(), e.since(), Times.now(), WindowResult.RECOVERED, closing.exitCode(),
+                heldNames, closing.logTail(), String.join("; ", notes));
     }
 
     /**
@@ -148,7 +127,7 @@ public final class WindowRecovery {
      * @param r       the result
      * @param desired the desired state the window ran under, or {@code null}
      */
-    static void record(MeshStore store, String host, String module, WindowResult r, DesiredRecord desired) {
+    public static void record(MeshStore store, String host, String module, WindowResult r, DesiredRecord desired) {
         String push = desired == null ? "-" : desired.push();
         if (r.succeeded()) {
             log.info("window host={} module={} push={} schedule={} window={} outcome={} exit={} held={}", host, module, push,

@@ -4,17 +4,15 @@ import io.mesh.apply.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleSection;
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
-import io.mesh.zk.ApplyReport;
 import io.mesh.zk.DesiredRecord;
 import io.mesh.zk.Json;
 import io.mesh.zk.LockHolder;
 import io.mesh.zk.MeshStore;
 import io.mesh.zk.ProcessRef;
-import io.mesh.zk.SessionGuard;
 import io.mesh.zk.Times;
 import io.mesh.zk.WindowResult;
 import org.slf4j.Logger;
@@ -31,34 +29,32 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Runs one window of a module's schedule on this host (SPEC.md, "Window"):
+ * Runs one window of a module's schedule on this host (SPEC.md, "Window"), inside the module's critical section
+ * ({@link ModuleSection}: the ZooKeeper lock with purpose {@code window:<schedule>}, then the host fence):
  *
  * <ol>
- *   <li>take the module lock (purpose {@code window:<schedule>}); finish first a window of this module whose process
- *       died ({@link WindowRecovery}); refuse when another live process still runs one;</li>
- *   <li>publish the window node and one held node per {@code while-stopped} container ({@link HeldNodes}), confirmed
- *       created, and write the {@link WindowJournal} entry, all before anything is stopped;</li>
- *   <li>for a held container whose restart policy is {@code always}, switch it to {@code unless-stopped} (dockerd
- *       starts a stopped {@code always} container when dockerd itself starts); stop the held containers;</li>
- *   <li>run the step as a one-shot container (labels {@code mesh.window}, {@code mesh.module}, {@code volumes-from}),
- *       killed at the schedule's {@code timeout};</li>
- *   <li>whatever happened: put each restart policy back, start the same containers again, delete the journal entry
- *       and the nodes, record the result in the module's report ({@code lastWindow}) and the log, release the lock.</li>
+ *   <li>take the lock; read the desired state; take the fence; finish first a journalled window of this module that
+ *       is not running ({@link WindowRecovery}: the fence proves it is not);</li>
+ *   <li>publish the window node and one held node per {@code while-stopped} container ({@link HeldNodes}), confirmed,
+ *       and write the {@link WindowJournal} entry, all before anything is stopped;</li>
+ *   <li>open the stages in order ({@link WindowStage}), each journalled before it acts: create the step container;
+ *       set each held container's restart policy to {@code no} and stop it; run the step, killed at its
+ *       {@code timeout};</li>
+ *   <li>whatever happened, close the opened stages in reverse ({@link WindowClosing}): the step known dead, policies
+ *       back and the same containers started, the step removed, the journal deleted; then give the fence back,
+ *       delete the nodes, record the result in the module's report ({@code lastWindow}) and the log, release the
+ *       lock.</li>
  * </ol>
  *
- * <p>Before each Docker call the window follows Curator's connection rule ({@link SessionGuard}): while
- * {@code SUSPENDED} it makes no call until {@code RECONNECTED}; after {@code LOST} it takes the module lock again
- * first. Meanwhile the journal keeps every apply on this host off the held containers. A held container that will
- * not start again after retries is still released: its held node goes, and the next apply sees it "not running"
- * and recreates it. A window never leaves its containers held and stopped.
+ * <p>Until the containers are stopped, every Docker call needs the lock intact (the section's guarded runtime): a
+ * window whose session went before it stopped anything stops nothing. From then on it needs the fence alone: it
+ * never waits for ZooKeeper to give its containers back, and no other process on the host can act on them meanwhile.
  */
 public final class WindowRunner {
     private static final Logger log = LoggerFactory.getLogger(WindowRunner.class);
     private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     /** How long the held and window nodes may take to be confirmed before the window gives up, stopping nothing. */
     static final Duration NODE_CREATE_WAIT = Duration.ofSeconds(15);
-    /** How long starting a held container again is retried (dockerd may be restarting). */
-    static final Duration START_RETRY = Duration.ofSeconds(90);
 
     private final MeshStore store;
     private final ContainerRuntime docker;
@@ -103,63 +99,6 @@ public final class WindowRunner {
         return "w-" + ID_TIME.format(Times.now()) + "-" + String.format("%04x", ThreadLocalRandom.current().nextInt(0x10000));
     }
 
-    /** The module lock, taken again after a lost session (Curator TN14). Used on one thread. */
-    private final class Lock {
-        private final String module;
-        private final String schedule;
-        private ModuleLock lock;
-        private long lostAtAcquire;
-
-        Lock(String module, String schedule) {
-            this.module = module;
-            this.schedule = schedule;
-        }
-
-        boolean acquire(Duration wait) throws Exception {
-            lock = new ModuleLock(store.client(), store.paths(), module, host, process, LockHolder.windowPurpose(schedule));
-            boolean ok = lock.acquire(wait);
-            lostAtAcquire = store.session().lostCount();
-            return ok;
-        }
-
-        /** Before a Docker call: wait out SUSPENDED; after LOST, take the lock again. Never gives up. */
-        void beforeDockerCall() {
-            SessionGuard session = store.session();
-            try {
-                while (true) {
-                    if (!session.connected()) {
-                        log.warn("window: ZooKeeper {}; no Docker call until it reconnects", session.state());
-                        session.awaitConnected(Duration.ofDays(1), () -> false);
-                        continue;
-                    }
-                    if (session.lostCount() == lostAtAcquire) return;
-                    log.warn("window: the ZooKeeper session was lost; taking the module lock of {} again before the next Docker call", module);
-                    try {
-                        lock.release();
-                    } catch (Exception ignored) {
-                        // its node went with the session
-                    }
-                    while (!acquire(Duration.ofSeconds(5))) {
-                        log.info("window: waiting to take the module lock of {} again", module);
-                    }
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new SessionGuard.SessionLostException("interrupted while waiting for ZooKeeper");
-            } catch (Exception e) {
-                throw new SessionGuard.SessionLostException("could not take the module lock again: " + describe(e));
-            }
-        }
-
-        void release() {
-            try {
-                lock.release();
-            } catch (Exception e) {
-                log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session", lock.path(), describe(e));
-            }
-        }
-    }
-
     /**
      * Runs one window now.
      *
@@ -172,24 +111,16 @@ public final class WindowRunner {
     public WindowResult run(String module, String schedule, Duration lockWait) throws InterruptedException {
         String windowId = newWindowId();
         Instant since = Times.now();
-        Lock lock = new Lock(module, schedule);
+        ModuleSection section = new ModuleSection(store, journal.fences(), module, host, process, LockHolder.windowPurpose(schedule));
+        DesiredRecord desired = null;
+        HeldNodes published = null;
+        WindowResult recovered = null;
+        WindowResult result;
         try {
-            if (!lock.acquire(lockWait)) {
+            if (!section.lock(lockWait)) {
                 return finish(module, failed(schedule, windowId, since, List.of(), "the module lock was not free within " + lockWait.toSeconds() + "s"), null);
             }
-        } catch (Exception e) {
-            return finish(module, failed(schedule, windowId, since, List.of(), "could not take the module lock: " + describe(e)), null);
-        }
-        try {
-            Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
-            if (open.isPresent()) {
-                if (open.get().ownerAlive()) {
-                    return finish(module, failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of "
-                            + module + " is still run by process " + open.get().owner().pid() + "; not opening another"), null);
-                }
-                recovery.recover(open.get(), lock::beforeDockerCall);
-            }
-            DesiredRecord desired = store.desired(module);
+            desired = store.desired(module);
             if (desired == null) return finish(module, failed(schedule, windowId, since, List.of(), "module " + module + " has no desired state"), null);
             ScheduleSpec s = desired.spec().schedules().get(schedule);
             if (s == null) {
@@ -200,174 +131,119 @@ public final class WindowRunner {
                 return finish(module, failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
                         + String.join("; ", policy.refusals(s.step()))), desired);
             }
-            return finish(module, hold(desired.spec(), schedule, s, windowId, since, lock), desired);
+            if (!section.fence(lockWait)) {
+                return finish(module, failed(schedule, windowId, since, List.of(), section.lockIntact()
+                        ? "the host fence of " + module + " was not free within " + lockWait.toSeconds() + "s; held by " + section.fenceHolder()
+                        : "the module lock lapsed (ZooKeeper session lost) before the window started; nothing was stopped"), desired);
+            }
+            // Fenced: a journalled window of this module is not running, whoever wrote it. Finish it first.
+            Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
+            if (open.isPresent()) recovered = recovery.recover(open.get(), section);
+            Holding holding = holding(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
+            published = HeldNodes.publish(store, host, module, schedule, windowId, since, holding.nodes(), process, NODE_CREATE_WAIT);
+            result = hold(desired.spec(), schedule, s, holding.entry(), section);
         } catch (InterruptedException e) {
             throw e;
+        } catch (WindowJournal.UnreadableException e) {
+            result = failed(schedule, windowId, since, List.of(), e.getMessage());
         } catch (Exception e) {
-            return finish(module, failed(schedule, windowId, since, List.of(), describe(e)), null);
+            result = failed(schedule, windowId, since, List.of(), describe(e) + "; nothing was stopped");
         } finally {
-            lock.release();
+            section.unfence();
+            if (published != null) published.close();
+            if (recovered != null) WindowRecovery.record(store, host, module, recovered, null);
+            if (section.state() != ModuleSection.State.LATENT) section.close();
         }
+        return finish(module, result, desired);
     }
 
-    /** Under the lock: nodes and journal, stop, step, start, journal and nodes gone. */
-    private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, String windowId, Instant since, Lock lock)
-            throws InterruptedException {
+    /** What a window will hold: the journal entry to write and the (Docker name, id) of each held container. */
+    private record Holding(WindowJournal.Entry entry, List<String[]> nodes) {}
+
+    /** Finds the held containers (of this module only) and their restart policies; changes nothing. */
+    private Holding holding(ModuleSpec spec, String schedule, ScheduleSpec s, String windowId, Instant since, ContainerRuntime guarded) {
         String module = spec.module();
         List<WindowJournal.HeldContainer> held = new ArrayList<>();
         List<String[]> nodes = new ArrayList<>();
         for (String name : s.whileStopped()) {
             String dockerName = spec.dockerName(name);
-            lock.beforeDockerCall();
-            String id = docker.idByName(dockerName);
+            String id = guarded.idByName(dockerName);
             if (id == null) {
                 log.warn("window host={} module={} schedule={} window={}: {} does not exist; nothing to hold", host, module, schedule, windowId, dockerName);
                 continue;
             }
-            held.add(new WindowJournal.HeldContainer(dockerName, id, null));
+            String owner = guarded.labels(id).get(Labels.MODULE);
+            if (!module.equals(owner)) { // issue 11 rule 7: never act on another module's container
+                log.warn("window host={} module={} schedule={} window={}: {} belongs to module {}; not holding it", host, module,
+                        schedule, windowId, dockerName, owner);
+                continue;
+            }
+            String policy = guarded.restartPolicy(id);
+            held.add(new WindowJournal.HeldContainer(dockerName, id, policy.equals("no") ? null : policy));
             nodes.add(new String[] {dockerName, id});
         }
-        List<String> heldNames = held.stream().map(WindowJournal.HeldContainer::container).toList();
-        String stepName = module + "." + schedule + "." + windowId;
         int stopBudget = s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
+        String stepName = module + "." + schedule + "." + windowId;
         WindowJournal.Entry entry = new WindowJournal.Entry(host, module, schedule, windowId, since,
                 since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), process, WindowJournal.thisProcessStart(),
-                stepName, List.copyOf(held));
-        try (HeldNodes published = HeldNodes.publish(store, host, module, schedule, windowId, since, nodes, process, NODE_CREATE_WAIT)) {
-            // What to put back is known before anything changes: restart policies are read first.
-            for (WindowJournal.HeldContainer h : held) {
-                lock.beforeDockerCall();
-                if (docker.restartPolicy(h.containerId()).equals("always")) entry = entry.withRestore(h.containerId(), "always");
-            }
-            journal.write(entry);
-            // The step container is created before anything is stopped: Docker itself then shows every mesh process
-            // on the host that this window is open, which containers it holds and whose process runs it, even one
-            // that does not share this --state-dir.
-            Map<String, String> labels = Map.of(Labels.WINDOW, windowId, Labels.MODULE, module, Labels.SCHEDULE, schedule,
-                    Labels.JOURNAL, Json.text(entry));
-            String volumesFrom = s.step().volumesFrom() == null ? null : ModuleSpec.dockerName(module, s.step().volumesFrom());
-            String stepId;
-            try {
-                lock.beforeDockerCall();
-                stepId = docker.createStep(stepName, s.step(), volumesFrom, labels);
-            } catch (RuntimeException e) {
-                removeSteps(windowId, lock);
-                journal.delete(module);
-                return failed(schedule, windowId, since, heldNames, "the step container could not be created: " + describe(e) + "; nothing was stopped");
-            }
-            log.info("window host={} module={} schedule={} window={} opened held={}", host, module, schedule, windowId, heldNames);
-            String error = null;
-            StepResult step = null;
-            try {
-                for (WindowJournal.HeldContainer h : entry.held()) {
-                    if (h.restorePolicy() != null) {
-                        lock.beforeDockerCall();
-                        docker.updateRestartPolicy(h.containerId(), "unless-stopped");
-                    }
-                    lock.beforeDockerCall();
-                    docker.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
-                }
-                lock.beforeDockerCall();
-                step = docker.runStep(stepId, s.timeoutDuration(), WindowResult.LOG_LINES);
-            } catch (RuntimeException e) {
-                error = describe(e);
-            } finally {
-                String startError = startAgain(windowId, entry.held(), lock);
-                if (startError != null) error = error == null ? startError : error + "; " + startError;
-                removeSteps(windowId, lock);
-                journal.delete(module);
-            }
-            String outcome = error != null ? WindowResult.FAILED
-                    : step.timedOut() ? WindowResult.TIMED_OUT
-                    : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
-            if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
-            else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
-            return new WindowResult(schedule, windowId, since, Times.now(), outcome, step == null ? null : step.exitCode(),
-                    heldNames, step == null ? List.of() : step.logTail(), error);
-        } catch (IllegalStateException e) {
-            return failed(schedule, windowId, since, heldNames, describe(e) + "; nothing was stopped");
-        }
+                stepName, List.copyOf(held), List.of());
+        return new Holding(entry, nodes);
     }
 
-    /** Removes this window's step containers (label {@code mesh.window}), retrying while dockerd comes back. */
-    private void removeSteps(String windowId, Lock lock) {
-        long end = System.nanoTime() + START_RETRY.toNanos();
-        while (true) {
-            try {
-                lock.beforeDockerCall();
-                for (String id : docker.containersWithLabel(Labels.WINDOW, windowId)) docker.remove(id);
-                return;
-            } catch (SessionGuard.SessionLostException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                if (System.nanoTime() > end) {
-                    log.warn("window {}: its step container could not be removed: {}", windowId, describe(e));
-                    return;
-                }
-                try {
-                    Thread.sleep(1_000);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+    /** Fenced, nodes published: journal, stages opened in order, then closed in reverse whatever happened. */
+    private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, WindowJournal.Entry entry, ModuleSection section) {
+        String module = spec.module();
+        List<String> heldNames = entry.held().stream().map(WindowJournal.HeldContainer::container).toList();
+        ContainerRuntime guarded = section.guarded(docker);
+        journal.write(entry); // throws before anything changed when --state-dir cannot be written
+        String error = null;
+        StepResult step = null;
+        try {
+            entry = opening(entry, WindowStage.STEP_CREATED);
+            // The step container is created before anything is stopped: Docker itself then shows every mesh process
+            // on the host that this window is open. Its label carries the entry with every stage counted as opened,
+            // so that a reader that only has the label closes them all (fail safe).
+            String volumesFrom = s.step().volumesFrom() == null ? null : ModuleSpec.dockerName(module, s.step().volumesFrom());
+            Map<String, String> labels = Map.of(Labels.WINDOW, entry.window(), Labels.MODULE, module, Labels.SCHEDULE, schedule,
+                    Labels.JOURNAL, Json.text(entry.withEveryStage()));
+            String stepId = guarded.createStep(entry.stepContainer(), s.step(), volumesFrom, labels);
+            log.info("window host={} module={} schedule={} window={} opened held={}", host, module, schedule, entry.window(), heldNames);
+            entry = opening(entry, WindowStage.HELD);
+            for (WindowJournal.HeldContainer h : entry.held()) {
+                if (h.restorePolicy() != null) guarded.updateRestartPolicy(h.containerId(), "no");
+                guarded.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
+            }
+            entry = opening(entry, WindowStage.STEP_STARTED);
+            step = guarded.runStep(stepId, s.timeoutDuration(), WindowResult.LOG_LINES);
+        } catch (RuntimeException e) {
+            error = describe(e);
+            if (!entry.openedStages().contains(WindowStage.HELD)) error += "; nothing was stopped";
+        } finally {
+            WindowClosing closing = new WindowClosing(section.fenced(docker), journal, entry).closeAll();
+            if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();
+            if (step == null && closing.exitCode() != null) {
+                step = new StepResult(closing.exitCode(), closing.stepKilled(), closing.logTail());
             }
         }
+        String outcome = error != null ? WindowResult.FAILED
+                : step.timedOut() ? WindowResult.TIMED_OUT
+                : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
+        if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
+        else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
+        return new WindowResult(schedule, entry.window(), entry.since(), Times.now(), outcome, step == null ? null : step.exitCode(),
+                heldNames, step == null ? List.of() : step.logTail(), error);
+    }
+
+    /** Journals a stage as opened, before it acts. */
+    private WindowJournal.Entry opening(WindowJournal.Entry entry, WindowStage stage) {
+        WindowJournal.Entry next = entry.opening(stage);
+        journal.write(next);
+        return next;
     }
 
     private static int stopTimeout(ModuleSpec spec, String name) {
         ContainerSpec cs = spec.containers().get(name);
         return cs == null ? 10 : cs.stopTimeoutSeconds();
-    }
-
-    /**
-     * Puts restart policies back and starts every held container, retrying for {@link #START_RETRY} (dockerd may be
-     * restarting); returns what failed, or null.
-     */
-    String startAgain(String windowId, List<WindowJournal.HeldContainer> held, Lock lock) {
-        return startAgain(docker, windowId, held, lock == null ? () -> { } : lock::beforeDockerCall);
-    }
-
-    /** Shared with {@link WindowRecovery}. */
-    static String startAgain(ContainerRuntime docker, String windowId, List<WindowJournal.HeldContainer> held, Runnable beforeDockerCall) {
-        List<String> errors = new ArrayList<>();
-        for (WindowJournal.HeldContainer h : held) {
-            RuntimeException last = null;
-            long end = System.nanoTime() + START_RETRY.toNanos();
-            long pause = 250;
-            boolean restored = h.restorePolicy() == null;
-            while (true) {
-                try {
-                    beforeDockerCall.run();
-                    if (!restored) {
-                        docker.updateRestartPolicy(h.containerId(), h.restorePolicy());
-                        restored = true;
-                    }
-                    docker.start(h.containerId());
-                    last = null;
-                    break;
-                } catch (SessionGuard.SessionLostException e) {
-                    throw e;
-                } catch (io.mesh.docker.NoSuchContainerException e) {
-                    last = e; // removed meanwhile (by hand, or recreated): nothing to start, retrying will not help
-                    break;
-                } catch (RuntimeException e) {
-                    last = e;
-                    if (System.nanoTime() > end) break;
-                    try {
-                        Thread.sleep(pause);
-                    } catch (InterruptedException ie) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                    pause = Math.min(pause * 2, 5_000);
-                }
-            }
-            if (last != null) {
-                errors.add(h.container() + " did not start again (" + describe(last) + "); released, so the next apply recreates it");
-                log.error("window {}: {} did not start again: {}", windowId, h.container(), describe(last));
-            }
-        }
-        return errors.isEmpty() ? null : String.join("; ", errors);
     }
 
     private static WindowResult failed(String schedule, String windowId, Instant since, List<String> held, String error) {

@@ -219,8 +219,15 @@ public final class MeshStore {
             return out;
         }
         for (String name : names) {
-            HeldRecord h = read(paths.held(host, name), HeldRecord.class);
-            if (h != null) out.put(name, h);
+            byte[] data;
+            try {
+                data = client.getData().forPath(paths.held(host, name));
+            } catch (KeeperException.NoNodeException e) {
+                continue; // released meanwhile
+            }
+            // A held node whose data does not parse still means held (fail safe, issue 11 rule 8): only its name is known.
+            HeldRecord h = readOrNull(data, HeldRecord.class);
+            out.put(name, h != null ? h : HeldRecord.unreadable(host, name));
         }
         return out;
     }

@@ -1,0 +1,281 @@
+package io.mesh.apply;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.Labels;
+import io.mesh.docker.ObservedContainer;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.SessionGuard;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The apply's execution: plans a module against what Docker runs ({@link ApplyPlanner}) and makes the Docker calls,
+ * inside the module's critical section. Its runtime is the section's guarded one
+ * ({@link io.mesh.section.ModuleSection#guarded}), so every call first checks the lock is intact, and a process whose
+ * lock lapsed makes no further call: the call throws {@link SessionGuard.SessionLostException}, which ends the apply.
+ *
+ * <p>A recreate never leaves the module worse than it was: the new container is created before the old one is
+ * stopped, and if it does not start, the old one is put back and started again. Containers named by a held node are
+ * never touched.
+ */
+final class ApplyExecution {
+    private static final Logger log = LoggerFactory.getLogger(ApplyExecution.class);
+    /** At most this many containers of one module are changed at once (DockerEngine's connection pool is as big). */
+    static final int PARALLEL = 32;
+    /** Suffix of a new container's Docker name until the old one is out of the way. */
+    static final String NEXT_SUFFIX = ".mesh-next";
+    /** Suffix of an old container's Docker name while its replacement starts. */
+    static final String PREV_SUFFIX = ".mesh-prev";
+
+    private final ContainerRuntime docker;
+    private final Policy policy;
+    private final String host;
+
+    /**
+     * @param docker the section's guarded runtime
+     * @param policy what containers may do to this host
+     * @param host   this host's id
+     */
+    ApplyExecution(ContainerRuntime docker, Policy policy, String host) {
+        this.docker = docker;
+        this.policy = policy;
+        this.host = host;
+    }
+
+    /**
+     * Plans and executes.
+     *
+     * @param desired the desired state
+     * @param held    this host's held nodes, by Docker name (read before the fence was taken)
+     * @return one result per planned container, in plan order
+     * @throws InterruptedException when interrupted
+     * @throws SessionGuard.SessionLostException when the lock lapsed before a Docker call
+     */
+    List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held) throws InterruptedException {
+        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        List<ObservedContainer> observed = docker.moduleContainers(desired.module());
+        Map<String, ObservedContainer> byId = new LinkedHashMap<>();
+        observed.forEach(o -> byId.put(o.id(), o));
+        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held);
+        return executeAll(plan, want, desired, byId);
+    }
+
+    /**
+     * Executes a plan, in plan order for the results. The containers of a module are independent of each other, so
+     * when three or more need Docker calls they are changed at once, at most {@link #PARALLEL} at a time: a recreate
+     * of 20 containers waits for the slowest stop, not for the sum of them (docs/benchmarks.md, B2). One or two are
+     * changed on the apply thread, as before: threads made for every small apply cost more than they save where
+     * many agents share a machine (B5's simulated hosts). When the apply is interrupted, what has started is let
+     * finish (a recreate is never cut in half) and nothing more starts.
+     */
+    private List<ContainerResult> executeAll(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
+                                             Map<String, ObservedContainer> byId) throws InterruptedException {
+        long changing = plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED).count();
+        List<ContainerResult> results = new ArrayList<>();
+        Images images = new Images();
+        if (changing <= 2) { // see above
+            for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
+            return results;
+        }
+        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
+            Thread t = new Thread(r, "apply-" + desired.module() + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        List<java.util.concurrent.Future<ContainerResult>> futures = new ArrayList<>();
+        try {
+            for (PlannedAction a : plan) {
+                futures.add(pool.submit(() -> execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images)));
+            }
+            for (java.util.concurrent.Future<ContainerResult> f : futures) {
+                try {
+                    results.add(f.get());
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException re) throw re; // SessionLostException: stop the apply
+                    throw new IllegalStateException(e.getCause());
+                }
+            }
+            return results;
+        } catch (InterruptedException | RuntimeException e) {
+            futures.forEach(f -> f.cancel(false));
+            pool.shutdown();
+            boolean interrupted = e instanceof InterruptedException;
+            try {
+                if (!pool.awaitTermination(5, java.util.concurrent.TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
+            } catch (InterruptedException again) {
+                interrupted = true;
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+            throw e;
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /**
+     * The images of one apply: each is looked up (and pulled when missing) once, however many containers use it;
+     * its failure fails only the containers that use it.
+     */
+    private final class Images {
+        private final Map<String, java.util.concurrent.CompletableFuture<Void>> seen = new java.util.concurrent.ConcurrentHashMap<>();
+
+        /** The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks. */
+        void ensure(String image) {
+            java.util.concurrent.CompletableFuture<Void> mine = new java.util.concurrent.CompletableFuture<>();
+            java.util.concurrent.CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
+            if (first == null) {
+                try {
+                    docker.ensureImage(image);
+                    mine.complete(null);
+                } catch (RuntimeException | Error e) {
+                    mine.completeExceptionally(e); // the others waiting for this image must not wait for ever
+                    throw e;
+                }
+                return;
+            }
+            try {
+                first.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                throw e;
+            }
+        }
+    }
+
+    private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
+                                    Images images) {
+        String id = a.existingId();
+        ContainerResult refused = policy.refuse(a, spec); // before anything is created, stopped or pulled
+        if (refused != null) return refused;
+        try {
+            switch (a.action()) {
+                case HELD, UNCHANGED -> {
+                    return result(a, a.action().reported(), a.reasons(), id);
+                }
+                case CREATE -> {
+                    images.ensure(spec.image());
+                    String newId = docker.create(a.dockerName(), spec, labels(desired, a.name(), spec));
+                    try {
+                        docker.start(newId);
+                    } catch (RuntimeException e) {
+                        docker.remove(newId);
+                        throw e;
+                    }
+                    return result(a, ContainerResult.CREATED, a.reasons(), newId);
+                }
+                case RECREATE -> {
+                    return recreate(a, spec, desired, before, images);
+                }
+                case REMOVE -> {
+                    ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
+                    try {
+                        docker.stop(id, old == null ? 10 : old.stopTimeoutSeconds());
+                        docker.remove(id);
+                    } catch (RuntimeException e) {
+                        // Gone meanwhile: a leftover of an interrupted recreate that this apply's recreate of the
+                        // same container moved out of its way. Anything else is a failure.
+                        if (!docker.labels(id).isEmpty()) throw e;
+                    }
+                    return result(a, ContainerResult.REMOVED, a.reasons(), id);
+                }
+                default -> throw new IllegalStateException("unknown action " + a.action());
+            }
+        } catch (SessionGuard.SessionLostException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            List<String> reasons = new ArrayList<>(a.reasons());
+            reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
+            return result(a, ContainerResult.FAILED, reasons, id);
+        }
+    }
+
+    /**
+     * Create the new one aside, stop the old one and move it aside, start the new one; on failure put the old one
+     * back and start it, so what ran keeps running.
+     */
+    private ContainerResult recreate(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before, Images images) {
+        String oldId = a.existingId();
+        images.ensure(spec.image());
+        String nextName = a.dockerName() + NEXT_SUFFIX;
+        String prevName = a.dockerName() + PREV_SUFFIX;
+        String newId = outOfTheWay(nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
+        ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
+        boolean wasRunning = before != null && before.running();
+        try {
+            docker.stop(oldId, old == null ? spec.stopTimeoutSeconds() : old.stopTimeoutSeconds());
+            outOfTheWay(prevName, oldId, () -> {
+                docker.rename(oldId, prevName);
+                return null;
+            });
+        } catch (RuntimeException e) {
+            docker.remove(newId);
+            if (wasRunning) docker.start(oldId);
+            throw e;
+        }
+        try {
+            docker.rename(newId, a.dockerName());
+            docker.start(newId);
+        } catch (RuntimeException e) {
+            String restored = "";
+            try {
+                docker.remove(newId);
+                docker.rename(oldId, a.dockerName());
+                if (wasRunning) docker.start(oldId);
+                restored = "; the previous container " + (wasRunning ? "runs again" : "is back as it was");
+            } catch (RuntimeException e2) {
+                restored = "; putting the previous container back failed too: " + describe(e2);
+            }
+            List<String> reasons = new ArrayList<>(a.reasons());
+            reasons.add("new container did not start: " + describe(e) + restored);
+            return result(a, ContainerResult.FAILED, reasons, oldId);
+        }
+        docker.remove(oldId);
+        return result(a, ContainerResult.RECREATED, a.reasons(), newId);
+    }
+
+    /**
+     * Runs a create or rename that gives a container {@code name}; when it fails because a container left under that
+     * name by an interrupted recreate is in the way, removes that one and runs it again. (Looking for leftovers only
+     * on failure saves two Docker calls per recreated container: docs/benchmarks.md, B2.)
+     *
+     * @param keep a container id that is never removed (the one being renamed), or {@code null}
+     */
+    private <T> T outOfTheWay(String name, String keep, java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (RuntimeException e) {
+            String left = docker.idByName(name);
+            if (left == null || left.equals(keep)) throw e;
+            log.info("removing container {} ({}), left by an interrupted recreate", name, left);
+            docker.remove(left);
+            return call.get();
+        }
+    }
+
+    static Map<String, String> labels(DesiredRecord desired, String name, ContainerSpec spec) {
+        Map<String, String> l = new LinkedHashMap<>();
+        l.put(Labels.MODULE, desired.module());
+        l.put(Labels.CONTAINER, name);
+        l.put(Labels.SPEC_HASH, SpecDiff.hash(spec));
+        l.put(Labels.REVISION, desired.revision() == null ? "" : desired.revision());
+        l.put(Labels.SPEC, SpecDiff.canonical(spec));
+        return l;
+    }
+
+    private static ContainerResult result(PlannedAction a, String action, List<String> reasons, String id) {
+        return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
+    }
+
+    static String describe(Throwable e) {
+        return Applier.describe(e);
+    }
+}

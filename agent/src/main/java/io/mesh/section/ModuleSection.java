@@ -1,0 +1,240 @@
+package io.mesh.section;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.lock.ModuleLock;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.SessionGuard;
+import io.mesh.zk.SessionGuard.SessionLostException;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A module's critical section on this host: the one place that takes and gives back what an apply or a window needs
+ * before it may make a Docker call on the module's containers (docs/decisions/0008-host-fence.md).
+ *
+ * <ol>
+ *   <li>{@link #lock}: the ZooKeeper module lock ({@link ModuleLock}, Curator's {@code InterProcessMutex}), the claim
+ *       every process of the fleet sees;</li>
+ *   <li>{@link #fence}: the {@link HostFence}, which cannot lapse; taken after the lock, before anything is
+ *       published or any Docker call;</li>
+ *   <li>Docker calls, through {@link #guarded} (the lock must still be intact: an apply) or {@link #fenced} (the fence
+ *       alone: a window giving its containers back, which never waits for ZooKeeper);</li>
+ *   <li>{@link #unfence} after the last Docker call, then the lock's release, alone ({@link #close}) or in one
+ *       transaction with the report ({@link #releaseWith}).</li>
+ * </ol>
+ *
+ * <p>The session rule: the lock is intact while the session that took it was never lost and ZooKeeper is connected
+ * now ({@link SessionGuard}); a section never waits for ZooKeeper while it holds the fence. States move forward only,
+ * by compare-and-set, as Curator's {@code PersistentNode} does. One thread uses a section: the lock is Curator's,
+ * owned by the thread that acquired it.
+ */
+public final class ModuleSection implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ModuleSection.class);
+
+    /** Where a section is. */
+    public enum State {
+        /** nothing taken yet (or the lock was not free: {@link #lock} may be called again) */
+        LATENT,
+        /** the ZooKeeper lock is held */
+        LOCKED,
+        /** the lock and the host fence are held: Docker calls may be made */
+        FENCED,
+        /** the fence is given back; the lock is still to be released */
+        UNFENCED,
+        /** everything is given back */
+        RELEASED
+    }
+
+    private final MeshStore store;
+    private final HostFence fences;
+    private final String module;
+    private final String host;
+    private final ProcessRef who;
+    private final ModuleLock lock;
+    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
+    private volatile long lostAtLock;
+    private volatile HostFence.Held fence;
+
+    /**
+     * @param store   ZooKeeper access (its client and {@link SessionGuard})
+     * @param fences  the host's fences ({@code --state-dir})
+     * @param module  module name
+     * @param host    host id
+     * @param who     this process
+     * @param purpose {@code apply} or {@code window:<schedule>}, the lock node's purpose
+     */
+    public ModuleSection(MeshStore store, HostFence fences, String module, String host, ProcessRef who, String purpose) {
+        this.store = store;
+        this.fences = fences;
+        this.module = module;
+        this.host = host;
+        this.who = who;
+        this.lock = new ModuleLock(store.client(), store.paths(), module, host, who, purpose);
+    }
+
+    /** @return where this section is */
+    public State state() { return state.get(); }
+
+    /** @return the module */
+    public String module() { return module; }
+
+    /** @return the ZooKeeper lock's path, {@code /mesh/locks/<module>/<host>} */
+    public String lockPath() { return lock.path(); }
+
+    /**
+     * Asks for the ZooKeeper lock; may be called again while it returns false.
+     *
+     * @param wait the longest wait
+     * @return true when held (state {@link State#LOCKED})
+     * @throws Exception from ZooKeeper, as Curator throws it
+     */
+    public boolean lock(Duration wait) throws Exception {
+        if (state.get() != State.LATENT) throw new IllegalStateException("lock() in state " + state.get());
+        if (!lock.acquire(wait)) return false;
+        lostAtLock = store.session().lostCount();
+        state.set(State.LOCKED);
+        return true;
+    }
+
+    /**
+     * Takes the host fence, holding the lock. Refuses (false) when the lock is no longer intact, so that a section
+     * whose session went while it waited does not start.
+     *
+     * @param wait the longest wait for a fence held by another thread or process of this host
+     * @return true when fenced (state {@link State#FENCED})
+     * @throws InterruptedException when interrupted while waiting
+     */
+    public boolean fence(Duration wait) throws InterruptedException {
+        if (state.get() != State.LOCKED) throw new IllegalStateException("fence() in state " + state.get());
+        Optional<HostFence.Held> f = fences.acquire(module, describeHolder(), wait);
+        if (f.isEmpty()) return false;
+        if (!lockIntact()) { // the session went while we waited: another process may hold the lock now
+            f.get().close();
+            return false;
+        }
+        fence = f.get();
+        state.set(State.FENCED);
+        return true;
+    }
+
+    /** @return who holds this module's fence on this host, as it wrote it (for a waiter's log and report) */
+    public String fenceHolder() { return fences.holder(module); }
+
+    /**
+     * @return true while the session that took the lock was never lost and ZooKeeper is connected now: no other
+     *         process can hold the lock
+     */
+    public boolean lockIntact() {
+        SessionGuard s = store.session();
+        return s.lostCount() == lostAtLock && s.connected();
+    }
+
+    /**
+     * The session rule, before a Docker call of an apply: never waits.
+     *
+     * @throws SessionLostException when the lock is not intact, or the fence is not held
+     */
+    public void checkLock() {
+        requireFenced();
+        store.session().check(lostAtLock);
+    }
+
+    /**
+     * @param docker the host's runtime
+     * @return the runtime as an apply uses it: every call first passes {@link #checkLock()}, so that a process whose
+     *         lock lapsed makes no further call
+     */
+    public ContainerRuntime guarded(ContainerRuntime docker) {
+        return proxy(docker, this::checkLock);
+    }
+
+    /**
+     * @param docker the host's runtime
+     * @return the runtime as a window that stopped containers uses it: every call needs the fence alone, so that the
+     *         window gives its containers back whatever ZooKeeper does
+     */
+    public ContainerRuntime fenced(ContainerRuntime docker) {
+        return proxy(docker, this::requireFenced);
+    }
+
+    private void requireFenced() {
+        HostFence.Held f = fence;
+        if (state.get() != State.FENCED || f == null || !f.valid()) {
+            throw new SessionLostException("the host fence of module " + module + " is not held (" + state.get() + "); no Docker call");
+        }
+    }
+
+    private static ContainerRuntime proxy(ContainerRuntime docker, Runnable before) {
+        return (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(), new Class<?>[] {ContainerRuntime.class},
+                (p, m, args) -> {
+                    if (m.getDeclaringClass() == Object.class) return m.invoke(docker, args);
+                    before.run();
+                    try {
+                        return m.invoke(docker, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    /** Gives the fence back: after the last Docker call, before anything that may wait for ZooKeeper. Idempotent. */
+    public void unfence() {
+        if (state.compareAndSet(State.FENCED, State.UNFENCED)) {
+            HostFence.Held f = fence;
+            fence = null;
+            f.close();
+        }
+    }
+
+    /**
+     * Releases the lock in one ZooKeeper transaction with {@code op} (the apply's report: {@link ModuleLock#releaseWith}).
+     * The fence is given back first.
+     *
+     * @param op the write that ends what the lock guarded
+     * @return the transaction's results, {@code op}'s first; {@code null} when it did not commit (the lock is then
+     *         still to be released by {@link #close()})
+     * @throws Exception other than a {@code KeeperException}, as Curator throws it
+     */
+    public List<CuratorTransactionResult> releaseWith(CuratorOp op) throws Exception {
+        unfence();
+        if (state.get() != State.UNFENCED && state.get() != State.LOCKED) return null;
+        if (!lock.isHeld()) return null;
+        List<CuratorTransactionResult> r = lock.releaseWith(op);
+        if (r != null) state.set(State.RELEASED);
+        return r;
+    }
+
+    /** @return true while this thread's ZooKeeper lock node is held (as far as this process knows) */
+    public boolean lockHeld() { return lock.isHeld(); }
+
+    /**
+     * Gives the fence back, then releases the lock (Curator's guaranteed delete; its node is ephemeral and goes with
+     * the session anyway). Never throws; idempotent. Must run on the thread that took the lock.
+     */
+    @Override
+    public void close() {
+        unfence();
+        State was = state.getAndSet(State.RELEASED);
+        if (was == State.RELEASED || was == State.LATENT) return;
+        try {
+            lock.release();
+        } catch (Exception e) {
+            log.warn("module lock {} not released cleanly ({}); its node is ephemeral and goes with the session", lock.path(), e.toString());
+        }
+    }
+
+    private String describeHolder() {
+        return lock.holder().purpose() + " of " + module + " by " + who.process() + " pid " + who.pid() + " on " + host
+                + " since " + lock.holder().since();
+    }
+}

@@ -1,0 +1,224 @@
+package io.mesh.window;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.Labels;
+import io.mesh.docker.NoSuchContainerException;
+import io.mesh.zk.Times;
+import io.mesh.zk.WindowResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Closes the opened stages of one window, in reverse ({@link WindowStage}), for the window's own process and for
+ * {@link WindowRecovery} alike: the one home of a window's tail. It runs inside the module's critical section with
+ * the fence held and a runtime that needs only the fence ({@code ModuleSection.fenced}): it never waits for
+ * ZooKeeper, so a ZooKeeper outage cannot keep containers stopped. Each stage closed is removed from the journal, and
+ * the journal entry is deleted once every stage is closed.
+ */
+final class WindowClosing {
+    private static final Logger log = LoggerFactory.getLogger(WindowClosing.class);
+    /** How long starting a held container again, or removing the step, is retried (dockerd may be restarting). */
+    static final Duration START_RETRY = Duration.ofSeconds(90);
+    /** How long a killed step may take to be seen dead before the kill is sent again. */
+    private static final Duration KILL_WAIT = Duration.ofSeconds(30);
+    /** How often a step that cannot be seen dead yet is reported while the window waits for it. */
+    private static final Duration SAY_EVERY = Duration.ofSeconds(30);
+
+    private final ContainerRuntime docker;
+    private final WindowJournal journal;
+    private WindowJournal.Entry entry;
+    private final List<String> errors = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private Integer exitCode;
+    private List<String> logTail = List.of();
+    private boolean stepKilled;
+    private boolean interrupted;
+
+    /**
+     * @param docker  the fenced runtime
+     * @param journal the host's journal
+     * @param entry   the window's journal entry, with the stages it opened
+     */
+    WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry) {
+        this.docker = docker;
+        this.journal = journal;
+        this.entry = entry;
+    }
+
+    /**
+     * Closes every opened stage in reverse, then deletes the journal entry.
+     *
+     * @return this, for the result's facts
+     */
+    WindowClosing closeAll() {
+        interrupted = Thread.interrupted(); // Docker calls below must not fail on a pending interrupt
+        List<WindowStage> opened = new ArrayList<>(entry.openedStages());
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            WindowStage stage = opened.get(i);
+            switch (stage) {
+                case STEP_STARTED -> stepKnownDead();
+                case HELD -> giveBack();
+                case STEP_CREATED -> removeSteps();
+            }
+            entry = entry.closed(stage);
+            if (i > 0) writeQuietly();
+        }
+        try {
+            journal.delete(entry.module());
+        } catch (RuntimeException e) {
+            // Every stage is closed: a journal left behind makes the next holder close them again, harmlessly.
+            log.warn("window {}: journal entry not deleted: {}", entry.window(), WindowRunner.describe(e));
+        }
+        if (interrupted || Thread.interrupted()) Thread.currentThread().interrupt();
+        return this;
+    }
+
+    /** @return what failed while closing, or {@code null} */
+    String error() { return errors.isEmpty() ? null : String.join("; ", errors); }
+
+    /** @return what closing saw (the step's end), for a recovery's result */
+    List<String> notes() { return notes; }
+
+    /** @return the step's exit code when closing saw it, or {@code null} */
+    Integer exitCode() { return exitCode; }
+
+    /** @return the step's last log lines when closing read them */
+    List<String> logTail() { return logTail; }
+
+    /** @return true when closing had to kill the step */
+    boolean stepKilled() { return stepKilled; }
+
+    private void writeQuietly() {
+        try {
+            journal.write(entry);
+        } catch (RuntimeException e) {
+            log.warn("window {}: journal not updated after a stage closed: {}", entry.window(), WindowRunner.describe(e));
+        }
+    }
+
+    /**
+     * The step is let run until the window's deadline, then killed, and is known dead only when an inspect shows it
+     * stopped (issue 11 rule 5). While Docker cannot say, the window waits, saying so: starting the held containers
+     * beside a live step is the seed's bug.
+     */
+    private void stepKnownDead() {
+        long nextSay = 0;
+        while (true) {
+            try {
+                List<String> steps = docker.containersWithLabel(Labels.WINDOW, entry.window());
+                boolean allDead = true;
+                for (String step : steps) {
+                    if (!docker.isRunning(step)) {
+                        if (exitCode == null) exitCode = docker.awaitExit(step, Duration.ZERO);
+                        continue;
+                    }
+                    Duration left = Duration.between(Times.now(), entry.deadline());
+                    if (!left.isNegative() && !left.isZero()) {
+                        log.info("window {}: its step still runs; letting it run until the window's deadline {} ({}s)",
+                                entry.window(), entry.deadline(), left.toSeconds());
+                        exitCode = docker.awaitExit(step, left);
+                        if (exitCode != null) {
+                            notes.add("step ran to its end, exit " + exitCode);
+                            continue;
+                        }
+                    }
+                    docker.kill(step);
+                    stepKilled = true;
+                    exitCode = docker.awaitExit(step, KILL_WAIT);
+                    if (docker.isRunning(step)) allDead = false;
+                    else notes.add("step killed at the window's deadline " + entry.deadline());
+                }
+                if (allDead) {
+                    for (String step : steps) {
+                        if (logTail.isEmpty()) logTail = docker.logTail(step, WindowResult.LOG_LINES);
+                    }
+                    return;
+                }
+            } catch (NoSuchContainerException e) {
+                continue; // removed meanwhile: look again
+            } catch (RuntimeException e) {
+                if (System.nanoTime() >= nextSay) {
+                    log.warn("window {}: cannot tell yet that its step is dead ({}); its held containers {} start once it is",
+                            entry.window(), WindowRunner.describe(e), names());
+                    nextSay = System.nanoTime() + SAY_EVERY.toNanos();
+                }
+            }
+            pause(1_000);
+        }
+    }
+
+    /** Puts each restart policy back (checked) and starts each held container again, retrying while dockerd comes back. */
+    private void giveBack() {
+        for (WindowJournal.HeldContainer h : entry.held()) {
+            RuntimeException last = null;
+            long end = System.nanoTime() + START_RETRY.toNanos();
+            long pause = 250;
+            boolean restored = h.restorePolicy() == null;
+            while (true) {
+                try {
+                    if (!restored) {
+                        docker.updateRestartPolicy(h.containerId(), h.restorePolicy());
+                        restored = true;
+                    }
+                    docker.start(h.containerId());
+                    last = null;
+                    break;
+                } catch (NoSuchContainerException e) {
+                    last = e; // removed meanwhile (by hand): nothing to start, retrying will not help
+                    break;
+                } catch (RuntimeException e) {
+                    last = e;
+                    if (System.nanoTime() > end || !pause(pause)) break;
+                    pause = Math.min(pause * 2, 5_000);
+                }
+            }
+            if (last != null) {
+                errors.add(h.container() + " did not start again (" + WindowRunner.describe(last) + "); released, so the next apply recreates it");
+                log.error("window {}: {} did not start again: {}", entry.window(), h.container(), WindowRunner.describe(last));
+            }
+        }
+    }
+
+    /** Removes the window's step containers (label {@code mesh.window}), retrying while dockerd comes back. */
+    private void removeSteps() {
+        long end = System.nanoTime() + START_RETRY.toNanos();
+        while (true) {
+            try {
+                for (String id : docker.containersWithLabel(Labels.WINDOW, entry.window())) docker.remove(id);
+                return;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > end || !pause(1_000)) {
+                    log.warn("window {}: its step container could not be removed: {}", entry.window(), WindowRunner.describe(e));
+                    return;
+                }
+            }
+        }
+    }
+
+    private List<String> names() {
+        return entry.held().stream().map(WindowJournal.HeldContainer::container).toList();
+    }
+
+    /**
+     * Sleeps through interrupts: an interrupt does not cut a closing short (a window never leaves its containers
+     * stopped); it is remembered and set again when {@link #closeAll()} returns.
+     *
+     * @return true, always (the retry loops read better with it)
+     */
+    private boolean pause(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        while (true) {
+            long left = end - System.nanoTime();
+            if (left <= 0) return true;
+            try {
+                Thread.sleep(Math.max(1, left / 1_000_000L));
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+    }
+}

@@ -92,12 +92,6 @@ public final class WindowJournal {
             return ownerStart == null || start.isEmpty()
                     || Math.abs(start.get().toEpochMilli() - ownerStart.toEpochMilli()) < 2_000;
         }
-
-        /** @return true when this process wrote it */
-        @JsonIgnore
-        public boolean ownedByThisProcess() {
-            return owner != null && owner.pid() == ProcessHandle.current().pid() && ownerAlive();
-        }
     }
 
     /**

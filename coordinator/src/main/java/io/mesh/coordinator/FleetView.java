@@ -47,7 +47,10 @@ public final class FleetView {
         List<HeldRecord> out = new ArrayList<>();
         for (String host : ZkReads.children(client, paths.held())) {
             for (String container : ZkReads.children(client, paths.held(host))) {
-                HeldRecord r = ZkReads.read(client, paths.held(host, container), HeldRecord.class);
+                String path = paths.held(host, container);
+                HeldRecord r = ZkReads.read(client, path, HeldRecord.class);
+                // A held node whose data does not parse still means held (issue 11 rule 8).
+                if (r == null && client.checkExists().forPath(path) != null) r = HeldRecord.unreadable(host, container);
                 if (r != null) out.add(r);
             }
         }

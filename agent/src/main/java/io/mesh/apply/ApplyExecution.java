@@ -207,12 +207,12 @@ final class ApplyExecution {
         images.ensure(spec.image());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String prevName = a.dockerName() + PREV_SUFFIX;
-        String newId = outOfTheWay(nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
+        String newId = outOfTheWay(desired.module(), nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
         ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
         boolean wasRunning = before != null && before.running();
         try {
             docker.stop(oldId, old == null ? spec.stopTimeoutSeconds() : old.stopTimeoutSeconds());
-            outOfTheWay(prevName, oldId, () -> {
+            outOfTheWay(desired.module(), prevName, oldId, () -> {
                 docker.rename(oldId, prevName);
                 return null;
             });
@@ -249,12 +249,18 @@ final class ApplyExecution {
      *
      * @param keep a container id that is never removed (the one being renamed), or {@code null}
      */
-    private <T> T outOfTheWay(String name, String keep, java.util.function.Supplier<T> call) {
+    private <T> T outOfTheWay(String module, String name, String keep, java.util.function.Supplier<T> call) {
         try {
             return call.get();
         } catch (RuntimeException e) {
             String left = docker.idByName(name);
             if (left == null || left.equals(keep)) throw e;
+            // Only a leftover of this module: a container of another module is never touched (issue 11 rule 7).
+            String owner = docker.labels(left).get(Labels.MODULE);
+            if (!module.equals(owner)) {
+                throw new IllegalStateException("the name " + name + " is taken by a container of "
+                        + (owner == null ? "no mesh module" : "module " + owner) + "; not touching it", e);
+            }
             log.info("removing container {} ({}), left by an interrupted recreate", name, left);
             docker.remove(left);
             return call.get();

@@ -255,11 +255,11 @@ final class ApplyExecution {
         } catch (RuntimeException e) {
             String left = docker.idByName(name);
             if (left == null || left.equals(keep)) throw e;
-            // Only a leftover of this module: a container of another module is never touched (issue 11 rule 7).
+            // A container of another module is never touched (issue 11 rule 7); an unlabelled one under this
+            // module's temporary name is nobody's.
             String owner = docker.labels(left).get(Labels.MODULE);
-            if (!module.equals(owner)) {
-                throw new IllegalStateException("the name " + name + " is taken by a container of "
-                        + (owner == null ? "no mesh module" : "module " + owner) + "; not touching it", e);
+            if (owner != null && !module.equals(owner)) {
+                throw new IllegalStateException("the name " + name + " is taken by a container of module " + owner + "; not touching it", e);
             }
             log.info("removing container {} ({}), left by an interrupted recreate", name, left);
             docker.remove(left);

@@ -217,6 +217,7 @@ final class ApplyExecution {
                 return null;
             });
         } catch (RuntimeException e) {
+            if (e instanceof SessionGuard.SessionLostException) throw e; // a lapsed lock makes no further call
             docker.remove(newId);
             if (wasRunning) docker.start(oldId);
             throw e;
@@ -225,6 +226,7 @@ final class ApplyExecution {
             docker.rename(newId, a.dockerName());
             docker.start(newId);
         } catch (RuntimeException e) {
+            if (e instanceof SessionGuard.SessionLostException) throw e; // a lapsed lock makes no further call
             String restored = "";
             try {
                 docker.remove(newId);

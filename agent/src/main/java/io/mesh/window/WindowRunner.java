@@ -112,6 +112,15 @@ public final class WindowRunner {
         String windowId = newWindowId();
         Instant since = Times.now();
         ModuleSection section = new ModuleSection(store, journal.fences(), module, host, process, LockHolder.windowPurpose(schedule));
+        try {
+            return runLocked(section, module, schedule, windowId, since, lockWait);
+        } finally {
+            section.close(); // the lock last: after the report, as an apply's
+        }
+    }
+
+    private WindowResult runLocked(ModuleSection section, String module, String schedule, String windowId, Instant since,
+                                   Duration lockWait) throws InterruptedException {
         DesiredRecord desired = null;
         HeldNodes published = null;
         WindowResult recovered = null;
@@ -149,10 +158,10 @@ public final class WindowRunner {
         } catch (Exception e) {
             result = failed(schedule, windowId, since, List.of(), describe(e) + "; nothing was stopped");
         } finally {
+            // The fence first: the containers run again; what follows may wait for ZooKeeper.
             section.unfence();
             if (published != null) published.close();
             if (recovered != null) WindowRecovery.record(store, host, module, recovered, null);
-            if (section.state() != ModuleSection.State.LATENT) section.close();
         }
         return finish(module, result, desired);
     }

@@ -63,6 +63,8 @@ public final class Applier {
      * Curator's SUSPENDED usually ends in RECONNECTED within a few seconds (a leader election, a server restart).
      */
     static final Duration BLIP = Duration.ofSeconds(20);
+    /** How many blips one apply waits out before it reports the outage. */
+    static final int MAX_BLIPS = 3;
 
     private final MeshStore store;
     private final ContainerRuntime docker;
@@ -131,15 +133,16 @@ public final class Applier {
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
         Instant started = Times.now();
         DesiredRecord desired = null;
-        long blipEnd = System.nanoTime() + BLIP.toNanos();
+        int blips = 0;
         while (true) {
             ModuleSection section = null;
             boolean leftThisHost = false;
             try {
                 // A blip is waited out (bounded), not reported (issue 11 rule 11); a longer outage is reported once
                 // ZooKeeper answers again (fail() waits for it), naming the push.
-                if (!session.connected() && !session.awaitConnected(Duration.ofNanos(Math.max(0, blipEnd - System.nanoTime())), stopping)) {
-                    throw new SessionGuard.SessionLostException("ZooKeeper is not connected (" + session.state() + "); nothing was done");
+                if (!session.connected() && !session.awaitConnected(BLIP, stopping)) {
+                    return fail(module, desired, started, "ZooKeeper is not connected (" + session.state() + ") for "
+                            + BLIP.toSeconds() + "s; nothing was done", stopping);
                 }
                 desired = store.desired(module);
                 boolean journalled = journalled(module);
@@ -198,11 +201,12 @@ public final class Applier {
             } catch (SessionGuard.SessionLostException e) {
                 if (section != null) section.close();
                 section = null;
-                if (System.nanoTime() < blipEnd && !stopping.getAsBoolean()) {
+                // Each blip is waited out from when it is met, whenever in the apply that is; a few in a row are
+                // an outage, and reported.
+                if (blips++ < MAX_BLIPS && !stopping.getAsBoolean()) {
                     log.info("apply host={} module={}: {}; waiting up to {}s for ZooKeeper, then applying again", host, module,
-                            e.getMessage(), Math.max(0, (blipEnd - System.nanoTime()) / 1_000_000_000L));
-                    session.awaitConnected(Duration.ofNanos(Math.max(0, blipEnd - System.nanoTime())), stopping);
-                    continue;
+                            e.getMessage(), BLIP.toSeconds());
+                    if (session.awaitConnected(BLIP, stopping)) continue;
                 }
                 return fail(module, desired, started, e.getMessage(), stopping);
             } catch (Exception e) {
@@ -387,6 +391,16 @@ public final class Applier {
      */
     private ApplyReport fail(String module, DesiredRecord desired, Instant started, String error, BooleanSupplier stopping)
             throws InterruptedException {
+        if (desired == null) {
+            // Met before the desired node could be read: read it once ZooKeeper answers, so the report names its push.
+            try {
+                if (session.awaitConnected(REPORT_WAIT, stopping)) desired = store.desired(module);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                log.debug("desired node of {} not read for the failed report: {}", module, describe(e));
+            }
+        }
         return fail(module, desired == null ? null : desired.revision(), desired == null ? null : desired.push(), started, error, stopping);
     }
 

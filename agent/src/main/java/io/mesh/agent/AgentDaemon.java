@@ -82,7 +82,8 @@ public final class AgentDaemon implements AutoCloseable {
         this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy());
         this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
-        this.scheduler = new WindowScheduler(timer, this::runWindow);
+        this.scheduler = new WindowScheduler(timer, this::runWindow, java.time.Clock.systemUTC(), config.stateDir(),
+                WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new PersistentNode(client, CreateMode.EPHEMERAL, false, config.paths().agent(config.host()), Json.bytes(me));

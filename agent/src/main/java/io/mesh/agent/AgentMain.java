@@ -28,7 +28,7 @@ import java.util.concurrent.CountDownLatch;
  * {@code mesh-agent}: the per-host agent's command line (SPEC.md, "Commands").
  *
  * <pre>
- * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--state-dir DIR]
+ * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--docker-timeout 30s] [--state-dir DIR]
  *                   [--reconcile-interval 60s] [--apply-lock-wait 2s] [--zk-auth-file F]
  *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-cap CAP]...
  * mesh-agent window --host H --module M --schedule S [same common options]
@@ -57,6 +57,11 @@ public final class AgentMain implements Runnable {
         String zkRoot;
         @Option(names = "--docker-host", description = "Docker engine URI (default: DOCKER_HOST, else " + DockerEngine.DEFAULT_HOST + ").")
         String dockerHost;
+        @Option(names = "--docker-timeout", defaultValue = "30s", paramLabel = "DURATION",
+                description = "The longest a Docker call that dockerd answers at once may take before it fails (a hung dockerd "
+                        + "must not hold a module lock for ever); a container's stop gets its stop timeout on top, a step's "
+                        + "wait its schedule's timeout (default: ${DEFAULT-VALUE}).")
+        String dockerTimeout;
         @Option(names = "--state-dir", defaultValue = "/var/lib/mesh/agent", description = "Local state directory (default: ${DEFAULT-VALUE}).")
         Path stateDir;
         @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
@@ -90,6 +95,11 @@ public final class AgentMain implements Runnable {
             return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
                     applyLockWait, io.mesh.manifest.Durations.parse(windowLockWait),
                     new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
+        }
+
+        /** @return the Docker engine of {@code --docker-host}, its calls bounded by {@code --docker-timeout} */
+        DockerEngine docker() {
+            return new DockerEngine(dockerHost, io.mesh.manifest.Durations.parse(dockerTimeout));
         }
 
         /** @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured */
@@ -128,7 +138,7 @@ public final class AgentMain implements Runnable {
         public Integer call() throws Exception {
             AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval),
                     io.mesh.manifest.Durations.parse(applyLockWait));
-            DockerEngine docker = new DockerEngine(common.dockerHost);
+            DockerEngine docker = common.docker();
             docker.ping();
             java.net.InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
             Duration ttl = io.mesh.manifest.Durations.parse(requestTtl);
@@ -169,7 +179,7 @@ public final class AgentMain implements Runnable {
         @Override
         public Integer call() throws Exception {
             AgentConfig config = common.config(Duration.ofSeconds(60), Duration.ofSeconds(2)); // a window makes no apply
-            try (DockerEngine docker = new DockerEngine(common.dockerHost);
+            try (DockerEngine docker = common.docker();
                  CuratorFramework client = common.connect(config)) {
                 docker.ping();
                 MeshStore store = new MeshStore(client, config.paths());

@@ -34,7 +34,10 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The Docker Engine API calls mesh makes, through docker-java. One instance per process; thread-safe.
@@ -42,37 +45,146 @@ import java.util.concurrent.TimeUnit;
  * <p>Errors surface as docker-java's runtime exceptions ({@code DockerException} and subclasses such as
  * {@link NotFoundException} and {@link ConflictException}) or as {@link DockerClientException} for time-outs;
  * callers turn them into {@code failed} results. Missing images are pulled once before a create.
+ *
+ * <p><b>Nothing waits for ever</b> (issue 11, requirement 9): a hung dockerd must not hold a module lock and its
+ * fence for ever. Every call that dockerd answers at once gets at most the call timeout ({@link #CALL_TIMEOUT},
+ * {@code mesh-agent --docker-timeout}) and then fails with a {@link DockerTimeoutException}. The calls that
+ * legitimately take long run on a second client without a response timeout, each bounded by what it waits for: a
+ * stop by its stop timeout plus the call timeout, a step's wait by the schedule's timeout (the caller's), a pull by
+ * {@link #PULL_TIMEOUT}. docker-java's unix-socket transport ignores the HTTP client's response timeout (its socket
+ * is an NIO channel, which has no read timeout), so the bound is enforced here: a watchdog interrupts the calling
+ * thread, which closes that call's connection only (an NIO channel closes when its reader is interrupted).
  */
 public final class DockerEngine implements ContainerRuntime, Closeable {
     /** Default Docker host when neither {@code --docker-host} nor {@code DOCKER_HOST} is set. */
     public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
+    /**
+     * The longest a Docker call that dockerd answers at once (list, inspect, create, start, rename, update, remove,
+     * kill, ping) may take before it is abandoned with a {@link DockerTimeoutException}; a stop gets its stop timeout
+     * on top. The default of {@code mesh-agent --docker-timeout}.
+     */
+    public static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+    /** The longest a missing image's pull may take. */
+    public static final Duration PULL_TIMEOUT = Duration.ofMinutes(10);
+    /** How long the exit of a step killed at its timeout is waited for. */
+    static final Duration KILLED_STEP_WAIT = Duration.ofSeconds(30);
 
+    /** For calls that dockerd answers at once: response timeout {@link #callTimeout} (honoured on tcp), and the watchdog. */
     private final DockerClient docker;
+    /** For calls that wait (stop, wait, pull): no response timeout; each call bounds its own wait. */
+    private final DockerClient waits;
     private final String host;
+    private final Duration callTimeout;
+    private final ScheduledThreadPoolExecutor watchdog;
 
     /**
      * @param dockerHost such as {@code unix:///var/run/docker.sock}; {@code null} for {@code DOCKER_HOST} or the default
      */
     public DockerEngine(String dockerHost) {
+        this(dockerHost, CALL_TIMEOUT);
+    }
+
+    /**
+     * @param dockerHost  such as {@code unix:///var/run/docker.sock}; {@code null} for {@code DOCKER_HOST} or the default
+     * @param callTimeout the longest a call that dockerd answers at once may take ({@link #CALL_TIMEOUT})
+     * @throws IllegalArgumentException when the timeout is not positive
+     */
+    public DockerEngine(String dockerHost, Duration callTimeout) {
+        if (callTimeout == null || callTimeout.isNegative() || callTimeout.isZero()) {
+            throw new IllegalArgumentException("the Docker call timeout must be positive, not " + callTimeout);
+        }
         String h = dockerHost != null && !dockerHost.isBlank() ? dockerHost
                 : System.getenv("DOCKER_HOST") != null && !System.getenv("DOCKER_HOST").isBlank() ? System.getenv("DOCKER_HOST")
                 : DEFAULT_HOST;
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(h).build();
-        ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
+        this.docker = DockerClientImpl.getInstance(config, http(config, Duration.ofSeconds(10), callTimeout));
+        this.waits = DockerClientImpl.getInstance(config, http(config, Duration.ofSeconds(10), null));
+        this.host = h;
+        this.callTimeout = callTimeout;
+        this.watchdog = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "docker-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
+        watchdog.setRemoveOnCancelPolicy(true); // a call that answers in time leaves nothing queued
+    }
+
+    private static ApacheDockerHttpClient http(DefaultDockerClientConfig config, Duration connect, Duration response) {
+        return new ApacheDockerHttpClient.Builder()
                 .dockerHost(config.getDockerHost())
                 .sslConfig(config.getSSLConfig())
                 .maxConnections(32)
-                .connectionTimeout(Duration.ofSeconds(10))
+                .connectionTimeout(connect)
+                .responseTimeout(response)
                 .build();
-        this.docker = DockerClientImpl.getInstance(config, http);
-        this.host = h;
     }
 
     /** @return the Docker host URI in use */
     public String host() { return host; }
 
-    /** @return the underlying docker-java client, for tests and tools */
-    public DockerClient client() { return docker; }
+    /** @return the bound of a call that dockerd answers at once ({@link #CALL_TIMEOUT} unless configured) */
+    public Duration callTimeout() { return callTimeout; }
+
+    /**
+     * @return a docker-java client for tests and tools, without a response timeout (event streams may be quiet for
+     *         long): what a caller does with it is bounded by the caller
+     */
+    public DockerClient client() { return waits; }
+
+    /**
+     * Runs a synchronous docker-java call on this thread, abandoning it after {@code limit}.
+     *
+     * @param what  the call, for the error message
+     * @param limit its bound
+     * @param call  the call
+     * @return its result
+     * @throws DockerTimeoutException when it did not answer within {@code limit}
+     */
+    private <T> T bounded(String what, Duration limit, Supplier<T> call) {
+        Deadline d = new Deadline(Thread.currentThread());
+        ScheduledFuture<?> timer = watchdog.schedule(d, limit.toMillis(), TimeUnit.MILLISECONDS);
+        T result;
+        try {
+            result = call.get();
+        } catch (RuntimeException e) {
+            timer.cancel(false);
+            if (d.finish()) throw new DockerTimeoutException(host, what, limit, e);
+            throw e;
+        }
+        timer.cancel(false);
+        d.finish(); // answered just as the watchdog fired: the answer stands, the interrupt is taken back
+        return result;
+    }
+
+    private void bounded(String what, Duration limit, Runnable call) {
+        bounded(what, limit, () -> {
+            call.run();
+            return null;
+        });
+    }
+
+    /** A bounded call's state: the watchdog interrupts the caller only while the call is still on its way. */
+    private static final class Deadline implements Runnable {
+        private final Thread caller;
+        private boolean done;
+        private boolean fired;
+
+        Deadline(Thread caller) { this.caller = caller; }
+
+        @Override
+        public synchronized void run() {
+            if (done) return;
+            fired = true;
+            caller.interrupt(); // closes the connection the caller reads from; nobody else's
+        }
+
+        /** @return true when the watchdog fired; clears the interrupt it sent (one that came from elsewhere stays) */
+        synchronized boolean finish() {
+            done = true;
+            if (fired) Thread.interrupted();
+            return fired;
+        }
+    }
 
     /**
      * @throws RuntimeException naming the Docker host when the engine does not answer a ping
@@ -80,7 +192,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     @Override
     public void ping() {
         try {
-            docker.pingCmd().exec();
+            bounded("a ping", callTimeout, () -> docker.pingCmd().exec());
         } catch (RuntimeException e) {
             throw new IllegalStateException("Docker engine at " + host + " does not answer (" + e.getMessage()
                     + "): start dockerd, or set --docker-host", e);
@@ -101,8 +213,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     /** One {@code GET /containers/json?all=1&filters={"label":["mesh.module=<module>"]}}, split by {@code mesh.window}. */
     @Override
     public ModuleView moduleView(String module) {
-        List<Container> list = docker.listContainersCmd().withShowAll(true)
-                .withLabelFilter(Map.of(Labels.MODULE, module)).exec();
+        List<Container> list = bounded("the list of module " + module + "'s containers", callTimeout,
+                () -> docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(Labels.MODULE, module)).exec());
         List<ObservedContainer> out = new ArrayList<>();
         List<Map<String, String>> steps = new ArrayList<>();
         for (Container c : list) {
@@ -140,7 +252,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     public InspectContainerResponse inspect(String idOrName) {
         try {
-            return docker.inspectContainerCmd(idOrName).exec();
+            return bounded("an inspect of container " + idOrName, callTimeout, () -> docker.inspectContainerCmd(idOrName).exec());
         } catch (NotFoundException e) {
             return null;
         }
@@ -161,18 +273,20 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     @Override
     public void ensureImage(String image) {
         try {
-            docker.inspectImageCmd(image).exec();
+            bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
             return;
         } catch (NotFoundException e) {
             // pull below
         }
-        try {
-            docker.pullImageCmd(image).start().awaitCompletion(10, TimeUnit.MINUTES);
-            docker.inspectImageCmd(image).exec();
+        try (var pull = waits.pullImageCmd(image).start()) {
+            if (!pull.awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new DockerTimeoutException(host, "the pull of image " + image, PULL_TIMEOUT, null);
+            }
+            bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while pulling image " + image, e);
-        } catch (RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             throw new IllegalStateException("image " + image + " is not on this host and could not be pulled ("
                     + firstLine(e.getMessage()) + "): load it with docker load/import, or fix the image reference", e);
         }
@@ -213,14 +327,14 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             cmd.withExposedPorts(exposed);
         }
         cmd.withHostConfig(hc);
-        return cmd.exec().getId();
+        return bounded("the create of container " + dockerName, callTimeout, () -> cmd.exec().getId());
     }
 
     /** Starts a container; a container already running is left as it is. */
     @Override
     public void start(String id) {
         try {
-            docker.startContainerCmd(id).exec();
+            bounded("the start of container " + id, callTimeout, () -> docker.startContainerCmd(id).exec());
         } catch (NotModifiedException e) {
             // already running
         } catch (NotFoundException e) {
@@ -229,15 +343,19 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     }
 
     /**
-     * Stops a container: SIGTERM, then SIGKILL after the timeout. A stopped container is left as it is.
+     * Stops a container: SIGTERM, then SIGKILL after the timeout. A stopped container is left as it is. dockerd
+     * answers when the container has stopped: the call is bounded by the stop timeout plus the call timeout.
      *
      * @param id             container id
      * @param timeoutSeconds seconds between SIGTERM and SIGKILL
+     * @throws DockerTimeoutException when dockerd has not answered within {@code timeoutSeconds} plus the call timeout
      */
     @Override
     public void stop(String id, int timeoutSeconds) {
         try {
-            docker.stopContainerCmd(id).withTimeout(timeoutSeconds).exec();
+            bounded("the stop of container " + id + " (stop timeout " + timeoutSeconds + "s)",
+                    callTimeout.plusSeconds(Math.max(0, timeoutSeconds)),
+                    () -> waits.stopContainerCmd(id).withTimeout(timeoutSeconds).exec());
         } catch (NotModifiedException e) {
             // already stopped
         }
@@ -247,7 +365,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     @Override
     public void remove(String id) {
         try {
-            docker.removeContainerCmd(id).withForce(true).withRemoveVolumes(false).exec();
+            bounded("the removal of container " + id, callTimeout,
+                    () -> docker.removeContainerCmd(id).withForce(true).withRemoveVolumes(false).exec());
         } catch (NotFoundException e) {
             // already gone
         }
@@ -256,7 +375,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     /** Renames a container. */
     @Override
     public void rename(String id, String newName) {
-        docker.renameContainerCmd(id).withName(newName).exec();
+        bounded("the rename of container " + id + " to " + newName, callTimeout,
+                () -> docker.renameContainerCmd(id).withName(newName).exec());
     }
 
     /**
@@ -265,7 +385,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public String restartPolicy(String id) {
-        InspectContainerResponse i = docker.inspectContainerCmd(id).exec();
+        InspectContainerResponse i = bounded("an inspect of container " + id, callTimeout, () -> docker.inspectContainerCmd(id).exec());
         RestartPolicy p = i.getHostConfig() == null ? null : i.getHostConfig().getRestartPolicy();
         String name = p == null ? null : p.getName();
         if (name == null || name.isEmpty()) return "no";
@@ -285,7 +405,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     @Override
     public void updateRestartPolicy(String id, String policy) {
         RestartPolicy p = policy.equals("no") ? NAMED_NO : RestartPolicy.parse(policy);
-        docker.updateContainerCmd(id).withRestartPolicy(p).exec();
+        bounded("the update of container " + id, callTimeout, () -> docker.updateContainerCmd(id).withRestartPolicy(p).exec());
         String now = restartPolicy(id);
         if (!now.equals(policy)) {
             throw new IllegalStateException("restart policy of " + id + " is '" + now + "' after an update to '" + policy + "'");
@@ -323,7 +443,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         HostConfig hc = HostConfig.newHostConfig().withNetworkMode(step.network())
                 .withBinds(step.volumes().stream().map(Bind::parse).toList());
         if (volumesFrom != null) hc.withVolumesFrom(new VolumesFrom(volumesFrom));
-        return cmd.withHostConfig(hc).exec().getId();
+        return bounded("the create of step container " + name, callTimeout, () -> cmd.withHostConfig(hc).exec().getId());
     }
 
     /**
@@ -337,29 +457,46 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public StepResult runStep(String id, Duration timeout, int logLines) {
-        docker.startContainerCmd(id).exec();
+        bounded("the start of step container " + id, callTimeout, () -> docker.startContainerCmd(id).exec());
         boolean timedOut = false;
         Integer code;
         try {
-            code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
-                    .awaitStatusCode(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            code = awaitStatus(id, timeout);
         } catch (DockerClientException e) {
             timedOut = true;
             try {
-                docker.killContainerCmd(id).exec();
+                bounded("the kill of step container " + id, callTimeout, () -> docker.killContainerCmd(id).exec());
             } catch (RuntimeException ignored) {
                 // it may have ended meanwhile
             }
-            code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
-                    .awaitStatusCode(30, TimeUnit.SECONDS);
+            code = awaitStatus(id, KILLED_STEP_WAIT);
         }
         return new StepResult(code == null ? -1 : code, timedOut, logTail(id, logLines));
     }
 
+    /**
+     * Docker's wait (a long poll that answers when the container exits), bounded by {@code max}, on the client without
+     * a response timeout. The stream is closed after the wait, whatever happened, so that no connection stays with it.
+     *
+     * @throws DockerClientException when it has not exited within {@code max} (or the wait stream broke)
+     */
+    private Integer awaitStatus(String id, Duration max) {
+        WaitContainerResultCallback wait = waits.waitContainerCmd(id).exec(new WaitContainerResultCallback());
+        try {
+            return wait.awaitStatusCode(max.toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            try {
+                wait.close();
+            } catch (IOException | RuntimeException ignored) {
+                // closing only frees the connection
+            }
+        }
+    }
+
     @Override
     public List<Map<String, String>> stepLabels(String module) {
-        return docker.listContainersCmd().withShowAll(true)
-                .withLabelFilter(List.of(Labels.WINDOW, Labels.MODULE + "=" + module)).exec().stream()
+        return bounded("the list of module " + module + "'s step containers", callTimeout, () -> docker.listContainersCmd()
+                .withShowAll(true).withLabelFilter(List.of(Labels.WINDOW, Labels.MODULE + "=" + module)).exec()).stream()
                 .map(c -> c.getLabels() == null ? Map.<String, String>of() : c.getLabels()).toList();
     }
 
@@ -373,8 +510,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     public Integer awaitExit(String id, Duration max) {
         if (max.isNegative() || max.isZero()) return isRunning(id) ? null : exitCode(id);
         try {
-            return docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
-                    .awaitStatusCode(max.toMillis(), TimeUnit.MILLISECONDS);
+            return awaitStatus(id, max);
         } catch (DockerClientException e) {
             return null; // still running at the end of the wait
         } catch (NotFoundException e) {
@@ -396,7 +532,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     @Override
     public void kill(String id) {
         try {
-            docker.killContainerCmd(id).exec();
+            bounded("the kill of container " + id, callTimeout, () -> docker.killContainerCmd(id).exec());
         } catch (NotFoundException | ConflictException e) {
             // gone, or not running
         }
@@ -444,9 +580,10 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public List<String> containersWithLabel(String label, String value) {
-        var cmd = docker.listContainersCmd().withShowAll(true);
-        cmd = value == null ? cmd.withLabelFilter(List.of(label)) : cmd.withLabelFilter(Map.of(label, value));
-        return cmd.exec().stream().map(Container::getId).toList();
+        var list = docker.listContainersCmd().withShowAll(true);
+        var cmd = value == null ? list.withLabelFilter(List.of(label)) : list.withLabelFilter(Map.of(label, value));
+        return bounded("the list of containers labelled " + label + (value == null ? "" : "=" + value), callTimeout, () -> cmd.exec())
+                .stream().map(Container::getId).toList();
     }
 
     private static List<String> env(Map<String, String> env) {
@@ -460,6 +597,11 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
 
     @Override
     public void close() throws IOException {
-        docker.close();
+        watchdog.shutdownNow();
+        try {
+            docker.close();
+        } finally {
+            waits.close();
+        }
     }
 }

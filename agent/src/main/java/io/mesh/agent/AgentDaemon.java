@@ -18,15 +18,12 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
-import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.CreateMode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,7 +38,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The agent daemon ({@code mesh-agent run}): keeps this host's modules at their desired state.
  *
  * <ul>
- *   <li>{@code /mesh/agents/<host>}: an ephemeral {@link PersistentNode} while the daemon runs;</li>
+ *   <li>{@code /mesh/agents/<host>}: an ephemeral node while the daemon runs ({@link AgentNode}); a daemon does not
+ *       start on a host that has a live agent ({@link #claimHost()});</li>
  *   <li>a {@link CuratorCache} on {@code /mesh/desired}: each change requests an apply of that module and re-arms
  *       its schedules; once loaded, applies read desired nodes from it ({@link MeshStore#readDesiredFrom});</li>
  *   <li>one apply thread per module ({@link ModuleWorker}): requests coalesce, applies of a module never overlap in
@@ -67,7 +65,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
-    private final PersistentNode agentNode;
+    private final AgentNode agentNode;
+    private volatile Runnable onHostTaken = () -> { };
 
     /**
      * @param config  the agent's configuration
@@ -86,12 +85,45 @@ public final class AgentDaemon implements AutoCloseable {
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
-        this.agentNode = new PersistentNode(client, CreateMode.EPHEMERAL, false, config.paths().agent(config.host()), Json.bytes(me));
+        this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
     }
 
-    /** Starts watching, applying and scheduling; returns at once. */
+    /**
+     * Makes this process the agent of its host ({@code /mesh/agents/<host>}), before anything else is written: refuses
+     * when another live agent has the host. Waits up to the ZooKeeper session timeout (plus
+     * {@link AgentNode#EXPIRY_MARGIN}) when the node belongs to a process that does not run on this machine (an agent
+     * killed with {@code kill -9} whose session has not expired yet). {@link #start()} calls it when nobody did.
+     *
+     * @throws AgentNode.HostTakenException naming the agent that has the host (pid, startedAt): nothing was written
+     * @throws Exception                    ZooKeeper's errors
+     */
+    public void claimHost() throws Exception {
+        agentNode.claim();
+    }
+
+    /**
+     * @param r what to do when another agent takes this host while this one had lost its ZooKeeper session (logged
+     *          either way): {@code mesh-agent run} exits
+     */
+    public void onHostTaken(Runnable r) {
+        this.onHostTaken = r;
+    }
+
+    /**
+     * Starts watching, applying and scheduling; returns at once, once the host is claimed ({@link #claimHost()}).
+     *
+     * @throws AgentNode.HostTakenException when another live agent has the host
+     */
     public void start() {
-        agentNode.start();
+        if (!agentNode.claimed()) {
+            try {
+                claimHost();
+            } catch (AgentNode.HostTakenException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot claim " + config.paths().agent(config.host()) + ": " + e.getMessage(), e);
+            }
+        }
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> desiredChanged(after))
                 .forDeletes(this::desiredDeleted)
@@ -259,11 +291,7 @@ public final class AgentDaemon implements AutoCloseable {
             }
         }
         cache.close(); // after the windows and applies: they read desired nodes from it
-        try {
-            agentNode.close();
-        } catch (IOException e) {
-            log.warn("agent node not deleted: {}", e.getMessage());
-        }
+        agentNode.close();
         log.info("agent host={} stopped", config.host());
     }
 }

@@ -34,18 +34,21 @@ import java.util.concurrent.CountDownLatch;
  * mesh-agent window --host H --module M --schedule S [same common options]
  * </pre>
  *
- * Exit codes: 0 success (for {@code window}: the step exited 0); 1 the window or its step failed; 2 bad usage;
- * 3 ZooKeeper or Docker unreachable.
+ * Exit codes: 0 success (for {@code window}: the step exited 0); 1 the window or its step failed; 2 bad usage, or
+ * ({@code run}) a {@code --host} that another live agent has; 3 ZooKeeper or Docker unreachable.
  */
 @Command(name = "mesh-agent", mixinStandardHelpOptions = true, version = "mesh-agent " + AgentConfig.VERSION,
         description = "Applies this host's mesh modules to the local Docker engine and runs their windows.",
         subcommands = {AgentMain.Run.class, AgentMain.Window.class},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:success", "1:the window or its step failed", "2:bad usage", "3:ZooKeeper or Docker unreachable"})
+        exitCodeList = {"0:success", "1:the window or its step failed", "2:bad usage, or a --host that another live agent has",
+                "3:ZooKeeper or Docker unreachable"})
 public final class AgentMain implements Runnable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AgentMain.class);
     /** Exit code when ZooKeeper or Docker cannot be reached. */
     public static final int UNREACHABLE = 3;
+    /** Exit code for bad input: bad usage, or a {@code --host} that has a live agent already. */
+    public static final int BAD_INPUT = 2;
 
     /** Options every {@code mesh-agent} command takes. */
     public static final class Common {
@@ -144,12 +147,22 @@ public final class AgentMain implements Runnable {
             Duration ttl = io.mesh.manifest.Durations.parse(requestTtl);
             CuratorFramework client = common.connect(config);
             ProcessRef me = ProcessRef.current("mesh-agent run");
+            AgentDaemon daemon = new AgentDaemon(config, client, docker, me);
+            try {
+                daemon.claimHost(); // before anything is written or served: one agent per host
+            } catch (AgentNode.HostTakenException e) {
+                System.err.println("mesh-agent: " + e.getMessage());
+                client.close();
+                docker.close();
+                return BAD_INPUT;
+            }
+            // Another agent took the host while this one had lost its session: stop (the shutdown hook closes all).
+            daemon.onHostTaken(() -> new Thread(() -> System.exit(BAD_INPUT), "mesh-host-taken").start());
             AgentMetrics metrics = new AgentMetrics(client, config.paths(), config.host());
             metrics.start();
             if (metricsAddress != null) {
                 System.err.println("mesh-agent: metrics at " + metrics.serve(metricsAddress) + "/metrics");
             }
-            AgentDaemon daemon = new AgentDaemon(config, client, docker, me);
             WindowRequests requests = new WindowRequests(client, config.paths(), config.host(), me, daemon::runWindow, ttl);
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -42,9 +42,9 @@ import static org.awaitility.Awaitility.await;
  * happened, from two independent records: Docker's container events (recorded live) and ZooKeeper's own transaction
  * log (every create and delete of every held node, with the leader's clock).
  *
- * <p>Processes: two agent daemons ({@code mesh-agent run}) for the same host, both reconciling every second (so that
- * two processes apply the same modules, under the same module locks: one Docker engine is one host, and a daemon of
- * another host id would rightly remove what its host does not run), {@code mesh-agent window} processes opened at
+ * <p>Processes: one agent daemon ({@code mesh-agent run}) for the host, reconciling every second (a second daemon of
+ * the same host refuses to start: one agent per host, issue 11; a daemon of another host id would rightly remove what
+ * its host does not run, one Docker engine being one host), {@code mesh-agent window} processes opened at
  * random (at most two at a time), and the pusher (this JVM) writing desired nodes as the coordinator does. Each module has a {@code store}
  * (held by its window; restart policies {@code always}, {@code unless-stopped}, {@code no}) and an {@code api}
  * (never held); one module's step always fails, so failed windows are part of the history.
@@ -68,7 +68,7 @@ class HistoryCheckTest {
     private static final String SCHEDULE = "gc";
     /** One host id per run (one Docker engine is one host; unique so that no other test's daemon applies these modules). */
     private static final String HOST = "hist-" + Long.toHexString(System.nanoTime() & 0xffffff);
-    private static final int DAEMONS = 2;
+    private static final int DAEMONS = 1; // a second daemon of one host refuses to start (OneAgentPerHostTest)
     private static final String[] RESTART = {"always", "unless-stopped", "no"};
     private static final int MAX_WINDOWS_AT_ONCE = 2;
 

@@ -95,6 +95,12 @@ public final class ChildJvm implements AutoCloseable {
     public void resume() { signal("CONT"); }
 
     /**
+     * SIGTERM, as an operator's {@code kill} or systemd sends it; returns at once. Not {@link Process#destroy()}: that
+     * also closes the child's standard input, on which {@link Orphanless} halts the JVM before its shutdown hooks run.
+     */
+    public void sigterm() { signal("TERM"); }
+
+    /**
      * SIGTERM, then SIGKILL when it has not exited within {@code grace}.
      *
      * @param grace how long to wait for a clean exit
@@ -103,7 +109,7 @@ public final class ChildJvm implements AutoCloseable {
     public int terminate(Duration grace) {
         if (!process.isAlive()) return process.exitValue();
         signal("CONT");
-        process.destroy();
+        sigterm();
         try {
             if (process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) return process.exitValue();
         } catch (InterruptedException e) {

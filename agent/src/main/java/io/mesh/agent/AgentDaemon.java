@@ -26,6 +26,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,6 +54,13 @@ public final class AgentDaemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AgentDaemon.class);
     /** First retry of a failed apply, in ms. */
     private static final long RETRY_FIRST_MS = 2_000;
+    /**
+     * At shutdown, how long past a window's deadline the daemon still waits for it: after its deadline a window only
+     * kills its step and starts its containers again (each retried for 90 s while dockerd comes back).
+     */
+    static final java.time.Duration SHUTDOWN_PAST_DEADLINE = java.time.Duration.ofMinutes(5);
+    /** At shutdown, how often a window still running is mentioned again. */
+    private static final java.time.Duration SHUTDOWN_REMINDER = java.time.Duration.ofSeconds(30);
 
     private final AgentConfig config;
     private final MeshStore store;
@@ -62,6 +70,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> windowThreads = new ConcurrentHashMap<>();
+    /** The window each module's window thread runs now (cron or requested): what a shutdown waits for. */
+    private final Map<String, RunningWindow> windowsRunning = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
@@ -210,8 +220,27 @@ public final class AgentDaemon implements AutoCloseable {
     public Future<WindowResult> runWindow(String module, String schedule) {
         ExecutorService exec = windowThreads.computeIfAbsent(module,
                 m -> Executors.newSingleThreadExecutor(r -> thread(r, "window-" + m)));
-        return exec.submit(() -> windows.run(module, schedule, config.windowLockWait()));
+        return exec.submit(() -> {
+            // A window still queued when the daemon is told to stop does not begin: it would stop containers on the
+            // way out. One already running is let finish (close()).
+            if (stopping.get()) throw new IllegalStateException("the agent is stopping: window " + module + "/" + schedule + " not started");
+            windowsRunning.put(module, new RunningWindow(module, schedule, Times.now()));
+            try {
+                return windows.run(module, schedule, config.windowLockWait());
+            } finally {
+                windowsRunning.remove(module);
+            }
+        });
     }
+
+    /**
+     * A window a window thread runs.
+     *
+     * @param module   module name
+     * @param schedule schedule name
+     * @param began    when the thread began it (before the module lock)
+     */
+    private record RunningWindow(String module, String schedule, Instant began) {}
 
     /** The apply thread of one module. */
     private final class ModuleWorker {
@@ -261,31 +290,122 @@ public final class AgentDaemon implements AutoCloseable {
         }
     }
 
+    /** Waits (bounded) for the window threads to end, saying what it waits for. */
+    private void awaitWindows() {
+        Instant began = Times.now();
+        Map<String, String> said = new java.util.HashMap<>();
+        Map<String, WaitFor> known = new java.util.HashMap<>();
+        Instant remindAt = began.plus(SHUTDOWN_REMINDER);
+        while (!windowThreads.values().stream().allMatch(ExecutorService::isTerminated)) {
+            Instant now = Times.now();
+            boolean remind = !now.isBefore(remindAt);
+            if (remind) remindAt = now.plus(SHUTDOWN_REMINDER);
+            Instant giveUpAt = began.plus(SHUTDOWN_PAST_DEADLINE);
+            for (RunningWindow w : windowsRunning.values()) {
+                WaitFor wait = waitFor(w, known.get(w.module()));
+                known.put(w.module(), wait);
+                if (remind || !wait.line().equals(said.get(w.module()))) {
+                    log.info("{}{}", remind && wait.line().equals(said.get(w.module())) ? "still " : "", wait.line());
+                    said.put(w.module(), wait.line());
+                }
+                if (wait.until().isAfter(giveUpAt)) giveUpAt = wait.until();
+            }
+            if (now.isAfter(giveUpAt)) {
+                log.error("stopping: {} not ended by {}; exiting anyway: its journal under {} lets the next mesh process on "
+                        + "this host finish it", windowsRunning.isEmpty() ? "a window" : windowsRunning.keySet().stream()
+                        .map(m -> "the window of module " + m).collect(java.util.stream.Collectors.joining(", ")),
+                        seconds(giveUpAt), config.stateDir());
+                return;
+            }
+            for (ExecutorService w : windowThreads.values()) {
+                try {
+                    if (!w.awaitTermination(200, TimeUnit.MILLISECONDS)) break;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * What a shutdown says about a running window, and when it gives up on it.
+     *
+     * @param line   the log line
+     * @param until  when the daemon stops waiting for it
+     * @param window the window's id, once its journal named it
+     */
+    private record WaitFor(String line, Instant until, String window) {}
+
+    /**
+     * From the window's journal entry (read-only), once the window has written it; else from what this daemon knows.
+     *
+     * @param w      the running window
+     * @param before what was said of it last, or {@code null}
+     */
+    private WaitFor waitFor(RunningWindow w, WaitFor before) {
+        String why = "; a second SIGTERM changes nothing (a window never leaves its containers stopped); SIGKILL would leave "
+                + "its containers stopped until the next mesh process on this host finishes the window from its journal";
+        Optional<WindowJournal.Entry> entry;
+        try {
+            entry = journal.read(w.module());
+        } catch (RuntimeException e) {
+            entry = Optional.empty();
+        }
+        if (entry.isPresent() && entry.get().deadline() != null) {
+            WindowJournal.Entry e = entry.get();
+            String held = e.held() == null ? "[]" : e.held().stream().map(WindowJournal.HeldContainer::container).toList().toString();
+            String whose = e.ownedByThisProcess() ? "" : " (left by process " + (e.owner() == null ? "?" : e.owner().pid())
+                    + "; this one is finishing it)";
+            return new WaitFor("stopping: waiting for window " + e.window() + " of " + e.module() + "/" + e.schedule() + whose
+                    + " to end (by " + seconds(e.deadline()) + ": it holds " + held + " since " + e.since().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                    + "; at that deadline its step is killed and the containers started again)" + why,
+                    e.deadline().plus(SHUTDOWN_PAST_DEADLINE), e.window());
+        }
+        if (before != null && before.window() != null) { // its journal went: its containers run again
+            return new WaitFor("stopping: window " + before.window() + " of " + w.module() + "/" + w.schedule()
+                    + " has started its containers again; waiting for it to record its result", before.until(), before.window());
+        }
+        return new WaitFor("stopping: waiting for the window of " + w.module() + "/" + w.schedule() + " (begun "
+                + w.began().truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ") to end: it has stopped nothing yet (it waits up to "
+                + config.windowLockWait().toSeconds() + "s for the module lock, then runs to its schedule's timeout)" + why,
+                w.began().plus(config.windowLockWait()).plus(SHUTDOWN_PAST_DEADLINE), null);
+    }
+
+    /** @return the instant to the next whole second, as ISO-8601 ({@code 2026-12-01T03:42:10Z}) */
+    static String seconds(Instant t) {
+        Instant s = t.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        return (s.equals(t) ? s : s.plusSeconds(1)).toString();
+    }
+
     private static Thread thread(Runnable r, String name) {
         Thread t = new Thread(r, name);
         t.setDaemon(true);
         return t;
     }
 
-    /** Stops scheduling and applying; a window in progress is let finish (it starts its containers again). */
+    /**
+     * Stops scheduling and applying; a window in progress is let finish (it starts its containers again), and the log
+     * says at once which window it waits for and until when (its journal's deadline), again when that changes and every
+     * 30 s. It gives up {@link #SHUTDOWN_PAST_DEADLINE} after the deadline (the window's journal then lets the next mesh
+     * process on the host finish it). A window queued but not begun does not begin; applies are interrupted.
+     */
     @Override
     public void close() {
         stopping.set(true);
+        log.info("agent host={} stopping", config.host());
         store.client().getConnectionStateListenable().removeListener(reconnected);
         scheduler.close();
         timer.shutdownNow();
         workers.values().forEach(w -> w.exec.shutdownNow());
         windowThreads.values().forEach(ExecutorService::shutdown);
-        for (ExecutorService w : windowThreads.values()) {
-            try {
-                if (!w.awaitTermination(5, TimeUnit.MINUTES)) log.warn("a window did not end within 5 minutes of shutdown");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        awaitWindows();
         for (ModuleWorker w : workers.values()) {
             try {
-                w.exec.awaitTermination(30, TimeUnit.SECONDS);
+                if (!w.exec.awaitTermination(1, TimeUnit.SECONDS)) {
+                    log.info("stopping: waiting up to 30s for the apply of module {} to end", w.module);
+                    w.exec.awaitTermination(29, TimeUnit.SECONDS);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -1,0 +1,77 @@
+package io.mesh.faults;
+
+import io.mesh.testing.ChildJvm;
+import io.mesh.window.WindowJournal;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.Json;
+import io.mesh.zk.ProcessRef;
+import io.mesh.zk.Times;
+import io.mesh.zk.WindowRequest;
+import io.mesh.zk.WindowResult;
+import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Issue 11, requirement 12 (failure model: "the agent is told to stop mid-window"): a daemon that gets SIGTERM while
+ * its window's step runs says at once, in its log, which window it waits for and until when (the deadline its journal
+ * names), waits for the window to end (a second SIGTERM changes nothing), and exits with the held container running
+ * again: the same container. A real {@code mesh-agent run} JVM, the real ensemble and Docker engine.
+ */
+class ShutdownMidWindowTest extends FaultFixture {
+
+    @Test
+    void sigtermMidWindowSaysAtOnceWhichWindowItWaitsForAndUntilWhenThenExitsWithTheContainerRunning() throws Exception {
+        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 12, "1m");
+        String id = inspect(registry).getId();
+
+        // ask this host's agent for a window, as `mesh window run` does through the coordinator
+        client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(paths.windowRequestPrefix(host),
+                Json.bytes(WindowRequest.of(module, SCHEDULE, Times.now(), ProcessRef.current("shutdown test"))));
+        String windowId = awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> !runningStepContainers().isEmpty());
+        WindowJournal.Entry entry = new WindowJournal(stateDir).read(module).orElseThrow();
+        assertThat(entry.window()).isEqualTo(windowId);
+        assertThat(running(registry)).isFalse();
+
+        long t0 = System.nanoTime();
+        daemon.sigterm();
+        String waiting = "stopping: waiting for window " + windowId + " of " + module + "/" + SCHEDULE + " to end (by "
+                + ceilSeconds(entry.deadline()) + ": it holds [" + registry + "]";
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20)).until(() -> daemon.output().contains(waiting));
+        long saidAfterMs = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(daemon.output()).contains("a second SIGTERM changes nothing");
+
+        daemon.sigterm(); // a second one changes nothing: the window still ends as it would
+        assertThat(daemon.awaitExit(Duration.ofSeconds(90))).as(daemon.output()).isNotEqualTo(137);
+        String log = daemon.output();
+        int said = log.indexOf(waiting);
+        int ended = log.indexOf("window=" + windowId + " outcome=" + WindowResult.SUCCEEDED);
+        int stopped = log.indexOf("agent host=" + host + " stopped");
+        assertThat(ended).as("the window's end in the log:\n%s", log).isGreaterThan(said);
+        assertThat(stopped).as("the daemon stops after the window ended:\n%s", log).isGreaterThan(ended);
+
+        // the held container runs again: the same one, no longer held; the window closed normally
+        assertThat(running(registry)).isTrue();
+        assertThat(inspect(registry).getId()).isEqualTo(id);
+        assertThat(exists(paths.held(host, registry))).isFalse();
+        assertThat(runningStepContainers()).isEmpty();
+        assertThat(Files.exists(journal())).isFalse();
+        ApplyReport r = awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
+        assertThat(r.lastWindow().outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        System.out.printf("shutdown mid-window: said what it waits for %d ms after SIGTERM%n", saidAfterMs);
+    }
+
+    /** As the daemon writes a deadline: the next whole second, ISO-8601. */
+    private static String ceilSeconds(Instant t) {
+        Instant s = t.truncatedTo(ChronoUnit.SECONDS);
+        return (s.equals(t) ? s : s.plusSeconds(1)).toString();
+    }
+}

@@ -355,7 +355,8 @@ public final class AgentDaemon implements AutoCloseable {
         if (entry.isPresent() && entry.get().deadline() != null) {
             WindowJournal.Entry e = entry.get();
             String held = e.held() == null ? "[]" : e.held().stream().map(WindowJournal.HeldContainer::container).toList().toString();
-            String whose = e.ownedByThisProcess() ? "" : " (left by process " + (e.owner() == null ? "?" : e.owner().pid())
+            boolean ours = e.owner() != null && e.owner().pid() == ProcessHandle.current().pid();
+            String whose = ours ? "" : " (left by process " + (e.owner() == null ? "?" : e.owner().pid())
                     + "; this one is finishing it)";
             return new WaitFor("stopping: waiting for window " + e.window() + " of " + e.module() + "/" + e.schedule() + whose
                     + " to end (by " + seconds(e.deadline()) + ": it holds " + held + " since " + e.since().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)

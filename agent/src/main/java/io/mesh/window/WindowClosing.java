@@ -23,6 +23,8 @@ final class WindowClosing {
     private static final Logger log = LoggerFactory.getLogger(WindowClosing.class);
     /** How long starting a held container again, or removing the step, is retried (dockerd may be restarting). */
     static final Duration START_RETRY = Duration.ofSeconds(90);
+    /** Stop timeout of the stop that lets a stop under way end before a held container is started again. */
+    private static final int SETTLE_STOP_SECONDS = 10;
     /** How long a killed step may take to be seen dead before the kill is sent again. */
     private static final Duration KILL_WAIT = Duration.ofSeconds(30);
     /** How often a step that cannot be seen dead yet is reported while the window waits for it. */
@@ -158,8 +160,15 @@ final class WindowClosing {
             long end = System.nanoTime() + START_RETRY.toNanos();
             long pause = 250;
             boolean restored = h.restorePolicy() == null;
+            boolean settled = !h.stopMayBeUnderWay();
             while (true) {
                 try {
+                    if (!settled) {
+                        // A stop whose call was cut (an interrupt, a timeout) may still be carried out by dockerd: a
+                        // second stop returns once the container is stopped, so the start below is not undone by it.
+                        docker.stop(h.containerId(), SETTLE_STOP_SECONDS);
+                        settled = true;
+                    }
                     if (!restored) {
                         docker.updateRestartPolicy(h.containerId(), h.restorePolicy());
                         restored = true;

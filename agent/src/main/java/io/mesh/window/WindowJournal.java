@@ -49,7 +49,7 @@ public final class WindowJournal {
         /** @return this entry with a container's restart policy to restore recorded */
         public Entry withRestore(String containerId, String policy) {
             List<HeldContainer> h = new ArrayList<>();
-            for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), policy) : c);
+            for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), policy, c.stopSent()) : c);
             return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
         }
 
@@ -61,9 +61,20 @@ public final class WindowJournal {
             return opened == null ? List.of(WindowStage.values()) : opened;
         }
 
-        /** @return this entry with every stage counted as opened (what a reader that cannot know must assume) */
+        /** @return this entry with the stop of one held container recorded as sent (before it is sent) */
+        public Entry stopping(String containerId) {
+            List<HeldContainer> h = new ArrayList<>();
+            for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), true) : c);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
+        }
+
+        /**
+         * @return this entry with every stage counted as opened and every stop as sent (what a reader that cannot know
+         *         must assume)
+         */
         public Entry withEveryStage() {
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, null);
+            List<HeldContainer> h = held.stream().map(c -> new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), null)).toList();
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, h, null);
         }
 
         /** @return this entry with {@code stage} recorded as opened (before the stage acts) */
@@ -109,8 +120,21 @@ public final class WindowJournal {
      * @param containerId   Docker id
      * @param restorePolicy restart policy to put back before starting it ({@code always}, {@code on-failure:3},
      *                      {@code unless-stopped}), or {@code null} when it was {@code no} and is left so
+     * @param stopSent      whether the window has asked Docker to stop it; {@code null} (an entry that does not
+     *                      say) counts as yes
      */
-    public record HeldContainer(String container, String containerId, String restorePolicy) {}
+    public record HeldContainer(String container, String containerId, String restorePolicy, Boolean stopSent) {
+        /** A container the window has not asked Docker to stop yet. */
+        public HeldContainer(String container, String containerId, String restorePolicy) {
+            this(container, containerId, restorePolicy, false);
+        }
+
+        /**
+         * @return true when a stop may have been sent: a stop that Docker still carries out must be let end before the
+         *         container is started again, or it stops the container after the start
+         */
+        public boolean stopMayBeUnderWay() { return stopSent == null || stopSent; }
+    }
 
     /**
      * @param stateDir the agent's {@code --state-dir}; the journal lives in its {@code windows/} folder

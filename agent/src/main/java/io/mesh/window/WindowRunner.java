@@ -218,8 +218,10 @@ public final class WindowRunner {
             String stepId = guarded.createStep(entry.stepContainer(), s.step(), volumesFrom, labels);
             log.info("window host={} module={} schedule={} window={} opened held={}", host, module, schedule, entry.window(), heldNames);
             entry = opening(entry, WindowStage.HELD);
-            for (WindowJournal.HeldContainer h : entry.held()) {
+            for (WindowJournal.HeldContainer h : List.copyOf(entry.held())) {
                 if (h.restorePolicy() != null) guarded.updateRestartPolicy(h.containerId(), "no");
+                entry = entry.stopping(h.containerId());
+                journal.write(entry);
                 guarded.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
             }
             entry = opening(entry, WindowStage.STEP_STARTED);

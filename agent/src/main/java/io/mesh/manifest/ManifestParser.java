@@ -35,7 +35,8 @@ import java.util.regex.Pattern;
  *
  * <p>Every document is checked field by field before anything is returned: unknown fields, wrong types, bad
  * names, bad cron expressions and time zones, bad durations, a {@code while-stopped} or {@code volumes-from} that
- * names no container of the module, duplicate keys and duplicate modules. All problems are collected and thrown
+ * names no container of the module, duplicate keys, duplicate modules, and two containers of different modules with
+ * one Docker name ({@link #dockerNameTaken}). All problems are collected and thrown
  * together as a {@link ManifestException}, so a push is either entirely valid or not written at all.
  *
  * <p>YAML safety: SnakeYAML's alias, nesting and size limits are set ({@link LoaderOptions}); Jackson builds only
@@ -147,6 +148,7 @@ public final class ManifestParser {
             throw new ManifestException(List.of(new ManifestError(1, "", "the manifest is over " + MAX_CHARS + " characters: split it into several pushes")));
         }
         Map<String, Integer> seen = new LinkedHashMap<>();
+        Map<String, DockerNameOwner> dockerNames = new java.util.HashMap<>();
         int doc = 0;
         // The tree is built token by token (not with MappingIterator/readTree): a root-level list must stay one
         // document, duplicate keys and aliases must be reported with their field path, and scalars must keep
@@ -174,6 +176,10 @@ public final class ManifestParser {
                         errors.add(new ManifestError(doc, "module", "module '" + m.module() + "' is already defined in document " + first + ": one document per module, merge the two or rename one"));
                     } else {
                         modules.add(m);
+                        for (String c : m.containers().keySet()) {
+                            DockerNameOwner other = dockerNames.putIfAbsent(m.dockerName(c), new DockerNameOwner(m.module(), c, "document " + doc));
+                            if (other != null) errors.add(dockerNameTaken(doc, m.module(), c, other));
+                        }
                     }
                 }
             }
@@ -191,6 +197,36 @@ public final class ManifestParser {
         }
         if (!errors.isEmpty()) throw new ManifestException(errors);
         return modules;
+    }
+
+    /**
+     * Who already has a Docker name: container {@code container} of module {@code module}, found at {@code where}
+     * (such as {@code document 1}, or a desired node's path).
+     *
+     * @param module    the module
+     * @param container the container name within it
+     * @param where     where that module was read, for the message
+     */
+    public record DockerNameOwner(String module, String container, String where) {}
+
+    /**
+     * The one rule that Docker names are unique across modules (SPEC.md, "ZooKeeper layout": a container's Docker
+     * name is {@code <module>-<name>}, so module {@code store} container {@code cache-db} and module
+     * {@code store-cache} container {@code db} are both {@code store-cache-db}), as the error that names both
+     * modules and the name. Used within a push here and against the desired state by the coordinator.
+     *
+     * @param doc       the document of the container that came second
+     * @param module    its module
+     * @param container its name
+     * @param other     who has the Docker name already
+     * @return the error, on field {@code containers.<container>}
+     */
+    public static ManifestError dockerNameTaken(int doc, String module, String container, DockerNameOwner other) {
+        String name = ModuleSpec.dockerName(module, container);
+        return new ManifestError(doc, "containers." + container, "Docker name '" + name + "' of container '" + container
+                + "' of module '" + module + "' is also the Docker name of container '" + other.container() + "' of module '"
+                + other.module() + "' (" + other.where() + "): a Docker name is <module>-<container> and must be unique across "
+                + "modules, so rename one of the two containers, or one of the modules");
     }
 
     private static final String SYNTAX_HINT = ": check the indentation (spaces, not tabs), the quoting and the brackets near there";

@@ -172,6 +172,33 @@ class ManifestParserTest {
         assertThat(s.timeoutDuration()).isEqualTo(Duration.ofMinutes(30));
     }
 
+    /** Issue 11, requirement 7: {@code store}/{@code cache-db} and {@code store-cache}/{@code db} are both {@code store-cache-db}. */
+    @Test
+    void twoModulesWhoseContainersShareADockerNameAreRefusedNamingBothModulesAndTheName() {
+        String text = "module: store\nhosts: [host-a]\ncontainers:\n  registry: {image: a}\n  cache-db: {image: b}\n"
+                + "---\nmodule: web\nhosts: [host-a]\ncontainers:\n  app: {image: c}\n"
+                + "---\nmodule: store-cache\nhosts: [host-b]\ncontainers:\n  db: {image: d}\n";
+
+        ManifestException e = catchThrowableOfType(ManifestException.class, () -> parser.parse(text));
+
+        assertThat(e).isNotNull();
+        assertThat(e.errors()).singleElement().satisfies(err -> {
+            assertThat(err.document()).isEqualTo(3);
+            assertThat(err.field()).isEqualTo("containers.db");
+            assertThat(err.message()).contains("'store-cache-db'", "module 'store-cache'", "container 'db'",
+                    "module 'store'", "container 'cache-db'", "document 1", "rename one of the two containers");
+        });
+    }
+
+    @Test
+    void dockerNamesThatOnlyLookAlikeAreAccepted() throws Exception {
+        // store-cache-db2, store-cache-db and store-cach-e-db2: alike, but three Docker names.
+        String text = "module: store\nhosts: [host-a]\ncontainers:\n  cache-db2: {image: a}\n"
+                + "---\nmodule: store-cache\nhosts: [host-a]\ncontainers:\n  db: {image: b}\n"
+                + "---\nmodule: store-cach\nhosts: [host-a]\ncontainers:\n  e-db2: {image: c}\n";
+        assertThat(parser.parse(text)).extracting(ModuleSpec::module).containsExactly("store", "store-cache", "store-cach");
+    }
+
     @Test
     void multiDocumentManifestReturnsModulesInOrder() throws Exception {
         String text = GOOD + "---\nmodule: cache\nhosts: [host-b, host-c]\ncontainers:\n  redis: {image: mesh-demo/redis:7}\n"

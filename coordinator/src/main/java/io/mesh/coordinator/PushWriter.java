@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestException;
@@ -24,10 +25,13 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
@@ -41,6 +45,10 @@ import java.util.regex.Pattern;
  * cversion of {@code {root}/pushes} from the same read, and a create (or a {@code setData} at the version just read)
  * of {@code {root}/desired/<module>} per module. A racing writer makes it fail on a version or an existing name;
  * it is then read again and retried, at most {@link #MAX_ATTEMPTS} times.
+ *
+ * <p>Each attempt also checks, after that read, that no container of the push has the Docker name of a container of
+ * another module already desired ({@link #dockerNamesTaken}): the {@code setData} at the version read makes that
+ * check part of the transaction, since every writer of {@code {root}/desired} (this class) sets that version too.
  *
  * <p>The push node's JSON is a {@link PushRecord} plus one extra field, {@code hosts}: the hosts of each module as
  * this push declared them ({@code {"store":["host-a"]}}), so that the status of an old push does not depend on the
@@ -62,6 +70,8 @@ public final class PushWriter {
     private final ZkPaths paths;
     private final Clock clock;
     private final ManifestParser parser = new ManifestParser();
+    /** Run between an attempt's reads and its transaction; tests use it to let another coordinator win the race. */
+    private volatile Runnable beforeTransaction;
 
     /**
      * What was written.
@@ -91,13 +101,22 @@ public final class PushWriter {
     }
 
     /**
+     * For tests: runs {@code hook} in every attempt after its reads and before its transaction, as if another
+     * coordinator were scheduled there.
+     *
+     * @param hook what to run, or {@code null} for nothing
+     */
+    void beforeTransaction(Runnable hook) { this.beforeTransaction = hook; }
+
+    /**
      * Validates the manifest and, only when it is entirely valid, writes it.
      *
      * @param text     the manifest YAML, one module per document
      * @param revision the revision ({@code X-Mesh-Revision}), or {@code null}/blank for {@link #contentRevision(byte[])}
      * @return what was written
-     * @throws ManifestException when the manifest or the revision is invalid: nothing was written. A revision error
-     *                           has document 0 and field {@value #REVISION_FIELD}
+     * @throws ManifestException when the manifest or the revision is invalid, or a container's Docker name is taken
+     *                           by another module already desired: nothing was written. A revision error has
+     *                           document 0 and field {@value #REVISION_FIELD}
      * @throws ConflictException when other writers won every attempt: nothing was written
      * @throws Exception         ZooKeeper errors (connection loss etc.): the transaction either committed whole or not
      */
@@ -147,6 +166,11 @@ public final class PushWriter {
         for (int attempt = 1; ; attempt++) {
             Stat stat = new Stat();
             client.getData().storingStatIn(stat).forPath(paths.pushes());
+            // Read after the version of /pushes that the transaction sets: a push that another coordinator commits
+            // after this read fails this transaction (and the next attempt reads its desired nodes again); one that
+            // committed before it is in what this reads. So two racing pushes never both pass this check.
+            List<ManifestError> taken = dockerNamesTaken(modules);
+            if (!taken.isEmpty()) throw new ManifestException(taken);
             String push = ZkPaths.pushName(stat.getCversion());
             Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
             byte[] pushData = pushData(new PushRecord(push, revision, names, now), hostsByModule);
@@ -166,6 +190,8 @@ public final class PushWriter {
                         ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
                         : client.transactionOp().setData().withVersion(ds.getVersion()).forPath(path, data));
             }
+            Runnable hook = beforeTransaction;
+            if (hook != null) hook.run();
             try {
                 client.transaction().forOperations(ops);
                 return new Result(push, revision, names, List.copyOf(allHosts));
@@ -182,6 +208,49 @@ public final class PushWriter {
                 Thread.sleep(ThreadLocalRandom.current().nextLong(5, 20L * attempt));
             }
         }
+    }
+
+    /**
+     * Docker names are unique across modules (issue 11, requirement 7; the rule and its message are
+     * {@link ManifestParser#dockerNameTaken}, which also checks the documents of one push against each other): a
+     * container of this push whose Docker name is a container's of another module desired now, one this push does not
+     * replace, is refused. A desired node whose data cannot be read is skipped (its agents report it failed).
+     *
+     * @param modules the modules of this push, in document order (module {@code i} is document {@code i + 1})
+     * @return one error per container of this push whose Docker name is taken; empty when none is
+     */
+    private List<ManifestError> dockerNamesTaken(List<ModuleSpec> modules) throws Exception {
+        Set<String> pushed = new HashSet<>();
+        for (ModuleSpec m : modules) pushed.add(m.module());
+        Map<String, ManifestParser.DockerNameOwner> owners = new HashMap<>();
+        for (String other : ZkReads.children(client, paths.desired())) {
+            if (pushed.contains(other)) continue;
+            String path = paths.desired(other);
+            byte[] data = dataOrNull(path);
+            if (data == null) continue;
+            JsonNode node;
+            try {
+                node = Json.MAPPER.readTree(data);
+            } catch (java.io.IOException e) {
+                LOG.warn("{} is not JSON, its Docker names are not checked against this push: {}", path, e.getMessage());
+                continue;
+            }
+            if (node == null) continue;
+            String where = "desired at " + path + ", push " + node.path("push").asText("?");
+            for (java.util.Iterator<String> c = node.path("spec").path("containers").fieldNames(); c.hasNext(); ) {
+                String name = c.next();
+                owners.putIfAbsent(ModuleSpec.dockerName(other, name), new ManifestParser.DockerNameOwner(other, name, where));
+            }
+        }
+        List<ManifestError> errors = new ArrayList<>();
+        for (int i = 0; i < modules.size(); i++) {
+            ModuleSpec m = modules.get(i);
+            for (String c : m.containers().keySet()) {
+                ManifestParser.DockerNameOwner owner = owners.get(m.dockerName(c));
+                if (owner != null) errors.add(ManifestParser.dockerNameTaken(i + 1, m.module(), c, owner));
+            }
+        }
+        return errors;
     }
 
     private static byte[] pushData(PushRecord record, Map<String, List<String>> hostsByModule) {

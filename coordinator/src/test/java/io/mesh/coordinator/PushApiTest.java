@@ -145,6 +145,76 @@ class PushApiTest {
         }
     }
 
+    /** Module {@code module} with one container per name, each a busybox. */
+    private static String module(String module, String... containers) {
+        StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [host-a]\ncontainers:\n");
+        for (String c : containers) b.append("  ").append(c).append(": {image: mesh-demo/busybox:1}\n");
+        return b.toString();
+    }
+
+    /**
+     * Issue 11, requirement 7, against what is desired: module {@code store} container {@code cache-db} is desired;
+     * a push of module {@code store-cache} container {@code db} (both {@code store-cache-db}) is 400 naming both
+     * modules and the name, and writes nothing. A push that replaces {@code store} in the same push is fine.
+     */
+    @Test
+    void aDockerNameThatAnotherDesiredModuleHasIs400NamingBothModulesAndWritesNothing() throws Exception {
+        assertThat(api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
+        Map<String, String> before = snapshot();
+
+        ApiFixture.Answer a = api.push(module("web", "app") + "---\n" + module("store-cache", "db"));
+
+        assertThat(a.status()).isEqualTo(400);
+        assertThat(a.json().get("errors")).singleElement().satisfies(e -> {
+            assertThat(e.get("document").asInt()).isEqualTo(2);
+            assertThat(e.get("field").asText()).isEqualTo("containers.db");
+            assertThat(e.get("message").asText()).contains("'store-cache-db'", "module 'store-cache'", "container 'db'",
+                    "module 'store'", "container 'cache-db'", "/mesh/desired/store", "push-0000000000", "rename one of the two containers");
+        });
+        assertThat(snapshot()).isEqualTo(before);
+        assertThat(api.api.metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
+
+        // Pushing store again (its own desired node does not count) and replacing it in the same push are accepted.
+        assertThat(api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
+        assertThat(api.push(module("store", "registry", "cache") + "---\n" + module("store-cache", "db")).status()).isEqualTo(202);
+        assertThat(zk.client.getChildren().forPath("/mesh/desired")).containsExactlyInAnyOrder("store", "store-cache");
+    }
+
+    /**
+     * Two coordinators racing: coordinator B has read {@code /mesh/desired} (no {@code store} yet) when coordinator A
+     * commits {@code store}/{@code cache-db}. B's transaction then fails on the version of {@code /mesh/pushes}, and
+     * its next attempt reads the desired state again and refuses {@code store-cache}/{@code db}: never both.
+     */
+    @Test
+    void aCoordinatorThatLostTheRaceChecksDockerNamesAgainstTheWinner() throws Exception {
+        LoopbackZkClient other = new LoopbackZkClient(zk);
+        try {
+            PushWriter a = new PushWriter(zk.client, zk.paths, java.time.Clock.systemUTC());
+            PushWriter b = new PushWriter(other.client, zk.paths, java.time.Clock.systemUTC());
+            java.util.concurrent.atomic.AtomicReference<PushWriter.Result> won = new java.util.concurrent.atomic.AtomicReference<>();
+            b.beforeTransaction(() -> {
+                if (won.get() != null) return;
+                try {
+                    won.set(a.write(module("store", "registry", "cache-db"), "a1"));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+
+            io.mesh.manifest.ManifestException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
+                    io.mesh.manifest.ManifestException.class, () -> b.write(module("store-cache", "db"), "b1"));
+
+            assertThat(won.get()).isNotNull();
+            assertThat(refused).isNotNull();
+            assertThat(refused.errors()).singleElement().satisfies(e ->
+                    assertThat(e.message()).contains("'store-cache-db'", "module 'store'", "module 'store-cache'", won.get().push()));
+            assertThat(zk.client.getChildren().forPath("/mesh/desired")).containsExactly("store");
+            assertThat(zk.client.getChildren().forPath("/mesh/pushes")).containsExactly(won.get().push());
+        } finally {
+            other.close();
+        }
+    }
+
     static Stream<Arguments> malformed() {
         String store = Manifests.store("[host-a]");
         return Stream.of(

@@ -72,6 +72,24 @@ public final class CoordinatorMain implements Runnable {
                 description = "Client port of the embedded ZooKeeper on 127.0.0.1 (default: ${DEFAULT-VALUE}). Unused with --zk.")
         int embeddedZkPort;
 
+        @Option(names = "--http-read-timeout", paramLabel = "DURATION", defaultValue = "30s",
+                description = "A client connection that sends nothing for this long is closed, and so is one whose request line and "
+                        + "headers have not all arrived this long after it opened (or after its previous answer); a request body "
+                        + "not all arrived this long after its headers is answered 408 (default: ${DEFAULT-VALUE}; 1s to 10m).")
+        String httpReadTimeout;
+
+        @Option(names = "--http-max-connections", paramLabel = "N", defaultValue = "" + HttpLimits.DEFAULT_MAX_CONNECTIONS,
+                description = "Client connections open at once (default: ${DEFAULT-VALUE}). At the limit no more are accepted (up to "
+                        + HttpLimits.ACCEPT_QUEUE + " wait in the kernel's queue) and connections that sent nothing for 1s are closed "
+                        + "to make room. Requests are served by " + HttpLimits.THREADS + " threads.")
+        int httpMaxConnections;
+
+        @Option(names = "--max-push-bytes", paramLabel = "BYTES", defaultValue = "" + HttpLimits.MAX_PUSH_BYTES,
+                description = "Largest manifest POST /v1/pushes takes; a larger one is answered 413 naming this limit, before its "
+                        + "body is read when its Content-Length says so (default and most: ${DEFAULT-VALUE}, since a push is one "
+                        + "ZooKeeper transaction; least: " + HttpLimits.MIN_PUSH_BYTES + "). Split a larger manifest into several pushes.")
+        int maxPushBytes;
+
         @Option(names = "--token-file", paramLabel = "FILE",
                 description = "File holding the bearer token that POST /v1/pushes requires (Authorization: Bearer <token>). "
                         + "Default: the MESH_TOKEN environment variable; neither set means no token is required.")
@@ -111,6 +129,7 @@ public final class CoordinatorMain implements Runnable {
             BearerToken token;
             WebhookSecret webhook;
             ZkAuth zkAuth;
+            HttpLimits limits;
             try {
                 io.mesh.logging.LogFormat.select(logFormat);
                 paths = new ZkPaths(zkRoot);
@@ -118,6 +137,13 @@ public final class CoordinatorMain implements Runnable {
                 token = loadToken();
                 webhook = loadWebhookSecret();
                 zkAuth = ZkAuth.resolve(zkAuthFile, System.getenv());
+                Duration readTimeout;
+                try {
+                    readTimeout = io.mesh.manifest.Durations.parse(httpReadTimeout);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--http-read-timeout " + e.getMessage());
+                }
+                limits = new HttpLimits(readTimeout, httpMaxConnections, maxPushBytes);
             } catch (IllegalArgumentException e) {
                 err.println("mesh-coordinator: " + e.getMessage());
                 err.flush();
@@ -143,7 +169,7 @@ public final class CoordinatorMain implements Runnable {
                             BearerToken.ENV, address);
                 }
                 client = MeshZk.connect(connect, Duration.ofSeconds(30), zkAuth, paths);
-                api = new HttpApi(client, paths, address, token, webhook);
+                api = new HttpApi(client, paths, address, token, webhook, limits);
                 api.start();
                 out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
                         + (zkAuth == null ? ", open ZooKeeper ACLs" : ", ZooKeeper user " + zkAuth.user())

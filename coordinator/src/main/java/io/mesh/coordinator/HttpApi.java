@@ -1,7 +1,5 @@
 package io.mesh.coordinator;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestException;
 import io.mesh.zk.Json;
@@ -9,13 +7,24 @@ import io.mesh.zk.PushRecord;
 import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -29,21 +38,21 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The coordinator's HTTP API on the JDK's {@link HttpServer} (SPEC.md, "Coordinator HTTP API"). JSON in and out
+ * The coordinator's HTTP API on Jetty's server, with {@link HttpLimits} (SPEC.md, "Coordinator HTTP API";
+ * docs/decisions/0007-coordinator-http-limits.md). JSON in and out
  * through {@link Json#MAPPER}; every error is {@code {"error": "..."}} (or {@code {"errors": [...]}} for an invalid
  * manifest).
  *
  * <ul>
- *   <li>{@code POST /v1/pushes}: body = manifest YAML (at most {@link #MAX_BODY} bytes, UTF-8), optional header
+ *   <li>{@code POST /v1/pushes}: body = manifest YAML (at most {@link HttpLimits#maxPushBytes()}, UTF-8), optional header
  *       {@code X-Mesh-Revision}. {@code 202 {"push","revision","modules","hosts"}}; {@code 400 {"errors":[{"document",
  *       "field","message"}]}} with nothing written; {@code 401} without credentials when a token or webhook secret
- *       is configured, {@code 403} with a wrong token or signature ({@link WebhookSecret}); {@code 413} when too
- *       large; {@code 409} when racing writers won every attempt; {@code 503} when ZooKeeper is unreachable.</li>
+ *       is configured, {@code 403} with a wrong token or signature ({@link WebhookSecret}), both before any of the
+ *       body is read; {@code 413 {"error","limit"}} when too large, by its {@code Content-Length} (nothing read) or as
+ *       it streams; {@code 408} when the body is slower than the read timeout; {@code 409} when racing writers won
+ *       every attempt; {@code 503} when ZooKeeper is unreachable.</li>
  *   <li>{@code GET /v1/pushes}: {@code {"pushes":[PushRecord...]}}, newest first, at most {@code ?limit=N}
  *       (default {@value #DEFAULT_LIST}, at most {@value #MAX_LIST}).</li>
  *   <li>{@code GET /v1/pushes/{push}}: {@link PushStatus.View}; 404 for an unknown push.</li>
@@ -66,8 +75,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
  */
 public final class HttpApi implements AutoCloseable {
-    /** Largest push body accepted, in bytes (1 MiB). */
-    public static final int MAX_BODY = 1 << 20;
+    /** Largest push body accepted by default, in bytes (1 MiB): {@link HttpLimits#MAX_PUSH_BYTES}. */
+    public static final int MAX_BODY = HttpLimits.MAX_PUSH_BYTES;
+    /** Largest body of a window request ({@code {"module","schedule"}}), in bytes. */
+    public static final int MAX_REQUEST_BODY = 4096;
     /** Default number of pushes {@code GET /v1/pushes} lists. */
     public static final int DEFAULT_LIST = 50;
     /** Most pushes {@code GET /v1/pushes} lists. */
@@ -87,11 +98,14 @@ public final class HttpApi implements AutoCloseable {
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
     private final Metrics metrics = new Metrics();
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private final HttpLimits limits;
+    private final Server server;
+    private final ServerConnector connector;
+    private final NetworkConnectionLimit connectionLimit;
+    private final HeadDeadline heads;
 
     /**
-     * Binds the listening socket (nothing is served until {@link #start()}).
+     * Binds the listening socket (nothing is served until {@link #start()}), with {@link HttpLimits#DEFAULTS}.
      *
      * @param client a started Curator client
      * @param paths  the layout under the configured root
@@ -104,10 +118,7 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /**
-     * Binds the listening socket (nothing is served until {@link #start()}). With a token or a webhook secret (or
-     * both), {@code POST /v1/pushes} needs one of them: {@code Authorization: Bearer <token>}, or
-     * {@code X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>}. Neither header: {@code 401}; a wrong one:
-     * {@code 403}.
+     * Binds the listening socket (nothing is served until {@link #start()}), with {@link HttpLimits#DEFAULTS}.
      *
      * @param client  a started Curator client
      * @param paths   the layout under the configured root
@@ -115,38 +126,119 @@ public final class HttpApi implements AutoCloseable {
      * @param token   the bearer token, or {@code null}
      * @param webhook the webhook secret, or {@code null}
      * @throws IOException when the address cannot be bound
+     * @see #HttpApi(CuratorFramework, ZkPaths, InetSocketAddress, BearerToken, WebhookSecret, HttpLimits)
      */
     public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook) throws IOException {
+        this(client, paths, listen, token, webhook, HttpLimits.DEFAULTS);
+    }
+
+    /**
+     * Binds the listening socket (nothing is served until {@link #start()}). With a token or a webhook secret (or
+     * both), {@code POST /v1/pushes} needs one of them: {@code Authorization: Bearer <token>}, or
+     * {@code X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>}. Neither header: {@code 401}; a wrong token:
+     * {@code 403}; both answered before any of the body is read. A wrong signature: {@code 403} once the body is read.
+     *
+     * <p>The server is Jetty's, with {@code limits} (docs/decisions/0007-coordinator-http-limits.md): its idle timeout
+     * and {@link HeadDeadline} close connections that send nothing or their head too slowly, a body has the read
+     * timeout after its head ({@code 408}), {@link NetworkConnectionLimit} bounds the connections (and so the queue of
+     * requests waiting for a thread), and {@value HttpLimits#THREADS} threads serve the requests.
+     *
+     * @param client  a started Curator client
+     * @param paths   the layout under the configured root
+     * @param listen  address to bind, such as {@code 127.0.0.1:7070}; port 0 picks a free port
+     * @param token   the bearer token, or {@code null}
+     * @param webhook the webhook secret, or {@code null}
+     * @param limits  what one client gets at most
+     * @throws IOException when the address cannot be bound
+     */
+    public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
+                   HttpLimits limits) throws IOException {
         this.webhook = webhook;
         this.client = client;
         this.paths = paths;
         this.token = token;
+        this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
         this.status = new PushStatus(client, paths);
         this.fleet = new FleetView(client, paths);
         this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC());
         this.requests = new WindowRequestStore(client, paths);
-        client.getConnectionStateListenable().addListener((c, state) -> metrics.connectionEvent(state.name()));
-        this.server = HttpServer.create(listen, 64);
-        AtomicInteger n = new AtomicInteger();
-        this.executor = Executors.newFixedThreadPool(8, r -> {
-            Thread t = new Thread(r, "mesh-http-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
+
+        // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
+        // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
+        QueuedThreadPool threads = new QueuedThreadPool(HttpLimits.THREADS + 2, 2, 60_000);
+        threads.setName("mesh-http");
+        threads.setDaemon(true);
+        this.server = new Server(threads, new ScheduledExecutorScheduler("mesh-http-scheduler", true), null);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        // Jetty's parser caches header fields per connection, by default ignoring the case of their values: a
+        // connection's "Authorization: Bearer s3cret-tokeN" would then read as the "Bearer s3cret-token" it saw before.
+        http.setHeaderCacheSize(0);
+        http.setHeaderCacheCaseSensitive(true);
+        this.connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        connector.setHost(listen.getHostString());
+        connector.setPort(listen.getPort());
+        connector.setIdleTimeout(limits.readTimeout().toMillis());
+        connector.setAcceptQueueSize(HttpLimits.ACCEPT_QUEUE);
+        this.heads = new HeadDeadline(server.getScheduler(), limits.readTimeout());
+        connector.addBean(heads);
+        server.addConnector(connector);
+        this.connectionLimit = new NetworkConnectionLimit(limits.maxConnections(), connector);
+        long atLimitIdle = Math.min(HttpLimits.AT_LIMIT_IDLE.toMillis(), limits.readTimeout().toMillis());
+        connectionLimit.setEndPointIdleTimeout(atLimitIdle);
+        server.addBean(connectionLimit);
+        connector.addBean(new Connection.Listener() {
+            // NetworkConnectionLimit shortens the idle timeout of the connections it knows when it reaches the
+            // limit; one accepted then but opened after (the one that reached it, often) would keep the long one.
+            @Override
+            public void onOpened(Connection connection) {
+                if (connectionLimit.getNetworkConnectionCount() + connectionLimit.getPendingNetworkConnectionCount() >= limits.maxConnections()) {
+                    connection.getEndPoint().setIdleTimeout(atLimitIdle);
+                }
+            }
         });
-        server.setExecutor(executor);
-        server.createContext("/", this::handle);
+        server.setErrorHandler(new JsonErrors());
+        server.setHandler(new Handler.Abstract() {
+            @Override
+            public boolean handle(Request request, Response response, Callback callback) {
+                HttpApi.this.handle(request, response, callback);
+                return true;
+            }
+        });
+        try {
+            connector.open();
+        } catch (IOException e) {
+            throw new IOException("cannot listen on " + listen + ": " + e.getMessage(), e);
+        }
+        client.getConnectionStateListenable().addListener((c, state) -> metrics.connectionEvent(state.name()));
     }
 
-    /** Starts serving. */
-    public void start() { server.start(); }
+    /**
+     * Starts serving.
+     *
+     * @throws IllegalStateException when the server cannot start
+     */
+    public void start() {
+        try {
+            server.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot start the HTTP server: " + e.getMessage(), e);
+        }
+    }
 
     /** @return the bound port (the real one when constructed with port 0) */
-    public int port() { return server.getAddress().getPort(); }
+    public int port() { return connector.getLocalPort(); }
 
     /** @return the base URL, such as {@code http://127.0.0.1:7070} */
     public URI uri() {
-        InetSocketAddress a = server.getAddress();
+        InetSocketAddress a;
+        try {
+            a = (InetSocketAddress) ((java.nio.channels.ServerSocketChannel) connector.getTransport()).getLocalAddress();
+        } catch (IOException e) {
+            throw new IllegalStateException("the HTTP server is closed", e);
+        }
         String host = a.getAddress().getHostAddress();
         if (host.contains(":")) host = "[" + host + "]";
         return URI.create("http://" + host + ":" + a.getPort());
@@ -155,38 +247,83 @@ public final class HttpApi implements AutoCloseable {
     /** @return the counters served at {@code /metrics} */
     public Metrics metrics() { return metrics; }
 
+    /** @return the limits this server keeps */
+    public HttpLimits limits() { return limits; }
+
+    /** @return connections open now (for tests: never above {@link HttpLimits#maxConnections()}) */
+    int openConnections() { return connectionLimit.getNetworkConnectionCount(); }
+
     /** Stops at once: closes the listening socket and open connections, and stops the worker threads. */
     @Override
     public void close() { close(0); }
 
     /**
-     * Stops accepting, waits up to {@code graceSeconds} for requests in flight (the JDK server may wait the whole
-     * time), and stops the worker threads.
+     * Stops accepting, waits up to {@code graceSeconds} for requests in flight, closes every connection and stops
+     * the worker threads.
      *
      * @param graceSeconds seconds to wait, &gt;= 0
      */
     public void close(int graceSeconds) {
-        server.stop(graceSeconds);
-        executor.shutdownNow();
+        server.setStopTimeout(graceSeconds * 1000L);
+        try {
+            server.stop();
+        } catch (Exception e) {
+            LOG.warn("stopping the HTTP server: {}", e.toString());
+        }
     }
 
-    private void handle(HttpExchange ex) {
+    private void handle(Request request, Response response, Callback callback) {
+        Connection connection = request.getConnectionMetaData().getConnection();
+        heads.headReceived(connection);
+        // The next head's deadline is armed before Jetty learns that this answer is written, so before it can read one.
+        Callback answered = new Callback() {
+            @Override
+            public void succeeded() {
+                heads.answered(connection);
+                callback.succeeded();
+            }
+
+            @Override
+            public void failed(Throwable x) { callback.failed(x); }
+
+            @Override
+            public InvocationType getInvocationType() { return callback.getInvocationType(); }
+        };
+        Exchange ex = new Exchange(request, response, answered, limits.readTimeout());
         try {
             route(ex);
         } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException
                  | KeeperException.OperationTimeoutException e) {
-            send(ex, 503, error("ZooKeeper is unavailable (" + e.code() + "): try again when the coordinator's /healthz is ok"));
+            if (!ex.answered()) send(ex, 503, error("ZooKeeper is unavailable (" + e.code() + "): try again when the coordinator's /healthz is ok"));
         } catch (Exception | Error e) {
-            LOG.error("{} {} failed", ex.getRequestMethod(), ex.getRequestURI().getRawPath(), e);
-            send(ex, 500, error("internal error: " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())));
+            LOG.error("{} {} failed", ex.method(), ex.path(), e);
+            if (!ex.answered()) send(ex, 500, error("internal error: " + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage())));
         } finally {
-            ex.close();
+            if (!ex.answered()) send(ex, 500, error("internal error: no answer"));
         }
     }
 
-    private void route(HttpExchange ex) throws Exception {
-        String path = ex.getRequestURI().getRawPath();
-        String method = ex.getRequestMethod();
+    /** Jetty's own errors (a bad request line, headers over the size limit, ...) as mesh's {@code {"error": "..."}}. */
+    private static final class JsonErrors extends ErrorHandler {
+        @Override
+        protected void generateResponse(Request request, Response response, int code, String message, Throwable cause, Callback callback) {
+            String reason = org.eclipse.jetty.http.HttpStatus.getMessage(code);
+            String text = message == null || message.isBlank() || message.equals(reason) ? reason : reason + ": " + message;
+            byte[] bytes;
+            try {
+                bytes = Json.MAPPER.writeValueAsBytes(error(code + " " + text + " (see GET / and docs/design.md for the API)"));
+            } catch (IOException e) {
+                bytes = "{\"error\":\"bad request\"}".getBytes(StandardCharsets.UTF_8);
+            }
+            response.getHeaders().put("Content-Type", "application/json; charset=utf-8");
+            response.getHeaders().put("Content-Length", String.valueOf(bytes.length));
+            response.write(true, ByteBuffer.wrap(bytes), callback);
+        }
+    }
+
+    private void route(Exchange ex) throws Exception {
+        String path = ex.path();
+        String method = ex.method();
         switch (path) {
             case "/v1/pushes" -> {
                 if (method.equals("POST")) push(ex);
@@ -226,11 +363,11 @@ public final class HttpApi implements AutoCloseable {
      * Window requests (create, delete) need the bearer token when one is configured; with only a webhook secret (which
      * signs push bodies, not requests) they are refused; with neither they are open, like pushes.
      */
-    private boolean authorized(HttpExchange ex) {
+    private boolean authorized(Exchange ex) {
         if (token == null && webhook == null) return true;
-        String authorization = ex.getRequestHeaders().getFirst("Authorization");
+        String authorization = ex.header("Authorization");
         if (token != null && authorization != null && token.matches(authorization)) return true;
-        ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"mesh\"");
+        ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
         if (token == null) {
             send(ex, 403, error("this coordinator takes only signed pushes (--webhook-secret-file): window requests need a bearer token (--token-file)"));
         } else if (authorization == null) {
@@ -242,16 +379,28 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /** {@code POST /v1/hosts/{host}/windows}: a window request. */
-    private void windowRequests(HttpExchange ex, String host) throws Exception {
-        if (!ex.getRequestMethod().equals("POST")) {
+    private void windowRequests(Exchange ex, String host) throws Exception {
+        if (!ex.method().equals("POST")) {
             notAllowed(ex, "POST");
             return;
         }
         if (!authorized(ex)) return;
-        byte[] body = readLimited(ex.getRequestBody(), 4096);
+        byte[] body;
+        try {
+            body = ex.body(MAX_REQUEST_BODY);
+        } catch (Exchange.TooLargeException e) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("error", "the body is over " + MAX_REQUEST_BODY + " bytes: send only {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
+            out.put("limit", MAX_REQUEST_BODY);
+            send(ex, 413, out);
+            return;
+        } catch (Exchange.TimedOutException e) {
+            timedOut(ex, e);
+            return;
+        }
         com.fasterxml.jackson.databind.JsonNode json;
         try {
-            json = body == null ? null : Json.MAPPER.readTree(body);
+            json = Json.MAPPER.readTree(body);
         } catch (IOException e) {
             json = null;
         }
@@ -259,9 +408,9 @@ public final class HttpApi implements AutoCloseable {
             send(ex, 400, error("the body must be JSON such as {\"module\":\"store\",\"schedule\":\"garbage-collect\"}"));
             return;
         }
-        String user = ex.getRequestHeaders().getFirst("X-Mesh-User");
+        String user = ex.header("X-Mesh-User");
         String who = "mesh window run" + (user == null || user.isBlank() ? "" : " by " + abbreviate(user.strip()))
-                + " from " + ex.getRemoteAddress().getAddress().getHostAddress() + " via mesh-coordinator";
+                + " from " + ex.remoteHost() + " via mesh-coordinator";
         String name;
         try {
             name = requests.create(host, json.path("module").asText(null), json.path("schedule").asText(null),
@@ -279,8 +428,8 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /** {@code GET} or {@code DELETE /v1/hosts/{host}/windows/{request}}. */
-    private void windowRequest(HttpExchange ex, String host, String name) throws Exception {
-        switch (ex.getRequestMethod()) {
+    private void windowRequest(Exchange ex, String host, String name) throws Exception {
+        switch (ex.method()) {
             case "GET" -> {
                 io.mesh.zk.WindowRequest r = requests.read(host, name);
                 if (r == null) send(ex, 404, error("no window request " + abbreviate(name) + " on host " + abbreviate(host) + " (done and deleted, or never made)"));
@@ -295,38 +444,38 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    private void resource(HttpExchange ex, String name, String type) throws IOException {
+    private void resource(Exchange ex, String name, String type) throws IOException {
         try (InputStream in = HttpApi.class.getResourceAsStream("ui/" + name)) {
             if (in == null) {
                 send(ex, 404, error("missing resource " + name));
                 return;
             }
-            ex.getResponseHeaders().set("Cache-Control", "no-cache");
-            ex.getResponseHeaders().set("Content-Type", type);
+            ex.responseHeader("Cache-Control", "no-cache");
+            ex.responseHeader("Content-Type", type);
             sendBytes(ex, 200, in.readAllBytes());
         }
     }
 
-    private static void sendText(HttpExchange ex, int status, String type, String text) {
-        ex.getResponseHeaders().set("Content-Type", type);
-        ex.getResponseHeaders().set("Cache-Control", "no-store");
+    private static void sendText(Exchange ex, int status, String type, String text) {
+        ex.responseHeader("Content-Type", type);
+        ex.responseHeader("Cache-Control", "no-store");
         sendBytes(ex, status, text.getBytes(StandardCharsets.UTF_8));
     }
 
-    private boolean get(HttpExchange ex) {
-        if (ex.getRequestMethod().equals("GET")) return true;
+    private boolean get(Exchange ex) {
+        if (ex.method().equals("GET")) return true;
         notAllowed(ex, "GET");
         return false;
     }
 
-    private void notAllowed(HttpExchange ex, String allow) {
-        ex.getResponseHeaders().set("Allow", allow);
-        send(ex, 405, error("method " + abbreviate(ex.getRequestMethod()) + " is not allowed on " + abbreviate(ex.getRequestURI().getRawPath()) + ": use " + allow));
+    private void notAllowed(Exchange ex, String allow) {
+        ex.responseHeader("Allow", allow);
+        send(ex, 405, error("method " + abbreviate(ex.method()) + " is not allowed on " + abbreviate(ex.path()) + ": use " + allow));
     }
 
-    private void push(HttpExchange ex) throws Exception {
-        String authorization = ex.getRequestHeaders().getFirst("Authorization");
-        String signature = ex.getRequestHeaders().getFirst(WebhookSecret.HEADER);
+    private void push(Exchange ex) throws Exception {
+        String authorization = ex.header("Authorization");
+        String signature = ex.header(WebhookSecret.HEADER);
         boolean protectedPush = token != null || webhook != null;
         boolean byToken = token != null && authorization != null && token.matches(authorization);
         boolean bySignature = !byToken && webhook != null && signature != null;
@@ -335,10 +484,25 @@ public final class HttpApi implements AutoCloseable {
             else refuse(ex, 403, Metrics.FORBIDDEN, authorization != null ? "a wrong bearer token" : "a webhook signature, which this coordinator does not take");
             return;
         }
-        byte[] body = readLimited(ex.getRequestBody(), MAX_BODY);
-        if (body == null) {
+        int limit = limits.maxPushBytes();
+        byte[] body;
+        try {
+            body = ex.body(limit);
+        } catch (Exchange.TooLargeException e) {
             metrics.rejected(Metrics.TOO_LARGE);
-            send(ex, 413, error("the manifest is over " + MAX_BODY + " bytes: split it into several pushes"));
+            String size = e.declared >= 0 ? e.declared + " bytes" : "more than " + limit + " bytes";
+            LOG.warn("push refused (413) from {}: {}, over the limit of {} bytes", ex.remote(), size, limit);
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("error", "the manifest is " + size + ", over this coordinator's limit of " + limit
+                    + " bytes (mesh-coordinator serve --max-push-bytes, at most " + HttpLimits.MAX_PUSH_BYTES
+                    + ", since a push is one ZooKeeper transaction): split it into several pushes of a few modules each"
+                    + " (a push changes only the modules it names)");
+            out.put("limit", limit);
+            send(ex, 413, out);
+            return;
+        } catch (Exchange.TimedOutException e) {
+            metrics.rejected(Metrics.ERROR);
+            timedOut(ex, e);
             return;
         }
         if (bySignature && !webhook.verify(signature, body)) {
@@ -358,7 +522,7 @@ public final class HttpApi implements AutoCloseable {
         }
         PushWriter.Result result;
         try {
-            result = writer.write(text, ex.getRequestHeaders().getFirst(REVISION_HEADER));
+            result = writer.write(text, ex.header(REVISION_HEADER));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -373,7 +537,7 @@ public final class HttpApi implements AutoCloseable {
         }
         metrics.accepted();
         LOG.info("push {} revision {} modules {} hosts {} from {} ({})", result.push(), result.revision(), result.modules(),
-                result.hosts(), ex.getRemoteAddress(), byToken ? "bearer token" : bySignature ? "webhook signature" : "no credentials required");
+                result.hosts(), ex.remote(), byToken ? "bearer token" : bySignature ? "webhook signature" : "no credentials required");
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("push", result.push());
         out.put("revision", result.revision());
@@ -382,19 +546,27 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 202, out);
     }
 
+    /** Answers 408: the body did not arrive within the read timeout after the head. */
+    private void timedOut(Exchange ex, Exchange.TimedOutException e) {
+        LOG.warn("{} {} from {}: the body did not arrive within {} ({} bytes came); answered 408", ex.method(), abbreviate(ex.path()),
+                ex.remote(), limits.readTimeout(), e.received);
+        send(ex, 408, error("the request body did not arrive within " + limits.readTimeout().toSeconds() + "s of its headers ("
+                + e.received + " bytes came; mesh-coordinator serve --http-read-timeout): send the body at once, or check the network between client and coordinator"));
+    }
+
     /** Answers 401 or 403; logs who was refused and why, never a token, secret or signature. */
-    private void refuse(HttpExchange ex, int status, String reason, String what) {
+    private void refuse(Exchange ex, int status, String reason, String what) {
         metrics.rejected(reason);
-        LOG.warn("push refused ({}) from {}: {}", status, ex.getRemoteAddress(), what);
-        if (status == 401) ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"mesh\"");
+        LOG.warn("push refused ({}) from {}: {}", status, ex.remote(), what);
+        if (status == 401) ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
         String how = "send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"
                 + (webhook == null ? "" : ", or " + WebhookSecret.HEADER + ": sha256=<HMAC-SHA256 of the body with the webhook secret>");
         send(ex, status, error((status == 401 ? "missing credentials: " : "wrong credentials (" + what + "): ") + how));
     }
 
-    private void listPushes(HttpExchange ex) throws Exception {
+    private void listPushes(Exchange ex) throws Exception {
         int limit = DEFAULT_LIST;
-        String q = ex.getRequestURI().getRawQuery();
+        String q = ex.query();
         if (q != null) {
             for (String kv : q.split("&")) {
                 if (kv.startsWith("limit=")) {
@@ -420,7 +592,7 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 200, Map.of("pushes", pushes));
     }
 
-    private void pushStatus(HttpExchange ex, String push) throws Exception {
+    private void pushStatus(Exchange ex, String push) throws Exception {
         Optional<PushStatus.View> v = status.of(push);
         if (v.isEmpty()) {
             send(ex, 404, error("no push " + abbreviate(push) + " (push ids look like push-0000000002; GET /v1/pushes lists them)"));
@@ -429,14 +601,14 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    private void held(HttpExchange ex) throws Exception {
+    private void held(Exchange ex) throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("held", fleet.held());
         out.put("windows", fleet.windows());
         send(ex, 200, out);
     }
 
-    private void health(HttpExchange ex) {
+    private void health(Exchange ex) {
         boolean connected = client.getZookeeperClient().isConnected();
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("status", connected ? "ok" : "unavailable");
@@ -444,7 +616,7 @@ public final class HttpApi implements AutoCloseable {
         send(ex, connected ? 200 : 503, out);
     }
 
-    private void metrics(HttpExchange ex) {
+    private void metrics(Exchange ex) {
         boolean connected = client.getZookeeperClient().isConnected();
         int held = -1;
         if (connected) {
@@ -463,25 +635,13 @@ public final class HttpApi implements AutoCloseable {
             }
         }
         byte[] text = (metrics.render(held, connected) + fleetText).getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+        ex.responseHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         sendBytes(ex, 200, text);
-    }
-
-    /** @return the bytes, or {@code null} when there are more than {@code limit} */
-    private static byte[] readLimited(InputStream in, int limit) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] buf = new byte[16384];
-        int n;
-        while ((n = in.read(buf)) >= 0) {
-            if (out.size() + n > limit) return null;
-            out.write(buf, 0, n);
-        }
-        return out.toByteArray();
     }
 
     private static Map<String, String> error(String message) { return Map.of("error", message); }
 
-    private void send(HttpExchange ex, int status, Object body) {
+    private void send(Exchange ex, int status, Object body) {
         byte[] bytes;
         try {
             bytes = Json.MAPPER.writeValueAsBytes(body);
@@ -490,20 +650,11 @@ public final class HttpApi implements AutoCloseable {
             status = 500;
             bytes = "{\"error\":\"internal error: cannot serialise the response\"}".getBytes(StandardCharsets.UTF_8);
         }
-        ex.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
+        ex.responseHeader("Content-Type", "application/json; charset=utf-8");
         sendBytes(ex, status, bytes);
     }
 
-    private static void sendBytes(HttpExchange ex, int status, byte[] bytes) {
-        try {
-            ex.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
-            try (OutputStream os = ex.getResponseBody()) {
-                os.write(bytes);
-            }
-        } catch (IOException e) {
-            LOG.debug("client went away before the response was sent: {}", e.toString());
-        }
-    }
+    private static void sendBytes(Exchange ex, int status, byte[] bytes) { ex.send(status, bytes); }
 
     private static String abbreviate(String s) {
         String t = s.length() > 80 ? s.substring(0, 77) + "..." : s;

@@ -103,6 +103,8 @@ public final class HttpApi implements AutoCloseable {
     private final ServerConnector connector;
     private final NetworkConnectionLimit connectionLimit;
     private final HeadDeadline heads;
+    /** The address the listening socket is bound to. */
+    private final InetSocketAddress bound;
 
     /**
      * Binds the listening socket (nothing is served until {@link #start()}), with {@link HttpLimits#DEFAULTS}.
@@ -209,6 +211,7 @@ public final class HttpApi implements AutoCloseable {
         });
         try {
             connector.open();
+            this.bound = (InetSocketAddress) ((java.nio.channels.ServerSocketChannel) connector.getTransport()).getLocalAddress();
         } catch (IOException e) {
             throw new IOException("cannot listen on " + listen + ": " + e.getMessage(), e);
         }
@@ -228,20 +231,14 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    /** @return the bound port (the real one when constructed with port 0) */
-    public int port() { return connector.getLocalPort(); }
+    /** @return the bound port (the real one when constructed with port 0), also after {@link #close()} */
+    public int port() { return bound.getPort(); }
 
-    /** @return the base URL, such as {@code http://127.0.0.1:7070} */
+    /** @return the base URL, such as {@code http://127.0.0.1:7070}, also after {@link #close()} */
     public URI uri() {
-        InetSocketAddress a;
-        try {
-            a = (InetSocketAddress) ((java.nio.channels.ServerSocketChannel) connector.getTransport()).getLocalAddress();
-        } catch (IOException e) {
-            throw new IllegalStateException("the HTTP server is closed", e);
-        }
-        String host = a.getAddress().getHostAddress();
+        String host = bound.getAddress().getHostAddress();
         if (host.contains(":")) host = "[" + host + "]";
-        return URI.create("http://" + host + ":" + a.getPort());
+        return URI.create("http://" + host + ":" + bound.getPort());
     }
 
     /** @return the counters served at {@code /metrics} */

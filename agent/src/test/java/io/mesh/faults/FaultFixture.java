@@ -152,11 +152,21 @@ abstract class FaultFixture {
      * 10 s stop-timeout, so that stopping it takes 10 s.
      */
     String yaml(String mode, String restart, String step, String timeout, boolean slowStop) {
+        return yaml(mode, restart, step, timeout, slowStop ? "while true; do sleep 1; done" : "trap 'exit 0' TERM; while true; do sleep 1; done",
+                slowStop ? 10 : 2);
+    }
+
+    /**
+     * As {@link #yaml(String, String, String, String)}, with the registry's shell command and stop-timeout given.
+     *
+     * @param registryCommand the registry's {@code sh -c} command (double quotes must not appear in it)
+     * @param stopSeconds     the registry's stop-timeout in seconds
+     */
+    String yaml(String mode, String restart, String step, String timeout, String registryCommand, int stopSeconds) {
         return "module: " + module + "\nhosts: [" + host + "]\ncontainers:\n"
                 + "  registry:\n    image: " + BUSYBOX + "\n"
-                + (slowStop ? "    command: [sh, -c, \"while true; do sleep 1; done\"]\n"
-                            : "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n")
-                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: " + (slowStop ? "10s" : "2s")
+                + "    command: [sh, -c, \"" + registryCommand + "\"]\n"
+                + "    env: {MODE: \"" + mode + "\"}\n    network: host\n    stop-timeout: " + stopSeconds + "s"
                 + "\n    restart: " + restart + "\n"
                 + "    volumes: [\"" + module + "-data:/data\"]\n"
                 + "  web:\n    image: " + BUSYBOX + "\n"
@@ -387,6 +397,70 @@ abstract class FaultFixture {
         return io.mesh.testing.ZkTxnLog.read(zk, fromZxid).stream()
                 .filter(c -> c.path().equals(path) && c.data() != null)
                 .map(c -> Json.read(c.data(), ApplyReport.class)).toList();
+    }
+
+    /**
+     * The held intervals of this module since a zxid (ZooKeeper's transaction log), each checked against the recorded
+     * Docker events by the history checker's rule ({@link HeldIntervals}); the violations found are added to
+     * {@code violations}. Settles the event stream first.
+     */
+    List<HeldIntervals.Held> checkHeldIntervals(long fromZxid, List<String> violations) throws Exception {
+        events.settle();
+        List<HeldIntervals.Held> held = HeldIntervals.of(io.mesh.testing.ZkTxnLog.read(zk, fromZxid), paths, Set.of(module), violations);
+        for (HeldIntervals.Held h : held) HeldIntervals.check(h, events.all(), violations);
+        return held;
+    }
+
+    /**
+     * Sets a container's restart policy as {@code docker update --restart} does, checked by an inspect. The policy's
+     * name is sent spelled out: docker-java's {@code RestartPolicy.noRestart()} sends an empty name, which dockerd
+     * ignores (SPEC.md, "Notes").
+     *
+     * @param id     container id or name
+     * @param policy {@code no}, {@code always}, {@code unless-stopped}, {@code on-failure} or {@code on-failure:N}
+     */
+    void setRestartPolicy(String id, String policy) throws Exception {
+        String name = policy.contains(":") ? policy.substring(0, policy.indexOf(':')) : policy;
+        int max = policy.contains(":") ? Integer.parseInt(policy.substring(policy.indexOf(':') + 1)) : 0;
+        com.github.dockerjava.api.model.RestartPolicy p = new com.fasterxml.jackson.databind.ObjectMapper().readValue(
+                "{\"Name\":\"" + name + "\",\"MaximumRetryCount\":" + max + "}", com.github.dockerjava.api.model.RestartPolicy.class);
+        docker.client().updateContainerCmd(id).withRestartPolicy(p).exec();
+        assertThat(restartPolicy(id)).as("restart policy of %s after docker update", id).isEqualTo(policy);
+    }
+
+    /** @return a container's restart policy as an inspect shows it: {@code always}, {@code on-failure:3}, {@code no} ... */
+    String restartPolicy(String id) {
+        com.github.dockerjava.api.model.RestartPolicy p = inspect(id).getHostConfig().getRestartPolicy();
+        String name = p == null || p.getName() == null || p.getName().isEmpty() ? "no" : p.getName();
+        Integer max = p == null ? null : p.getMaximumRetryCount();
+        return max != null && max > 0 ? name + ":" + max : name;
+    }
+
+    /** @return the pid in each lock child's data (who holds or waits for the module lock on {@link #host}), in order */
+    List<Long> lockChildPids() throws Exception {
+        List<Long> out = new ArrayList<>();
+        List<String> children = new ArrayList<>(lockChildren());
+        children.sort(java.util.Comparator.comparing(c -> c.substring(c.lastIndexOf('-') + 1)));
+        for (String c : children) {
+            try {
+                byte[] data = client.getData().forPath(paths.lock(module, host) + "/" + c);
+                out.add(Json.MAPPER.readTree(data).path("pid").asLong(-1));
+            } catch (KeeperException.NoNodeException gone) {
+                // released meanwhile
+            }
+        }
+        return out;
+    }
+
+    /** @return the time of an event, in epoch nanoseconds (dockerd's clock, the same machine's) */
+    static long nanos(Event e) {
+        return e.getTimeNano() == null ? 0 : e.getTimeNano();
+    }
+
+    /** @return the recorded events of the module's step containers (label {@code mesh.window}) since {@code from} */
+    List<Event> stepEvents(Instant from) {
+        return events.since(from).stream().filter(e -> e.getActor() != null && e.getActor().getAttributes() != null
+                && e.getActor().getAttributes().containsKey(Labels.WINDOW)).toList();
     }
 
     static void sleep(Duration d) {

@@ -1,0 +1,85 @@
+package io.mesh.faults;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.testing.DockerEvents;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 11 rule 8, fail safe on what cannot be read: a held node whose data does not parse still means held; a
+ * window journal that cannot be read means a window may be open. In both cases the apply touches nothing of the
+ * module, which Docker's events (recorded live) show, and its report says why.
+ *
+ * <p>The registry is stopped by hand first, as its window would have: an apply that did not know better would read
+ * "stopped" as "broken" and recreate it (the seed's bug).
+ */
+class FailSafeTest extends FaultFixture {
+
+    /**
+     * On the code before commit 00dc6f7, {@code MeshStore.held} dropped a held node whose data did not parse (it read
+     * as "no record"), so the apply planned the stopped registry {@code recreated}: create, stop, rename, start and
+     * destroy of the held container. That is what this test catches there.
+     */
+    @Test
+    void aHeldNodeThatDoesNotParseStillMeansHeld() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        String id = inspect(registry).getId();
+        docker.stop(id, 2);   // stopped on purpose, as a window does
+        client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(paths.held(host, registry), "{not json".getBytes(StandardCharsets.UTF_8));
+        Instant t0 = Instant.now();
+
+        ApplyReport r = applyInProcess();
+
+        ContainerResult reg = r.containers().stream().filter(c -> c.container().equals(registry)).findFirst().orElseThrow();
+        assertThat(reg.action()).as("registry in %s", r).isEqualTo(ContainerResult.HELD);
+        assertThat(String.join(" ", reg.reasons())).contains("cannot be read");
+        assertThat(r.outcome()).isNotEqualTo(ApplyReport.FAILED);
+        assertThat(running(registry)).as("registry running").isFalse();
+        assertThat(inspect(registry).getId()).isEqualTo(id);
+
+        events.settle();
+        List<Event> touched = events.since(t0).stream()
+                .filter(e -> id.equals(e.getId()) || String.valueOf(io.mesh.testing.TestDocker.name(e)).startsWith(registry)).toList();
+        assertThat(touched).as("Docker events of the held registry after the apply began:\n%s", DockerEvents.describe(touched)).isEmpty();
+    }
+
+    /**
+     * On the code before commit 00dc6f7 the apply also failed and touched nothing here (the journal read threw), but
+     * its report said only {@code apply failed: znode data is not a Entry: Unexpected character ...}: neither the file
+     * nor what to do. This test catches that: the report must name the file and the fix.
+     */
+    @Test
+    void aJournalThatCannotBeReadMeansAWindowMayBeOpen() throws Exception {
+        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        String id = inspect(registry).getId();
+        docker.stop(id, 2);   // stopped on purpose, by a window whose journal is now torn
+        Files.createDirectories(journal().getParent());
+        Files.writeString(journal(), "{not json");
+        Instant t0 = Instant.now();
+
+        ApplyReport r = applyInProcess();
+
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.error()).as("error").contains(journal().toString()).contains("move the file away");
+        assertThat(r.push()).as("the report names the push").isNotNull();
+        assertThat(report().outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(running(registry)).as("registry running").isFalse();
+        assertThat(Files.readString(journal())).as("the journal is left for an operator").isEqualTo("{not json");
+
+        events.settle();
+        List<Event> touched = events.since(t0);
+        assertThat(touched).as("Docker events of the module after the apply began:\n%s", DockerEvents.describe(touched)).isEmpty();
+    }
+}

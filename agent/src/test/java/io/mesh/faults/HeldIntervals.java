@@ -22,8 +22,9 @@ import java.util.Set;
  * tests. For each interval:
  * <ul>
  *   <li>no create, destroy or rename of the held container (or of a replacement under its name) inside it;</li>
- *   <li>at most one stop and one start of it inside it; the stop before its window's step container starts, the
- *       start after that step container died: so the only hand on it is its own window's;</li>
+ *   <li>at most one stop and one start of it inside it; the stop (and its signals, {@code kill} events) before its
+ *       window's step container starts, the start after that step container died: so the only hand on it is its own
+ *       window's;</li>
  *   <li>it runs when the interval ends (every window ends with its containers running).</li>
  * </ul>
  */
@@ -116,8 +117,12 @@ final class HeldIntervals {
                     if (++stops > 1) violations.add(what + ": stopped more than once (again at " + at(t) + ")");
                     else if (stepStarted != Long.MAX_VALUE && t > stepStarted) violations.add(what + ": stopped at " + at(t) + " while its window's step ran");
                 }
+                case "kill" -> {
+                    // a stop's signals come before the step starts; a signal after that is someone else's hand
+                    if (stepStarted != Long.MAX_VALUE && t > stepStarted) violations.add(what + ": killed at " + at(t) + " while its window's step ran");
+                }
                 default -> {
-                    // kill, die, attach ... : follow from a stop or a start
+                    // die, attach ... : follow from a stop or a start
                 }
             }
         }

@@ -107,10 +107,11 @@ class WindowNoWedgeTest extends FaultFixture {
      * catches that. (An interrupt during the step itself is absorbed by docker-java's wait, which clears it and is
      * taken as the step's timeout: that path kills the step and ends well on both codes, so it is not the one tested.)
      *
-     * <p>Fails on core 00dc6f7: the interrupt cuts the stop's HTTP call ({@code ClosedByInterruptException}: the
-     * Docker socket is an interruptible channel), but dockerd goes on with the stop. The window closes its stages at
-     * once: the policy goes back, the start finds the registry still running (a no-op), the journal and nodes go; and
-     * at the stop-timeout dockerd SIGKILLs the registry, which is left stopped, nobody's.
+     * <p>This case also failed on 00dc6f7: the interrupt cuts the stop's HTTP call ({@code ClosedByInterruptException}:
+     * the Docker socket is an interruptible channel), but dockerd goes on with the stop. The window closed its stages at
+     * once: the policy went back, the start found the registry still running (a no-op), the journal and nodes went; and
+     * at the stop-timeout dockerd SIGKILLed the registry, left stopped, nobody's. Fixed in 62aa106 (a held container
+     * whose stop may still be under way is stopped again before it is started); hence the check past the stop-timeout.
      */
     @Test
     void aWindowInterruptedWhileItStopsItsContainersGivesThemBack() throws Exception {

@@ -43,10 +43,10 @@ class ZooKeeperBlipTest extends FaultFixture {
      * (the lock may have lapsed), and the module is applied again once ZooKeeper is back. The retry finds the new
      * container left under {@code registry.mesh-next}.
      *
-     * <p>Can fail on core 00dc6f7 (a race, not every run): the retry plans three changes (the leftover
-     * {@code registry.mesh-next} removed as a duplicate, registry and web recreated) and so runs them at once;
-     * the registry's recreate finds {@code registry.mesh-next} in its way and removes it too, and dockerd answers one
-     * of the two removes {@code 409 removal of container ... is already in progress}: a {@code failed} report.
+     * <p>A race seen once (76992dc still has it): the retry plans three changes (the leftover
+     * {@code registry.mesh-next} removed as a duplicate, registry and web recreated) and so runs them at once; the
+     * registry's recreate finds {@code registry.mesh-next} in its way and removes it too, and dockerd answers one of
+     * the two removes {@code 409 removal of container ... is already in progress}: a {@code failed} report.
      */
     @Test
     void aBlipThatCutsARecreateIsWaitedOutNotReportedFailed() throws Exception {
@@ -57,9 +57,9 @@ class ZooKeeperBlipTest extends FaultFixture {
      * The same cut late in a long apply: the registry takes 25 s to stop, and the quorum goes 2 s before the stop
      * ends. A blip is a blip however long the apply had already run when it came.
      *
-     * <p>Fails on core 00dc6f7: {@code Applier.apply} starts its 20 s blip allowance ({@code BLIP}) when the apply
-     * starts, not when the connection drops, so an apply that has run (or waited for a window's lock) 20 s reports
-     * {@code failed: ZooKeeper is not connected (SUSPENDED)} at once.
+     * <p>This case failed on 00dc6f7, whose 20 s blip allowance ({@code Applier.BLIP}) ran from the apply's start, not
+     * from the blip: an apply that had run (or waited for a window's lock) 20 s reported
+     * {@code failed: ZooKeeper is not connected (SUSPENDED)} at once. Fixed in 2556d6b.
      */
     @Test
     void aBlipLateInALongApplyIsWaitedOutNotReportedFailed() throws Exception {

@@ -78,9 +78,29 @@ final class ApplyExecution {
      */
     private List<ContainerResult> executeAll(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
                                              Map<String, ObservedContainer> byId) throws InterruptedException {
+        Images images = new Images();
+        // Leftovers under a temporary name go first, one by one: run beside the recreate of the same container, both
+        // would remove the same one, and dockerd answers the second with 409 "removal already in progress".
+        Map<Integer, ContainerResult> first = new java.util.HashMap<>();
+        for (int i = 0; i < plan.size(); i++) {
+            PlannedAction a = plan.get(i);
+            if (a.action() == PlannedAction.Kind.REMOVE && (a.dockerName().endsWith(NEXT_SUFFIX) || a.dockerName().endsWith(PREV_SUFFIX))) {
+                first.put(i, execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
+            }
+        }
+        List<PlannedAction> rest = new ArrayList<>();
+        for (int i = 0; i < plan.size(); i++) if (!first.containsKey(i)) rest.add(plan.get(i));
+        List<ContainerResult> others = executeTogether(rest, want, desired, byId, images);
+        List<ContainerResult> results = new ArrayList<>();
+        for (int i = 0, j = 0; i < plan.size(); i++) results.add(first.containsKey(i) ? first.get(i) : others.get(j++));
+        return results;
+    }
+
+    /** The plan's Docker calls, at once when three or more containers change (see {@link #executeAll}). */
+    private List<ContainerResult> executeTogether(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
+                                                  Map<String, ObservedContainer> byId, Images images) throws InterruptedException {
         long changing = plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED).count();
         List<ContainerResult> results = new ArrayList<>();
-        Images images = new Images();
         if (changing <= 2) { // see above
             for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
             return results;

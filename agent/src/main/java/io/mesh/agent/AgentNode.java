@@ -238,6 +238,16 @@ public final class AgentNode implements AutoCloseable {
                         watch(); // ours (the session came back)
                         return;
                     }
+                    if (java.util.Arrays.equals(r.getData(), data)) {
+                        // This process's own node, of the session it lost: Curator declares a session lost after its
+                        // timeout on its own clock, and the ensemble may not have expired it yet (a quorum that came
+                        // back after the timeout). Not another agent: delete it, then make it again.
+                        log.info("agent host={}: {} is still this process's node of its lost session; making it again", host, path);
+                        c2.delete().withVersion(r.getStat().getVersion()).inBackground((c3, d) -> {
+                            if (active) keep();
+                        }).forPath(path);
+                        return;
+                    }
                     active = false;
                     log.error("agent host={}: another agent took this host while this process had no ZooKeeper session: {}; "
                             + "this one stops (one agent per host)", host, describe(parse(r.getData()), r.getData(), r.getStat()));

@@ -134,6 +134,7 @@ public final class Applier {
         Instant started = Times.now();
         DesiredRecord desired = null;
         int blips = 0;
+        String deferredElsewhere = null;
         while (true) {
             ModuleSection section = null;
             boolean leftThisHost = false;
@@ -173,6 +174,20 @@ public final class Applier {
                 // Fenced: a journalled window is not running (its process would hold the fence from before its first
                 // stop to after its last start), whoever wrote it: finish it now. No state defers an apply for ever.
                 Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
+                if (open.isPresent() && WindowRecovery.mayRunElsewhere(journal, open.get())) {
+                    // A window of a process with another --state-dir (another fence): defer to it until it ends or
+                    // its deadline passes. Every mesh process of a host should share --state-dir (decision 8).
+                    WindowJournal.Entry j = open.get();
+                    section.close();
+                    section = null;
+                    String key = desired == null ? null : desired.push() + "/" + desired.revision() + "/" + j.window();
+                    if (key != null && !key.equals(deferredElsewhere)) write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
+                            j.held().stream().map(WindowJournal.HeldContainer::container).toList(), j.owner()), started));
+                    deferredElsewhere = key;
+                    if (stopping.getAsBoolean()) return null;
+                    Thread.sleep(WAIT_SLICE.toMillis());
+                    continue;
+                }
                 WindowResult recovered = null;
                 if (open.isPresent()) {
                     WindowJournal.Entry done = open.get();
@@ -180,6 +195,15 @@ public final class Applier {
                     // Its containers run again: the held nodes read before, of that window, no longer hold them.
                     held = new LinkedHashMap<>(held);
                     held.values().removeIf(h -> done.window().equals(h.window()));
+                }
+                if (open.isEmpty() && docker.stepLabels(module).isEmpty()) {
+                    // Fenced, with no journal and no step container here, no window of this module is open on this
+                    // host: held nodes of it read before the fence are of a window that has since given its containers
+                    // back (a window whose lock lapsed closes its nodes after the fence). A node that cannot be read
+                    // names no module and stays held.
+                    held = new LinkedHashMap<>(held);
+                    held.values().removeIf(h -> module.equals(h.module()) && h.window() != null
+                            && !HeldRecord.UNREADABLE.equals(h.window()));
                 }
                 List<ContainerResult> results = newest == null ? null
                         : new ApplyExecution(section.guarded(docker), policy, host).run(newest, held);

@@ -160,7 +160,9 @@ final class WindowClosing {
             long end = System.nanoTime() + START_RETRY.toNanos();
             long pause = 250;
             boolean restored = h.restorePolicy() == null;
-            boolean settled = !h.stopMayBeUnderWay();
+            // Settled unless the entry says a stop was sent. One that cannot tell (a step container's label) is not
+            // stopped again: that could stop a container the window never stopped, by a process without the lock.
+            boolean settled = !h.stopKnownSent();
             while (true) {
                 try {
                     if (!settled) {

@@ -69,8 +69,8 @@ public final class WindowJournal {
         }
 
         /**
-         * @return this entry with every stage counted as opened and every stop as sent (what a reader that cannot know
-         *         must assume)
+         * @return this entry with every stage counted as opened (what a reader that cannot know must assume) and every
+         *         stop as unknown
          */
         public Entry withEveryStage() {
             List<HeldContainer> h = held.stream().map(c -> new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), null)).toList();
@@ -120,8 +120,8 @@ public final class WindowJournal {
      * @param containerId   Docker id
      * @param restorePolicy restart policy to put back before starting it ({@code always}, {@code on-failure:3},
      *                      {@code unless-stopped}), or {@code null} when it was {@code no} and is left so
-     * @param stopSent      whether the window has asked Docker to stop it; {@code null} (an entry that does not
-     *                      say) counts as yes
+     * @param stopSent      whether the window has asked Docker to stop it; {@code null} when the entry cannot say
+     *                      (a step container's label)
      */
     public record HeldContainer(String container, String containerId, String restorePolicy, Boolean stopSent) {
         /** A container the window has not asked Docker to stop yet. */
@@ -129,11 +129,8 @@ public final class WindowJournal {
             this(container, containerId, restorePolicy, false);
         }
 
-        /**
-         * @return true when a stop may have been sent: a stop that Docker still carries out must be let end before the
-         *         container is started again, or it stops the container after the start
-         */
-        public boolean stopMayBeUnderWay() { return stopSent == null || stopSent; }
+        /** @return true when the entry says the stop was sent (not merely that it cannot tell) */
+        public boolean stopKnownSent() { return Boolean.TRUE.equals(stopSent); }
     }
 
     /**

@@ -86,6 +86,19 @@ public final class WindowRecovery {
     }
 
     /**
+     * Whether an open entry may belong to a window that still runs although the fence is held: it was not found in
+     * this process's journal but on a step container's label (so its process uses another {@code --state-dir}, and
+     * another fence), its process lives, and its deadline has not passed. Such a window is deferred to, not finished.
+     *
+     * @param journal this process's journal
+     * @param e       the entry {@link #open} returned
+     * @return true when the entry's window may still run in another process
+     */
+    public static boolean mayRunElsewhere(WindowJournal journal, WindowJournal.Entry e) {
+        return journal.read(e.module()).isEmpty() && e.ownerAlive() && Times.now().isBefore(e.deadline());
+    }
+
+    /**
      * Finishes a window that is not running. The caller holds the section, fenced.
      *
      * @param e       the journal entry

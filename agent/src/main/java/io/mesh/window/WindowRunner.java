@@ -147,6 +147,10 @@ public final class WindowRunner {
             }
             // Fenced: a journalled window of this module is not running, whoever wrote it. Finish it first.
             Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
+            if (open.isPresent() && WindowRecovery.mayRunElsewhere(journal, open.get())) {
+                return finish(module, failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of " + module
+                        + " is open in process " + open.get().owner().pid() + ", which uses another --state-dir; not opening another"), desired);
+            }
             if (open.isPresent()) recovered = recovery.recover(open.get(), section);
             Holding holding = holding(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
             published = HeldNodes.publish(store, host, module, schedule, windowId, since, holding.nodes(), process, NODE_CREATE_WAIT);
@@ -220,6 +224,7 @@ public final class WindowRunner {
             entry = opening(entry, WindowStage.HELD);
             for (WindowJournal.HeldContainer h : List.copyOf(entry.held())) {
                 if (h.restorePolicy() != null) guarded.updateRestartPolicy(h.containerId(), "no");
+                section.checkLock(); // a window whose lock lapsed stops nothing more: not even journalled as sent
                 entry = entry.stopping(h.containerId());
                 journal.write(entry);
                 guarded.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));

@@ -196,15 +196,6 @@ public final class Applier {
                     held = new LinkedHashMap<>(held);
                     held.values().removeIf(h -> done.window().equals(h.window()));
                 }
-                if (open.isEmpty() && docker.stepLabels(module).isEmpty()) {
-                    // Fenced, with no journal and no step container here, no window of this module is open on this
-                    // host: held nodes of it read before the fence are of a window that has since given its containers
-                    // back (a window whose lock lapsed closes its nodes after the fence). A node that cannot be read
-                    // names no module and stays held.
-                    held = new LinkedHashMap<>(held);
-                    held.values().removeIf(h -> module.equals(h.module()) && h.window() != null
-                            && !HeldRecord.UNREADABLE.equals(h.window()));
-                }
                 List<ContainerResult> results = newest == null ? null
                         : new ApplyExecution(section.guarded(docker), policy, host).run(newest, held);
                 section.unfence();

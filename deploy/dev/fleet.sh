@@ -40,7 +40,8 @@
 # `down` stops agents, coordinators, engines (after removing their containers and volumes) and ZooKeeper, then
 # removes ZooKeeper's data, the agents' state dirs and the jar copies, so that the next `up` starts clean; engines'
 # data roots (the loaded images) and the logs are kept. Nothing listens beyond 127.0.0.1: no bridge, no iptables,
-# no ZooKeeper admin server. One fleet per machine: fleet.sh serialises its own runs with a lock file.
+# no ZooKeeper admin server. One fleet per machine: fleet.sh serialises its own runs with a lock file (a single-part
+# start lets it go once the part is launched, while it waits for the part to answer, so that parts start in parallel).
 # Environment: MESH_FLEET_RECONCILE (agents' --reconcile-interval, default 10s), MESH_FLEET_WAIT (seconds each
 # readiness wait may take, default 90).
 set -euo pipefail
@@ -365,7 +366,13 @@ await_agent() {
     if ! agent_running "$i"; then
       log "fleet-$i agent exited (see $LOGS/fleet-$i-agent.log); starting it again"
       sleep 2
-      start_agent "$i"
+      if [ "$unlocked" = 1 ]; then
+        flock -w 600 9 || die "another fleet.sh has held $RUN/.lock for 10 minutes"
+        start_agent "$i"
+        flock -u 9
+      else
+        start_agent "$i"
+      fi
     fi
     sleep 0.5
   done
@@ -500,6 +507,11 @@ status() {
 index() { [[ ${2:-} =~ ^[1-9][0-9]?$ ]] && [ "$2" -le "$3" ] || die "$1: give an index 1..$3; got '${2:-}'"; echo "$2"; }
 host_index() { local n; n=$(size); [ "$n" -gt 0 ] || die "$1: no fleet is up (fleet.sh up)"; index "$1" "${2:-}" "$n"; }
 
+# A single-part start holds the lock while it launches, then lets it go while it waits for the part to answer
+# (seconds, for a JVM on a busy machine), so that a fault test can start several parts at once.
+unlocked=0
+unlock() { flock -u 9; unlocked=1; }
+
 cmd=${1:-status}
 shift || true
 mkdir -p "$RUN"
@@ -512,14 +524,14 @@ case "$cmd" in
   status) status ;;
   env) [ -f "$RUN/env" ] && cat "$RUN/env" || die "no fleet is up (fleet.sh up)" ;;
   stop-agent) i=$(host_index "$cmd" "${1:-}"); stop_agent "$i" "${2:-}" ;;
-  start-agent) i=$(host_index "$cmd" "${1:-}"); jars; start_agent "$i"; await_agent "$i" ;;
+  start-agent) i=$(host_index "$cmd" "${1:-}"); jars; start_agent "$i"; unlock; await_agent "$i" ;;
   stop-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}" ;;
-  start-engine) i=$(host_index "$cmd" "${1:-}"); start_engine "$i"; await_engine "$i" ;;
-  restart-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}"; start_engine "$i"; await_engine "$i" ;;
+  start-engine) i=$(host_index "$cmd" "${1:-}"); start_engine "$i"; unlock; await_engine "$i" ;;
+  restart-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}"; start_engine "$i"; unlock; await_engine "$i" ;;
   stop-zk) j=$(index "$cmd" "${1:-}" 3); stop "$RUN/zk-$j.pid" "$(zk_marker "$j")" "zk-$j" 20 "${2:-}" ;;
-  start-zk) j=$(index "$cmd" "${1:-}" 3); jars; start_zk "$j"; wait_until "$WAIT" "zk-$j serving" zk_serving "$j" ;;
+  start-zk) j=$(index "$cmd" "${1:-}" 3); jars; start_zk "$j"; unlock; wait_until "$WAIT" "zk-$j serving" zk_serving "$j" ;;
   stop-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); stop "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 "${2:-}" ;;
-  start-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); jars; start_coordinator "$k"; await_coordinator "$k" ;;
+  start-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); jars; start_coordinator "$k"; unlock; await_coordinator "$k" ;;
   -h|--help|help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' ;;
   *) echo "usage: $0 up [N] | down | status | env | {stop,start}-{agent,engine} I | restart-engine I | {stop,start}-zk J | {stop,start}-coordinator K" >&2; exit 2 ;;
 esac

@@ -40,7 +40,8 @@
 # `down` stops agents, coordinators, engines (after removing their containers and volumes) and ZooKeeper, then
 # removes ZooKeeper's data, the agents' state dirs and the jar copies, so that the next `up` starts clean; engines'
 # data roots (the loaded images) and the logs are kept. Nothing listens beyond 127.0.0.1: no bridge, no iptables,
-# no ZooKeeper admin server. One fleet per machine: fleet.sh serialises its own runs with a lock file.
+# no ZooKeeper admin server. One fleet per machine: fleet.sh serialises its own runs with a lock file (a single-part
+# start lets it go once the part is launched, while it waits for the part to answer, so that parts start in parallel).
 # Environment: MESH_FLEET_RECONCILE (agents' --reconcile-interval, default 10s), MESH_FLEET_WAIT (seconds each
 # readiness wait may take, default 90).
 set -euo pipefail
@@ -226,6 +227,57 @@ clean_engine() {
   dk "$i" volume prune -f >/dev/null || true
 }
 
+# Unmounts what a stopped engine i left mounted under its data root and exec root. A dockerd killed with SIGKILL
+# leaves its data root bind-mounted on itself (and maybe a netns under its exec root); a dockerd stopped while it was
+# stopping a container under load can leave that container's overlay mounted beneath its data root's bind mount,
+# out of its own sight, held by an orphaned containerd shim (seen with restart-engine under a nemesis: the container
+# then stays "Removal In Progress", its removal failing with EBUSY, until the mount goes). Only once nothing of the
+# engine runs any more.
+# any_alive PID...: true while one of them runs (not gone, not a zombie).
+any_alive() {
+  local p
+  for p in "$@"; do
+    [ -d "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && return 0
+  done
+  return 1
+}
+
+clear_mounts() {
+  local i=$1 m p stale=""
+  # A shim with no process under it belongs to a container started while dockerd was shutting down (its containerd
+  # died under it): nothing runs there, but it keeps that container's root filesystem mounted.
+  for p in $(pgrep -f -- " -address $RUN/fleet-$i/exec/containerd/containerd.sock" || true); do
+    [ -n "$(pgrep -P "$p" || true)" ] || stale+=" $p"
+  done
+  if [ -n "$stale" ]; then
+    log "fleet-$i: killing containerd shims with no container process left:$stale"
+    # shellcheck disable=SC2086 # one pid per word
+    kill -KILL $stale 2>/dev/null || true
+    local t=0
+    # shellcheck disable=SC2086 # one pid per word
+    while [ "$t" -lt 25 ] && any_alive $stale; do sleep 0.2; t=$((t + 1)); done
+  fi
+  engine_leftovers "$i" && { log "fleet-$i: containers of the stopped dockerd still run: its mounts are kept"; return 0; }
+  for m in $(awk -v a="$LIB/fleet-$i" -v b="$RUN/fleet-$i/" '$2 == a || index($2, a "/") == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+}
+
+# Kills what runs under engine i's containerd without a record in its dockerd (a container started while dockerd
+# was shutting down, seen under a nemesis: its process runs on, invisible to the Docker API, and its shim keeps its
+# root filesystem mounted). The engine must answer.
+reap_ghosts() {
+  local i=$1 known p id
+  known=$(dk "$i" ps -aq --no-trunc 2>/dev/null) || return 0
+  for p in $(pgrep -f -- " -address $RUN/fleet-$i/exec/containerd/containerd.sock" || true); do
+    id=$(tr '\0' '\n' < "/proc/$p/cmdline" 2>/dev/null | awk 'f { print; exit } $0 == "-id" { f = 1 }')
+    [ -n "$id" ] && ! grep -qx "$id" <<<"$known" || continue
+    log "fleet-$i: container ${id:0:12} runs with no record in its dockerd (started as it shut down): killing it"
+    pkill -KILL -P "$p" 2>/dev/null || true
+    kill -KILL "$p" 2>/dev/null || true
+  done
+}
+
 # Stops engine i's dockerd, keeping its containers (they stop with it, and Docker's restart policies apply when it
 # starts again: a real dockerd restart). With --kill: SIGKILL, as a crash: its containerd dies
 # with it, its containers keep running under their shims until a dockerd started again takes them back.
@@ -365,7 +417,13 @@ await_agent() {
     if ! agent_running "$i"; then
       log "fleet-$i agent exited (see $LOGS/fleet-$i-agent.log); starting it again"
       sleep 2
-      start_agent "$i"
+      if [ "$unlocked" = 1 ]; then
+        flock -w 600 9 || die "another fleet.sh has held $RUN/.lock for 10 minutes"
+        start_agent "$i"
+        flock -u 9
+      else
+        start_agent "$i"
+      fi
     fi
     sleep 0.5
   done
@@ -422,7 +480,7 @@ up() {
   for j in 1 2 3; do start_zk "$j"; done
   for i in $(seq 1 "$n"); do start_engine "$i"; done
   local want; want=$(image_ids)
-  for i in $(seq 1 "$n"); do await_engine "$i"; load_images "$i" "$want"; done
+  for i in $(seq 1 "$n"); do await_engine "$i"; reap_ghosts "$i"; load_images "$i" "$want"; done
   wait_until "$WAIT" "ZooKeeper: every server leader or follower" zk_all_serving || { tail -20 "$LOGS"/zk-*.log >&2; exit 1; }
   for k in $(seq 1 $COORDINATORS); do start_coordinator "$k"; done
   for i in $(seq 1 "$n"); do start_agent "$i"; done
@@ -443,11 +501,7 @@ down_engine() {
   fi
   engine_answers "$i" && clean_engine "$i"
   stop_engine "$i"
-  # A dockerd killed with SIGKILL leaves its data root bind-mounted on itself (and maybe a netns under its exec root).
-  local m
-  for m in $(awk -v a="$LIB/fleet-$i" -v b="$RUN/fleet-$i/" '$2 == a || index($2, a "/") == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r); do
-    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-  done
+  clear_mounts "$i"
   # Its socket, exec root, pid files and agent state (the data root, with the images, stays in $LIB).
   rm -rf "${RUN:?}/fleet-$i" 2>/dev/null || log "fleet-$i: $RUN/fleet-$i not removed: $(rm -rf "$RUN/fleet-$i" 2>&1 | head -1)"
 }
@@ -500,6 +554,11 @@ status() {
 index() { [[ ${2:-} =~ ^[1-9][0-9]?$ ]] && [ "$2" -le "$3" ] || die "$1: give an index 1..$3; got '${2:-}'"; echo "$2"; }
 host_index() { local n; n=$(size); [ "$n" -gt 0 ] || die "$1: no fleet is up (fleet.sh up)"; index "$1" "${2:-}" "$n"; }
 
+# A single-part start holds the lock while it launches, then lets it go while it waits for the part to answer
+# (seconds, for a JVM on a busy machine), so that a fault test can start several parts at once.
+unlocked=0
+unlock() { flock -u 9; unlocked=1; }
+
 cmd=${1:-status}
 shift || true
 mkdir -p "$RUN"
@@ -512,14 +571,16 @@ case "$cmd" in
   status) status ;;
   env) [ -f "$RUN/env" ] && cat "$RUN/env" || die "no fleet is up (fleet.sh up)" ;;
   stop-agent) i=$(host_index "$cmd" "${1:-}"); stop_agent "$i" "${2:-}" ;;
-  start-agent) i=$(host_index "$cmd" "${1:-}"); jars; start_agent "$i"; await_agent "$i" ;;
+  start-agent) i=$(host_index "$cmd" "${1:-}"); jars; start_agent "$i"; unlock; await_agent "$i" ;;
   stop-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}" ;;
-  start-engine) i=$(host_index "$cmd" "${1:-}"); start_engine "$i"; await_engine "$i" ;;
-  restart-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}"; start_engine "$i"; await_engine "$i" ;;
+  start-engine) i=$(host_index "$cmd" "${1:-}"); running "$RUN/fleet-$i/dockerd.pid" "$(dockerd_marker "$i")" || clear_mounts "$i"
+    start_engine "$i"; unlock; await_engine "$i"; reap_ghosts "$i" ;;
+  restart-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}"; clear_mounts "$i"; start_engine "$i"; unlock; await_engine "$i"
+    reap_ghosts "$i" ;;
   stop-zk) j=$(index "$cmd" "${1:-}" 3); stop "$RUN/zk-$j.pid" "$(zk_marker "$j")" "zk-$j" 20 "${2:-}" ;;
-  start-zk) j=$(index "$cmd" "${1:-}" 3); jars; start_zk "$j"; wait_until "$WAIT" "zk-$j serving" zk_serving "$j" ;;
+  start-zk) j=$(index "$cmd" "${1:-}" 3); jars; start_zk "$j"; unlock; wait_until "$WAIT" "zk-$j serving" zk_serving "$j" ;;
   stop-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); stop "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 "${2:-}" ;;
-  start-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); jars; start_coordinator "$k"; await_coordinator "$k" ;;
+  start-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); jars; start_coordinator "$k"; unlock; await_coordinator "$k" ;;
   -h|--help|help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' ;;
   *) echo "usage: $0 up [N] | down | status | env | {stop,start}-{agent,engine} I | restart-engine I | {stop,start}-zk J | {stop,start}-coordinator K" >&2; exit 2 ;;
 esac

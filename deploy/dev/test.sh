@@ -16,6 +16,8 @@ mvn -B ${MAVEN_ARGS:-} verify "$@" || rc=$?
 # The ITs take the fleet down when they brought it up; a test JVM that died first leaves it up: take it down here,
 # unless it was up before this run (an operator's fleet).
 if [ "$fleet_was_up" = 0 ] && [ -f /run/mesh-fleet/env ]; then bash deploy/dev/fleet.sh down || true; fi
-# The history checker's verdict (seed, operations, violations) is in its surefire output file; show it here.
-grep -h '^history: seed=.*violations=' agent/target/surefire-reports/*HistoryCheck*-output.txt 2>/dev/null || true
+# The history checkers' verdicts (seed, operations, faults, violations) are in their test output files (surefire's for
+# the one-engine checker, failsafe's for the fleet's FleetHistoryIT); show them here.
+grep -h '^history: seed=.*violations=' agent/target/surefire-reports/*-output.txt \
+  coordinator/target/failsafe-reports/*-output.txt 2>/dev/null || true
 exit $rc

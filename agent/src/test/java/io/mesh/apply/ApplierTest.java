@@ -208,6 +208,59 @@ class ApplierTest {
     }
 
     /**
+     * A recreate cut after it moved the old container aside (the process gone: every Docker call from then on fails)
+     * leaves the old one stopped under {@code .mesh-prev} with restart policy {@code no}, so that dockerd, when it starts
+     * again, does not start it next to the new one (or beside a window's step); a recreate that puts the old one back
+     * puts its policy back too. Found by the fleet history checker (FleetHistoryIT): a stopped {@code always}
+     * {@code .mesh-prev} started by a dockerd restart while a window held its successor.
+     */
+    @Test
+    void aRecreateCutAfterMovingTheOldOneAsideLeavesItWithPolicyNo() throws Exception {
+        String always = "    restart: always\n";
+        zk.setDesired(yaml(BUSYBOX, "one", false) + always, "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        String web = module + "-web", prev = web + Applier.PREV_SUFFIX;
+        String oldId = docker.idByName(web);
+        assertThat(docker.restartPolicy(oldId)).isEqualTo("always");
+        java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
+        io.mesh.docker.ContainerRuntime cut = (io.mesh.docker.ContainerRuntime) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {io.mesh.docker.ContainerRuntime.class}, (p, m, args) -> {
+                    if (m.getDeclaringClass() == Object.class) return m.invoke(docker, args);
+                    if (gone.get()) throw new IllegalStateException("the process is gone");
+                    if (m.getName().equals("rename") && web.equals(args[1])) {
+                        gone.set(true); // the new one is about to take the name: the process dies here
+                        throw new IllegalStateException("the process is gone");
+                    }
+                    try {
+                        return m.invoke(docker, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Applier dying = new Applier(new MeshStore(zk.client(), zk.paths()), cut, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
+        zk.setDesired(yaml(BUSYBOX, "two", false) + always, "r2");
+        dying.apply(module, () -> false);
+        assertThat(docker.idByName(prev)).as("the old container, aside").isEqualTo(oldId);
+        assertThat(docker.inspect(oldId).getState().getRunning()).isFalse();
+        assertThat(docker.restartPolicy(oldId)).as("its restart policy while aside").isEqualTo("no");
+
+        // The next apply removes it (duplicate) and runs the new spec with the policy it names.
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+        assertThat(docker.idByName(prev)).isNull();
+        assertThat(docker.restartPolicy(docker.idByName(web))).isEqualTo("always");
+
+        // A recreate whose new container cannot start puts the old one back with its own policy.
+        String before = docker.idByName(web);
+        zk.setDesired(yaml(BUSYBOX, "three", false).replace("command: [sh, -c,", "command: [/no/such/binary,") + always, "r3");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(docker.idByName(web)).isEqualTo(before);
+        assertThat(docker.inspect(before).getState().getRunning()).isTrue();
+        assertThat(docker.restartPolicy(before)).isEqualTo("always");
+    }
+
+    /**
      * A lock child made by this process's own session but owned by no acquisition (what a protected create whose
      * answer was lost leaves when Curator's background clean-up gives up) does not block the module for as long as the
      * session lives; a lock child of another session is left alone: whoever holds it, holds the lock.

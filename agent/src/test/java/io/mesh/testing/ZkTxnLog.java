@@ -76,6 +76,46 @@ public final class ZkTxnLog {
         return out;
     }
 
+    /**
+     * Reads the logs of several servers of one ensemble and merges them by zxid: a server that was down or was brought
+     * up to date from a snapshot lacks part of the history in its own log, but every committed transaction is in the
+     * log of a quorum, so the union is the whole history (each zxid once). Logs a server is still appending to may end
+     * in a partly written record: reading stops there, and that record is in another server's log.
+     *
+     * @param dataDirs the servers' data directories (each holding {@code version-2})
+     * @param fromZxid first zxid of interest
+     * @return changes in zxid order
+     * @throws IOException when no log can be read
+     */
+    public static List<Change> readMerged(List<Path> dataDirs, long fromZxid) throws IOException {
+        java.util.TreeMap<Long, Object[]> txns = new java.util.TreeMap<>();
+        IOException last = null;
+        int read = 0;
+        for (Path dataDir : dataDirs) {
+            Path logDir = dataDir.resolve("version-2");
+            if (!Files.isDirectory(logDir)) continue;
+            try (TxnLog.TxnIterator it = new FileTxnLog(logDir.toFile()).read(fromZxid)) {
+                while (it.getHeader() != null) {
+                    TxnHeader h = it.getHeader();
+                    if (h.getZxid() >= fromZxid) txns.putIfAbsent(h.getZxid(), new Object[] {h, it.getTxn()});
+                    if (!it.next()) break;
+                }
+                read++;
+            } catch (IOException e) {
+                last = e; // a record being written (or a CRC over it): what was read so far counts
+                read++;
+            }
+        }
+        if (read == 0 && last != null) throw last;
+        List<Change> out = new ArrayList<>();
+        Map<Long, Set<String>> ephemeralBySession = new HashMap<>();
+        for (Object[] t : txns.values()) {
+            TxnHeader h = (TxnHeader) t[0];
+            add(out, ephemeralBySession, h, h.getType(), (Record) t[1]);
+        }
+        return out;
+    }
+
     private static void add(List<Change> out, Map<Long, Set<String>> eph, TxnHeader h, int type, Record r) throws IOException {
         long s = h.getClientId();
         switch (type) {

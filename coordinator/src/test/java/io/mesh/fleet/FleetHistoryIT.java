@@ -1,0 +1,852 @@
+package io.mesh.fleet;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.Labels;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.testing.ZkTxnLog;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.PushRecord;
+import io.mesh.zk.WindowRequest;
+import io.mesh.zk.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The fleet history checker (issue 11, "A history checker that injects faults"): a seeded, bounded, Jepsen-style
+ * history on the real fleet of {@code deploy/dev/fleet.sh} (three Docker engines, a 3-server ZooKeeper ensemble, two
+ * coordinators, an agent per engine), with a {@link Nemesis} injecting faults at random moments, then checked
+ * ({@link HistoryChecks}) from evidence recorded outside mesh: each engine's Docker events and ZooKeeper's transaction
+ * log.
+ *
+ * <p><b>Workload</b>, all at once on every host, drawn from {@code java.util.Random(seed)}: pushes through the
+ * coordinators (alternating {@code :7171} and {@code :7172}, HTTP {@code POST /v1/pushes}) of five modules, two for
+ * {@code ["*"]} and three for one host each, busybox containers with {@code network: none} and the restart policies
+ * {@code always}, {@code unless-stopped}, {@code on-failure} and {@code no}; each module has a {@code while-stopped}
+ * schedule whose step sleeps 1-4 s (one module's step always fails), three of them with {@code cron: "* * * * *"};
+ * requested windows ({@code POST /v1/hosts/H/windows}, as {@code mesh window run}); and {@code mesh-agent window}
+ * processes run on a host directly (the fleet's agent jar, that host's {@code --docker-host} and {@code --state-dir}).
+ *
+ * <p><b>Run it alone</b>: {@code mvn -B -o verify -pl agent,coordinator -Dtest=NONE
+ * -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=FleetHistoryIT}; {@code -Dmesh.history.seed=N} replays the
+ * operations and faults chosen (the interleaving with the processes' own timing differs), {@code
+ * -Dmesh.history.soak=true} runs 20 minutes instead of about 2.5, {@code -Dmesh.history.seconds=N} chooses. It prints
+ * {@code history: seed=... operations=... faults=... (by kind: ...) violations=...}, then the operations and faults,
+ * then every violation with its evidence.
+ */
+@ExtendWith(Fleet.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class FleetHistoryIT {
+    static final String BUSYBOX = "mesh-demo/busybox:1";
+    static final String SCHEDULE = "gc";
+    static final int MIN_OPERATIONS = 300;
+    static final int MIN_FAULTS = 30;
+    static final int MAX_WINDOW_PROCESSES = 2;
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+
+    // -----------------------------------------------------------------------------------------------------------
+    // The modules.
+
+    /** One module of the run, as the pusher last wrote it. */
+    static final class Mod {
+        final String name;
+        final List<String> hosts;       // ["*"] or host ids
+        final String storeRestart, apiRestart;
+        final boolean cron, failing;
+        int storeMode, apiMode, stepSleep;
+
+        Mod(String name, List<String> hosts, String storeRestart, String apiRestart, boolean cron, boolean failing, int stepSleep) {
+            this.name = name;
+            this.hosts = hosts;
+            this.storeRestart = storeRestart;
+            this.apiRestart = apiRestart;
+            this.cron = cron;
+            this.failing = failing;
+            this.stepSleep = stepSleep;
+        }
+
+        List<String> on(List<String> fleetHosts) { return hosts.contains("*") ? fleetHosts : hosts; }
+
+        synchronized String yaml() {
+            String step = failing ? "echo sweeping; sleep " + stepSleep + "; echo no space left >&2; exit 2"
+                    : "test -d /data && sleep " + stepSleep + " && echo swept";
+            String loop = "trap 'exit 0' TERM; while true; do sleep 1; done";
+            return "module: " + name + "\nhosts: [" + hosts.stream().map(h -> "\"" + h + "\"").collect(Collectors.joining(", ")) + "]\n"
+                    + "containers:\n"
+                    + "  store:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + loop + "\"]\n"
+                    + "    env: {MODE: \"s" + storeMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
+                    + "    restart: " + storeRestart + "\n    volumes: [\"" + name + "-data:/data\"]\n"
+                    + "  api:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + loop + "\"]\n"
+                    + "    env: {MODE: \"a" + apiMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
+                    + "    restart: " + apiRestart + "\n"
+                    + "schedules:\n  " + SCHEDULE + ":\n    cron: \"" + (cron ? "* * * * *" : "30 3 * * *") + "\"\n    timezone: UTC\n"
+                    + "    while-stopped: [store]\n"
+                    + "    step:\n      image: " + BUSYBOX + "\n      command: [sh, -c, \"" + step + "\"]\n"
+                    + "      volumes-from: store\n    timeout: 30s\n";
+        }
+    }
+
+    static List<Mod> modules(String tag, Random random, List<String> hosts) {
+        List<Mod> mods = new ArrayList<>();
+        mods.add(new Mod(tag + "-a", List.of("*"), "always", "unless-stopped", true, false, 1 + random.nextInt(4)));
+        mods.add(new Mod(tag + "-b", List.of("*"), "on-failure", "no", false, true, 1 + random.nextInt(4)));
+        mods.add(new Mod(tag + "-c", List.of(hosts.get(0)), "unless-stopped", "always", true, false, 1 + random.nextInt(4)));
+        mods.add(new Mod(tag + "-d", List.of(hosts.get(1)), "no", "on-failure", false, false, 1 + random.nextInt(4)));
+        mods.add(new Mod(tag + "-e", List.of(hosts.get(2)), "always", "unless-stopped", true, false, 1 + random.nextInt(4)));
+        return mods;
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // The coordinators, over HTTP.
+
+    /** What one HTTP call to the coordinators got. */
+    record Answer(int status, String body, URI coordinator, boolean unknown) {
+        JsonNode json() {
+            try {
+                return Json.MAPPER.readTree(body);
+            } catch (IOException | RuntimeException e) {
+                return Json.MAPPER.createObjectNode();
+            }
+        }
+    }
+
+    /**
+     * Sends a request to coordinator {@code first} (0 or 1), and to the other one when the first cannot be connected
+     * to at all (a request that reached a coordinator whose answer was lost may have been done: not sent again).
+     */
+    static Answer send(List<URI> coordinators, int first, String method, String path, String body, Map<String, String> headers)
+            throws InterruptedException {
+        for (int n = 0; n < coordinators.size(); n++) {
+            URI c = coordinators.get((first + n) % coordinators.size());
+            HttpRequest.Builder b = HttpRequest.newBuilder(c.resolve(path)).timeout(Duration.ofSeconds(15));
+            headers.forEach(b::header);
+            b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+            try {
+                HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                return new Answer(r.statusCode(), r.body(), c, false);
+            } catch (ConnectException e) {
+                // never reached it: the next one
+            } catch (IOException e) {
+                if (e.getCause() instanceof ConnectException || String.valueOf(e.getMessage()).contains("Connection refused")) continue;
+                return new Answer(-1, String.valueOf(e), c, true);
+            }
+        }
+        return new Answer(-1, "no coordinator could be reached", coordinators.get(first), false);
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // Window processes.
+
+    /** A {@code mesh-agent window} process on a host. */
+    static final class WindowProc implements Nemesis.WindowProcess {
+        final String name;
+        final int host;
+        final String module;
+        final Process process;
+        final Path log;
+        final long startedMs = System.currentTimeMillis();
+        volatile boolean paused;
+
+        WindowProc(String name, int host, String module, Process process, Path log) {
+            this.name = name;
+            this.host = host;
+            this.module = module;
+            this.process = process;
+            this.log = log;
+        }
+
+        @Override public long pid() { return process.pid(); }
+        @Override public int host() { return host; }
+        @Override public String module() { return module; }
+        @Override public boolean alive() { return process.isAlive(); }
+        @Override public void paused(boolean p) { paused = p; }
+        @Override public boolean paused() { return paused; }
+
+        String tail() {
+            try {
+                List<String> lines = Files.readAllLines(log);
+                return String.join("\n      ", lines.subList(Math.max(0, lines.size() - 6), lines.size()));
+            } catch (IOException e) {
+                return "(no log)";
+            }
+        }
+    }
+
+    /** The fleet agent's jar copy (the one the agents run: {@code /run/mesh-fleet/jars/mesh-agent-*.jar}). */
+    static Path agentJar(Fleet fleet) {
+        String cmd = Nemesis.cmdline(Nemesis.agentPid(1));
+        String[] words = cmd.strip().split(" ");
+        for (int i = 0; i + 1 < words.length; i++) if (words[i].equals("-jar")) return Path.of(words[i + 1]);
+        return fleet.repo().resolve("agent/target/mesh-agent.jar");
+    }
+
+    static WindowProc startWindow(Fleet fleet, Path jar, Path dir, String name, int host, String module) throws IOException {
+        String h = "fleet-" + host;
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx96m", "-Xss512k", "-jar", jar.toString(),
+                "window", "--host", h, "--zk", fleet.zkConnect(), "--docker-host", fleet.dockerHost(h),
+                "--state-dir", fleet.stateDir(h).toString(), "--module", module, "--schedule", SCHEDULE,
+                "--window-lock-wait", "60s");
+        Path log = dir.resolve(name + ".log");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().remove("DOCKER_HOST");
+        pb.environment().remove("MESH_ZK_AUTH");
+        return new WindowProc(name, host, module, pb.start(), log);
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // Evidence.
+
+    static long markerZxid(CuratorFramework zk) throws Exception {
+        String p = zk.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath("/history-marker-");
+        long z = zk.checkExists().forPath(p).getCzxid();
+        zk.delete().forPath(p);
+        return z;
+    }
+
+    static List<Path> zkDataDirs() {
+        return List.of(Path.of("/var/lib/mesh-fleet/zk-1"), Path.of("/var/lib/mesh-fleet/zk-2"), Path.of("/var/lib/mesh-fleet/zk-3"));
+    }
+
+    /** The merged transaction log from a zxid, retried briefly (a server may be writing its last record). */
+    static List<ZkTxnLog.Change> txnLog(long fromZxid) throws IOException, InterruptedException {
+        IOException last = null;
+        for (int i = 0; i < 5; i++) {
+            try {
+                return ZkTxnLog.readMerged(zkDataDirs(), fromZxid);
+            } catch (IOException e) {
+                last = e;
+                Thread.sleep(500);
+            }
+        }
+        throw last;
+    }
+
+    static Map<String, EngineEvents> record(Fleet fleet, Predicate<String> modules) {
+        Map<String, EngineEvents> out = new LinkedHashMap<>();
+        for (String h : fleet.hosts()) out.put(h, EngineEvents.record(h, fleet.dockerHost(h), modules));
+        return out;
+    }
+
+    static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
+                               Predicate<String> modules, ZkPaths paths) {
+        Map<String, List<Event>> events = new LinkedHashMap<>();
+        Map<String, List<EngineEvents.Gap>> gaps = new LinkedHashMap<>();
+        for (Map.Entry<String, EngineEvents> e : rec.entrySet()) {
+            events.put(e.getKey(), e.getValue().all());
+            gaps.put(e.getKey(), e.getValue().gaps());
+        }
+        return new HistoryChecks(events, gaps, changes, faults, modules, paths).run();
+    }
+
+    /** Writes the evidence of a run (each engine's events and gaps, the run's znode changes) for a look afterwards. */
+    static void saveEvidence(Path dir, long seed, Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, ZkPaths paths) throws IOException {
+        for (Map.Entry<String, EngineEvents> e : rec.entrySet()) {
+            List<String> lines = new ArrayList<>();
+            for (Event ev : e.getValue().all()) {
+                Map<String, String> a = EngineEvents.attributes(ev);
+                lines.add(EngineEvents.describe(ev) + (a.containsKey(Labels.WINDOW) ? " window=" + a.get(Labels.WINDOW) : ""));
+            }
+            for (EngineEvents.Gap g : e.getValue().gaps()) lines.add("gap " + g);
+            Files.write(dir.resolve("events-" + seed + "-" + e.getKey() + ".log"), lines, StandardCharsets.UTF_8);
+        }
+        List<String> z = new ArrayList<>();
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(paths.root() + "/")) continue;
+            String data = c.data() == null ? "" : new String(c.data(), StandardCharsets.UTF_8);
+            z.add(Instant.ofEpochMilli(c.time()) + " 0x" + Long.toHexString(c.zxid()) + " s=0x" + Long.toHexString(c.session()) + " " + c.kind()
+                    + " " + c.path() + (c.bySessionEnd() ? " (session end)" : "") + " " + abbreviate(data));
+        }
+        Files.write(dir.resolve("znodes-" + seed + ".log"), z, StandardCharsets.UTF_8);
+    }
+
+    static String moduleOf(String path, int index) {
+        String[] p = path.split("/");
+        return p.length > index ? p[index] : "";
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // The checker is not blind.
+
+    /**
+     * Plants violations and shows the checker reports them, from the same evidence: a rogue {@code docker start} of a
+     * held container through its engine's API in the middle of a window (the seed's bug), and a second step container
+     * of the module started beside the window's own (two windows at once).
+     */
+    @Test
+    @Order(1)
+    void theCheckerReportsPlantedViolations(Fleet fleet) throws Exception {
+        String module = "hp" + String.format("%05x", new SecureRandom().nextInt(1 << 20));
+        String host = fleet.hosts().get(0);
+        ZkPaths paths = fleet.paths();
+        CuratorFramework zk = fleet.zk();
+        Mod m = new Mod(module, List.of(host), "unless-stopped", "unless-stopped", false, false, 8);
+        Predicate<String> ours = module::equals;
+        Map<String, EngineEvents> rec = record(fleet, ours);
+        String fake = null;
+        try {
+            long zxid0 = markerZxid(zk);
+            Answer push = send(fleet.coordinators(), 0, "POST", "/v1/pushes", m.yaml(), Map.of("X-Mesh-Revision", "planted-1"));
+            assertThat(push.status()).as(push.body()).isEqualTo(202);
+            MeshStore store = new MeshStore(zk, paths);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .until(() -> ApplyReport.APPLIED.equals(store.report(host, module).outcome()));
+            Answer req = send(fleet.coordinators(), 1, "POST", "/v1/hosts/" + host + "/windows",
+                    "{\"module\":\"" + module + "\",\"schedule\":\"" + SCHEDULE + "\"}", Map.of("Content-Type", "application/json"));
+            assertThat(req.status()).as(req.body()).isEqualTo(202);
+            String storeName = module + "-store";
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
+                    zk.checkExists().forPath(paths.held(host, storeName)) != null
+                            && fleet.containers(host, module).stream().anyMatch(c -> c.getLabels().containsKey(Labels.WINDOW) && "running".equals(c.getState())));
+            // The rogue hands: the held container started, and another "step" of the module started, mid-step.
+            fleet.docker(host).startContainerCmd(storeName).exec();
+            fake = fleet.docker(host).createContainerCmd(BUSYBOX).withName(module + ".rogue")
+                    .withLabels(Map.of(Labels.MODULE, module, Labels.WINDOW, "w-planted-rogue"))
+                    .withCmd("sleep", "2").withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none"))
+                    .exec().getId();
+            fleet.docker(host).startContainerCmd(fake).exec();
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .until(() -> zk.checkExists().forPath(paths.held(host, storeName)) == null);
+            rec.values().forEach(EngineEvents::settle);
+            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths);
+            System.out.println("history (planted): figures " + c.figures);
+            c.violations.forEach(v -> System.out.println("history (planted) violation: " + v));
+            assertThat(c.held).as("held intervals").hasSize(1);
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(storeName).contains("started while its window's step could still run"));
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).contains("two windows' steps of " + module + " ran at once"));
+        } finally {
+            rec.values().forEach(EngineEvents::close);
+            if (fake != null) {
+                try {
+                    fleet.docker(host).removeContainerCmd(fake).withForce(true).exec();
+                } catch (RuntimeException ignored) {
+                    // gone
+                }
+            }
+            forget(fleet, Set.of(module));
+        }
+    }
+
+    /**
+     * Takes the run's modules away, so that a rerun on a fleet kept up starts clean: desired nodes first (an agent
+     * leaves a module without desired state alone), then their containers and volumes through each engine's API,
+     * then their reports, locks and histories.
+     */
+    static void forget(Fleet fleet, Set<String> modules) throws Exception {
+        CuratorFramework zk = fleet.zk();
+        ZkPaths paths = fleet.paths();
+        for (String m : modules) deleteTree(zk, paths.desired(m));
+        for (String h : fleet.hosts()) {
+            for (String m : modules) {
+                for (Container c : fleet.containers(h, m)) {
+                    try {
+                        fleet.docker(h).removeContainerCmd(c.getId()).withForce(true).withRemoveVolumes(true).exec();
+                    } catch (RuntimeException gone) {
+                        // removed meanwhile
+                    }
+                }
+                try {
+                    fleet.docker(h).removeVolumeCmd(m + "-data").exec();
+                } catch (RuntimeException gone) {
+                    // none
+                }
+                deleteTree(zk, paths.report(h, m));
+            }
+        }
+        for (String m : modules) {
+            for (String p : List.of(paths.locks() + "/" + m, paths.root() + "/rollouts/" + m, paths.root() + "/history/" + m)) deleteTree(zk, p);
+        }
+    }
+
+    private static void deleteTree(CuratorFramework zk, String path) {
+        try {
+            zk.delete().deletingChildrenIfNeeded().forPath(path);
+        } catch (Exception e) {
+            // not there, or an agent deleting it itself
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // The history.
+
+    @Test
+    @Order(2)
+    void aSeededHistoryUnderANemesisHasNoViolations(Fleet fleet) throws Exception {
+        long seed = Long.getLong("mesh.history.seed", new SecureRandom().nextLong());
+        boolean soak = Boolean.getBoolean("mesh.history.soak");
+        Duration run = Duration.ofSeconds(Long.getLong("mesh.history.seconds", soak ? 1200 : 150));
+        long t0 = System.currentTimeMillis();
+        System.out.printf("history: starting seed=%d run=%ds (replay with -Dmesh.history.seed=%d)%n", seed, run.toSeconds(), seed);
+        Random random = new Random(seed);
+        String tag = "h" + String.format("%04x", new SecureRandom().nextInt(1 << 16));
+        List<String> hosts = fleet.hosts();
+        List<Mod> mods = modules(tag, random, hosts);
+        Set<String> names = mods.stream().map(x -> x.name).collect(Collectors.toSet());
+        Predicate<String> ours = names::contains;
+        ZkPaths paths = fleet.paths();
+        CuratorFramework zk = fleet.zk();
+        Path dir = fleet.repo().resolve("coordinator/target/fleet-history");
+        Files.createDirectories(dir);
+        Path jar = agentJar(fleet);
+        List<URI> coordinators = fleet.coordinators();
+
+        Map<String, EngineEvents> rec = record(fleet, ours);
+        List<WindowProc> windowProcs = new CopyOnWriteArrayList<>();
+        Nemesis nemesis = new Nemesis(fleet, seed, () -> windowProcs);
+        List<Thread> workers = new ArrayList<>();
+        Map<String, AtomicInteger> ops = new TreeMap<>();
+        List<String> opLog = new CopyOnWriteArrayList<>();
+        List<String> violations = new ArrayList<>();
+        Thread hook = new Thread(() -> {
+            for (WindowProc w : windowProcs) {
+                Nemesis.signalChild(w.pid(), "CONT");
+                w.process.destroyForcibly();
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(hook);
+        HistoryChecks checks = null;
+        long zxid0 = 0;
+        try {
+            zxid0 = markerZxid(zk);
+            // Every module on its hosts before anything else.
+            StringBuilder all = new StringBuilder();
+            for (Mod m : mods) all.append(all.length() == 0 ? "" : "---\n").append(m.yaml());
+            Answer first = send(coordinators, 0, "POST", "/v1/pushes", all.toString(), Map.of("X-Mesh-Revision", tag + "-r0"));
+            assertThat(first.status()).as(first.body()).isEqualTo(202);
+            count(ops, "push");
+            MeshStore store = new MeshStore(zk, paths);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
+                for (Mod m : mods) for (String h : m.on(hosts)) {
+                    ApplyReport r = store.report(h, m.name);
+                    if (r == null || !ApplyReport.APPLIED.equals(r.outcome())) return false;
+                }
+                return true;
+            });
+            System.out.printf("history: modules %s applied on their hosts %.1f s after the start%n", names, (System.currentTimeMillis() - t0) / 1e3);
+
+            // The run: workload and nemesis at once.
+            long runStart = System.currentTimeMillis();
+            long end = runStart + run.toMillis();
+            long hardEnd = runStart + run.toMillis() * 8 / 5;
+            long[] until = {end};
+            nemesis.start(hardEnd);
+            AtomicInteger revision = new AtomicInteger();
+            AtomicInteger windowSeq = new AtomicInteger();
+            Random requestRandom = new Random(seed ^ 0x7265717501L),
+                    processRandom = new Random(seed ^ 0x70726f6301L);
+            for (int k = 0; k < 2; k++) {
+                Random pushRandom = new Random(seed ^ (0x7075736801L + k));
+                workers.add(worker("pusher-" + (k + 1), until, () -> {
+                Thread.sleep(300 + pushRandom.nextInt(900));
+                // half the pushes change a module of every host (three applies each)
+                List<Mod> pick = new ArrayList<>();
+                pick.add(pushRandom.nextBoolean() ? mods.get(pushRandom.nextInt(2)) : mods.get(pushRandom.nextInt(mods.size())));
+                if (pushRandom.nextInt(100) < 35) {
+                    Mod other = mods.get(pushRandom.nextInt(mods.size()));
+                    if (!pick.contains(other)) pick.add(other);
+                }
+                StringBuilder body = new StringBuilder();
+                for (Mod m : pick) {
+                    synchronized (m) {
+                        int d = pushRandom.nextInt(100);
+                        if (d < 45) m.storeMode++;
+                        else if (d < 90) m.apiMode++;
+                        else m.stepSleep = 1 + pushRandom.nextInt(4);
+                    }
+                    body.append(body.length() == 0 ? "" : "---\n").append(m.yaml());
+                }
+                int n = revision.incrementAndGet();
+                Answer a = send(coordinators, n % 2, "POST", "/v1/pushes", body.toString(), Map.of("X-Mesh-Revision", tag + "-r" + n));
+                count(ops, a.status() == 202 ? "push" : a.unknown() ? "push-answer-lost" : "push-refused-" + a.status());
+                opLog.add(Instant.now() + " push r" + n + " " + pick.stream().map(x -> x.name).toList() + " via " + a.coordinator()
+                        + " -> " + a.status() + (a.status() == 202 ? " " + a.json().path("push").asText() : " " + abbreviate(a.body())));
+                }));
+            }
+            workers.add(worker("requester", until, () -> {
+                Thread.sleep(1_500 + requestRandom.nextInt(3_000));
+                Mod m = mods.get(requestRandom.nextInt(mods.size()));
+                List<String> on = m.on(hosts);
+                String h = on.get(requestRandom.nextInt(on.size()));
+                Answer a = send(coordinators, requestRandom.nextInt(2), "POST", "/v1/hosts/" + h + "/windows",
+                        "{\"module\":\"" + m.name + "\",\"schedule\":\"" + SCHEDULE + "\"}", Map.of("Content-Type", "application/json"));
+                count(ops, a.status() == 202 ? "window-request" : "window-request-refused-" + a.status());
+                opLog.add(Instant.now() + " window request " + m.name + " on " + h + " via " + a.coordinator() + " -> " + a.status()
+                        + " " + abbreviate(a.body()));
+            }));
+            workers.add(worker("windows", until, () -> {
+                Thread.sleep(2_000 + processRandom.nextInt(3_000));
+                Mod m = mods.get(processRandom.nextInt(mods.size()));
+                List<String> on = m.on(hosts);
+                String h = on.get(processRandom.nextInt(on.size()));
+                long live = windowProcs.stream().filter(WindowProc::alive).count();
+                if (live >= MAX_WINDOW_PROCESSES) return;
+                String name = "window-" + windowSeq.incrementAndGet() + "-" + m.name + "-" + h;
+                WindowProc w = startWindow(fleet, jar, dir, name, Integer.parseInt(h.substring("fleet-".length())), m.name);
+                windowProcs.add(w);
+                count(ops, "window-process");
+                opLog.add(Instant.now() + " " + name + " pid " + w.pid());
+            }));
+            // Until the end of the run, and on (bounded) until enough operations and faults were made.
+            while (true) {
+                Thread.sleep(1_000);
+                long now = System.currentTimeMillis();
+                int requested = ops.entrySet().stream().filter(e -> !e.getKey().contains("refused") && !e.getKey().contains("lost"))
+                        .mapToInt(e -> e.getValue().get()).sum();
+                // applies are about two per push (the ["*"] modules apply on three hosts): enough pushes make enough
+                // operations; the figures below count what really happened, from the evidence
+                boolean enough = requested * 2 >= MIN_OPERATIONS && nemesis.faults().size() >= MIN_FAULTS;
+                if (now >= hardEnd || (now >= end && enough)) break;
+            }
+            until[0] = 0;
+            for (Thread t : workers) t.join(30_000);
+            long runEnd = System.currentTimeMillis();
+            nemesis.stop();
+            System.out.printf("history: run of %.0f s done; %d faults; healing%n", (runEnd - runStart) / 1e3, nemesis.faults().size());
+
+            // Heal, then a quiet period until the fleet converges (bounded).
+            nemesis.healAll();
+            long quietStart = System.currentTimeMillis();
+            for (WindowProc w : windowProcs) {
+                long left = Math.max(1_000, quietStart + 150_000 - System.currentTimeMillis());
+                if (!w.process.waitFor(left, TimeUnit.MILLISECONDS)) {
+                    violations.add(w.name + " (pid " + w.pid() + ") did not exit within 150 s of the end of the faults; its log:\n      " + w.tail());
+                    w.process.destroyForcibly();
+                }
+            }
+            Map<String, DesiredRecord> desired = new TreeMap<>();
+            List<String> lastProblems = new ArrayList<>();
+            long converge = System.currentTimeMillis() + 180_000;
+            while (true) {
+                lastProblems = endState(fleet, zk, paths, mods, hosts, desired);
+                if (lastProblems.isEmpty() || System.currentTimeMillis() > converge) break;
+                Thread.sleep(2_000);
+            }
+            long quietMs = System.currentTimeMillis() - quietStart;
+            violations.addAll(lastProblems);
+            // The failing step never reads as a success.
+            for (WindowProc w : windowProcs) {
+                Mod m = mods.stream().filter(x -> x.name.equals(w.module)).findFirst().orElseThrow();
+                if (m.failing && !w.process.isAlive() && w.process.exitValue() == 0) {
+                    violations.add(w.name + ": the window of " + m.name + " (whose step always fails) exited 0; its log:\n      " + w.tail());
+                }
+            }
+
+            // The records, and the checks.
+            rec.values().forEach(EngineEvents::settle);
+            List<ZkTxnLog.Change> changes = txnLog(zxid0);
+            checks = check(rec, changes, nemesis.faults(), ours, paths);
+            violations.addAll(checks.violations);
+            violations.addAll(pushesApplied(coordinators, changes, paths, ours));
+            Map<String, Integer> evidenceOps = evidenceOperations(changes, checks, paths, ours);
+
+            // The verdict.
+            Map<String, Integer> byKind = nemesis.byKind();
+            int requestedOps = ops.entrySet().stream().filter(e -> e.getKey().equals("push") || e.getKey().equals("window-request")
+                    || e.getKey().equals("window-process")).mapToInt(e -> e.getValue().get()).sum();
+            int operations = requestedOps + evidenceOps.get("applies") + evidenceOps.get("cron-windows");
+            long duration = (System.currentTimeMillis() - t0) / 1000;
+            System.out.printf("history: seed=%d operations=%d faults=%d (by kind: %s) violations=%d duration=%ds run=%ds quiet=%ds%n",
+                    seed, operations, nemesis.faults().size(), kinds(byKind), violations.size(), duration, (runEnd - runStart) / 1000, quietMs / 1000);
+            System.out.println("history operations: " + ops.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" "))
+                    + " " + evidenceOps.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
+            System.out.println("history window processes: " + windowProcs.stream().collect(Collectors.groupingBy(
+                    w -> w.process.isAlive() ? "alive" : "exit " + w.process.exitValue(), TreeMap::new, Collectors.counting())));
+            System.out.println("history figures: " + checks.figures);
+            System.out.println("history faults: " + kinds(byKind));
+            for (Nemesis.Fault f : nemesis.faults()) System.out.println("history fault " + f);
+            for (String e : nemesis.errors()) System.out.println("history nemesis error: " + e);
+            for (String v : violations) System.out.println("history violation: " + v);
+            for (String t : checks.takeovers) System.out.println("history held-node takeover: " + t);
+            Files.write(dir.resolve("operations-" + seed + ".log"), opLog, StandardCharsets.UTF_8);
+            saveEvidence(dir, seed, rec, changes, paths);
+
+            assertThat(violations).as("violations (seed %d): see the output", seed).isEmpty();
+            assertThat(operations).as("operations").isGreaterThanOrEqualTo(MIN_OPERATIONS);
+            assertThat(nemesis.faults().size()).as("faults").isGreaterThanOrEqualTo(MIN_FAULTS);
+            assertThat(checks.held).as("held intervals").isNotEmpty();
+        } finally {
+            until0(workers);
+            nemesis.stop();
+            for (WindowProc w : windowProcs) {
+                Nemesis.signalChild(w.pid(), "CONT");
+                w.process.destroyForcibly();
+            }
+            try {
+                nemesis.healAll();
+            } catch (IOException e) {
+                System.out.println("history: fleet.sh up after the run failed: " + e.getMessage());
+            }
+            rec.values().forEach(EngineEvents::close);
+            forget(fleet, names);
+            Runtime.getRuntime().removeShutdownHook(hook);
+        }
+    }
+
+    private static void until0(List<Thread> workers) throws InterruptedException {
+        for (Thread t : workers) {
+            t.interrupt();
+            t.join(10_000);
+        }
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static Thread worker(String name, long[] until, Step step) {
+        Thread t = new Thread(() -> {
+            while (System.currentTimeMillis() < until[0]) {
+                try {
+                    step.run();
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    System.out.println("history: " + name + ": " + e);
+                }
+            }
+        }, "history-" + name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static void count(Map<String, AtomicInteger> ops, String kind) {
+        synchronized (ops) {
+            ops.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
+        }
+    }
+
+    private static String kinds(Map<String, Integer> byKind) {
+        return byKind.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" "));
+    }
+
+    private static String abbreviate(String s) {
+        s = s == null ? "" : s.replace('\n', ' ');
+        return s.length() > 160 ? s.substring(0, 160) + "..." : s;
+    }
+
+    /**
+     * What is wrong with the fleet now, for the run's modules; empty when it converged: every module runs its last
+     * desired spec on every host it targets (one container per name, running, the desired env, its report
+     * {@code applied} for its last push), nowhere else; nothing stopped, duplicated, under a temporary name; no step
+     * container, held node, window node, lock child, open journal or unfinished window request left.
+     */
+    static List<String> endState(Fleet fleet, CuratorFramework zk, ZkPaths paths, List<Mod> mods, List<String> hosts,
+                                 Map<String, DesiredRecord> desired) {
+        List<String> problems = new ArrayList<>();
+        try {
+            MeshStore store = new MeshStore(zk, paths);
+            for (Mod m : mods) {
+                DesiredRecord d = store.desired(m.name);
+                if (d == null) {
+                    problems.add(m.name + ": no desired node");
+                    continue;
+                }
+                desired.put(m.name, d);
+                for (String h : hosts) {
+                    List<Container> cs = fleet.containers(h, m.name);
+                    boolean targeted = d.spec().runsOn(h);
+                    Map<String, Integer> perName = new HashMap<>();
+                    for (Container c : cs) {
+                        String n = c.getNames() == null || c.getNames().length == 0 ? c.getId() : c.getNames()[0].substring(1);
+                        Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+                        if (labels.containsKey(Labels.WINDOW)) {
+                            problems.add(h + ": step container left: " + n + " (" + c.getState() + ")");
+                            continue;
+                        }
+                        if (n.contains(".mesh-")) problems.add(h + ": container under a temporary name: " + n + " (" + c.getState() + ")");
+                        if (!targeted) problems.add(h + ": " + n + " runs on a host " + m.name + " does not target");
+                        if (!"running".equals(c.getState())) problems.add(h + ": " + n + " left " + c.getState() + " (" + c.getStatus() + ")");
+                        perName.merge(labels.getOrDefault(Labels.CONTAINER, n), 1, Integer::sum);
+                    }
+                    perName.forEach((n, k) -> {
+                        if (k > 1) problems.add(h + ": " + k + " containers of " + m.name + "/" + n + " (duplicated)");
+                    });
+                    if (!targeted) continue;
+                    for (Map.Entry<String, ContainerSpec> c : d.spec().containers().entrySet()) {
+                        String dockerName = m.name + "-" + c.getKey();
+                        InspectContainerResponse i;
+                        try {
+                            i = fleet.docker(h).inspectContainerCmd(dockerName).exec();
+                        } catch (com.github.dockerjava.api.exception.NotFoundException e) {
+                            problems.add(h + ": " + dockerName + " missing");
+                            continue;
+                        }
+                        List<String> env = i.getConfig().getEnv() == null ? List.of() : Arrays.asList(i.getConfig().getEnv());
+                        for (Map.Entry<String, String> kv : c.getValue().env().entrySet()) {
+                            if (!env.contains(kv.getKey() + "=" + kv.getValue())) {
+                                problems.add(h + ": " + dockerName + " does not run the last desired spec (" + kv.getKey() + "=" + kv.getValue() + " wanted; has " + env + ")");
+                            }
+                        }
+                        if (!Boolean.TRUE.equals(i.getState().getRunning())) problems.add(h + ": " + dockerName + " not running");
+                    }
+                    ApplyReport r = store.report(h, m.name);
+                    if (r == null || !ApplyReport.APPLIED.equals(r.outcome()) || !d.push().equals(r.push())) {
+                        problems.add(h + ": " + m.name + "'s report is not applied for its last push " + d.push() + ": "
+                                + (r == null ? "none" : r.outcome() + " " + r.push() + (r.error() == null ? "" : " " + r.error())));
+                    }
+                }
+            }
+            for (String h : hosts) {
+                for (String p : List.of(paths.held(h), paths.windows(h))) {
+                    List<String> kids = zk.checkExists().forPath(p) == null ? List.of() : zk.getChildren().forPath(p);
+                    for (String k : kids) {
+                        if (mods.stream().anyMatch(m -> k.equals(m.name) || k.startsWith(m.name + "-"))) problems.add(p + "/" + k + " left");
+                    }
+                }
+                for (Mod m : mods) {
+                    String lock = paths.lock(m.name, h);
+                    if (zk.checkExists().forPath(lock) != null && !zk.getChildren().forPath(lock).isEmpty()) {
+                        problems.add(lock + " still has lock children " + zk.getChildren().forPath(lock));
+                    }
+                    Path journal = fleet.stateDir(h).resolve("windows").resolve(m.name + ".json");
+                    if (Files.exists(journal)) problems.add(h + ": window journal left open: " + journal);
+                }
+                String reqs = paths.requests(h);
+                if (zk.checkExists().forPath(reqs) != null) {
+                    for (String k : zk.getChildren().forPath(reqs)) {
+                        try {
+                            WindowRequest r = Json.read(zk.getData().forPath(reqs + "/" + k), WindowRequest.class);
+                            if (mods.stream().anyMatch(m -> m.name.equals(r.module())) && !WindowRequest.DONE.equals(r.state())) {
+                                problems.add(reqs + "/" + k + " left " + r.state());
+                            }
+                        } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
+                            // deleted meanwhile
+                        }
+                    }
+                }
+            }
+        } catch (Exception e) {
+            problems.add("the end state could not be read: " + e);
+        }
+        return problems;
+    }
+
+    /**
+     * Every push of the run (from the transaction log) reads {@code applied} on every host it targets (the coordinators'
+     * view, from the reports). Pushes that did not are grouped by what their targets say, one violation per group.
+     */
+    static List<String> pushesApplied(List<URI> coordinators, List<ZkTxnLog.Change> changes, ZkPaths paths, Predicate<String> ours)
+            throws InterruptedException {
+        Map<String, List<String>> groups = new LinkedHashMap<>();
+        int n = 0;
+        for (ZkTxnLog.Change c : changes) {
+            if (c.kind() != ZkTxnLog.Kind.CREATE || !c.path().startsWith(paths.pushes() + "/") || c.data() == null) continue;
+            PushRecord p;
+            try {
+                p = Json.read(c.data(), PushRecord.class);
+            } catch (RuntimeException e) {
+                continue;
+            }
+            if (p.modules() == null || p.modules().stream().noneMatch(ours)) continue;
+            n++;
+            Answer a = send(coordinators, n % 2, "GET", "/v1/pushes/" + p.push(), null, Map.of());
+            if (a.status() != 200) {
+                groups.computeIfAbsent("GET answered " + a.status() + " " + abbreviate(a.body()), k -> new ArrayList<>()).add(p.push());
+                continue;
+            }
+            if (ApplyReport.APPLIED.equals(a.json().path("state").asText())) continue;
+            for (JsonNode t : a.json().path("targets")) {
+                if (ApplyReport.APPLIED.equals(t.path("state").asText())) continue;
+                String key = t.path("host").asText() + " " + t.path("module").asText() + ": " + t.path("state").asText()
+                        + " (report of " + t.path("push").asText() + (t.path("error").isMissingNode() || t.path("error").isNull() ? "" : ": " + abbreviate(t.path("error").asText())) + ")";
+                groups.computeIfAbsent(key, k -> new ArrayList<>()).add(p.push());
+            }
+        }
+        List<String> problems = new ArrayList<>();
+        groups.forEach((k, pushes) -> problems.add(pushes.size() + " push(es) did not end applied on " + k + ": " + pushes.get(0)
+                + (pushes.size() > 1 ? " .. " + pushes.get(pushes.size() - 1) : "")));
+        return problems;
+    }
+
+    /**
+     * Operations seen in the evidence: applies (report writes whose outcome, revision or finish changed) and windows by
+     * who ran them: cron (an agent's, not for a request), requested (an agent's, for a request), process.
+     */
+    static Map<String, Integer> evidenceOperations(List<ZkTxnLog.Change> changes, HistoryChecks checks, ZkPaths paths, Predicate<String> ours) {
+        Map<String, Integer> out = new LinkedHashMap<>();
+        Map<String, String> last = new HashMap<>();
+        int applies = 0;
+        Set<String> requestedWindows = new HashSet<>();
+        Map<String, String> windowOwner = new HashMap<>();
+        for (ZkTxnLog.Change c : changes) {
+            if (c.data() == null) continue;
+            if (c.path().startsWith(paths.reports() + "/") && ours.test(moduleOf(c.path(), 4))) {
+                try {
+                    ApplyReport r = Json.read(c.data(), ApplyReport.class);
+                    String key = r.outcome() + "|" + r.finishedAt() + "|" + r.revision();
+                    if (r.outcome() != null && !key.equals(last.put(c.path(), key))) applies++;
+                } catch (RuntimeException ignored) {
+                    // not a report
+                }
+            } else if (c.path().startsWith(paths.requests() + "/")) {
+                try {
+                    WindowRequest r = Json.read(c.data(), WindowRequest.class);
+                    if (r.result() != null && ours.test(r.module())) requestedWindows.add(r.result().window());
+                } catch (RuntimeException ignored) {
+                    // not a request
+                }
+            } else if (c.path().startsWith(paths.held() + "/") && c.kind() == ZkTxnLog.Kind.CREATE) {
+                try {
+                    HeldRecord h = Json.read(c.data(), HeldRecord.class);
+                    if (ours.test(h.module()) && h.by() != null) windowOwner.putIfAbsent(h.window(), h.by().process());
+                } catch (RuntimeException ignored) {
+                    // unreadable
+                }
+            }
+        }
+        int cron = 0, requested = 0, process = 0;
+        for (Map.Entry<String, String> w : windowOwner.entrySet()) {
+            if (w.getValue() != null && w.getValue().contains("window")) process++;
+            else if (requestedWindows.contains(w.getKey())) requested++;
+            else cron++;
+        }
+        out.put("applies", applies);
+        out.put("cron-windows", cron);
+        out.put("requested-windows-run", requested);
+        out.put("process-windows-run", process);
+        out.put("steps-run", (int) checks.steps.values().stream().filter(s -> s.started >= 0).count());
+        return out;
+    }
+}

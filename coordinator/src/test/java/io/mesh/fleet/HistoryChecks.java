@@ -1,0 +1,680 @@
+package io.mesh.fleet;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.Labels;
+import io.mesh.testing.ZkTxnLog;
+import io.mesh.zk.HeldRecord;
+import io.mesh.zk.Json;
+import io.mesh.zk.LockHolder;
+import io.mesh.zk.ZkPaths;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+
+/**
+ * The checks of the fleet history ({@link FleetHistoryIT}), over evidence recorded outside mesh: each engine's Docker
+ * events ({@link EngineEvents}, with the gaps of its restarts) and ZooKeeper's transaction log
+ * ({@link ZkTxnLog#readMerged}, the leader's clock), plus the nemesis's own record of what it did and when
+ * ({@link Nemesis.Fault}), used only to widen a time bound where a fault legitimately delays a window (a frozen or
+ * killed owner, a restarting engine), never to excuse a forbidden Docker action.
+ *
+ * <p>Each violation is one string: what was broken, then its evidence, one line each.
+ */
+final class HistoryChecks {
+    /** A window's held containers must run again this soon after its step ended, when no fault delays it. */
+    static final long GIVE_BACK_BOUND_MS = 20_000;
+    /**
+     * A step that ended more than this long before the quorum came back must have had its containers started again
+     * before it came back: a window never waits for ZooKeeper to give them back.
+     */
+    static final long ZK_WAIT_MS = 10_000;
+    /** ZooKeeper session of every mesh process ({@code MeshZk.SESSION_TIMEOUT}). */
+    static final long SESSION_MS = 15_000;
+    /** The fleet agents' reconcile interval ({@code fleet.sh}'s {@code MESH_FLEET_RECONCILE}). */
+    static final long RECONCILE_MS = 10_000;
+
+    private static final Set<String> TOUCH = Set.of("create", "destroy", "rename", "start", "stop", "kill");
+
+    /** A held node's life, per host, container and window, from the transaction log (re-creations merged). */
+    static final class Held {
+        final String host, module, container, containerId, window;
+        final long fromMs;
+        long toMs = -1;
+        final long ownerPid;
+        final long ownerSession;
+        final long firstZxid;
+        final Set<Long> pids = new java.util.LinkedHashSet<>();
+        int creates;
+
+        Held(String host, String module, String container, String containerId, String window, long fromMs, long ownerPid, long ownerSession, long firstZxid) {
+            this.host = host;
+            this.module = module;
+            this.container = container;
+            this.containerId = containerId;
+            this.window = window;
+            this.fromMs = fromMs;
+            this.ownerPid = ownerPid;
+            this.ownerSession = ownerSession;
+            this.firstZxid = firstZxid;
+        }
+
+        String describe() {
+            return container + " on " + host + " held by window " + window + " (owner pid " + ownerPid + ") ["
+                    + Instant.ofEpochMilli(fromMs) + " .. " + (toMs < 0 ? "never released" : Instant.ofEpochMilli(toMs)) + "]";
+        }
+    }
+
+    /** A window's step container on one engine, from its events. */
+    static final class Step {
+        final String host, module, window, id;
+        long created = -1, started = -1, died = -1, destroyed = -1;
+        String exitCode;
+        boolean dieFromGap;
+
+        Step(String host, String module, String window, String id) {
+            this.host = host;
+            this.module = module;
+            this.window = window;
+            this.id = id;
+        }
+
+        long end() { return died >= 0 ? died : Long.MAX_VALUE; }
+    }
+
+    /** A lock child's time as holder (lowest live sequence). */
+    record Holding(String lock, String child, long session, long pid, String purpose, long fromMs, long toMs, boolean lapsed) {}
+
+    private final Map<String, List<Event>> events;               // host -> events
+    private final Map<String, List<EngineEvents.Gap>> gaps;      // host -> gaps
+    private final List<ZkTxnLog.Change> changes;
+    private final List<Nemesis.Fault> faults;
+    private final Predicate<String> modules;
+    private final ZkPaths paths;
+    final List<String> violations = new ArrayList<>();
+    final Map<String, Object> figures = new LinkedHashMap<>();
+    final List<Held> held = new ArrayList<>();
+    final Map<String, Step> steps = new LinkedHashMap<>();       // host|window -> step
+    final List<Holding> holdings = new ArrayList<>();
+    final List<Long> giveBackMs = new ArrayList<>();
+    private final List<long[]> slowest = new ArrayList<>();
+    /** Held nodes whose data another window's process overwrote while the first one's session still owned them. */
+    final List<String> takeovers = new ArrayList<>();
+
+    HistoryChecks(Map<String, List<Event>> events, Map<String, List<EngineEvents.Gap>> gaps, List<ZkTxnLog.Change> changes,
+                  List<Nemesis.Fault> faults, Predicate<String> modules, ZkPaths paths) {
+        this.events = events;
+        this.gaps = gaps;
+        this.changes = changes;
+        this.faults = faults;
+        this.modules = modules;
+        this.paths = paths;
+    }
+
+    /** Runs every check over the records. */
+    HistoryChecks run() {
+        heldIntervals();
+        steps();
+        locks();
+        for (Held h : held) checkHeld(h);
+        checkSteps();
+        checkTemporaryNames();
+        checkPublishedUnderLock();
+        figures.put("held-node-takeovers", takeovers.size());
+        figures.put("pauses-past-session", pausesPastSession());
+        figures.put("held-intervals", held.size());
+        figures.put("windows-with-steps", steps.size());
+        figures.put("lock-holdings", holdings.size());
+        figures.put("lock-lapses", holdings.stream().filter(Holding::lapsed).count());
+        figures.put("docker-events", events.values().stream().mapToInt(List::size).sum());
+        figures.put("znode-changes", changes.size());
+        figures.put("engine-gaps", gaps.values().stream().mapToInt(List::size).sum());
+        if (!giveBackMs.isEmpty()) {
+            List<Long> sorted = giveBackMs.stream().sorted().toList();
+            figures.put("give-back-ms", "p50=" + sorted.get(sorted.size() / 2) + " p90=" + sorted.get(sorted.size() * 9 / 10)
+                    + " max=" + sorted.get(sorted.size() - 1));
+            slowest.sort((a, b) -> Long.compare(b[0], a[0]));
+            figures.put("slowest-give-backs", slowest.stream().limit(3).map(x -> {
+                Held h = held.get((int) x[1]);
+                return x[0] + "ms " + h.container + "@" + h.host + " " + h.window + " faults" + delaying(h, x[2]).stream().map(f -> "#" + f.id).toList();
+            }).toList());
+        }
+        return this;
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // Records.
+
+    private void heldIntervals() {
+        String prefix = paths.held() + "/";
+        Map<String, Held> openByPath = new HashMap<>();
+        Map<String, Held> byKey = new LinkedHashMap<>();
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(prefix)) continue;
+            String[] parts = c.path().substring(prefix.length()).split("/");
+            if (parts.length != 2) continue;
+            if (c.kind() == ZkTxnLog.Kind.CREATE || c.kind() == ZkTxnLog.Kind.SET) {
+                HeldRecord r;
+                try {
+                    r = Json.read(c.data(), HeldRecord.class);
+                } catch (RuntimeException e) {
+                    continue;
+                }
+                if (r.module() == null || !modules.test(r.module())) continue;
+                String key = parts[0] + "|" + parts[1] + "|" + r.window();
+                Held was = openByPath.get(c.path());
+                if (was != null && !was.window.equals(r.window())) {
+                    // Another window's process wrote its own data into a node still there (Curator's PersistentNode
+                    // sets the data of a node that exists): the node is that window's from now on, though it goes
+                    // with the first one's session.
+                    was.toMs = c.time();
+                    takeovers.add(was.describe() + " -> node taken over by window " + r.window() + " (pid " + (r.by() == null ? "?" : r.by().pid())
+                            + ", session 0x" + Long.toHexString(c.session()) + ") at " + Instant.ofEpochMilli(c.time()));
+                }
+                Held h = byKey.get(key);
+                long pid = r.by() == null ? 0 : r.by().pid();
+                if (h == null) {
+                    h = new Held(parts[0], r.module(), parts[1], r.containerId(), r.window(), c.time(), pid, c.session(), c.zxid());
+                    byKey.put(key, h);
+                    held.add(h);
+                }
+                h.pids.add(pid);
+                if (c.kind() == ZkTxnLog.Kind.CREATE) h.creates++;
+                h.toMs = -1;
+                openByPath.put(c.path(), h);
+            } else {
+                Held h = openByPath.remove(c.path());
+                if (h != null) h.toMs = c.time();
+            }
+        }
+        for (Held h : held) {
+            if (h.toMs < 0) violations.add("held node never deleted: " + h.describe());
+        }
+    }
+
+    private void steps() {
+        for (Map.Entry<String, List<Event>> e : events.entrySet()) {
+            String host = e.getKey();
+            for (Event ev : e.getValue()) {
+                Map<String, String> a = EngineEvents.attributes(ev);
+                String window = a.get(Labels.WINDOW);
+                if (window == null) continue;
+                Step s = steps.computeIfAbsent(host + "|" + window, k -> new Step(host, a.get(Labels.MODULE), window, ev.getId()));
+                long t = EngineEvents.time(ev);
+                switch (EngineEvents.action(ev)) {
+                    case "create" -> s.created = t;
+                    case "start" -> s.started = s.started < 0 ? t : s.started;
+                    case "die" -> {
+                        s.died = t;
+                        s.exitCode = a.get("exitCode");
+                    }
+                    case "destroy" -> s.destroyed = t;
+                    default -> { }
+                }
+            }
+        }
+        // A step that died while its engine was down: its die is lost with the old dockerd's events; it died before
+        // the engine answered again (dockerd does not restart step containers).
+        for (Step s : steps.values()) {
+            if (s.started >= 0 && s.died < 0) {
+                for (EngineEvents.Gap g : gaps.getOrDefault(s.host, List.of())) {
+                    if (g.from() >= s.started) {
+                        s.died = g.apiUp();
+                        s.dieFromGap = true;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    private void locks() {
+        String prefix = paths.locks() + "/";
+        Map<String, TreeMap<Long, Object[]>> live = new HashMap<>(); // lock -> seq -> {child, session, pid, purpose}
+        Map<String, Object[]> holder = new HashMap<>();              // lock -> {seq, child, session, pid, purpose, from}
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(prefix)) continue;
+            String[] parts = c.path().substring(prefix.length()).split("/");
+            if (parts.length != 3 || !modules.test(parts[0])) continue;
+            String lock = parts[0] + "/" + parts[1];
+            String child = parts[2];
+            long seq;
+            try {
+                seq = Long.parseLong(child.substring(child.length() - 10));
+            } catch (RuntimeException e) {
+                continue;
+            }
+            TreeMap<Long, Object[]> set = live.computeIfAbsent(lock, k -> new TreeMap<>());
+            if (c.kind() == ZkTxnLog.Kind.CREATE) {
+                long pid = 0;
+                String purpose = "?";
+                try {
+                    LockHolder lh = Json.read(c.data(), LockHolder.class);
+                    pid = lh.pid();
+                    purpose = lh.purpose();
+                } catch (RuntimeException ignored) {
+                    // no holder data
+                }
+                if (set.containsKey(seq)) {
+                    violations.add("lock " + lock + ": two live children with sequence " + seq + " (" + set.get(seq)[0] + ", " + child + ")");
+                }
+                set.put(seq, new Object[] {child, c.session(), pid, purpose});
+            } else if (c.kind() == ZkTxnLog.Kind.DELETE) {
+                Object[] gone = set.remove(seq);
+                if (gone == null) continue;
+                Object[] h = holder.get(lock);
+                if (h != null && ((Long) h[0]) == seq) {
+                    holdings.add(new Holding(lock, (String) h[1], (Long) h[2], (Long) h[3], (String) h[4], (Long) h[5], c.time(), c.bySessionEnd()));
+                    holder.remove(lock);
+                }
+            }
+            if (!holder.containsKey(lock) && !set.isEmpty()) {
+                Map.Entry<Long, Object[]> low = set.firstEntry();
+                Object[] v = low.getValue();
+                holder.put(lock, new Object[] {low.getKey(), v[0], v[1], v[2], v[3], c.time()});
+            } else if (holder.containsKey(lock) && !set.isEmpty() && set.firstKey() < (Long) holder.get(lock)[0]) {
+                violations.add("lock " + lock + ": child " + child + " created below the holder " + holder.get(lock)[1]
+                        + " at zxid 0x" + Long.toHexString(c.zxid()));
+            }
+        }
+        for (Map.Entry<String, Object[]> h : holder.entrySet()) {
+            Object[] v = h.getValue();
+            holdings.add(new Holding(h.getKey(), (String) v[1], (Long) v[2], (Long) v[3], (String) v[4], (Long) v[5], Long.MAX_VALUE, false));
+        }
+        // At most one holder at a time, over the times both holders' sessions were live.
+        Map<String, List<Holding>> byLock = new TreeMap<>();
+        for (Holding h : holdings) byLock.computeIfAbsent(h.lock(), k -> new ArrayList<>()).add(h);
+        for (List<Holding> hs : byLock.values()) {
+            hs.sort(Comparator.comparingLong(Holding::fromMs));
+            for (int i = 1; i < hs.size(); i++) {
+                Holding a = hs.get(i - 1), b = hs.get(i);
+                if (a.session() != b.session() && b.fromMs() < a.toMs()) {
+                    violations.add("lock " + a.lock() + " held twice at once: " + a + " and " + b);
+                }
+            }
+        }
+    }
+
+    /** The holding of a lock at a zxid's time, by the order of the log (the holder as of that moment). */
+    private Holding holderAt(String lock, long timeMs, long session, long pid) {
+        Holding best = null;
+        for (Holding h : holdings) {
+            if (!h.lock().equals(lock) || h.fromMs() > timeMs || h.toMs() < timeMs) continue;
+            if (h.session() == session || h.pid() == pid) return h;
+            best = h;
+        }
+        return best;
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+    // Checks.
+
+    /** Held containers: touched by nobody but their window while held; given back within the bound; running at the end. */
+    private void checkHeld(Held h) {
+        if (h.containerId == null) return;
+        List<Event> all = events.getOrDefault(h.host, List.of());
+        long from = h.fromMs * 1_000_000L;
+        long to = h.toMs < 0 ? Long.MAX_VALUE : (h.toMs + 1) * 1_000_000L;
+        Step step = steps.get(h.host + "|" + h.window);
+        // The hold ends with the window's last Docker call, the removal of its step (after its containers were given
+        // back), or with the node, whichever comes first: a recovered window's nodes, published again by the process
+        // that recovered it, are deleted in the background, after that process's apply went on with the module
+        // (design.md, "Crash recovery"); while ZooKeeper is away that can be long after.
+        if (step != null && step.destroyed >= 0 && step.destroyed > from && step.destroyed < to) to = step.destroyed + 1;
+        long s = step == null || step.started < 0 ? -1 : step.started;
+        long e = step == null || step.started < 0 ? -1 : step.died;
+        String what = h.describe() + (step == null ? "; no step container seen"
+                : "; step " + (s < 0 ? "never started" : "ran " + EngineEvents.at(s) + " .. " + (e < 0 ? "?" : EngineEvents.at(e))
+                + (step.dieFromGap ? " (its die lost in an engine restart: taken as the moment the engine answered again)" : "")));
+        List<Event> mine = new ArrayList<>();
+        long lastDie = -1;
+        long firstStartInside = -1;
+        for (Event ev : all) {
+            long t = EngineEvents.time(ev);
+            String name = EngineEvents.name(ev);
+            String old = EngineEvents.attributes(ev).get("oldName");
+            boolean ours = h.containerId != null && h.containerId.equals(ev.getId());
+            boolean sameName = h.container.equals(name) || (name != null && name.startsWith(h.container + ".mesh-"))
+                    || h.container.equals(stripSlash(old));
+            if (!ours && !sameName) continue;
+            if (EngineEvents.attributes(ev).containsKey(Labels.WINDOW)) continue;
+            mine.add(ev);
+            if (t <= from || t >= to) continue;
+            String action = EngineEvents.action(ev);
+            boolean engineOwn = engineOwn(h.host, t, action.equals("start"));
+            switch (action) {
+                case "create", "destroy", "rename" -> violations.add(what + ": " + action + " while held"
+                        + evidence(all, h, ev));
+                case "start" -> {
+                    if (!ours) {
+                        violations.add(what + ": another container named " + name + " started while held" + evidence(all, h, ev));
+                    } else if (s >= 0 && (e < 0 || t < e)) {
+                        violations.add(what + ": started " + (engineOwn ? "by dockerd itself as it restarted, " : "")
+                                + "while its window's step could still run" + evidence(all, h, ev));
+                    } else if (engineOwn && stoppedWithoutRestore(all, h, from, t)) {
+                        // the window stopped it and had not put its restart policy back: its policy was to be 'no'
+                        violations.add(what + ": started by dockerd itself as it restarted, while held and stopped, before its window "
+                                + "put its restart policy back" + evidence(all, h, ev));
+                    } else if (engineOwn) {
+                        // dockerd starting it after its window put its policy back (a restart between that and the
+                        // window's own start): the step is over, the window was about to start it
+                    } else if (firstStartInside < 0) {
+                        firstStartInside = t;
+                    }
+                    // A later start follows a stop: dockerd's as it restarted (the window, or its recovery, starts it
+                    // again: a window never leaves its containers stopped), or anyone else's (reported as that stop).
+                }
+                case "stop", "kill" -> {
+                    if (engineOwn) break;
+                    boolean afterStep = s >= 0 && t > s;
+                    boolean afterGiveBack = firstStartInside >= 0 && t > firstStartInside;
+                    if (afterStep || afterGiveBack) {
+                        violations.add(what + ": " + action + " while held, after its window's step started" + evidence(all, h, ev));
+                    }
+                }
+                case "die" -> { if (ours && !engineOwn) lastDie = t; }
+                default -> { }
+            }
+        }
+        // Given back within the bound after the step ended (or, without a step, after it was stopped).
+        if (lastDie < 0) return;              // never stopped inside: nothing to give back
+        if (s >= 0 && e < 0) return;          // its step still runs: the end state says so
+        long ended = s >= 0 ? e : lastDie;
+        if (runningAt(mine, h, ended)) return; // already running again when its step ended: reported above if it was wrong
+        long started = -1;
+        for (Event ev : mine) {
+            if (h.containerId.equals(ev.getId()) && "start".equals(EngineEvents.action(ev)) && EngineEvents.time(ev) > ended) {
+                started = EngineEvents.time(ev);
+                break;
+            }
+        }
+        long bound = bound(h, ended / 1_000_000L);
+        if (started < 0) {
+            violations.add(what + ": never started again after " + (s >= 0 ? "its step ended" : "it was stopped") + " at "
+                    + EngineEvents.at(ended) + evidence(all, h, null));
+        } else {
+            long took = (started - ended) / 1_000_000L;
+            giveBackMs.add(took);
+            slowest.add(new long[] {took, held.indexOf(h), ended / 1_000_000L});
+            // ZooKeeper up or not: a step that ended well inside a quorum loss gives its containers back before the
+            // quorum is back, unless a fault of its own owner or engine delays it
+            for (Nemesis.Fault q : faults) {
+                if (!q.kind.equals("quorum-loss")) continue;
+                long endedMs = ended / 1_000_000L, startedMs = started / 1_000_000L;
+                boolean inside = endedMs > q.from && endedMs + ZK_WAIT_MS < q.back();
+                boolean own = delaying(h, endedMs).stream().anyMatch(f -> !f.kind.equals("quorum-loss") && !f.kind.equals("kill-zk"));
+                if (inside && !own && startedMs > q.back()) {
+                    violations.add(what + ": its step ended at " + EngineEvents.at(ended) + " during the quorum loss #" + q.id
+                            + " (quorum back at " + Instant.ofEpochMilli(q.back()) + "), and it was started again only at "
+                            + EngineEvents.at(started) + ": the window waited for ZooKeeper" + evidence(all, h, null));
+                }
+            }
+            if (took > bound) {
+                violations.add(what + ": started again " + took + " ms after its step ended (bound " + bound + " ms, faults counted in: "
+                        + delaying(h, ended / 1_000_000L).stream().map(f -> "#" + f.id + " " + f.kind).toList() + ")"
+                        + evidence(all, h, null));
+            }
+        }
+    }
+
+    private static String stripSlash(String n) { return n != null && n.startsWith("/") ? n.substring(1) : n; }
+
+    /** True when the container's own last start or die before {@code t} is a start. */
+    private static boolean runningAt(List<Event> mine, Held h, long t) {
+        String last = null;
+        for (Event ev : mine) {
+            if (EngineEvents.time(ev) >= t) break;
+            String a = EngineEvents.action(ev);
+            if (h.containerId.equals(ev.getId()) && (a.equals("start") || a.equals("die"))) last = a;
+        }
+        return "start".equals(last);
+    }
+
+    /**
+     * True when the container was stopped inside its held interval (a {@code die} of its own after {@code from}, not
+     * dockerd's as it shut down) and no {@code update} of it (its window putting its restart policy back) came between
+     * that and {@code t}.
+     */
+    private boolean stoppedWithoutRestore(List<Event> all, Held h, long from, long t) {
+        long stopped = -1;
+        for (Event ev : all) {
+            long at = EngineEvents.time(ev);
+            if (at >= t) break;
+            if (at <= from || !h.containerId.equals(ev.getId())) continue;
+            String a = EngineEvents.action(ev);
+            if (a.equals("die") && !engineOwn(h.host, at)) stopped = at; // dockerd stopping it as it shuts down: not the hold
+            else if (a.equals("update") && stopped >= 0) stopped = -1;
+        }
+        return stopped >= 0;
+    }
+
+    /**
+     * True when {@code t} falls where dockerd itself acts on its containers during an engine restart: as it shuts
+     * down (from the moment the nemesis began the restart to the end of the event stream: it stops its containers,
+     * their events come before the stream ends; clients may still act then too), and as it starts (from the end of the
+     * stream to the moment its API answered again: nobody else can act; its restart policies' starts are replayed once
+     * the stream is back). A start is dockerd's own only in the second part. A stream gap without a restart counts as
+     * a start.
+     */
+    private boolean engineOwn(String host, long t, boolean start) {
+        for (long[] r : engineOwn.computeIfAbsent(host, this::restarts)) {
+            if (t >= (start ? r[1] : r[0]) && t <= r[2]) return true;
+        }
+        return false;
+    }
+
+    private boolean engineOwn(String host, long t) { return engineOwn(host, t, false); }
+
+    private final Map<String, List<long[]>> engineOwn = new HashMap<>();
+
+    /** @return per engine restart: {restart began, stream ended, API answered again}, epoch nanoseconds */
+    private List<long[]> restarts(String host) {
+        List<long[]> out = new ArrayList<>();
+        List<EngineEvents.Gap> gs = gaps.getOrDefault(host, List.of());
+        Set<EngineEvents.Gap> used = new HashSet<>();
+        for (Nemesis.Fault f : faults) {
+            if (!f.kind.equals("restart-engine") || !("fleet-" + f.host).equals(host)) continue;
+            long from = f.from * 1_000_000L, to = (f.to + 1_000) * 1_000_000L;
+            long gapFrom = from, apiUp = to;
+            for (EngineEvents.Gap g : gs) {
+                if (g.from() >= from && g.from() <= to && !used.contains(g)) {
+                    gapFrom = g.from();
+                    apiUp = Math.max(to, g.apiUp());
+                    used.add(g);
+                    break;
+                }
+            }
+            out.add(new long[] {from, gapFrom, apiUp});
+        }
+        for (EngineEvents.Gap g : gs) if (!used.contains(g)) out.add(new long[] {g.from(), g.from(), g.apiUp()});
+        return out;
+    }
+
+    /**
+     * The give-back bound of a window whose step ended at {@code endedMs}: {@link #GIVE_BACK_BOUND_MS}, plus the time of
+     * each fault that legitimately delays it (its owner frozen; its owner killed, so that its host's agent recovers it
+     * once the dead session's lock child is gone and its next apply runs, which needs ZooKeeper and the agent; its
+     * engine restarting), counted until no more fault falls inside.
+     */
+    private long bound(Held h, long endedMs) {
+        long bound = GIVE_BACK_BOUND_MS;
+        for (Nemesis.Fault f : delaying(h, endedMs)) bound += extension(h, f);
+        return bound;
+    }
+
+    private List<Nemesis.Fault> delaying(Held h, long endedMs) {
+        List<Nemesis.Fault> in = new ArrayList<>();
+        long deadline = endedMs + GIVE_BACK_BOUND_MS;
+        boolean changed = true;
+        boolean ownerKilled = faults.stream().anyMatch(f -> f.kind.startsWith("kill") && h.pids.contains(f.pid) && f.from >= h.fromMs);
+        while (changed) {
+            changed = false;
+            for (Nemesis.Fault f : faults) {
+                if (in.contains(f) || !f.overlaps(h.fromMs, deadline)) continue;
+                boolean owner = f.pid > 0 && h.pids.contains(f.pid);
+                boolean hostFault = f.host > 0 && ("fleet-" + f.host).equals(h.host);
+                boolean relevant = owner
+                        || (hostFault && f.kind.equals("restart-engine"))
+                        || (ownerKilled && (hostFault || f.kind.equals("quorum-loss") || f.kind.equals("kill-zk")));
+                if (!relevant) continue;
+                in.add(f);
+                deadline += extension(h, f);
+                changed = true;
+            }
+        }
+        return in;
+    }
+
+    private long extension(Held h, Nemesis.Fault f) {
+        long d = f.millis();
+        if (f.kind.startsWith("kill") && f.pid > 0 && h.pids.contains(f.pid)) d += SESSION_MS + RECONCILE_MS;
+        return d + 2_000;
+    }
+
+    /** Steps of one module on one engine never run at once; nothing else of the module is touched while one runs. */
+    private void checkSteps() {
+        Map<String, List<Step>> byModule = new TreeMap<>();
+        for (Step s : steps.values()) {
+            if (s.started >= 0) byModule.computeIfAbsent(s.host + "|" + s.module, k -> new ArrayList<>()).add(s);
+        }
+        for (List<Step> ss : byModule.values()) {
+            ss.sort(Comparator.comparingLong(x -> x.started));
+            for (int i = 1; i < ss.size(); i++) {
+                for (int j = 0; j < i; j++) {
+                    Step a = ss.get(j), b = ss.get(i);
+                    if (b.started < a.end()) {
+                        violations.add("two windows' steps of " + a.module + " ran at once on " + a.host + ": " + a.window + " ["
+                                + EngineEvents.at(a.started) + " .. " + (a.died < 0 ? "?" : EngineEvents.at(a.died)) + "] and " + b.window
+                                + " [" + EngineEvents.at(b.started) + " .. " + (b.died < 0 ? "?" : EngineEvents.at(b.died)) + "]");
+                    }
+                }
+            }
+        }
+        for (Step s : steps.values()) {
+            if (s.started < 0) continue;
+            if (s.died < 0) {
+                if (s.destroyed < 0) continue; // still running at the end: the end state says so
+                s.died = s.destroyed;
+            }
+            Set<String> heldIds = new HashSet<>();
+            for (Held h : held) if (h.window.equals(s.window) && h.host.equals(s.host)) heldIds.add(h.containerId);
+            List<Event> all = events.getOrDefault(s.host, List.of());
+            for (Event ev : all) {
+                long t = EngineEvents.time(ev);
+                if (t <= s.started || t >= s.died) continue;
+                Map<String, String> a = EngineEvents.attributes(ev);
+                if (!s.module.equals(a.get(Labels.MODULE)) || s.id.equals(ev.getId()) || heldIds.contains(ev.getId())) continue;
+                String action = EngineEvents.action(ev);
+                if (!TOUCH.contains(action) || engineOwn(s.host, t, action.equals("start"))) continue;
+                violations.add("window " + s.window + " of " + s.module + " on " + s.host + ": another hand on the module while its step ran ["
+                        + EngineEvents.at(s.started) + " .. " + EngineEvents.at(s.died) + "]\n    " + EngineEvents.describe(ev));
+            }
+        }
+    }
+
+    /**
+     * Nobody starts a container under a temporary name: mesh starts a new container only once it has its own name, and
+     * an old one only once it has its name back. A start under {@code .mesh-prev} or {@code .mesh-next} is dockerd's
+     * restart policy (or a stranger's hand) bringing back a leftover of an interrupted recreate, next to the one that
+     * should run.
+     */
+    private void checkTemporaryNames() {
+        for (Map.Entry<String, List<Event>> e : events.entrySet()) {
+            for (Event ev : e.getValue()) {
+                String name = EngineEvents.name(ev);
+                if (name == null || !"start".equals(EngineEvents.action(ev))) continue;
+                if (!name.endsWith(".mesh-prev") && !name.endsWith(".mesh-next")) continue;
+                long t = EngineEvents.time(ev);
+                StringBuilder b = new StringBuilder(e.getKey() + ": " + name + " (" + ev.getId().substring(0, 12) + ") started under its temporary name"
+                        + (engineOwn(e.getKey(), t, true) ? " by dockerd itself as it restarted" : "") + "; its history:");
+                for (Event x : e.getValue()) if (ev.getId().equals(x.getId())) b.append("\n       ").append(x == ev ? ">> " : "   ").append(EngineEvents.describe(x));
+                for (EngineEvents.Gap g : gaps.getOrDefault(e.getKey(), List.of())) {
+                    if (g.from() <= t && g.resumed() + 5_000_000_000L >= t) b.append("\n    engine gap ").append(g);
+                }
+                violations.add(b.toString());
+            }
+        }
+    }
+
+    /** Held nodes are published by the process that holds the module lock (or by that process after its own lapse). */
+    private void checkPublishedUnderLock() {
+        int lapsed = 0;
+        for (Held h : held) {
+            String lock = h.module + "/" + h.host;
+            Holding at = holderAt(lock, h.fromMs, h.ownerSession, h.ownerPid);
+            if (at != null && (at.session() == h.ownerSession || at.pid() == h.ownerPid)) continue;
+            boolean ownLapse = holdings.stream().anyMatch(x -> x.lock().equals(lock) && x.pid() == h.ownerPid && x.lapsed() && x.toMs() <= h.fromMs + 1);
+            if (ownLapse) {
+                lapsed++;
+                continue;
+            }
+            violations.add(h.describe() + ": its held node was published by pid " + h.ownerPid + " (session 0x" + Long.toHexString(h.ownerSession)
+                    + ") while the module lock " + lock + " was held by " + (at == null ? "nobody" : at));
+        }
+        figures.put("held-published-after-own-lapse", lapsed);
+    }
+
+    /**
+     * @return "n/m": of the m SIGSTOP faults, how many outlived the frozen process's ZooKeeper session (its session's
+     *         close is in the log during the pause, or just after), which is what they are for
+     */
+    private String pausesPastSession() {
+        Map<Long, Long> pidOfSession = new HashMap<>();
+        java.util.regex.Pattern pid = java.util.regex.Pattern.compile("\"pid\":(\\d+)");
+        for (ZkTxnLog.Change c : changes) {
+            if (c.kind() != ZkTxnLog.Kind.CREATE || c.data() == null) continue;
+            java.util.regex.Matcher m = pid.matcher(new String(c.data(), java.nio.charset.StandardCharsets.UTF_8));
+            if (m.find()) pidOfSession.putIfAbsent(c.session(), Long.parseLong(m.group(1)));
+        }
+        int pauses = 0, past = 0;
+        for (Nemesis.Fault f : faults) {
+            if (!f.kind.startsWith("pause")) continue;
+            pauses++;
+            for (ZkTxnLog.Change c : changes) {
+                if (c.bySessionEnd() && c.time() >= f.from && c.time() <= f.to + 3_000 && Long.valueOf(f.pid).equals(pidOfSession.get(c.session()))) {
+                    past++;
+                    break;
+                }
+            }
+        }
+        return past + "/" + pauses;
+    }
+
+    // -----------------------------------------------------------------------------------------------------------
+
+    /** The held container's own events around its interval, and the faults of its time, as evidence lines. */
+    private String evidence(List<Event> all, Held h, Event culprit) {
+        StringBuilder b = new StringBuilder();
+        long from = h.fromMs * 1_000_000L - 2_000_000_000L;
+        long to = h.toMs < 0 ? Long.MAX_VALUE : (h.toMs + 2_000) * 1_000_000L;
+        int n = 0;
+        for (Event ev : all) {
+            long t = EngineEvents.time(ev);
+            if (t < from || t > to) continue;
+            String name = EngineEvents.name(ev);
+            boolean related = h.containerId.equals(ev.getId()) || (name != null && name.startsWith(h.container))
+                    || h.window.equals(EngineEvents.attributes(ev).get(Labels.WINDOW));
+            if (!related) continue;
+            if (++n > 24) {
+                b.append("\n    ...");
+                break;
+            }
+            b.append("\n    ").append(ev == culprit ? ">> " : "   ").append(h.host).append(' ').append(EngineEvents.describe(ev));
+        }
+        for (EngineEvents.Gap g : gaps.getOrDefault(h.host, List.of())) {
+            if (g.apiUp() >= from && g.from() <= to) b.append("\n    engine gap ").append(g);
+        }
+        for (Nemesis.Fault f : faults) {
+            if (f.overlaps(h.fromMs - 20_000, h.toMs < 0 ? Long.MAX_VALUE : h.toMs + 2_000)) b.append("\n    fault ").append(f);
+        }
+        return b.toString();
+    }
+}

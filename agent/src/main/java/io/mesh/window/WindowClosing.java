@@ -183,7 +183,8 @@ final class WindowClosing {
                     break;
                 } catch (RuntimeException e) {
                     last = e;
-                    if (System.nanoTime() > end || !pause(pause)) break;
+                    if (System.nanoTime() > end) break;
+                    pause(pause);
                     pause = Math.min(pause * 2, 5_000);
                 }
             }
@@ -202,10 +203,11 @@ final class WindowClosing {
                 for (String id : docker.containersWithLabel(Labels.WINDOW, entry.window())) docker.remove(id);
                 return;
             } catch (RuntimeException e) {
-                if (System.nanoTime() > end || !pause(1_000)) {
+                if (System.nanoTime() > end) {
                     log.warn("window {}: its step container could not be removed: {}", entry.window(), WindowRunner.describe(e));
                     return;
                 }
+                pause(1_000);
             }
         }
     }
@@ -217,14 +219,12 @@ final class WindowClosing {
     /**
      * Sleeps through interrupts: an interrupt does not cut a closing short (a window never leaves its containers
      * stopped); it is remembered and set again when {@link #closeAll()} returns.
-     *
-     * @return true, always (the retry loops read better with it)
      */
-    private boolean pause(long millis) {
+    private void pause(long millis) {
         long end = System.nanoTime() + millis * 1_000_000L;
         while (true) {
             long left = end - System.nanoTime();
-            if (left <= 0) return true;
+            if (left <= 0) return;
             try {
                 Thread.sleep(Math.max(1, left / 1_000_000L));
             } catch (InterruptedException e) {

@@ -34,7 +34,6 @@ public final class SessionGuard implements ConnectionStateListener {
 
     private final CuratorFramework client;
     private final AtomicLong lost = new AtomicLong();
-    private final AtomicLong interruptions = new AtomicLong();
     private volatile ConnectionState state;
 
     /** @param client a started client; the guard registers itself as its connection state listener */
@@ -47,7 +46,6 @@ public final class SessionGuard implements ConnectionStateListener {
     @Override
     public void stateChanged(CuratorFramework c, ConnectionState newState) {
         if (newState == ConnectionState.LOST) lost.incrementAndGet();
-        if (newState == ConnectionState.SUSPENDED || newState == ConnectionState.LOST) interruptions.incrementAndGet();
         if (newState != state) log.info("ZooKeeper connection {} -> {}", state, newState);
         state = newState;
         synchronized (this) {
@@ -63,9 +61,6 @@ public final class SessionGuard implements ConnectionStateListener {
 
     /** @return the connection state last seen */
     public ConnectionState state() { return state; }
-
-    /** @return how many times the connection was SUSPENDED or LOST since this guard started */
-    public long interruptions() { return interruptions.get(); }
 
     /** @return how many times the session was lost since this guard started */
     public long lostCount() { return lost.get(); }

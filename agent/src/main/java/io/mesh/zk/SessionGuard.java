@@ -66,9 +66,21 @@ public final class SessionGuard implements ConnectionStateListener {
     public long lostCount() { return lost.get(); }
 
     /**
+     * @return the ZooKeeper session id of the client's current handle, or 0 while it has none (Curator makes a new
+     *         handle, and with it a new session, when it decides a session was lost)
+     */
+    public long sessionId() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    /**
      * Before a Docker call made under a lock acquired when {@link #lostCount()} was {@code lostAtAcquire}.
      *
-     * @param lostAtAcquire the lost count read right after acquiring the lock
+     * @param lostAtAcquire the lost count read before acquiring the lock (ModuleSection#lock)
      * @throws SessionLostException when ZooKeeper is not connected now, or the session was lost since
      */
     public void check(long lostAtAcquire) {

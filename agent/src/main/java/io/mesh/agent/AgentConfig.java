@@ -1,6 +1,6 @@
 package io.mesh.agent;
 
-import io.mesh.apply.Policy;
+import io.mesh.policy.Policy;
 import io.mesh.zk.ZkPaths;
 
 import java.nio.file.Path;

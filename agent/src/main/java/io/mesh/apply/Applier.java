@@ -1,14 +1,11 @@
 package io.mesh.apply;
 
+import io.mesh.policy.Policy;
 import io.mesh.zk.Times;
 import io.mesh.docker.ContainerRuntime;
-import io.mesh.docker.Labels;
-import io.mesh.docker.ObservedContainer;
 import io.mesh.lock.ModuleLock;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
-import io.mesh.manifest.ContainerSpec;
-import io.mesh.manifest.ModuleSpec;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.ApplyReport.ContainerResult;
 import io.mesh.zk.DesiredRecord;
@@ -33,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Collectors;
 
 /**
  * The apply: brings one module on this host to its newest desired state, inside the module's critical section
@@ -76,8 +72,8 @@ public final class Applier {
     private final SessionGuard session;
     private final Policy policy;
     private final HostFence fences;
-    /** The last {@code applied} report this process wrote, per module: what a no-op reconcile compares with. */
-    private final Map<String, ApplyReport> confirmed = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ReportWriter reports;
+    private final NoOpReconcile noOp;
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -115,6 +111,8 @@ public final class Applier {
         this.recovery = new WindowRecovery(store, docker, host, process, journal);
         this.session = store.session();
         this.fences = journal.fences();
+        this.reports = new ReportWriter(store);
+        this.noOp = new NoOpReconcile(store, docker, host, reports);
     }
 
     /**
@@ -149,10 +147,10 @@ public final class Applier {
                 boolean journalled = journalled(module);
                 if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
                 // A module of another host, with nothing of it here: no lock, no report.
-                if (desired != null && !desired.spec().runsOn(host) && !journalled && nothingHere(module)) return null;
+                if (desired != null && !desired.spec().runsOn(host) && !journalled && noOp.nothingHere(module)) return null;
                 // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
                 if (!journalled) {
-                    ApplyReport last = unchangedSinceLastReport(module, desired);
+                    ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
                     if (last != null) return last;
                 }
                 section = new ModuleSection(store, fences, module, host, process, LockHolder.APPLY);
@@ -181,7 +179,7 @@ public final class Applier {
                     section.close();
                     section = null;
                     String key = desired == null ? null : desired.push() + "/" + desired.revision() + "/" + j.window();
-                    if (key != null && !key.equals(deferredElsewhere)) write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
+                    if (key != null && !key.equals(deferredElsewhere)) reports.write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
                             j.held().stream().map(WindowJournal.HeldContainer::container).toList(), j.owner()), started));
                     deferredElsewhere = key;
                     if (stopping.getAsBoolean()) return null;
@@ -202,7 +200,7 @@ public final class Applier {
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
                 ApplyReport report = report(newest, started, results);
-                write(report, section);
+                reports.write(report, section);
                 leftThisHost = !newest.spec().runsOn(host) && ApplyReport.APPLIED.equals(report.outcome());
                 return report;
             } catch (InterruptedException e) {
@@ -261,7 +259,7 @@ public final class Applier {
             if (newest != null) desired = newest;
             String key = desired == null ? null : desired.push() + "/" + desired.revision();
             if (w != null && key != null && !key.equals(deferredFor)) {
-                write(deferred(desired, w, started));
+                reports.write(deferred(desired, w, started));
                 deferredFor = key;
             }
             if (stopping.getAsBoolean()) return AWAIT_STOPPED;
@@ -293,7 +291,7 @@ public final class Applier {
             String key = desired == null ? null : desired.push() + "/" + desired.revision();
             if (e.isPresent() && key != null && !key.equals(deferredFor)) {
                 WindowJournal.Entry j = e.get();
-                write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
+                reports.write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
                         j.held().stream().map(WindowJournal.HeldContainer::container).toList(), j.owner()), started));
                 deferredFor = key;
             }
@@ -332,75 +330,6 @@ public final class Applier {
     }
 
     /**
-     * The no-op reconcile (docs/decisions/0004-no-op-reconcile.md). Returns this process's last report of the module
-     * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window,
-     * every container in it {@code created}, {@code recreated}, {@code unchanged} or {@code removed}; and one look at
-     * Docker ({@link ContainerRuntime#moduleView}) finds no step container of the module and plans every container
-     * {@code unchanged}, exactly the ones the report left there (all but the removed), with the ids it names, while
-     * ZooKeeper says that the report node is still the one this process wrote and that no container of the module is
-     * held. Then the apply would change nothing and report nothing new, so it takes no lock and writes nothing, and
-     * the report keeps saying what the push did (a reconcile right after it, asked for while it ran, does not turn
-     * its {@code recreated} into {@code unchanged}).
-     *
-     * @return the last report, or {@code null} when the module goes the locked way
-     */
-    private ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) {
-        ApplyReport last = confirmed.get(module);
-        if (last == null || desired == null || last.window() != null
-                || !java.util.Objects.equals(last.push(), desired.push())
-                || !java.util.Objects.equals(last.revision(), desired.revision())) {
-            return null;
-        }
-        ContainerRuntime.ModuleView view = docker.moduleView(module);
-        if (!view.steps().isEmpty()) return null;
-        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
-        List<ContainerResult> there = new ArrayList<>(); // what the report left running, in plan order
-        for (ContainerResult r : last.containers()) {
-            if (ContainerResult.REMOVED.equals(r.action())) continue;
-            if (!ContainerResult.UNCHANGED.equals(r.action()) && !ContainerResult.CREATED.equals(r.action())
-                    && !ContainerResult.RECREATED.equals(r.action())) {
-                return null; // held or failed: the next apply has something to say
-            }
-            there.add(r);
-        }
-        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of());
-        if (plan.size() != there.size()) return null;
-        for (int i = 0; i < plan.size(); i++) {
-            PlannedAction a = plan.get(i);
-            ContainerResult r = there.get(i);
-            if (a.action() != PlannedAction.Kind.UNCHANGED || !a.dockerName().equals(r.container())
-                    || !java.util.Objects.equals(a.existingId(), r.id())) {
-                return null;
-            }
-        }
-        // Two ZooKeeper reads, after Docker (on 2 cores, reads sent before the list waited for it anyway): is the
-        // report still the one this process wrote, is any container of the module held.
-        try {
-            if (!store.reportIsOurs(host, module)) return null;
-            List<String> held = store.heldNames(host);
-            if (plan.stream().anyMatch(a -> held.contains(a.dockerName()))) return null;
-        } catch (Exception e) {
-            return null; // ZooKeeper did not answer: the locked way says so
-        }
-        return last;
-    }
-
-    /**
-     * @return true when no container of the module (managed or step) is on this host. A Docker error counts as
-     *         nothing here: a module of another host gets no {@code failed} report on this one; the next reconcile
-     *         looks again.
-     */
-    private boolean nothingHere(String module) {
-        try {
-            ContainerRuntime.ModuleView view = docker.moduleView(module);
-            return view.containers().isEmpty() && view.steps().isEmpty();
-        } catch (RuntimeException e) {
-            log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, describe(e));
-            return true;
-        }
-    }
-
-    /**
      * Writes a {@code failed} report. When ZooKeeper is down, waits for it (the module can do nothing without its
      * lock anyway) so that the failure is reported once ZooKeeper answers again.
      */
@@ -423,11 +352,11 @@ public final class Applier {
             throws InterruptedException {
         ApplyReport report = new ApplyReport(host, module, revision, push, ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
         try {
-            write(report);
+            reports.write(report);
         } catch (Exception e) {
             try {
                 if (!session.awaitConnected(REPORT_WAIT, stopping)) throw e;
-                write(report);
+                reports.write(report);
             } catch (InterruptedException ie) {
                 throw ie;
             } catch (Exception e2) {
@@ -450,52 +379,6 @@ public final class Applier {
         }
         return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyReport.DEFERRED,
                 started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
-    }
-
-    private static String summary(ApplyReport r) {
-        String s = r.containers().stream()
-                .collect(Collectors.groupingBy(ContainerResult::action, java.util.TreeMap::new, Collectors.counting()))
-                .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
-        return s.isEmpty() ? "none" : s;
-    }
-
-    private void write(ApplyReport r) throws Exception {
-        write(r, null);
-    }
-
-    /**
-     * Writes a report; with the module lock, releases it in the same transaction when the store knows the report
-     * node's version (one quorum write instead of two: docs/benchmarks.md, B5), else writes first and leaves the
-     * lock to the caller's release.
-     */
-    private void write(ApplyReport r, ModuleSection releasing) throws Exception {
-        confirmed.remove(r.module());
-        MeshStore.ReportWrite w = releasing != null && releasing.lockHeld() ? store.prepareReport(r) : null;
-        var committed = w == null ? null : releasing.releaseWith(w.op());
-        if (committed != null) {
-            store.committed(w, committed.get(0));
-        } else if (w == null || !store.landed(w)) {
-            store.writeReport(r);
-        }
-        if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);
-        String summary = summary(r);
-        String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
-        if (ApplyReport.FAILED.equals(r.outcome())) {
-            log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
-                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
-        } else {
-            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}{}",
-                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, changes(r));
-        }
-    }
-
-    /** @return {@code  changes="store-registry recreated: image: a -> b; ..."} for containers that changed, else empty */
-    private static String changes(ApplyReport r) {
-        String c = r.containers().stream()
-                .filter(x -> !ContainerResult.UNCHANGED.equals(x.action()) && !x.reasons().isEmpty())
-                .map(x -> x.container() + " " + x.action() + ": " + String.join(", ", x.reasons()))
-                .collect(Collectors.joining("; "));
-        return c.isEmpty() ? "" : " changes=\"" + c + "\"";
     }
 
     static String describe(Throwable e) {

@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
@@ -174,7 +175,7 @@ final class ApplyExecution {
     private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
                                     Images images) {
         String id = a.existingId();
-        ContainerResult refused = policy.refuse(a, spec); // before anything is created, stopped or pulled
+        ContainerResult refused = refuse(a, spec); // before anything is created, stopped or pulled
         if (refused != null) return refused;
         try {
             switch (a.action()) {
@@ -318,5 +319,20 @@ final class ApplyExecution {
 
     static String describe(Throwable e) {
         return Applier.describe(e);
+    }
+
+    /**
+     * Checks the container of a planned create or recreate against this agent's {@link Policy}.
+     *
+     * @return {@code null} when the action is allowed (or is neither a create nor a recreate); else a {@code failed}
+     *         result naming every refusal and the option that would allow it, keeping the existing container's id
+     */
+    private ContainerResult refuse(PlannedAction action, ContainerSpec spec) {
+        if (spec == null || (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE)) return null;
+        List<String> refusals = policy.refusals(spec);
+        if (refusals.isEmpty()) return null;
+        List<String> reasons = new ArrayList<>(action.reasons());
+        refusals.forEach(r -> reasons.add("refused by this agent's policy: " + r));
+        return new ContainerResult(action.name(), action.dockerName(), ContainerResult.FAILED, List.copyOf(reasons), action.existingId());
     }
 }

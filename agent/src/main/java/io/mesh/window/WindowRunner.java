@@ -1,6 +1,6 @@
 package io.mesh.window;
 
-import io.mesh.apply.Policy;
+import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;

@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.policy.Policy;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import io.mesh.docker.DockerEngine;

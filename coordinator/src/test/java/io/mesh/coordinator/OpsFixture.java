@@ -4,7 +4,7 @@ import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
 import io.mesh.agent.AgentMetrics;
 import io.mesh.agent.WindowRequests;
-import io.mesh.apply.Policy;
+import io.mesh.policy.Policy;
 import io.mesh.testing.TestDocker;
 import io.mesh.zk.ApplyReport;
 import io.mesh.zk.MeshStore;

@@ -1,8 +1,7 @@
-package io.mesh.apply;
+package io.mesh.policy;
 
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.StepSpec;
-import io.mesh.zk.ApplyReport.ContainerResult;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -61,23 +60,6 @@ public final class Policy {
         this.allowPrivileged = allowPrivileged;
         this.allowHostPid = allowHostPid;
         this.allowedCaps = Set.copyOf(new TreeSet<>(allowedCaps));
-    }
-
-    /**
-     * Checks the container of a planned create or recreate.
-     *
-     * @param action the planned action
-     * @param spec   the container's desired spec
-     * @return {@code null} when the action is allowed (or is neither a create nor a recreate); else a {@code failed}
-     *         result naming every refusal and the option that would allow it, keeping the existing container's id
-     */
-    public ContainerResult refuse(PlannedAction action, ContainerSpec spec) {
-        if (spec == null || (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE)) return null;
-        List<String> refusals = refusals(spec);
-        if (refusals.isEmpty()) return null;
-        List<String> reasons = new ArrayList<>(action.reasons());
-        refusals.forEach(r -> reasons.add("refused by this agent's policy: " + r));
-        return new ContainerResult(action.name(), action.dockerName(), ContainerResult.FAILED, List.copyOf(reasons), action.existingId());
     }
 
     /**

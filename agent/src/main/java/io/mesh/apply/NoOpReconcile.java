@@ -1,0 +1,103 @@
+package io.mesh.apply;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.DesiredRecord;
+import io.mesh.zk.MeshStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The no-op reconcile (docs/decisions/0004-no-op-reconcile.md): tells, without the module lock and without writing,
+ * that an apply would change nothing and report nothing new.
+ */
+final class NoOpReconcile {
+    private static final Logger log = LoggerFactory.getLogger(Applier.class);
+    private final MeshStore store;
+    private final ContainerRuntime docker;
+    private final String host;
+    private final ReportWriter reports;
+
+    NoOpReconcile(MeshStore store, ContainerRuntime docker, String host, ReportWriter reports) {
+        this.store = store;
+        this.docker = docker;
+        this.host = host;
+        this.reports = reports;
+    }
+
+    /**
+     * The no-op reconcile (docs/decisions/0004-no-op-reconcile.md). Returns this process's last report of the module
+     * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window,
+     * every container in it {@code created}, {@code recreated}, {@code unchanged} or {@code removed}; and one look at
+     * Docker ({@link ContainerRuntime#moduleView}) finds no step container of the module and plans every container
+     * {@code unchanged}, exactly the ones the report left there (all but the removed), with the ids it names, while
+     * ZooKeeper says that the report node is still the one this process wrote and that no container of the module is
+     * held. Then the apply would change nothing and report nothing new, so it takes no lock and writes nothing, and
+     * the report keeps saying what the push did (a reconcile right after it, asked for while it ran, does not turn
+     * its {@code recreated} into {@code unchanged}).
+     *
+     * @return the last report, or {@code null} when the module goes the locked way
+     */
+    ApplyReport unchangedSinceLastReport(String module, DesiredRecord desired) {
+        ApplyReport last = reports.lastApplied(module);
+        if (last == null || desired == null || last.window() != null
+                || !Objects.equals(last.push(), desired.push())
+                || !Objects.equals(last.revision(), desired.revision())) {
+            return null;
+        }
+        ContainerRuntime.ModuleView view = docker.moduleView(module);
+        if (!view.steps().isEmpty()) return null;
+        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        List<ContainerResult> there = new ArrayList<>(); // what the report left running, in plan order
+        for (ContainerResult r : last.containers()) {
+            if (ContainerResult.REMOVED.equals(r.action())) continue;
+            if (!ContainerResult.UNCHANGED.equals(r.action()) && !ContainerResult.CREATED.equals(r.action())
+                    && !ContainerResult.RECREATED.equals(r.action())) {
+                return null; // held or failed: the next apply has something to say
+            }
+            there.add(r);
+        }
+        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of());
+        if (plan.size() != there.size()) return null;
+        for (int i = 0; i < plan.size(); i++) {
+            PlannedAction a = plan.get(i);
+            ContainerResult r = there.get(i);
+            if (a.action() != PlannedAction.Kind.UNCHANGED || !a.dockerName().equals(r.container())
+                    || !Objects.equals(a.existingId(), r.id())) {
+                return null;
+            }
+        }
+        // Two ZooKeeper reads, after Docker (on 2 cores, reads sent before the list waited for it anyway): is the
+        // report still the one this process wrote, is any container of the module held.
+        try {
+            if (!store.reportIsOurs(host, module)) return null;
+            List<String> held = store.heldNames(host);
+            if (plan.stream().anyMatch(a -> held.contains(a.dockerName()))) return null;
+        } catch (Exception e) {
+            return null; // ZooKeeper did not answer: the locked way says so
+        }
+        return last;
+    }
+
+    /**
+     * @return true when no container of the module (managed or step) is on this host. A Docker error counts as
+     *         nothing here: a module of another host gets no {@code failed} report on this one; the next reconcile
+     *         looks again.
+     */
+    boolean nothingHere(String module) {
+        try {
+            ContainerRuntime.ModuleView view = docker.moduleView(module);
+            return view.containers().isEmpty() && view.steps().isEmpty();
+        } catch (RuntimeException e) {
+            log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, Applier.describe(e));
+            return true;
+        }
+    }
+}

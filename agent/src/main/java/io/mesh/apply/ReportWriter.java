@@ -1,0 +1,82 @@
+package io.mesh.apply;
+
+import io.mesh.section.ModuleSection;
+import io.mesh.zk.ApplyReport;
+import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.zk.MeshStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+/**
+ * The apply report's write and its log line: with the module lock, in one ZooKeeper transaction with the lock's
+ * release (decision 5). Remembers the last {@code applied} report this process wrote per module, which the
+ * {@link NoOpReconcile} compares with.
+ */
+final class ReportWriter {
+    private static final Logger log = LoggerFactory.getLogger(Applier.class); // operators grep the apply's logger
+    private final MeshStore store;
+    private final Map<String, ApplyReport> confirmed = new ConcurrentHashMap<>();
+
+    ReportWriter(MeshStore store) { this.store = store; }
+
+    /** @return the last {@code applied} report this process wrote of the module and has not overwritten since, or null */
+    ApplyReport lastApplied(String module) { return confirmed.get(module); }
+
+    /**
+     * Writes a report without the lock.
+     *
+     * @throws Exception from ZooKeeper
+     */
+    void write(ApplyReport r) throws Exception {
+        write(r, null);
+    }
+
+    /**
+     * Writes a report; with the module lock, releases it in the same transaction when the store knows the report
+     * node's version (one quorum write instead of two: docs/benchmarks.md, B5), else writes first and leaves the
+     * lock to the caller's release.
+     *
+     * @throws Exception from ZooKeeper
+     */
+    void write(ApplyReport r, ModuleSection releasing) throws Exception {
+        confirmed.remove(r.module());
+        MeshStore.ReportWrite w = releasing != null && releasing.lockHeld() ? store.prepareReport(r) : null;
+        var committed = w == null ? null : releasing.releaseWith(w.op());
+        if (committed != null) {
+            store.committed(w, committed.get(0));
+        } else if (w == null || !store.landed(w)) {
+            store.writeReport(r);
+        }
+        if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);
+        String summary = summary(r);
+        String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
+        if (ApplyReport.FAILED.equals(r.outcome())) {
+            log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
+                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
+        } else {
+            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}{}",
+                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, changes(r));
+        }
+    }
+
+    private static String summary(ApplyReport r) {
+        String s = r.containers().stream()
+                .collect(Collectors.groupingBy(ContainerResult::action, TreeMap::new, Collectors.counting()))
+                .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
+        return s.isEmpty() ? "none" : s;
+    }
+
+    /** @return {@code  changes="store-registry recreated: image: a -> b; ..."} for containers that changed, else empty */
+    private static String changes(ApplyReport r) {
+        String c = r.containers().stream()
+                .filter(x -> !ContainerResult.UNCHANGED.equals(x.action()) && !x.reasons().isEmpty())
+                .map(x -> x.container() + " " + x.action() + ": " + String.join(", ", x.reasons()))
+                .collect(Collectors.joining("; "));
+        return c.isEmpty() ? "" : " changes=\"" + c + "\"";
+    }
+}

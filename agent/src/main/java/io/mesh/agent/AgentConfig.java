@@ -1,7 +1,7 @@
 package io.mesh.agent;
 
 import io.mesh.policy.Policy;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.ZkPaths;
 
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,19 +1,17 @@
 package io.mesh.agent;
 
-import io.mesh.zk.Times;
 import io.mesh.apply.Applier;
 import io.mesh.docker.ContainerRuntime;
-import io.mesh.manifest.ModuleSpec;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
-import io.mesh.zk.AgentRecord;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowResult;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;

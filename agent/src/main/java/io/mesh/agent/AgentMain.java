@@ -4,13 +4,16 @@ import io.mesh.policy.Policy;
 import io.mesh.docker.DockerEngine;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
-import io.mesh.zk.Json;
+import io.mesh.wire.Durations;
+import io.mesh.wire.Json;
+import io.mesh.wire.ListenAddress;
+import io.mesh.wire.LogFormat;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkAuth;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowResult;
-import io.mesh.zk.ZkAuth;
-import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -94,15 +97,15 @@ public final class AgentMain implements Runnable {
          * @param applyLockWait how long an apply waits for the module lock (the daemon's {@code --apply-lock-wait})
          */
         AgentConfig config(Duration reconcile, Duration applyLockWait) {
-            io.mesh.logging.LogFormat.select(logFormat);
+            LogFormat.select(logFormat);
             return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
-                    applyLockWait, io.mesh.manifest.Durations.parse(windowLockWait),
+                    applyLockWait, Durations.parse(windowLockWait),
                     new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
         }
 
         /** @return the Docker engine of {@code --docker-host}, its calls bounded by {@code --docker-timeout} */
         DockerEngine docker() {
-            return new DockerEngine(dockerHost, io.mesh.manifest.Durations.parse(dockerTimeout));
+            return new DockerEngine(dockerHost, Durations.parse(dockerTimeout));
         }
 
         /** @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured */
@@ -139,12 +142,12 @@ public final class AgentMain implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            AgentConfig config = common.config(io.mesh.manifest.Durations.parse(reconcileInterval),
-                    io.mesh.manifest.Durations.parse(applyLockWait));
+            AgentConfig config = common.config(Durations.parse(reconcileInterval),
+                    Durations.parse(applyLockWait));
             DockerEngine docker = common.docker();
             docker.ping();
             java.net.InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
-            Duration ttl = io.mesh.manifest.Durations.parse(requestTtl);
+            Duration ttl = Durations.parse(requestTtl);
             CuratorFramework client = common.connect(config);
             ProcessRef me = ProcessRef.current("mesh-agent run");
             AgentDaemon daemon = new AgentDaemon(config, client, docker, me);

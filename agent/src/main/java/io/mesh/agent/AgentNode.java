@@ -1,8 +1,8 @@
 package io.mesh.agent;
 
-import io.mesh.zk.AgentRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.MeshZk;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
 import io.mesh.zk.PersistentParents;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;

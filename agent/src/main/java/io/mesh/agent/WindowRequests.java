@@ -1,14 +1,14 @@
 package io.mesh.agent;
 
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowRequest;
+import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.Times;
-import io.mesh.zk.WindowRequest;
-import io.mesh.zk.WindowResult;
-import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;

@@ -1,24 +1,24 @@
 package io.mesh.apply;
 
-import io.mesh.policy.Policy;
-import io.mesh.zk.Times;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.lock.ModuleLock;
+import io.mesh.policy.Policy;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.ApplyReport.ContainerResult;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.MeshStore;
-import io.mesh.zk.PersistentParents;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.SessionGuard;
-import io.mesh.zk.WindowRecord;
-import io.mesh.zk.WindowResult;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowRecord;
+import io.mesh.wire.WindowResult;
+import io.mesh.zk.MeshStore;
+import io.mesh.zk.PersistentParents;
+import io.mesh.zk.SessionGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,9 +1,9 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ObservedContainer;
-import io.mesh.manifest.ContainerSpec;
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.zk.HeldRecord;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.ModuleSpec;
 
 import java.util.ArrayList;
 import java.util.HashSet;

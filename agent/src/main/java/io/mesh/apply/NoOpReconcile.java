@@ -1,10 +1,10 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
-import io.mesh.manifest.ContainerSpec;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.ApplyReport.ContainerResult;
-import io.mesh.zk.DesiredRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.DesiredRecord;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

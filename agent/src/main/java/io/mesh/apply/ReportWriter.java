@@ -1,8 +1,8 @@
 package io.mesh.apply;
 
 import io.mesh.section.ModuleSection;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

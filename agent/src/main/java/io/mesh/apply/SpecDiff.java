@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.mesh.manifest.ContainerSpec;
+import io.mesh.wire.ContainerSpec;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,11 +1,11 @@
 package io.mesh.lock;
 
-import io.mesh.zk.Times;
-import io.mesh.zk.Json;
-import io.mesh.zk.LockHolder;
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.PersistentParents;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;

@@ -1,5 +1,7 @@
 package io.mesh.metrics;
 
+import io.mesh.wire.PromText;
+
 import java.util.Arrays;
 
 /**

@@ -2,8 +2,8 @@ package io.mesh.section;
 
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.lock.ModuleLock;
+import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.ProcessRef;
 import io.mesh.zk.SessionGuard;
 import io.mesh.zk.SessionGuard.SessionLostException;
 import org.apache.curator.framework.api.transaction.CuratorOp;

@@ -1,11 +1,11 @@
 package io.mesh.window;
 
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.Json;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowRecord;
 import io.mesh.zk.MeshStore;
 import io.mesh.zk.PersistentParents;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowRecord;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.CreateMode;
 import org.slf4j.Logger;

@@ -3,8 +3,8 @@ package io.mesh.window;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.NoSuchContainerException;
-import io.mesh.zk.Times;
-import io.mesh.zk.WindowResult;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

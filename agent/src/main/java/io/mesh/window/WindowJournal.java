@@ -1,8 +1,8 @@
 package io.mesh.window;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
-import io.mesh.zk.Json;
-import io.mesh.zk.ProcessRef;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,14 +1,14 @@
 package io.mesh.window;
 
 import io.mesh.docker.ContainerRuntime;
-import io.mesh.section.ModuleSection;
 import io.mesh.docker.Labels;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
+import io.mesh.section.ModuleSection;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.Times;
-import io.mesh.zk.WindowResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.nio.charset.StandardCharsets;
-import io.mesh.zk.Json;
+import io.mesh.wire.Json;
 
 /**
  * Finishes a window that is not running but whose journal entry is still there: its process died mid-window (kill -9,

@@ -4,8 +4,8 @@ import com.cronutils.model.CronType;
 import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.manifest.ScheduleSpec;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ScheduleSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

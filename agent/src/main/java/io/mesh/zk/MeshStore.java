@@ -1,9 +1,16 @@
 package io.mesh.zk;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.manifest.ManifestException;
-import io.mesh.manifest.ManifestParser;
-import io.mesh.manifest.ModuleSpec;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ManifestException;
+import io.mesh.wire.ManifestParser;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.WindowRecord;
+import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;

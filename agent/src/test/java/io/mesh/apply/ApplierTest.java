@@ -5,11 +5,15 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
 import io.mesh.window.WindowJournal;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.ApplyReport.ContainerResult;
-import io.mesh.zk.Json;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.ProcessRef;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -162,7 +166,7 @@ class ApplierTest {
         // a held node on a running container (a stale one left by hand): reported held, never "unchanged"
         String webId = docker.idByName(module + "-web");
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-a", module + "-web"), Json.bytes(
-                new io.mesh.zk.HeldRecord("host-a", module, module + "-web", webId, "gc", "w-test", io.mesh.zk.Times.now(), ProcessRef.current("test"))));
+                new HeldRecord("host-a", module, module + "-web", webId, "gc", "w-test", Times.now(), ProcessRef.current("test"))));
         ApplyReport held = applier.apply(module, () -> false);
         assertThat(byName(held).get("web").action()).isEqualTo(ContainerResult.HELD);
         zk.client().delete().forPath(zk.paths().held("host-a", module + "-web"));
@@ -270,7 +274,7 @@ class ApplierTest {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
         String lockPath = zk.paths().lock(module, "host-a");
         byte[] holder = "{\"host\":\"host-a\",\"purpose\":\"apply\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        try (org.apache.curator.framework.CuratorFramework other = io.mesh.zk.MeshZk.connect(zk.connect(), Duration.ofSeconds(30))) {
+        try (org.apache.curator.framework.CuratorFramework other = MeshZk.connect(zk.connect(), Duration.ofSeconds(30))) {
             String theirs = other.create().creatingParentContainersIfNeeded().withProtection()
                     .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL).forPath(lockPath + "/lock-", holder);
             long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -325,8 +329,8 @@ class ApplierTest {
         String report = zk.paths().report("host-a", module);
         // another process (a window run by `mesh-agent window`) records its result in the report
         ApplyReport theirs = Json.read(zk.client().getData().forPath(report), ApplyReport.class)
-                .withLastWindow(new io.mesh.zk.WindowResult("gc", "w-1", java.time.Instant.parse("2026-11-30T03:30:00Z"),
-                        java.time.Instant.parse("2026-11-30T03:30:05Z"), io.mesh.zk.WindowResult.SUCCEEDED, 0, List.of(), List.of(), null));
+                .withLastWindow(new WindowResult("gc", "w-1", java.time.Instant.parse("2026-11-30T03:30:00Z"),
+                        java.time.Instant.parse("2026-11-30T03:30:05Z"), WindowResult.SUCCEEDED, 0, List.of(), List.of(), null));
         zk.client().setData().forPath(report, Json.bytes(theirs));
         zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
         ApplyReport r = applier.apply(module, () -> false);

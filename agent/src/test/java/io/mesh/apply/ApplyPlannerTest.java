@@ -1,9 +1,10 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ObservedContainer;
-import io.mesh.manifest.ContainerSpec;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.ProcessRef;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.ManifestParser;
+import io.mesh.wire.ProcessRef;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
@@ -97,5 +98,14 @@ class ApplyPlannerTest {
         ContainerSpec y = new ContainerSpec("img:1", List.of(), new java.util.TreeMap<>(Map.of("B", "2", "A", "1")), "host", List.of(), List.of(), "unless-stopped", "10s");
         assertThat(SpecDiff.hash(x)).isEqualTo(SpecDiff.hash(y)).hasSize(16);
         assertThat(SpecDiff.hash(x)).isNotEqualTo(SpecDiff.hash(spec("img:1", Map.of("A", "1"))));
+    }
+
+    /** Specs without the security fields keep the canonical form (and so the spec hash) they had before the fields existed. */
+    @Test
+    void securityFieldsLeaveTheCanonicalFormOfOtherSpecsAlone() throws Exception {
+        ContainerSpec plain = new ManifestParser().parse("module: store\nhosts: [host-a]\ncontainers:\n  registry:\n"
+                + "    image: mesh-demo/registry:2.8.2\n    privileged: false\n").get(0).containers().get("registry");
+        assertThat(SpecDiff.canonical(plain))
+                .isEqualTo("{\"image\":\"mesh-demo/registry:2.8.2\",\"network\":\"host\",\"restart\":\"unless-stopped\",\"stop-timeout\":\"10s\"}");
     }
 }

@@ -2,8 +2,8 @@ package io.mesh.bench;
 
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;
 

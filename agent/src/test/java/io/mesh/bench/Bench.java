@@ -1,5 +1,7 @@
 package io.mesh.bench;
 
+import io.mesh.wire.ZkPaths;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -69,7 +71,7 @@ public final class Bench {
      * @throws IllegalStateException when it does not load within 30 s
      */
     public static org.apache.curator.framework.recipes.cache.CuratorCache desiredCache(
-            org.apache.curator.framework.CuratorFramework client, io.mesh.zk.ZkPaths paths, io.mesh.zk.MeshStore store)
+            org.apache.curator.framework.CuratorFramework client, ZkPaths paths, io.mesh.zk.MeshStore store)
             throws InterruptedException {
         var cache = org.apache.curator.framework.recipes.cache.CuratorCache.build(client, paths.desired());
         var loaded = new java.util.concurrent.CountDownLatch(1);

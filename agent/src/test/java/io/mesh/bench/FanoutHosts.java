@@ -2,9 +2,10 @@ package io.mesh.bench;
 
 import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.Durations;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 
 import java.nio.file.Files;
@@ -43,7 +44,7 @@ public final class FanoutHosts {
         ZkPaths paths = new ZkPaths(a.get("root"));
         int from = Integer.parseInt(a.get("from")), count = Integer.parseInt(a.get("count"));
         Path state = Path.of(a.get("state"));
-        Duration reconcile = io.mesh.manifest.Durations.parse(a.getOrDefault("reconcile", "10m"));
+        Duration reconcile = Durations.parse(a.getOrDefault("reconcile", "10m"));
         List<CuratorFramework> clients = Collections.synchronizedList(new ArrayList<>());
         List<AgentDaemon> daemons = Collections.synchronizedList(new ArrayList<>());
         ExecutorService starter = Executors.newFixedThreadPool(4);

@@ -1,16 +1,16 @@
 package io.mesh.bench;
 
-import io.mesh.manifest.ManifestParser;
-import io.mesh.manifest.ModuleSpec;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ManifestParser;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowResult;
-import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.Watcher;

@@ -1,10 +1,10 @@
 package io.mesh.bench;
 
 import io.mesh.lock.ModuleLock;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;

@@ -5,8 +5,8 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.Dockerd;
 import io.mesh.testing.TestDocker;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.WindowResult;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

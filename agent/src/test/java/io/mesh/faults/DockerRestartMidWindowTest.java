@@ -6,7 +6,7 @@ import com.github.dockerjava.api.model.RestartPolicy;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.Dockerd;
-import io.mesh.zk.ApplyReport;
+import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

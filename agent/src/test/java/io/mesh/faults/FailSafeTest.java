@@ -2,8 +2,8 @@ package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.DockerEvents;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.ApplyReport.ContainerResult;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 

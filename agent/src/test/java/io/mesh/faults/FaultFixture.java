@@ -4,19 +4,21 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
-import io.mesh.manifest.ManifestParser;
-import io.mesh.manifest.ModuleSpec;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ManifestParser;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.WindowResult;
-import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -210,7 +212,7 @@ abstract class FaultFixture {
      * @return the report
      */
     ApplyReport applyInProcess() throws Exception {
-        return new io.mesh.apply.Applier(store, docker, host, io.mesh.zk.ProcessRef.current("fault test"), Duration.ofSeconds(2),
+        return new io.mesh.apply.Applier(store, docker, host, ProcessRef.current("fault test"), Duration.ofSeconds(2),
                 new io.mesh.window.WindowJournal(stateDir))
                 .apply(module, () -> false);
     }
@@ -344,7 +346,7 @@ abstract class FaultFixture {
     String awaitHeldWindowId() {
         String[] id = new String[1];
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
-            id[0] = Json.read(client.getData().forPath(paths.held(host, registry)), io.mesh.zk.HeldRecord.class).window();
+            id[0] = Json.read(client.getData().forPath(paths.held(host, registry)), HeldRecord.class).window();
             return id[0] != null;
         });
         return id[0];

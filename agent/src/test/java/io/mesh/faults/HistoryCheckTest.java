@@ -8,12 +8,12 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
 

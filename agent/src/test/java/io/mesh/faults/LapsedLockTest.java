@@ -3,9 +3,9 @@ package io.mesh.faults;
 import io.mesh.docker.Labels;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.WindowResult;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

@@ -2,10 +2,10 @@ package io.mesh.faults;
 
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ZkEnsemble;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
 

@@ -2,10 +2,10 @@ package io.mesh.faults;
 
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ChildJvm;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;

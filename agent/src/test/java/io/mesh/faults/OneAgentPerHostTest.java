@@ -1,10 +1,10 @@
 package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
-import io.mesh.zk.AgentRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.Times;
 import io.mesh.testing.ZkTxnLog;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.Times;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;

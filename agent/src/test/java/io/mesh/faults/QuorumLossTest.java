@@ -3,7 +3,7 @@ package io.mesh.faults;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
-import io.mesh.zk.ApplyReport;
+import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -4,10 +4,10 @@ import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.WindowResult;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 

@@ -2,12 +2,12 @@ package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
 import io.mesh.window.WindowJournal;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.Json;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.Times;
-import io.mesh.zk.WindowRequest;
-import io.mesh.zk.WindowResult;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowRequest;
+import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 

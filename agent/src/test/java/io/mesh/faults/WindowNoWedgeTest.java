@@ -7,10 +7,10 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowResult;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

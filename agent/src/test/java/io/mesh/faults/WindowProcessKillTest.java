@@ -1,7 +1,7 @@
 package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
-import io.mesh.zk.ApplyReport;
+import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

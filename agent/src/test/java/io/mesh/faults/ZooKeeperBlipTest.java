@@ -3,8 +3,8 @@ package io.mesh.faults;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.TestDocker;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

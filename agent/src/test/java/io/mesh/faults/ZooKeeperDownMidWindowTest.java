@@ -6,8 +6,8 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.MeshZk;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.MeshZk;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

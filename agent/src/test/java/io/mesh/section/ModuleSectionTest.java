@@ -1,9 +1,9 @@
 package io.mesh.section;
 
 import io.mesh.testing.TestZk;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,8 @@
 package io.mesh.window;
 
-import io.mesh.manifest.ScheduleSpec;
-import io.mesh.manifest.StepSpec;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ScheduleSpec;
+import io.mesh.wire.StepSpec;
 import org.junit.jupiter.api.Test;
 
 import java.time.ZonedDateTime;
@@ -44,7 +45,7 @@ class WindowSchedulerTest {
         java.time.Instant nearlyTen = java.time.Instant.parse("2026-11-30T09:59:59.500Z");
         java.time.Clock clock = java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.between(java.time.Instant.now(), nearlyTen));
         try (WindowScheduler s = new WindowScheduler(timer, (m, sch) -> fired.add(m + "/" + sch), clock)) {
-            var spec = new io.mesh.manifest.ModuleSpec("store", List.of("host-a"), java.util.Map.of(),
+            var spec = new ModuleSpec("store", List.of("host-a"), java.util.Map.of(),
                     java.util.Map.of("gc", schedule("* * * * *", "UTC")));
             s.update("store", spec);
             await().atMost(java.time.Duration.ofSeconds(5)).until(() -> !fired.isEmpty());
@@ -98,7 +99,7 @@ class WindowSchedulerTest {
         }
 
         void arm(String cron) {
-            scheduler.update("store", new io.mesh.manifest.ModuleSpec("store", List.of("host-a"), java.util.Map.of(),
+            scheduler.update("store", new ModuleSpec("store", List.of("host-a"), java.util.Map.of(),
                     java.util.Map.of("gc", schedule(cron, "UTC"))));
         }
 

@@ -1,6 +1,12 @@
 package io.mesh.zk;
 
 import io.mesh.testing.TestZk;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowResult;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.junit.jupiter.api.AfterEach;

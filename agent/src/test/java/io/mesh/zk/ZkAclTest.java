@@ -2,6 +2,13 @@ package io.mesh.zk;
 
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.TestZk;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ZkAuth;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;

@@ -1,7 +1,7 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.zk.Json;
+import io.mesh.wire.Json;
 
 import java.io.IOException;
 import java.net.ConnectException;

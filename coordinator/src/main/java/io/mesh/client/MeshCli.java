@@ -1,8 +1,8 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.manifest.Durations;
-import io.mesh.zk.Json;
+import io.mesh.wire.Durations;
+import io.mesh.wire.Json;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

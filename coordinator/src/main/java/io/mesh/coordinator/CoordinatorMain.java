@@ -1,8 +1,11 @@
 package io.mesh.coordinator;
 
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ZkAuth;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.Durations;
+import io.mesh.wire.ListenAddress;
+import io.mesh.wire.LogFormat;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ZkAuth;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -131,7 +134,7 @@ public final class CoordinatorMain implements Runnable {
             ZkAuth zkAuth;
             HttpLimits limits;
             try {
-                io.mesh.logging.LogFormat.select(logFormat);
+                LogFormat.select(logFormat);
                 paths = new ZkPaths(zkRoot);
                 address = parseListen(listen);
                 token = loadToken();
@@ -139,7 +142,7 @@ public final class CoordinatorMain implements Runnable {
                 zkAuth = ZkAuth.resolve(zkAuthFile, System.getenv());
                 Duration readTimeout;
                 try {
-                    readTimeout = io.mesh.manifest.Durations.parse(httpReadTimeout);
+                    readTimeout = Durations.parse(httpReadTimeout);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("--http-read-timeout " + e.getMessage());
                 }
@@ -227,6 +230,6 @@ public final class CoordinatorMain implements Runnable {
      * @throws IllegalArgumentException naming the expected form when it is not one
      */
     public static InetSocketAddress parseListen(String listen) {
-        return io.mesh.agent.ListenAddress.parse("--listen", listen);
+        return ListenAddress.parse("--listen", listen);
     }
 }

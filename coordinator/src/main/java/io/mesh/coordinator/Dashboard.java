@@ -1,6 +1,6 @@
 package io.mesh.coordinator;
 
-import io.mesh.zk.HeldRecord;
+import io.mesh.wire.HeldRecord;
 
 import java.time.Duration;
 import java.time.Instant;

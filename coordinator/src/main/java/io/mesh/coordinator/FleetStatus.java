@@ -1,16 +1,17 @@
 package io.mesh.coordinator;
 
 import io.mesh.lock.ModuleLock;
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.manifest.ScheduleSpec;
-import io.mesh.zk.AgentRecord;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.WindowRecord;
-import io.mesh.zk.WindowResult;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ScheduleSpec;
+import io.mesh.wire.WindowRecord;
+import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 
 import java.time.Clock;
@@ -101,7 +102,7 @@ public final class FleetStatus {
      * @param waitingRevision that push's revision
      */
     public record OpenWindow(String host, String module, String schedule, String window, Instant since, List<String> held,
-                             io.mesh.zk.ProcessRef by, Instant endsBy, String waitingPush, String waitingRevision) {}
+                             ProcessRef by, Instant endsBy, String waitingPush, String waitingRevision) {}
 
     /**
      * One module lock on one host.

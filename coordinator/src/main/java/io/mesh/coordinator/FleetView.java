@@ -1,10 +1,10 @@
 package io.mesh.coordinator;
 
-import io.mesh.zk.AgentRecord;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.WindowRecord;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.WindowRecord;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 
 import java.util.ArrayList;

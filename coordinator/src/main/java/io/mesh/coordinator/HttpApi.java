@@ -1,10 +1,12 @@
 package io.mesh.coordinator;
 
-import io.mesh.manifest.ManifestError;
-import io.mesh.manifest.ManifestException;
-import io.mesh.zk.Json;
-import io.mesh.zk.PushRecord;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.Json;
+import io.mesh.wire.ManifestError;
+import io.mesh.wire.ManifestException;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushRecord;
+import io.mesh.wire.WindowRequest;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.eclipse.jetty.io.Connection;
@@ -68,7 +70,7 @@ import java.util.Optional;
  *   <li>{@code POST /v1/hosts/{host}/windows}: body {@code {"module","schedule"}}; asks that host's agent to run a
  *       window now ({@link WindowRequestStore}). Same token as pushes. {@code 202 {"request","host","path"}};
  *       {@code 400} for a module, schedule or host that does not fit; {@code 409} when the host has no agent.</li>
- *   <li>{@code GET /v1/hosts/{host}/windows/{request}}: the {@link io.mesh.zk.WindowRequest}; 404 when gone.
+ *   <li>{@code GET /v1/hosts/{host}/windows/{request}}: the {@link WindowRequest}; 404 when gone.
  *       {@code DELETE} (token) deletes it: once read, or to cancel it before it runs.</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
@@ -411,7 +413,7 @@ public final class HttpApi implements AutoCloseable {
         String name;
         try {
             name = requests.create(host, json.path("module").asText(null), json.path("schedule").asText(null),
-                    io.mesh.zk.ProcessRef.current(who));
+                    ProcessRef.current(who));
         } catch (WindowRequestStore.RefusedException e) {
             send(ex, e.status, error(e.getMessage()));
             return;
@@ -428,7 +430,7 @@ public final class HttpApi implements AutoCloseable {
     private void windowRequest(Exchange ex, String host, String name) throws Exception {
         switch (ex.method()) {
             case "GET" -> {
-                io.mesh.zk.WindowRequest r = requests.read(host, name);
+                WindowRequest r = requests.read(host, name);
                 if (r == null) send(ex, 404, error("no window request " + abbreviate(name) + " on host " + abbreviate(host) + " (done and deleted, or never made)"));
                 else send(ex, 200, r);
             }

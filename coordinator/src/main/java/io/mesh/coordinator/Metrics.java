@@ -1,5 +1,8 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.PromText;
+import io.mesh.wire.WindowResult;
+
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -81,7 +84,7 @@ public final class Metrics {
      * @return exposition text
      */
     public static String renderFleet(FleetStatus.Fleet f, java.util.List<FleetStatus.Lock> locks) {
-        io.mesh.metrics.PromText out = new io.mesh.metrics.PromText();
+        PromText out = new PromText();
         Map<String, Integer> outcomes = new java.util.TreeMap<>();
         for (String o : new String[]{"applied", "deferred", "failed", "pending"}) outcomes.put(o, 0);
         int online = 0;
@@ -90,20 +93,20 @@ public final class Metrics {
             for (FleetStatus.Cell c : h.modules()) outcomes.merge(c.outcome(), 1, Integer::sum);
         }
         out.family("mesh_fleet_modules", "gauge", "Host-modules by the outcome of their last report (pending: none yet for the desired push).");
-        outcomes.forEach((o, n) -> out.sample("mesh_fleet_modules", io.mesh.metrics.PromText.label("outcome", o), n));
+        outcomes.forEach((o, n) -> out.sample("mesh_fleet_modules", PromText.label("outcome", o), n));
         out.family("mesh_agents_online", "gauge", "Hosts whose agent node exists.");
         out.sample("mesh_agents_online", "", online);
         out.family("mesh_open_windows", "gauge", "Open windows on every host (/mesh/windows).");
         out.sample("mesh_open_windows", "", f.windows().size());
         out.family("mesh_last_apply_duration_seconds", "gauge", "Duration of the last apply of each module on each host, from its report.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
-            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + io.mesh.metrics.PromText.label("outcome", c.outcome()), c.applySeconds());
+            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + PromText.label("outcome", c.outcome()), c.applySeconds());
         }
         out.family("mesh_last_window_duration_seconds", "gauge", "Duration of the last window of each module on each host, from its report.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
-            io.mesh.zk.WindowResult w = c.lastWindow();
+            WindowResult w = c.lastWindow();
             if (w != null && w.startedAt() != null && w.finishedAt() != null) {
-                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + io.mesh.metrics.PromText.label("outcome", w.outcome()),
+                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + PromText.label("outcome", w.outcome()),
                         java.time.Duration.between(w.startedAt(), w.finishedAt()).toMillis() / 1000.0);
             }
         }
@@ -123,10 +126,10 @@ public final class Metrics {
     }
 
     private static String labels(FleetStatus.HostRow h, FleetStatus.Cell c) {
-        return io.mesh.metrics.PromText.label("host", h.host()) + "," + io.mesh.metrics.PromText.label("module", c.module());
+        return PromText.label("host", h.host()) + "," + PromText.label("module", c.module());
     }
 
     private static String lockLabels(FleetStatus.Lock lock) {
-        return io.mesh.metrics.PromText.label("module", lock.module()) + "," + io.mesh.metrics.PromText.label("host", lock.host());
+        return PromText.label("module", lock.module()) + "," + PromText.label("host", lock.host());
     }
 }

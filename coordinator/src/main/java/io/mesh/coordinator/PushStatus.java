@@ -1,12 +1,12 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.PushRecord;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PushRecord;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 

@@ -1,12 +1,12 @@
 package io.mesh.coordinator;
 
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.Times;
-import io.mesh.zk.WindowRequest;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.WindowRequest;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;

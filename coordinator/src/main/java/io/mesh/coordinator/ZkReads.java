@@ -1,6 +1,6 @@
 package io.mesh.coordinator;
 
-import io.mesh.zk.Json;
+import io.mesh.wire.Json;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;

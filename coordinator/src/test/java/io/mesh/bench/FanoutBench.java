@@ -2,9 +2,9 @@ package io.mesh.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.PushWriter;
-import io.mesh.zk.Json;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;

@@ -5,10 +5,11 @@ import io.mesh.coordinator.ApiFixture;
 import io.mesh.coordinator.LoopbackZk;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.ProcessRef;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushRecord;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
@@ -138,7 +139,7 @@ class MeshCliTest {
         // An older push's report does not count.
         report("host-a", "store", "r0", "push-0000000000", ApplyReport.APPLIED, null);
         zk.client.create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
-        zk.client.create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new io.mesh.zk.PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
+        zk.client.create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
         Run r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(r.out()).contains("push-0000000001", "host-a  store  pending");

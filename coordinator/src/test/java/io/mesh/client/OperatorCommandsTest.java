@@ -3,7 +3,7 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.LoopbackZk;
 import io.mesh.coordinator.OpsFixture;
-import io.mesh.zk.Json;
+import io.mesh.wire.Json;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;

@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.zk.Json;
+import io.mesh.wire.Json;
 
 import java.net.InetSocketAddress;
 import java.net.URI;

@@ -6,10 +6,11 @@ import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.Json;
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ProcessRef;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.Json;
+import io.mesh.wire.ManifestParser;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
@@ -260,7 +261,7 @@ class BadInputHttpTest {
 
             assertThat(a.status()).isEqualTo(400);
             assertThat(a.json().get("errors")).anySatisfy(e -> assertThat(e.get("message").asText()).contains("alias"));
-            assertThat(a.json().get("errors").size()).isLessThanOrEqualTo(io.mesh.manifest.ManifestParser.MAX_ERRORS + 1);
+            assertThat(a.json().get("errors").size()).isLessThanOrEqualTo(ManifestParser.MAX_ERRORS + 1);
             assertThat(took).isLessThan(Duration.ofSeconds(3));
             // Every thread of this JVM together (HTTP workers, the agent, ZooKeeper, this one): far below what an
             // expansion would need (gigabytes), bounded by a small multiple of the body.

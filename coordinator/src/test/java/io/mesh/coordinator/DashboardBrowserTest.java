@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -71,7 +72,7 @@ class DashboardBrowserTest {
         ApiFixture.Answer first = fx.api.push(fx.manifest("r1", "[" + HOST + "]"));
         assertThat(first.status()).isEqualTo(202);
         fx.awaitReport("applied", first.json().get("revision").asText());
-        Future<io.mesh.zk.WindowResult> window = fx.daemon.runWindow(fx.module, "sweep");
+        Future<WindowResult> window = fx.daemon.runWindow(fx.module, "sweep");
         fx.awaitHeld();
         ApiFixture.Answer second = fx.api.push(fx.manifest("r2", "[" + HOST + "]"));
         assertThat(second.status()).isEqualTo(202);

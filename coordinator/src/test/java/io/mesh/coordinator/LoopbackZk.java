@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
-import io.mesh.zk.MeshZk;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;

@@ -6,9 +6,9 @@ import io.mesh.agent.AgentMetrics;
 import io.mesh.agent.WindowRequests;
 import io.mesh.policy.Policy;
 import io.mesh.testing.TestDocker;
-import io.mesh.zk.ApplyReport;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.ProcessRef;
 
 import java.net.InetSocketAddress;
 import java.net.URI;

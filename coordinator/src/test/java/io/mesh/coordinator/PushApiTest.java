@@ -1,12 +1,14 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.manifest.ManifestParser;
-import io.mesh.manifest.ModuleSpec;
-import io.mesh.zk.DesiredRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.PushRecord;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ManifestException;
+import io.mesh.wire.ManifestParser;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PushRecord;
+import io.mesh.wire.ZkPaths;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -201,8 +203,8 @@ class PushApiTest {
                 }
             });
 
-            io.mesh.manifest.ManifestException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
-                    io.mesh.manifest.ManifestException.class, () -> b.write(module("store-cache", "db"), "b1"));
+            ManifestException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
+                    ManifestException.class, () -> b.write(module("store-cache", "db"), "b1"));
 
             assertThat(won.get()).isNotNull();
             assertThat(refused).isNotNull();
@@ -341,7 +343,7 @@ class PushApiTest {
         final org.apache.curator.framework.CuratorFramework client;
 
         LoopbackZkClient(LoopbackZk zk) throws Exception {
-            client = io.mesh.zk.MeshZk.connect(zk.server.getConnectString(), java.time.Duration.ofSeconds(20));
+            client = MeshZk.connect(zk.server.getConnectString(), java.time.Duration.ofSeconds(20));
         }
 
         @Override

@@ -1,6 +1,6 @@
 package io.mesh.coordinator;
 
-import io.mesh.zk.MeshZk;
+import io.mesh.wire.MeshZk;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.zk.Json;
+import io.mesh.wire.Json;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,12 +1,12 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.zk.AgentRecord;
-import io.mesh.zk.ApplyReport;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.ProcessRef;
-import io.mesh.zk.WindowRecord;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowRecord;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;

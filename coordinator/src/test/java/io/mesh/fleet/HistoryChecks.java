@@ -3,10 +3,10 @@ package io.mesh.fleet;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.Labels;
 import io.mesh.testing.ZkTxnLog;
-import io.mesh.zk.HeldRecord;
-import io.mesh.zk.Json;
-import io.mesh.zk.LockHolder;
-import io.mesh.zk.ZkPaths;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ZkPaths;
 
 import java.time.Instant;
 import java.util.ArrayList;

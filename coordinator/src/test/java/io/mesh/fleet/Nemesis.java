@@ -2,6 +2,8 @@ package io.mesh.fleet;
 
 import com.github.dockerjava.api.model.Container;
 import io.mesh.docker.Labels;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -347,7 +349,7 @@ final class Nemesis {
         try {
             String path = fleet.paths().held("fleet-" + w.host(), w.module() + "-store");
             byte[] data = fleet.zk().getData().forPath(path);
-            io.mesh.zk.HeldRecord r = io.mesh.zk.Json.read(data, io.mesh.zk.HeldRecord.class);
+            HeldRecord r = Json.read(data, HeldRecord.class);
             return r.by() != null && r.by().pid() == w.pid();
         } catch (Exception e) {
             return false;

@@ -1,0 +1,95 @@
+package io.mesh.wire;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Data of {@code /mesh/reports/<host>/<module>}: the last apply of a module on a host (SPEC.md, "Apply").
+ *
+ * @param host       host id
+ * @param module     module name
+ * @param revision   desired revision the apply worked on
+ * @param push       push that wrote that desired state
+ * @param outcome    {@link #APPLIED}, {@link #DEFERRED} or {@link #FAILED}
+ * @param startedAt  when the apply started (asked for the lock)
+ * @param finishedAt when it finished
+ * @param window     the open window that deferred it or holds containers, else {@code null}
+ * @param containers one entry per container of the spec, and per removed container
+ * @param error      why the module failed, else {@code null}
+ * @param lastWindow the last window that ran on this module on this host, carried from report to report
+ * @param lastApplied the last push this host applied for this module, carried through {@code deferred} and
+ *                   {@code failed} reports, so that an older push still reads {@code applied} while a newer one waits
+ */
+public record ApplyReport(String host, String module, String revision, String push, String outcome,
+                          Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String error,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied) {
+    /** A report without {@code lastApplied} (filled in when it is written: {@link #withLastApplied}). */
+    public ApplyReport(String host, String module, String revision, String push, String outcome, Instant startedAt,
+                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error, WindowResult lastWindow) {
+        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, null);
+    }
+
+    /**
+     * The last push applied.
+     *
+     * @param push     push node name
+     * @param revision its revision
+     * @param at       when the apply finished
+     */
+    public record Applied(String push, String revision, Instant at) {}
+
+    /** @return this report with {@code lastApplied} set: itself when applied, else the one given (carried) */
+    public ApplyReport withLastApplied(Applied carried) {
+        Applied a = APPLIED.equals(outcome) && push != null ? new Applied(push, revision, finishedAt) : carried;
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a);
+    }
+
+    /** Every container is as the spec says, held ones aside. */
+    public static final String APPLIED = "applied";
+    /** A window held the module lock; the newest revision is applied when it releases it. */
+    public static final String DEFERRED = "deferred";
+    /** Something could not be done; {@link #error} says what. What ran keeps running. */
+    public static final String FAILED = "failed";
+
+    /** @return this report with the last window's result set */
+    public ApplyReport withLastWindow(WindowResult w) {
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied);
+    }
+
+    /**
+     * The open window named in a report.
+     *
+     * @param schedule schedule name
+     * @param window   window id
+     * @param since    when it opened
+     * @param held     Docker names of the containers it holds
+     */
+    public record WindowRef(String schedule, String window, Instant since, List<String> held) {
+        /** @return the reference to an open window */
+        public static WindowRef of(WindowRecord w) {
+            return new WindowRef(w.schedule(), w.window(), w.since(), w.held());
+        }
+    }
+
+    /**
+     * What the apply did to one container.
+     *
+     * @param name      container name in the spec
+     * @param container Docker name {@code <module>-<name>}
+     * @param action    {@code unchanged | created | recreated | removed | held | failed}
+     * @param reasons   why, such as {@code image: a -> b} or {@code not running: exited (137)}; empty when none
+     * @param id        Docker container id after the apply (before it, for removed)
+     */
+    public record ContainerResult(String name, String container, String action, List<String> reasons, String id) {
+        public static final String UNCHANGED = "unchanged";
+        public static final String CREATED = "created";
+        public static final String RECREATED = "recreated";
+        public static final String REMOVED = "removed";
+        public static final String HELD = "held";
+        public static final String FAILED = "failed";
+    }
+}

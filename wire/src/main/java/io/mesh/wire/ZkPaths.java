@@ -1,0 +1,137 @@
+package io.mesh.wire;
+
+import org.apache.curator.utils.ZKPaths;
+
+/**
+ * The ZooKeeper layout of mesh, in one place (SPEC.md, "ZooKeeper layout").
+ *
+ * <pre>
+ * {root}/desired/{module}            persistent   coordinator  {@link DesiredRecord}
+ * {root}/pushes/push-{seq}           persistent   coordinator  {@link PushRecord}
+ * {root}/locks/{module}/{host}       Curator InterProcessMutex; lock children carry {@link LockHolder}
+ * {root}/windows/{host}/{module}     ephemeral    window       {@link WindowRecord}
+ * {root}/held/{host}/{container}     ephemeral    window       {@link HeldRecord}
+ * {root}/reports/{host}/{module}     persistent   agent        {@link ApplyReport}
+ * {root}/agents/{host}               ephemeral    agent        {@link AgentRecord}
+ * {root}/requests/{host}/window-{seq} persistent-sequential  coordinator (mesh window run); the agent of {host} runs
+ *                                     it and writes the result into it  {@link WindowRequest}
+ * </pre>
+ *
+ * The root defaults to {@code /mesh} (flag {@code --zk-root}). Every node's data is one line of UTF-8 JSON
+ * ({@link Json}). Names are validated before they reach a path: module and container names by the manifest
+ * rules, host ids by {@link #checkHost(String)}.
+ */
+public final class ZkPaths {
+    /** The default root, {@code /mesh}. */
+    public static final String DEFAULT_ROOT = "/mesh";
+    /** Prefix of push node names; ZooKeeper's sequence suffix is ten zero-padded digits. */
+    public static final String PUSH_PREFIX = "push-";
+    /** Prefix of window request node names ({@code window-} and ZooKeeper's ten-digit sequence). */
+    public static final String WINDOW_REQUEST_PREFIX = "window-";
+
+    private final String root;
+
+    /**
+     * @param root absolute znode path such as {@code /mesh}; no trailing slash
+     * @throws IllegalArgumentException when the root is not an absolute, valid ZooKeeper path
+     */
+    public ZkPaths(String root) {
+        String r = root == null || root.isBlank() ? DEFAULT_ROOT : root.strip();
+        if (r.length() > 1 && r.endsWith("/")) r = r.substring(0, r.length() - 1);
+        if (!r.startsWith("/") || r.equals("/")) {
+            throw new IllegalArgumentException("--zk-root must be an absolute znode path below /, such as /mesh; got '" + root + "'");
+        }
+        org.apache.zookeeper.common.PathUtils.validatePath(r);
+        this.root = r;
+    }
+
+    /** @return the root, such as {@code /mesh} */
+    public String root() { return root; }
+
+    /** @return {@code {root}/desired} */
+    public String desired() { return root + "/desired"; }
+    /** @return {@code {root}/desired/{module}} */
+    public String desired(String module) { return ZKPaths.makePath(desired(), module); }
+
+    /** @return {@code {root}/pushes} */
+    public String pushes() { return root + "/pushes"; }
+    /** @return {@code {root}/pushes/{push}}, where push is such as {@code push-0000000002} */
+    public String push(String push) { return ZKPaths.makePath(pushes(), push); }
+
+    /** @return {@code {root}/locks} */
+    public String locks() { return root + "/locks"; }
+    /** @return {@code {root}/locks/{module}/{host}}: the module lock's {@code InterProcessMutex} path on one host */
+    public String lock(String module, String host) { return ZKPaths.makePath(locks(), module, host); }
+
+    /** @return {@code {root}/windows} */
+    public String windows() { return root + "/windows"; }
+    /** @return {@code {root}/windows/{host}} */
+    public String windows(String host) { return ZKPaths.makePath(windows(), host); }
+    /** @return {@code {root}/windows/{host}/{module}} */
+    public String window(String host, String module) { return ZKPaths.makePath(windows(), host, module); }
+
+    /** @return {@code {root}/held} */
+    public String held() { return root + "/held"; }
+    /** @return {@code {root}/held/{host}} */
+    public String held(String host) { return ZKPaths.makePath(held(), host); }
+    /** @return {@code {root}/held/{host}/{container}}, container being the Docker name {@code <module>-<name>} */
+    public String held(String host, String container) { return ZKPaths.makePath(held(), host, container); }
+
+    /** @return {@code {root}/reports} */
+    public String reports() { return root + "/reports"; }
+    /** @return {@code {root}/reports/{host}} */
+    public String reports(String host) { return ZKPaths.makePath(reports(), host); }
+    /** @return {@code {root}/reports/{host}/{module}} */
+    public String report(String host, String module) { return ZKPaths.makePath(reports(), host, module); }
+
+    /** @return {@code {root}/agents} */
+    public String agents() { return root + "/agents"; }
+    /** @return {@code {root}/agents/{host}} */
+    public String agent(String host) { return ZKPaths.makePath(agents(), host); }
+
+    /** @return {@code {root}/requests} */
+    public String requests() { return root + "/requests"; }
+    /** @return {@code {root}/requests/{host}}: the requests the agent of that host watches */
+    public String requests(String host) { return ZKPaths.makePath(requests(), host); }
+    /**
+     * @param host    host id
+     * @param request a request node name such as {@code window-0000000003}
+     * @return {@code {root}/requests/{host}/{request}}
+     */
+    public String request(String host, String request) { return ZKPaths.makePath(requests(), host, request); }
+    /** @return the prefix a persistent-sequential create of a window request uses: {@code {root}/requests/{host}/window-} */
+    public String windowRequestPrefix(String host) { return requests(host) + "/" + WINDOW_REQUEST_PREFIX; }
+
+    /**
+     * Formats a push node name from its sequence number, as ZooKeeper names sequential nodes
+     * ({@code %010d}, the parent's cversion at creation).
+     *
+     * @param seq sequence number, &gt;= 0
+     * @return such as {@code push-0000000002}
+     */
+    public static String pushName(long seq) { return PUSH_PREFIX + String.format(java.util.Locale.ROOT, "%010d", seq); }
+
+    /**
+     * @param push a push node name such as {@code push-0000000002}
+     * @return its sequence number, or -1 when the name is not a push name
+     */
+    public static long pushSeq(String push) {
+        if (push == null || !push.startsWith(PUSH_PREFIX)) return -1;
+        try { return Long.parseLong(push.substring(PUSH_PREFIX.length())); } catch (NumberFormatException e) { return -1; }
+    }
+
+    /** Host ids: same shape as a DNS label plus dots, so that they are safe as a znode name. */
+    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+
+    /**
+     * @param host a host id such as {@code host-a}
+     * @return the host id
+     * @throws IllegalArgumentException naming the rule when the id is not a safe znode name
+     */
+    public static String checkHost(String host) {
+        if (host == null || !HOST.matcher(host).matches()) {
+            throw new IllegalArgumentException("--host must match [A-Za-z0-9][A-Za-z0-9._-]{0,62}, such as host-a; got '" + host + "'");
+        }
+        return host;
+    }
+}

@@ -15,9 +15,6 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -237,31 +234,16 @@ public final class ModuleLock implements AutoCloseable {
     }
 
     /**
-     * Reads who holds and who waits for a module lock.
+     * Reads who holds and who waits for a module lock; {@link LockHolder#read}, which the coordinator uses too.
      *
      * @param client a started Curator client
      * @param paths  the layout
      * @param module module name
      * @param host   host id
-     * @return holder first, then waiters in order; empty when nobody holds it. Unreadable children are skipped.
+     * @return holder first, then waiters in order; empty when nobody holds it
      * @throws Exception from ZooKeeper
      */
     public static List<LockHolder> holders(CuratorFramework client, ZkPaths paths, String module, String host) throws Exception {
-        String lockPath = paths.lock(module, host);
-        Collection<String> nodes;
-        try {
-            nodes = new InterProcessMutex(client, lockPath).getParticipantNodes();
-        } catch (KeeperException.NoNodeException e) {
-            return List.of();
-        }
-        List<LockHolder> out = new ArrayList<>();
-        for (String node : nodes) {
-            try {
-                out.add(Json.read(client.getData().forPath(node), LockHolder.class));
-            } catch (KeeperException.NoNodeException | java.io.UncheckedIOException e) {
-                // released meanwhile, or not ours
-            }
-        }
-        return out;
+        return LockHolder.read(client, paths, module, host);
     }
 }

@@ -1,6 +1,5 @@
 package io.mesh.coordinator;
 
-import io.mesh.lock.ModuleLock;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
@@ -232,7 +231,7 @@ public final class FleetStatus {
         List<Lock> out = new ArrayList<>();
         for (String module : ZkReads.children(client, paths.locks())) {
             for (String host : ZkReads.children(client, paths.locks() + "/" + module)) {
-                List<LockHolder> all = ModuleLock.holders(client, paths, module, host);
+                List<LockHolder> all = LockHolder.read(client, paths, module, host);
                 if (all.isEmpty()) continue;
                 out.add(new Lock(module, host, all.get(0), List.copyOf(all.subList(1, all.size()))));
             }

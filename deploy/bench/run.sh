@@ -55,7 +55,7 @@ machine="$work/machine.properties"
 
 {
   echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- agent coordinator deploy 2>/dev/null || echo ' (with local changes)')"
+  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- wire agent coordinator deploy 2>/dev/null || echo ' (with local changes)')"
   echo "nproc=$(nproc)"
   echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   echo "kernel=$(uname -r)"

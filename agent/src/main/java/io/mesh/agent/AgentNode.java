@@ -3,7 +3,7 @@ package io.mesh.agent;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
-import io.mesh.zk.PersistentParents;
+import io.mesh.wire.PersistentParents;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;

@@ -17,7 +17,7 @@ import io.mesh.wire.Times;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import io.mesh.zk.PersistentParents;
+import io.mesh.wire.PersistentParents;
 import io.mesh.zk.SessionGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

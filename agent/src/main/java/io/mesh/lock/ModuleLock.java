@@ -5,7 +5,7 @@ import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
-import io.mesh.zk.PersistentParents;
+import io.mesh.wire.PersistentParents;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;

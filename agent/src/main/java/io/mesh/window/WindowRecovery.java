@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.wire.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.section.ModuleSection;
@@ -111,10 +112,10 @@ public final class WindowRecovery {
         log.warn("window host={} module={} schedule={} window={}: not running, its journal still open (process {} {}); finishing it",
                 host, e.module(), e.schedule(), e.window(), owner, e.ownerAlive() ? "lives, but left it" : "died");
         List<String> heldNames = e.held().stream().map(WindowJournal.HeldContainer::container).toList();
-        HeldNodes nodes = null;
+        HeldRegistry nodes = null;
         if (e.openedStages().contains(WindowStage.HELD) && !e.held().isEmpty()) {
             try {
-                nodes = HeldNodes.publish(store, host, e.module(), e.schedule(), e.window(), e.since(),
+                nodes = HeldRegistry.publish(store.client(), store.paths(), host, e.module(), e.schedule(), e.window(), e.since(),
                         e.held().stream().map(h -> new String[] {h.container(), h.containerId()}).toList(), process, WindowRunner.NODE_CREATE_WAIT);
             } catch (RuntimeException x) {
                 log.warn("window {}: its held nodes were not published again ({}); the fence keeps its containers to this process", e.window(), WindowRunner.describe(x));

@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.wire.HeldRegistry;
 import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
@@ -35,7 +36,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * <ol>
  *   <li>take the lock; read the desired state; take the fence; finish first a journalled window of this module that
  *       is not running ({@link WindowRecovery}: the fence proves it is not);</li>
- *   <li>publish the window node and one held node per {@code while-stopped} container ({@link HeldNodes}), confirmed,
+ *   <li>publish the window node and one held node per {@code while-stopped} container ({@link HeldRegistry}), confirmed,
  *       and write the {@link WindowJournal} entry, all before anything is stopped;</li>
  *   <li>open the stages in order ({@link WindowStage}), each journalled before it acts: create the step container;
  *       set each held container's restart policy to {@code no} and stop it; run the step, killed at its
@@ -122,7 +123,7 @@ public final class WindowRunner {
     private WindowResult runLocked(ModuleSection section, String module, String schedule, String windowId, Instant since,
                                    Duration lockWait) throws InterruptedException {
         DesiredRecord desired = null;
-        HeldNodes published = null;
+        HeldRegistry published = null;
         WindowResult recovered = null;
         WindowResult result;
         try {
@@ -153,7 +154,7 @@ public final class WindowRunner {
             }
             if (open.isPresent()) recovered = recovery.recover(open.get(), section);
             Holding holding = holding(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
-            published = HeldNodes.publish(store, host, module, schedule, windowId, since, holding.nodes(), process, NODE_CREATE_WAIT);
+            published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, holding.nodes(), process, NODE_CREATE_WAIT);
             result = hold(desired.spec(), schedule, s, holding.entry(), section);
         } catch (InterruptedException e) {
             throw e;

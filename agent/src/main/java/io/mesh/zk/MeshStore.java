@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ManifestParser;
@@ -218,25 +219,7 @@ public final class MeshStore {
      * @throws Exception from ZooKeeper
      */
     public Map<String, HeldRecord> held(String host) throws Exception {
-        Map<String, HeldRecord> out = new LinkedHashMap<>();
-        List<String> names;
-        try {
-            names = client.getChildren().forPath(paths.held(host));
-        } catch (KeeperException.NoNodeException e) {
-            return out;
-        }
-        for (String name : names) {
-            byte[] data;
-            try {
-                data = client.getData().forPath(paths.held(host, name));
-            } catch (KeeperException.NoNodeException e) {
-                continue; // released meanwhile
-            }
-            // A held node whose data does not parse still means held (fail safe, issue 11 rule 8): only its name is known.
-            HeldRecord h = readOrNull(data, HeldRecord.class);
-            out.put(name, h != null ? h : HeldRecord.unreadable(host, name));
-        }
-        return out;
+        return HeldRegistry.read(client, paths, host);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.mesh.testing.TestZk;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.PersistentParents;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ManifestParser;

@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -39,22 +40,11 @@ public final class FleetView {
     public record Host(String host, boolean online, AgentRecord agent, List<ApplyReport> modules) {}
 
     /**
-     * @return every held container on every host, from {@code {root}/held/<host>/<container>}, sorted by host then
-     *         container
+     * @return every held container on every host ({@link HeldRegistry#readAll})
      * @throws Exception ZooKeeper errors
      */
     public List<HeldRecord> held() throws Exception {
-        List<HeldRecord> out = new ArrayList<>();
-        for (String host : ZkReads.children(client, paths.held())) {
-            for (String container : ZkReads.children(client, paths.held(host))) {
-                String path = paths.held(host, container);
-                HeldRecord r = ZkReads.read(client, path, HeldRecord.class);
-                // A held node whose data does not parse still means held (issue 11 rule 8).
-                if (r == null && client.checkExists().forPath(path) != null) r = HeldRecord.unreadable(host, container);
-                if (r != null) out.add(r);
-            }
-        }
-        return out;
+        return HeldRegistry.readAll(client, paths);
     }
 
     /**
@@ -62,9 +52,7 @@ public final class FleetView {
      * @throws Exception ZooKeeper errors
      */
     public int heldCount() throws Exception {
-        int n = 0;
-        for (String host : ZkReads.children(client, paths.held())) n += ZkReads.children(client, paths.held(host)).size();
-        return n;
+        return HeldRegistry.count(client, paths);
     }
 
     /**

@@ -1,4 +1,4 @@
-package io.mesh.zk;
+package io.mesh.wire;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;

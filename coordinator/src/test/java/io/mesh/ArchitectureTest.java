@@ -1,0 +1,102 @@
+package io.mesh;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.library.Architectures;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The layers of docs/architecture.md, checked on the main classes of all three Maven modules (the coordinator's
+ * tests have the wire and the agent on their classpath). A dependency that breaks a layer fails the build.
+ */
+class ArchitectureTest {
+    private static JavaClasses mesh;
+
+    @BeforeAll
+    static void importMainClasses() {
+        mesh = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                // the agent's test-jar (fixtures the coordinator's tests reuse) is test code too
+                .withImportOption(location -> !location.contains("-tests.jar"))
+                .importPackages("io.mesh");
+        // A rule over nothing passes: make sure every layer was found.
+        for (String p : new String[] {"wire", "zk", "docker", "lock", "policy", "section", "window", "apply", "agent", "metrics",
+                "coordinator", "client"}) {
+            assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
+        }
+    }
+
+    /** Bottom to top; each layer names who may use it. */
+    @Test
+    void layers() {
+        ArchRule rule = Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("wire").definedBy("io.mesh.wire..")
+                .layer("zookeeper").definedBy("io.mesh.zk..")
+                .layer("docker").definedBy("io.mesh.docker..")
+                .layer("lock").definedBy("io.mesh.lock..")
+                .layer("policy").definedBy("io.mesh.policy..")
+                .layer("section").definedBy("io.mesh.section..")
+                .layer("window").definedBy("io.mesh.window..")
+                .layer("apply").definedBy("io.mesh.apply..")
+                .layer("metrics").definedBy("io.mesh.metrics..")
+                .layer("agent").definedBy("io.mesh.agent..")
+                .layer("coordinator").definedBy("io.mesh.coordinator..")
+                .layer("client").definedBy("io.mesh.client..")
+                .whereLayer("agent").mayNotBeAccessedByAnyLayer()
+                .whereLayer("apply").mayOnlyBeAccessedByLayers("agent")
+                .whereLayer("window").mayOnlyBeAccessedByLayers("apply", "agent")
+                .whereLayer("section").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
+                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "window", "apply", "agent")
+                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "window", "apply", "agent")
+                .whereLayer("metrics").mayOnlyBeAccessedByLayers("agent")
+                .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")
+                .whereLayer("client").mayNotBeAccessedByAnyLayer();
+        rule.check(mesh);
+    }
+
+    @Test
+    void noPackageCycles() {
+        slices().matching("io.mesh.(*)..").should().beFreeOfCycles().check(mesh);
+    }
+
+    /** The coordinator and the client carry only the wire (decision 9): no agent runtime, no Docker client. */
+    @Test
+    void theCoordinatorAndTheClientNeedOnlyTheWire() {
+        noClasses().that().resideInAnyPackage("io.mesh.coordinator..", "io.mesh.client..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.mesh.zk..", "io.mesh.docker..", "io.mesh.lock..",
+                        "io.mesh.policy..", "io.mesh.section..", "io.mesh.window..", "io.mesh.apply..", "io.mesh.agent..",
+                        "io.mesh.metrics..", "com.github.dockerjava..", "com.cronutils..")
+                .check(mesh);
+    }
+
+    /** The wire knows nothing of Docker or the agent's runtime. */
+    @Test
+    void theWireHasNoDockerAndNoAgent() {
+        noClasses().that().resideInAPackage("io.mesh.wire..")
+                .should().dependOnClassesThat().resideInAnyPackage("com.github.dockerjava..", "org.apache.hc..", "picocli..",
+                        "org.eclipse.jetty..")
+                .check(mesh);
+        noClasses().that().resideInAPackage("io.mesh.wire..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.wire..", "java..", "javax..",
+                        "com.fasterxml.jackson..", "org.apache.curator..", "org.apache.zookeeper..", "org.slf4j..",
+                        "ch.qos.logback..", "com.cronutils..", "org.yaml.snakeyaml..")
+                .check(mesh);
+    }
+
+    /** Only the docker package talks to docker-java. */
+    @Test
+    void onlyTheDockerPackageUsesDockerJava() {
+        noClasses().that().resideOutsideOfPackage("io.mesh.docker..").and().resideInAPackage("io.mesh..")
+                .should().dependOnClassesThat().resideInAPackage("com.github.dockerjava..")
+                .check(mesh);
+    }
+}

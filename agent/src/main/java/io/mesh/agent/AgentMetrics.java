@@ -36,13 +36,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The agent's Prometheus metrics ({@code mesh-agent run --metrics-listen 127.0.0.1:PORT}, {@code GET /metrics}).
  *
- * <p>Applies and windows are counted from the reports this host's processes write ({@code /mesh/reports/<host>/*},
- * through a {@link CuratorCache}): every {@code applied}, {@code deferred} or {@code failed} report counts once, with
- * its duration ({@code finishedAt - startedAt}), and every new {@code lastWindow} once, with its duration. So windows
- * run by {@code mesh-agent window} on this host count too, and nothing inside the apply or the window is
- * instrumented. Reports that exist when the agent starts are not counted. Lock waits come from
- * {@link ModuleLock#observeWaits}: the waits of one apply or window (a deferred apply asks in slices) are summed
- * until it gets the lock. Held containers and open windows are read from ZooKeeper at each scrape.
+ * <p>Applies and windows are counted from the reports this host's processes write (a {@link CuratorCache} on
+ * {@code /mesh/reports/<host>}), so that windows of {@code mesh-agent window} count too and nothing inside the apply or
+ * the window is instrumented (docs/design.md, "Metrics and logs"); reports that exist at start are not counted. Lock
+ * waits come from {@link ModuleLock#observeWaits}; held containers and open windows are read at each scrape.
  *
  * <pre>
  * mesh_applies_total{module,outcome}                counter

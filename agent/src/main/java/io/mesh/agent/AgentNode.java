@@ -26,24 +26,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code /mesh/agents/<host>}: the ephemeral node that says this process is the agent of its host
- * ({@link AgentRecord}: host, version, pid, startedAt). A host has one agent (issue 11, requirement 9): two daemons
- * of one host would share its nodes, its reports and its cron windows.
- *
- * <p>{@link #claim()} creates the node, or refuses:
- * <ul>
- *   <li>absent: created (a plain ephemeral create, so that of two agents starting at once exactly one wins);</li>
- *   <li>held by a process that runs on this machine (its pid runs and started before the node's {@code startedAt}):
- *       refused at once, naming it;</li>
- *   <li>held by a process that does not run here: either an agent killed with {@code kill -9} whose session
- *       ZooKeeper has not expired yet, or a live agent of the same host id on another machine. ZooKeeper cannot tell
- *       them apart before the session timeout, so the claim waits up to the session timeout (plus
- *       {@link #EXPIRY_MARGIN}) for the node to go, saying so; gone, it is created; still there, refused.</li>
- * </ul>
- * A refusal is a {@link HostTakenException}; nothing has been written then.
- *
- * <p>Once claimed, the node is kept: made again after the session was lost (this process's node went with it) or after
- * it was deleted by hand. If another agent has taken the host meanwhile (this process was frozen or cut off past its
- * session and a new agent started), the node is left to it and {@code onTaken} runs: the daemon stops.
+ * ({@link AgentRecord}). {@link #claim()} creates it, or refuses with {@link HostTakenException} before anything is
+ * written; once claimed it is kept, and {@code onTaken} runs when another agent has the host. The rule:
+ * docs/design.md, "One agent per host".
  */
 public final class AgentNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AgentNode.class);
@@ -89,8 +74,9 @@ public final class AgentNode implements AutoCloseable {
     public boolean claimed() { return claimed; }
 
     /**
-     * Makes this process the agent of its host, or refuses (see the class comment). Blocks up to the session timeout
-     * plus {@link #EXPIRY_MARGIN} when the node belongs to a process that does not run on this machine.
+     * Makes this process the agent of its host, or refuses: at once when the node's pid runs on this machine (and
+     * started before the node's {@code startedAt}); after waiting up to the session timeout plus
+     * {@link #EXPIRY_MARGIN} for the node to go when it belongs to a process that does not run here.
      *
      * @throws HostTakenException naming the agent that has the host: nothing was written
      * @throws Exception          ZooKeeper's errors

@@ -33,17 +33,10 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The apply: brings one module on this host to its newest desired state, inside the module's critical section
- * ({@link ModuleSection}: the ZooKeeper lock, then the host fence) (SPEC.md, "Apply").
- *
- * <ol>
- *   <li>Ask for the module lock for {@code applyLockWait}. Not free and a window of the module is open on this
- *       host: write a {@code deferred} report naming the window, then keep asking in 1 s slices, writing a new
- *       {@code deferred} report whenever a newer revision arrives meanwhile.</li>
- *   <li>Holding the lock: read the <em>newest</em> desired node (so a push that met a window lands when the window
- *       ends, with no new push) and the held nodes; take the fence; finish a journalled window that is not running
- *       ({@link WindowRecovery}); plan and execute ({@link ApplyExecution}); give the fence back; write the report
- *       with the lock's release.</li>
- * </ol>
+ * ({@link ModuleSection}: the ZooKeeper lock, then the host fence) (SPEC.md, "Apply"): {@code deferred} while a
+ * window holds the lock; holding it, the newest desired node and the held nodes are read, the fence taken, a
+ * journalled window that is not running finished ({@link WindowRecovery}), the plan executed ({@link ApplyExecution}),
+ * the fence given back and the report written with the lock's release. The rules: docs/design.md, "Apply".
  */
 public final class Applier {
     private static final Logger log = LoggerFactory.getLogger(Applier.class);
@@ -118,9 +111,8 @@ public final class Applier {
     /**
      * Applies a module's newest desired state; blocks while a window holds the module lock.
      *
-     * <p>Holding the lock, it first looks at the host's {@link WindowJournal}: a window of this module whose process
-     * died is finished ({@link WindowRecovery}) before anything else; a window whose process still runs (it lost the
-     * lock with its ZooKeeper session) makes the apply {@code deferred}, release the lock and wait for it.
+     * <p>Holding the lock, it waits for the host fence ({@code deferred} to a journalled window whose process still
+     * holds it), then finishes a journalled window of this module ({@link WindowRecovery}) before anything else.
      *
      * @param module   module name
      * @param stopping polled while waiting; true gives up (the process is shutting down)

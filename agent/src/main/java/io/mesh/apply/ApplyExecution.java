@@ -70,12 +70,10 @@ final class ApplyExecution {
     }
 
     /**
-     * Executes a plan, in plan order for the results. The containers of a module are independent of each other, so
-     * when three or more need Docker calls they are changed at once, at most {@link #PARALLEL} at a time: a recreate
-     * of 20 containers waits for the slowest stop, not for the sum of them (docs/benchmarks.md, B2). One or two are
-     * changed on the apply thread, as before: threads made for every small apply cost more than they save where
-     * many agents share a machine (B5's simulated hosts). When the apply is interrupted, what has started is let
-     * finish (a recreate is never cut in half) and nothing more starts.
+     * Executes a plan, results in plan order. When three or more containers need Docker calls they are changed at
+     * once, at most {@link #PARALLEL} at a time, so a recreate waits for the slowest stop, not their sum; one or two
+     * are changed on the apply thread, where threads would cost more than they save. When the apply is interrupted,
+     * what has started is let finish (a recreate is never cut in half) and nothing more starts.
      */
     private List<ContainerResult> executeAll(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
                                              Map<String, ObservedContainer> byId) throws InterruptedException {
@@ -280,8 +278,8 @@ final class ApplyExecution {
 
     /**
      * Runs a create or rename that gives a container {@code name}; when it fails because a container left under that
-     * name by an interrupted recreate is in the way, removes that one and runs it again. (Looking for leftovers only
-     * on failure saves two Docker calls per recreated container: docs/benchmarks.md, B2.)
+     * name by an interrupted recreate is in the way, removes that one and runs it again (looking only on failure
+     * saves two Docker calls per recreate).
      *
      * @param keep a container id that is never removed (the one being renamed), or {@code null}
      */

@@ -38,7 +38,7 @@ final class ReportWriter {
 
     /**
      * Writes a report; with the module lock, releases it in the same transaction when the store knows the report
-     * node's version (one quorum write instead of two: docs/benchmarks.md, B5), else writes first and leaves the
+     * node's version (decision 5: one quorum write instead of two), else writes first and leaves the
      * lock to the caller's release.
      *
      * @throws Exception from ZooKeeper

@@ -27,7 +27,7 @@ public interface ContainerRuntime {
 
     /**
      * A module's containers and its step containers in one look: what a no-op reconcile needs to see that nothing
-     * changed. {@link DockerEngine} makes it one labelled list call (the floor of benchmark B1).
+     * changed. {@link DockerEngine} makes it one labelled list call.
      *
      * @param module module name (label {@code mesh.module})
      * @return the managed containers as {@link #moduleContainers} gives them, and the labels of the step containers

@@ -46,14 +46,10 @@ import java.util.function.Supplier;
  * {@link NotFoundException} and {@link ConflictException}) or as {@link DockerClientException} for time-outs;
  * callers turn them into {@code failed} results. Missing images are pulled once before a create.
  *
- * <p><b>Nothing waits for ever</b> (issue 11, requirement 9): a hung dockerd must not hold a module lock and its
- * fence for ever. Every call that dockerd answers at once gets at most the call timeout ({@link #CALL_TIMEOUT},
- * {@code mesh-agent --docker-timeout}) and then fails with a {@link DockerTimeoutException}. The calls that
- * legitimately take long run on a second client without a response timeout, each bounded by what it waits for: a
- * stop by its stop timeout plus the call timeout, a step's wait by the schedule's timeout (the caller's), a pull by
- * {@link #PULL_TIMEOUT}. docker-java's unix-socket transport ignores the HTTP client's response timeout (its socket
- * is an NIO channel, which has no read timeout), so the bound is enforced here: a watchdog interrupts the calling
- * thread, which closes that call's connection only (an NIO channel closes when its reader is interrupted).
+ * <p><b>Nothing waits for ever</b>, so that a hung dockerd cannot hold a module lock and its fence: every call is
+ * bounded ({@link #CALL_TIMEOUT}, {@link #PULL_TIMEOUT}; docs/design.md, "Docker calls are bounded") and then throws
+ * {@link DockerTimeoutException}. docker-java's unix-socket channel has no read timeout, so a watchdog interrupts the
+ * calling thread, which closes that call's connection only.
  */
 public final class DockerEngine implements ContainerRuntime, Closeable {
     /** Default Docker host when neither {@code --docker-host} nor {@code DOCKER_HOST} is set. */

@@ -28,9 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Each lock child (Curator's protected ephemeral-sequential node) carries a {@link LockHolder} as its data, so
  * {@code zkCli} shows who holds the lock (lowest sequence) and who waits.
  *
- * <p>The lock's parent is made persistent before the first acquisition ({@link PersistentParents}): Curator would
- * make it a container znode, which ZooKeeper deletes within a minute of the last release, so that the next apply
- * would first pay for making it again.
+ * <p>The lock's parent is made persistent before the first acquisition ({@link PersistentParents}).
  *
  * <p>Per Curator's documentation, an {@code InterProcessMutex} is owned by the thread that acquired it:
  * {@link #release()} must be called on that thread. One instance serves one acquisition; make a new one per apply
@@ -165,14 +163,11 @@ public final class ModuleLock implements AutoCloseable {
     }
 
     /**
-     * Releases the lock in the same ZooKeeper transaction as {@code op} (Curator's {@code transaction()}, one
-     * ZooKeeper {@code multi}): one quorum write instead of two, for the write that ends what the lock guarded (an
-     * apply's report). The transaction is all or nothing. When it fails, it was most likely not applied, and the lock
-     * is still held; but Curator retries a transaction whose connection was lost, so it may have been applied with its
-     * answer lost, the retry failing on the node versions it had changed itself. The caller looks ({@code op}'s node
-     * holds what it wrote, at the next version: {@code MeshStore.landed}) before it writes again, then releases the
-     * usual way ({@link #release()}: Curator's guaranteed delete, a no-op for a node already gone). After a
-     * successful call this instance is done: {@link #acquire} refuses. Must run on the thread that acquired the lock.
+     * Releases the lock in the same ZooKeeper transaction ({@code multi}) as {@code op}, an apply's report
+     * (docs/decisions/0005-persistent-parents-and-report-with-release.md). A failed transaction may still have been
+     * applied with its answer lost, so the caller checks ({@code MeshStore.landed}) before it writes again, then
+     * calls {@link #release()}. After a successful call this instance is done: {@link #acquire} refuses. Must run on
+     * the thread that acquired the lock.
      *
      * @param op the operation to commit with the release (for example a {@code setData} at an expected version)
      * @return the transaction's results, {@code op}'s first; {@code null} when the transaction failed or the lock is
@@ -207,7 +202,7 @@ public final class ModuleLock implements AutoCloseable {
      * Deletes the lock children that this client's own session created but that no acquisition of this JVM owns: the
      * node of a protected create whose answer was lost. Curator deletes those in the background
      * ({@code FindAndDeleteProtectedNodeInBackground}, CURATOR-45), but gives up when its retries run out, and then the
-     * node blocks the lock for as long as the session lives (seen in benchmark B5, under load). Called after an
+     * node blocks the lock for as long as the session lives (failure model, row 11). Called after an
      * acquisition timed out while this instance was the only one of this JVM on this path, so any child of this
      * session is nobody's. Errors are ignored: the next attempt looks again.
      */

@@ -14,22 +14,12 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * What this agent lets a manifest do to its host (docs/security.md, "Agent policy"). The desired state comes from
- * whoever may push (or write ZooKeeper); the agent runs as root next to dockerd. So the agent, not the manifest,
- * decides whether a container may:
- *
- * <ul>
- *   <li>bind a host path: only under a prefix given with {@code --allow-host-path PREFIX} (repeatable; default: no
- *       host path at all, named volumes only). A host path that exists is also checked after resolving symbolic
- *       links, so a link under an allowed prefix that points elsewhere is refused;</li>
- *   <li>run privileged: only with {@code --allow-privileged};</li>
- *   <li>share the host's PID namespace ({@code pid: host}): only with {@code --allow-host-pid};</li>
- *   <li>add a capability ({@code cap-add}): only those given with {@code --allow-cap NAME} (repeatable).</li>
- * </ul>
- *
- * Called by {@link Applier} before any create or recreate, and by the window before a step container is made. A
- * refused container is reported {@code failed} with the reasons; nothing is created and what runs keeps running.
- * Immutable and thread-safe.
+ * What this agent lets a manifest do to its host (docs/security.md, threats 14 and 15): the agent runs as root next to
+ * dockerd, so it, not the manifest, decides whether a container may bind a host path (only under an
+ * {@code --allow-host-path} prefix, checked again after resolving symbolic links), run privileged
+ * ({@code --allow-privileged}), share the host's PID namespace ({@code --allow-host-pid}) or add a capability
+ * ({@code --allow-cap}). Checked by the apply before any create or recreate and by the window before a step container
+ * is made. Immutable and thread-safe.
  */
 public final class Policy {
     /** The default: named volumes only; no privileged mode, host PID or added capability. */

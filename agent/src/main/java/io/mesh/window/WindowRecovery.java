@@ -29,12 +29,10 @@ import io.mesh.wire.Json;
  * the proof that the window is not running: its process held the fence from before its first stop to after its last
  * start.
  *
- * <p>The rule (docs/failure-model.md): when the window had stopped its containers, publish its held and window nodes
- * again as this process (best effort: the fence, not the nodes, keeps other processes of the host off them); then close
- * exactly the stages the journal says opened, in reverse ({@link WindowClosing}: a step that still runs is let run
- * until the window's deadline, then killed and known dead; restart policies back and the same containers started; the
- * step removed; the entry deleted). The result, outcome {@code recovered}, is for the caller to record once it has
- * given the fence back ({@link #record}).
+ * <p>It republishes the held and window nodes (best effort: the fence, not the nodes, keeps other processes of the
+ * host off them) and closes exactly the stages the journal says opened, in reverse ({@link WindowClosing}); the
+ * caller records the result, outcome {@code recovered}, once it has given the fence back ({@link #record}). The rule:
+ * docs/design.md, "Crash recovery".
  */
 public final class WindowRecovery {
     private static final Logger log = LoggerFactory.getLogger(WindowRecovery.class);

@@ -30,26 +30,15 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Runs one window of a module's schedule on this host (SPEC.md, "Window"), inside the module's critical section
- * ({@link ModuleSection}: the ZooKeeper lock with purpose {@code window:<schedule>}, then the host fence):
+ * Runs one window of a module's schedule on this host (SPEC.md, "Window") inside the module's critical section
+ * ({@link ModuleSection}, purpose {@code window:<schedule>}): finishes first a journalled window that is not running
+ * ({@link WindowRecovery}); publishes the window and held nodes ({@link HeldRegistry}), confirmed, and journals itself
+ * before anything is stopped; opens its {@link WindowStage}s in order and, whatever happened, closes them in reverse
+ * ({@link WindowClosing}); then gives the fence back, deletes the nodes, records {@code lastWindow} in the report and
+ * releases the lock. The rules: docs/design.md, "Window" and "Section".
  *
- * <ol>
- *   <li>take the lock; read the desired state; take the fence; finish first a journalled window of this module that
- *       is not running ({@link WindowRecovery}: the fence proves it is not);</li>
- *   <li>publish the window node and one held node per {@code while-stopped} container ({@link HeldRegistry}), confirmed,
- *       and write the {@link WindowJournal} entry, all before anything is stopped;</li>
- *   <li>open the stages in order ({@link WindowStage}), each journalled before it acts: create the step container;
- *       set each held container's restart policy to {@code no} and stop it; run the step, killed at its
- *       {@code timeout};</li>
- *   <li>whatever happened, close the opened stages in reverse ({@link WindowClosing}): the step known dead, policies
- *       back and the same containers started, the step removed, the journal deleted; then give the fence back,
- *       delete the nodes, record the result in the module's report ({@code lastWindow}) and the log, release the
- *       lock.</li>
- * </ol>
- *
- * <p>Until the containers are stopped, every Docker call needs the lock intact (the section's guarded runtime): a
- * window whose session went before it stopped anything stops nothing. From then on it needs the fence alone: it
- * never waits for ZooKeeper to give its containers back, and no other process on the host can act on them meanwhile.
+ * <p>Until the containers are stopped every Docker call needs the lock intact, so a window whose session went first
+ * stops nothing; from then on it needs the fence alone and never waits for ZooKeeper to give its containers back.
  */
 public final class WindowRunner {
     private static final Logger log = LoggerFactory.getLogger(WindowRunner.class);

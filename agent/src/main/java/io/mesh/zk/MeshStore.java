@@ -146,7 +146,7 @@ public final class MeshStore {
         return record;
     }
 
-    /** The last desired node parsed, per path: the same bytes are not parsed and validated again (docs/benchmarks.md, B1). */
+    /** The last desired node parsed, per path: the same bytes are not parsed and validated again. */
     private record Parsed(byte[] data, DesiredRecord record) {}
     private final Map<String, Parsed> parsed = new java.util.concurrent.ConcurrentHashMap<>();
 

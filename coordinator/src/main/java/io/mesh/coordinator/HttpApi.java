@@ -141,11 +141,7 @@ public final class HttpApi implements AutoCloseable {
      * both), {@code POST /v1/pushes} needs one of them: {@code Authorization: Bearer <token>}, or
      * {@code X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>}. Neither header: {@code 401}; a wrong token:
      * {@code 403}; both answered before any of the body is read. A wrong signature: {@code 403} once the body is read.
-     *
-     * <p>The server is Jetty's, with {@code limits} (docs/decisions/0007-coordinator-http-limits.md): its idle timeout
-     * and {@link HeadDeadline} close connections that send nothing or their head too slowly, a body has the read
-     * timeout after its head ({@code 408}), {@link NetworkConnectionLimit} bounds the connections (and so the queue of
-     * requests waiting for a thread), and {@value HttpLimits#THREADS} threads serve the requests.
+     * The server is Jetty's, with {@code limits} (docs/decisions/0007-coordinator-http-limits.md).
      *
      * @param client  a started Curator client
      * @param paths   the layout under the configured root

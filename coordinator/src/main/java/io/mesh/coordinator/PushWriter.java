@@ -38,23 +38,10 @@ import java.util.regex.Pattern;
 
 /**
  * Validates a manifest and writes it as one push: the push node and every module's desired node in ONE ZooKeeper
- * transaction (SPEC.md, "Coordinator HTTP API"; docs/design.md, "Push ids").
- *
- * <p>The transaction holds: a {@code setData} on {@code {root}/pushes} at the data version just read (its data
- * becomes {@code {"last","revision","receivedAt"}}), the create of {@code {root}/pushes/push-%010d} named after the
- * cversion of {@code {root}/pushes} from the same read, and a create (or a {@code setData} at the version just read)
- * of {@code {root}/desired/<module>} per module. A racing writer makes it fail on a version or an existing name;
- * it is then read again and retried, at most {@link #MAX_ATTEMPTS} times.
- *
- * <p>Each attempt also checks, after that read, that no container of the push has the Docker name of a container of
- * another module already desired ({@link #dockerNamesTaken}): the {@code setData} at the version read makes that
- * check part of the transaction, since every writer of {@code {root}/desired} (this class) sets that version too.
- *
- * <p>The push node's JSON is a {@link PushRecord} plus one extra field, {@code hosts}: the hosts of each module as
- * this push declared them ({@code {"store":["host-a"]}}), so that the status of an old push does not depend on the
- * desired nodes that later pushes overwrote. Readers of {@link PushRecord} ignore it.
- *
- * <p>Thread-safe.
+ * transaction, with a {@code setData} on {@code {root}/pushes} at the version just read, retried at most
+ * {@link #MAX_ATTEMPTS} times when a racing writer wins (SPEC.md, "Coordinator HTTP API"; docs/design.md, "Push ids"
+ * and "Docker names", which say why the Docker-name check is part of the transaction). The push node is a
+ * {@link PushRecord} plus {@code hosts} (docs/design.md, "ZooKeeper layout"). Thread-safe.
  */
 public final class PushWriter {
     /** How many times a transaction that lost a race is read again and retried. */

@@ -79,9 +79,8 @@ public final class ManifestParser {
     public static final int MAX_DEPTH = 20;
 
     /*
-     * Factories and mapper are shared by every parser in the process: they are thread-safe once configured, and a
-     * mapper caches the deserializers it builds (building ModuleSpec's costs more than parsing a module; B5 runs
-     * hundreds of agents, each with its own parser, in one JVM).
+     * Shared by every parser in the process: thread-safe once configured, and the mapper caches the deserializers it
+     * builds (building ModuleSpec's costs more than parsing a module).
      */
     private static final YAMLFactory YAML = yamlFactory();
     /** The same limits for JSON: nesting depth; duplicate keys are TreeBuilder's. */
@@ -123,7 +122,7 @@ public final class ManifestParser {
     /**
      * Validates one module written as JSON, as the coordinator writes a desired node's {@code spec}: the same rules
      * and messages as {@link #parse(String)}, read with Jackson's JSON parser rather than SnakeYAML, which costs
-     * several times more per document (docs/benchmarks.md, B5: every agent validates every desired node it reads).
+     * several times more per document, and every agent validates every desired node it reads.
      * JSON is YAML's subset for these documents: every string is quoted, so no scalar is read differently.
      *
      * @param json one JSON object: module, hosts, containers, schedules

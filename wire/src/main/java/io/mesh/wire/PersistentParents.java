@@ -18,25 +18,14 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Keeps the parents of mesh's short-lived znodes persistent: {@code /mesh/locks/<module>/<host>} (the lock children),
- * {@code /mesh/held/<host>} and {@code /mesh/windows/<host>}.
+ * {@code /mesh/held/<host>} and {@code /mesh/windows/<host>}. Curator's recipes would make them container znodes,
+ * which ZooKeeper deletes within a minute of their last child, so that every later apply or window paid several
+ * quorum writes to make them again (docs/decisions/0005-persistent-parents-and-report-with-release.md).
  *
- * <p>Why: Curator's recipes ({@code InterProcessMutex}, {@code PersistentNode}) create a missing parent as a
- * <em>container</em> znode ({@code CreateMode.CONTAINER}, ZooKeeper 3.5+), and the server deletes a container once
- * its last child is gone (its container manager looks every {@code znode.container.checkIntervalMs}, 60 s by
- * default; ZooKeeper Programmer's Guide, "Container Nodes"). A module's lock parent then vanished within a minute of
- * every apply, and the next apply or window paid for it: a create that fails with {@code NoNode} (still a quorum
- * write), one {@code exists} per path level, and a create per missing level, before the lock node itself: three or
- * four writes instead of one, and one more for the server's own delete (docs/benchmarks.md, B5). Made persistent
- * once, the parent stays, and the recipe's first create succeeds.
- *
- * <p>The parents mesh makes carry {@code "{}"} as data (so do the levels above them that it makes), and that is how
- * they are told from a recipe's containers, which carry none: ZooKeeper does not tell a client whether a znode is a
- * container (its {@code Stat} shows an ephemeral owner of 0 for both). What is known to be mesh's is remembered per
- * Curator client, so each path costs one read (and at most one create and one {@code exists}) per process; the read
- * sets a watch, and any event of that node (changed, deleted, or the connection lost) forgets it, so that a parent
- * deleted meanwhile (by {@link #deleteIfEmpty}, or by hand) is looked at again. A parent that is not mesh's (a
- * container made by a recipe) is used as it is and looked at again next time: once the server has deleted it, it is
- * made persistent. Parents are made with the client's ACL provider (mesh's ACL when it has credentials).
+ * <p>Mesh's parents carry {@code "{}"} as data: ZooKeeper does not tell a client whether a znode is a container, so
+ * that is how they are told from a recipe's, which are used as they are until the server deletes them. What is known
+ * is remembered per Curator client under a watch, so each path costs one read per process until it changes, goes, or
+ * the connection is lost. Parents are made with the client's ACL provider.
  */
 public final class PersistentParents {
     private static final Logger log = LoggerFactory.getLogger(PersistentParents.class);

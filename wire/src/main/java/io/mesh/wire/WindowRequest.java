@@ -8,12 +8,8 @@ import java.time.Instant;
  * Data of {@code /mesh/requests/<host>/window-<seq>} (persistent sequential): an operator's request that the agent of
  * {@code <host>} run one window now ({@code mesh window run MODULE/SCHEDULE --host H}).
  *
- * <p>Life of a request (docs/design.md, "Window requests"): the coordinator creates it {@value #REQUESTED}; the agent
- * of that host claims it with a compare-and-set to {@value #RUNNING} (naming itself as {@code runner}), runs the window
- * through its daemon (under the module lock, like a cron window), then writes {@value #DONE} with the
- * {@link WindowResult} or an {@code error}. The client deletes the node once it has read the result; the agent deletes
- * done nodes older than its TTL, expires requests nobody claimed within it, and marks {@value #DONE} (failed) the
- * requests a previous run of itself left {@value #RUNNING}.
+ * <p>Its state goes {@value #REQUESTED} (the coordinator) → {@value #RUNNING} (claimed by the agent with a
+ * compare-and-set) → {@value #DONE}; the life of a request, with its TTL: docs/design.md, "Window requests".
  *
  * @param module      module name
  * @param schedule    schedule name

@@ -38,18 +38,9 @@ import java.util.function.BiFunction;
  * Runs the windows operators ask for ({@code mesh window run MODULE/SCHEDULE --host H}) on this host: watches
  * {@code /mesh/requests/<host>} (docs/design.md, "Window requests"; {@link WindowRequest}).
  *
- * <ul>
- *   <li>a node in state {@code requested} is claimed with a compare-and-set on its version (state {@code running},
- *       naming this process), then run through {@link AgentDaemon#runWindow} (the module's window thread, under the
- *       module lock, exactly like a cron window); the result is written into the node, state {@code done};</li>
- *   <li>a request for a module without desired state, not running on this host, or without that schedule is
- *       {@code done} at once with an {@code error}, and nothing is stopped;</li>
- *   <li>at start, requests that a previous run of this agent left {@code running} are marked {@code done} with an
- *       error (the window's ephemeral nodes went with that process's session);</li>
- *   <li>every {@code ttl / 4} (at most a minute): {@code done} nodes finished more than {@code ttl} ago are deleted
- *       (the client normally deletes them once read), and {@code requested} nodes older than {@code ttl} are
- *       {@code done} with "expired" instead of running late.</li>
- * </ul>
+ * A {@code requested} node is claimed by a compare-and-set on its version and run through
+ * {@link AgentDaemon#runWindow}, exactly like a cron window; a request that does not fit the desired state is
+ * {@code done} at once with an {@code error}. The TTL is enforced every {@code ttl / 4} (at most a minute).
  */
 public final class WindowRequests implements AutoCloseable {
     /** How long a request may wait to be claimed, and a done request be kept, by default. */

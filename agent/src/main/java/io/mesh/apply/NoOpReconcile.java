@@ -33,15 +33,9 @@ final class NoOpReconcile {
     }
 
     /**
-     * The no-op reconcile (docs/decisions/0004-no-op-reconcile.md). Returns this process's last report of the module
-     * when it still says all there is to say: it is {@code applied}, for this very push and revision, with no window,
-     * every container in it {@code created}, {@code recreated}, {@code unchanged} or {@code removed}; and one look at
-     * Docker ({@link ContainerRuntime#moduleView}) finds no step container of the module and plans every container
-     * {@code unchanged}, exactly the ones the report left there (all but the removed), with the ids it names, while
-     * ZooKeeper says that the report node is still the one this process wrote and that no container of the module is
-     * held. Then the apply would change nothing and report nothing new, so it takes no lock and writes nothing, and
-     * the report keeps saying what the push did (a reconcile right after it, asked for while it ran, does not turn
-     * its {@code recreated} into {@code unchanged}).
+     * Returns this process's last report of the module when it still says all there is to say, so that the apply
+     * takes no lock and writes nothing: the conditions are docs/design.md's "No-op reconcile" (one look at Docker,
+     * {@link ContainerRuntime#moduleView}, and two facts from ZooKeeper).
      *
      * @return the last report, or {@code null} when the module goes the locked way
      */

@@ -36,13 +36,9 @@ import java.util.function.BiConsumer;
  * schedule's time zone or the host's. Firing hands {@code (module, schedule)} to a callback, which runs the window
  * elsewhere; the scheduler only keeps time. Thread-safe.
  *
- * <p>Each schedule fires <b>at most once per cron time</b> (decision 0006): it remembers the last cron time it fired
- * and only ever aims at the first cron time strictly after both that time and the wall clock, so neither a timer that
- * wakes early nor a wall clock stepped back (NTP) can fire the same time twice. With a state directory the last fired
- * time is kept on disk ({@code <state-dir>/cron/<module>/<schedule>}, written before the callback runs), so this also
- * holds across a restart. A cron time is fired only by a timer that wakes within {@link #LATE_LIMIT} of it; one that
- * passed while the agent was not running (or frozen, or while the clock jumped forward over it) is <b>missed</b>: it
- * does not run late, it is logged as missed, and the schedule waits for its next time.
+ * <p>Each schedule fires <b>at most once per cron time</b>, and a time passed by more than {@link #LATE_LIMIT} is
+ * <b>missed</b>, logged and not run late (docs/decisions/0006-a-cron-time-fires-once.md; the rule: docs/design.md,
+ * "Cron").
  */
 public final class WindowScheduler implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WindowScheduler.class);

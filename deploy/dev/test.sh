@@ -4,7 +4,12 @@
 # and runs every test against the real engine and real ZooKeeper servers: the unit tests (surefire, *Test), then,
 # after the jars are packaged, the integration tests on the fleet on one machine (failsafe, *IT: they bring
 # deploy/dev/fleet.sh up and down themselves). Exit code: Maven's (an IT that fails fails it).
+#
+# --fast: the edit-test loop (about two minutes): `mvn test` without the tests that restart dockerd (tag
+# restarts-dockerd), the slow fault tests (tag slow) and the fleet's integration tests. CI runs everything.
 set -euo pipefail
+fast=0
+if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 cd "$repo"
 bash deploy/dev/java.sh
@@ -12,6 +17,10 @@ bash deploy/dev/docker-engine.sh
 bash deploy/dev/chromium.sh
 rc=0
 fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
+if [ "$fast" = 1 ]; then
+  mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,slow -Dmesh.test.skipRestarting=true "$@" || rc=$?
+  exit $rc
+fi
 mvn -B ${MAVEN_ARGS:-} verify "$@" || rc=$?
 # The ITs take the fleet down when they brought it up; a test JVM that died first leaves it up: take it down here,
 # unless it was up before this run (an operator's fleet).

@@ -4,6 +4,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.TestDocker;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ModuleSpec;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * never; and against the real engine the calls that legitimately wait long (a stop, a step's wait) are not cut by the
  * short bound.
  */
+@Tag("slow")
 class DockerTimeoutTest {
     /** The call bound these tests give the engine (the agent's default is 30 s). */
     private static final Duration BOUND = Duration.ofSeconds(2);

@@ -7,6 +7,7 @@ import io.mesh.testing.Dockerd;
 import io.mesh.testing.TestDocker;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -21,6 +22,7 @@ import static org.awaitility.Awaitility.await;
  * "reboots" mid-window (every mesh process killed, dockerd stopped and started). After start-up the agent finishes
  * or recovers the window before its first apply, and never recreates the held container.
  */
+@Tag("restarts-dockerd")
 class AgentRestartTest extends FaultFixture {
 
     /** The daemon restarts while another process's window holds the registry: it defers, then lands the push after. */

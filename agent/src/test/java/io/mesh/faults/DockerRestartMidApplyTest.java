@@ -3,6 +3,7 @@ package io.mesh.faults;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.Dockerd;
 import io.mesh.wire.ApplyReport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -18,6 +19,7 @@ import static org.awaitility.Awaitility.await;
  * container of the spec exists once, under its own name, running the new spec, with no {@code .mesh-next} or
  * {@code .mesh-prev} container left.
  */
+@Tag("restarts-dockerd")
 class DockerRestartMidApplyTest extends FaultFixture {
 
     private static final List<String> NAMES = List.of("a", "b", "c", "d", "e");

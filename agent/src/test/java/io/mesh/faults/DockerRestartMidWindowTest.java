@@ -7,6 +7,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.Dockerd;
 import io.mesh.wire.ApplyReport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -46,6 +47,7 @@ import static org.awaitility.Awaitility.await;
  *
  * <p>Restarting dockerd stops every container of the machine for a few seconds: run it alone.
  */
+@Tag("restarts-dockerd")
 class DockerRestartMidWindowTest extends FaultFixture {
 
     @Test

@@ -15,6 +15,7 @@ import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -61,6 +62,7 @@ import static org.awaitility.Awaitility.await;
  * {@code -Dmesh.history.soak=true} runs for ten minutes instead of about one ({@code -Dmesh.history.seconds=N} to
  * choose). It prints {@code history: seed=... operations=... violations=...}.
  */
+@Tag("slow")
 class HistoryCheckTest {
     private static final String SCHEDULE = "gc";
     /** One host id per run (one Docker engine is one host; unique so that no other test's daemon applies these modules). */

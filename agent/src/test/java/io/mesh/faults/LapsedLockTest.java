@@ -6,6 +6,7 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -40,6 +41,7 @@ import static org.awaitility.Awaitility.await;
  * {@code .mesh-prev}, started its replacement under the held name and destroyed the held container, all during the
  * window (what the issue saw). This test catches those events inside the held interval.
  */
+@Tag("slow")
 class LapsedLockTest extends FaultFixture {
     private static final int STOP_SECONDS = 25;
 

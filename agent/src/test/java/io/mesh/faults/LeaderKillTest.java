@@ -5,6 +5,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -20,6 +21,7 @@ import static org.awaitility.Awaitility.await;
  * window, and nobody else touches it; afterwards the module lock has no children while a daemon keeps running
  * (Curator's protected creates leave no orphan lock node behind a create whose answer was lost).
  */
+@Tag("slow")
 class LeaderKillTest extends FaultFixture {
 
     @Test

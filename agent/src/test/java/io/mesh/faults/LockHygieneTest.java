@@ -7,6 +7,7 @@ import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -28,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * under {@code <root>/locks} but the lock parents {@code <root>/locks/<module>/<host>}: no lock child, no orphan.
  * Meanwhile no two holders of one lock overlap.
  */
+@Tag("slow")
 class LockHygieneTest {
     private static final int CYCLES = 10_000;
     private static final int CLIENTS = 6;

@@ -9,6 +9,7 @@ import io.mesh.wire.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -35,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  *       applied, and the lock is free afterwards.</li>
  * </ol>
  */
+@Tag("slow")
 class LockReleaseFailureTest extends FaultFixture {
 
     @Test

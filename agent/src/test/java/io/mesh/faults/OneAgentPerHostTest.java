@@ -7,6 +7,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.Times;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -24,6 +25,7 @@ import static org.awaitility.Awaitility.await;
  * expire, saying so, then starts; one after a clean stop starts at once. Real daemons ({@code mesh-agent run} JVMs),
  * the real 3-server ensemble, the real Docker engine.
  */
+@Tag("slow")
 class OneAgentPerHostTest extends FaultFixture {
 
     private AgentRecord agentRecord() throws Exception {

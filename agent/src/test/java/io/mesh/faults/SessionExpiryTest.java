@@ -9,6 +9,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -27,6 +28,7 @@ import static org.awaitility.Awaitility.await;
  * session before its next Docker call, its held and window nodes come back, and the window ends normally: the same
  * container started once, by the window.
  */
+@Tag("slow")
 class SessionExpiryTest extends FaultFixture {
 
     @Test

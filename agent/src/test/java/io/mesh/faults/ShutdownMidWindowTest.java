@@ -9,6 +9,7 @@ import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;
 import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import static org.awaitility.Awaitility.await;
  * names), waits for the window to end (a second SIGTERM changes nothing), and exits with the held container running
  * again: the same container. A real {@code mesh-agent run} JVM, the real ensemble and Docker engine.
  */
+@Tag("slow")
 class ShutdownMidWindowTest extends FaultFixture {
 
     @Test

@@ -5,6 +5,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -19,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * go; the window's process exits non-zero; the module's report ({@code lastWindow} at
  * {@code /mesh/reports/<host>/<module>}) says which outcome and why.
  */
+@Tag("slow")
 class StepFailureTest extends FaultFixture {
 
     @Test

@@ -10,6 +10,7 @@ import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.InvocationTargetException;
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * container at once, beside the running step (the seed's bug: the registry takes writes while the collector runs).
  * Both tests catch that: the registry's start comes before the step's die.
  */
+@Tag("slow")
 class StepKnownDeadTest extends FaultFixture {
 
     /** The step outlives the broken wait by a few seconds and ends by itself: the window waits for it. */

@@ -11,6 +11,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import static org.awaitility.Awaitility.await;
  * Issue 11 rule 3, a window cannot wedge its module: whatever way a window ends, its containers run again with their
  * restart policies back, its journal is gone, and the module's applies are not deferred for ever.
  */
+@Tag("slow")
 class WindowNoWedgeTest extends FaultFixture {
 
     /**

@@ -2,6 +2,7 @@ package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
 import io.mesh.wire.ApplyReport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -16,6 +17,7 @@ import static org.awaitility.Awaitility.await;
  * it: the step container does not keep running, the held container runs again (the same container), the znodes and
  * the journal go, the report's {@code lastWindow} names the window. No apply recreates the held container meanwhile.
  */
+@Tag("slow")
 class WindowProcessKillTest extends FaultFixture {
 
     /** Mid-step, with the daemon running all along: an apply that gets the module lock finds the journal and recovers. */

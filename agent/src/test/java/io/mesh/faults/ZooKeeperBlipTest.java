@@ -5,6 +5,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.TestDocker;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -29,6 +30,7 @@ import static org.awaitility.Awaitility.await;
  * was interrupted during the apply" (or, when the session was lost, "the ZooKeeper session was lost") and wrote a
  * {@code failed} report once ZooKeeper answered: that report, in the transaction log, is what these tests catch there.
  */
+@Tag("slow")
 class ZooKeeperBlipTest extends FaultFixture {
 
     /** The leader dies as the registry's 10 s stop begins; the others elect a new one long before the stop ends. */

@@ -8,6 +8,7 @@ import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.MeshZk;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -30,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * connected", its restart of the held container included: the registry stayed stopped until ZooKeeper was back
  * (the issue saw 25 s). This test catches that at the 5 s bound.
  */
+@Tag("slow")
 class ZooKeeperDownMidWindowTest extends FaultFixture {
     /** How soon after its step's death a held container must run again. */
     private static final Duration GIVE_BACK = Duration.ofSeconds(5);

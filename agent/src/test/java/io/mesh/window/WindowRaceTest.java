@@ -15,6 +15,7 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,7 @@ import static org.awaitility.Awaitility.await;
  * the window ends; the push reads {@code deferred} naming the window; afterwards the new spec lands with no new push.
  * Real Docker engine, real ZooKeeper; the window runs in this JVM's daemon or in a second process.
  */
+@Tag("slow")
 class WindowRaceTest {
     private static final String HOST = "host-a";
     private TestZk zk;

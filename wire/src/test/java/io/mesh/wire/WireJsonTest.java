@@ -1,0 +1,71 @@
+package io.mesh.wire;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The JSON of reports, window results and window requests, byte for byte as docs/zkcli.md shows it. */
+class WireJsonTest {
+    /** docs/zkcli.md, "Read a report". */
+    static final String REPORT = "{\"host\":\"host-a\",\"module\":\"opsdemo\",\"revision\":\"r1\",\"push\":\"push-0000000000\","
+            + "\"outcome\":\"applied\",\"startedAt\":\"2026-11-30T10:22:45.325Z\",\"finishedAt\":\"2026-11-30T10:22:45.369Z\","
+            + "\"window\":null,\"containers\":[{\"name\":\"web\",\"container\":\"opsdemo-web\",\"action\":\"unchanged\",\"reasons\":[],"
+            + "\"id\":\"036119cd2413ce7c47b9329dc00ed886d67fdeff742d86371d1a3857899c766b\"}],"
+            + "\"lastWindow\":{\"schedule\":\"sweep\",\"window\":\"w-20261130T102230Z-de84\",\"startedAt\":\"2026-11-30T10:22:30.085Z\","
+            + "\"finishedAt\":\"2026-11-30T10:22:45.306Z\",\"outcome\":\"failed\",\"exitCode\":null,\"held\":[\"opsdemo-web\"],"
+            + "\"logTail\":[],\"error\":\"java.net.SocketException: No such file or directory\"}}";
+
+    /** SPEC.md, "Apply": a deferred report, with its window and a held container, and an error. */
+    static final String DEFERRED = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":\"r2\",\"push\":\"push-0000000002\","
+            + "\"outcome\":\"deferred\",\"startedAt\":\"2026-11-30T03:30:01Z\",\"finishedAt\":\"2026-11-30T03:30:03Z\","
+            + "\"window\":{\"schedule\":\"garbage-collect\",\"window\":\"w-1\",\"since\":\"2026-11-30T03:30:00Z\",\"held\":[\"store-registry\"]},"
+            + "\"containers\":[{\"name\":\"registry\",\"container\":\"store-registry\",\"action\":\"held\","
+            + "\"reasons\":[\"held by window garbage-collect since 2026-11-30T03:30:00Z\"],\"id\":\"3f2a\"}],"
+            + "\"lastApplied\":{\"push\":\"push-0000000001\",\"revision\":\"r1\",\"at\":\"2026-11-30T03:00:00Z\"}}";
+
+    /** A report with no apply yet, only the last window (written by a window before any apply). */
+    static final String NO_APPLY = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":null,\"push\":null,\"outcome\":null,"
+            + "\"startedAt\":null,\"finishedAt\":null,\"window\":null,\"containers\":[],"
+            + "\"lastWindow\":{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"2026-11-30T03:31:00Z\","
+            + "\"outcome\":\"succeeded\",\"exitCode\":0,\"held\":[],\"logTail\":[\"swept\"],\"error\":null}}";
+
+    /** docs/zkcli.md, "Window requests". */
+    static final String REQUEST = "{\"module\":\"opsdemo\",\"schedule\":\"sweep\",\"requestedAt\":\"2026-11-30T10:21:46.056Z\","
+            + "\"by\":{\"pid\":18951,\"process\":\"mesh window run by root from 127.0.0.1 via mesh-coordinator\"},\"state\":\"running\","
+            + "\"runner\":{\"pid\":29182,\"process\":\"mesh-agent run\"},\"startedAt\":\"2026-11-30T10:21:46.072Z\"}";
+
+    static <T> String roundTrip(String json, Class<T> type) {
+        return Json.text(Json.read(json.getBytes(StandardCharsets.UTF_8), type));
+    }
+
+    @Test
+    void reportsReadAndWriteTheSameJson() {
+        assertThat(roundTrip(REPORT, ApplyReport.class)).isEqualTo(REPORT);
+        assertThat(roundTrip(DEFERRED, ApplyReport.class)).isEqualTo(DEFERRED);
+        assertThat(roundTrip(NO_APPLY, ApplyReport.class)).isEqualTo(NO_APPLY);
+    }
+
+    @Test
+    void windowRequestsReadAndWriteTheSameJson() {
+        assertThat(roundTrip(REQUEST, WindowRequest.class)).isEqualTo(REQUEST);
+    }
+
+    @Test
+    void everyWindowOutcomeAndRequestStateIsSpecs() {
+        for (String o : new String[]{"succeeded", "step-failed", "timed-out", "failed", "recovered"}) {
+            String w = "{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":null,\"finishedAt\":null,\"outcome\":\"" + o
+                    + "\",\"exitCode\":null,\"held\":[],\"logTail\":[],\"error\":null}";
+            assertThat(roundTrip(w, WindowResult.class)).isEqualTo(w);
+        }
+        for (String s : new String[]{"requested", "running", "done"}) {
+            String r = "{\"module\":\"m\",\"schedule\":\"gc\",\"state\":\"" + s + "\"}";
+            assertThat(roundTrip(r, WindowRequest.class)).isEqualTo(r);
+        }
+        for (String a : new String[]{"unchanged", "created", "recreated", "removed", "held", "failed"}) {
+            String c = "{\"name\":\"web\",\"container\":\"m-web\",\"action\":\"" + a + "\",\"reasons\":[],\"id\":null}";
+            assertThat(roundTrip(c, ApplyReport.ContainerResult.class)).isEqualTo(c);
+        }
+    }
+}

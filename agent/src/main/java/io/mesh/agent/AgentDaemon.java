@@ -6,6 +6,7 @@ import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
 import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.ProcessRef;
@@ -264,7 +265,7 @@ public final class AgentDaemon implements AutoCloseable {
             boolean failed;
             try {
                 ApplyReport r = applier.apply(module, stopping::get);
-                failed = r != null && ApplyReport.FAILED.equals(r.outcome());
+                failed = r != null && r.outcome() == ApplyOutcome.FAILED;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

@@ -7,6 +7,7 @@ import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.DesiredRecord;
@@ -193,7 +194,7 @@ public final class Applier {
                 if (newest == null) return null;
                 ApplyReport report = report(newest, started, results);
                 reports.write(report, section);
-                leftThisHost = !newest.spec().runsOn(host) && ApplyReport.APPLIED.equals(report.outcome());
+                leftThisHost = !newest.spec().runsOn(host) && report.outcome() == ApplyOutcome.APPLIED;
                 return report;
             } catch (InterruptedException e) {
                 throw e;
@@ -304,7 +305,7 @@ public final class Applier {
         }
         WindowRecord w = store.window(host, desired.module());
         return new ApplyReport(host, desired.module(), desired.revision(), desired.push(),
-                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Times.now(),
+                errors.isEmpty() ? ApplyOutcome.APPLIED : ApplyOutcome.FAILED, started, Times.now(),
                 w == null ? null : ApplyReport.WindowRef.of(w), results,
                 errors.isEmpty() ? null : String.join("; ", errors), null);
     }
@@ -342,7 +343,7 @@ public final class Applier {
 
     private ApplyReport fail(String module, String revision, String push, Instant started, String error, BooleanSupplier stopping)
             throws InterruptedException {
-        ApplyReport report = new ApplyReport(host, module, revision, push, ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
+        ApplyReport report = new ApplyReport(host, module, revision, push, ApplyOutcome.FAILED, started, Times.now(), null, List.of(), error, null);
         try {
             reports.write(report);
         } catch (Exception e) {
@@ -369,7 +370,7 @@ public final class Applier {
             results.add(new ContainerResult(name, container, ContainerResult.HELD,
                     List.of("held by window " + w.schedule() + " since " + w.since()), h == null ? null : h.containerId()));
         }
-        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyReport.DEFERRED,
+        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyOutcome.DEFERRED,
                 started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
     }
 

@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.section.ModuleSection;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.zk.MeshStore;
@@ -52,10 +53,10 @@ final class ReportWriter {
         } else if (w == null || !store.landed(w)) {
             store.writeReport(r);
         }
-        if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);
+        if (r.outcome() == ApplyOutcome.APPLIED) confirmed.put(r.module(), r);
         String summary = summary(r);
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
-        if (ApplyReport.FAILED.equals(r.outcome())) {
+        if (r.outcome() == ApplyOutcome.FAILED) {
             log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
                     r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
         } else {

@@ -5,6 +5,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
 import io.mesh.window.WindowJournal;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.HeldRecord;
@@ -64,7 +65,7 @@ class ApplierTest {
     void createsThenLeavesUnchangedThenRecreatesWithReasonsThenRemoves() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
         ApplyReport first = applier.apply(module, () -> false);
-        assertThat(first.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(first.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(first.revision()).isEqualTo("r1");
         assertThat(first.window()).isNull();
         assertThat(byName(first).get("web").action()).isEqualTo(ContainerResult.CREATED);
@@ -76,7 +77,7 @@ class ApplierTest {
 
         // The report is in ZooKeeper, as SPEC's JSON.
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", module)), ApplyReport.class);
-        assertThat(stored.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(stored.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(stored.containers()).hasSize(2);
 
         // nothing changed: the report of what the push did stays (decision 0004)
@@ -186,7 +187,7 @@ class ApplierTest {
     @Test
     void aRecreateRemovesWhatAnInterruptedOneLeftUnderItsTemporaryNames() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String next = module + "-web" + Applier.NEXT_SUFFIX, prev = module + "-web" + Applier.PREV_SUFFIX;
         docker.client().createContainerCmd(BUSYBOX).withName(next).withCmd("true")
                 .withLabels(Map.of("mesh.module", module, "mesh.container", "web"))
@@ -196,7 +197,7 @@ class ApplierTest {
         try {
             zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
             ApplyReport r = applier.apply(module, () -> false);
-            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
             assertThat(r.containers()).extracting(ContainerResult::container, ContainerResult::action).containsExactlyInAnyOrder(
                     org.assertj.core.groups.Tuple.tuple(module + "-web", ContainerResult.RECREATED),
                     org.assertj.core.groups.Tuple.tuple(next, ContainerResult.REMOVED));
@@ -222,7 +223,7 @@ class ApplierTest {
     void aRecreateCutAfterMovingTheOldOneAsideLeavesItWithPolicyNo() throws Exception {
         String always = "    restart: always\n";
         zk.setDesired(yaml(BUSYBOX, "one", false) + always, "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String web = module + "-web", prev = web + Applier.PREV_SUFFIX;
         String oldId = docker.idByName(web);
         assertThat(docker.restartPolicy(oldId)).isEqualTo("always");
@@ -251,14 +252,14 @@ class ApplierTest {
 
         // The next apply removes it (duplicate) and runs the new spec with the policy it names.
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(docker.idByName(prev)).isNull();
         assertThat(docker.restartPolicy(docker.idByName(web))).isEqualTo("always");
 
         // A recreate whose new container cannot start puts the old one back with its own policy.
         String before = docker.idByName(web);
         zk.setDesired(yaml(BUSYBOX, "three", false).replace("command: [sh, -c,", "command: [/no/such/binary,") + always, "r3");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(docker.idByName(web)).isEqualTo(before);
         assertThat(docker.inspect(before).getState().getRunning()).isTrue();
         assertThat(docker.restartPolicy(before)).isEqualTo("always");
@@ -287,7 +288,7 @@ class ApplierTest {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         ApplyReport r = applier.apply(module, () -> System.nanoTime() > deadline);
         assertThat(r).as("applied within 30 s, the orphan out of the way").isNotNull();
-        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(zk.client().checkExists().forPath(orphan)).as("the orphan").isNull();
         assertThat(zk.client().getChildren().forPath(lockPath)).isEmpty();
     }
@@ -295,14 +296,14 @@ class ApplierTest {
     @Test
     void aRecreateThatCannotStartLeavesTheOldContainerRunning() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String before = docker.inspect(module + "-web").getId();
 
         // The new spec's command does not exist in the image: the new container cannot start.
         String broken = yaml(BUSYBOX, "two", false).replace("command: [sh, -c,", "command: [/no/such/binary,");
         zk.setDesired(broken, "r2");
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).contains(module + "-web");
         ContainerResult web = byName(r).get("web");
         assertThat(web.action()).isEqualTo(ContainerResult.FAILED);
@@ -315,7 +316,7 @@ class ApplierTest {
         // An image that is nowhere: refused before anything is stopped.
         zk.setDesired(yaml("mesh-test/nowhere:0", "two", false), "r3");
         ApplyReport r3 = applier.apply(module, () -> false);
-        assertThat(r3.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r3.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(byName(r3).get("web").reasons()).anyMatch(s -> s.contains("mesh-test/nowhere:0"));
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
@@ -325,7 +326,7 @@ class ApplierTest {
     @Test
     void aReportRewrittenByAnotherProcessIsMergedAndTheLockStillReleased() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String report = zk.paths().report("host-a", module);
         // another process (a window run by `mesh-agent window`) records its result in the report
         ApplyReport theirs = Json.read(zk.client().getData().forPath(report), ApplyReport.class)
@@ -334,7 +335,7 @@ class ApplierTest {
         zk.client().setData().forPath(report, Json.bytes(theirs));
         zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         ApplyReport stored = Json.read(zk.client().getData().forPath(report), ApplyReport.class);
         assertThat(stored.revision()).isEqualTo("r2");
         assertThat(stored.lastWindow()).as("their window result kept").isNotNull();
@@ -379,7 +380,7 @@ class ApplierTest {
                 + module + "\",\"hosts\":[\"host-a\"],\"containers\":{\"web\":{\"image\":\"" + BUSYBOX + "\",\"user\":\"root\"}}}}";
         zk.client().setData().forPath(zk.paths().desired(module), bad.getBytes());
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).contains("containers.web.user");
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();

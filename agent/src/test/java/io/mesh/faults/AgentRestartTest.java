@@ -5,6 +5,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.Dockerd;
 import io.mesh.testing.TestDocker;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
@@ -38,7 +39,7 @@ class AgentRestartTest extends FaultFixture {
         first.terminate(Duration.ofSeconds(20));
         ChildJvm second = daemon("daemon-2", "1s");
         setDesired(yaml("two", "unless-stopped", sleepStep(14), "1m"), "r2");
-        ApplyReport deferred = awaitReport(Duration.ofSeconds(30), r -> ApplyReport.DEFERRED.equals(r.outcome()) && "r2".equals(r.revision()));
+        ApplyReport deferred = awaitReport(Duration.ofSeconds(30), r -> r.outcome() == ApplyOutcome.DEFERRED && "r2".equals(r.revision()));
         assertThat(deferred.window().window()).isEqualTo(windowId);
         assertThat(running(registry)).isFalse();
 
@@ -90,7 +91,7 @@ class AgentRestartTest extends FaultFixture {
         // Before the recovery, the new daemon's applies did nothing but defer (the dead processes' lock node lives
         // until their sessions expire); the first report that is not a deferral already names the recovered window.
         List<ApplyReport> after = reportHistory(zxid);
-        ApplyReport firstActing = after.stream().filter(x -> !ApplyReport.DEFERRED.equals(x.outcome())).findFirst()
+        ApplyReport firstActing = after.stream().filter(x -> x.outcome() != ApplyOutcome.DEFERRED).findFirst()
                 .orElseThrow(() -> new AssertionError("no report after start-up: " + after));
         assertThat(firstActing.lastWindow()).as("first non-deferred report after start-up: %s", firstActing).isNotNull();
         assertThat(firstActing.lastWindow().window()).isEqualTo(windowId);

@@ -8,6 +8,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -234,7 +235,7 @@ abstract class FaultFixture {
 
     /** Waits (bounded) for an {@code applied} report of the given revision. */
     ApplyReport awaitApplied(String revision, Duration within) {
-        return awaitReport(within, r -> ApplyReport.APPLIED.equals(r.outcome()) && revision.equals(r.revision()));
+        return awaitReport(within, r -> r.outcome() == ApplyOutcome.APPLIED && revision.equals(r.revision()));
     }
 
     /** @return true when the path exists (false when ZooKeeper cannot say) */

@@ -3,6 +3,7 @@ package io.mesh.faults;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ class QuorumLossTest extends FaultFixture {
         Instant up = Instant.now();
         regainQuorum(lost);
 
-        ApplyReport after = awaitReport(Duration.ofSeconds(60), r -> ApplyReport.APPLIED.equals(r.outcome())
+        ApplyReport after = awaitReport(Duration.ofSeconds(60), r -> r.outcome() == ApplyOutcome.APPLIED
                 && r.finishedAt() != null && r.finishedAt().isAfter(up));
         assertThat(after.revision()).isEqualTo("r1");
         assertThat(daemon.isAlive()).isTrue();
@@ -49,10 +50,10 @@ class QuorumLossTest extends FaultFixture {
         assertThat(history).as("reports written after the outage").isNotEmpty();
         assertThat(history).as("an apply reported failed once ZooKeeper answered again: %s", history)
                 .anySatisfy(r -> {
-                    assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+                    assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
                     assertThat(r.error()).isNotBlank();
                 });
-        assertThat(history.get(history.size() - 1).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(history.get(history.size() - 1).outcome()).isEqualTo(ApplyOutcome.APPLIED);
 
         events.settle();
         List<Event> touched = events.since(down);
@@ -93,7 +94,7 @@ class QuorumLossTest extends FaultFixture {
                 .until(() -> running(web));
         String newWeb = inspect(web).getId();
         assertThat(newWeb).isNotEqualTo(webId);
-        ApplyReport r = awaitReport(Duration.ofSeconds(20), x -> ApplyReport.APPLIED.equals(x.outcome())
+        ApplyReport r = awaitReport(Duration.ofSeconds(20), x -> x.outcome() == ApplyOutcome.APPLIED
                 && x.containers().stream().anyMatch(c -> c.container().equals(web) && newWeb.equals(c.id())));
         assertThat(r.revision()).isEqualTo("r1");
         assertThat(daemon.isAlive()).isTrue();

@@ -3,6 +3,7 @@ package io.mesh.faults;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
@@ -26,7 +27,7 @@ class StepFailureTest extends FaultFixture {
     @Test
     void aFailingStepStillStartsTheHeldContainerAndTheReportSaysWhy() throws Exception {
         setDesired(yaml("one", "unless-stopped", "echo collecting; exit 3", "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 
@@ -45,7 +46,7 @@ class StepFailureTest extends FaultFixture {
     @Test
     void aStepPastItsTimeoutIsKilledAndTheHeldContainerStartsAgain() throws Exception {
         setDesired(yaml("one", "unless-stopped", "echo started; sleep 600", "3s"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 

@@ -1,6 +1,7 @@
 package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -35,7 +36,7 @@ class WindowProcessKillTest extends FaultFixture {
 
         assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
         assertThat(daemon.isAlive()).isTrue();
-        assertThat(report().outcome()).isIn(ApplyReport.APPLIED, ApplyReport.DEFERRED);
+        assertThat(report().outcome()).isIn(ApplyOutcome.APPLIED, ApplyOutcome.DEFERRED);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
+import io.mesh.wire.PushState;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -290,7 +291,7 @@ public final class MeshCli implements Runnable {
                     out.flush();
                     if (view.path("done").asBoolean()) {
                         boolean failed = view.path("failed").asBoolean();
-                        out.println(push + " " + (failed ? "failed on " + view.path("counts").path("failed").asInt() + " of " + targets.size() + " host-modules"
+                        out.println(push + " " + (failed ? "failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules"
                                 : "applied on every host"));
                         out.flush();
                         return failed ? FAILED : OK;
@@ -301,8 +302,8 @@ public final class MeshCli implements Runnable {
                     if (view == null && unreachable) return UNREACHABLE;
                     JsonNode counts = view == null ? null : view.path("counts");
                     err.println("mesh push: timed out after " + wait.toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
-                            + (counts == null ? "" : ": " + counts.path("pending").asInt() + " pending, " + counts.path("deferred").asInt()
-                            + " deferred, " + counts.path("failed").asInt() + " failed, " + counts.path("applied").asInt() + " applied"));
+                            + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)
+                            + " deferred, " + count(counts, PushState.FAILED) + " failed, " + count(counts, PushState.APPLIED) + " applied"));
                     err.flush();
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }
@@ -420,7 +421,7 @@ public final class MeshCli implements Runnable {
                     String rev = text(m.path("revision"));
                     String desired = m.path("desiredRevision").asText(null);
                     if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
-                    String detail = "failed".equals(m.path("outcome").asText()) && m.hasNonNull("error") ? m.path("error").asText() : "";
+                    String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
                     rows.add(new String[]{h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
                             window, held.isEmpty() ? "-" : String.join(",", held), age(m.path("ageSeconds")), detail});
                 }
@@ -437,8 +438,8 @@ public final class MeshCli implements Runnable {
                 for (JsonNode p : pending) {
                     JsonNode c = p.path("counts");
                     out.println("push " + p.path("push").asText() + " (revision " + p.path("revision").asText() + ") " + p.path("state").asText()
-                            + ": " + c.path("pending").asInt() + " pending, " + c.path("deferred").asInt() + " deferred, "
-                            + c.path("applied").asInt() + " applied, " + c.path("failed").asInt() + " failed");
+                            + ": " + count(c, PushState.PENDING) + " pending, " + count(c, PushState.DEFERRED) + " deferred, "
+                            + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed");
                 }
             }
         }
@@ -742,22 +743,27 @@ public final class MeshCli implements Runnable {
      * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)}, {@code failed: E}
      */
     static String describe(JsonNode target) {
-        String state = target.path("state").asText();
-        return switch (state) {
-            case "applied" -> "applied " + target.path("revision").asText();
-            case "deferred", "failed" -> state + detailSuffix(state, target);
-            default -> state;
+        String text = target.path("state").asText();
+        return switch (PushState.of(text)) {
+            case APPLIED -> text + " " + target.path("revision").asText();
+            case DEFERRED, FAILED -> text + detailSuffix(text, target);
+            default -> text;
         };
     }
 
     private static String detailSuffix(String state, JsonNode t) {
         String d = detail(state, t);
         if (d.isEmpty()) return "";
-        return state.equals("failed") ? ": " + d : " (" + d + ")";
+        return PushState.of(state) == PushState.FAILED ? ": " + d : " (" + d + ")";
+    }
+
+    /** @return the number of targets in {@code state}, from a push's {@code counts} */
+    private static int count(JsonNode counts, PushState state) {
+        return counts.path(state.wire()).asInt();
     }
 
     private static String detail(String state, JsonNode t) {
-        if ("failed".equals(state)) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        if (PushState.of(state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText();
         return "";

@@ -1,8 +1,10 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.PromText;
+import io.mesh.wire.PushState;
 import io.mesh.wire.WindowResult;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -86,11 +88,11 @@ public final class Metrics {
     public static String renderFleet(FleetStatus.Fleet f, java.util.List<FleetStatus.Lock> locks) {
         PromText out = new PromText();
         Map<String, Integer> outcomes = new java.util.TreeMap<>();
-        for (String o : new String[]{"applied", "deferred", "failed", "pending"}) outcomes.put(o, 0);
+        for (PushState s : List.of(PushState.APPLIED, PushState.DEFERRED, PushState.FAILED, PushState.PENDING)) outcomes.put(s.wire(), 0);
         int online = 0;
         for (FleetStatus.HostRow h : f.hosts()) {
             if (h.online()) online++;
-            for (FleetStatus.Cell c : h.modules()) outcomes.merge(c.outcome(), 1, Integer::sum);
+            for (FleetStatus.Cell c : h.modules()) outcomes.merge(c.outcome().wire(), 1, Integer::sum);
         }
         out.family("mesh_fleet_modules", "gauge", "Host-modules by the outcome of their last report (pending: none yet for the desired push).");
         outcomes.forEach((o, n) -> out.sample("mesh_fleet_modules", PromText.label("outcome", o), n));
@@ -100,7 +102,7 @@ public final class Metrics {
         out.sample("mesh_open_windows", "", f.windows().size());
         out.family("mesh_last_apply_duration_seconds", "gauge", "Duration of the last apply of each module on each host, from its report.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
-            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + PromText.label("outcome", c.outcome()), c.applySeconds());
+            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + PromText.label("outcome", c.outcome().wire()), c.applySeconds());
         }
         out.family("mesh_last_window_duration_seconds", "gauge", "Duration of the last window of each module on each host, from its report.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {

@@ -12,7 +12,7 @@ import java.util.List;
  * @param module     module name
  * @param revision   desired revision the apply worked on
  * @param push       push that wrote that desired state
- * @param outcome    {@link #APPLIED}, {@link #DEFERRED} or {@link #FAILED}
+ * @param outcome    applied, deferred or failed
  * @param startedAt  when the apply started (asked for the lock)
  * @param finishedAt when it finished
  * @param window     the open window that deferred it or holds containers, else {@code null}
@@ -22,13 +22,13 @@ import java.util.List;
  * @param lastApplied the last push this host applied for this module, carried through {@code deferred} and
  *                   {@code failed} reports, so that an older push still reads {@code applied} while a newer one waits
  */
-public record ApplyReport(String host, String module, String revision, String push, String outcome,
+public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String error,
                           @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied) {
     /** A report without {@code lastApplied} (filled in when it is written: {@link #withLastApplied}). */
-    public ApplyReport(String host, String module, String revision, String push, String outcome, Instant startedAt,
+    public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
                        Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error, WindowResult lastWindow) {
         this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, null);
     }
@@ -44,16 +44,9 @@ public record ApplyReport(String host, String module, String revision, String pu
 
     /** @return this report with {@code lastApplied} set: itself when applied, else the one given (carried) */
     public ApplyReport withLastApplied(Applied carried) {
-        Applied a = APPLIED.equals(outcome) && push != null ? new Applied(push, revision, finishedAt) : carried;
+        Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt) : carried;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a);
     }
-
-    /** Every container is as the spec says, held ones aside. */
-    public static final String APPLIED = "applied";
-    /** A window held the module lock; the newest revision is applied when it releases it. */
-    public static final String DEFERRED = "deferred";
-    /** Something could not be done; {@link #error} says what. What ran keeps running. */
-    public static final String FAILED = "failed";
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {

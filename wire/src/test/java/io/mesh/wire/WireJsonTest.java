@@ -68,4 +68,24 @@ class WireJsonTest {
             assertThat(roundTrip(c, ApplyReport.ContainerResult.class)).isEqualTo(c);
         }
     }
+
+    @Test
+    void anOutcomeThisVersionDoesNotKnowIsReadAsUnknownNotAsAnError() {
+        ApplyReport r = Json.read(REPORT.replace("\"outcome\":\"applied\"", "\"outcome\":\"reverted\"").getBytes(StandardCharsets.UTF_8),
+                ApplyReport.class);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.UNKNOWN);
+        assertThat(PushState.from(r.outcome())).isEqualTo(PushState.UNKNOWN);
+        assertThat(Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).outcome()).isNull();
+    }
+
+    @Test
+    void pushStatesAreSpecs() {
+        for (PushState s : PushState.values()) {
+            assertThat(Json.text(s)).isEqualTo("\"" + s.wire() + "\"");
+            assertThat(PushState.of(s.wire())).isEqualTo(s);
+        }
+        assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "failed", "unknown");
+        assertThat(PushState.from(null)).isEqualTo(PushState.PENDING);
+        assertThat(PushState.from(ApplyOutcome.DEFERRED)).isEqualTo(PushState.DEFERRED);
+    }
 }

@@ -10,6 +10,7 @@ import io.mesh.window.WindowRecovery;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
@@ -301,7 +302,7 @@ public final class Applier {
     private ApplyReport report(DesiredRecord desired, Instant started, List<ContainerResult> results) throws Exception {
         List<String> errors = new ArrayList<>();
         for (ContainerResult r : results) {
-            if (r.action().equals(ContainerResult.FAILED)) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
+            if (r.action() == ContainerAction.FAILED) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
         }
         WindowRecord w = store.window(host, desired.module());
         return new ApplyReport(host, desired.module(), desired.revision(), desired.push(),
@@ -367,7 +368,7 @@ public final class Applier {
             String prefix = desired.module() + "-";
             String name = container.startsWith(prefix) ? container.substring(prefix.length()) : container;
             HeldRecord h = held.get(container);
-            results.add(new ContainerResult(name, container, ContainerResult.HELD,
+            results.add(new ContainerResult(name, container, ContainerAction.HELD,
                     List.of("held by window " + w.schedule() + " since " + w.since()), h == null ? null : h.containerId()));
         }
         return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyOutcome.DEFERRED,

@@ -5,6 +5,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -189,7 +190,7 @@ final class ApplyExecution {
                         docker.remove(newId);
                         throw e;
                     }
-                    return result(a, ContainerResult.CREATED, a.reasons(), newId);
+                    return result(a, ContainerAction.CREATED, a.reasons(), newId);
                 }
                 case RECREATE -> {
                     return recreate(a, spec, desired, before, images);
@@ -204,7 +205,7 @@ final class ApplyExecution {
                         // same container moved out of its way. Anything else is a failure.
                         if (!docker.labels(id).isEmpty()) throw e;
                     }
-                    return result(a, ContainerResult.REMOVED, a.reasons(), id);
+                    return result(a, ContainerAction.REMOVED, a.reasons(), id);
                 }
                 default -> throw new IllegalStateException("unknown action " + a.action());
             }
@@ -213,7 +214,7 @@ final class ApplyExecution {
         } catch (RuntimeException e) {
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
-            return result(a, ContainerResult.FAILED, reasons, id);
+            return result(a, ContainerAction.FAILED, reasons, id);
         }
     }
 
@@ -270,10 +271,10 @@ final class ApplyExecution {
             }
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add("new container did not start: " + describe(e) + restored);
-            return result(a, ContainerResult.FAILED, reasons, oldId);
+            return result(a, ContainerAction.FAILED, reasons, oldId);
         }
         docker.remove(oldId);
-        return result(a, ContainerResult.RECREATED, a.reasons(), newId);
+        return result(a, ContainerAction.RECREATED, a.reasons(), newId);
     }
 
     /**
@@ -311,7 +312,7 @@ final class ApplyExecution {
         return l;
     }
 
-    private static ContainerResult result(PlannedAction a, String action, List<String> reasons, String id) {
+    private static ContainerResult result(PlannedAction a, ContainerAction action, List<String> reasons, String id) {
         return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
     }
 
@@ -331,6 +332,6 @@ final class ApplyExecution {
         if (refusals.isEmpty()) return null;
         List<String> reasons = new ArrayList<>(action.reasons());
         refusals.forEach(r -> reasons.add("refused by this agent's policy: " + r));
-        return new ContainerResult(action.name(), action.dockerName(), ContainerResult.FAILED, List.copyOf(reasons), action.existingId());
+        return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
     }
 }

@@ -8,6 +8,7 @@ import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
@@ -68,8 +69,8 @@ class ApplierTest {
         assertThat(first.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(first.revision()).isEqualTo("r1");
         assertThat(first.window()).isNull();
-        assertThat(byName(first).get("web").action()).isEqualTo(ContainerResult.CREATED);
-        assertThat(byName(first).get("worker").action()).isEqualTo(ContainerResult.CREATED);
+        assertThat(byName(first).get("web").action()).isEqualTo(ContainerAction.CREATED);
+        assertThat(byName(first).get("worker").action()).isEqualTo(ContainerAction.CREATED);
         InspectContainerResponse web = docker.inspect(module + "-web");
         assertThat(web.getState().getRunning()).isTrue();
         assertThat(web.getConfig().getLabels()).containsEntry("mesh.module", module).containsEntry("mesh.container", "web")
@@ -89,9 +90,9 @@ class ApplierTest {
         zk.setDesired(yaml(BUSYBOX, "two", true), "r2");
         ApplyReport third = applier.apply(module, () -> false);
         ContainerResult w3 = byName(third).get("web");
-        assertThat(w3.action()).isEqualTo(ContainerResult.RECREATED);
+        assertThat(w3.action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(w3.reasons()).containsExactly("env: changed MODE");
-        assertThat(byName(third).get("worker").action()).isEqualTo(ContainerResult.UNCHANGED);
+        assertThat(byName(third).get("worker").action()).isEqualTo(ContainerAction.UNCHANGED);
         assertThat(docker.inspect(module + "-web").getId()).isNotEqualTo(web.getId()).isEqualTo(w3.id());
         assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
         // The report and the release of the module lock were one transaction: the report's last change and the lock
@@ -110,14 +111,14 @@ class ApplierTest {
             // a container that dies is recreated with "not running: exited (N)"
             docker.client().killContainerCmd(module + "-worker").withSignal("KILL").exec();
             ApplyReport fifth = applier.apply(module, () -> false);
-            assertThat(byName(fifth).get("worker").action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(byName(fifth).get("worker").action()).isEqualTo(ContainerAction.RECREATED);
             assertThat(byName(fifth).get("worker").reasons()).containsExactly("not running: exited (137)");
             assertThat(docker.inspect(module + "-worker").getState().getRunning()).isTrue();
 
             // the spec no longer names worker -> removed
             zk.setDesired(yaml("mesh-test/busybox-retag:" + module, "two", false), "r4");
             ApplyReport sixth = applier.apply(module, () -> false);
-            assertThat(byName(sixth).get("worker").action()).isEqualTo(ContainerResult.REMOVED);
+            assertThat(byName(sixth).get("worker").action()).isEqualTo(ContainerAction.REMOVED);
             assertThat(docker.inspect(module + "-worker")).isNull();
             assertThat(docker.moduleContainers(module)).hasSize(1);
         } finally {
@@ -131,7 +132,7 @@ class ApplierTest {
     void aNoOpReconcileTakesNoLockAndWritesNothingButDriftAndPushesDo() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
         ApplyReport created = applier.apply(module, () -> false);
-        assertThat(byName(created).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.CREATED);
+        assertThat(byName(created).values()).extracting(ContainerResult::action).containsOnly(ContainerAction.CREATED);
         String reportPath = zk.paths().report("host-a", module), lockPath = zk.paths().lock(module, "host-a");
         org.apache.zookeeper.data.Stat report = zk.client().checkExists().forPath(reportPath);
         int lockChildrenMade = zk.client().checkExists().forPath(lockPath).getCversion();
@@ -144,8 +145,8 @@ class ApplierTest {
         // drift: a container removed by hand is seen and created again, under the lock
         docker.remove(docker.idByName(module + "-worker"));
         ApplyReport drift = applier.apply(module, () -> false);
-        assertThat(byName(drift).get("worker").action()).isEqualTo(ContainerResult.CREATED);
-        assertThat(byName(drift).get("web").action()).isEqualTo(ContainerResult.UNCHANGED);
+        assertThat(byName(drift).get("worker").action()).isEqualTo(ContainerAction.CREATED);
+        assertThat(byName(drift).get("web").action()).isEqualTo(ContainerAction.UNCHANGED);
         assertThat(zk.client().checkExists().forPath(lockPath).getCversion()).isGreaterThan(lockChildrenMade);
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).containers()).isEqualTo(drift.containers());
 
@@ -155,7 +156,7 @@ class ApplierTest {
         ApplyReport before = applier.apply(module, () -> false);
         docker.client().stopContainerCmd(oldWeb).withTimeout(0).exec();
         ApplyReport restarted = applier.apply(module, () -> false);
-        assertThat(byName(restarted).get("web").action()).isEqualTo(ContainerResult.RECREATED);
+        assertThat(byName(restarted).get("web").action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(restarted).isNotEqualTo(before);
 
         // the report node deleted by hand, or lost with ZooKeeper's data: the next reconcile writes it again
@@ -169,14 +170,14 @@ class ApplierTest {
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-a", module + "-web"), Json.bytes(
                 new HeldRecord("host-a", module, module + "-web", webId, "gc", "w-test", Times.now(), ProcessRef.current("test"))));
         ApplyReport held = applier.apply(module, () -> false);
-        assertThat(byName(held).get("web").action()).isEqualTo(ContainerResult.HELD);
+        assertThat(byName(held).get("web").action()).isEqualTo(ContainerAction.HELD);
         zk.client().delete().forPath(zk.paths().held("host-a", module + "-web"));
 
         // a push with the very same spec gets its own report
         zk.setDesired(yaml(BUSYBOX, "one", true), "r2");
         ApplyReport pushed = applier.apply(module, () -> false);
         assertThat(pushed.revision()).isEqualTo("r2");
-        assertThat(byName(pushed).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        assertThat(byName(pushed).values()).extracting(ContainerResult::action).containsOnly(ContainerAction.UNCHANGED);
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).revision()).isEqualTo("r2");
     }
 
@@ -199,8 +200,8 @@ class ApplierTest {
             ApplyReport r = applier.apply(module, () -> false);
             assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
             assertThat(r.containers()).extracting(ContainerResult::container, ContainerResult::action).containsExactlyInAnyOrder(
-                    org.assertj.core.groups.Tuple.tuple(module + "-web", ContainerResult.RECREATED),
-                    org.assertj.core.groups.Tuple.tuple(next, ContainerResult.REMOVED));
+                    org.assertj.core.groups.Tuple.tuple(module + "-web", ContainerAction.RECREATED),
+                    org.assertj.core.groups.Tuple.tuple(next, ContainerAction.REMOVED));
             assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
             assertThat(docker.idByName(next)).isNull();
             assertThat(docker.idByName(prev)).isNull();
@@ -306,7 +307,7 @@ class ApplierTest {
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).contains(module + "-web");
         ContainerResult web = byName(r).get("web");
-        assertThat(web.action()).isEqualTo(ContainerResult.FAILED);
+        assertThat(web.action()).isEqualTo(ContainerAction.FAILED);
         assertThat(web.reasons()).anyMatch(s -> s.contains("did not start") && s.contains("runs again"));
         InspectContainerResponse now = docker.inspect(module + "-web");
         assertThat(now.getId()).isEqualTo(before);
@@ -352,7 +353,7 @@ class ApplierTest {
         assertThat(new String(zk.client().getData().forPath(zk.paths().lock(module, "host-a")))).as("made by mesh").isEqualTo("{}");
         zk.setDesired(yaml(BUSYBOX, "one", true).replace("hosts: [host-a]", "hosts: [host-b]"), "r2");
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerResult.REMOVED);
+        assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerAction.REMOVED);
         assertThat(docker.moduleContainers(module)).isEmpty();
         // ... and goes with it.
         assertThat(zk.client().checkExists().forPath(zk.paths().lock(module, "host-a"))).isNull();

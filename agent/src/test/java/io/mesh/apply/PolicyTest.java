@@ -11,6 +11,7 @@ import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
@@ -95,7 +96,7 @@ class PolicyTest {
             zk.setDesired(yaml(c.get(0)), "r" + ++rev);
             ApplyReport r = applier.apply(module, () -> false);
             assertThat(r.outcome()).as(c.get(0)).isEqualTo(ApplyOutcome.FAILED);
-            assertThat(web(r).action()).isEqualTo(ContainerResult.FAILED);
+            assertThat(web(r).action()).isEqualTo(ContainerAction.FAILED);
             assertThat(web(r).reasons()).as(c.get(0)).anySatisfy(s -> assertThat(s).contains("refused by this agent's policy", c.get(1)));
             assertThat(r.error()).contains(module + "-web", c.get(1));
             assertThat(docker.moduleContainers(module)).as(c.get(0)).isEmpty();
@@ -105,7 +106,7 @@ class PolicyTest {
         zk.setDesired(yaml("volumes: [\"" + module + "-data:/data\"]"), "r" + ++rev);
         ApplyReport ok = applier.apply(module, () -> false);
         assertThat(ok.outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        assertThat(web(ok).action()).isEqualTo(ContainerResult.CREATED);
+        assertThat(web(ok).action()).isEqualTo(ContainerAction.CREATED);
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.mesh.docker.Labels;
 import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestParser;
@@ -107,8 +108,8 @@ public final class ApplyBench {
         docker.moduleContainers(module).forEach(c -> ids.put(c.dockerName(), c.id()));
         boolean asDockerHasThem = expected.outcome() == ApplyOutcome.APPLIED && expected.containers().size() == n && ids.size() == n
                 && expected.containers().stream().allMatch(c -> c.id() != null && c.id().equals(ids.get(c.container()))
-                        && List.of(ApplyReport.ContainerResult.CREATED, ApplyReport.ContainerResult.RECREATED,
-                                ApplyReport.ContainerResult.UNCHANGED).contains(c.action()));
+                        && List.of(ContainerAction.CREATED, ContainerAction.RECREATED,
+                                ContainerAction.UNCHANGED).contains(c.action()));
         if (!asDockerHasThem) throw new IllegalStateException("not what Docker has: " + Json.text(expected));
         // Warm-up: JIT, connection pools, compose's first run.
         for (int i = 0; i < 20; i++) {
@@ -200,7 +201,7 @@ public final class ApplyBench {
             long t = System.nanoTime();
             ApplyReport rep = applier.apply(module, () -> false);
             double ms = Bench.ms(System.nanoTime() - t);
-            long recreated = rep.containers().stream().filter(c -> c.action().equals(ApplyReport.ContainerResult.RECREATED)).count();
+            long recreated = rep.containers().stream().filter(c -> c.action() == ContainerAction.RECREATED).count();
             if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B2 apply: " + Json.text(rep));
             mesh.add(ms);
             t = System.nanoTime();

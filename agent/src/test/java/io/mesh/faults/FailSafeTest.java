@@ -5,6 +5,7 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 
@@ -43,7 +44,7 @@ class FailSafeTest extends FaultFixture {
         ApplyReport r = applyInProcess();
 
         ContainerResult reg = r.containers().stream().filter(c -> c.container().equals(registry)).findFirst().orElseThrow();
-        assertThat(reg.action()).as("registry in %s", r).isEqualTo(ContainerResult.HELD);
+        assertThat(reg.action()).as("registry in %s", r).isEqualTo(ContainerAction.HELD);
         assertThat(String.join(" ", reg.reasons())).contains("cannot be read");
         assertThat(r.outcome()).isNotEqualTo(ApplyOutcome.FAILED);
         assertThat(running(registry)).as("registry running").isFalse();

@@ -10,6 +10,7 @@ import io.mesh.testing.TestZk;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
@@ -192,7 +193,7 @@ class WindowRaceTest {
     private void race(Supplier<Future<WindowResult>> openWindow, boolean otherProcess) throws Exception {
         zk.setDesired(store("one", 6), "r1");
         ApplyReport first = awaitReport(ApplyOutcome.APPLIED, "r1");
-        assertThat(first.containers()).extracting(ContainerResult::action).containsExactly(ContainerResult.CREATED);
+        assertThat(first.containers()).extracting(ContainerResult::action).containsExactly(ContainerAction.CREATED);
         String id = docker.inspect(registry).getId();
         Instant t0 = Instant.now();
 
@@ -228,7 +229,7 @@ class WindowRaceTest {
         assertThat(deferred.window().window()).isEqualTo(held.window());
         assertThat(deferred.window().held()).containsExactly(registry);
         assertThat(deferred.containers()).singleElement().satisfies(c -> {
-            assertThat(c.action()).isEqualTo(ContainerResult.HELD);
+            assertThat(c.action()).isEqualTo(ContainerAction.HELD);
             assertThat(c.container()).isEqualTo(registry);
             assertThat(c.reasons()).singleElement().asString().startsWith("held by window garbage-collect since ");
         });
@@ -247,7 +248,7 @@ class WindowRaceTest {
         ApplyReport landed = awaitReport(ApplyOutcome.APPLIED, "r2");
         assertThat(landed.window()).isNull();
         assertThat(landed.containers()).singleElement().satisfies(c -> {
-            assertThat(c.action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(c.action()).isEqualTo(ContainerAction.RECREATED);
             assertThat(c.reasons()).containsExactly("env: changed MODE");
         });
         assertThat(landed.lastWindow()).isNotNull();

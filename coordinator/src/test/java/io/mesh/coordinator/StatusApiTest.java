@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
@@ -48,7 +49,7 @@ public class StatusApiTest {
         return new ApplyReport(host, module, revision, push, outcome, T0, T0.plusSeconds(2),
                 outcome == ApplyOutcome.DEFERRED ? WINDOW : null,
                 List.of(new ApplyReport.ContainerResult("registry", module + "-registry",
-                        outcome == ApplyOutcome.DEFERRED ? "held" : "recreated", List.of("image: a -> b"), "3f2a")),
+                        outcome == ApplyOutcome.DEFERRED ? ContainerAction.HELD : ContainerAction.RECREATED, List.of("image: a -> b"), "3f2a")),
                 error, null);
     }
 

@@ -73,16 +73,9 @@ public record ApplyReport(String host, String module, String revision, String pu
      *
      * @param name      container name in the spec
      * @param container Docker name {@code <module>-<name>}
-     * @param action    {@code unchanged | created | recreated | removed | held | failed}
+     * @param action    what the apply did
      * @param reasons   why, such as {@code image: a -> b} or {@code not running: exited (137)}; empty when none
      * @param id        Docker container id after the apply (before it, for removed)
      */
-    public record ContainerResult(String name, String container, String action, List<String> reasons, String id) {
-        public static final String UNCHANGED = "unchanged";
-        public static final String CREATED = "created";
-        public static final String RECREATED = "recreated";
-        public static final String REMOVED = "removed";
-        public static final String HELD = "held";
-        public static final String FAILED = "failed";
-    }
+    public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {}
 }

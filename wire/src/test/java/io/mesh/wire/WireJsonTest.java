@@ -76,6 +76,9 @@ class WireJsonTest {
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.UNKNOWN);
         assertThat(PushState.from(r.outcome())).isEqualTo(PushState.UNKNOWN);
         assertThat(Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).outcome()).isNull();
+        ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"reverted\"}".getBytes(StandardCharsets.UTF_8),
+                ApplyReport.ContainerResult.class);
+        assertThat(c.action()).isEqualTo(ContainerAction.UNKNOWN);
     }
 
     @Test

@@ -7,6 +7,7 @@ import io.mesh.metrics.Histogram;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.PromText;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -187,7 +188,7 @@ public final class AgentMetrics implements AutoCloseable {
      * @param w      the result
      */
     void windowEnded(String module, WindowResult w) {
-        String outcome = w.outcome() == null ? "unknown" : w.outcome();
+        String outcome = (w.outcome() == null ? WindowOutcome.UNKNOWN : w.outcome()).wire();
         windows.computeIfAbsent(module + "\0" + outcome, k -> new AtomicLong()).incrementAndGet();
         if (w.startedAt() != null && w.finishedAt() != null) {
             windowDurations.computeIfAbsent(outcome, k -> new Histogram())

@@ -8,6 +8,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
@@ -126,7 +127,7 @@ public final class WindowRecovery {
                 + process.process() + " (pid " + process.pid() + ")");
         notes.addAll(closing.notes());
         if (closing.error() != null) notes.add(closing.error());
-        return new WindowResult(e.schedule(), e.window(), e.since(), Times.now(), WindowResult.RECOVERED, closing.exitCode(),
+        return new WindowResult(e.schedule(), e.window(), e.since(), Times.now(), WindowOutcome.RECOVERED, closing.exitCode(),
                 heldNames, closing.logTail(), String.join("; ", notes));
     }
 

@@ -14,6 +14,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
@@ -231,9 +232,9 @@ public final class WindowRunner {
                 step = new StepResult(closing.exitCode(), closing.stepKilled(), closing.logTail());
             }
         }
-        String outcome = error != null ? WindowResult.FAILED
-                : step.timedOut() ? WindowResult.TIMED_OUT
-                : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
+        WindowOutcome outcome = error != null ? WindowOutcome.FAILED
+                : step.timedOut() ? WindowOutcome.TIMED_OUT
+                : step.exitCode() == 0 ? WindowOutcome.SUCCEEDED : WindowOutcome.STEP_FAILED;
         if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
         else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
         return new WindowResult(schedule, entry.window(), entry.since(), Times.now(), outcome, step == null ? null : step.exitCode(),
@@ -253,7 +254,7 @@ public final class WindowRunner {
     }
 
     private static WindowResult failed(String schedule, String windowId, Instant since, List<String> held, String error) {
-        return new WindowResult(schedule, windowId, since, Times.now(), WindowResult.FAILED, null, held, List.of(), error);
+        return new WindowResult(schedule, windowId, since, Times.now(), WindowOutcome.FAILED, null, held, List.of(), error);
     }
 
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {

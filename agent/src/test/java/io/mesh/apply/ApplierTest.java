@@ -14,6 +14,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
@@ -332,7 +333,7 @@ class ApplierTest {
         // another process (a window run by `mesh-agent window`) records its result in the report
         ApplyReport theirs = Json.read(zk.client().getData().forPath(report), ApplyReport.class)
                 .withLastWindow(new WindowResult("gc", "w-1", java.time.Instant.parse("2026-11-30T03:30:00Z"),
-                        java.time.Instant.parse("2026-11-30T03:30:05Z"), WindowResult.SUCCEEDED, 0, List.of(), List.of(), null));
+                        java.time.Instant.parse("2026-11-30T03:30:05Z"), WindowOutcome.SUCCEEDED, 0, List.of(), List.of(), null));
         zk.client().setData().forPath(report, Json.bytes(theirs));
         zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
         ApplyReport r = applier.apply(module, () -> false);

@@ -14,6 +14,7 @@ import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterAll;
@@ -217,7 +218,7 @@ class PolicyTest {
         WindowResult w = runner.run(module, "gc", Duration.ofSeconds(5));
 
         assertThat(w.succeeded()).isFalse();
-        assertThat(w.outcome()).isEqualTo(WindowResult.FAILED);
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.FAILED);
         assertThat(w.error()).contains("step refused by this agent's policy", "/etc", "--allow-host-path");
         InspectContainerResponse after = docker.inspect(module + "-web");
         assertThat(after.getState().getRunning()).isTrue();

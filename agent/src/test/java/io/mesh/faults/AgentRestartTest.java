@@ -7,6 +7,7 @@ import io.mesh.testing.Dockerd;
 import io.mesh.testing.TestDocker;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -45,7 +46,7 @@ class AgentRestartTest extends FaultFixture {
 
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("window log:\n%s", w.output()).isZero();
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         awaitApplied("r2", Duration.ofSeconds(30));
         awaitConverged("two", Duration.ofSeconds(30));
         assertThat(second.isAlive()).isTrue();
@@ -95,7 +96,7 @@ class AgentRestartTest extends FaultFixture {
                 .orElseThrow(() -> new AssertionError("no report after start-up: " + after));
         assertThat(firstActing.lastWindow()).as("first non-deferred report after start-up: %s", firstActing).isNotNull();
         assertThat(firstActing.lastWindow().window()).isEqualTo(windowId);
-        assertThat(firstActing.lastWindow().outcome()).isEqualTo("recovered");
+        assertThat(firstActing.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
         awaitConverged("one", Duration.ofSeconds(30));
     }
 }

@@ -17,6 +17,7 @@ import io.mesh.wire.ManifestParser;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
@@ -376,7 +377,7 @@ abstract class FaultFixture {
         assertThat(inspect(registry).getId()).isEqualTo(id);
         ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
         assertThat(r.lastWindow().held()).containsExactly(registry);
-        assertThat(r.lastWindow().outcome()).as("lastWindow %s", r.lastWindow()).isEqualTo("recovered");
+        assertThat(r.lastWindow().outcome()).as("lastWindow %s", r.lastWindow()).isEqualTo(WindowOutcome.RECOVERED);
         events.settle();
         List<Event> touched = events.since(t0).stream()
                 .filter(e -> id.equals(e.getId()) || registry.equals(io.mesh.testing.TestDocker.name(e))

@@ -5,6 +5,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -34,7 +35,7 @@ class StepFailureTest extends FaultFixture {
         ChildJvm w = window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("exit code; log:\n%s", w.output()).isEqualTo(1);
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.STEP_FAILED);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.STEP_FAILED);
         assertThat(r.exitCode()).isEqualTo(3);
         assertThat(r.error()).isEqualTo("step exited 3");
         assertThat(r.logTail()).contains("collecting");
@@ -53,7 +54,7 @@ class StepFailureTest extends FaultFixture {
         ChildJvm w = window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("exit code; log:\n%s", w.output()).isEqualTo(1);
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.TIMED_OUT);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.TIMED_OUT);
         assertThat(r.error()).contains("timeout").contains("3s");
         assertThat(r.logTail()).contains("started");
         // killed at the timeout, not at the end of its sleep

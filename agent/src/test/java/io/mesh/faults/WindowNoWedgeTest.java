@@ -11,6 +11,7 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -83,12 +84,12 @@ class WindowNoWedgeTest extends FaultFixture {
                 + r.lastWindow());
         assertThat(r.revision()).isEqualTo("r1");
         ApplyReport withWindow = awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
-        assertThat(withWindow.lastWindow().outcome()).isEqualTo(WindowResult.RECOVERED);
+        assertThat(withWindow.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
 
         // the module is not wedged: a window of it runs
         ChildJvm w = window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(90))).as("window exit; log:\n%s", w.output()).isZero();
-        assertThat(result(w).outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(result(w).outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> running(registry));
         assertThat(inspect(registry).getId()).isEqualTo(id);
         assertThat(daemon.isAlive()).isTrue();

@@ -14,6 +14,7 @@ import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
@@ -157,7 +158,7 @@ class WindowRaceTest {
             // Its held node goes with its session (15 s); the daemon still waits for the step, then finishes it.
             ApplyReport landed = awaitReport(ApplyOutcome.APPLIED, "r2");
             assertThat(landed.lastWindow()).isNotNull();
-            assertThat(landed.lastWindow().outcome()).isEqualTo(WindowResult.RECOVERED);
+            assertThat(landed.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
             assertThat(landed.lastWindow().logTail()).contains("swept /data");
 
             List<Event> events = TestDocker.events(module, killed, Instant.now());
@@ -238,7 +239,7 @@ class WindowRaceTest {
         assertThat(docker.inspect(registry).getState().getRunning()).isFalse();
 
         WindowResult result = window.get(2, TimeUnit.MINUTES);
-        assertThat(result.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(result.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         assertThat(result.exitCode()).isZero();
         assertThat(result.logTail()).contains("swept /data");
         assertThat(zk.client().checkExists().forPath(heldPath)).isNull();

@@ -108,7 +108,7 @@ public final class Metrics {
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
             WindowResult w = c.lastWindow();
             if (w != null && w.startedAt() != null && w.finishedAt() != null) {
-                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + PromText.label("outcome", w.outcome()),
+                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + PromText.label("outcome", w.outcome() == null ? null : w.outcome().wire()),
                         java.time.Duration.between(w.startedAt(), w.finishedAt()).toMillis() / 1000.0);
             }
         }

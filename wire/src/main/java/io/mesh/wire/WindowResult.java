@@ -10,23 +10,17 @@ import java.util.List;
  * @param window     window id
  * @param startedAt  when the window opened
  * @param finishedAt when the held containers were running again and the nodes deleted
- * @param outcome    {@code succeeded} (step exited 0), {@code step-failed}, {@code timed-out}, {@code failed}, or
- *                   {@code recovered} (its process died; another mesh process finished it)
+ * @param outcome    how it ended
  * @param exitCode   the step's exit code, {@code null} when it never ran
  * @param held       Docker names of the containers it held
  * @param logTail    the step's last log lines (at most {@link #LOG_LINES})
  * @param error      what went wrong, else {@code null}
  */
-public record WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, String outcome,
+public record WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
                            Integer exitCode, List<String> held, List<String> logTail, String error) {
     /** How many of the step's last log lines are kept. */
     public static final int LOG_LINES = 20;
-    public static final String SUCCEEDED = "succeeded";
-    public static final String STEP_FAILED = "step-failed";
-    public static final String TIMED_OUT = "timed-out";
-    public static final String FAILED = "failed";
-    public static final String RECOVERED = "recovered";
 
     /** @return true when the step ran and exited 0 */
-    public boolean succeeded() { return SUCCEEDED.equals(outcome); }
+    public boolean succeeded() { return outcome == WindowOutcome.SUCCEEDED; }
 }

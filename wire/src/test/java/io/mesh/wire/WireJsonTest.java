@@ -79,6 +79,9 @@ class WireJsonTest {
         ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"reverted\"}".getBytes(StandardCharsets.UTF_8),
                 ApplyReport.ContainerResult.class);
         assertThat(c.action()).isEqualTo(ContainerAction.UNKNOWN);
+        WindowResult w = Json.read("{\"schedule\":\"gc\",\"outcome\":\"skipped\"}".getBytes(StandardCharsets.UTF_8), WindowResult.class);
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.UNKNOWN);
+        assertThat(w.succeeded()).isFalse();
     }
 
     @Test

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.PushState;
+import io.mesh.wire.WindowOutcome;
+import io.mesh.wire.WindowRequestState;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -591,7 +593,7 @@ public final class MeshCli implements Runnable {
             out.flush();
             String path = hostPath + "/" + request;
             long deadline = System.nanoTime() + wait.toNanos();
-            String shown = "requested";
+            String shown = WindowRequestState.REQUESTED.wire();
             while (true) {
                 JsonNode req = null;
                 try {
@@ -606,16 +608,17 @@ public final class MeshCli implements Runnable {
                     // retried until the deadline
                 }
                 if (req != null) {
-                    String state = req.path("state").asText();
-                    if (!state.equals(shown)) {
-                        shown = state;
-                        if (state.equals("running")) {
+                    String text = req.path("state").asText();
+                    WindowRequestState state = WindowRequestState.of(text);
+                    if (!text.equals(shown)) {
+                        shown = text;
+                        if (state == WindowRequestState.RUNNING) {
                             JsonNode runner = req.path("runner");
                             out.println(request + "  running (agent pid " + runner.path("pid").asText() + ", " + runner.path("process").asText() + ")");
                             out.flush();
                         }
                     }
-                    if (state.equals("done")) {
+                    if (state == WindowRequestState.DONE) {
                         try {
                             client.delete(path);
                         } catch (IOException e) {
@@ -625,7 +628,7 @@ public final class MeshCli implements Runnable {
                         else outcome(req, out);
                         out.flush();
                         JsonNode result = req.path("result");
-                        return !req.hasNonNull("error") && result.isObject() && "succeeded".equals(result.path("outcome").asText()) ? OK : FAILED;
+                        return !req.hasNonNull("error") && result.isObject() && WindowOutcome.of(result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
                     }
                 }
                 long left = deadline - System.nanoTime();

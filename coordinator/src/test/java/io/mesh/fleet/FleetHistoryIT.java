@@ -15,6 +15,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.WindowRequest;
+import io.mesh.wire.WindowRequestState;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -750,7 +751,7 @@ class FleetHistoryIT {
                     for (String k : zk.getChildren().forPath(reqs)) {
                         try {
                             WindowRequest r = Json.read(zk.getData().forPath(reqs + "/" + k), WindowRequest.class);
-                            if (mods.stream().anyMatch(m -> m.name.equals(r.module())) && !WindowRequest.DONE.equals(r.state())) {
+                            if (mods.stream().anyMatch(m -> m.name.equals(r.module())) && r.state() != WindowRequestState.DONE) {
                                 problems.add(reqs + "/" + k + " left " + r.state());
                             }
                         } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {

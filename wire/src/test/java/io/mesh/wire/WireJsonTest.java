@@ -82,6 +82,8 @@ class WireJsonTest {
         WindowResult w = Json.read("{\"schedule\":\"gc\",\"outcome\":\"skipped\"}".getBytes(StandardCharsets.UTF_8), WindowResult.class);
         assertThat(w.outcome()).isEqualTo(WindowOutcome.UNKNOWN);
         assertThat(w.succeeded()).isFalse();
+        WindowRequest q = Json.read("{\"module\":\"m\",\"state\":\"paused\"}".getBytes(StandardCharsets.UTF_8), WindowRequest.class);
+        assertThat(q.state()).isEqualTo(WindowRequestState.UNKNOWN);
     }
 
     @Test
@@ -93,5 +95,16 @@ class WireJsonTest {
         assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "failed", "unknown");
         assertThat(PushState.from(null)).isEqualTo(PushState.PENDING);
         assertThat(PushState.from(ApplyOutcome.DEFERRED)).isEqualTo(PushState.DEFERRED);
+    }
+
+    /** Log lines and metrics labels print the enums: {@code outcome=applied}, as operators grep them. */
+    @Test
+    void enumsPrintTheirWireNames() {
+        for (Enum<?>[] values : new Enum<?>[][]{ApplyOutcome.values(), ContainerAction.values(), WindowOutcome.values(),
+                WindowRequestState.values(), PushState.values()}) {
+            for (Enum<?> e : values) assertThat(e.toString()).isEqualTo(Json.text(e).replace("\"", ""));
+        }
+        assertThat("outcome=" + ApplyOutcome.APPLIED).isEqualTo("outcome=applied");
+        assertThat("outcome=" + WindowOutcome.STEP_FAILED).isEqualTo("outcome=step-failed");
     }
 }

@@ -305,10 +305,11 @@ public final class Applier {
             if (r.action() == ContainerAction.FAILED) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
         }
         WindowRecord w = store.window(host, desired.module());
-        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(),
-                errors.isEmpty() ? ApplyOutcome.APPLIED : ApplyOutcome.FAILED, started, Times.now(),
-                w == null ? null : ApplyReport.WindowRef.of(w), results,
-                errors.isEmpty() ? null : String.join("; ", errors), null);
+        ApplyReport.WindowRef window = w == null ? null : ApplyReport.WindowRef.of(w);
+        return errors.isEmpty()
+                ? ApplyReport.applied(host, desired.module(), desired.revision(), desired.push(), started, window, results)
+                : ApplyReport.failed(host, desired.module(), desired.revision(), desired.push(), started, window, results,
+                        String.join("; ", errors));
     }
 
     /**
@@ -344,7 +345,7 @@ public final class Applier {
 
     private ApplyReport fail(String module, String revision, String push, Instant started, String error, BooleanSupplier stopping)
             throws InterruptedException {
-        ApplyReport report = new ApplyReport(host, module, revision, push, ApplyOutcome.FAILED, started, Times.now(), null, List.of(), error, null);
+        ApplyReport report = ApplyReport.failed(host, module, revision, push, started, error);
         try {
             reports.write(report);
         } catch (Exception e) {
@@ -368,11 +369,10 @@ public final class Applier {
             String prefix = desired.module() + "-";
             String name = container.startsWith(prefix) ? container.substring(prefix.length()) : container;
             HeldRecord h = held.get(container);
-            results.add(new ContainerResult(name, container, ContainerAction.HELD,
-                    List.of("held by window " + w.schedule() + " since " + w.since()), h == null ? null : h.containerId()));
+            results.add(ContainerResult.held(name, container, "held by window " + w.schedule() + " since " + w.since(),
+                    h == null ? null : h.containerId()));
         }
-        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyOutcome.DEFERRED,
-                started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
+        return ApplyReport.deferred(host, desired.module(), desired.revision(), desired.push(), started, ApplyReport.WindowRef.of(w), results);
     }
 
     static String describe(Throwable e) {

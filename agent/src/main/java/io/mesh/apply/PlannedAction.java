@@ -15,6 +15,11 @@ import java.util.List;
  * @param existingId id of the container there now, or {@code null}
  */
 public record PlannedAction(String name, String dockerName, Kind action, List<String> reasons, String existingId) {
+    /** @return the creation of a container that does not exist */
+    public static PlannedAction create(String name, String dockerName) {
+        return new PlannedAction(name, dockerName, Kind.CREATE, List.of(), null);
+    }
+
     /** The action kinds; their report names are SPEC's. */
     public enum Kind {
         CREATE(ContainerAction.CREATED), UNCHANGED(ContainerAction.UNCHANGED), RECREATE(ContainerAction.RECREATED),

@@ -8,7 +8,6 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
-import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
@@ -127,8 +126,8 @@ public final class WindowRecovery {
                 + process.process() + " (pid " + process.pid() + ")");
         notes.addAll(closing.notes());
         if (closing.error() != null) notes.add(closing.error());
-        return new WindowResult(e.schedule(), e.window(), e.since(), Times.now(), WindowOutcome.RECOVERED, closing.exitCode(),
-                heldNames, closing.logTail(), String.join("; ", notes));
+        return WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames, closing.logTail(),
+                String.join("; ", notes));
     }
 
     /**
@@ -150,8 +149,8 @@ public final class WindowRecovery {
                     push, r.schedule(), r.window(), r.outcome(), r.exitCode(), r.held(), r.error(), r.logTail());
         }
         try {
-            ApplyReport empty = new ApplyReport(host, module, desired == null ? null : desired.revision(),
-                    desired == null ? null : desired.push(), null, null, null, null, List.of(), null, null);
+            ApplyReport empty = ApplyReport.noApply(host, module, desired == null ? null : desired.revision(),
+                    desired == null ? null : desired.push());
             store.writeWindowResult(host, module, r, empty);
         } catch (Exception e) {
             log.warn("window {}: result not written to the report: {}", r.window(), WindowRunner.describe(e));

@@ -8,7 +8,6 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequest;
-import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

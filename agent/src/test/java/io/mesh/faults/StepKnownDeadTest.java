@@ -8,7 +8,6 @@ import io.mesh.testing.TestDocker;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;

@@ -12,7 +12,6 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
-import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 

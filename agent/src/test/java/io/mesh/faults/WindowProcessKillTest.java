@@ -2,7 +2,6 @@ package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 

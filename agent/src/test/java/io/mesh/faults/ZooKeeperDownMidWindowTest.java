@@ -7,7 +7,6 @@ import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ApplyReport;
 import io.mesh.wire.MeshZk;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,6 @@
 package io.mesh.zk;
 
 import io.mesh.testing.TestZk;
-import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
@@ -41,8 +40,7 @@ class MeshStoreTest {
     }
 
     private static ApplyReport report(String revision) {
-        Instant t = Times.now();
-        return new ApplyReport(HOST, MODULE, revision, "push-0000000001", ApplyOutcome.APPLIED, t, t, null, List.of(), null, null);
+        return ApplyReport.applied(HOST, MODULE, revision, "push-0000000001", Times.now(), null, List.of());
     }
 
     /**

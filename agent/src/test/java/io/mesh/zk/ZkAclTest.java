@@ -84,8 +84,7 @@ class ZkAclTest {
         MeshStore store = new MeshStore(mesh, paths);
         mesh.create().forPath(paths.desired("store"), "{\"module\":\"store\"}".getBytes(StandardCharsets.UTF_8));
         mesh.create().forPath(paths.push("push-0000000000"), X);
-        store.writeReport(new ApplyReport("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, Instant.now(),
-                Instant.now(), null, List.of(), null, null));
+        store.writeReport(ApplyReport.applied("host-a", "store", "r1", "push-0000000000", Instant.now(), null, List.of()));
         PersistentNode window = new PersistentNode(mesh, CreateMode.EPHEMERAL, false, paths.window("host-a", "store"), X);
         PersistentNode held = new PersistentNode(mesh, CreateMode.EPHEMERAL, false, paths.held("host-a", "store-registry"), X);
         PersistentNode agent = new PersistentNode(mesh, CreateMode.EPHEMERAL, false, paths.agent("host-a"), X);

@@ -50,7 +50,7 @@ public class StatusApiTest {
                 outcome == ApplyOutcome.DEFERRED ? WINDOW : null,
                 List.of(new ApplyReport.ContainerResult("registry", module + "-registry",
                         outcome == ApplyOutcome.DEFERRED ? ContainerAction.HELD : ContainerAction.RECREATED, List.of("image: a -> b"), "3f2a")),
-                error, null);
+                error, null, null);
     }
 
     static void writeReport(ApplyReport r) throws Exception {

@@ -27,10 +27,73 @@ public record ApplyReport(String host, String module, String revision, String pu
                           @JsonInclude(JsonInclude.Include.NON_NULL) String error,
                           @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied) {
-    /** A report without {@code lastApplied} (filled in when it is written: {@link #withLastApplied}). */
-    public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
-                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error, WindowResult lastWindow) {
-        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, null);
+    /*
+     * The factories below build a report as an apply ends (finishedAt: now), without lastWindow and lastApplied: the
+     * store carries those over from the report it replaces (withLastWindow, withLastApplied).
+     */
+
+    /**
+     * An apply that ran and left every container as the spec says, held ones aside.
+     *
+     * @param window     the open window holding some of its containers, {@code null} when none is open
+     * @param containers what it did to each container
+     * @return an {@code applied} report, finished now
+     */
+    public static ApplyReport applied(String host, String module, String revision, String push, Instant startedAt,
+                                      WindowRef window, List<ContainerResult> containers) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.APPLIED, startedAt, Times.now(), window, containers,
+                null, null, null);
+    }
+
+    /**
+     * An apply that ran and could not do everything.
+     *
+     * @param window     the open window holding some of its containers, {@code null} when none is open
+     * @param containers what it did to each container, the failed ones included
+     * @param error      what failed
+     * @return a {@code failed} report, finished now
+     */
+    public static ApplyReport failed(String host, String module, String revision, String push, Instant startedAt,
+                                     WindowRef window, List<ContainerResult> containers, String error) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.FAILED, startedAt, Times.now(), window, containers,
+                error, null, null);
+    }
+
+    /**
+     * An apply that failed before it acted on any container.
+     *
+     * @param revision the desired revision, {@code null} when it could not be read
+     * @param push     its push, {@code null} when it could not be read
+     * @param error    why
+     * @return a {@code failed} report without containers, finished now
+     */
+    public static ApplyReport failed(String host, String module, String revision, String push, Instant startedAt, String error) {
+        return failed(host, module, revision, push, startedAt, null, List.of(), error);
+    }
+
+    /**
+     * An apply that a window's hold on the module lock deferred.
+     *
+     * @param window the window holding the lock
+     * @param held   one {@code held} entry per container the window holds
+     * @return a {@code deferred} report, finished now
+     */
+    public static ApplyReport deferred(String host, String module, String revision, String push, Instant startedAt,
+                                       WindowRef window, List<ContainerResult> held) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, Times.now(), window, held,
+                null, null, null);
+    }
+
+    /**
+     * The report of a module no apply has reported on yet, for a window's result to be carried in
+     * ({@link #withLastWindow}): no outcome, no times, no containers.
+     *
+     * @param revision the desired revision, {@code null} when none
+     * @param push     its push, {@code null} when none
+     * @return a report with only its host, module, revision and push
+     */
+    public static ApplyReport noApply(String host, String module, String revision, String push) {
+        return new ApplyReport(host, module, revision, push, null, null, null, null, List.of(), null, null, null);
     }
 
     /**
@@ -77,5 +140,14 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @param reasons   why, such as {@code image: a -> b} or {@code not running: exited (137)}; empty when none
      * @param id        Docker container id after the apply (before it, for removed)
      */
-    public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {}
+    public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {
+        /**
+         * @param reason such as {@code held by window garbage-collect since ...}
+         * @param id     Docker container id, {@code null} when its held node is gone meanwhile
+         * @return a container an open window holds, left untouched
+         */
+        public static ContainerResult held(String name, String container, String reason, String id) {
+            return new ContainerResult(name, container, ContainerAction.HELD, List.of(reason), id);
+        }
+    }
 }

@@ -3,6 +3,8 @@ package io.mesh.wire;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -106,5 +108,30 @@ class WireJsonTest {
         }
         assertThat("outcome=" + ApplyOutcome.APPLIED).isEqualTo("outcome=applied");
         assertThat("outcome=" + WindowOutcome.STEP_FAILED).isEqualTo("outcome=step-failed");
+    }
+
+    /** Reports built by the factories have the same JSON as the ones read above (finishedAt aside: they read the clock). */
+    @Test
+    void factoriesBuildTheSameJson() {
+        Instant t = Instant.parse("2026-11-30T03:30:00Z");
+        ApplyReport.WindowRef window = new ApplyReport.WindowRef("garbage-collect", "w-1", t, List.of("store-registry"));
+        ApplyReport deferred = ApplyReport.deferred("host-a", "store", "r2", "push-0000000002", Instant.parse("2026-11-30T03:30:01Z"),
+                        window, List.of(ApplyReport.ContainerResult.held("registry", "store-registry", "held by window garbage-collect since " + t, "3f2a")))
+                .withLastApplied(new ApplyReport.Applied("push-0000000001", "r1", Instant.parse("2026-11-30T03:00:00Z")));
+        assertThat(withoutFinishedAt(Json.text(deferred))).isEqualTo(withoutFinishedAt(DEFERRED));
+
+        WindowResult w = Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).lastWindow();
+        assertThat(Json.text(ApplyReport.noApply("host-a", "store", null, null).withLastWindow(w))).isEqualTo(NO_APPLY);
+
+        assertThat(withoutFinishedAt(Json.text(ApplyReport.failed("host-a", "store", null, null, t, "boom")))).isEqualTo(
+                "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":null,\"push\":null,\"outcome\":\"failed\","
+                        + "\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"-\",\"window\":null,\"containers\":[],\"error\":\"boom\"}");
+        assertThat(withoutFinishedAt(Json.text(WindowResult.failed("gc", "w-1", t, List.of(), "no lock")))).isEqualTo(
+                "{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"-\","
+                        + "\"outcome\":\"failed\",\"exitCode\":null,\"held\":[],\"logTail\":[],\"error\":\"no lock\"}");
+    }
+
+    private static String withoutFinishedAt(String json) {
+        return json.replaceFirst("\"finishedAt\":\"[^\"]*\"", "\"finishedAt\":\"-\"");
     }
 }

@@ -14,9 +14,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The apply's execution: plans a module against what Docker runs ({@link ApplyPlanner}) and makes the Docker calls,
@@ -81,7 +92,7 @@ final class ApplyExecution {
         Images images = new Images();
         // Leftovers under a temporary name go first, one by one: run beside the recreate of the same container, both
         // would remove the same one, and dockerd answers the second with 409 "removal already in progress".
-        Map<Integer, ContainerResult> first = new java.util.HashMap<>();
+        Map<Integer, ContainerResult> first = new HashMap<>();
         for (int i = 0; i < plan.size(); i++) {
             PlannedAction a = plan.get(i);
             if (a.action() == PlannedAction.Kind.REMOVE && (a.dockerName().endsWith(NEXT_SUFFIX) || a.dockerName().endsWith(PREV_SUFFIX))) {
@@ -105,21 +116,21 @@ final class ApplyExecution {
             for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
             return results;
         }
-        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
             Thread t = new Thread(r, "apply-" + desired.module() + "-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        List<java.util.concurrent.Future<ContainerResult>> futures = new ArrayList<>();
+        List<Future<ContainerResult>> futures = new ArrayList<>();
         try {
             for (PlannedAction a : plan) {
                 futures.add(pool.submit(() -> execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images)));
             }
-            for (java.util.concurrent.Future<ContainerResult> f : futures) {
+            for (Future<ContainerResult> f : futures) {
                 try {
                     results.add(f.get());
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     if (e.getCause() instanceof RuntimeException re) throw re; // SessionLostException: stop the apply
                     throw new IllegalStateException(e.getCause());
                 }
@@ -130,7 +141,7 @@ final class ApplyExecution {
             pool.shutdown();
             boolean interrupted = e instanceof InterruptedException;
             try {
-                if (!pool.awaitTermination(5, java.util.concurrent.TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
+                if (!pool.awaitTermination(5, TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
             } catch (InterruptedException again) {
                 interrupted = true;
             }
@@ -146,12 +157,12 @@ final class ApplyExecution {
      * its failure fails only the containers that use it.
      */
     private final class Images {
-        private final Map<String, java.util.concurrent.CompletableFuture<Void>> seen = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<String, CompletableFuture<Void>> seen = new ConcurrentHashMap<>();
 
         /** The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks. */
         void ensure(String image) {
-            java.util.concurrent.CompletableFuture<Void> mine = new java.util.concurrent.CompletableFuture<>();
-            java.util.concurrent.CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
+            CompletableFuture<Void> mine = new CompletableFuture<>();
+            CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
             if (first == null) {
                 try {
                     docker.ensureImage(image);
@@ -164,7 +175,7 @@ final class ApplyExecution {
             }
             try {
                 first.join();
-            } catch (java.util.concurrent.CompletionException e) {
+            } catch (CompletionException e) {
                 if (e.getCause() instanceof RuntimeException r) throw r;
                 throw e;
             }
@@ -284,7 +295,7 @@ final class ApplyExecution {
      *
      * @param keep a container id that is never removed (the one being renamed), or {@code null}
      */
-    private <T> T outOfTheWay(String module, String name, String keep, java.util.function.Supplier<T> call) {
+    private <T> T outOfTheWay(String module, String name, String keep, Supplier<T> call) {
         try {
             return call.get();
         } catch (RuntimeException e) {

@@ -15,17 +15,21 @@ import picocli.CommandLine.Parameters;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
 /**
@@ -335,7 +339,7 @@ public final class MeshCli implements Runnable {
             for (Path f : files) {
                 String text;
                 try {
-                    text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(f))).toString();
+                    text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(Files.readAllBytes(f))).toString();
                 } catch (CharacterCodingException e) {
                     throw new IllegalArgumentException(f + " is not UTF-8: save it as UTF-8");
                 }
@@ -581,7 +585,7 @@ public final class MeshCli implements Runnable {
                 return BAD_INPUT;
             }
             CoordinatorClient client = connection.client(cl);
-            String hostPath = "/v1/hosts/" + java.net.URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
+            String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
             CoordinatorClient.Response r = client.postJson(hostPath, Map.of("module", module, "schedule", schedule));
             if (r.status() != 202 || r.json() == null) {
                 err.println("mesh window run: the coordinator answered " + r.status() + ": " + r.error());
@@ -652,7 +656,7 @@ public final class MeshCli implements Runnable {
             w.path("held").forEach(n -> held.add(n.asText()));
             String secs = "";
             if (w.hasNonNull("startedAt") && w.hasNonNull("finishedAt")) {
-                Duration d = Duration.between(java.time.Instant.parse(w.path("startedAt").asText()), java.time.Instant.parse(w.path("finishedAt").asText()));
+                Duration d = Duration.between(Instant.parse(w.path("startedAt").asText()), Instant.parse(w.path("finishedAt").asText()));
                 secs = String.format(Locale.ROOT, " in %.1fs", d.toMillis() / 1000.0);
             }
             out.println("outcome: " + w.path("outcome").asText() + "  window " + w.path("window").asText() + secs
@@ -701,7 +705,7 @@ public final class MeshCli implements Runnable {
      * @return 0 when shown; the exit code of {@link #failure} otherwise
      */
     private static int listing(CommandLine cl, Connection connection, boolean json, String path, String command, String none,
-                               String[] header, java.util.function.BiConsumer<JsonNode, List<String[]>> rows) throws Exception {
+                               String[] header, BiConsumer<JsonNode, List<String[]>> rows) throws Exception {
         PrintWriter out = cl.getOut();
         CoordinatorClient.Response r = connection.client(cl).get(path);
         Integer bad = failure(r, command, cl.getErr());

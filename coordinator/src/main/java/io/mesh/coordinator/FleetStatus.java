@@ -18,6 +18,7 @@ import org.apache.curator.framework.CuratorFramework;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -143,7 +144,7 @@ public final class FleetStatus {
      * @throws Exception ZooKeeper errors
      */
     public Fleet fleet() throws Exception {
-        Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
         Map<String, DesiredRecord> desired = desired();
         List<HeldRecord> held = view.held();
         List<OpenWindow> windows = windows(desired);

@@ -6,6 +6,7 @@ import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
 import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.ProcessRef;
@@ -22,16 +23,25 @@ import org.apache.curator.utils.ZKPaths;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 
 /**
  * The agent daemon ({@code mesh-agent run}): keeps this host's modules at their desired state.
@@ -56,9 +66,9 @@ public final class AgentDaemon implements AutoCloseable {
      * At shutdown, how long past a window's deadline the daemon still waits for it: after its deadline a window only
      * kills its step and starts its containers again (each retried for 90 s while dockerd comes back).
      */
-    static final java.time.Duration SHUTDOWN_PAST_DEADLINE = java.time.Duration.ofMinutes(5);
+    static final Duration SHUTDOWN_PAST_DEADLINE = Duration.ofMinutes(5);
     /** At shutdown, how often a window still running is mentioned again. */
-    private static final java.time.Duration SHUTDOWN_REMINDER = java.time.Duration.ofSeconds(30);
+    private static final Duration SHUTDOWN_REMINDER = Duration.ofSeconds(30);
 
     private final AgentConfig config;
     private final MeshStore store;
@@ -89,7 +99,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy());
         this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
-        this.scheduler = new WindowScheduler(timer, this::runWindow, java.time.Clock.systemUTC(), config.stateDir(),
+        this.scheduler = new WindowScheduler(timer, this::runWindow, Clock.systemUTC(), config.stateDir(),
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
@@ -192,8 +202,8 @@ public final class AgentDaemon implements AutoCloseable {
      * it once ZooKeeper answers again.
      */
     private void reconcileAll() {
-        java.util.Set<String> modules = new java.util.TreeSet<>(workers.keySet());
-        cache.stream().map(d -> moduleOf(d.getPath())).filter(java.util.Objects::nonNull).forEach(modules::add);
+        Set<String> modules = new TreeSet<>(workers.keySet());
+        cache.stream().map(d -> moduleOf(d.getPath())).filter(Objects::nonNull).forEach(modules::add);
         for (String module : modules) worker(module).request();
     }
 
@@ -264,7 +274,7 @@ public final class AgentDaemon implements AutoCloseable {
             boolean failed;
             try {
                 ApplyReport r = applier.apply(module, stopping::get);
-                failed = r != null && ApplyReport.FAILED.equals(r.outcome());
+                failed = r != null && r.outcome() == ApplyOutcome.FAILED;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -281,7 +291,7 @@ public final class AgentDaemon implements AutoCloseable {
             if (!stopping.get()) {
                 try {
                     timer.schedule(this::request, retryMs, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) {
                     // shutting down
                 }
             }
@@ -291,8 +301,8 @@ public final class AgentDaemon implements AutoCloseable {
     /** Waits (bounded) for the window threads to end, saying what it waits for. */
     private void awaitWindows() {
         Instant began = Times.now();
-        Map<String, String> said = new java.util.HashMap<>();
-        Map<String, WaitFor> known = new java.util.HashMap<>();
+        Map<String, String> said = new HashMap<>();
+        Map<String, WaitFor> known = new HashMap<>();
         Instant remindAt = began.plus(SHUTDOWN_REMINDER);
         while (!windowThreads.values().stream().allMatch(ExecutorService::isTerminated)) {
             Instant now = Times.now();
@@ -311,7 +321,7 @@ public final class AgentDaemon implements AutoCloseable {
             if (now.isAfter(giveUpAt)) {
                 log.error("stopping: {} not ended by {}; exiting anyway: its journal under {} lets the next mesh process on "
                         + "this host finish it", windowsRunning.isEmpty() ? "a window" : windowsRunning.keySet().stream()
-                        .map(m -> "the window of module " + m).collect(java.util.stream.Collectors.joining(", ")),
+                        .map(m -> "the window of module " + m).collect(Collectors.joining(", ")),
                         seconds(giveUpAt), config.stateDir());
                 return;
             }
@@ -357,7 +367,7 @@ public final class AgentDaemon implements AutoCloseable {
             String whose = ours ? "" : " (left by process " + (e.owner() == null ? "?" : e.owner().pid())
                     + "; this one is finishing it)";
             return new WaitFor("stopping: waiting for window " + e.window() + " of " + e.module() + "/" + e.schedule() + whose
-                    + " to end (by " + seconds(e.deadline()) + ": it holds " + held + " since " + e.since().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                    + " to end (by " + seconds(e.deadline()) + ": it holds " + held + " since " + e.since().truncatedTo(ChronoUnit.SECONDS)
                     + "; at that deadline its step is killed and the containers started again)" + why,
                     e.deadline().plus(SHUTDOWN_PAST_DEADLINE), e.window());
         }
@@ -366,14 +376,14 @@ public final class AgentDaemon implements AutoCloseable {
                     + " has started its containers again; waiting for it to record its result", before.until(), before.window());
         }
         return new WaitFor("stopping: waiting for the window of " + w.module() + "/" + w.schedule() + " (begun "
-                + w.began().truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ") to end: it has stopped nothing yet (it waits up to "
+                + w.began().truncatedTo(ChronoUnit.SECONDS) + ") to end: it has stopped nothing yet (it waits up to "
                 + config.windowLockWait().toSeconds() + "s for the module lock, then runs to its schedule's timeout)" + why,
                 w.began().plus(config.windowLockWait()).plus(SHUTDOWN_PAST_DEADLINE), null);
     }
 
     /** @return the instant to the next whole second, as ISO-8601 ({@code 2026-12-01T03:42:10Z}) */
     static String seconds(Instant t) {
-        Instant s = t.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        Instant s = t.truncatedTo(ChronoUnit.SECONDS);
         return (s.equals(t) ? s : s.plusSeconds(1)).toString();
     }
 

@@ -15,11 +15,14 @@ import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,7 +50,7 @@ import java.util.concurrent.CountDownLatch;
         exitCodeList = {"0:success", "1:the window or its step failed", "2:bad usage, or a --host that another live agent has",
                 "3:ZooKeeper or Docker unreachable"})
 public final class AgentMain implements Runnable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AgentMain.class);
+    private static final Logger LOG = LoggerFactory.getLogger(AgentMain.class);
     /** Exit code when ZooKeeper or Docker cannot be reached. */
     public static final int UNREACHABLE = 3;
     /** Exit code for bad input: bad usage, or a {@code --host} that has a live agent already. */
@@ -146,7 +149,7 @@ public final class AgentMain implements Runnable {
                     Durations.parse(applyLockWait));
             DockerEngine docker = common.docker();
             docker.ping();
-            java.net.InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
+            InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
             Duration ttl = Durations.parse(requestTtl);
             CuratorFramework client = common.connect(config);
             ProcessRef me = ProcessRef.current("mesh-agent run");

@@ -7,6 +7,7 @@ import io.mesh.metrics.Histogram;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.PromText;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -156,7 +157,7 @@ public final class AgentMetrics implements AutoCloseable {
         }
         boolean count = initialized;
         if (r.outcome() != null) {
-            String key = r.outcome() + "|" + r.push() + "|" + r.revision() + "|" + r.startedAt() + "|" + r.finishedAt();
+            String key = r.outcome().wire() + "|" + r.push() + "|" + r.revision() + "|" + r.startedAt() + "|" + r.finishedAt();
             if (!key.equals(lastApply.put(module, key)) && count) applied(module, r);
         }
         WindowResult w = r.lastWindow();
@@ -172,9 +173,10 @@ public final class AgentMetrics implements AutoCloseable {
      * @param r      the report
      */
     void applied(String module, ApplyReport r) {
-        applies.computeIfAbsent(module + "\0" + r.outcome(), k -> new AtomicLong()).incrementAndGet();
+        String outcome = r.outcome().wire();
+        applies.computeIfAbsent(module + "\0" + outcome, k -> new AtomicLong()).incrementAndGet();
         if (r.startedAt() != null && r.finishedAt() != null) {
-            applyDurations.computeIfAbsent(r.outcome(), k -> new Histogram())
+            applyDurations.computeIfAbsent(outcome, k -> new Histogram())
                     .observe(Duration.between(r.startedAt(), r.finishedAt()).toNanos() / 1e9);
         }
     }
@@ -186,7 +188,7 @@ public final class AgentMetrics implements AutoCloseable {
      * @param w      the result
      */
     void windowEnded(String module, WindowResult w) {
-        String outcome = w.outcome() == null ? "unknown" : w.outcome();
+        String outcome = (w.outcome() == null ? WindowOutcome.UNKNOWN : w.outcome()).wire();
         windows.computeIfAbsent(module + "\0" + outcome, k -> new AtomicLong()).incrementAndGet();
         if (w.startedAt() != null && w.finishedAt() != null) {
             windowDurations.computeIfAbsent(outcome, k -> new Histogram())

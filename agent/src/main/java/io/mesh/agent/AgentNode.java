@@ -18,8 +18,10 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -164,7 +166,7 @@ public final class AgentNode implements AutoCloseable {
     private static String describe(AgentRecord holder, byte[] bytes, Stat stat) {
         String session = "ZooKeeper session 0x" + Long.toHexString(stat.getEphemeralOwner());
         if (holder == null) {
-            return "a process whose node reads '" + new String(bytes == null ? new byte[0] : bytes, java.nio.charset.StandardCharsets.UTF_8)
+            return "a process whose node reads '" + new String(bytes == null ? new byte[0] : bytes, StandardCharsets.UTF_8)
                     + "' (" + session + ")";
         }
         return "pid " + holder.pid() + ", started at " + holder.startedAt() + ", mesh " + holder.version() + " (" + session + ")";
@@ -224,7 +226,7 @@ public final class AgentNode implements AutoCloseable {
                         watch(); // ours (the session came back)
                         return;
                     }
-                    if (java.util.Arrays.equals(r.getData(), data)) {
+                    if (Arrays.equals(r.getData(), data)) {
                         // This process's own node, of the session it lost: Curator declares a session lost after its
                         // timeout on its own clock, and the ensemble may not have expired it yet (a quorum that came
                         // back after the timeout). Not another agent: delete it, then make it again.

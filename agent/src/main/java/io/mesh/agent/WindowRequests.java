@@ -6,6 +6,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;
+import io.mesh.wire.WindowRequestState;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
@@ -133,7 +134,7 @@ public final class WindowRequests implements AutoCloseable {
         String name = nameOf(node.getPath());
         if (name == null) return;
         WindowRequest req = parse(node.getData());
-        if (req == null || !WindowRequest.REQUESTED.equals(req.state()) || !claimed.add(name)) return;
+        if (req == null || req.state() != WindowRequestState.REQUESTED || !claimed.add(name)) return;
         waiters.submit(() -> run(name, node.getPath(), req, node.getStat().getVersion()));
     }
 
@@ -223,15 +224,15 @@ public final class WindowRequests implements AutoCloseable {
             try {
                 if (req == null) {
                     if (Instant.ofEpochMilli(stat.getMtime()).plus(ttl).isBefore(now)) client.delete().withVersion(stat.getVersion()).forPath(path);
-                } else if (WindowRequest.DONE.equals(req.state())) {
+                } else if (req.state() == WindowRequestState.DONE) {
                     Instant at = req.finishedAt() != null ? req.finishedAt() : Instant.ofEpochMilli(stat.getMtime());
                     if (at.plus(ttl).isBefore(now)) client.delete().withVersion(stat.getVersion()).forPath(path);
-                } else if (WindowRequest.RUNNING.equals(req.state()) && atStart) {
+                } else if (req.state() == WindowRequestState.RUNNING && atStart) {
                     client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
                             "the agent running it (pid " + (req.runner() == null ? "?" : req.runner().pid())
                                     + ") stopped before the window ended; the window may have run: it is finished from its journal"
                                     + " (see lastWindow in the module's report, outcome recovered)")));
-                } else if (WindowRequest.REQUESTED.equals(req.state()) && req.requestedAt() != null && req.requestedAt().plus(ttl).isBefore(now)) {
+                } else if (req.state() == WindowRequestState.REQUESTED && req.requestedAt() != null && req.requestedAt().plus(ttl).isBefore(now)) {
                     client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
                             "expired: not picked up within " + ttl.toMinutes() + "m of being requested; ask again")));
                 }

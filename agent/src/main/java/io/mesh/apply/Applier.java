@@ -7,8 +7,10 @@ import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
@@ -193,7 +195,7 @@ public final class Applier {
                 if (newest == null) return null;
                 ApplyReport report = report(newest, started, results);
                 reports.write(report, section);
-                leftThisHost = !newest.spec().runsOn(host) && ApplyReport.APPLIED.equals(report.outcome());
+                leftThisHost = !newest.spec().runsOn(host) && report.outcome() == ApplyOutcome.APPLIED;
                 return report;
             } catch (InterruptedException e) {
                 throw e;
@@ -300,13 +302,14 @@ public final class Applier {
     private ApplyReport report(DesiredRecord desired, Instant started, List<ContainerResult> results) throws Exception {
         List<String> errors = new ArrayList<>();
         for (ContainerResult r : results) {
-            if (r.action().equals(ContainerResult.FAILED)) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
+            if (r.action() == ContainerAction.FAILED) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
         }
         WindowRecord w = store.window(host, desired.module());
-        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(),
-                errors.isEmpty() ? ApplyReport.APPLIED : ApplyReport.FAILED, started, Times.now(),
-                w == null ? null : ApplyReport.WindowRef.of(w), results,
-                errors.isEmpty() ? null : String.join("; ", errors), null);
+        ApplyReport.WindowRef window = w == null ? null : ApplyReport.WindowRef.of(w);
+        return errors.isEmpty()
+                ? ApplyReport.applied(host, desired.module(), desired.revision(), desired.push(), started, window, results)
+                : ApplyReport.failed(host, desired.module(), desired.revision(), desired.push(), started, window, results,
+                        String.join("; ", errors));
     }
 
     /**
@@ -342,7 +345,7 @@ public final class Applier {
 
     private ApplyReport fail(String module, String revision, String push, Instant started, String error, BooleanSupplier stopping)
             throws InterruptedException {
-        ApplyReport report = new ApplyReport(host, module, revision, push, ApplyReport.FAILED, started, Times.now(), null, List.of(), error, null);
+        ApplyReport report = ApplyReport.failed(host, module, revision, push, started, error);
         try {
             reports.write(report);
         } catch (Exception e) {
@@ -366,11 +369,10 @@ public final class Applier {
             String prefix = desired.module() + "-";
             String name = container.startsWith(prefix) ? container.substring(prefix.length()) : container;
             HeldRecord h = held.get(container);
-            results.add(new ContainerResult(name, container, ContainerResult.HELD,
-                    List.of("held by window " + w.schedule() + " since " + w.since()), h == null ? null : h.containerId()));
+            results.add(ContainerResult.held(name, container, "held by window " + w.schedule() + " since " + w.since(),
+                    h == null ? null : h.containerId()));
         }
-        return new ApplyReport(host, desired.module(), desired.revision(), desired.push(), ApplyReport.DEFERRED,
-                started, Times.now(), ApplyReport.WindowRef.of(w), results, null, null);
+        return ApplyReport.deferred(host, desired.module(), desired.revision(), desired.push(), started, ApplyReport.WindowRef.of(w), results);
     }
 
     static String describe(Throwable e) {

@@ -5,6 +5,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -13,9 +14,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The apply's execution: plans a module against what Docker runs ({@link ApplyPlanner}) and makes the Docker calls,
@@ -80,7 +92,7 @@ final class ApplyExecution {
         Images images = new Images();
         // Leftovers under a temporary name go first, one by one: run beside the recreate of the same container, both
         // would remove the same one, and dockerd answers the second with 409 "removal already in progress".
-        Map<Integer, ContainerResult> first = new java.util.HashMap<>();
+        Map<Integer, ContainerResult> first = new HashMap<>();
         for (int i = 0; i < plan.size(); i++) {
             PlannedAction a = plan.get(i);
             if (a.action() == PlannedAction.Kind.REMOVE && (a.dockerName().endsWith(NEXT_SUFFIX) || a.dockerName().endsWith(PREV_SUFFIX))) {
@@ -104,21 +116,21 @@ final class ApplyExecution {
             for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
             return results;
         }
-        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
             Thread t = new Thread(r, "apply-" + desired.module() + "-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
-        List<java.util.concurrent.Future<ContainerResult>> futures = new ArrayList<>();
+        List<Future<ContainerResult>> futures = new ArrayList<>();
         try {
             for (PlannedAction a : plan) {
                 futures.add(pool.submit(() -> execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images)));
             }
-            for (java.util.concurrent.Future<ContainerResult> f : futures) {
+            for (Future<ContainerResult> f : futures) {
                 try {
                     results.add(f.get());
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     if (e.getCause() instanceof RuntimeException re) throw re; // SessionLostException: stop the apply
                     throw new IllegalStateException(e.getCause());
                 }
@@ -129,7 +141,7 @@ final class ApplyExecution {
             pool.shutdown();
             boolean interrupted = e instanceof InterruptedException;
             try {
-                if (!pool.awaitTermination(5, java.util.concurrent.TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
+                if (!pool.awaitTermination(5, TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
             } catch (InterruptedException again) {
                 interrupted = true;
             }
@@ -145,12 +157,12 @@ final class ApplyExecution {
      * its failure fails only the containers that use it.
      */
     private final class Images {
-        private final Map<String, java.util.concurrent.CompletableFuture<Void>> seen = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<String, CompletableFuture<Void>> seen = new ConcurrentHashMap<>();
 
         /** The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks. */
         void ensure(String image) {
-            java.util.concurrent.CompletableFuture<Void> mine = new java.util.concurrent.CompletableFuture<>();
-            java.util.concurrent.CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
+            CompletableFuture<Void> mine = new CompletableFuture<>();
+            CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
             if (first == null) {
                 try {
                     docker.ensureImage(image);
@@ -163,7 +175,7 @@ final class ApplyExecution {
             }
             try {
                 first.join();
-            } catch (java.util.concurrent.CompletionException e) {
+            } catch (CompletionException e) {
                 if (e.getCause() instanceof RuntimeException r) throw r;
                 throw e;
             }
@@ -189,7 +201,7 @@ final class ApplyExecution {
                         docker.remove(newId);
                         throw e;
                     }
-                    return result(a, ContainerResult.CREATED, a.reasons(), newId);
+                    return result(a, ContainerAction.CREATED, a.reasons(), newId);
                 }
                 case RECREATE -> {
                     return recreate(a, spec, desired, before, images);
@@ -204,7 +216,7 @@ final class ApplyExecution {
                         // same container moved out of its way. Anything else is a failure.
                         if (!docker.labels(id).isEmpty()) throw e;
                     }
-                    return result(a, ContainerResult.REMOVED, a.reasons(), id);
+                    return result(a, ContainerAction.REMOVED, a.reasons(), id);
                 }
                 default -> throw new IllegalStateException("unknown action " + a.action());
             }
@@ -213,7 +225,7 @@ final class ApplyExecution {
         } catch (RuntimeException e) {
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
-            return result(a, ContainerResult.FAILED, reasons, id);
+            return result(a, ContainerAction.FAILED, reasons, id);
         }
     }
 
@@ -270,10 +282,10 @@ final class ApplyExecution {
             }
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add("new container did not start: " + describe(e) + restored);
-            return result(a, ContainerResult.FAILED, reasons, oldId);
+            return result(a, ContainerAction.FAILED, reasons, oldId);
         }
         docker.remove(oldId);
-        return result(a, ContainerResult.RECREATED, a.reasons(), newId);
+        return result(a, ContainerAction.RECREATED, a.reasons(), newId);
     }
 
     /**
@@ -283,7 +295,7 @@ final class ApplyExecution {
      *
      * @param keep a container id that is never removed (the one being renamed), or {@code null}
      */
-    private <T> T outOfTheWay(String module, String name, String keep, java.util.function.Supplier<T> call) {
+    private <T> T outOfTheWay(String module, String name, String keep, Supplier<T> call) {
         try {
             return call.get();
         } catch (RuntimeException e) {
@@ -311,7 +323,7 @@ final class ApplyExecution {
         return l;
     }
 
-    private static ContainerResult result(PlannedAction a, String action, List<String> reasons, String id) {
+    private static ContainerResult result(PlannedAction a, ContainerAction action, List<String> reasons, String id) {
         return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
     }
 
@@ -331,6 +343,6 @@ final class ApplyExecution {
         if (refusals.isEmpty()) return null;
         List<String> reasons = new ArrayList<>(action.reasons());
         refusals.forEach(r -> reasons.add("refused by this agent's policy: " + r));
-        return new ContainerResult(action.name(), action.dockerName(), ContainerResult.FAILED, List.copyOf(reasons), action.existingId());
+        return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
     }
 }

@@ -54,7 +54,7 @@ public final class ApplyPlanner {
                 continue;
             }
             if (now == null) {
-                out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.CREATE, List.of(), null));
+                out.add(PlannedAction.create(name, dockerName));
                 continue;
             }
             ContainerSpec want = e.getValue();

@@ -3,6 +3,7 @@ package io.mesh.apply;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.zk.MeshStore;
@@ -51,9 +52,9 @@ final class NoOpReconcile {
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
         List<ContainerResult> there = new ArrayList<>(); // what the report left running, in plan order
         for (ContainerResult r : last.containers()) {
-            if (ContainerResult.REMOVED.equals(r.action())) continue;
-            if (!ContainerResult.UNCHANGED.equals(r.action()) && !ContainerResult.CREATED.equals(r.action())
-                    && !ContainerResult.RECREATED.equals(r.action())) {
+            if (r.action() == ContainerAction.REMOVED) continue;
+            if (r.action() != ContainerAction.UNCHANGED && r.action() != ContainerAction.CREATED
+                    && r.action() != ContainerAction.RECREATED) {
                 return null; // held or failed: the next apply has something to say
             }
             there.add(r);

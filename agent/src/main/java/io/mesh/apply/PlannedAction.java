@@ -1,5 +1,7 @@
 package io.mesh.apply;
 
+import io.mesh.wire.ContainerAction;
+
 import java.util.List;
 
 /**
@@ -13,15 +15,21 @@ import java.util.List;
  * @param existingId id of the container there now, or {@code null}
  */
 public record PlannedAction(String name, String dockerName, Kind action, List<String> reasons, String existingId) {
+    /** @return the creation of a container that does not exist */
+    public static PlannedAction create(String name, String dockerName) {
+        return new PlannedAction(name, dockerName, Kind.CREATE, List.of(), null);
+    }
+
     /** The action kinds; their report names are SPEC's. */
     public enum Kind {
-        CREATE("created"), UNCHANGED("unchanged"), RECREATE("recreated"), REMOVE("removed"), HELD("held");
+        CREATE(ContainerAction.CREATED), UNCHANGED(ContainerAction.UNCHANGED), RECREATE(ContainerAction.RECREATED),
+        REMOVE(ContainerAction.REMOVED), HELD(ContainerAction.HELD);
 
-        private final String reported;
+        private final ContainerAction reported;
 
-        Kind(String reported) { this.reported = reported; }
+        Kind(ContainerAction reported) { this.reported = reported; }
 
-        /** @return the action as the report names it */
-        public String reported() { return reported; }
+        /** @return the action the report names when this one is done */
+        public ContainerAction reported() { return reported; }
     }
 }

@@ -1,8 +1,9 @@
 package io.mesh.apply;
 
 import io.mesh.section.ModuleSection;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
-import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,10 +53,10 @@ final class ReportWriter {
         } else if (w == null || !store.landed(w)) {
             store.writeReport(r);
         }
-        if (ApplyReport.APPLIED.equals(r.outcome())) confirmed.put(r.module(), r);
+        if (r.outcome() == ApplyOutcome.APPLIED) confirmed.put(r.module(), r);
         String summary = summary(r);
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
-        if (ApplyReport.FAILED.equals(r.outcome())) {
+        if (r.outcome() == ApplyOutcome.FAILED) {
             log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
                     r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
         } else {
@@ -66,7 +67,7 @@ final class ReportWriter {
 
     private static String summary(ApplyReport r) {
         String s = r.containers().stream()
-                .collect(Collectors.groupingBy(ContainerResult::action, TreeMap::new, Collectors.counting()))
+                .collect(Collectors.groupingBy(c -> c.action().wire(), TreeMap::new, Collectors.counting()))
                 .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
         return s.isEmpty() ? "none" : s;
     }
@@ -74,7 +75,7 @@ final class ReportWriter {
     /** @return {@code  changes="store-registry recreated: image: a -> b; ..."} for containers that changed, else empty */
     private static String changes(ApplyReport r) {
         String c = r.containers().stream()
-                .filter(x -> !ContainerResult.UNCHANGED.equals(x.action()) && !x.reasons().isEmpty())
+                .filter(x -> x.action() != ContainerAction.UNCHANGED && !x.reasons().isEmpty())
                 .map(x -> x.container() + " " + x.action() + ": " + String.join(", ", x.reasons()))
                 .collect(Collectors.joining("; "));
         return c.isEmpty() ? "" : " changes=\"" + c + "\"";

@@ -1,5 +1,6 @@
 package io.mesh.docker;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerCmd;
@@ -413,8 +414,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
 
     private static RestartPolicy namedNo() {
         try {
-            return new com.fasterxml.jackson.databind.ObjectMapper().readValue("{\"Name\":\"no\",\"MaximumRetryCount\":0}", RestartPolicy.class);
-        } catch (java.io.IOException e) {
+            return new ObjectMapper().readValue("{\"Name\":\"no\",\"MaximumRetryCount\":0}", RestartPolicy.class);
+        } catch (IOException e) {
             throw new IllegalStateException("cannot build restart policy 'no'", e);
         }
     }

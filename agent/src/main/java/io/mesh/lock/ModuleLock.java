@@ -13,6 +13,8 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
@@ -59,7 +61,7 @@ public final class ModuleLock implements AutoCloseable {
      */
     public static void observeWaits(WaitObserver o) { observer = o; }
 
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ModuleLock.class);
+    private static final Logger log = LoggerFactory.getLogger(ModuleLock.class);
     private final CuratorFramework client;
     private final Mutex mutex;
     private final String module;

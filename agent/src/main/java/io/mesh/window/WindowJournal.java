@@ -1,17 +1,21 @@
 package io.mesh.window;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
+import io.mesh.section.HostFence;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -155,9 +159,9 @@ public final class WindowJournal {
         try {
             Files.createDirectories(dir);
             Path tmp = dir.resolve(e.module() + ".json.tmp");
-            try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
-                    java.nio.file.StandardOpenOption.TRUNCATE_EXISTING, java.nio.file.StandardOpenOption.WRITE)) {
-                ch.write(java.nio.ByteBuffer.wrap(Json.bytes(e)));
+            try (var ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
+                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(Json.bytes(e)));
                 ch.force(true);
             }
             try {
@@ -199,8 +203,8 @@ public final class WindowJournal {
     }
 
     /** @return the host fences that live beside this journal, in the same {@code --state-dir} */
-    public io.mesh.section.HostFence fences() {
-        return new io.mesh.section.HostFence(dir.getParent());
+    public HostFence fences() {
+        return new HostFence(dir.getParent());
     }
 
     /** @return the modules with an entry */

@@ -13,8 +13,6 @@ import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -126,8 +124,8 @@ public final class WindowRecovery {
                 + process.process() + " (pid " + process.pid() + ")");
         notes.addAll(closing.notes());
         if (closing.error() != null) notes.add(closing.error());
-        return new WindowResult(e.schedule(), e.window(), e.since(), Times.now(), WindowResult.RECOVERED, closing.exitCode(),
-                heldNames, closing.logTail(), String.join("; ", notes));
+        return WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames, closing.logTail(),
+                String.join("; ", notes));
     }
 
     /**
@@ -149,8 +147,8 @@ public final class WindowRecovery {
                     push, r.schedule(), r.window(), r.outcome(), r.exitCode(), r.held(), r.error(), r.logTail());
         }
         try {
-            ApplyReport empty = new ApplyReport(host, module, desired == null ? null : desired.revision(),
-                    desired == null ? null : desired.push(), null, null, null, null, List.of(), null, null);
+            ApplyReport empty = ApplyReport.noApply(host, module, desired == null ? null : desired.revision(),
+                    desired == null ? null : desired.push());
             store.writeWindowResult(host, module, r, empty);
         } catch (Exception e) {
             log.warn("window {}: result not written to the report: {}", r.window(), WindowRunner.describe(e));

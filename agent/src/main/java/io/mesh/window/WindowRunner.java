@@ -14,6 +14,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
@@ -117,28 +118,28 @@ public final class WindowRunner {
         WindowResult result;
         try {
             if (!section.lock(lockWait)) {
-                return finish(module, failed(schedule, windowId, since, List.of(), "the module lock was not free within " + lockWait.toSeconds() + "s"), null);
+                return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "the module lock was not free within " + lockWait.toSeconds() + "s"), null);
             }
             desired = store.desired(module);
-            if (desired == null) return finish(module, failed(schedule, windowId, since, List.of(), "module " + module + " has no desired state"), null);
+            if (desired == null) return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "module " + module + " has no desired state"), null);
             ScheduleSpec s = desired.spec().schedules().get(schedule);
             if (s == null) {
-                return finish(module, failed(schedule, windowId, since, List.of(),
+                return finish(module, WindowResult.failed(schedule, windowId, since, List.of(),
                         "module " + module + " has no schedule '" + schedule + "'; it has " + desired.spec().schedules().keySet()), desired);
             }
             if (!policy.refusals(s.step()).isEmpty()) { // before anything is stopped
-                return finish(module, failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
+                return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
                         + String.join("; ", policy.refusals(s.step()))), desired);
             }
             if (!section.fence(lockWait)) {
-                return finish(module, failed(schedule, windowId, since, List.of(), section.lockIntact()
+                return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), section.lockIntact()
                         ? "the host fence of " + module + " was not free within " + lockWait.toSeconds() + "s; held by " + section.fenceHolder()
                         : "the module lock lapsed (ZooKeeper session lost) before the window started; nothing was stopped"), desired);
             }
             // Fenced: a journalled window of this module is not running, whoever wrote it. Finish it first.
             Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
             if (open.isPresent() && WindowRecovery.mayRunElsewhere(journal, open.get())) {
-                return finish(module, failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of " + module
+                return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of " + module
                         + " is open in process " + open.get().owner().pid() + ", which uses another --state-dir; not opening another"), desired);
             }
             if (open.isPresent()) recovered = recovery.recover(open.get(), section);
@@ -148,9 +149,9 @@ public final class WindowRunner {
         } catch (InterruptedException e) {
             throw e;
         } catch (WindowJournal.UnreadableException e) {
-            result = failed(schedule, windowId, since, List.of(), e.getMessage());
+            result = WindowResult.failed(schedule, windowId, since, List.of(), e.getMessage());
         } catch (Exception e) {
-            result = failed(schedule, windowId, since, List.of(), describe(e) + "; nothing was stopped");
+            result = WindowResult.failed(schedule, windowId, since, List.of(), describe(e) + "; nothing was stopped");
         } finally {
             // The fence first: the containers run again; what follows may wait for ZooKeeper.
             section.unfence();
@@ -231,13 +232,13 @@ public final class WindowRunner {
                 step = new StepResult(closing.exitCode(), closing.stepKilled(), closing.logTail());
             }
         }
-        String outcome = error != null ? WindowResult.FAILED
-                : step.timedOut() ? WindowResult.TIMED_OUT
-                : step.exitCode() == 0 ? WindowResult.SUCCEEDED : WindowResult.STEP_FAILED;
+        if (step == null) return WindowResult.failed(schedule, entry.window(), entry.since(), heldNames, error); // error is set
+        WindowOutcome outcome = error != null ? WindowOutcome.FAILED
+                : step.timedOut() ? WindowOutcome.TIMED_OUT
+                : step.exitCode() == 0 ? WindowOutcome.SUCCEEDED : WindowOutcome.STEP_FAILED;
         if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
         else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
-        return new WindowResult(schedule, entry.window(), entry.since(), Times.now(), outcome, step == null ? null : step.exitCode(),
-                heldNames, step == null ? List.of() : step.logTail(), error);
+        return WindowResult.ended(schedule, entry.window(), entry.since(), outcome, step.exitCode(), heldNames, step.logTail(), error);
     }
 
     /** Journals a stage as opened, before it acts. */
@@ -250,10 +251,6 @@ public final class WindowRunner {
     private static int stopTimeout(ModuleSpec spec, String name) {
         ContainerSpec cs = spec.containers().get(name);
         return cs == null ? 10 : cs.stopTimeoutSeconds();
-    }
-
-    private static WindowResult failed(String schedule, String windowId, Instant since, List<String> held, String error) {
-        return new WindowResult(schedule, windowId, since, Times.now(), WindowResult.FAILED, null, held, List.of(), error);
     }
 
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {

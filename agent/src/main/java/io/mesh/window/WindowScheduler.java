@@ -10,12 +10,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,8 +26,10 @@ import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -63,7 +68,7 @@ public final class WindowScheduler implements AutoCloseable {
     /** The last cron time fired per {@code module/schedule}, in this process or (with a state dir) before it. */
     private final Map<String, Instant> lastFired = new HashMap<>();
     /** Schedules armed before in this process: only their first arming looks for times missed while down. */
-    private final java.util.Set<String> armedBefore = new java.util.HashSet<>();
+    private final Set<String> armedBefore = new HashSet<>();
     private boolean closed;
 
     /** One armed schedule; replaced (a new object) when its cron or zone changes, so a stale timer sees it is stale. */
@@ -277,9 +282,9 @@ public final class WindowScheduler implements AutoCloseable {
         try {
             Files.createDirectories(f.getParent());
             Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
-            try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
-                    java.nio.file.StandardOpenOption.TRUNCATE_EXISTING, java.nio.file.StandardOpenOption.WRITE)) {
-                ch.write(java.nio.ByteBuffer.wrap((t + "\n").getBytes(StandardCharsets.UTF_8)));
+            try (var ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
+                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap((t + "\n").getBytes(StandardCharsets.UTF_8)));
                 ch.force(true);
             }
             try {

@@ -1,6 +1,8 @@
 package io.mesh.zk;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -13,18 +15,24 @@ import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 /**
@@ -49,8 +57,8 @@ public final class MeshStore {
         this.paths = paths;
         // A new session has none of the old one's watches: nothing known from them holds any more.
         client.getConnectionStateListenable().addListener((c, state) -> {
-            if (state == org.apache.curator.framework.state.ConnectionState.LOST
-                    || state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
+            if (state == ConnectionState.LOST
+                    || state == ConnectionState.RECONNECTED) {
                 forgetAll();
             }
         });
@@ -104,7 +112,7 @@ public final class MeshStore {
         String path = paths.desired(module);
         CuratorCache cache = desiredCache;
         if (cache != null) {
-            java.util.Optional<ChildData> d = cache.get(path);
+            Optional<ChildData> d = cache.get(path);
             return d.isEmpty() ? null : parseDesired(path, module, d.get().getData());
         }
         byte[] data;
@@ -140,7 +148,7 @@ public final class MeshStore {
     public DesiredRecord parseDesired(String path, String module, byte[] data) throws InvalidNodeException {
         if (data == null) return parseDesiredNow(path, module, data);
         Parsed last = parsed.get(path);
-        if (last != null && java.util.Arrays.equals(last.data, data)) return last.record;
+        if (last != null && Arrays.equals(last.data, data)) return last.record;
         DesiredRecord record = parseDesiredNow(path, module, data);
         parsed.put(path, new Parsed(data.clone(), record));
         return record;
@@ -148,11 +156,11 @@ public final class MeshStore {
 
     /** The last desired node parsed, per path: the same bytes are not parsed and validated again. */
     private record Parsed(byte[] data, DesiredRecord record) {}
-    private final Map<String, Parsed> parsed = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Parsed> parsed = new ConcurrentHashMap<>();
 
     /** Reads a desired node refusing duplicate keys, which a tree would otherwise keep the last of, silently. */
-    private static final com.fasterxml.jackson.databind.ObjectReader STRICT_JSON =
-            Json.MAPPER.reader().with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    private static final ObjectReader STRICT_JSON =
+            Json.MAPPER.reader().with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private DesiredRecord parseDesiredNow(String path, String module, byte[] data) throws InvalidNodeException {
         JsonNode node;
@@ -312,7 +320,7 @@ public final class MeshStore {
         Stat s = new Stat();
         try {
             byte[] data = client.getData().storingStatIn(s).forPath(w.path());
-            if (s.getVersion() == w.version() + 1 && java.util.Arrays.equals(data, w.data())) {
+            if (s.getVersion() == w.version() + 1 && Arrays.equals(data, w.data())) {
                 wrote(w.path(), s, w.report());
                 return true;
             }
@@ -393,9 +401,9 @@ public final class MeshStore {
     }
 
     /** Report paths whose node is known, from an armed watch, to be the one this store wrote. */
-    private final java.util.Set<String> watchedReports = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> watchedReports = ConcurrentHashMap.newKeySet();
     /** Held children per host path, known from an armed watch. */
-    private final Map<String, List<String>> heldKnown = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, List<String>> heldKnown = new ConcurrentHashMap<>();
     /** Guards {@link #generation}, and what is remembered against it. */
     private final Object watchLock = new Object();
     /** Moves on at every watch that fires and at every lost session: what was read before is not trusted after. */
@@ -414,7 +422,7 @@ public final class MeshStore {
         }
     }
 
-    private org.apache.curator.framework.api.CuratorWatcher forgetting(String path) {
+    private CuratorWatcher forgetting(String path) {
         return event -> forget(path);
     }
 
@@ -438,7 +446,7 @@ public final class MeshStore {
      * The last report written per path: the next write sets the data at that version without reading it first; when
      * somebody else wrote meanwhile (a window in another process), the version check fails and the write reads first.
      */
-    private final Map<String, Written> written = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Written> written = new ConcurrentHashMap<>();
 
     private void updateReport(String host, String module, UnaryOperator<ApplyReport> change) throws Exception {
         String path = paths.report(host, module);

@@ -5,13 +5,16 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
 import io.mesh.window.WindowJournal;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
@@ -64,11 +67,11 @@ class ApplierTest {
     void createsThenLeavesUnchangedThenRecreatesWithReasonsThenRemoves() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
         ApplyReport first = applier.apply(module, () -> false);
-        assertThat(first.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(first.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(first.revision()).isEqualTo("r1");
         assertThat(first.window()).isNull();
-        assertThat(byName(first).get("web").action()).isEqualTo(ContainerResult.CREATED);
-        assertThat(byName(first).get("worker").action()).isEqualTo(ContainerResult.CREATED);
+        assertThat(byName(first).get("web").action()).isEqualTo(ContainerAction.CREATED);
+        assertThat(byName(first).get("worker").action()).isEqualTo(ContainerAction.CREATED);
         InspectContainerResponse web = docker.inspect(module + "-web");
         assertThat(web.getState().getRunning()).isTrue();
         assertThat(web.getConfig().getLabels()).containsEntry("mesh.module", module).containsEntry("mesh.container", "web")
@@ -76,7 +79,7 @@ class ApplierTest {
 
         // The report is in ZooKeeper, as SPEC's JSON.
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", module)), ApplyReport.class);
-        assertThat(stored.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(stored.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(stored.containers()).hasSize(2);
 
         // nothing changed: the report of what the push did stays (decision 0004)
@@ -88,9 +91,9 @@ class ApplierTest {
         zk.setDesired(yaml(BUSYBOX, "two", true), "r2");
         ApplyReport third = applier.apply(module, () -> false);
         ContainerResult w3 = byName(third).get("web");
-        assertThat(w3.action()).isEqualTo(ContainerResult.RECREATED);
+        assertThat(w3.action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(w3.reasons()).containsExactly("env: changed MODE");
-        assertThat(byName(third).get("worker").action()).isEqualTo(ContainerResult.UNCHANGED);
+        assertThat(byName(third).get("worker").action()).isEqualTo(ContainerAction.UNCHANGED);
         assertThat(docker.inspect(module + "-web").getId()).isNotEqualTo(web.getId()).isEqualTo(w3.id());
         assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
         // The report and the release of the module lock were one transaction: the report's last change and the lock
@@ -109,14 +112,14 @@ class ApplierTest {
             // a container that dies is recreated with "not running: exited (N)"
             docker.client().killContainerCmd(module + "-worker").withSignal("KILL").exec();
             ApplyReport fifth = applier.apply(module, () -> false);
-            assertThat(byName(fifth).get("worker").action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(byName(fifth).get("worker").action()).isEqualTo(ContainerAction.RECREATED);
             assertThat(byName(fifth).get("worker").reasons()).containsExactly("not running: exited (137)");
             assertThat(docker.inspect(module + "-worker").getState().getRunning()).isTrue();
 
             // the spec no longer names worker -> removed
             zk.setDesired(yaml("mesh-test/busybox-retag:" + module, "two", false), "r4");
             ApplyReport sixth = applier.apply(module, () -> false);
-            assertThat(byName(sixth).get("worker").action()).isEqualTo(ContainerResult.REMOVED);
+            assertThat(byName(sixth).get("worker").action()).isEqualTo(ContainerAction.REMOVED);
             assertThat(docker.inspect(module + "-worker")).isNull();
             assertThat(docker.moduleContainers(module)).hasSize(1);
         } finally {
@@ -130,7 +133,7 @@ class ApplierTest {
     void aNoOpReconcileTakesNoLockAndWritesNothingButDriftAndPushesDo() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
         ApplyReport created = applier.apply(module, () -> false);
-        assertThat(byName(created).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.CREATED);
+        assertThat(byName(created).values()).extracting(ContainerResult::action).containsOnly(ContainerAction.CREATED);
         String reportPath = zk.paths().report("host-a", module), lockPath = zk.paths().lock(module, "host-a");
         org.apache.zookeeper.data.Stat report = zk.client().checkExists().forPath(reportPath);
         int lockChildrenMade = zk.client().checkExists().forPath(lockPath).getCversion();
@@ -143,8 +146,8 @@ class ApplierTest {
         // drift: a container removed by hand is seen and created again, under the lock
         docker.remove(docker.idByName(module + "-worker"));
         ApplyReport drift = applier.apply(module, () -> false);
-        assertThat(byName(drift).get("worker").action()).isEqualTo(ContainerResult.CREATED);
-        assertThat(byName(drift).get("web").action()).isEqualTo(ContainerResult.UNCHANGED);
+        assertThat(byName(drift).get("worker").action()).isEqualTo(ContainerAction.CREATED);
+        assertThat(byName(drift).get("web").action()).isEqualTo(ContainerAction.UNCHANGED);
         assertThat(zk.client().checkExists().forPath(lockPath).getCversion()).isGreaterThan(lockChildrenMade);
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).containers()).isEqualTo(drift.containers());
 
@@ -154,7 +157,7 @@ class ApplierTest {
         ApplyReport before = applier.apply(module, () -> false);
         docker.client().stopContainerCmd(oldWeb).withTimeout(0).exec();
         ApplyReport restarted = applier.apply(module, () -> false);
-        assertThat(byName(restarted).get("web").action()).isEqualTo(ContainerResult.RECREATED);
+        assertThat(byName(restarted).get("web").action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(restarted).isNotEqualTo(before);
 
         // the report node deleted by hand, or lost with ZooKeeper's data: the next reconcile writes it again
@@ -168,14 +171,14 @@ class ApplierTest {
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-a", module + "-web"), Json.bytes(
                 new HeldRecord("host-a", module, module + "-web", webId, "gc", "w-test", Times.now(), ProcessRef.current("test"))));
         ApplyReport held = applier.apply(module, () -> false);
-        assertThat(byName(held).get("web").action()).isEqualTo(ContainerResult.HELD);
+        assertThat(byName(held).get("web").action()).isEqualTo(ContainerAction.HELD);
         zk.client().delete().forPath(zk.paths().held("host-a", module + "-web"));
 
         // a push with the very same spec gets its own report
         zk.setDesired(yaml(BUSYBOX, "one", true), "r2");
         ApplyReport pushed = applier.apply(module, () -> false);
         assertThat(pushed.revision()).isEqualTo("r2");
-        assertThat(byName(pushed).values()).extracting(ContainerResult::action).containsOnly(ContainerResult.UNCHANGED);
+        assertThat(byName(pushed).values()).extracting(ContainerResult::action).containsOnly(ContainerAction.UNCHANGED);
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).revision()).isEqualTo("r2");
     }
 
@@ -186,7 +189,7 @@ class ApplierTest {
     @Test
     void aRecreateRemovesWhatAnInterruptedOneLeftUnderItsTemporaryNames() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String next = module + "-web" + Applier.NEXT_SUFFIX, prev = module + "-web" + Applier.PREV_SUFFIX;
         docker.client().createContainerCmd(BUSYBOX).withName(next).withCmd("true")
                 .withLabels(Map.of("mesh.module", module, "mesh.container", "web"))
@@ -196,10 +199,10 @@ class ApplierTest {
         try {
             zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
             ApplyReport r = applier.apply(module, () -> false);
-            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
             assertThat(r.containers()).extracting(ContainerResult::container, ContainerResult::action).containsExactlyInAnyOrder(
-                    org.assertj.core.groups.Tuple.tuple(module + "-web", ContainerResult.RECREATED),
-                    org.assertj.core.groups.Tuple.tuple(next, ContainerResult.REMOVED));
+                    org.assertj.core.groups.Tuple.tuple(module + "-web", ContainerAction.RECREATED),
+                    org.assertj.core.groups.Tuple.tuple(next, ContainerAction.REMOVED));
             assertThat(docker.inspect(module + "-web").getConfig().getEnv()).contains("MODE=two");
             assertThat(docker.idByName(next)).isNull();
             assertThat(docker.idByName(prev)).isNull();
@@ -222,7 +225,7 @@ class ApplierTest {
     void aRecreateCutAfterMovingTheOldOneAsideLeavesItWithPolicyNo() throws Exception {
         String always = "    restart: always\n";
         zk.setDesired(yaml(BUSYBOX, "one", false) + always, "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String web = module + "-web", prev = web + Applier.PREV_SUFFIX;
         String oldId = docker.idByName(web);
         assertThat(docker.restartPolicy(oldId)).isEqualTo("always");
@@ -251,14 +254,14 @@ class ApplierTest {
 
         // The next apply removes it (duplicate) and runs the new spec with the policy it names.
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(docker.idByName(prev)).isNull();
         assertThat(docker.restartPolicy(docker.idByName(web))).isEqualTo("always");
 
         // A recreate whose new container cannot start puts the old one back with its own policy.
         String before = docker.idByName(web);
         zk.setDesired(yaml(BUSYBOX, "three", false).replace("command: [sh, -c,", "command: [/no/such/binary,") + always, "r3");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(docker.idByName(web)).isEqualTo(before);
         assertThat(docker.inspect(before).getState().getRunning()).isTrue();
         assertThat(docker.restartPolicy(before)).isEqualTo("always");
@@ -287,7 +290,7 @@ class ApplierTest {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         ApplyReport r = applier.apply(module, () -> System.nanoTime() > deadline);
         assertThat(r).as("applied within 30 s, the orphan out of the way").isNotNull();
-        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(zk.client().checkExists().forPath(orphan)).as("the orphan").isNull();
         assertThat(zk.client().getChildren().forPath(lockPath)).isEmpty();
     }
@@ -295,17 +298,17 @@ class ApplierTest {
     @Test
     void aRecreateThatCannotStartLeavesTheOldContainerRunning() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String before = docker.inspect(module + "-web").getId();
 
         // The new spec's command does not exist in the image: the new container cannot start.
         String broken = yaml(BUSYBOX, "two", false).replace("command: [sh, -c,", "command: [/no/such/binary,");
         zk.setDesired(broken, "r2");
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).contains(module + "-web");
         ContainerResult web = byName(r).get("web");
-        assertThat(web.action()).isEqualTo(ContainerResult.FAILED);
+        assertThat(web.action()).isEqualTo(ContainerAction.FAILED);
         assertThat(web.reasons()).anyMatch(s -> s.contains("did not start") && s.contains("runs again"));
         InspectContainerResponse now = docker.inspect(module + "-web");
         assertThat(now.getId()).isEqualTo(before);
@@ -315,7 +318,7 @@ class ApplierTest {
         // An image that is nowhere: refused before anything is stopped.
         zk.setDesired(yaml("mesh-test/nowhere:0", "two", false), "r3");
         ApplyReport r3 = applier.apply(module, () -> false);
-        assertThat(r3.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r3.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(byName(r3).get("web").reasons()).anyMatch(s -> s.contains("mesh-test/nowhere:0"));
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
@@ -325,16 +328,16 @@ class ApplierTest {
     @Test
     void aReportRewrittenByAnotherProcessIsMergedAndTheLockStillReleased() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String report = zk.paths().report("host-a", module);
         // another process (a window run by `mesh-agent window`) records its result in the report
         ApplyReport theirs = Json.read(zk.client().getData().forPath(report), ApplyReport.class)
                 .withLastWindow(new WindowResult("gc", "w-1", java.time.Instant.parse("2026-11-30T03:30:00Z"),
-                        java.time.Instant.parse("2026-11-30T03:30:05Z"), WindowResult.SUCCEEDED, 0, List.of(), List.of(), null));
+                        java.time.Instant.parse("2026-11-30T03:30:05Z"), WindowOutcome.SUCCEEDED, 0, List.of(), List.of(), null));
         zk.client().setData().forPath(report, Json.bytes(theirs));
         zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         ApplyReport stored = Json.read(zk.client().getData().forPath(report), ApplyReport.class);
         assertThat(stored.revision()).isEqualTo("r2");
         assertThat(stored.lastWindow()).as("their window result kept").isNotNull();
@@ -351,7 +354,7 @@ class ApplierTest {
         assertThat(new String(zk.client().getData().forPath(zk.paths().lock(module, "host-a")))).as("made by mesh").isEqualTo("{}");
         zk.setDesired(yaml(BUSYBOX, "one", true).replace("hosts: [host-a]", "hosts: [host-b]"), "r2");
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerResult.REMOVED);
+        assertThat(r.containers()).extracting(ContainerResult::action).containsOnly(ContainerAction.REMOVED);
         assertThat(docker.moduleContainers(module)).isEmpty();
         // ... and goes with it.
         assertThat(zk.client().checkExists().forPath(zk.paths().lock(module, "host-a"))).isNull();
@@ -379,7 +382,7 @@ class ApplierTest {
                 + module + "\",\"hosts\":[\"host-a\"],\"containers\":{\"web\":{\"image\":\"" + BUSYBOX + "\",\"user\":\"root\"}}}}";
         zk.client().setData().forPath(zk.paths().desired(module), bad.getBytes());
         ApplyReport r = applier.apply(module, () -> false);
-        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).contains("containers.web.user");
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();

@@ -5,6 +5,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
 import io.mesh.window.WindowJournal;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
@@ -44,7 +45,7 @@ class InvalidDesiredTest {
                 new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
         zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX
                 + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 1s\n", "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         running = docker.inspect(module + "-web");
         assertThat(running.getState().getRunning()).isTrue();
     }
@@ -91,11 +92,11 @@ class InvalidDesiredTest {
 
         ApplyReport r = applier.apply(module, () -> false);
 
-        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).contains(path, problem);
         assertThat(r.containers()).isEmpty();
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", module)), ApplyReport.class);
-        assertThat(stored.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(stored.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(stored.error()).isEqualTo(r.error());
         // The report names the push it failed on whenever the node's own push can be read at all, so that mesh status
         // and the push's status show this failure, not "pending".

@@ -8,10 +8,13 @@ import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterAll;
@@ -93,8 +96,8 @@ class PolicyTest {
         for (List<String> c : cases) {
             zk.setDesired(yaml(c.get(0)), "r" + ++rev);
             ApplyReport r = applier.apply(module, () -> false);
-            assertThat(r.outcome()).as(c.get(0)).isEqualTo(ApplyReport.FAILED);
-            assertThat(web(r).action()).isEqualTo(ContainerResult.FAILED);
+            assertThat(r.outcome()).as(c.get(0)).isEqualTo(ApplyOutcome.FAILED);
+            assertThat(web(r).action()).isEqualTo(ContainerAction.FAILED);
             assertThat(web(r).reasons()).as(c.get(0)).anySatisfy(s -> assertThat(s).contains("refused by this agent's policy", c.get(1)));
             assertThat(r.error()).contains(module + "-web", c.get(1));
             assertThat(docker.moduleContainers(module)).as(c.get(0)).isEmpty();
@@ -103,21 +106,21 @@ class PolicyTest {
         // A named volume needs no permission.
         zk.setDesired(yaml("volumes: [\"" + module + "-data:/data\"]"), "r" + ++rev);
         ApplyReport ok = applier.apply(module, () -> false);
-        assertThat(ok.outcome()).isEqualTo(ApplyReport.APPLIED);
-        assertThat(web(ok).action()).isEqualTo(ContainerResult.CREATED);
+        assertThat(ok.outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(web(ok).action()).isEqualTo(ContainerAction.CREATED);
     }
 
     @Test
     void aRefusedRecreateLeavesTheRunningContainerRunning() throws Exception {
         Applier applier = applier(Policy.DEFAULT);
         zk.setDesired(yaml(), "r1");
-        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         InspectContainerResponse before = docker.inspect(module + "-web");
 
         zk.setDesired(yaml("privileged: true", "cap-add: [SYS_ADMIN]"), "r2");
         ApplyReport r = applier.apply(module, () -> false);
 
-        assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(web(r).reasons()).contains("privileged: false -> true", "cap-add: [] -> [SYS_ADMIN]");
         assertThat(web(r).reasons()).anySatisfy(s -> assertThat(s).contains("--allow-privileged"))
                 .anySatisfy(s -> assertThat(s).contains("--allow-cap SYS_ADMIN"));
@@ -138,7 +141,7 @@ class PolicyTest {
 
         ApplyReport r = applier.apply(module, () -> false);
 
-        assertThat(r.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         InspectContainerResponse c = docker.inspect(module + "-web");
         assertThat(c.getState().getRunning()).isTrue();
         assertThat(c.getHostConfig().getPidMode()).isEqualTo("host");
@@ -148,7 +151,7 @@ class PolicyTest {
         // A capability the configuration does not name is still refused, and the container keeps running.
         zk.setDesired(yaml("pid: host", "cap-add: [NET_ADMIN, SYS_MODULE]", "volumes: [\"" + data + ":/data:ro\"]"), "r2");
         ApplyReport r2 = applier.apply(module, () -> false);
-        assertThat(r2.outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(r2.outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r2.error()).contains("cap-add: SYS_MODULE").doesNotContain("cap-add: NET_ADMIN is not");
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(c.getId());
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
@@ -173,7 +176,7 @@ class PolicyTest {
                     assertThat(TestDocker.action(e)).isEqualTo("create");
                     assertThat(TestDocker.name(e)).isEqualTo(module + "-web");
                 });
-        if (r.outcome().equals(ApplyReport.APPLIED)) {
+        if (r.outcome() == ApplyOutcome.APPLIED) {
             assertThat(docker.inspect(module + "-web").getHostConfig().getPrivileged()).isTrue();
         } else {
             assertThat(r.error()).contains("create failed");
@@ -207,7 +210,7 @@ class PolicyTest {
         String yaml = yaml() + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
                 + "    step: {image: " + BUSYBOX + ", command: [\"true\"], volumes: [\"/etc:/host-etc:ro\"]}\n    timeout: 1m\n";
         zk.setDesired(yaml, "r1");
-        assertThat(applier(Policy.DEFAULT).apply(module, () -> false).outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applier(Policy.DEFAULT).apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         InspectContainerResponse before = docker.inspect(module + "-web");
 
         WindowRunner runner = new WindowRunner(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"),
@@ -215,7 +218,7 @@ class PolicyTest {
         WindowResult w = runner.run(module, "gc", Duration.ofSeconds(5));
 
         assertThat(w.succeeded()).isFalse();
-        assertThat(w.outcome()).isEqualTo(WindowResult.FAILED);
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.FAILED);
         assertThat(w.error()).contains("step refused by this agent's policy", "/etc", "--allow-host-path");
         InspectContainerResponse after = docker.inspect(module + "-web");
         assertThat(after.getState().getRunning()).isTrue();

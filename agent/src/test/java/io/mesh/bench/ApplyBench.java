@@ -4,7 +4,9 @@ import io.mesh.apply.Applier;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.window.WindowJournal;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestParser;
@@ -74,7 +76,7 @@ public final class ApplyBench {
 
             Bench.log("B1", "first apply (creates " + n + " containers) and first docker-compose up -d");
             ApplyReport first = applier.apply(module, () -> false);
-            if (!ApplyReport.APPLIED.equals(first.outcome())) throw new IllegalStateException("first apply: " + Json.text(first));
+            if (first.outcome() != ApplyOutcome.APPLIED) throw new IllegalStateException("first apply: " + Json.text(first));
             run(compose, "up", "-d");
 
             if (only.contains("breakdown")) breakdown(results, client, paths, docker, module, host);
@@ -104,10 +106,10 @@ public final class ApplyBench {
         ApplyReport expected = applier.apply(module, () -> false);
         Map<String, String> ids = new java.util.HashMap<>();
         docker.moduleContainers(module).forEach(c -> ids.put(c.dockerName(), c.id()));
-        boolean asDockerHasThem = ApplyReport.APPLIED.equals(expected.outcome()) && expected.containers().size() == n && ids.size() == n
+        boolean asDockerHasThem = expected.outcome() == ApplyOutcome.APPLIED && expected.containers().size() == n && ids.size() == n
                 && expected.containers().stream().allMatch(c -> c.id() != null && c.id().equals(ids.get(c.container()))
-                        && List.of(ApplyReport.ContainerResult.CREATED, ApplyReport.ContainerResult.RECREATED,
-                                ApplyReport.ContainerResult.UNCHANGED).contains(c.action()));
+                        && List.of(ContainerAction.CREATED, ContainerAction.RECREATED,
+                                ContainerAction.UNCHANGED).contains(c.action()));
         if (!asDockerHasThem) throw new IllegalStateException("not what Docker has: " + Json.text(expected));
         // Warm-up: JIT, connection pools, compose's first run.
         for (int i = 0; i < 20; i++) {
@@ -199,8 +201,8 @@ public final class ApplyBench {
             long t = System.nanoTime();
             ApplyReport rep = applier.apply(module, () -> false);
             double ms = Bench.ms(System.nanoTime() - t);
-            long recreated = rep.containers().stream().filter(c -> c.action().equals(ApplyReport.ContainerResult.RECREATED)).count();
-            if (!ApplyReport.APPLIED.equals(rep.outcome()) || recreated != n) throw new IllegalStateException("B2 apply: " + Json.text(rep));
+            long recreated = rep.containers().stream().filter(c -> c.action() == ContainerAction.RECREATED).count();
+            if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B2 apply: " + Json.text(rep));
             mesh.add(ms);
             t = System.nanoTime();
             run(compose, "up", "-d", "--force-recreate", "-t", "1");

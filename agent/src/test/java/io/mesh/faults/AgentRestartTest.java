@@ -5,7 +5,9 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.Dockerd;
 import io.mesh.testing.TestDocker;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -38,13 +40,13 @@ class AgentRestartTest extends FaultFixture {
         first.terminate(Duration.ofSeconds(20));
         ChildJvm second = daemon("daemon-2", "1s");
         setDesired(yaml("two", "unless-stopped", sleepStep(14), "1m"), "r2");
-        ApplyReport deferred = awaitReport(Duration.ofSeconds(30), r -> ApplyReport.DEFERRED.equals(r.outcome()) && "r2".equals(r.revision()));
+        ApplyReport deferred = awaitReport(Duration.ofSeconds(30), r -> r.outcome() == ApplyOutcome.DEFERRED && "r2".equals(r.revision()));
         assertThat(deferred.window().window()).isEqualTo(windowId);
         assertThat(running(registry)).isFalse();
 
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("window log:\n%s", w.output()).isZero();
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         awaitApplied("r2", Duration.ofSeconds(30));
         awaitConverged("two", Duration.ofSeconds(30));
         assertThat(second.isAlive()).isTrue();
@@ -90,11 +92,11 @@ class AgentRestartTest extends FaultFixture {
         // Before the recovery, the new daemon's applies did nothing but defer (the dead processes' lock node lives
         // until their sessions expire); the first report that is not a deferral already names the recovered window.
         List<ApplyReport> after = reportHistory(zxid);
-        ApplyReport firstActing = after.stream().filter(x -> !ApplyReport.DEFERRED.equals(x.outcome())).findFirst()
+        ApplyReport firstActing = after.stream().filter(x -> x.outcome() != ApplyOutcome.DEFERRED).findFirst()
                 .orElseThrow(() -> new AssertionError("no report after start-up: " + after));
         assertThat(firstActing.lastWindow()).as("first non-deferred report after start-up: %s", firstActing).isNotNull();
         assertThat(firstActing.lastWindow().window()).isEqualTo(windowId);
-        assertThat(firstActing.lastWindow().outcome()).isEqualTo("recovered");
+        assertThat(firstActing.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
         awaitConverged("one", Duration.ofSeconds(30));
     }
 }

@@ -2,6 +2,7 @@ package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.Dockerd;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -66,12 +67,12 @@ class DockerRestartMidApplyTest extends FaultFixture {
                 assertThat(inspect(module + "-" + n).getConfig().getEnv()).contains("MODE=two");
             }
         });
-        assertThat(done.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(done.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(daemon.isAlive()).as("daemon log:\n%s", daemon.output()).isTrue();
         List<ApplyReport> history = reportHistory(zxid);
         assertThat(history).as("the apply that met the restart reported failed: %s", history)
                 .anySatisfy(r -> {
-                    assertThat(r.outcome()).isEqualTo(ApplyReport.FAILED);
+                    assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
                     assertThat(r.revision()).isEqualTo("r2");
                     assertThat(r.error()).isNotBlank();
                 });

@@ -6,6 +6,7 @@ import com.github.dockerjava.api.model.RestartPolicy;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.Dockerd;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,7 @@ class DockerRestartMidWindowTest extends FaultFixture {
     void heldContainersOfEveryRestartPolicyStayStoppedAcrossADockerdRestart() throws Exception {
         String control = module + "-control";
         setDesired(threeHeld(), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         Map<String, String> ids = new LinkedHashMap<>();
         for (String n : List.of("registry", "cache", "index")) ids.put(module + "-" + n, inspect(module + "-" + n).getId());
         String cache = module + "-cache", index = module + "-index";

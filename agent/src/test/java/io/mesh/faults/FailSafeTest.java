@@ -2,8 +2,10 @@ package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.DockerEvents;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 
@@ -32,7 +34,7 @@ class FailSafeTest extends FaultFixture {
     @Test
     void aHeldNodeThatDoesNotParseStillMeansHeld() throws Exception {
         setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         docker.stop(id, 2);   // stopped on purpose, as a window does
         client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
@@ -42,9 +44,9 @@ class FailSafeTest extends FaultFixture {
         ApplyReport r = applyInProcess();
 
         ContainerResult reg = r.containers().stream().filter(c -> c.container().equals(registry)).findFirst().orElseThrow();
-        assertThat(reg.action()).as("registry in %s", r).isEqualTo(ContainerResult.HELD);
+        assertThat(reg.action()).as("registry in %s", r).isEqualTo(ContainerAction.HELD);
         assertThat(String.join(" ", reg.reasons())).contains("cannot be read");
-        assertThat(r.outcome()).isNotEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).isNotEqualTo(ApplyOutcome.FAILED);
         assertThat(running(registry)).as("registry running").isFalse();
         assertThat(inspect(registry).getId()).isEqualTo(id);
 
@@ -62,7 +64,7 @@ class FailSafeTest extends FaultFixture {
     @Test
     void aJournalThatCannotBeReadMeansAWindowMayBeOpen() throws Exception {
         setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         docker.stop(id, 2);   // stopped on purpose, by a window whose journal is now torn
         Files.createDirectories(journal().getParent());
@@ -71,10 +73,10 @@ class FailSafeTest extends FaultFixture {
 
         ApplyReport r = applyInProcess();
 
-        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.FAILED);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.FAILED);
         assertThat(r.error()).as("error").contains(journal().toString()).contains("move the file away");
         assertThat(r.push()).as("the report names the push").isNotNull();
-        assertThat(report().outcome()).isEqualTo(ApplyReport.FAILED);
+        assertThat(report().outcome()).isEqualTo(ApplyOutcome.FAILED);
         assertThat(running(registry)).as("registry running").isFalse();
         assertThat(Files.readString(journal())).as("the journal is left for an operator").isEqualTo("{not json");
 

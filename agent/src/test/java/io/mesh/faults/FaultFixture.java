@@ -8,6 +8,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -16,6 +17,7 @@ import io.mesh.wire.ManifestParser;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
@@ -234,7 +236,7 @@ abstract class FaultFixture {
 
     /** Waits (bounded) for an {@code applied} report of the given revision. */
     ApplyReport awaitApplied(String revision, Duration within) {
-        return awaitReport(within, r -> ApplyReport.APPLIED.equals(r.outcome()) && revision.equals(r.revision()));
+        return awaitReport(within, r -> r.outcome() == ApplyOutcome.APPLIED && revision.equals(r.revision()));
     }
 
     /** @return true when the path exists (false when ZooKeeper cannot say) */
@@ -375,7 +377,7 @@ abstract class FaultFixture {
         assertThat(inspect(registry).getId()).isEqualTo(id);
         ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
         assertThat(r.lastWindow().held()).containsExactly(registry);
-        assertThat(r.lastWindow().outcome()).as("lastWindow %s", r.lastWindow()).isEqualTo("recovered");
+        assertThat(r.lastWindow().outcome()).as("lastWindow %s", r.lastWindow()).isEqualTo(WindowOutcome.RECOVERED);
         events.settle();
         List<Event> touched = events.since(t0).stream()
                 .filter(e -> id.equals(e.getId()) || registry.equals(io.mesh.testing.TestDocker.name(e))

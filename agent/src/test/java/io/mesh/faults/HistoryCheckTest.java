@@ -8,6 +8,7 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
@@ -22,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -151,7 +151,7 @@ class HistoryCheckTest {
             MeshStore first = new MeshStore(client, paths);
             for (Mod m : mods) {
                 await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-                        .until(() -> ApplyReport.APPLIED.equals(first.report(m.host, m.name).outcome()));
+                        .until(() -> first.report(m.host, m.name).outcome() == ApplyOutcome.APPLIED);
             }
 
             // The operations: pushes and windows, at random, for the run's duration.
@@ -195,7 +195,7 @@ class HistoryCheckTest {
                 try {
                     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() -> {
                         ApplyReport r = store.report(m.host, m.name);
-                        return r != null && ApplyReport.APPLIED.equals(r.outcome()) && m.lastPush.equals(r.push());
+                        return r != null && r.outcome() == ApplyOutcome.APPLIED && m.lastPush.equals(r.push());
                     });
                 } catch (org.awaitility.core.ConditionTimeoutException e) {
                     violations.add("push " + m.lastPush + " of " + m.name + " did not end applied: " + store.report(m.host, m.name));
@@ -250,7 +250,7 @@ class HistoryCheckTest {
             processes.add(ChildJvm.agent("daemon", dir, List.of("run", "--host", HOST, "--zk", zk.connect(),
                     "--state-dir", dir.resolve("state").toString(), "--reconcile-interval", "1s")));
             MeshStore store = new MeshStore(client, paths);
-            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> ApplyReport.APPLIED.equals(store.report(HOST, m.name).outcome()));
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> store.report(HOST, m.name).outcome() == ApplyOutcome.APPLIED);
             ChildJvm w = ChildJvm.agent("window", dir, List.of("window", "--host", HOST, "--zk", zk.connect(),
                     "--state-dir", dir.resolve("state").toString(), "--module", m.name, "--schedule", SCHEDULE));
             processes.add(w);

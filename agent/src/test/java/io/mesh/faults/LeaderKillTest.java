@@ -4,6 +4,7 @@ import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ class LeaderKillTest extends FaultFixture {
 
         assertThat(w.awaitExit(Duration.ofSeconds(90))).as("window log:\n%s", w.output()).isZero();
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         zk.start(leader);
 
         ApplyReport landed = awaitApplied("r2", Duration.ofSeconds(60));

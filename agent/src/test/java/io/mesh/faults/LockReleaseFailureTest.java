@@ -2,6 +2,7 @@ package io.mesh.faults;
 
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ChildJvm;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.MeshZk;
@@ -126,6 +127,6 @@ class LockReleaseFailureTest extends FaultFixture {
             other.release();
         }
         ApplyReport last = report();
-        assertThat(last.outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(last.outcome()).isEqualTo(ApplyOutcome.APPLIED);
     }
 }

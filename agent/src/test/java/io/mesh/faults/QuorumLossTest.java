@@ -3,6 +3,7 @@ package io.mesh.faults;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -47,15 +48,15 @@ class QuorumLossTest extends FaultFixture {
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() -> {
             List<ApplyReport> h = reportHistory(zxid);
             ApplyReport now = report();
-            boolean settled = ApplyReport.APPLIED.equals(now.outcome()) && "r1".equals(now.revision());
+            boolean settled = now.outcome() == ApplyOutcome.APPLIED && "r1".equals(now.revision());
             return settled && (h.isEmpty() ? Duration.between(up, Instant.now()).toSeconds() >= 15
-                    : ApplyReport.APPLIED.equals(h.get(h.size() - 1).outcome()));
+                    : h.get(h.size() - 1).outcome() == ApplyOutcome.APPLIED);
         });
         assertThat(daemon.isAlive()).isTrue();
         List<ApplyReport> history = reportHistory(zxid);
         System.out.println("reports written after the outage began: " + history.stream().map(r -> r.outcome() + "").toList());
         assertThat(history).as("every failed report says why").allSatisfy(r -> {
-            if (ApplyReport.FAILED.equals(r.outcome())) assertThat(r.error()).isNotBlank();
+            if (r.outcome() == ApplyOutcome.FAILED) assertThat(r.error()).isNotBlank();
         });
 
         events.settle();
@@ -97,7 +98,7 @@ class QuorumLossTest extends FaultFixture {
                 .until(() -> running(web));
         String newWeb = inspect(web).getId();
         assertThat(newWeb).isNotEqualTo(webId);
-        ApplyReport r = awaitReport(Duration.ofSeconds(20), x -> ApplyReport.APPLIED.equals(x.outcome())
+        ApplyReport r = awaitReport(Duration.ofSeconds(20), x -> x.outcome() == ApplyOutcome.APPLIED
                 && x.containers().stream().anyMatch(c -> c.container().equals(web) && newWeb.equals(c.id())));
         assertThat(r.revision()).isEqualTo("r1");
         assertThat(daemon.isAlive()).isTrue();

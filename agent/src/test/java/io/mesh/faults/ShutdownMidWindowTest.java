@@ -6,8 +6,8 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequest;
-import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -55,7 +55,7 @@ class ShutdownMidWindowTest extends FaultFixture {
         assertThat(daemon.awaitExit(Duration.ofSeconds(90))).as(daemon.output()).isNotEqualTo(137);
         String log = daemon.output();
         int said = log.indexOf(waiting);
-        int ended = log.indexOf("window=" + windowId + " outcome=" + WindowResult.SUCCEEDED);
+        int ended = log.indexOf("window=" + windowId + " outcome=" + WindowOutcome.SUCCEEDED.wire());
         int stopped = log.indexOf("agent host=" + host + " stopped");
         assertThat(ended).as("the window's end in the log:\n%s", log).isGreaterThan(said);
         assertThat(stopped).as("the daemon stops after the window ended:\n%s", log).isGreaterThan(ended);
@@ -67,7 +67,7 @@ class ShutdownMidWindowTest extends FaultFixture {
         assertThat(runningStepContainers()).isEmpty();
         assertThat(Files.exists(journal())).isFalse();
         ApplyReport r = awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
-        assertThat(r.lastWindow().outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(r.lastWindow().outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         System.out.printf("shutdown mid-window: said what it waits for %d ms after SIGTERM%n", saidAfterMs);
     }
 

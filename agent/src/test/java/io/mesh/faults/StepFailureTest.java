@@ -3,7 +3,9 @@ package io.mesh.faults;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -26,14 +28,14 @@ class StepFailureTest extends FaultFixture {
     @Test
     void aFailingStepStillStartsTheHeldContainerAndTheReportSaysWhy() throws Exception {
         setDesired(yaml("one", "unless-stopped", "echo collecting; exit 3", "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 
         ChildJvm w = window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("exit code; log:\n%s", w.output()).isEqualTo(1);
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.STEP_FAILED);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.STEP_FAILED);
         assertThat(r.exitCode()).isEqualTo(3);
         assertThat(r.error()).isEqualTo("step exited 3");
         assertThat(r.logTail()).contains("collecting");
@@ -45,14 +47,14 @@ class StepFailureTest extends FaultFixture {
     @Test
     void aStepPastItsTimeoutIsKilledAndTheHeldContainerStartsAgain() throws Exception {
         setDesired(yaml("one", "unless-stopped", "echo started; sleep 600", "3s"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 
         ChildJvm w = window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("exit code; log:\n%s", w.output()).isEqualTo(1);
         WindowResult r = result(w);
-        assertThat(r.outcome()).isEqualTo(WindowResult.TIMED_OUT);
+        assertThat(r.outcome()).isEqualTo(WindowOutcome.TIMED_OUT);
         assertThat(r.error()).contains("timeout").contains("3s");
         assertThat(r.logTail()).contains("started");
         // killed at the timeout, not at the end of its sleep

@@ -7,7 +7,7 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
-import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
@@ -63,7 +63,7 @@ class StepKnownDeadTest extends FaultFixture {
 
     private Run windowWithABrokenWait(String step, String timeout) throws Exception {
         setDesired(yaml("one", "unless-stopped", step, timeout), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 

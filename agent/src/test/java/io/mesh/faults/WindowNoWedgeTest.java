@@ -7,10 +7,11 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
-import io.mesh.wire.WindowResult;
+import io.mesh.wire.WindowOutcome;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -76,18 +77,18 @@ class WindowNoWedgeTest extends FaultFixture {
         });
         assertThat(inspect(registry).getId()).as("the same container").isEqualTo(id);
         assertThat(restartPolicy(id)).as("restart policy back").isEqualTo("always");
-        ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> ApplyReport.APPLIED.equals(x.outcome())
+        ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.outcome() == ApplyOutcome.APPLIED
                 && x.finishedAt() != null && x.finishedAt().isAfter(released));
         System.out.println("applied " + Duration.between(released, r.finishedAt()).toMillis() + " ms after the journal was left; lastWindow "
                 + r.lastWindow());
         assertThat(r.revision()).isEqualTo("r1");
         ApplyReport withWindow = awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
-        assertThat(withWindow.lastWindow().outcome()).isEqualTo(WindowResult.RECOVERED);
+        assertThat(withWindow.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
 
         // the module is not wedged: a window of it runs
         ChildJvm w = window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(90))).as("window exit; log:\n%s", w.output()).isZero();
-        assertThat(result(w).outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(result(w).outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> running(registry));
         assertThat(inspect(registry).getId()).isEqualTo(id);
         assertThat(daemon.isAlive()).isTrue();
@@ -119,7 +120,7 @@ class WindowNoWedgeTest extends FaultFixture {
     void aWindowInterruptedWhileItStopsItsContainersGivesThemBack() throws Exception {
         String slow = "trap 'echo ignored' TERM; while true; do sleep 1; done";
         setDesired(yaml("one", "always", sleepStep(3), "1m", slow, 6), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         Instant t0 = Instant.now();
 
@@ -162,7 +163,7 @@ class WindowNoWedgeTest extends FaultFixture {
                 Duration.ofSeconds(8), DockerEvents.describe(eventsOf(id, t0))).isTrue();
 
         ApplyReport next = applyInProcess();
-        assertThat(next.outcome()).as("the next apply: %s", next).isEqualTo(ApplyReport.APPLIED);
+        assertThat(next.outcome()).as("the next apply: %s", next).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(next.window()).isNull();
         assertThat(inspect(registry).getId()).isEqualTo(id);
 

@@ -1,7 +1,7 @@
 package io.mesh.faults;
 
 import io.mesh.testing.ChildJvm;
-import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyOutcome;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +35,7 @@ class WindowProcessKillTest extends FaultFixture {
 
         assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
         assertThat(daemon.isAlive()).isTrue();
-        assertThat(report().outcome()).isIn(ApplyReport.APPLIED, ApplyReport.DEFERRED);
+        assertThat(report().outcome()).isIn(ApplyOutcome.APPLIED, ApplyOutcome.DEFERRED);
     }
 
     /**

@@ -6,7 +6,7 @@ import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
-import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.MeshZk;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -39,7 +39,7 @@ class ZooKeeperDownMidWindowTest extends FaultFixture {
     @Test
     void heldContainerRunsAgainWhileZooKeeperIsDownAndItsNodesNeverComeBack() throws Exception {
         setDesired(yaml("one", "unless-stopped", sleepStep(8), "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyReport.APPLIED);
+        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String id = inspect(registry).getId();
         long zxid = zxidNow();
         Instant t0 = Instant.now();

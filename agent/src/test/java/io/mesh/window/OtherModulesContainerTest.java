@@ -8,6 +8,7 @@ import io.mesh.docker.Labels;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
@@ -85,7 +86,7 @@ class OtherModulesContainerTest {
             assertThat(w.held()).as("held by the window %s", w).isEmpty();
 
             ApplyReport r = new Applier(store, docker, HOST, me, Duration.ofSeconds(2), journal).apply(module, () -> false);
-            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyReport.FAILED);
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.FAILED);
 
             events.settle();
             List<Event> touched = events.since(from);

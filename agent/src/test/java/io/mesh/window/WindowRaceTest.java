@@ -7,11 +7,14 @@ import io.mesh.agent.AgentMain;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
@@ -90,10 +93,10 @@ class WindowRaceTest {
         return new MeshStore(zk.client(), zk.paths()).report(HOST, module);
     }
 
-    private ApplyReport awaitReport(String outcome, String revision) {
+    private ApplyReport awaitReport(ApplyOutcome outcome, String revision) {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
             ApplyReport r = report();
-            return r != null && outcome.equals(r.outcome()) && revision.equals(r.revision());
+            return r != null && r.outcome() == outcome && revision.equals(r.revision());
         });
         try {
             return report();
@@ -137,7 +140,7 @@ class WindowRaceTest {
     @Test
     void aWindowProcessWithItsOwnStateDirKilledMidStepLeavesNothingToRecreate() throws Exception {
         zk.setDesired(store("one", 25), "r1");
-        awaitReport(ApplyReport.APPLIED, "r1");
+        awaitReport(ApplyOutcome.APPLIED, "r1");
         String id = docker.inspect(registry).getId();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process window = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
@@ -153,9 +156,9 @@ class WindowRaceTest {
             zk.setDesired(store("two", 25), "r2");
 
             // Its held node goes with its session (15 s); the daemon still waits for the step, then finishes it.
-            ApplyReport landed = awaitReport(ApplyReport.APPLIED, "r2");
+            ApplyReport landed = awaitReport(ApplyOutcome.APPLIED, "r2");
             assertThat(landed.lastWindow()).isNotNull();
-            assertThat(landed.lastWindow().outcome()).isEqualTo(WindowResult.RECOVERED);
+            assertThat(landed.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
             assertThat(landed.lastWindow().logTail()).contains("swept /data");
 
             List<Event> events = TestDocker.events(module, killed, Instant.now());
@@ -190,8 +193,8 @@ class WindowRaceTest {
 
     private void race(Supplier<Future<WindowResult>> openWindow, boolean otherProcess) throws Exception {
         zk.setDesired(store("one", 6), "r1");
-        ApplyReport first = awaitReport(ApplyReport.APPLIED, "r1");
-        assertThat(first.containers()).extracting(ContainerResult::action).containsExactly(ContainerResult.CREATED);
+        ApplyReport first = awaitReport(ApplyOutcome.APPLIED, "r1");
+        assertThat(first.containers()).extracting(ContainerResult::action).containsExactly(ContainerAction.CREATED);
         String id = docker.inspect(registry).getId();
         Instant t0 = Instant.now();
 
@@ -221,13 +224,13 @@ class WindowRaceTest {
 
         // The push that changes the registry arrives mid-window.
         zk.setDesired(store("two", 6), "r2");
-        ApplyReport deferred = awaitReport(ApplyReport.DEFERRED, "r2");
+        ApplyReport deferred = awaitReport(ApplyOutcome.DEFERRED, "r2");
         assertThat(deferred.window()).isNotNull();
         assertThat(deferred.window().schedule()).isEqualTo("garbage-collect");
         assertThat(deferred.window().window()).isEqualTo(held.window());
         assertThat(deferred.window().held()).containsExactly(registry);
         assertThat(deferred.containers()).singleElement().satisfies(c -> {
-            assertThat(c.action()).isEqualTo(ContainerResult.HELD);
+            assertThat(c.action()).isEqualTo(ContainerAction.HELD);
             assertThat(c.container()).isEqualTo(registry);
             assertThat(c.reasons()).singleElement().asString().startsWith("held by window garbage-collect since ");
         });
@@ -236,17 +239,17 @@ class WindowRaceTest {
         assertThat(docker.inspect(registry).getState().getRunning()).isFalse();
 
         WindowResult result = window.get(2, TimeUnit.MINUTES);
-        assertThat(result.outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(result.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         assertThat(result.exitCode()).isZero();
         assertThat(result.logTail()).contains("swept /data");
         assertThat(zk.client().checkExists().forPath(heldPath)).isNull();
         assertThat(zk.client().checkExists().forPath(zk.paths().window(HOST, module))).isNull();
 
         // The new spec lands after the window, with no further push.
-        ApplyReport landed = awaitReport(ApplyReport.APPLIED, "r2");
+        ApplyReport landed = awaitReport(ApplyOutcome.APPLIED, "r2");
         assertThat(landed.window()).isNull();
         assertThat(landed.containers()).singleElement().satisfies(c -> {
-            assertThat(c.action()).isEqualTo(ContainerResult.RECREATED);
+            assertThat(c.action()).isEqualTo(ContainerAction.RECREATED);
             assertThat(c.reasons()).containsExactly("env: changed MODE");
         });
         assertThat(landed.lastWindow()).isNotNull();

@@ -6,6 +6,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -39,8 +40,7 @@ class MeshStoreTest {
     }
 
     private static ApplyReport report(String revision) {
-        Instant t = Times.now();
-        return new ApplyReport(HOST, MODULE, revision, "push-0000000001", ApplyReport.APPLIED, t, t, null, List.of(), null, null);
+        return ApplyReport.applied(HOST, MODULE, revision, "push-0000000001", Times.now(), null, List.of());
     }
 
     /**
@@ -63,7 +63,7 @@ class MeshStoreTest {
 
         MeshStore.ReportWrite lost = agent.prepareReport(report("r3"));
         Instant t = Times.now();
-        WindowResult w = new WindowResult("gc", "w-1", t, t, WindowResult.SUCCEEDED, 0, List.of(), List.of(), null);
+        WindowResult w = new WindowResult("gc", "w-1", t, t, WindowOutcome.SUCCEEDED, 0, List.of(), List.of(), null);
         new MeshStore(zk.client(), zk.paths()).writeWindowResult(HOST, MODULE, w, report("r2")); // another process
         assertThatThrownBy(() -> zk.client().transaction().forOperations(lost.op()))
                 .isInstanceOf(org.apache.zookeeper.KeeperException.BadVersionException.class);
@@ -87,7 +87,7 @@ class MeshStoreTest {
         agent.writeReport(report("r1"));
         agent.writeReport(report("r2")); // at the version it wrote
         Instant t = Times.now();
-        WindowResult w = new WindowResult("gc", "w-1", t, t, WindowResult.SUCCEEDED, 0, List.of("store-registry"), List.of(), null);
+        WindowResult w = new WindowResult("gc", "w-1", t, t, WindowOutcome.SUCCEEDED, 0, List.of("store-registry"), List.of(), null);
         windowProcess.writeWindowResult(HOST, MODULE, w, report("r2"));
 
         agent.writeReport(report("r3")); // its remembered version is stale now: it must read, and merge

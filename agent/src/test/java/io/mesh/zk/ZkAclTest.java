@@ -2,6 +2,7 @@ package io.mesh.zk;
 
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.TestZk;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
@@ -83,8 +84,7 @@ class ZkAclTest {
         MeshStore store = new MeshStore(mesh, paths);
         mesh.create().forPath(paths.desired("store"), "{\"module\":\"store\"}".getBytes(StandardCharsets.UTF_8));
         mesh.create().forPath(paths.push("push-0000000000"), X);
-        store.writeReport(new ApplyReport("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, Instant.now(),
-                Instant.now(), null, List.of(), null, null));
+        store.writeReport(ApplyReport.applied("host-a", "store", "r1", "push-0000000000", Instant.now(), null, List.of()));
         PersistentNode window = new PersistentNode(mesh, CreateMode.EPHEMERAL, false, paths.window("host-a", "store"), X);
         PersistentNode held = new PersistentNode(mesh, CreateMode.EPHEMERAL, false, paths.held("host-a", "store-registry"), X);
         PersistentNode agent = new PersistentNode(mesh, CreateMode.EPHEMERAL, false, paths.agent("host-a"), X);
@@ -155,7 +155,7 @@ class ZkAclTest {
             assertThat(other.getChildren().forPath(paths.held("host-a"))).containsExactly("store-registry");
             assertThat(other.getData().forPath(n.get("held"))).isEqualTo(X);
             assertThat(new String(other.getData().forPath(n.get("desired")), StandardCharsets.UTF_8)).contains("store");
-            assertThat(Json.read(other.getData().forPath(n.get("report")), ApplyReport.class).outcome()).isEqualTo(ApplyReport.APPLIED);
+            assertThat(Json.read(other.getData().forPath(n.get("report")), ApplyReport.class).outcome()).isEqualTo(ApplyOutcome.APPLIED);
             assertThat(other.getChildren().forPath(paths.lock("store", "host-a"))).hasSize(1);
             assertThat(Json.read(other.getData().forPath(n.get("lockChild")), LockHolder.class).purpose()).isEqualTo(LockHolder.APPLY);
             assertThat(other.checkExists().forPath(n.get("window"))).isNotNull();

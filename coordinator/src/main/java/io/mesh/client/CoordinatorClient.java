@@ -11,10 +11,12 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The HTTP calls the {@code mesh} client makes to the coordinator, over {@link HttpClient}.
@@ -113,7 +115,7 @@ public final class CoordinatorClient {
         return send(false, base -> {
             HttpRequest.Builder b = request(base, "/v1/pushes")
                     .header("Content-Type", "application/yaml; charset=utf-8")
-                    .POST(HttpRequest.BodyPublishers.ofString(manifest, java.nio.charset.StandardCharsets.UTF_8));
+                    .POST(HttpRequest.BodyPublishers.ofString(manifest, StandardCharsets.UTF_8));
             if (revision != null && !revision.isBlank()) b.header("X-Mesh-Revision", revision);
             if (token != null) b.header("Authorization", "Bearer " + token);
             return b.build();
@@ -147,7 +149,7 @@ public final class CoordinatorClient {
             HttpRequest.Builder b = request(base, path)
                     .header("Content-Type", "application/json; charset=utf-8")
                     .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
-                    .POST(HttpRequest.BodyPublishers.ofString(text, java.nio.charset.StandardCharsets.UTF_8));
+                    .POST(HttpRequest.BodyPublishers.ofString(text, StandardCharsets.UTF_8));
             if (token != null) b.header("Authorization", "Bearer " + token);
             return b.build();
         });
@@ -182,7 +184,7 @@ public final class CoordinatorClient {
      * @throws UnreachableException when no coordinator answered (naming each URL and why), or when a request that is
      *                              not repeatable was sent and its answer lost
      */
-    private Response send(boolean repeatable, java.util.function.Function<URI, HttpRequest> request) throws IOException, InterruptedException {
+    private Response send(boolean repeatable, Function<URI, HttpRequest> request) throws IOException, InterruptedException {
         int first = current;
         List<String> failures = new ArrayList<>();
         UnreachableException last = null;

@@ -3,6 +3,9 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
+import io.mesh.wire.PushState;
+import io.mesh.wire.WindowOutcome;
+import io.mesh.wire.WindowRequestState;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -12,17 +15,21 @@ import picocli.CommandLine.Parameters;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
 /**
@@ -290,7 +297,7 @@ public final class MeshCli implements Runnable {
                     out.flush();
                     if (view.path("done").asBoolean()) {
                         boolean failed = view.path("failed").asBoolean();
-                        out.println(push + " " + (failed ? "failed on " + view.path("counts").path("failed").asInt() + " of " + targets.size() + " host-modules"
+                        out.println(push + " " + (failed ? "failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules"
                                 : "applied on every host"));
                         out.flush();
                         return failed ? FAILED : OK;
@@ -301,8 +308,8 @@ public final class MeshCli implements Runnable {
                     if (view == null && unreachable) return UNREACHABLE;
                     JsonNode counts = view == null ? null : view.path("counts");
                     err.println("mesh push: timed out after " + wait.toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
-                            + (counts == null ? "" : ": " + counts.path("pending").asInt() + " pending, " + counts.path("deferred").asInt()
-                            + " deferred, " + counts.path("failed").asInt() + " failed, " + counts.path("applied").asInt() + " applied"));
+                            + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)
+                            + " deferred, " + count(counts, PushState.FAILED) + " failed, " + count(counts, PushState.APPLIED) + " applied"));
                     err.flush();
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }
@@ -332,7 +339,7 @@ public final class MeshCli implements Runnable {
             for (Path f : files) {
                 String text;
                 try {
-                    text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(f))).toString();
+                    text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(Files.readAllBytes(f))).toString();
                 } catch (CharacterCodingException e) {
                     throw new IllegalArgumentException(f + " is not UTF-8: save it as UTF-8");
                 }
@@ -420,7 +427,7 @@ public final class MeshCli implements Runnable {
                     String rev = text(m.path("revision"));
                     String desired = m.path("desiredRevision").asText(null);
                     if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
-                    String detail = "failed".equals(m.path("outcome").asText()) && m.hasNonNull("error") ? m.path("error").asText() : "";
+                    String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
                     rows.add(new String[]{h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
                             window, held.isEmpty() ? "-" : String.join(",", held), age(m.path("ageSeconds")), detail});
                 }
@@ -437,8 +444,8 @@ public final class MeshCli implements Runnable {
                 for (JsonNode p : pending) {
                     JsonNode c = p.path("counts");
                     out.println("push " + p.path("push").asText() + " (revision " + p.path("revision").asText() + ") " + p.path("state").asText()
-                            + ": " + c.path("pending").asInt() + " pending, " + c.path("deferred").asInt() + " deferred, "
-                            + c.path("applied").asInt() + " applied, " + c.path("failed").asInt() + " failed");
+                            + ": " + count(c, PushState.PENDING) + " pending, " + count(c, PushState.DEFERRED) + " deferred, "
+                            + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed");
                 }
             }
         }
@@ -578,7 +585,7 @@ public final class MeshCli implements Runnable {
                 return BAD_INPUT;
             }
             CoordinatorClient client = connection.client(cl);
-            String hostPath = "/v1/hosts/" + java.net.URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
+            String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
             CoordinatorClient.Response r = client.postJson(hostPath, Map.of("module", module, "schedule", schedule));
             if (r.status() != 202 || r.json() == null) {
                 err.println("mesh window run: the coordinator answered " + r.status() + ": " + r.error());
@@ -590,7 +597,7 @@ public final class MeshCli implements Runnable {
             out.flush();
             String path = hostPath + "/" + request;
             long deadline = System.nanoTime() + wait.toNanos();
-            String shown = "requested";
+            String shown = WindowRequestState.REQUESTED.wire();
             while (true) {
                 JsonNode req = null;
                 try {
@@ -605,16 +612,17 @@ public final class MeshCli implements Runnable {
                     // retried until the deadline
                 }
                 if (req != null) {
-                    String state = req.path("state").asText();
-                    if (!state.equals(shown)) {
-                        shown = state;
-                        if (state.equals("running")) {
+                    String text = req.path("state").asText();
+                    WindowRequestState state = WindowRequestState.of(text);
+                    if (!text.equals(shown)) {
+                        shown = text;
+                        if (state == WindowRequestState.RUNNING) {
                             JsonNode runner = req.path("runner");
                             out.println(request + "  running (agent pid " + runner.path("pid").asText() + ", " + runner.path("process").asText() + ")");
                             out.flush();
                         }
                     }
-                    if (state.equals("done")) {
+                    if (state == WindowRequestState.DONE) {
                         try {
                             client.delete(path);
                         } catch (IOException e) {
@@ -624,7 +632,7 @@ public final class MeshCli implements Runnable {
                         else outcome(req, out);
                         out.flush();
                         JsonNode result = req.path("result");
-                        return !req.hasNonNull("error") && result.isObject() && "succeeded".equals(result.path("outcome").asText()) ? OK : FAILED;
+                        return !req.hasNonNull("error") && result.isObject() && WindowOutcome.of(result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
                     }
                 }
                 long left = deadline - System.nanoTime();
@@ -648,7 +656,7 @@ public final class MeshCli implements Runnable {
             w.path("held").forEach(n -> held.add(n.asText()));
             String secs = "";
             if (w.hasNonNull("startedAt") && w.hasNonNull("finishedAt")) {
-                Duration d = Duration.between(java.time.Instant.parse(w.path("startedAt").asText()), java.time.Instant.parse(w.path("finishedAt").asText()));
+                Duration d = Duration.between(Instant.parse(w.path("startedAt").asText()), Instant.parse(w.path("finishedAt").asText()));
                 secs = String.format(Locale.ROOT, " in %.1fs", d.toMillis() / 1000.0);
             }
             out.println("outcome: " + w.path("outcome").asText() + "  window " + w.path("window").asText() + secs
@@ -697,7 +705,7 @@ public final class MeshCli implements Runnable {
      * @return 0 when shown; the exit code of {@link #failure} otherwise
      */
     private static int listing(CommandLine cl, Connection connection, boolean json, String path, String command, String none,
-                               String[] header, java.util.function.BiConsumer<JsonNode, List<String[]>> rows) throws Exception {
+                               String[] header, BiConsumer<JsonNode, List<String[]>> rows) throws Exception {
         PrintWriter out = cl.getOut();
         CoordinatorClient.Response r = connection.client(cl).get(path);
         Integer bad = failure(r, command, cl.getErr());
@@ -742,22 +750,27 @@ public final class MeshCli implements Runnable {
      * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)}, {@code failed: E}
      */
     static String describe(JsonNode target) {
-        String state = target.path("state").asText();
-        return switch (state) {
-            case "applied" -> "applied " + target.path("revision").asText();
-            case "deferred", "failed" -> state + detailSuffix(state, target);
-            default -> state;
+        String text = target.path("state").asText();
+        return switch (PushState.of(text)) {
+            case APPLIED -> text + " " + target.path("revision").asText();
+            case DEFERRED, FAILED -> text + detailSuffix(text, target);
+            default -> text;
         };
     }
 
     private static String detailSuffix(String state, JsonNode t) {
         String d = detail(state, t);
         if (d.isEmpty()) return "";
-        return state.equals("failed") ? ": " + d : " (" + d + ")";
+        return PushState.of(state) == PushState.FAILED ? ": " + d : " (" + d + ")";
+    }
+
+    /** @return the number of targets in {@code state}, from a push's {@code counts} */
+    private static int count(JsonNode counts, PushState state) {
+        return counts.path(state.wire()).asInt();
     }
 
     private static String detail(String state, JsonNode t) {
-        if ("failed".equals(state)) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        if (PushState.of(state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText();
         return "";

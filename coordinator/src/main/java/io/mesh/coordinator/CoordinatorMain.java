@@ -13,6 +13,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -201,7 +202,7 @@ public final class CoordinatorMain implements Runnable {
         private BearerToken loadToken() {
             try {
                 if (tokenFile != null) return BearerToken.fromFile(tokenFile);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new IllegalArgumentException("--token-file " + tokenFile + " cannot be read: " + e.getMessage());
             }
             String env = System.getenv(BearerToken.ENV);
@@ -212,7 +213,7 @@ public final class CoordinatorMain implements Runnable {
             if (webhookSecretFile == null) return null;
             try {
                 return WebhookSecret.fromFile(webhookSecretFile);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new IllegalArgumentException("--webhook-secret-file " + webhookSecretFile + " cannot be read: " + e.getMessage());
             }
         }

@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.PushState;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -118,9 +119,10 @@ public final class Dashboard {
         } else {
             b.append("<ul>");
             for (FleetStatus.PendingPush p : f.pendingPushes()) {
-                b.append("<li class=\"st-").append(esc(p.state())).append("\"><b>").append(esc(p.push())).append("</b> revision ")
-                        .append(esc(p.revision())).append(" · <span class=\"tag st-").append(esc(p.state())).append("\">")
-                        .append(esc(p.state().toUpperCase())).append("</span> · ");
+                String state = p.state().wire();
+                b.append("<li class=\"st-").append(esc(state)).append("\"><b>").append(esc(p.push())).append("</b> revision ")
+                        .append(esc(p.revision())).append(" · <span class=\"tag st-").append(esc(state)).append("\">")
+                        .append(esc(state.toUpperCase())).append("</span> · ");
                 List<String> counts = new ArrayList<>();
                 p.counts().forEach((k, v) -> { if (v > 0) counts.add(v + " " + k); });
                 b.append(esc(String.join(", ", counts))).append(" · received ").append(time(p.receivedAt(), f.at())).append("</li>");
@@ -143,7 +145,8 @@ public final class Dashboard {
 
     private static String cell(FleetStatus.Cell c, Instant now) {
         StringBuilder b = new StringBuilder();
-        String outcome = c.outcome() == null ? "pending" : c.outcome();
+        PushState state = c.outcome() == null ? PushState.PENDING : c.outcome();
+        String outcome = state.wire();
         b.append("<td data-label=\"").append(esc(c.module())).append("\" data-module=\"").append(esc(c.module()))
                 .append("\" class=\"st-").append(esc(outcome)).append(c.window() != null ? " has-window" : "")
                 .append(c.held().isEmpty() ? "" : " has-held").append("\">");
@@ -160,7 +163,7 @@ public final class Dashboard {
         if (!c.held().isEmpty()) {
             b.append("<br><strong class=\"tag held\">HELD</strong> ").append(esc(String.join(", ", c.held())));
         }
-        if (c.error() != null && "failed".equals(outcome)) b.append("<br><small class=\"err\">").append(esc(c.error())).append("</small>");
+        if (c.error() != null && state == PushState.FAILED) b.append("<br><small class=\"err\">").append(esc(c.error())).append("</small>");
         return b.append("</td>").toString();
     }
 

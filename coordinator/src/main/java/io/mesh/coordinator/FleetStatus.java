@@ -1,12 +1,14 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushState;
 import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
@@ -16,6 +18,7 @@ import org.apache.curator.framework.CuratorFramework;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -71,7 +74,7 @@ public final class FleetStatus {
      * @param error           the last report's error
      * @param lastWindow      the last window that ended, from the report
      */
-    public record Cell(String module, String revision, String desiredRevision, String push, String outcome,
+    public record Cell(String module, String revision, String desiredRevision, String push, PushState outcome,
                        Instant finishedAt, Long ageSeconds, Double applySeconds, WindowRecord window, List<String> held, String error,
                        WindowResult lastWindow) {}
 
@@ -120,9 +123,9 @@ public final class FleetStatus {
      * @param revision   its revision
      * @param receivedAt when the coordinator took it
      * @param state      {@code pending} or {@code deferred}
-     * @param counts     targets per state
+     * @param counts     targets per state, by its name
      */
-    public record PendingPush(String push, String revision, Instant receivedAt, String state, Map<String, Integer> counts) {}
+    public record PendingPush(String push, String revision, Instant receivedAt, PushState state, Map<String, Integer> counts) {}
 
     /**
      * The whole fleet.
@@ -141,7 +144,7 @@ public final class FleetStatus {
      * @throws Exception ZooKeeper errors
      */
     public Fleet fleet() throws Exception {
-        Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
         Map<String, DesiredRecord> desired = desired();
         List<HeldRecord> held = view.held();
         List<OpenWindow> windows = windows(desired);
@@ -174,10 +177,10 @@ public final class FleetStatus {
                 DesiredRecord d = desired.get(module);
                 List<String> heldHere = held.stream().filter(x -> x.host().equals(host) && module.equals(x.module()))
                         .map(HeldRecord::container).toList();
-                String outcome = PushStatus.PENDING;
+                PushState outcome = PushState.PENDING;
                 if (r != null && r.outcome() != null) {
                     boolean current = d == null || ZkPaths.pushSeq(r.push()) >= ZkPaths.pushSeq(d.push());
-                    outcome = current ? r.outcome() : PushStatus.PENDING;
+                    outcome = current ? PushState.from(r.outcome()) : PushState.PENDING;
                 }
                 Instant finished = r == null ? null : r.finishedAt();
                 cells.add(new Cell(module, r == null ? null : r.revision(), d == null ? null : d.revision(),
@@ -216,7 +219,7 @@ public final class FleetStatus {
                 if (s != null) endsBy = w.since().plus(s.timeoutDuration());
             }
             ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
-            boolean waiting = r != null && ApplyReport.DEFERRED.equals(r.outcome());
+            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED;
             out.add(new OpenWindow(w.host(), w.module(), w.schedule(), w.window(), w.since(), w.held(), w.by(), endsBy,
                     waiting ? r.push() : null, waiting ? r.revision() : null));
         }

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
@@ -9,6 +10,7 @@ import io.mesh.wire.WindowRequest;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -30,6 +32,7 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +43,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The coordinator's HTTP API on Jetty's server, with {@link HttpLimits} (SPEC.md, "Coordinator HTTP API";
@@ -209,7 +214,7 @@ public final class HttpApi implements AutoCloseable {
         });
         try {
             connector.open();
-            this.bound = (InetSocketAddress) ((java.nio.channels.ServerSocketChannel) connector.getTransport()).getLocalAddress();
+            this.bound = (InetSocketAddress) ((ServerSocketChannel) connector.getTransport()).getLocalAddress();
         } catch (IOException e) {
             throw new IOException("cannot listen on " + listen + ": " + e.getMessage(), e);
         }
@@ -302,7 +307,7 @@ public final class HttpApi implements AutoCloseable {
     private static final class JsonErrors extends ErrorHandler {
         @Override
         protected void generateResponse(Request request, Response response, int code, String message, Throwable cause, Callback callback) {
-            String reason = org.eclipse.jetty.http.HttpStatus.getMessage(code);
+            String reason = HttpStatus.getMessage(code);
             String text = message == null || message.isBlank() || message.equals(reason) ? reason : reason + ": " + message;
             byte[] bytes;
             try {
@@ -337,7 +342,7 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/windows" -> { if (get(ex)) send(ex, 200, Map.of("windows", fleetStatus.windows())); }
             case "/v1/locks" -> { if (get(ex)) send(ex, 200, Map.of("locks", fleetStatus.locks())); }
             default -> {
-                java.util.regex.Matcher req;
+                Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
                     if (get(ex)) pushStatus(ex, path.substring("/v1/pushes/".length()));
                 } else if ((req = REQUESTS.matcher(path)).matches()) {
@@ -351,8 +356,8 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    private static final java.util.regex.Pattern REQUESTS = java.util.regex.Pattern.compile("/v1/hosts/([^/]+)/windows");
-    private static final java.util.regex.Pattern REQUEST = java.util.regex.Pattern.compile("/v1/hosts/([^/]+)/windows/([^/]+)");
+    private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
+    private static final Pattern REQUEST = Pattern.compile("/v1/hosts/([^/]+)/windows/([^/]+)");
 
     /**
      * Window requests (create, delete) need the bearer token when one is configured; with only a webhook secret (which
@@ -393,7 +398,7 @@ public final class HttpApi implements AutoCloseable {
             timedOut(ex, e);
             return;
         }
-        com.fasterxml.jackson.databind.JsonNode json;
+        JsonNode json;
         try {
             json = Json.MAPPER.readTree(body);
         } catch (IOException e) {

@@ -1,10 +1,14 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.PromText;
+import io.mesh.wire.PushState;
 import io.mesh.wire.WindowResult;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -69,7 +73,7 @@ public final class Metrics {
         b.append("mesh_zookeeper_connected ").append(zkConnected ? 1 : 0).append('\n');
         b.append("# HELP mesh_zookeeper_connection_events_total ZooKeeper connection state changes seen by the coordinator, by new state.\n");
         b.append("# TYPE mesh_zookeeper_connection_events_total counter\n");
-        new java.util.TreeMap<>(zkEvents).forEach((st, n) ->
+        new TreeMap<>(zkEvents).forEach((st, n) ->
                 b.append("mesh_zookeeper_connection_events_total{state=\"").append(st).append("\"} ").append(n.get()).append('\n'));
         return b.toString();
     }
@@ -83,14 +87,14 @@ public final class Metrics {
      * @param locks the module locks now
      * @return exposition text
      */
-    public static String renderFleet(FleetStatus.Fleet f, java.util.List<FleetStatus.Lock> locks) {
+    public static String renderFleet(FleetStatus.Fleet f, List<FleetStatus.Lock> locks) {
         PromText out = new PromText();
-        Map<String, Integer> outcomes = new java.util.TreeMap<>();
-        for (String o : new String[]{"applied", "deferred", "failed", "pending"}) outcomes.put(o, 0);
+        Map<String, Integer> outcomes = new TreeMap<>();
+        for (PushState s : List.of(PushState.APPLIED, PushState.DEFERRED, PushState.FAILED, PushState.PENDING)) outcomes.put(s.wire(), 0);
         int online = 0;
         for (FleetStatus.HostRow h : f.hosts()) {
             if (h.online()) online++;
-            for (FleetStatus.Cell c : h.modules()) outcomes.merge(c.outcome(), 1, Integer::sum);
+            for (FleetStatus.Cell c : h.modules()) outcomes.merge(c.outcome().wire(), 1, Integer::sum);
         }
         out.family("mesh_fleet_modules", "gauge", "Host-modules by the outcome of their last report (pending: none yet for the desired push).");
         outcomes.forEach((o, n) -> out.sample("mesh_fleet_modules", PromText.label("outcome", o), n));
@@ -100,14 +104,14 @@ public final class Metrics {
         out.sample("mesh_open_windows", "", f.windows().size());
         out.family("mesh_last_apply_duration_seconds", "gauge", "Duration of the last apply of each module on each host, from its report.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
-            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + PromText.label("outcome", c.outcome()), c.applySeconds());
+            if (c.applySeconds() != null) out.sample("mesh_last_apply_duration_seconds", labels(h, c) + "," + PromText.label("outcome", c.outcome().wire()), c.applySeconds());
         }
         out.family("mesh_last_window_duration_seconds", "gauge", "Duration of the last window of each module on each host, from its report.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
             WindowResult w = c.lastWindow();
             if (w != null && w.startedAt() != null && w.finishedAt() != null) {
-                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + PromText.label("outcome", w.outcome()),
-                        java.time.Duration.between(w.startedAt(), w.finishedAt()).toMillis() / 1000.0);
+                out.sample("mesh_last_window_duration_seconds", labels(h, c) + "," + PromText.label("outcome", w.outcome() == null ? null : w.outcome().wire()),
+                        Duration.between(w.startedAt(), w.finishedAt()).toMillis() / 1000.0);
             }
         }
         out.family("mesh_report_age_seconds", "gauge", "Seconds since the last report of each module on each host finished.");
@@ -119,7 +123,7 @@ public final class Metrics {
         out.family("mesh_lock_longest_wait_seconds", "gauge", "How long the longest waiter of each module lock has waited.");
         for (FleetStatus.Lock lock : locks) {
             double longest = lock.waiters().stream().filter(w -> w.since() != null)
-                    .mapToDouble(w -> Math.max(0, java.time.Duration.between(w.since(), f.at()).toMillis() / 1000.0)).max().orElse(0);
+                    .mapToDouble(w -> Math.max(0, Duration.between(w.since(), f.at()).toMillis() / 1000.0)).max().orElse(0);
             out.sample("mesh_lock_longest_wait_seconds", lockLabels(lock), longest);
         }
         return out.toString();

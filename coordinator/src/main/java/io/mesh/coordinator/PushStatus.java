@@ -6,6 +6,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushRecord;
+import io.mesh.wire.PushState;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -27,13 +28,10 @@ import java.util.regex.Pattern;
  *
  * <p>For each module of the push and each host it targets (its {@code hosts}; for {@code ["*"]} every host with an
  * agent node {@code {root}/agents/<host>} or a report {@code {root}/reports/<host>/<module>}): no report, or a report
- * of an older push (smaller {@link ZkPaths#pushSeq}) is {@value #PENDING}; a report of this push or a newer one gives
- * its outcome: {@value ApplyReport#APPLIED}, {@value ApplyReport#DEFERRED} (with its window) or
- * {@value ApplyReport#FAILED} (with its error).
+ * of an older push (smaller {@link ZkPaths#pushSeq}) is {@code pending}; a report of this push or a newer one gives
+ * its outcome: {@code applied}, {@code deferred} (with its window) or {@code failed} (with its error).
  */
 public final class PushStatus {
-    /** State of a host and module whose report is missing or older than the push. */
-    public static final String PENDING = "pending";
     /** Push node names: {@code push-} and ten digits. */
     public static final Pattern PUSH_NAME = Pattern.compile("push-\\d{10}");
 
@@ -54,7 +52,7 @@ public final class PushStatus {
      *
      * @param host       host id
      * @param module     module name
-     * @param state      {@code pending | applied | deferred | failed} (another outcome an agent wrote is passed on as is)
+     * @param state      {@code pending | applied | deferred | failed}; {@code unknown} for an outcome this version does not know
      * @param revision   revision of the report, {@code null} without one
      * @param push       push of the report (this push or a newer one; an older one while pending), {@code null} without one
      * @param finishedAt when the report's apply finished, {@code null} without one
@@ -62,8 +60,13 @@ public final class PushStatus {
      * @param error      the report's error, {@code null} when none
      * @param containers the report's containers; empty without a report
      */
-    public record Target(String host, String module, String state, String revision, String push, Instant finishedAt,
-                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers) {}
+    public record Target(String host, String module, PushState state, String revision, String push, Instant finishedAt,
+                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers) {
+        /** @return a host and module with no report of this push or a newer one */
+        static Target pending(String host, String module) {
+            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of());
+        }
+    }
 
     /**
      * The status of one push, as {@code GET /v1/pushes/{push}} answers it.
@@ -76,10 +79,10 @@ public final class PushStatus {
      *                   {@code deferred} when no target is pending and some are deferred; else {@code pending}
      * @param done       true when at least one host is targeted and none is pending or deferred
      * @param failed     true when any target failed
-     * @param counts     number of targets per state
+     * @param counts     number of targets per state, by its name
      * @param targets    one entry per host and module, sorted by host then module
      */
-    public record View(String push, String revision, List<String> modules, Instant receivedAt, String state,
+    public record View(String push, String revision, List<String> modules, Instant receivedAt, PushState state,
                        boolean done, boolean failed, Map<String, Integer> counts, List<Target> targets) {}
 
     /**
@@ -160,28 +163,30 @@ public final class PushStatus {
         }
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
         Map<String, Integer> counts = new LinkedHashMap<>();
-        for (String s : List.of(PENDING, ApplyReport.APPLIED, ApplyReport.DEFERRED, ApplyReport.FAILED)) counts.put(s, 0);
-        for (Target t : targets) counts.merge(t.state(), 1, Integer::sum);
-        int pending = counts.get(PENDING), deferred = counts.get(ApplyReport.DEFERRED), failed = counts.get(ApplyReport.FAILED);
-        int applied = counts.get(ApplyReport.APPLIED);
+        for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.FAILED)) counts.put(s.wire(), 0);
+        for (Target t : targets) counts.merge(t.state().wire(), 1, Integer::sum);
+        int pending = count(counts, PushState.PENDING), deferred = count(counts, PushState.DEFERRED);
+        int failed = count(counts, PushState.FAILED), applied = count(counts, PushState.APPLIED);
         boolean done = !targets.isEmpty() && pending == 0 && deferred == 0;
-        String state;
-        if (failed > 0) state = ApplyReport.FAILED;
-        else if (!targets.isEmpty() && applied == targets.size()) state = ApplyReport.APPLIED;
-        else if (pending == 0 && deferred > 0) state = ApplyReport.DEFERRED;
-        else state = PENDING;
+        PushState state;
+        if (failed > 0) state = PushState.FAILED;
+        else if (!targets.isEmpty() && applied == targets.size()) state = PushState.APPLIED;
+        else if (pending == 0 && deferred > 0) state = PushState.DEFERRED;
+        else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),
                 state, done, failed > 0, counts, targets);
     }
 
+    private static int count(Map<String, Integer> counts, PushState s) { return counts.get(s.wire()); }
+
     private static Target target(String host, String module, long seq, ApplyReport r) {
-        if (r == null) return new Target(host, module, PENDING, null, null, null, null, null, List.of());
+        if (r == null) return Target.pending(host, module);
         List<ApplyReport.ContainerResult> containers = r.containers() == null ? List.of() : r.containers();
         boolean current = ZkPaths.pushSeq(r.push()) >= seq && seq >= 0;
-        String state = current && r.outcome() != null ? r.outcome() : PENDING;
+        PushState state = current ? PushState.from(r.outcome()) : PushState.PENDING;
         // A newer push waiting on a window (or failed) does not undo this one: it was applied, and still counts so.
-        if (!ApplyReport.APPLIED.equals(state) && r.lastApplied() != null && seq >= 0
-                && ZkPaths.pushSeq(r.lastApplied().push()) >= seq) state = ApplyReport.APPLIED;
+        if (state != PushState.APPLIED && r.lastApplied() != null && seq >= 0
+                && ZkPaths.pushSeq(r.lastApplied().push()) >= seq) state = PushState.APPLIED;
         return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers);
     }
 }

@@ -18,16 +18,19 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -159,7 +162,7 @@ public final class PushWriter {
             List<ManifestError> taken = dockerNamesTaken(modules);
             if (!taken.isEmpty()) throw new ManifestException(taken);
             String push = ZkPaths.pushName(stat.getCversion());
-            Instant now = clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+            Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
             byte[] pushData = pushData(new PushRecord(push, revision, names, now), hostsByModule);
             Map<String, Object> last = new LinkedHashMap<>();
             last.put("last", push);
@@ -218,13 +221,13 @@ public final class PushWriter {
             JsonNode node;
             try {
                 node = Json.MAPPER.readTree(data);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 LOG.warn("{} is not JSON, its Docker names are not checked against this push: {}", path, e.getMessage());
                 continue;
             }
             if (node == null) continue;
             String where = "desired at " + path + ", push " + node.path("push").asText("?");
-            for (java.util.Iterator<String> c = node.path("spec").path("containers").fieldNames(); c.hasNext(); ) {
+            for (Iterator<String> c = node.path("spec").path("containers").fieldNames(); c.hasNext(); ) {
                 String name = c.next();
                 owners.putIfAbsent(ModuleSpec.dockerName(other, name), new ManifestParser.DockerNameOwner(other, name, where));
             }

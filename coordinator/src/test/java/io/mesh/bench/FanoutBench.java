@@ -2,6 +2,7 @@ package io.mesh.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.PushWriter;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkPaths;
@@ -100,7 +101,7 @@ public final class FanoutBench {
                 try {
                     JsonNode n = Json.MAPPER.readTree(d.getData());
                     String push = n.path("push").asText(null);
-                    if (push == null || !"applied".equals(n.path("outcome").asText())) return; // a failed apply is not delivered
+                    if (push == null || ApplyOutcome.of(n.path("outcome").asText()) != ApplyOutcome.APPLIED) return; // a failed apply is not delivered
                     String key = n.path("host").asText() + "/" + n.path("module").asText();
                     reported.computeIfAbsent(push, p -> new ConcurrentHashMap<>()).putIfAbsent(key, d.getStat().getMtime());
                 } catch (Exception ignored) {

@@ -5,6 +5,7 @@ import io.mesh.coordinator.ApiFixture;
 import io.mesh.coordinator.LoopbackZk;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
@@ -82,7 +83,7 @@ class MeshCliTest {
 
     CompletableFuture<Run> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
 
-    static void report(String host, String module, String revision, String push, String outcome, String error) throws Exception {
+    static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
         ApplyReport r = StatusApiTest.report(host, module, revision, push, outcome, error);
         String path = zk.paths.report(host, module);
         try {
@@ -109,11 +110,11 @@ class MeshCliTest {
         String push = "push-0000000000";
         awaitPush(push);
         Thread.sleep(300);
-        report("host-a", "store", "r2", push, ApplyReport.DEFERRED, null);
+        report("host-a", "store", "r2", push, ApplyOutcome.DEFERRED, null);
         Thread.sleep(300);
-        report("host-a", "store", "r2", push, ApplyReport.APPLIED, null);
-        report("host-a", "web", "r2", push, ApplyReport.APPLIED, null);
-        report("host-b", "web", "r2", push, ApplyReport.APPLIED, null);
+        report("host-a", "store", "r2", push, ApplyOutcome.APPLIED, null);
+        report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null);
+        report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null);
         Run r = run.get(30, TimeUnit.SECONDS);
 
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
@@ -128,7 +129,7 @@ class MeshCliTest {
     void pushWaitExitsOneWhenAHostFailed() throws Exception {
         CompletableFuture<Run> run = meshAsync("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "30s", "--interval", "100ms");
         awaitPush("push-0000000000");
-        report("host-a", "store", "x", "push-0000000000", ApplyReport.FAILED, "pull mesh-demo/registry:2.8.2: not found");
+        report("host-a", "store", "x", "push-0000000000", ApplyOutcome.FAILED, "pull mesh-demo/registry:2.8.2: not found");
         Run r = run.get(30, TimeUnit.SECONDS);
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(r.out()).contains("host-a  store  failed: pull mesh-demo/registry:2.8.2: not found");
@@ -137,7 +138,7 @@ class MeshCliTest {
     @Test
     void pushWaitExitsThreeOnTimeout() throws Exception {
         // An older push's report does not count.
-        report("host-a", "store", "r0", "push-0000000000", ApplyReport.APPLIED, null);
+        report("host-a", "store", "r0", "push-0000000000", ApplyOutcome.APPLIED, null);
         zk.client.create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
         zk.client.create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
         Run r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
@@ -180,7 +181,7 @@ class MeshCliTest {
     void statusAndHeld() throws Exception {
         Run p = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
         assertThat(p.code()).isZero();
-        report("host-a", "store", "r1", "push-0000000000", ApplyReport.DEFERRED, null);
+        report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.DEFERRED, null);
         HeldRecord h = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", Instant.parse("2026-11-30T03:30:00Z"),
                 new ProcessRef(777, "mesh-agent run"));
         zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.held("host-a", "store-registry"), Json.bytes(h));
@@ -213,7 +214,7 @@ class MeshCliTest {
             assertThat(p.out()).startsWith("push-0000000000  revision r1");
             assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.api.uri());
             assertThat(zk.client.checkExists().forPath(zk.paths.push("push-0000000000"))).isNotNull();
-            report("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, null);
+            report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null);
 
             Run s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);

@@ -3,6 +3,7 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.LoopbackZk;
 import io.mesh.coordinator.OpsFixture;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -122,7 +123,7 @@ class OperatorCommandsTest {
         // A push meeting the window: live progress shows it deferred naming the window, then applied after it.
         CompletableFuture<Run> push = meshAsync("push", manifest("r2", "[" + HOST + "]").toString(), "--revision", "r2", "--wait",
                 "--timeout", "90s", "--interval", "200ms");
-        fx.awaitReport("deferred", "r2");
+        fx.awaitReport(ApplyOutcome.DEFERRED, "r2");
 
         Run locks = mesh("locks");
         assertThat(locks.code()).as(locks.toString()).isZero();

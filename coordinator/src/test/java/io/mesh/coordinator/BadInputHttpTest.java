@@ -6,6 +6,7 @@ import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestParser;
@@ -93,7 +94,7 @@ class BadInputHttpTest {
             byte[] d = zk.client.checkExists().forPath(zk.paths.report("host-a", m)) == null ? null
                     : zk.client.getData().forPath(zk.paths.report("host-a", m));
             return d == null ? null : Json.read(d, ApplyReport.class);
-        }, r -> r != null && ApplyReport.APPLIED.equals(r.outcome()));
+        }, r -> r != null && r.outcome() == ApplyOutcome.APPLIED);
         running = docker.inspect(m + "-web");
         assertThat(running.getState().getRunning()).isTrue();
         zkBefore = snapshot();

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,13 +72,13 @@ class DashboardBrowserTest {
         String container = fx.module + "-app";
         ApiFixture.Answer first = fx.api.push(fx.manifest("r1", "[" + HOST + "]"));
         assertThat(first.status()).isEqualTo(202);
-        fx.awaitReport("applied", first.json().get("revision").asText());
+        fx.awaitReport(ApplyOutcome.APPLIED, first.json().get("revision").asText());
         Future<WindowResult> window = fx.daemon.runWindow(fx.module, "sweep");
         fx.awaitHeld();
         ApiFixture.Answer second = fx.api.push(fx.manifest("r2", "[" + HOST + "]"));
         assertThat(second.status()).isEqualTo(202);
         String r2 = second.json().get("revision").asText();
-        fx.awaitReport("deferred", r2);
+        fx.awaitReport(ApplyOutcome.DEFERRED, r2);
 
         String url = fx.api.api.uri() + "/";
         // The virtual time budget lets the page's script run its refresh loop (every 3 s) before the DOM is dumped.
@@ -102,7 +103,7 @@ class DashboardBrowserTest {
 
         fx.release();
         assertThat(window.get(60, TimeUnit.SECONDS).succeeded()).isTrue();
-        fx.awaitReport("applied", r2);
+        fx.awaitReport(ApplyOutcome.APPLIED, r2);
         String after = chromium(List.of("--dump-dom"), url);
         assertThat(after).contains("0 open windows", "0 held containers", "APPLIED", r2).doesNotContain("WINDOW OPEN");
     }

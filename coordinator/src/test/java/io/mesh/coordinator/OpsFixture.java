@@ -6,6 +6,7 @@ import io.mesh.agent.AgentMetrics;
 import io.mesh.agent.WindowRequests;
 import io.mesh.policy.Policy;
 import io.mesh.testing.TestDocker;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
@@ -85,10 +86,10 @@ public final class OpsFixture implements AutoCloseable {
     }
 
     /** Waits until the module's report on {@value #HOST} has that outcome and revision. */
-    public void awaitReport(String outcome, String revision) {
+    public void awaitReport(ApplyOutcome outcome, String revision) {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
             ApplyReport r = report();
-            return r != null && outcome.equals(r.outcome()) && revision.equals(r.revision());
+            return r != null && r.outcome() == outcome && revision.equals(r.revision());
         });
     }
 

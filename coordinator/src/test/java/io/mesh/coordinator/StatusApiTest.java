@@ -2,7 +2,9 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
@@ -43,12 +45,12 @@ public class StatusApiTest {
     static final Instant T0 = Instant.parse("2026-11-30T03:30:00Z");
     static final ApplyReport.WindowRef WINDOW = new ApplyReport.WindowRef("garbage-collect", "w-20261130T033000Z-3f2a", T0, List.of("store-registry"));
 
-    public static ApplyReport report(String host, String module, String revision, String push, String outcome, String error) {
+    public static ApplyReport report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) {
         return new ApplyReport(host, module, revision, push, outcome, T0, T0.plusSeconds(2),
-                ApplyReport.DEFERRED.equals(outcome) ? WINDOW : null,
+                outcome == ApplyOutcome.DEFERRED ? WINDOW : null,
                 List.of(new ApplyReport.ContainerResult("registry", module + "-registry",
-                        ApplyReport.DEFERRED.equals(outcome) ? "held" : "recreated", List.of("image: a -> b"), "3f2a")),
-                error, null);
+                        outcome == ApplyOutcome.DEFERRED ? ContainerAction.HELD : ContainerAction.RECREATED, List.of("image: a -> b"), "3f2a")),
+                error, null, null);
     }
 
     static void writeReport(ApplyReport r) throws Exception {
@@ -86,9 +88,9 @@ public class StatusApiTest {
                 .containsExactly("host-a/store=pending", "host-a/web=pending", "host-b/web=pending");
 
         // An older push's report leaves it pending; this push's reports give their outcomes.
-        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, null));
-        writeReport(report("host-a", "web", "r2", push, ApplyReport.DEFERRED, null));
-        writeReport(report("host-b", "web", "r2", push, ApplyReport.FAILED, "pull mesh-demo/busybox:1: not found"));
+        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
+        writeReport(report("host-a", "web", "r2", push, ApplyOutcome.DEFERRED, null));
+        writeReport(report("host-b", "web", "r2", push, ApplyOutcome.FAILED, "pull mesh-demo/busybox:1: not found"));
         v = api.get("/v1/pushes/" + push).json();
         JsonNode store = target(v, "host-a", "store");
         assertThat(store.get("state").asText()).isEqualTo("pending");
@@ -110,9 +112,9 @@ public class StatusApiTest {
         assertThat(v.at("/counts/pending").asInt()).isEqualTo(1);
 
         // A newer push's report counts for this push; all applied -> done.
-        writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyReport.APPLIED, null));
-        writeReport(report("host-a", "web", "r2", push, ApplyReport.APPLIED, null));
-        writeReport(report("host-b", "web", "r2", push, ApplyReport.APPLIED, null));
+        writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyOutcome.APPLIED, null));
+        writeReport(report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null));
+        writeReport(report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null));
         v = api.get("/v1/pushes/" + push).json();
         assertThat(v.get("state").asText()).isEqualTo("applied");
         assertThat(v.get("done").asBoolean()).isTrue();
@@ -128,8 +130,8 @@ public class StatusApiTest {
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         // Written as the agent writes them: MeshStore carries the last applied push through a deferral.
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client, zk.paths);
-        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyReport.APPLIED, null));
-        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyReport.DEFERRED, null));
+        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
         assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
         assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
         ApplyReport stored = Json.read(zk.client.getData().forPath(zk.paths.report("host-a", "store")), ApplyReport.class);
@@ -146,9 +148,9 @@ public class StatusApiTest {
 
         writeAgent("host-a");
         writeAgent("host-b");
-        writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyReport.APPLIED, null)); // no agent, but a report
-        writeReport(report("host-d", "other", "r0", push, ApplyReport.APPLIED, null)); // a report of another module only
-        writeReport(report("host-b", "web", "x", push, ApplyReport.APPLIED, null));
+        writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyOutcome.APPLIED, null)); // no agent, but a report
+        writeReport(report("host-d", "other", "r0", push, ApplyOutcome.APPLIED, null)); // a report of another module only
+        writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
         v = api.get("/v1/pushes/" + push).json();
         assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText())
                 .containsExactly("host-a=pending", "host-b=applied", "host-c=applied");
@@ -180,8 +182,8 @@ public class StatusApiTest {
     @Test
     void hostsListsAgentsAndTheirReports() throws Exception {
         writeAgent("host-a");
-        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyReport.APPLIED, null));
-        writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyReport.FAILED, "boom"));
+        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
+        writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.FAILED, "boom"));
         JsonNode hosts = api.get("/v1/hosts").json().get("hosts");
         assertThat(hosts).extracting(h -> h.get("host").asText() + ":" + h.get("online").asBoolean())
                 .containsExactly("host-a:true", "host-b:false");

@@ -9,6 +9,7 @@ import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestZk;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -116,7 +117,7 @@ class WholePathTest {
         assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isFalse();
 
-        assertThat(window.get(2, TimeUnit.MINUTES).outcome()).isEqualTo(WindowResult.SUCCEEDED);
+        assertThat(window.get(2, TimeUnit.MINUTES).outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         await().atMost(Duration.ofSeconds(60)).until(() -> state(call("GET", "/v1/pushes/" + push2, null, null)).equals("applied"));
         assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=two");
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();

@@ -6,13 +6,16 @@ import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.Labels;
 import io.mesh.testing.ZkTxnLog;
+import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.PushRecord;
+import io.mesh.wire.PushState;
 import io.mesh.wire.WindowRequest;
+import io.mesh.wire.WindowRequestState;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -331,7 +334,7 @@ class FleetHistoryIT {
             assertThat(push.status()).as(push.body()).isEqualTo(202);
             MeshStore store = new MeshStore(zk, paths);
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
-                    .until(() -> ApplyReport.APPLIED.equals(store.report(host, module).outcome()));
+                    .until(() -> store.report(host, module).outcome() == ApplyOutcome.APPLIED);
             Answer req = send(fleet.coordinators(), 1, "POST", "/v1/hosts/" + host + "/windows",
                     "{\"module\":\"" + module + "\",\"schedule\":\"" + SCHEDULE + "\"}", Map.of("Content-Type", "application/json"));
             assertThat(req.status()).as(req.body()).isEqualTo(202);
@@ -459,7 +462,7 @@ class FleetHistoryIT {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
                 for (Mod m : mods) for (String h : m.on(hosts)) {
                     ApplyReport r = store.report(h, m.name);
-                    if (r == null || !ApplyReport.APPLIED.equals(r.outcome())) return false;
+                    if (r == null || r.outcome() != ApplyOutcome.APPLIED) return false;
                 }
                 return true;
             });
@@ -722,7 +725,7 @@ class FleetHistoryIT {
                         if (!Boolean.TRUE.equals(i.getState().getRunning())) problems.add(h + ": " + dockerName + " not running");
                     }
                     ApplyReport r = store.report(h, m.name);
-                    if (r == null || !ApplyReport.APPLIED.equals(r.outcome()) || !d.push().equals(r.push())) {
+                    if (r == null || r.outcome() != ApplyOutcome.APPLIED || !d.push().equals(r.push())) {
                         problems.add(h + ": " + m.name + "'s report is not applied for its last push " + d.push() + ": "
                                 + (r == null ? "none" : r.outcome() + " " + r.push() + (r.error() == null ? "" : " " + r.error())));
                     }
@@ -748,7 +751,7 @@ class FleetHistoryIT {
                     for (String k : zk.getChildren().forPath(reqs)) {
                         try {
                             WindowRequest r = Json.read(zk.getData().forPath(reqs + "/" + k), WindowRequest.class);
-                            if (mods.stream().anyMatch(m -> m.name.equals(r.module())) && !WindowRequest.DONE.equals(r.state())) {
+                            if (mods.stream().anyMatch(m -> m.name.equals(r.module())) && r.state() != WindowRequestState.DONE) {
                                 problems.add(reqs + "/" + k + " left " + r.state());
                             }
                         } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
@@ -786,9 +789,9 @@ class FleetHistoryIT {
                 groups.computeIfAbsent("GET answered " + a.status() + " " + abbreviate(a.body()), k -> new ArrayList<>()).add(p.push());
                 continue;
             }
-            if (ApplyReport.APPLIED.equals(a.json().path("state").asText())) continue;
+            if (PushState.of(a.json().path("state").asText()) == PushState.APPLIED) continue;
             for (JsonNode t : a.json().path("targets")) {
-                if (ApplyReport.APPLIED.equals(t.path("state").asText())) continue;
+                if (PushState.of(t.path("state").asText()) == PushState.APPLIED) continue;
                 String key = t.path("host").asText() + " " + t.path("module").asText() + ": " + t.path("state").asText()
                         + " (report of " + t.path("push").asText() + (t.path("error").isMissingNode() || t.path("error").isNull() ? "" : ": " + abbreviate(t.path("error").asText())) + ")";
                 groups.computeIfAbsent(key, k -> new ArrayList<>()).add(p.push());

@@ -12,7 +12,7 @@ import java.util.List;
  * @param module     module name
  * @param revision   desired revision the apply worked on
  * @param push       push that wrote that desired state
- * @param outcome    {@link #APPLIED}, {@link #DEFERRED} or {@link #FAILED}
+ * @param outcome    applied, deferred or failed
  * @param startedAt  when the apply started (asked for the lock)
  * @param finishedAt when it finished
  * @param window     the open window that deferred it or holds containers, else {@code null}
@@ -22,15 +22,78 @@ import java.util.List;
  * @param lastApplied the last push this host applied for this module, carried through {@code deferred} and
  *                   {@code failed} reports, so that an older push still reads {@code applied} while a newer one waits
  */
-public record ApplyReport(String host, String module, String revision, String push, String outcome,
+public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String error,
                           @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied) {
-    /** A report without {@code lastApplied} (filled in when it is written: {@link #withLastApplied}). */
-    public ApplyReport(String host, String module, String revision, String push, String outcome, Instant startedAt,
-                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error, WindowResult lastWindow) {
-        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, null);
+    /*
+     * The factories below build a report as an apply ends (finishedAt: now), without lastWindow and lastApplied: the
+     * store carries those over from the report it replaces (withLastWindow, withLastApplied).
+     */
+
+    /**
+     * An apply that ran and left every container as the spec says, held ones aside.
+     *
+     * @param window     the open window holding some of its containers, {@code null} when none is open
+     * @param containers what it did to each container
+     * @return an {@code applied} report, finished now
+     */
+    public static ApplyReport applied(String host, String module, String revision, String push, Instant startedAt,
+                                      WindowRef window, List<ContainerResult> containers) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.APPLIED, startedAt, Times.now(), window, containers,
+                null, null, null);
+    }
+
+    /**
+     * An apply that ran and could not do everything.
+     *
+     * @param window     the open window holding some of its containers, {@code null} when none is open
+     * @param containers what it did to each container, the failed ones included
+     * @param error      what failed
+     * @return a {@code failed} report, finished now
+     */
+    public static ApplyReport failed(String host, String module, String revision, String push, Instant startedAt,
+                                     WindowRef window, List<ContainerResult> containers, String error) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.FAILED, startedAt, Times.now(), window, containers,
+                error, null, null);
+    }
+
+    /**
+     * An apply that failed before it acted on any container.
+     *
+     * @param revision the desired revision, {@code null} when it could not be read
+     * @param push     its push, {@code null} when it could not be read
+     * @param error    why
+     * @return a {@code failed} report without containers, finished now
+     */
+    public static ApplyReport failed(String host, String module, String revision, String push, Instant startedAt, String error) {
+        return failed(host, module, revision, push, startedAt, null, List.of(), error);
+    }
+
+    /**
+     * An apply that a window's hold on the module lock deferred.
+     *
+     * @param window the window holding the lock
+     * @param held   one {@code held} entry per container the window holds
+     * @return a {@code deferred} report, finished now
+     */
+    public static ApplyReport deferred(String host, String module, String revision, String push, Instant startedAt,
+                                       WindowRef window, List<ContainerResult> held) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, Times.now(), window, held,
+                null, null, null);
+    }
+
+    /**
+     * The report of a module no apply has reported on yet, for a window's result to be carried in
+     * ({@link #withLastWindow}): no outcome, no times, no containers.
+     *
+     * @param revision the desired revision, {@code null} when none
+     * @param push     its push, {@code null} when none
+     * @return a report with only its host, module, revision and push
+     */
+    public static ApplyReport noApply(String host, String module, String revision, String push) {
+        return new ApplyReport(host, module, revision, push, null, null, null, null, List.of(), null, null, null);
     }
 
     /**
@@ -44,16 +107,9 @@ public record ApplyReport(String host, String module, String revision, String pu
 
     /** @return this report with {@code lastApplied} set: itself when applied, else the one given (carried) */
     public ApplyReport withLastApplied(Applied carried) {
-        Applied a = APPLIED.equals(outcome) && push != null ? new Applied(push, revision, finishedAt) : carried;
+        Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt) : carried;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a);
     }
-
-    /** Every container is as the spec says, held ones aside. */
-    public static final String APPLIED = "applied";
-    /** A window held the module lock; the newest revision is applied when it releases it. */
-    public static final String DEFERRED = "deferred";
-    /** Something could not be done; {@link #error} says what. What ran keeps running. */
-    public static final String FAILED = "failed";
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
@@ -80,16 +136,18 @@ public record ApplyReport(String host, String module, String revision, String pu
      *
      * @param name      container name in the spec
      * @param container Docker name {@code <module>-<name>}
-     * @param action    {@code unchanged | created | recreated | removed | held | failed}
+     * @param action    what the apply did
      * @param reasons   why, such as {@code image: a -> b} or {@code not running: exited (137)}; empty when none
      * @param id        Docker container id after the apply (before it, for removed)
      */
-    public record ContainerResult(String name, String container, String action, List<String> reasons, String id) {
-        public static final String UNCHANGED = "unchanged";
-        public static final String CREATED = "created";
-        public static final String RECREATED = "recreated";
-        public static final String REMOVED = "removed";
-        public static final String HELD = "held";
-        public static final String FAILED = "failed";
+    public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {
+        /**
+         * @param reason such as {@code held by window garbage-collect since ...}
+         * @param id     Docker container id, {@code null} when its held node is gone meanwhile
+         * @return a container an open window holds, left untouched
+         */
+        public static ContainerResult held(String name, String container, String reason, String id) {
+            return new ContainerResult(name, container, ContainerAction.HELD, List.of(reason), id);
+        }
     }
 }

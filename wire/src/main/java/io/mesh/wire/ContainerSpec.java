@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -49,7 +50,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
      */
     public ContainerSpec {
         command = command == null ? List.of() : List.copyOf(command);
-        env = env == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(env));
+        env = env == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(env));
         network = network == null ? DEFAULT_NETWORK : network;
         ports = ports == null ? List.of() : List.copyOf(ports);
         volumes = volumes == null ? List.of() : List.copyOf(volumes);

@@ -1,5 +1,6 @@
 package io.mesh.wire;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.KeeperException;
@@ -28,7 +29,7 @@ public record LockHolder(String host, long pid, String process, String purpose, 
     public static String windowPurpose(String schedule) { return "window:" + schedule; }
 
     /** @return true when the purpose is a window's (not part of the node's JSON) */
-    @com.fasterxml.jackson.annotation.JsonIgnore
+    @JsonIgnore
     public boolean isWindow() { return purpose != null && purpose.startsWith("window:"); }
 
     /**

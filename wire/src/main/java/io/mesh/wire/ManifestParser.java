@@ -17,17 +17,22 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
 
 import java.io.IOException;
 import java.time.DateTimeException;
+import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -147,7 +152,7 @@ public final class ManifestParser {
             throw new ManifestException(List.of(new ManifestError(1, "", "the manifest is over " + MAX_CHARS + " characters: split it into several pushes")));
         }
         Map<String, Integer> seen = new LinkedHashMap<>();
-        Map<String, DockerNameOwner> dockerNames = new java.util.HashMap<>();
+        Map<String, DockerNameOwner> dockerNames = new HashMap<>();
         int doc = 0;
         // The tree is built token by token (not with MappingIterator/readTree): a root-level list must stay one
         // document, duplicate keys and aliases must be reported with their field path, and scalars must keep
@@ -156,7 +161,7 @@ public final class ManifestParser {
             while (true) {
                 doc++;
                 List<ManifestError> docErrors = new ArrayList<>();
-                Map<String, String> raw = new java.util.HashMap<>();
+                Map<String, String> raw = new HashMap<>();
                 JsonNode node;
                 try {
                     JsonToken t = p.nextToken();
@@ -238,7 +243,7 @@ public final class ManifestParser {
                 loc = " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
             }
             what = j.getOriginalMessage();
-            if (j.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException y && y.getProblem() != null) {
+            if (j.getCause() instanceof MarkedYAMLException y && y.getProblem() != null) {
                 what = (y.getContext() == null ? "" : y.getContext() + ": ") + y.getProblem();
             }
         } else {
@@ -408,7 +413,7 @@ public final class ManifestParser {
         if (restart != null && !(restart.isTextual() && RESTART.contains(restart.asText()))) {
             c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
         }
-        c.duration(node.get("stop-timeout"), path + ".stop-timeout", java.time.Duration.ofHours(24));
+        c.duration(node.get("stop-timeout"), path + ".stop-timeout", Duration.ofHours(24));
         JsonNode privileged = node.get("privileged");
         if (privileged != null && !privileged.isBoolean()) {
             c.error(path + ".privileged", "must be true or false; got " + show(privileged));
@@ -480,7 +485,7 @@ public final class ManifestParser {
                 if (badNames.contains(w)) {
                     continue; // its container's name is wrong, and reported there
                 } else if (!containers.contains(w)) {
-                    c.error(path + ".while-stopped[" + i + "]", "'" + w + "' names no container of this module: use one of " + new java.util.TreeSet<>(containers));
+                    c.error(path + ".while-stopped[" + i + "]", "'" + w + "' names no container of this module: use one of " + new TreeSet<>(containers));
                 } else if (!dup.add(w)) {
                     c.error(path + ".while-stopped[" + i + "]", "'" + w + "' is listed twice: name each container once");
                 }
@@ -504,11 +509,11 @@ public final class ManifestParser {
                 if (!vf.isTextual()) {
                     c.error(sp + ".volumes-from", "must be the name of a container of this module; got " + show(vf));
                 } else if (!containers.contains(vf.asText()) && !badNames.contains(vf.asText())) {
-                    c.error(sp + ".volumes-from", "'" + vf.asText() + "' names no container of this module: use one of " + new java.util.TreeSet<>(containers));
+                    c.error(sp + ".volumes-from", "'" + vf.asText() + "' names no container of this module: use one of " + new TreeSet<>(containers));
                 }
             }
         }
-        c.duration(node.get("timeout"), path + ".timeout", java.time.Duration.ofDays(2));
+        c.duration(node.get("timeout"), path + ".timeout", Duration.ofDays(2));
     }
 
     private static String kind(JsonNode n) {
@@ -518,7 +523,7 @@ public final class ManifestParser {
         if (n.isTextual()) return "string";
         if (n.isNumber()) return "number";
         if (n.isBoolean()) return "boolean";
-        return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+        return n.getNodeType().name().toLowerCase(Locale.ROOT);
     }
 
     private static String show(JsonNode n) {
@@ -546,7 +551,7 @@ public final class ManifestParser {
             for (Iterator<String> i = node.fieldNames(); i.hasNext(); ) {
                 String f = i.next();
                 if (!allowed.contains(f)) {
-                    error(path.isEmpty() ? printable(f) : path + "." + printable(f), "unknown field '" + printable(f) + "': allowed here are " + new java.util.TreeSet<>(allowed));
+                    error(path.isEmpty() ? printable(f) : path + "." + printable(f), "unknown field '" + printable(f) + "': allowed here are " + new TreeSet<>(allowed));
                 }
             }
         }
@@ -695,7 +700,7 @@ public final class ManifestParser {
             }
         }
 
-        void duration(JsonNode n, String path, java.time.Duration max) {
+        void duration(JsonNode n, String path, Duration max) {
             if (n == null) return;
             if (!n.isTextual()) {
                 error(path, "must be a duration in quotes such as \"30s\", \"30m\" or \"1h30m\"; got " + show(n));
@@ -703,7 +708,7 @@ public final class ManifestParser {
             }
             try {
                 if (Durations.parse(n.asText()).compareTo(max) > 0) {
-                    error(path, "'" + n.asText() + "' is longer than the most allowed here, " + max.toString().substring(2).toLowerCase(java.util.Locale.ROOT) + ": give a shorter duration");
+                    error(path, "'" + n.asText() + "' is longer than the most allowed here, " + max.toString().substring(2).toLowerCase(Locale.ROOT) + ": give a shorter duration");
                 }
             } catch (IllegalArgumentException e) {
                 error(path, e.getMessage());

@@ -3,6 +3,7 @@ package io.mesh.wire;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,8 +26,8 @@ public record ModuleSpec(String module, List<String> hosts, Map<String, Containe
 
     public ModuleSpec {
         hosts = hosts == null ? List.of() : List.copyOf(hosts);
-        containers = containers == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(containers));
-        schedules = schedules == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(schedules));
+        containers = containers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(containers));
+        schedules = schedules == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(schedules));
     }
 
     /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -27,7 +28,7 @@ public record StepSpec(String image, List<String> command, Map<String, String> e
 
     public StepSpec {
         command = command == null ? List.of() : List.copyOf(command);
-        env = env == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(env));
+        env = env == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(env));
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
         network = network == null ? DEFAULT_NETWORK : network;
     }

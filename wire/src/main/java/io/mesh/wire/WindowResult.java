@@ -10,23 +10,57 @@ import java.util.List;
  * @param window     window id
  * @param startedAt  when the window opened
  * @param finishedAt when the held containers were running again and the nodes deleted
- * @param outcome    {@code succeeded} (step exited 0), {@code step-failed}, {@code timed-out}, {@code failed}, or
- *                   {@code recovered} (its process died; another mesh process finished it)
+ * @param outcome    how it ended
  * @param exitCode   the step's exit code, {@code null} when it never ran
  * @param held       Docker names of the containers it held
  * @param logTail    the step's last log lines (at most {@link #LOG_LINES})
  * @param error      what went wrong, else {@code null}
  */
-public record WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, String outcome,
+public record WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
                            Integer exitCode, List<String> held, List<String> logTail, String error) {
     /** How many of the step's last log lines are kept. */
     public static final int LOG_LINES = 20;
-    public static final String SUCCEEDED = "succeeded";
-    public static final String STEP_FAILED = "step-failed";
-    public static final String TIMED_OUT = "timed-out";
-    public static final String FAILED = "failed";
-    public static final String RECOVERED = "recovered";
+
+    /**
+     * A window whose step ran (or was killed at its timeout), finished now.
+     *
+     * @param startedAt when the window opened
+     * @param outcome   how it ended: succeeded, step-failed, timed-out, or failed when giving the containers back failed
+     * @param exitCode  the step's exit code
+     * @param logTail   the step's last log lines
+     * @param error     what went wrong, {@code null} when nothing did
+     * @return the result
+     */
+    public static WindowResult ended(String schedule, String window, Instant startedAt, WindowOutcome outcome, int exitCode,
+                                     List<String> held, List<String> logTail, String error) {
+        return new WindowResult(schedule, window, startedAt, Times.now(), outcome, exitCode, held, logTail, error);
+    }
+
+    /**
+     * A window whose step never ran, finished now.
+     *
+     * @param startedAt when the window opened
+     * @param error     why
+     * @return a {@code failed} result without exit code or log lines
+     */
+    public static WindowResult failed(String schedule, String window, Instant startedAt, List<String> held, String error) {
+        return new WindowResult(schedule, window, startedAt, Times.now(), WindowOutcome.FAILED, null, held, List.of(), error);
+    }
+
+    /**
+     * A window that another mesh process finished from the journal, its own process having died or left it; finished now.
+     *
+     * @param startedAt when the window opened
+     * @param exitCode  the step's exit code, {@code null} when unknown
+     * @param logTail   the step's last log lines, when known
+     * @param notes     who finished it and what it found
+     * @return a {@code recovered} result
+     */
+    public static WindowResult recovered(String schedule, String window, Instant startedAt, Integer exitCode, List<String> held,
+                                         List<String> logTail, String notes) {
+        return new WindowResult(schedule, window, startedAt, Times.now(), WindowOutcome.RECOVERED, exitCode, held, logTail, notes);
+    }
 
     /** @return true when the step ran and exited 0 */
-    public boolean succeeded() { return SUCCEEDED.equals(outcome); }
+    public boolean succeeded() { return outcome == WindowOutcome.SUCCEEDED; }
 }

@@ -1,6 +1,10 @@
 package io.mesh.wire;
 
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.common.PathUtils;
+
+import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * The ZooKeeper layout of mesh, in one place (SPEC.md, "ZooKeeper layout").
@@ -41,7 +45,7 @@ public final class ZkPaths {
         if (!r.startsWith("/") || r.equals("/")) {
             throw new IllegalArgumentException("--zk-root must be an absolute znode path below /, such as /mesh; got '" + root + "'");
         }
-        org.apache.zookeeper.common.PathUtils.validatePath(r);
+        PathUtils.validatePath(r);
         this.root = r;
     }
 
@@ -109,7 +113,7 @@ public final class ZkPaths {
      * @param seq sequence number, &gt;= 0
      * @return such as {@code push-0000000002}
      */
-    public static String pushName(long seq) { return PUSH_PREFIX + String.format(java.util.Locale.ROOT, "%010d", seq); }
+    public static String pushName(long seq) { return PUSH_PREFIX + String.format(Locale.ROOT, "%010d", seq); }
 
     /**
      * @param push a push node name such as {@code push-0000000002}
@@ -121,7 +125,7 @@ public final class ZkPaths {
     }
 
     /** Host ids: same shape as a DNS label plus dots, so that they are safe as a znode name. */
-    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     /**
      * @param host a host id such as {@code host-a}

@@ -1,0 +1,137 @@
+package io.mesh.wire;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The JSON of reports, window results and window requests, byte for byte as docs/zkcli.md shows it. */
+class WireJsonTest {
+    /** docs/zkcli.md, "Read a report". */
+    static final String REPORT = "{\"host\":\"host-a\",\"module\":\"opsdemo\",\"revision\":\"r1\",\"push\":\"push-0000000000\","
+            + "\"outcome\":\"applied\",\"startedAt\":\"2026-11-30T10:22:45.325Z\",\"finishedAt\":\"2026-11-30T10:22:45.369Z\","
+            + "\"window\":null,\"containers\":[{\"name\":\"web\",\"container\":\"opsdemo-web\",\"action\":\"unchanged\",\"reasons\":[],"
+            + "\"id\":\"036119cd2413ce7c47b9329dc00ed886d67fdeff742d86371d1a3857899c766b\"}],"
+            + "\"lastWindow\":{\"schedule\":\"sweep\",\"window\":\"w-20261130T102230Z-de84\",\"startedAt\":\"2026-11-30T10:22:30.085Z\","
+            + "\"finishedAt\":\"2026-11-30T10:22:45.306Z\",\"outcome\":\"failed\",\"exitCode\":null,\"held\":[\"opsdemo-web\"],"
+            + "\"logTail\":[],\"error\":\"java.net.SocketException: No such file or directory\"}}";
+
+    /** SPEC.md, "Apply": a deferred report, with its window and a held container, and an error. */
+    static final String DEFERRED = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":\"r2\",\"push\":\"push-0000000002\","
+            + "\"outcome\":\"deferred\",\"startedAt\":\"2026-11-30T03:30:01Z\",\"finishedAt\":\"2026-11-30T03:30:03Z\","
+            + "\"window\":{\"schedule\":\"garbage-collect\",\"window\":\"w-1\",\"since\":\"2026-11-30T03:30:00Z\",\"held\":[\"store-registry\"]},"
+            + "\"containers\":[{\"name\":\"registry\",\"container\":\"store-registry\",\"action\":\"held\","
+            + "\"reasons\":[\"held by window garbage-collect since 2026-11-30T03:30:00Z\"],\"id\":\"3f2a\"}],"
+            + "\"lastApplied\":{\"push\":\"push-0000000001\",\"revision\":\"r1\",\"at\":\"2026-11-30T03:00:00Z\"}}";
+
+    /** A report with no apply yet, only the last window (written by a window before any apply). */
+    static final String NO_APPLY = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":null,\"push\":null,\"outcome\":null,"
+            + "\"startedAt\":null,\"finishedAt\":null,\"window\":null,\"containers\":[],"
+            + "\"lastWindow\":{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"2026-11-30T03:31:00Z\","
+            + "\"outcome\":\"succeeded\",\"exitCode\":0,\"held\":[],\"logTail\":[\"swept\"],\"error\":null}}";
+
+    /** docs/zkcli.md, "Window requests". */
+    static final String REQUEST = "{\"module\":\"opsdemo\",\"schedule\":\"sweep\",\"requestedAt\":\"2026-11-30T10:21:46.056Z\","
+            + "\"by\":{\"pid\":18951,\"process\":\"mesh window run by root from 127.0.0.1 via mesh-coordinator\"},\"state\":\"running\","
+            + "\"runner\":{\"pid\":29182,\"process\":\"mesh-agent run\"},\"startedAt\":\"2026-11-30T10:21:46.072Z\"}";
+
+    static <T> String roundTrip(String json, Class<T> type) {
+        return Json.text(Json.read(json.getBytes(StandardCharsets.UTF_8), type));
+    }
+
+    @Test
+    void reportsReadAndWriteTheSameJson() {
+        assertThat(roundTrip(REPORT, ApplyReport.class)).isEqualTo(REPORT);
+        assertThat(roundTrip(DEFERRED, ApplyReport.class)).isEqualTo(DEFERRED);
+        assertThat(roundTrip(NO_APPLY, ApplyReport.class)).isEqualTo(NO_APPLY);
+    }
+
+    @Test
+    void windowRequestsReadAndWriteTheSameJson() {
+        assertThat(roundTrip(REQUEST, WindowRequest.class)).isEqualTo(REQUEST);
+    }
+
+    @Test
+    void everyWindowOutcomeAndRequestStateIsSpecs() {
+        for (String o : new String[]{"succeeded", "step-failed", "timed-out", "failed", "recovered"}) {
+            String w = "{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":null,\"finishedAt\":null,\"outcome\":\"" + o
+                    + "\",\"exitCode\":null,\"held\":[],\"logTail\":[],\"error\":null}";
+            assertThat(roundTrip(w, WindowResult.class)).isEqualTo(w);
+        }
+        for (String s : new String[]{"requested", "running", "done"}) {
+            String r = "{\"module\":\"m\",\"schedule\":\"gc\",\"state\":\"" + s + "\"}";
+            assertThat(roundTrip(r, WindowRequest.class)).isEqualTo(r);
+        }
+        for (String a : new String[]{"unchanged", "created", "recreated", "removed", "held", "failed"}) {
+            String c = "{\"name\":\"web\",\"container\":\"m-web\",\"action\":\"" + a + "\",\"reasons\":[],\"id\":null}";
+            assertThat(roundTrip(c, ApplyReport.ContainerResult.class)).isEqualTo(c);
+        }
+    }
+
+    @Test
+    void anOutcomeThisVersionDoesNotKnowIsReadAsUnknownNotAsAnError() {
+        ApplyReport r = Json.read(REPORT.replace("\"outcome\":\"applied\"", "\"outcome\":\"reverted\"").getBytes(StandardCharsets.UTF_8),
+                ApplyReport.class);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.UNKNOWN);
+        assertThat(PushState.from(r.outcome())).isEqualTo(PushState.UNKNOWN);
+        assertThat(Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).outcome()).isNull();
+        ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"reverted\"}".getBytes(StandardCharsets.UTF_8),
+                ApplyReport.ContainerResult.class);
+        assertThat(c.action()).isEqualTo(ContainerAction.UNKNOWN);
+        WindowResult w = Json.read("{\"schedule\":\"gc\",\"outcome\":\"skipped\"}".getBytes(StandardCharsets.UTF_8), WindowResult.class);
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.UNKNOWN);
+        assertThat(w.succeeded()).isFalse();
+        WindowRequest q = Json.read("{\"module\":\"m\",\"state\":\"paused\"}".getBytes(StandardCharsets.UTF_8), WindowRequest.class);
+        assertThat(q.state()).isEqualTo(WindowRequestState.UNKNOWN);
+    }
+
+    @Test
+    void pushStatesAreSpecs() {
+        for (PushState s : PushState.values()) {
+            assertThat(Json.text(s)).isEqualTo("\"" + s.wire() + "\"");
+            assertThat(PushState.of(s.wire())).isEqualTo(s);
+        }
+        assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "failed", "unknown");
+        assertThat(PushState.from(null)).isEqualTo(PushState.PENDING);
+        assertThat(PushState.from(ApplyOutcome.DEFERRED)).isEqualTo(PushState.DEFERRED);
+    }
+
+    /** Log lines and metrics labels print the enums: {@code outcome=applied}, as operators grep them. */
+    @Test
+    void enumsPrintTheirWireNames() {
+        for (Enum<?>[] values : new Enum<?>[][]{ApplyOutcome.values(), ContainerAction.values(), WindowOutcome.values(),
+                WindowRequestState.values(), PushState.values()}) {
+            for (Enum<?> e : values) assertThat(e.toString()).isEqualTo(Json.text(e).replace("\"", ""));
+        }
+        assertThat("outcome=" + ApplyOutcome.APPLIED).isEqualTo("outcome=applied");
+        assertThat("outcome=" + WindowOutcome.STEP_FAILED).isEqualTo("outcome=step-failed");
+    }
+
+    /** Reports built by the factories have the same JSON as the ones read above (finishedAt aside: they read the clock). */
+    @Test
+    void factoriesBuildTheSameJson() {
+        Instant t = Instant.parse("2026-11-30T03:30:00Z");
+        ApplyReport.WindowRef window = new ApplyReport.WindowRef("garbage-collect", "w-1", t, List.of("store-registry"));
+        ApplyReport deferred = ApplyReport.deferred("host-a", "store", "r2", "push-0000000002", Instant.parse("2026-11-30T03:30:01Z"),
+                        window, List.of(ApplyReport.ContainerResult.held("registry", "store-registry", "held by window garbage-collect since " + t, "3f2a")))
+                .withLastApplied(new ApplyReport.Applied("push-0000000001", "r1", Instant.parse("2026-11-30T03:00:00Z")));
+        assertThat(withoutFinishedAt(Json.text(deferred))).isEqualTo(withoutFinishedAt(DEFERRED));
+
+        WindowResult w = Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).lastWindow();
+        assertThat(Json.text(ApplyReport.noApply("host-a", "store", null, null).withLastWindow(w))).isEqualTo(NO_APPLY);
+
+        assertThat(withoutFinishedAt(Json.text(ApplyReport.failed("host-a", "store", null, null, t, "boom")))).isEqualTo(
+                "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":null,\"push\":null,\"outcome\":\"failed\","
+                        + "\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"-\",\"window\":null,\"containers\":[],\"error\":\"boom\"}");
+        assertThat(withoutFinishedAt(Json.text(WindowResult.failed("gc", "w-1", t, List.of(), "no lock")))).isEqualTo(
+                "{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"-\","
+                        + "\"outcome\":\"failed\",\"exitCode\":null,\"held\":[],\"logTail\":[],\"error\":\"no lock\"}");
+    }
+
+    private static String withoutFinishedAt(String json) {
+        return json.replaceFirst("\"finishedAt\":\"[^\"]*\"", "\"finishedAt\":\"-\"");
+    }
+}

@@ -1,44 +1,28 @@
 package io.mesh.wire;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
+import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 
 /** What an apply did to one container: a report's container {@code action} (SPEC.md, "Apply"). */
-public enum ContainerAction {
+public enum ContainerAction implements WireName {
     /** Present, spec unchanged, running: left alone. */
-    UNCHANGED("unchanged"),
+    UNCHANGED,
     /** Missing: created and started. */
-    CREATED("created"),
+    CREATED,
     /** Spec changed or not running: removed and created again. */
-    RECREATED("recreated"),
+    RECREATED,
     /** No longer named by the spec: stopped and removed. */
-    REMOVED("removed"),
+    REMOVED,
     /** Held by a window or an operator: not touched. */
-    HELD("held"),
+    HELD,
     /** Could not be done; the reasons say why. */
-    FAILED("failed"),
+    FAILED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */
-    UNKNOWN("unknown");
-
-    private final String wire;
-
-    ContainerAction(String wire) { this.wire = wire; }
-
-    /** @return SPEC's name, as JSON and logs carry it */
-    @JsonValue
-    public String wire() { return wire; }
+    @JsonEnumDefaultValue
+    UNKNOWN;
 
     @Override
-    public String toString() { return wire; }
+    public String toString() { return wire(); }
 
-    /**
-     * @param text SPEC's name
-     * @return its action; {@link #UNKNOWN} for another name (a reader goes on), {@code null} for {@code null}
-     */
-    @JsonCreator
-    public static ContainerAction of(String text) {
-        if (text == null) return null;
-        for (ContainerAction a : values()) if (a.wire.equals(text)) return a;
-        return UNKNOWN;
-    }
+    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
+    public static ContainerAction of(String text) { return WireName.parse(ContainerAction.class, text, UNKNOWN); }
 }

@@ -1,35 +1,27 @@
 package io.mesh.wire;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
+import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 
 /**
  * The state of a push on one host and module, and of the whole push, as the coordinator derives it from the agents'
  * reports ({@code GET /v1/pushes/{push}}, {@code GET /v1/fleet}: SPEC.md, "Coordinator HTTP API"). Here, not in the
  * coordinator, because the operator's client reads it too.
  */
-public enum PushState {
+public enum PushState implements WireName {
     /** No report yet, or only one of an older push. */
-    PENDING("pending"),
+    PENDING,
     /** Applied: this push, or a newer one. */
-    APPLIED("applied"),
+    APPLIED,
     /** Waiting on an open window. */
-    DEFERRED("deferred"),
+    DEFERRED,
     /** The apply failed; its report's error says why. */
-    FAILED("failed"),
+    FAILED,
     /** The report's outcome is a name this version does not know ({@link ApplyOutcome#UNKNOWN}). */
-    UNKNOWN("unknown");
-
-    private final String wire;
-
-    PushState(String wire) { this.wire = wire; }
-
-    /** @return SPEC's name, as JSON, the page and metrics labels carry it */
-    @JsonValue
-    public String wire() { return wire; }
+    @JsonEnumDefaultValue
+    UNKNOWN;
 
     @Override
-    public String toString() { return wire; }
+    public String toString() { return wire(); }
 
     /**
      * @param outcome a current report's outcome
@@ -45,14 +37,6 @@ public enum PushState {
         };
     }
 
-    /**
-     * @param text SPEC's name
-     * @return its state; {@link #UNKNOWN} for another name, {@code null} for {@code null}
-     */
-    @JsonCreator
-    public static PushState of(String text) {
-        if (text == null) return null;
-        for (PushState s : values()) if (s.wire.equals(text)) return s;
-        return UNKNOWN;
-    }
+    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
+    public static PushState of(String text) { return WireName.parse(PushState.class, text, UNKNOWN); }
 }

@@ -1,42 +1,26 @@
 package io.mesh.wire;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
+import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 
 /** How a window ended: a window result's {@code outcome} (SPEC.md, "Window"). */
-public enum WindowOutcome {
+public enum WindowOutcome implements WireName {
     /** The step exited 0. */
-    SUCCEEDED("succeeded"),
+    SUCCEEDED,
     /** The step exited non-zero. */
-    STEP_FAILED("step-failed"),
+    STEP_FAILED,
     /** The step was killed at its timeout. */
-    TIMED_OUT("timed-out"),
+    TIMED_OUT,
     /** The window could not run its step, or could not give its containers back cleanly; {@code error} says why. */
-    FAILED("failed"),
+    FAILED,
     /** Its process died or left it; another mesh process finished it from the journal. */
-    RECOVERED("recovered"),
+    RECOVERED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */
-    UNKNOWN("unknown");
-
-    private final String wire;
-
-    WindowOutcome(String wire) { this.wire = wire; }
-
-    /** @return SPEC's name, as JSON, logs and metrics labels carry it */
-    @JsonValue
-    public String wire() { return wire; }
+    @JsonEnumDefaultValue
+    UNKNOWN;
 
     @Override
-    public String toString() { return wire; }
+    public String toString() { return wire(); }
 
-    /**
-     * @param text SPEC's name
-     * @return its outcome; {@link #UNKNOWN} for another name (a reader goes on), {@code null} for {@code null}
-     */
-    @JsonCreator
-    public static WindowOutcome of(String text) {
-        if (text == null) return null;
-        for (WindowOutcome o : values()) if (o.wire.equals(text)) return o;
-        return UNKNOWN;
-    }
+    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
+    public static WindowOutcome of(String text) { return WireName.parse(WindowOutcome.class, text, UNKNOWN); }
 }

@@ -106,6 +106,16 @@ stop() {
   rm -f "$file"
 }
 
+# stop_stale PIDFILE MARKER NAME SECONDS JAR: stops a running agent or coordinator whose command line does not name
+# JAR (it runs other jars than this checkout's: started before a rebuild, or from another checkout), so that its
+# start function starts it again on this checkout's jars.
+stop_stale() {
+  local file=$1 marker=$2 name=$3 secs=$4 jar=$5
+  running "$file" "$marker" && [[ "$(cmdline "$(cat "$file")")" != *" $jar "* ]] || return 0
+  log "$name runs other jars than $repo's: restarting it"
+  stop "$file" "$marker" "$name" "$secs"
+}
+
 # launch LOG PIDFILE CMD...: detached (setsid: own session, so it outlives this script and its process group),
 # stdin from /dev/null, output appended to LOG, fd 9 (the fleet lock) closed so that it does not hold the lock.
 # setsid does not fork here (a background job is not a group leader) and the launchers exec java: $! is the JVM.
@@ -342,15 +352,10 @@ coord_port() { echo $((7170 + $1)); }
 coord_marker() { echo " --state-dir $RUN/coordinator-$1/state "; }
 coord_running() { running "$RUN/coordinator-$1.pid" "$(coord_marker "$1")"; }
 coord_healthy() { http_get "http://127.0.0.1:$(coord_port "$1")/healthz" >/dev/null; }
-# Runs other jars than this checkout's (started before a rebuild, or from another checkout).
-coord_stale() { [[ "$(cmdline "$(cat "$RUN/coordinator-$1.pid")")" != *" ${jar_copy[1]} "* ]]; }
 
 start_coordinator() {
   local k=$1
-  if coord_running "$k" && coord_stale "$k"; then
-    log "coordinator-$k runs other jars than $repo's: restarting it"
-    stop "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20
-  fi
+  stop_stale "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 "${jar_copy[1]}"
   coord_running "$k" && return 0
   mkdir -p "$RUN/coordinator-$k/state" "$LOGS"
   log "coordinator-$k: starting on http://127.0.0.1:$(coord_port "$k")"
@@ -373,7 +378,6 @@ await_coordinator() {
 agent_state() { echo "$RUN/fleet-$1/agent"; }
 agent_marker() { echo " --state-dir $(agent_state "$1") "; }
 agent_running() { running "$RUN/fleet-$1/agent.pid" "$(agent_marker "$1")"; }
-agent_stale() { [[ "$(cmdline "$(cat "$RUN/fleet-$1/agent.pid")")" != *" ${jar_copy[0]} "* ]]; }
 
 # The pid in /mesh/agents/fleet-<i>, read through a coordinator that answers, else with zkcli.
 agent_node_pid() {
@@ -393,10 +397,7 @@ agent_ready() { agent_running "$1" && [ "$(agent_node_pid "$1")" = "$(cat "$RUN/
 
 start_agent() {
   local i=$1
-  if agent_running "$i" && agent_stale "$i"; then
-    log "fleet-$i agent runs other jars than $repo's: restarting it"
-    stop "$RUN/fleet-$i/agent.pid" "$(agent_marker "$i")" "fleet-$i agent" 60
-  fi
+  stop_stale "$RUN/fleet-$i/agent.pid" "$(agent_marker "$i")" "fleet-$i agent" 60 "${jar_copy[0]}"
   agent_running "$i" && return 0
   mkdir -p "$(agent_state "$i")" "$RUN/share" "$LOGS"
   log "fleet-$i: starting the agent"

@@ -7,8 +7,8 @@ import io.mesh.window.WindowRunner;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.ListenAddress;
-import io.mesh.wire.LogFormat;
 import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessOptions;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkAuth;
@@ -75,15 +75,8 @@ public final class AgentMain implements Runnable {
         Path stateDir;
         @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
         String windowLockWait;
-        @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:MESH_LOG_FORMAT:-text}",
-                description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
-        String logFormat;
-
-        @Option(names = "--zk-auth-file", paramLabel = "FILE",
-                description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
-                        + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only "
-                        + "and readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
-        Path zkAuthFile;
+        @Mixin
+        ProcessOptions process;
         @Option(names = "--allow-host-path", paramLabel = "PREFIX",
                 description = "Allow containers and steps to bind host paths under PREFIX (repeatable). Default: none, named volumes only.")
         List<String> allowHostPath = new ArrayList<>();
@@ -100,7 +93,7 @@ public final class AgentMain implements Runnable {
          * @param applyLockWait how long an apply waits for the module lock (the daemon's {@code --apply-lock-wait})
          */
         AgentConfig config(Duration reconcile, Duration applyLockWait) {
-            LogFormat.select(logFormat);
+            process.selectLogFormat();
             return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
                     applyLockWait, Durations.parse(windowLockWait),
                     new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
@@ -113,11 +106,8 @@ public final class AgentMain implements Runnable {
 
         /** @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured */
         CuratorFramework connect(AgentConfig config) throws Exception {
-            ZkAuth auth = ZkAuth.resolve(zkAuthFile, System.getenv());
-            if (auth == null) {
-                LOG.warn("no ZooKeeper credentials (--zk-auth-file or {}): ACLs are open, anyone who reaches ZooKeeper "
-                        + "can lock, hold and push; set them in production (docs/security.md)", ZkAuth.ENV);
-            }
+            ZkAuth auth = process.zkAuth();
+            ProcessOptions.warnWhenOpen(auth, LOG);
             return MeshZk.connect(zk, Duration.ofSeconds(30), auth, config.paths());
         }
     }

@@ -209,22 +209,11 @@ public final class AgentMetrics implements AutoCloseable {
     /** @return the exposition text */
     public String render() {
         PromText out = new PromText();
-        out.family("mesh_applies_total", "counter", "Apply reports written on this host, by module and outcome (applied, deferred, failed).");
-        new TreeMap<>(applies).forEach((k, v) -> {
-            String[] mo = k.split("\0", 2);
-            out.sample("mesh_applies_total", PromText.label("module", mo[0]) + "," + PromText.label("outcome", mo[1]), v.get());
-        });
-        out.family("mesh_apply_duration_seconds", "histogram", "Duration of applies (report finishedAt - startedAt), by outcome.");
-        new TreeMap<>(applyDurations).forEach((o, h) -> h.render(out, "mesh_apply_duration_seconds", PromText.label("outcome", o)));
-        out.family("mesh_windows_total", "counter", "Windows ended on this host, by module and outcome (succeeded, step-failed, timed-out, failed).");
-        new TreeMap<>(windows).forEach((k, v) -> {
-            String[] mo = k.split("\0", 2);
-            out.sample("mesh_windows_total", PromText.label("module", mo[0]) + "," + PromText.label("outcome", mo[1]), v.get());
-        });
-        out.family("mesh_window_duration_seconds", "histogram", "Duration of windows, from opening to the held containers running again, by outcome.");
-        new TreeMap<>(windowDurations).forEach((o, h) -> h.render(out, "mesh_window_duration_seconds", PromText.label("outcome", o)));
-        out.family("mesh_lock_wait_seconds", "histogram", "Time an apply or a window of this process waited for its module lock before getting it.");
-        new TreeMap<>(lockWaits).forEach((p, h) -> h.render(out, "mesh_lock_wait_seconds", PromText.label("purpose", p)));
+        byModuleAndOutcome(out, "mesh_applies_total", "Apply reports written on this host, by module and outcome (applied, deferred, failed).", applies);
+        histograms(out, "mesh_apply_duration_seconds", "Duration of applies (report finishedAt - startedAt), by outcome.", "outcome", applyDurations);
+        byModuleAndOutcome(out, "mesh_windows_total", "Windows ended on this host, by module and outcome (succeeded, step-failed, timed-out, failed).", windows);
+        histograms(out, "mesh_window_duration_seconds", "Duration of windows, from opening to the held containers running again, by outcome.", "outcome", windowDurations);
+        histograms(out, "mesh_lock_wait_seconds", "Time an apply or a window of this process waited for its module lock before getting it.", "purpose", lockWaits);
         boolean connected = client.getZookeeperClient().isConnected();
         if (connected) {
             try {
@@ -242,6 +231,21 @@ public final class AgentMetrics implements AutoCloseable {
         out.family("mesh_zookeeper_connection_events_total", "counter", "ZooKeeper connection state changes seen by this agent, by new state.");
         new TreeMap<>(zkEvents).forEach((s, v) -> out.sample("mesh_zookeeper_connection_events_total", PromText.label("state", s), v.get()));
         return out.toString();
+    }
+
+    /** A counter family whose keys are {@code module + "\0" + outcome}, in key order. */
+    private static void byModuleAndOutcome(PromText out, String name, String help, Map<String, AtomicLong> counts) {
+        out.family(name, "counter", help);
+        new TreeMap<>(counts).forEach((k, v) -> {
+            String[] mo = k.split("\0", 2);
+            out.sample(name, PromText.label("module", mo[0]) + "," + PromText.label("outcome", mo[1]), v.get());
+        });
+    }
+
+    /** A histogram family, one histogram a value of {@code label}, in value order. */
+    private static void histograms(PromText out, String name, String help, String label, Map<String, Histogram> byValue) {
+        out.family(name, "histogram", help);
+        new TreeMap<>(byValue).forEach((v, h) -> h.render(out, name, PromText.label(label, v)));
     }
 
     private int children(String path) throws Exception {

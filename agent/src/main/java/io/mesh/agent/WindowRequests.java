@@ -21,7 +21,6 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -121,19 +120,10 @@ public final class WindowRequests implements AutoCloseable {
         return name.startsWith(ZkPaths.WINDOW_REQUEST_PREFIX) ? name : null;
     }
 
-    private static WindowRequest parse(byte[] data) {
-        if (data == null || data.length == 0) return null;
-        try {
-            return Json.read(data, WindowRequest.class);
-        } catch (UncheckedIOException e) {
-            return null;
-        }
-    }
-
     private void consider(ChildData node) {
         String name = nameOf(node.getPath());
         if (name == null) return;
-        WindowRequest req = parse(node.getData());
+        WindowRequest req = Json.readOrNull(node.getData(), WindowRequest.class);
         if (req == null || req.state() != WindowRequestState.REQUESTED || !claimed.add(name)) return;
         waiters.submit(() -> run(name, node.getPath(), req, node.getStat().getVersion()));
     }
@@ -217,7 +207,7 @@ public final class WindowRequests implements AutoCloseable {
             Stat stat = new Stat();
             WindowRequest req;
             try {
-                req = parse(client.getData().storingStatIn(stat).forPath(path));
+                req = Json.readOrNull(client.getData().storingStatIn(stat).forPath(path), WindowRequest.class);
             } catch (KeeperException.NoNodeException e) {
                 continue;
             }

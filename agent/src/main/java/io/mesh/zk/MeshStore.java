@@ -467,7 +467,7 @@ public final class MeshStore {
             ApplyReport old;
             try {
                 byte[] data = client.getData().storingStatIn(stat).forPath(path);
-                old = readOrNull(data, ApplyReport.class);
+                old = Json.readOrNull(data, ApplyReport.class);
             } catch (KeeperException.NoNodeException e) {
                 try {
                     ApplyReport next = change.apply(null);
@@ -493,17 +493,8 @@ public final class MeshStore {
 
     private <T> T read(String path, Class<T> type) throws Exception {
         try {
-            return readOrNull(client.getData().forPath(path), type);
+            return Json.readOrNull(client.getData().forPath(path), type);
         } catch (KeeperException.NoNodeException e) {
-            return null;
-        }
-    }
-
-    private static <T> T readOrNull(byte[] data, Class<T> type) {
-        if (data == null || data.length == 0) return null;
-        try {
-            return Json.read(data, type);
-        } catch (RuntimeException e) {
             return null;
         }
     }

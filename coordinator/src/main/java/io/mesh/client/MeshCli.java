@@ -1,5 +1,6 @@
 package io.mesh.client;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
@@ -29,7 +30,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
 /**
@@ -158,6 +158,119 @@ public final class MeshCli implements Runnable {
         }
     }
 
+    /**
+     * What every command that talks to the coordinator has: the {@link Connection} options, and its own command line
+     * for output and for errors, which start with the command's name ({@code mesh push: ...}).
+     */
+    abstract static class CoordinatorCommand implements Callable<Integer> {
+        @Mixin
+        Connection connection;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return a client of {@code --coordinator} ({@link Connection#client}) */
+        CoordinatorClient client() { return connection.client(spec.commandLine()); }
+
+        /** @return the command's output */
+        PrintWriter out() { return spec.commandLine().getOut(); }
+
+        /** @return the command's error stream */
+        PrintWriter err() { return spec.commandLine().getErr(); }
+
+        /** Prints {@code mesh <command>: <message>} on the error stream. */
+        void warn(String message) {
+            PrintWriter err = err();
+            err.println(spec.qualifiedName() + ": " + message);
+            err.flush();
+        }
+
+        /**
+         * {@link #warn}s {@code message}.
+         *
+         * @return {@code code}
+         */
+        int fail(int code, String message) {
+            warn(message);
+            return code;
+        }
+
+        /**
+         * @param expected the status of success, such as 200
+         * @return {@code null} when the answer has that status and a JSON body; else, after saying what the coordinator
+         *         answered, {@value #UNREACHABLE} for 5xx, {@value #BAD_INPUT} for 4xx, {@value #FAILED} for another
+         */
+        Integer failure(CoordinatorClient.Response r, int expected) {
+            if (r.status() == expected && r.json() != null) return null;
+            return fail(r.status() >= 500 ? UNREACHABLE : r.status() >= 400 ? BAD_INPUT : FAILED,
+                    "the coordinator answered " + r.status() + ": " + r.error());
+        }
+    }
+
+    /**
+     * The shape of {@code mesh status}, {@code held}, {@code windows} and {@code locks}: GET {@link #path()} from the
+     * coordinator, then print its JSON ({@code --json}) or {@link #print} it as text.
+     */
+    abstract static class Lookup extends CoordinatorCommand {
+        /** Set by each command's own {@code --json} option, whose text says what the JSON holds. */
+        boolean json;
+
+        /** @return the API path to GET, such as {@code /v1/held} */
+        abstract String path();
+
+        /** Prints the coordinator's answer (status 200) as text. */
+        abstract void print(JsonNode answer, PrintWriter out);
+
+        /** @return 0 when shown; see {@link #failure} otherwise */
+        @Override
+        public Integer call() throws Exception {
+            CoordinatorClient.Response r = client().get(path());
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            PrintWriter out = out();
+            if (json) out.println(pretty(r.json()));
+            else print(r.json(), out);
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** How a command that follows the coordinator waits: {@code --timeout} in all, asking every {@code --interval}. */
+    record Polling(Duration timeout, Duration every) {
+        /**
+         * @param timeout such as {@code 10m}
+         * @param interval such as {@code 1s} or {@code 500ms}
+         * @throws IllegalArgumentException naming what is wrong with either
+         */
+        static Polling parse(String timeout, String interval) {
+            return new Polling(Durations.parse(timeout), parseInterval(interval));
+        }
+
+        static Duration parseInterval(String s) {
+            if (s != null && s.matches("\\d{1,6}ms")) {
+                long ms = Long.parseLong(s.substring(0, s.length() - 2));
+                if (ms > 0) return Duration.ofMillis(ms);
+            }
+            return Durations.parse(s);
+        }
+
+        /** @return the {@link System#nanoTime()} at which the timeout, started now, runs out */
+        long deadline() { return System.nanoTime() + timeout.toNanos(); }
+
+        /**
+         * Sleeps until the next ask: {@code every}, or less when the deadline comes first.
+         *
+         * @return false, at once, when the deadline has passed
+         * @throws InterruptedException when interrupted
+         */
+        boolean pause(long deadline) throws InterruptedException {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) return false;
+            Thread.sleep(Math.max(1, Math.min(every.toMillis(), left / 1_000_000)));
+            return true;
+        }
+    }
+
     /** {@code mesh push FILE|DIR}: sends a manifest, optionally waits for every host. */
     @Command(name = "push", mixinStandardHelpOptions = true,
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
@@ -166,7 +279,7 @@ public final class MeshCli implements Runnable {
             exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})
-    public static final class Push implements Callable<Integer> {
+    public static final class Push extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
         Path source;
 
@@ -184,43 +297,31 @@ public final class MeshCli implements Runnable {
                 description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
         String interval;
 
-        @Mixin
-        Connection connection;
-
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
         /** @return the exit code (see the class's exit codes) */
         @Override
         public Integer call() throws Exception {
-            CommandLine cl = spec.commandLine();
-            PrintWriter out = cl.getOut();
-            PrintWriter err = cl.getErr();
-            Duration wait, every;
+            PrintWriter out = out();
+            PrintWriter err = err();
+            Polling polling;
             try {
-                wait = Durations.parse(timeout);
-                every = parseInterval(interval);
+                polling = Polling.parse(timeout, interval);
             } catch (IllegalArgumentException e) {
-                err.println("mesh push: " + e.getMessage());
-                err.flush();
-                return BAD_INPUT;
+                return fail(BAD_INPUT, e.getMessage());
             }
-            CoordinatorClient client = connection.client(cl);
+            CoordinatorClient client = client();
             List<Path> files;
             String manifest;
             try {
                 files = files(source);
                 manifest = join(files);
             } catch (IOException | IllegalArgumentException e) {
-                err.println("mesh push: " + e.getMessage());
-                err.flush();
-                return BAD_INPUT;
+                return fail(BAD_INPUT, e.getMessage());
             }
             CoordinatorClient.Response r = client.push(manifest, revision);
             switch (r.status()) {
                 case 202 -> { }
                 case 400 -> {
-                    err.println("mesh push: the coordinator refused the manifest, nothing was written:");
+                    warn("the coordinator refused the manifest, nothing was written:");
                     JsonNode errors = r.json() == null ? null : r.json().get("errors");
                     if (errors != null && errors.isArray()) {
                         for (JsonNode e : errors) err.println("  " + formatError(e));
@@ -235,14 +336,10 @@ public final class MeshCli implements Runnable {
                     return BAD_INPUT;
                 }
                 case 401, 403, 413 -> {
-                    err.println("mesh push: refused (" + r.status() + "): " + r.error());
-                    err.flush();
-                    return BAD_INPUT;
+                    return fail(BAD_INPUT, "refused (" + r.status() + "): " + r.error());
                 }
                 default -> {
-                    err.println("mesh push: the coordinator answered " + r.status() + ": " + r.error());
-                    err.flush();
-                    return r.status() >= 500 ? UNREACHABLE : FAILED;
+                    return fail(r.status() >= 500 ? UNREACHABLE : FAILED, "the coordinator answered " + r.status() + ": " + r.error());
                 }
             }
             JsonNode j = r.json();
@@ -251,12 +348,11 @@ public final class MeshCli implements Runnable {
                     + "  hosts " + joinText(j.path("hosts")));
             out.flush();
             if (!await) return OK;
-            return follow(client, push, wait, every, out, err);
+            return follow(client, push, polling, out);
         }
 
-        private static int follow(CoordinatorClient client, String push, Duration wait, Duration every,
-                                  PrintWriter out, PrintWriter err) throws InterruptedException {
-            long deadline = System.nanoTime() + wait.toNanos();
+        private int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
+            long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
             boolean unreachable = false;
             while (true) {
@@ -267,18 +363,12 @@ public final class MeshCli implements Runnable {
                         view = r.json();
                         unreachable = false;
                     } else if (r.status() == 404) {
-                        err.println("mesh push: the coordinator no longer knows " + push + ": " + r.error());
-                        err.flush();
-                        return FAILED;
+                        return fail(FAILED, "the coordinator no longer knows " + push + ": " + r.error());
                     } else {
-                        err.println("mesh push: status of " + push + ": " + r.status() + " " + r.error() + " (retrying)");
-                        err.flush();
+                        warn("status of " + push + ": " + r.status() + " " + r.error() + " (retrying)");
                     }
                 } catch (IOException e) {
-                    if (!unreachable) {
-                        err.println("mesh push: " + e.getMessage() + " (retrying)");
-                        err.flush();
-                    }
+                    if (!unreachable) warn(e.getMessage() + " (retrying)");
                     unreachable = true;
                 }
                 if (view != null) {
@@ -303,17 +393,14 @@ public final class MeshCli implements Runnable {
                         return failed ? FAILED : OK;
                     }
                 }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
+                if (!polling.pause(deadline)) {
                     if (view == null && unreachable) return UNREACHABLE;
                     JsonNode counts = view == null ? null : view.path("counts");
-                    err.println("mesh push: timed out after " + wait.toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
+                    warn("timed out after " + polling.timeout().toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
                             + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)
                             + " deferred, " + count(counts, PushState.FAILED) + " failed, " + count(counts, PushState.APPLIED) + " applied"));
-                    err.flush();
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }
-                Thread.sleep(Math.max(1, Math.min(every.toMillis(), left / 1_000_000)));
             }
         }
 
@@ -352,14 +439,6 @@ public final class MeshCli implements Runnable {
             }
             return b.toString();
         }
-
-        static Duration parseInterval(String s) {
-            if (s != null && s.matches("\\d{1,6}ms")) {
-                long ms = Long.parseLong(s.substring(0, s.length() - 2));
-                if (ms > 0) return Duration.ofMillis(ms);
-            }
-            return Durations.parse(s);
-        }
     }
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
@@ -368,72 +447,49 @@ public final class MeshCli implements Runnable {
                     "With PUSH: that push on each host and module: pending, applied, deferred (with the window) or failed (with the error)."},
             exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
-    public static final class Status implements Callable<Integer> {
+    public static final class Status extends Lookup {
         @Parameters(index = "0", arity = "0..1", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
         String push;
 
         @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
-        boolean json;
+        void json(boolean on) { json = on; }
 
-        @Mixin
-        Connection connection;
-
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        /** @return 0 when shown; 2 for an unknown push; 4 when the coordinator cannot be reached */
         @Override
-        public Integer call() throws Exception {
-            CommandLine cl = spec.commandLine();
-            PrintWriter out = cl.getOut();
-            PrintWriter err = cl.getErr();
-            CoordinatorClient client = connection.client(cl);
-            CoordinatorClient.Response r = client.get(push == null ? "/v1/fleet" : "/v1/pushes/" + push);
-            Integer bad = failure(r, "status", err);
-            if (bad != null) return bad;
-            if (json) {
-                out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
-            } else if (push == null) {
-                fleetTable(r.json(), out);
-            } else {
-                JsonNode v = r.json();
-                out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
-                        + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
-                List<String[]> rows = new ArrayList<>();
-                rows.add(new String[]{"HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL"});
-                for (JsonNode t : v.path("targets")) {
-                    rows.add(new String[]{t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
-                            text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t)});
-                }
-                if (rows.size() == 1) out.println("no host targeted yet (a module for \"*\" waits for agents)");
-                else table(out, rows);
+        String path() { return push == null ? "/v1/fleet" : "/v1/pushes/" + push; }
+
+        @Override
+        void print(JsonNode v, PrintWriter out) {
+            if (push == null) {
+                fleetTable(v, out);
+                return;
             }
-            out.flush();
-            return OK;
+            out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
+                    + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
+            Table table = new Table("HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL");
+            for (JsonNode t : v.path("targets")) {
+                table.add(t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
+                        text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t));
+            }
+            table.print(out, "no host targeted yet (a module for \"*\" waits for agents)");
         }
 
         /** Prints GET /v1/fleet as the operator's table. */
         static void fleetTable(JsonNode fleet, PrintWriter out) {
-            List<String[]> rows = new ArrayList<>();
-            rows.add(new String[]{"HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL"});
+            Table table = new Table("HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL");
             for (JsonNode h : fleet.path("hosts")) {
                 String agent = h.path("online").asBoolean() ? "online" : "OFFLINE";
-                if (h.path("modules").isEmpty()) rows.add(new String[]{h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", ""});
+                if (h.path("modules").isEmpty()) table.add(h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", "");
                 for (JsonNode m : h.path("modules")) {
                     JsonNode w = m.path("window");
-                    String window = w.isObject() ? w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText() : "-";
-                    List<String> held = new ArrayList<>();
-                    m.path("held").forEach(n -> held.add(n.asText()));
                     String rev = text(m.path("revision"));
                     String desired = m.path("desiredRevision").asText(null);
                     if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
                     String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
-                    rows.add(new String[]{h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
-                            window, held.isEmpty() ? "-" : String.join(",", held), age(m.path("ageSeconds")), detail});
+                    table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
+                            w.isObject() ? window(w) : "-", joinText(m.path("held")), age(m.path("ageSeconds")), detail);
                 }
             }
-            if (rows.size() == 1) out.println("no host has an agent or a report yet");
-            else table(out, rows);
+            table.print(out, "no host has an agent or a report yet");
             JsonNode windows = fleet.path("windows");
             out.println();
             out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");
@@ -455,30 +511,23 @@ public final class MeshCli implements Runnable {
     @Command(name = "windows", mixinStandardHelpOptions = true,
             description = "Every open window on every host (GET /v1/windows): schedule, id, since, when it ends at the latest (since + the schedule's timeout), the containers it holds, the push deferred by it, and the process running it.",
             exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when no window is open)", "4:the coordinator cannot be reached"})
-    public static final class Windows implements Callable<Integer> {
+    public static final class Windows extends Lookup {
         @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
-        boolean json;
+        void json(boolean on) { json = on; }
 
-        @Mixin
-        Connection connection;
-
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        /** @return 0 when shown; 4 when the coordinator cannot be reached */
         @Override
-        public Integer call() throws Exception {
-            return listing(spec.commandLine(), connection, json, "/v1/windows", "windows", "no window is open",
-                    new String[]{"HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY"}, (j, rows) -> {
-                        for (JsonNode w : j.path("windows")) {
-                            List<String> held = new ArrayList<>();
-                            w.path("held").forEach(n -> held.add(n.asText()));
-                            rows.add(new String[]{w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
-                                    text(w.path("since")), text(w.path("endsBy")), held.isEmpty() ? "-" : String.join(",", held),
-                                    w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
-                                    by(w.path("by"))});
-                        }
-                    });
+        String path() { return "/v1/windows"; }
+
+        @Override
+        void print(JsonNode answer, PrintWriter out) {
+            Table table = new Table("HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY");
+            for (JsonNode w : answer.path("windows")) {
+                table.add(w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
+                        text(w.path("since")), text(w.path("endsBy")), joinText(w.path("held")),
+                        w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
+                        by(w.path("by")));
+            }
+            table.print(out, "no window is open");
         }
     }
 
@@ -487,32 +536,27 @@ public final class MeshCli implements Runnable {
             description = {"Who holds each module lock, and who waits for it, on every host (GET /v1/locks, from the lock children's data).",
                     "ROLE is 'holds' for the lowest sequence and 'waits N' for the others, in order; PURPOSE is apply or window:<schedule>."},
             exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when no lock is held)", "4:the coordinator cannot be reached"})
-    public static final class Locks implements Callable<Integer> {
+    public static final class Locks extends Lookup {
         @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
-        boolean json;
+        void json(boolean on) { json = on; }
 
-        @Mixin
-        Connection connection;
-
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        /** @return 0 when shown; 4 when the coordinator cannot be reached */
         @Override
-        public Integer call() throws Exception {
-            return listing(spec.commandLine(), connection, json, "/v1/locks", "locks", "no module lock is held",
-                    new String[]{"MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE"}, (j, rows) -> {
-                        for (JsonNode l : j.path("locks")) {
-                            List<JsonNode> all = new ArrayList<>();
-                            if (l.path("holder").isObject()) all.add(l.path("holder"));
-                            l.path("waiters").forEach(all::add);
-                            for (int i = 0; i < all.size(); i++) {
-                                JsonNode h = all.get(i);
-                                rows.add(new String[]{l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
-                                        h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since"))});
-                            }
-                        }
-                    });
+        String path() { return "/v1/locks"; }
+
+        @Override
+        void print(JsonNode answer, PrintWriter out) {
+            Table table = new Table("MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE");
+            for (JsonNode l : answer.path("locks")) {
+                List<JsonNode> all = new ArrayList<>();
+                if (l.path("holder").isObject()) all.add(l.path("holder"));
+                l.path("waiters").forEach(all::add);
+                for (int i = 0; i < all.size(); i++) {
+                    JsonNode h = all.get(i);
+                    table.add(l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
+                            h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since")));
+                }
+            }
+            table.print(out, "no module lock is held");
         }
     }
 
@@ -538,7 +582,7 @@ public final class MeshCli implements Runnable {
                     "2:bad input: unknown module, schedule or host, the host has no running agent, unauthorized",
                     "3:timed out (the request stays; the agent still runs it, or expires it after its --request-ttl)",
                     "4:the coordinator cannot be reached"})
-    public static final class WindowRun implements Callable<Integer> {
+    public static final class WindowRun extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "MODULE/SCHEDULE", description = "Such as store/garbage-collect.")
         String target;
 
@@ -556,57 +600,37 @@ public final class MeshCli implements Runnable {
         @Option(names = "--json", description = "Print the finished request's JSON (with the window's result) instead of text.")
         boolean json;
 
-        @Mixin
-        Connection connection;
-
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
         /** @return the exit code (see the command's exit codes) */
         @Override
         public Integer call() throws Exception {
-            CommandLine cl = spec.commandLine();
-            PrintWriter out = cl.getOut();
-            PrintWriter err = cl.getErr();
+            PrintWriter out = out();
             int slash = target.indexOf('/');
             if (slash <= 0 || slash == target.length() - 1 || target.indexOf('/', slash + 1) >= 0) {
-                err.println("mesh window run: give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
-                err.flush();
-                return BAD_INPUT;
+                return fail(BAD_INPUT, "give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
             }
             String module = target.substring(0, slash), schedule = target.substring(slash + 1);
-            Duration wait, every;
+            Polling polling;
             try {
-                wait = Durations.parse(timeout);
-                every = Push.parseInterval(interval);
+                polling = Polling.parse(timeout, interval);
             } catch (IllegalArgumentException e) {
-                err.println("mesh window run: " + e.getMessage());
-                err.flush();
-                return BAD_INPUT;
+                return fail(BAD_INPUT, e.getMessage());
             }
-            CoordinatorClient client = connection.client(cl);
+            CoordinatorClient client = client();
             String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
             CoordinatorClient.Response r = client.postJson(hostPath, Map.of("module", module, "schedule", schedule));
-            if (r.status() != 202 || r.json() == null) {
-                err.println("mesh window run: the coordinator answered " + r.status() + ": " + r.error());
-                err.flush();
-                return r.status() >= 500 ? UNREACHABLE : r.status() >= 400 ? BAD_INPUT : FAILED;
-            }
+            Integer bad = failure(r, 202);
+            if (bad != null) return bad;
             String request = r.json().path("request").asText();
             out.println(request + "  asked host " + host + " to run " + module + "/" + schedule + "  (" + r.json().path("path").asText() + ")");
             out.flush();
             String path = hostPath + "/" + request;
-            long deadline = System.nanoTime() + wait.toNanos();
+            long deadline = polling.deadline();
             String shown = WindowRequestState.REQUESTED.wire();
             while (true) {
                 JsonNode req = null;
                 try {
                     CoordinatorClient.Response g = client.get(path);
-                    if (g.status() == 404) {
-                        err.println("mesh window run: " + request + " is gone before it was done (deleted by someone else?)");
-                        err.flush();
-                        return FAILED;
-                    }
+                    if (g.status() == 404) return fail(FAILED, request + " is gone before it was done (deleted by someone else?)");
                     if (g.status() == 200) req = g.json();
                 } catch (IOException e) {
                     // retried until the deadline
@@ -626,23 +650,19 @@ public final class MeshCli implements Runnable {
                         try {
                             client.delete(path);
                         } catch (IOException e) {
-                            err.println("mesh window run: " + request + " not deleted (" + e.getMessage() + "); the agent deletes it after its TTL");
+                            warn(request + " not deleted (" + e.getMessage() + "); the agent deletes it after its TTL");
                         }
-                        if (json) out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(req));
+                        if (json) out.println(pretty(req));
                         else outcome(req, out);
                         out.flush();
                         JsonNode result = req.path("result");
                         return !req.hasNonNull("error") && result.isObject() && WindowOutcome.of(result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
                     }
                 }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    err.println("mesh window run: timed out after " + timeout + " with " + request + " " + shown
+                if (!polling.pause(deadline)) {
+                    return fail(TIMEOUT, "timed out after " + timeout + " with " + request + " " + shown
                             + "; follow it with: zkcli get /mesh/requests/" + host + "/" + request);
-                    err.flush();
-                    return TIMEOUT;
                 }
-                Thread.sleep(Math.max(1, Math.min(every.toMillis(), left / 1_000_000)));
             }
         }
 
@@ -652,15 +672,13 @@ public final class MeshCli implements Runnable {
                 out.println("outcome: failed, no result from the agent: " + req.path("error").asText());
                 return;
             }
-            List<String> held = new ArrayList<>();
-            w.path("held").forEach(n -> held.add(n.asText()));
             String secs = "";
             if (w.hasNonNull("startedAt") && w.hasNonNull("finishedAt")) {
                 Duration d = Duration.between(Instant.parse(w.path("startedAt").asText()), Instant.parse(w.path("finishedAt").asText()));
                 secs = String.format(Locale.ROOT, " in %.1fs", d.toMillis() / 1000.0);
             }
             out.println("outcome: " + w.path("outcome").asText() + "  window " + w.path("window").asText() + secs
-                    + "  held " + (held.isEmpty() ? "nothing" : String.join(",", held))
+                    + "  held " + joinText(w.path("held"), "nothing")
                     + "  step exit " + (w.hasNonNull("exitCode") ? w.path("exitCode").asText() : "-"));
             if (w.hasNonNull("error")) out.println("error: " + w.path("error").asText());
             if (req.hasNonNull("error")) out.println("error: " + req.path("error").asText());
@@ -675,62 +693,50 @@ public final class MeshCli implements Runnable {
     @Command(name = "held", mixinStandardHelpOptions = true,
             description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).",
             exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
-    public static final class Held implements Callable<Integer> {
+    public static final class Held extends Lookup {
         @Option(names = "--json", description = "Print the coordinator's JSON (held containers and open windows) instead of a table.")
-        boolean json;
+        void json(boolean on) { json = on; }
 
-        @Mixin
-        Connection connection;
-
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        /** @return 0 when shown; 4 when the coordinator cannot be reached */
         @Override
-        public Integer call() throws Exception {
-            return listing(spec.commandLine(), connection, json, "/v1/held", "held", "no container is held",
-                    new String[]{"HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID"}, (j, rows) -> {
-                        for (JsonNode h : j.path("held")) {
-                            rows.add(new String[]{h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
-                                    h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by"))});
-                        }
-                    });
+        String path() { return "/v1/held"; }
+
+        @Override
+        void print(JsonNode answer, PrintWriter out) {
+            Table table = new Table("HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID");
+            for (JsonNode h : answer.path("held")) {
+                table.add(h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
+                        h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by")));
+            }
+            table.print(out, "no container is held");
         }
     }
 
-    /**
-     * The shape of {@code mesh held}, {@code windows} and {@code locks}: GET a listing from the coordinator, print its
-     * JSON ({@code --json}) or a table of the rows {@code rows} adds under {@code header}, or {@code none} when empty.
-     *
-     * @return 0 when shown; the exit code of {@link #failure} otherwise
-     */
-    private static int listing(CommandLine cl, Connection connection, boolean json, String path, String command, String none,
-                               String[] header, BiConsumer<JsonNode, List<String[]>> rows) throws Exception {
-        PrintWriter out = cl.getOut();
-        CoordinatorClient.Response r = connection.client(cl).get(path);
-        Integer bad = failure(r, command, cl.getErr());
-        if (bad != null) return bad;
-        if (json) {
-            out.println(Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(r.json()));
-        } else {
-            List<String[]> table = new ArrayList<>();
-            table.add(header);
-            rows.accept(r.json(), table);
-            if (table.size() == 1) out.println(none);
-            else table(out, table);
-        }
-        out.flush();
-        return OK;
-    }
+    /** Rows under a header, printed in columns as wide as their widest cell, two spaces apart. */
+    static final class Table {
+        private final List<String[]> rows = new ArrayList<>();
 
-    /** @return null when the answer is 200, else the exit code after printing why */
-    private static Integer failure(CoordinatorClient.Response r, String command, PrintWriter err) {
-        if (r.status() == 200 && r.json() != null) return null;
-        err.println("mesh " + command + ": the coordinator answered " + r.status() + ": " + r.error());
-        err.flush();
-        if (r.status() >= 500) return UNREACHABLE;
-        if (r.status() >= 400) return BAD_INPUT;
-        return FAILED;
+        Table(String... header) { rows.add(header); }
+
+        /** Adds a row of as many cells as the header has. */
+        void add(String... row) { rows.add(row); }
+
+        /** Prints the table, or the line {@code none} when no row was added. */
+        void print(PrintWriter out, String none) {
+            if (rows.size() == 1) {
+                out.println(none);
+                return;
+            }
+            int cols = rows.get(0).length;
+            int[] w = new int[cols];
+            for (String[] row : rows) for (int i = 0; i < cols; i++) w[i] = Math.max(w[i], row[i].length());
+            for (String[] row : rows) {
+                StringBuilder b = new StringBuilder();
+                for (int i = 0; i < cols; i++) {
+                    b.append(i == cols - 1 ? row[i] : pad(row[i], w[i])).append(i == cols - 1 ? "" : "  ");
+                }
+                out.println(b.toString().stripTrailing());
+            }
+        }
     }
 
     /**
@@ -772,8 +778,13 @@ public final class MeshCli implements Runnable {
     private static String detail(String state, JsonNode t) {
         if (PushState.of(state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
         JsonNode w = t.path("window");
-        if (w.isObject()) return "window " + w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText();
+        if (w.isObject()) return "window " + window(w);
         return "";
+    }
+
+    /** @return an open window as {@code SCHEDULE WINDOW since SINCE} */
+    private static String window(JsonNode w) {
+        return w.path("schedule").asText() + " " + w.path("window").asText() + " since " + w.path("since").asText();
     }
 
     private static String by(JsonNode by) {
@@ -792,24 +803,18 @@ public final class MeshCli implements Runnable {
 
     private static String text(JsonNode n) { return n == null || n.isMissingNode() || n.isNull() ? "-" : n.asText(); }
 
-    private static String joinText(JsonNode array) {
+    private static String joinText(JsonNode array) { return joinText(array, "-"); }
+
+    /** @return the array's texts joined with commas; {@code none} when it has none */
+    private static String joinText(JsonNode array, String none) {
         List<String> s = new ArrayList<>();
         array.forEach(n -> s.add(n.asText()));
-        return s.isEmpty() ? "-" : String.join(",", s);
+        return s.isEmpty() ? none : String.join(",", s);
+    }
+
+    private static String pretty(JsonNode json) throws JsonProcessingException {
+        return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json);
     }
 
     private static String pad(String s, int width) { return s.length() >= width ? s : s + " ".repeat(width - s.length()); }
-
-    private static void table(PrintWriter out, List<String[]> rows) {
-        int cols = rows.get(0).length;
-        int[] w = new int[cols];
-        for (String[] row : rows) for (int i = 0; i < cols; i++) w[i] = Math.max(w[i], row[i].length());
-        for (String[] row : rows) {
-            StringBuilder b = new StringBuilder();
-            for (int i = 0; i < cols; i++) {
-                b.append(i == cols - 1 ? row[i] : pad(row[i], w[i])).append(i == cols - 1 ? "" : "  ");
-            }
-            out.println(b.toString().stripTrailing());
-        }
-    }
 }

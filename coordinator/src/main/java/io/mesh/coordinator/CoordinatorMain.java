@@ -2,8 +2,8 @@ package io.mesh.coordinator;
 
 import io.mesh.wire.Durations;
 import io.mesh.wire.ListenAddress;
-import io.mesh.wire.LogFormat;
 import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessOptions;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -104,15 +105,8 @@ public final class CoordinatorMain implements Runnable {
                         + "X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body> (the form Git forges send). Default: none.")
         Path webhookSecretFile;
 
-        @Option(names = "--zk-auth-file", paramLabel = "FILE",
-                description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
-                        + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only and "
-                        + "readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
-        Path zkAuthFile;
-
-        @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:MESH_LOG_FORMAT:-text}",
-                description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
-        String logFormat;
+        @Mixin
+        ProcessOptions process;
 
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -135,12 +129,12 @@ public final class CoordinatorMain implements Runnable {
             ZkAuth zkAuth;
             HttpLimits limits;
             try {
-                LogFormat.select(logFormat);
+                process.selectLogFormat();
                 paths = new ZkPaths(zkRoot);
                 address = parseListen(listen);
                 token = loadToken();
                 webhook = loadWebhookSecret();
-                zkAuth = ZkAuth.resolve(zkAuthFile, System.getenv());
+                zkAuth = process.zkAuth();
                 Duration readTimeout;
                 try {
                     readTimeout = Durations.parse(httpReadTimeout);
@@ -164,10 +158,7 @@ public final class CoordinatorMain implements Runnable {
                     out.println("embedded ZooKeeper: " + connect + " (data in " + stateDir.resolve("zookeeper").toAbsolutePath() + ")");
                     out.flush();
                 }
-                if (zkAuth == null) {
-                    LOG.warn("no ZooKeeper credentials (--zk-auth-file or {}): ACLs are open, anyone who reaches ZooKeeper "
-                            + "can lock, hold and push; set them in production (docs/security.md)", ZkAuth.ENV);
-                }
+                ProcessOptions.warnWhenOpen(zkAuth, LOG);
                 if (token == null && webhook == null) {
                     LOG.warn("no push credentials (--token-file, {} or --webhook-secret-file): anyone who reaches {} can push",
                             BearerToken.ENV, address);

@@ -55,7 +55,7 @@ public final class HeldRegistry implements AutoCloseable {
             } catch (KeeperException.NoNodeException e) {
                 continue; // released meanwhile
             }
-            HeldRecord h = parse(data);
+            HeldRecord h = Json.readOrNull(data, HeldRecord.class);
             out.put(name, h != null ? h : HeldRecord.unreadable(host, name));
         }
         return out;
@@ -88,15 +88,6 @@ public final class HeldRegistry implements AutoCloseable {
             return client.getChildren().forPath(path).stream().sorted().toList();
         } catch (KeeperException.NoNodeException e) {
             return List.of();
-        }
-    }
-
-    private static HeldRecord parse(byte[] data) {
-        if (data == null || data.length == 0) return null;
-        try {
-            return Json.read(data, HeldRecord.class);
-        } catch (RuntimeException e) {
-            return null;
         }
     }
 

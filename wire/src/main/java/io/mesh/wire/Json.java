@@ -55,4 +55,18 @@ public final class Json {
             throw new UncheckedIOException("znode data is not a " + type.getSimpleName() + ": " + e.getMessage(), e);
         }
     }
+
+    /**
+     * @param data a znode's data, or {@code null}
+     * @param type the record type
+     * @return the record; {@code null} when the data is missing, empty or not JSON of that shape
+     */
+    public static <T> T readOrNull(byte[] data, Class<T> type) {
+        if (data == null || data.length == 0) return null;
+        try {
+            return read(data, type);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
 }

@@ -1,0 +1,48 @@
+package io.mesh.wire;
+
+import org.slf4j.Logger;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+
+/**
+ * The options of every mesh process that connects to ZooKeeper ({@code mesh-agent run} and {@code window},
+ * {@code mesh-coordinator serve}): its ZooKeeper credentials and its log format. A picocli {@code @Mixin}; here, in
+ * the wire, because the agent and the coordinator share nothing else (SPEC.md, "Commands").
+ */
+public final class ProcessOptions {
+    @Option(names = "--zk-auth-file", paramLabel = "FILE",
+            description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
+                    + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only "
+                    + "and readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
+    Path zkAuthFile;
+
+    @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:" + LogFormat.ENV + ":-text}",
+            description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
+    String logFormat;
+
+    /**
+     * Switches this process's logging to {@code --log-format} ({@link LogFormat#select}).
+     *
+     * @throws IllegalArgumentException for another format than text or json
+     */
+    public void selectLogFormat() { LogFormat.select(logFormat); }
+
+    /**
+     * @return the credentials of {@code --zk-auth-file}, else of {@value ZkAuth#ENV}; {@code null} for none
+     * @throws IllegalArgumentException when the file cannot be read, or it or the variable holds no valid credentials
+     */
+    public ZkAuth zkAuth() { return ZkAuth.resolve(zkAuthFile, System.getenv()); }
+
+    /**
+     * Warns on {@code log} that ZooKeeper's ACLs are open when {@code auth} is {@code null}.
+     *
+     * @param auth the process's credentials, from {@link #zkAuth()}
+     * @param log  the command's logger
+     */
+    public static void warnWhenOpen(ZkAuth auth, Logger log) {
+        if (auth != null) return;
+        log.warn("no ZooKeeper credentials (--zk-auth-file or {}): ACLs are open, anyone who reaches ZooKeeper "
+                + "can lock, hold and push; set them in production (docs/security.md)", ZkAuth.ENV);
+    }
+}

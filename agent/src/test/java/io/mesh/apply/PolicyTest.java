@@ -5,7 +5,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
@@ -17,11 +17,10 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,17 +37,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * created, what runs keeps running) unless the agent's configuration allows them.
  */
 class PolicyTest {
-    private static TestZk zk;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension();
     private DockerEngine docker;
     private String module;
     private Path allowed;
     private WindowJournal journal;
-
-    @BeforeAll
-    static void startZk() throws Exception { zk = new TestZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
 
     @BeforeEach
     void setUp() throws Exception {

@@ -1,7 +1,7 @@
 package io.mesh.zk;
 
 import io.mesh.lock.ModuleLock;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
@@ -14,14 +14,13 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 
 import java.nio.charset.StandardCharsets;
@@ -47,29 +46,25 @@ class ZkAclTest {
     private static final byte[] X = "{}".getBytes(StandardCharsets.UTF_8);
     private final ZkAuth auth = ZkAuth.parse("mesh:s3cret-zk");
     private final ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
-    private TestingServer server;
+    /** A server per test (its own client makes no node: mesh's clients below make them). */
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
     private final List<AutoCloseable> closing = new ArrayList<>();
 
-    @BeforeEach
-    void start() throws Exception {
-        server = new TestingServer(TestZk.loopbackSpec(), true);
-    }
-
     @AfterEach
-    void stop() throws Exception {
+    void closeClients() throws Exception {
         for (int i = closing.size() - 1; i >= 0; i--) closing.get(i).close();
-        server.close();
     }
 
     private CuratorFramework mesh() throws Exception {
-        CuratorFramework c = MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), auth, paths);
+        CuratorFramework c = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), auth, paths);
         closing.add(c);
         return c;
     }
 
     /** A plain Curator client: no credentials, or the ones given, and Curator's default (open) ACL provider. */
     private CuratorFramework plain(String digest) throws Exception {
-        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(zk.connect())
                 .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
         if (digest != null) b.authorization("digest", digest.getBytes(StandardCharsets.UTF_8));
         CuratorFramework c = b.build();
@@ -198,17 +193,17 @@ class ZkAclTest {
     @Test
     void aMeshProcessWithoutCredentialsIsToldToGiveThemWhenTheLayoutIsProtected() throws Exception {
         mesh();
-        assertThatThrownBy(() -> MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), null, paths))
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), null, paths))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--zk-auth-file").hasMessageContaining(ZkAuth.ENV);
         ZkAuth other = ZkAuth.parse("someone:else");
-        assertThatThrownBy(() -> MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), other, paths))
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), other, paths))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("another identity");
     }
 
     @Test
     void withoutCredentialsEverythingStaysOpenAsBefore() throws Exception {
-        CuratorFramework open = MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), null, paths);
+        CuratorFramework open = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), null, paths);
         closing.add(open);
         open.create().creatingParentsIfNeeded().forPath(paths.desired("store"), X);
         assertThat(open.getACL().forPath(paths.desired("store"))).isEqualTo(ZooDefs.Ids.OPEN_ACL_UNSAFE);

@@ -1,26 +1,23 @@
 package io.mesh.e2e;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.agent.AgentConfig;
-import io.mesh.agent.AgentDaemon;
-import io.mesh.coordinator.HttpApi;
+import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -36,31 +33,23 @@ import static org.awaitility.Awaitility.await;
  */
 class WholePathTest {
     private static final String HOST = "host-a";
-    private TestZk zk;
-    private HttpApi api;
-    private AgentDaemon agent;
-    private DockerEngine docker;
-    private String module;
+    @RegisterExtension
+    @Order(1)
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    @Order(2)
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    @RegisterExtension
+    @Order(3)
+    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST);
+    private final DockerEngine docker = TestDocker.engine();
+    private final String module = TestDocker.uniqueModule("e2e");
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    @BeforeEach
-    void setUp() throws Exception {
-        zk = new TestZk();
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("e2e");
-        api = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), null);
-        api.start();
-        agent = new AgentDaemon(new AgentConfig(HOST, zk.paths(), Files.createTempDirectory("mesh-e2e"), Duration.ofMinutes(10),
-                Duration.ofSeconds(2), Duration.ofMinutes(1)), zk.client(), docker, ProcessRef.current("mesh-agent run (test)"));
-        agent.start();
-    }
-
     @AfterEach
-    void tearDown() throws Exception {
-        agent.close();
-        api.close();
+    void tearDown() {
+        agent.close(); // before its containers go, so that it does not make them again
         TestDocker.clean(module);
-        zk.close();
     }
 
     private String manifest(String mode) {
@@ -106,7 +95,7 @@ class WholePathTest {
         String id = docker.inspect(module + "-registry").getId();
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();
 
-        Future<WindowResult> window = agent.runWindow(module, "garbage-collect");
+        Future<WindowResult> window = agent.daemon().runWindow(module, "garbage-collect");
         await().atMost(Duration.ofSeconds(30)).until(() -> call("GET", "/v1/held", null, null).toString().contains(module + "-registry"));
 
         JsonNode second = call("POST", "/v1/pushes", manifest("two"), "r2");

@@ -17,6 +17,8 @@ import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 import com.sun.net.httpserver.HttpServer;
@@ -286,12 +288,11 @@ class MeshCliTest {
         assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
     }
 
-    @Test
-    void helpEverywhere() {
-        for (String[] args : List.of(new String[]{"--help"}, new String[]{"push", "--help"}, new String[]{"status", "--help"}, new String[]{"held", "--help"})) {
-            Run r = mesh(args);
-            assertThat(r.code()).isZero();
-            assertThat(r.out()).contains("Usage:");
-        }
+    @ParameterizedTest(name = "mesh {0}")
+    @ValueSource(strings = {"--help", "push --help", "status --help", "held --help"})
+    void helpEverywhere(String args) {
+        Run r = mesh(args.split(" "));
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("Usage:");
     }
 }

@@ -262,26 +262,35 @@ class BadInputHttpTest {
     }
 
     @Test
-    void anOversizedBodyIs413AndANonUtf8BodyAndABadRevisionAre400() throws Exception {
+    void anOversizedBodyIs413() throws Exception {
         byte[] big = new byte[HttpApi.MAX_BODY + 1];
         Arrays.fill(big, (byte) '#');
         Answer tooBig = api.post("/v1/pushes", big, Map.of());
         assertThat(tooBig.status()).isEqualTo(413);
         assertThat(tooBig.json().get("error").asText()).contains("split it into several pushes");
+    }
 
+    @Test
+    void aNonUtf8BodyIs400() throws Exception {
         byte[] latin1 = (good() + "# caf\u00e9\n").getBytes(StandardCharsets.ISO_8859_1);
         Answer notUtf8 = api.post("/v1/pushes", latin1, Map.of());
         assertThat(notUtf8.status()).isEqualTo(400);
         assertThat(notUtf8.json().at("/errors/0/document").asInt()).isEqualTo(1);
         assertThat(notUtf8.json().at("/errors/0/message").asText()).contains("save the manifest as UTF-8");
+    }
 
-        for (String rev : List.of("r 1;rm -rf /", "../../etc", "-r1", "r$(id)", "x".repeat(200))) {
-            Answer badRev = api.post("/v1/pushes", good().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", rev));
-            assertThat(badRev.status()).as(rev).isEqualTo(400);
-            assertThat(badRev.json().at("/errors/0/document").asInt()).isEqualTo(0);
-            assertThat(badRev.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
-            assertThat(badRev.json().at("/errors/0/message").asText()).contains("such as a git sha or r2");
-        }
+    Stream<String> badRevisions() {
+        return Stream.of("r 1;rm -rf /", "../../etc", "-r1", "r$(id)", "x".repeat(200));
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("badRevisions")
+    void aBadRevisionIs400(String rev) throws Exception {
+        Answer badRev = api.post("/v1/pushes", good().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", rev));
+        assertThat(badRev.status()).as(rev).isEqualTo(400);
+        assertThat(badRev.json().at("/errors/0/document").asInt()).isEqualTo(0);
+        assertThat(badRev.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
+        assertThat(badRev.json().at("/errors/0/message").asText()).contains("such as a git sha or r2");
     }
 
     /** Every node under /mesh/desired and /mesh/pushes, and those two: path to data, mzxid, version, cversion. */

@@ -40,6 +40,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
@@ -365,22 +366,15 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
         }
     }
 
-    /** Runs a call, retrying on ZooKeeper connection trouble, bounded. */
+    /** Runs a call until it returns instead of throwing (ZooKeeper connection trouble), bounded; @return what it returned */
     static <T> T retry(Duration within, Callable<T> call) {
-        long end = System.nanoTime() + within.toNanos();
-        while (true) {
-            try {
-                return call.call();
-            } catch (Exception e) {
-                if (System.nanoTime() > end) throw new AssertionError("gave up after " + within.toSeconds() + "s", e);
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError(ie);
-                }
-            }
-        }
+        AtomicReference<T> value = new AtomicReference<>();
+        await("a call that answers").atMost(within).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> {
+                    value.set(call.call());
+                    return true;
+                });
+        return value.get();
     }
 
     /** @return the open window's id, read from the held node of the registry (waits for it, bounded) */
@@ -411,7 +405,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
             assertThat(runningStepContainers()).as("running step containers").isEmpty();
             assertThat(Files.exists(journal())).as("journal %s gone", journal()).isFalse();
         });
-        sleep(Duration.ofSeconds(2));
+        sleep(Duration.ofSeconds(2)); // deliberate: a quiet period in which nobody may stop it again
         assertThat(running(registry)).as("registry still running").isTrue();
         assertThat(inspect(registry).getId()).isEqualTo(id);
         ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
@@ -506,6 +500,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
                 && e.getActor().getAttributes().containsKey(Labels.WINDOW)).toList();
     }
 
+    /** Lets time pass on purpose (an outage's length, a quiet period): not a wait for a condition, which awaits. */
     static void sleep(Duration d) {
         try {
             Thread.sleep(d.toMillis());

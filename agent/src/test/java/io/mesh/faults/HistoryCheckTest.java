@@ -179,7 +179,7 @@ class HistoryCheckTest {
                         windows++;
                     }
                 }
-                Thread.sleep(120 + random.nextInt(260));
+                Thread.sleep(120 + random.nextInt(260)); // deliberate: the seeded pace of the operations
             }
 
             // Drain: every window ends, every module lands its last push.

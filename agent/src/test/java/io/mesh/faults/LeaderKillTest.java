@@ -17,7 +17,6 @@ import java.util.List;
 import static io.mesh.faults.FaultFixture.actions;
 import static io.mesh.faults.FaultFixture.result;
 import static io.mesh.faults.FaultFixture.retry;
-import static io.mesh.faults.FaultFixture.sleep;
 import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -69,12 +68,15 @@ class LeaderKillTest {
     @Test
     @DaemonWithR1(stepSeconds = 1)
     void leaderKilledMidApply(ChildJvm daemon) throws Exception {
-
         for (int round = 2; round <= 3; round++) {
             int leader = fx.zk.leader();
             assertThat(leader).isPositive();
+            List<String> lockNodesBefore = fx.lockChildren();
             fx.setDesired(fx.yaml("m" + round, "unless-stopped", sleepStep(1), "1m"), "r" + round);
-            sleep(Duration.ofMillis(150));   // the apply has begun: lock, list, create ...
+            // the apply has begun: it has made its module lock node (a reconcile that finds nothing to do makes none),
+            // and goes on to list, create, stop ... for a second or more (both containers change)
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).ignoreExceptions()
+                    .until(() -> !lockNodesBefore.containsAll(fx.lockChildren()));
             fx.zk.kill(leader);
             fx.awaitApplied("r" + round, Duration.ofSeconds(60));
             fx.awaitConverged("m" + round, Duration.ofSeconds(30));

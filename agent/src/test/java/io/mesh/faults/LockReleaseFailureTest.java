@@ -76,7 +76,7 @@ class LockReleaseFailureTest {
             ExecutorService otherThread = Executors.newSingleThreadExecutor();
             try {
                 Future<Boolean> got = otherThread.submit(() -> other.acquire(Duration.ofSeconds(30)));
-                sleep(Duration.ofSeconds(1));
+                sleep(Duration.ofSeconds(1)); // deliberate: a quiet period in which it must not get the lock
                 assertThat(got.isDone()).isFalse();
                 // ... and gets the lock once the server is back and the guaranteed delete has run.
                 fx.zk.start(server);
@@ -112,9 +112,9 @@ class LockReleaseFailureTest {
 
         for (int round = 2; round <= 4; round++) {
             fx.setDesired(fx.yaml("m" + round, "unless-stopped", sleepStep(1), "1m"), "r" + round);
-            sleep(Duration.ofMillis(100L * round));
+            sleep(Duration.ofMillis(100L * round)); // deliberate: the fault 100, 200, 300 ms after the push
             fx.zk.kill(server);
-            sleep(Duration.ofSeconds(2));
+            sleep(Duration.ofSeconds(2)); // deliberate: the outage's length
             fx.zk.start(server);
             fx.zk.awaitQuorum(Duration.ofSeconds(60));
         }

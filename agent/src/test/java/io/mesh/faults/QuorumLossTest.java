@@ -38,7 +38,7 @@ class QuorumLossTest {
 
         // Longer than an apply waits out a blip (Applier.BLIP, 20 s): then the outage is reported, once ZooKeeper answers.
         int[] lost = loseQuorum();
-        sleep(Duration.ofSeconds(25));
+        sleep(Duration.ofSeconds(25)); // deliberate: the outage's length
         assertThat(fx.running(fx.registry)).isTrue();
         assertThat(fx.running(fx.web)).isTrue();
         // Taken before the servers start: the agent may reconnect and report before regainQuorum sees the quorum.
@@ -95,7 +95,7 @@ class QuorumLossTest {
 
         int[] lost = loseQuorum();
         fx.docker.remove(webId);
-        sleep(Duration.ofSeconds(5));
+        sleep(Duration.ofSeconds(5)); // deliberate: the outage goes on after the removal
         regainQuorum(lost);
 
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()

@@ -53,7 +53,7 @@ class SessionExpiryTest {
             // the session expires: the held node goes with it
             await().atMost(MeshZk.SESSION_TIMEOUT.plusSeconds(15)).pollInterval(Duration.ofMillis(200))
                     .until(() -> !fx.exists(fx.heldNode()));
-            sleep(Duration.ofSeconds(3));   // several reconciles of the daemon meanwhile
+            sleep(Duration.ofSeconds(3));   // deliberate: a quiet period of several reconciles of the daemon
             assertThat(fx.running(fx.registry)).as("held container running while its window's process is frozen").isFalse();
             assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
         } finally {

@@ -166,7 +166,7 @@ class WindowNoWedgeTest {
         // and it keeps running: past the moment dockerd would SIGKILL it if the window's stop were still under way
         Instant stopEnds = Instant.ofEpochSecond(0, nanos(sigterm[0])).plusSeconds(6 + 2);
         Duration left = Duration.between(Instant.now(), stopEnds);
-        if (!left.isNegative()) sleep(left);
+        if (!left.isNegative()) sleep(left); // deliberate: a quiet period up to that moment
         fx.events.settle();
         assertThat(fx.running(fx.registry)).as("registry still running %s after the window's SIGTERM; its events:\n%s",
                 Duration.ofSeconds(8), DockerEvents.describe(fx.eventsOf(id, t0))).isTrue();

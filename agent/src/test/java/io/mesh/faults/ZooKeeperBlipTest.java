@@ -100,13 +100,13 @@ class ZooKeeperBlipTest {
             return sigterm[0] != null;
         });
         Instant at = Instant.ofEpochSecond(0, nanos(sigterm[0]) + blipAt.toNanos());
-        // the fault's moment, from dockerd's clock (the same machine's): a schedule, not a wait for a condition
+        // the fault's moment, from dockerd's clock (the same machine's): a schedule, not a wait for a condition (deliberate)
         Duration until = Duration.between(Instant.now(), at);
         if (!until.isNegative()) sleep(until);
         for (int v : victims) fx.zk.kill(v);
         Instant down = Instant.now();
         if (!quorumLostFor.isZero()) {
-            sleep(quorumLostFor);   // the outage's length: the fault itself
+            sleep(quorumLostFor);   // deliberate: the outage's length, the fault itself
             for (int v : victims) fx.zk.start(v);
         }
         fx.zk.awaitQuorum(Duration.ofSeconds(60));

@@ -8,6 +8,7 @@ import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.MeshZk;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -87,7 +88,8 @@ class ZooKeeperDownMidWindowTest {
         // the window's znodes go once ZooKeeper answers (deleted by the window, or with its session) ...
         await().atMost(MeshZk.SESSION_TIMEOUT.plusSeconds(30)).pollInterval(Duration.ofMillis(200))
                 .until(() -> retry(Duration.ofSeconds(10), () -> fx.stat(fx.heldNode()) == null && fx.stat(fx.windowNode()) == null));
-        // ... and never come back (a PersistentNode that was not closed would create them again on reconnection)
+        // ... and never come back (a PersistentNode that was not closed would create them again on reconnection):
+        // deliberately watched for twice the session timeout after ZooKeeper came back, every 250 ms
         long end = up.toEpochMilli() + 2 * MeshZk.SESSION_TIMEOUT.toMillis();
         while (System.currentTimeMillis() < end) {
             assertThat(retry(Duration.ofSeconds(10), () -> fx.stat(fx.heldNode()))).as("held node back").isNull();
@@ -118,13 +120,13 @@ class ZooKeeperDownMidWindowTest {
 
     /** Waits (bounded) for a {@code start} of the container after the given time; empty when none came. */
     private Optional<Event> awaitStartAfter(String id, long afterNanos, Duration within) {
-        long end = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < end) {
-            Optional<Event> s = fx.events.all().stream()
-                    .filter(e -> id.equals(e.getId()) && "start".equals(TestDocker.action(e)) && nanos(e) > afterNanos).findFirst();
-            if (s.isPresent()) return s;
-            sleep(Duration.ofMillis(50));
+        try {
+            return await().atMost(within).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+                    .until(() -> fx.events.all().stream()
+                            .filter(e -> id.equals(e.getId()) && "start".equals(TestDocker.action(e)) && nanos(e) > afterNanos).findFirst(),
+                            Optional::isPresent);
+        } catch (ConditionTimeoutException none) {
+            return Optional.empty();
         }
-        return Optional.empty();
     }
 }

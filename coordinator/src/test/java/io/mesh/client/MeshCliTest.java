@@ -58,7 +58,12 @@ class MeshCliTest {
 
     /** The client with {@code --coordinator=coordinators} (one URL or several, comma-separated). */
     static Run meshAt(String coordinators, String... args) {
-        StringWriter out = new StringWriter(), err = new StringWriter();
+        return meshAt(coordinators, new StringWriter(), args);
+    }
+
+    /** As {@link #meshAt(String, String...)}, printing into {@code out}, which another thread may read meanwhile. */
+    static Run meshAt(String coordinators, StringWriter out, String... args) {
+        StringWriter err = new StringWriter();
         CommandLine cl = MeshCli.commandLine();
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
@@ -93,12 +98,15 @@ class MeshCliTest {
     @Test
     void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
         Path f = manifest(Manifests.TWO);
-        CompletableFuture<Run> run = meshAsync("push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms");
+        StringWriter out = new StringWriter();
+        CompletableFuture<Run> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+                "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
         String push = "push-0000000000";
         awaitPush(push);
-        Thread.sleep(300);
+        // each state once the client has printed the one before, so that it sees them all
+        await().atMost(10, TimeUnit.SECONDS).until(() -> out.toString().contains("host-a  store  pending\n"));
         report("host-a", "store", "r2", push, ApplyOutcome.DEFERRED, null);
-        Thread.sleep(300);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> out.toString().contains("host-a  store  deferred"));
         report("host-a", "store", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null);

@@ -305,7 +305,7 @@ class SlowClientHttpTest {
             Answer a = readAnswer(s.getInputStream());
             assertThat(a.status).isEqualTo(200);
             assertThat(a.headers).doesNotContainKey("connection");
-            Thread.sleep(QUICK_SECONDS * 600L); // a client's pause between requests, shorter than the timeout
+            Thread.sleep(QUICK_SECONDS * 600L); // deliberate: a client's pause between requests, shorter than the timeout
         }
     }
 
@@ -341,7 +341,7 @@ class SlowClientHttpTest {
                     o.write(b);
                     o.flush();
                     sent.incrementAndGet();
-                    Thread.sleep(200);
+                    Thread.sleep(200); // deliberate: the drip's pace
                 }
             } catch (IOException | InterruptedException e) {
                 // closed by the server

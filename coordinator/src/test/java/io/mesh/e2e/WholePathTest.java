@@ -129,7 +129,7 @@ class WholePathTest {
         assertThat(err.path("message").asText()).contains("regsitry").contains("registry");
 
         assertThat(zk.client().getData().forPath(zk.paths().desired(module))).isEqualTo(before);
-        Thread.sleep(2_000); // give a wrongly-written push time to show
+        Thread.sleep(2_000); // deliberate: a quiet period in which a wrongly written push would land
         assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
         assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=one");
     }

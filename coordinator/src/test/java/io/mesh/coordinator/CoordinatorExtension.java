@@ -16,13 +16,15 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
  * A running coordinator ({@link HttpApi} on 127.0.0.1, a free port) on the ZooKeeper of a {@link ZooKeeperExtension}
- * registered before this one, and a JDK HTTP client to call it ({@link #post}, {@link #push}, {@link #get}).
+ * registered before this one, and a JDK HTTP client to call it ({@link #post}, {@link #push}, {@link #get}; every
+ * request bounded, 60 s).
  *
  * <pre>{@code
  * @RegisterExtension static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
@@ -36,7 +38,7 @@ import java.util.Map;
 public final class CoordinatorExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
         AutoCloseable {
     private final ZooKeeperExtension zk;
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private BearerToken token;
     private WebhookSecret webhook;
     private HttpLimits limits = HttpLimits.DEFAULTS;
@@ -146,7 +148,7 @@ public final class CoordinatorExtension implements BeforeAllCallback, AfterAllCa
     public Answer post(String path, byte[] body, Map<String, String> headers) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(uri() + path)).POST(HttpRequest.BodyPublishers.ofByteArray(body));
         headers.forEach(b::header);
-        return send(b.build());
+        return send(b);
     }
 
     /** {@code POST /v1/pushes} of a manifest, without a revision or credentials. */
@@ -156,16 +158,16 @@ public final class CoordinatorExtension implements BeforeAllCallback, AfterAllCa
 
     /** {@code GET path}. */
     public Answer get(String path) throws Exception {
-        return send(HttpRequest.newBuilder(URI.create(uri() + path)).GET().build());
+        return send(HttpRequest.newBuilder(URI.create(uri() + path)).GET());
     }
 
     /** {@code METHOD path} without a body. */
     public Answer method(String method, String path) throws Exception {
-        return send(HttpRequest.newBuilder(URI.create(uri() + path)).method(method, HttpRequest.BodyPublishers.noBody()).build());
+        return send(HttpRequest.newBuilder(URI.create(uri() + path)).method(method, HttpRequest.BodyPublishers.noBody()));
     }
 
-    private Answer send(HttpRequest req) throws Exception {
-        HttpResponse<byte[]> r = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
+    private Answer send(HttpRequest.Builder req) throws Exception {
+        HttpResponse<byte[]> r = http.send(req.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofByteArray());
         String body = new String(r.body(), StandardCharsets.UTF_8);
         JsonNode json = null;
         try {

@@ -3,7 +3,7 @@ package io.mesh.apply;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -20,6 +20,7 @@ import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
@@ -32,14 +33,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The apply against a real Docker engine and a real ZooKeeper: create, unchanged, recreate with reasons, remove. */
 class ApplierTest {
-    private TestZk zk;
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
     private DockerEngine docker;
     private Applier applier;
     private String module;
 
     @BeforeEach
     void setUp() throws Exception {
-        zk = new TestZk();
         docker = TestDocker.engine();
         module = TestDocker.uniqueModule("ap");
         applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
@@ -47,9 +48,8 @@ class ApplierTest {
     }
 
     @AfterEach
-    void tearDown() throws Exception {
+    void tearDown() {
         TestDocker.clean(module);
-        zk.close();
     }
 
     private String yaml(String webImage, String webEnv, boolean withWorker) {

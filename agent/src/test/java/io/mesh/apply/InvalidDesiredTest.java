@@ -3,7 +3,7 @@ package io.mesh.apply;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -13,6 +13,7 @@ import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -31,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class InvalidDesiredTest {
-    private TestZk zk;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension();
     private DockerEngine docker;
     private Applier applier;
     private final String module = TestDocker.uniqueModule("inv");
@@ -39,7 +41,6 @@ class InvalidDesiredTest {
 
     @BeforeAll
     void runAModule() throws Exception {
-        zk = new TestZk();
         docker = TestDocker.engine();
         applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
                 new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
@@ -51,9 +52,8 @@ class InvalidDesiredTest {
     }
 
     @AfterAll
-    void clean() throws Exception {
+    void clean() {
         TestDocker.clean(module);
-        zk.close();
     }
 
     private String head() {

@@ -5,7 +5,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
@@ -17,11 +17,12 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,17 +39,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * created, what runs keeps running) unless the agent's configuration allows them.
  */
 class PolicyTest {
-    private static TestZk zk;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension();
     private DockerEngine docker;
     private String module;
     private Path allowed;
     private WindowJournal journal;
-
-    @BeforeAll
-    static void startZk() throws Exception { zk = new TestZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
 
     @BeforeEach
     void setUp() throws Exception {
@@ -83,28 +79,34 @@ class PolicyTest {
         return r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
     }
 
-    @Test
-    void byDefaultEachRiskyFieldIsRefusedNamingTheOptionAndNothingIsCreated() throws Exception {
+    /** {@code <tmp>} stands for a fresh temporary directory: by default no host path is allowed. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', textBlock = """
+            privileged: true          | --allow-privileged
+            pid: host                 | --allow-host-pid
+            cap-add: [NET_ADMIN]      | --allow-cap NET_ADMIN
+            volumes: ["<tmp>:/data"]  | --allow-host-path
+            volumes: ["/:/host"]      | --allow-host-path
+            """)
+    void byDefaultEachRiskyFieldIsRefusedNamingTheOptionAndNothingIsCreated(String field, String option) throws Exception {
         Applier applier = applier(Policy.DEFAULT);
-        List<List<String>> cases = List.of(
-                List.of("privileged: true", "--allow-privileged"),
-                List.of("pid: host", "--allow-host-pid"),
-                List.of("cap-add: [NET_ADMIN]", "--allow-cap NET_ADMIN"),
-                List.of("volumes: [\"" + allowed + ":/data\"]", "--allow-host-path"),
-                List.of("volumes: [\"/:/host\"]", "--allow-host-path"));
-        int rev = 0;
-        for (List<String> c : cases) {
-            zk.setDesired(yaml(c.get(0)), "r" + ++rev);
-            ApplyReport r = applier.apply(module, () -> false);
-            assertThat(r.outcome()).as(c.get(0)).isEqualTo(ApplyOutcome.FAILED);
-            assertThat(web(r).action()).isEqualTo(ContainerAction.FAILED);
-            assertThat(web(r).reasons()).as(c.get(0)).anySatisfy(s -> assertThat(s).contains("refused by this agent's policy", c.get(1)));
-            assertThat(r.error()).contains(module + "-web", c.get(1));
-            assertThat(docker.moduleContainers(module)).as(c.get(0)).isEmpty();
-            assertThat(docker.idByName(module + "-web")).isNull();
-        }
-        // A named volume needs no permission.
-        zk.setDesired(yaml("volumes: [\"" + module + "-data:/data\"]"), "r" + ++rev);
+        String line = field.replace("<tmp>", allowed.toString());
+        zk.setDesired(yaml(line), "r1");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).as(line).isEqualTo(ApplyOutcome.FAILED);
+        assertThat(web(r).action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(web(r).reasons()).as(line).anySatisfy(s -> assertThat(s).contains("refused by this agent's policy", option));
+        assertThat(r.error()).contains(module + "-web", option);
+        assertThat(docker.moduleContainers(module)).as(line).isEmpty();
+        assertThat(docker.idByName(module + "-web")).isNull();
+    }
+
+    @Test
+    void aNamedVolumeNeedsNoPermissionEvenAfterARefusal() throws Exception {
+        Applier applier = applier(Policy.DEFAULT);
+        zk.setDesired(yaml("privileged: true"), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.FAILED);
+        zk.setDesired(yaml("volumes: [\"" + module + "-data:/data\"]"), "r2");
         ApplyReport ok = applier.apply(module, () -> false);
         assertThat(ok.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(web(ok).action()).isEqualTo(ContainerAction.CREATED);

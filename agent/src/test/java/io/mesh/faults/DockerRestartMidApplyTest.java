@@ -6,6 +6,7 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,16 +22,18 @@ import static org.awaitility.Awaitility.await;
  * {@code .mesh-prev} container left.
  */
 @Tag("restarts-dockerd")
-class DockerRestartMidApplyTest extends FaultFixture {
-
+class DockerRestartMidApplyTest {
     private static final List<String> NAMES = List.of("a", "b", "c", "d", "e");
+
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     /**
      * Five containers that ignore SIGTERM (sh as PID 1), so that each stop takes its 4 s stop-timeout and the apply
      * that recreates them all is still running when dockerd, which answers while it shuts its containers down, exits.
      */
     private String slowYaml(String mode) {
-        StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [" + host + "]\ncontainers:\n");
+        StringBuilder b = new StringBuilder("module: " + fx.module + "\nhosts: [" + fx.host + "]\ncontainers:\n");
         for (String n : NAMES) {
             b.append("  ").append(n).append(":\n    image: ").append(BUSYBOX).append('\n')
                     .append("    command: [sh, -c, \"while true; do sleep 1; done\"]\n")
@@ -42,15 +45,15 @@ class DockerRestartMidApplyTest extends FaultFixture {
 
     @Test
     void dockerdRestartedMidApply() throws Exception {
-        setDesired(slowYaml("one"), "r1");
-        ChildJvm daemon = daemon("daemon", "3s");
-        awaitApplied("r1", Duration.ofSeconds(60));
-        long zxid = zxidNow();
+        fx.setDesired(slowYaml("one"), "r1");
+        ChildJvm daemon = fx.daemon("daemon", "3s");
+        fx.awaitApplied("r1", Duration.ofSeconds(60));
+        long zxid = fx.zxidNow();
 
-        setDesired(slowYaml("two"), "r2");
+        fx.setDesired(slowYaml("two"), "r2");
         // mid-apply: the first replacement exists, the old container is being stopped
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
-                .until(() -> managedNames().stream().anyMatch(n -> n.endsWith(".mesh-next")));
+                .until(() -> fx.managedNames().stream().anyMatch(n -> n.endsWith(".mesh-next")));
         Duration down;
         try {
             down = Dockerd.restart();
@@ -59,17 +62,17 @@ class DockerRestartMidApplyTest extends FaultFixture {
         }
         System.out.println("dockerd was down for " + down.toMillis() + " ms");
 
-        ApplyReport done = awaitApplied("r2", Duration.ofSeconds(90));
+        ApplyReport done = fx.awaitApplied("r2", Duration.ofSeconds(90));
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
-            assertThat(managedNames()).containsExactlyElementsOf(NAMES.stream().map(n -> module + "-" + n).toList());
+            assertThat(fx.managedNames()).containsExactlyElementsOf(NAMES.stream().map(n -> fx.module + "-" + n).toList());
             for (String n : NAMES) {
-                assertThat(running(module + "-" + n)).as("%s running", n).isTrue();
-                assertThat(inspect(module + "-" + n).getConfig().getEnv()).contains("MODE=two");
+                assertThat(fx.running(fx.module + "-" + n)).as("%s running", n).isTrue();
+                assertThat(fx.inspect(fx.module + "-" + n).getConfig().getEnv()).contains("MODE=two");
             }
         });
         assertThat(done.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(daemon.isAlive()).as("daemon log:\n%s", daemon.output()).isTrue();
-        List<ApplyReport> history = reportHistory(zxid);
+        List<ApplyReport> history = fx.reportHistory(zxid);
         assertThat(history).as("the apply that met the restart reported failed: %s", history)
                 .anySatisfy(r -> {
                     assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);

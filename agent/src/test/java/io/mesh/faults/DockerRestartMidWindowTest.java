@@ -10,6 +10,7 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -18,6 +19,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import static io.mesh.faults.FaultFixture.SCHEDULE;
+import static io.mesh.faults.FaultFixture.actions;
+import static io.mesh.faults.FaultFixture.nanos;
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -49,41 +54,43 @@ import static org.awaitility.Awaitility.await;
  * <p>Restarting dockerd stops every container of the machine for a few seconds: run it alone.
  */
 @Tag("restarts-dockerd")
-class DockerRestartMidWindowTest extends FaultFixture {
+class DockerRestartMidWindowTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     @Test
     void heldContainersOfEveryRestartPolicyStayStoppedAcrossADockerdRestart() throws Exception {
-        String control = module + "-control";
-        setDesired(threeHeld(), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String control = fx.module + "-control";
+        fx.setDesired(threeHeld(), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
         Map<String, String> ids = new LinkedHashMap<>();
-        for (String n : List.of("registry", "cache", "index")) ids.put(module + "-" + n, inspect(module + "-" + n).getId());
-        String cache = module + "-cache", index = module + "-index";
-        setRestartPolicy(cache, "on-failure:3");
+        for (String n : List.of("registry", "cache", "index")) ids.put(fx.module + "-" + n, fx.inspect(fx.module + "-" + n).getId());
+        String cache = fx.module + "-cache", index = fx.module + "-index";
+        fx.setRestartPolicy(cache, "on-failure:3");
         // index exits by itself, not through Docker's API (so it is not marked manually stopped), then gets its policy
-        setRestartPolicy(index, "no");
-        long pid = inspect(index).getState().getPidLong();
+        fx.setRestartPolicy(index, "no");
+        long pid = fx.inspect(index).getState().getPidLong();
         ProcessHandle.of(pid).orElseThrow().destroyForcibly();
-        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> !running(index));
-        setRestartPolicy(index, "unless-stopped");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> !fx.running(index));
+        fx.setRestartPolicy(index, "unless-stopped");
         Map<String, String> policies = new LinkedHashMap<>();
-        for (String n : ids.keySet()) policies.put(n, restartPolicy(n));
-        assertThat(policies).containsExactly(Map.entry(registry, "always"), Map.entry(cache, "on-failure:3"), Map.entry(index, "unless-stopped"));
+        for (String n : ids.keySet()) policies.put(n, fx.restartPolicy(n));
+        assertThat(policies).containsExactly(Map.entry(fx.registry, "always"), Map.entry(cache, "on-failure:3"), Map.entry(index, "unless-stopped"));
 
-        docker.client().createContainerCmd(BUSYBOX).withName(control).withCmd("sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done")
-                .withLabels(Map.of("mesh-test.control", module))
+        fx.docker.client().createContainerCmd(BUSYBOX).withName(control).withCmd("sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done")
+                .withLabels(Map.of("mesh-test.control", fx.module))
                 .withHostConfig(HostConfig.newHostConfig().withNetworkMode("none").withRestartPolicy(RestartPolicy.alwaysRestart())).exec();
         try {
-            docker.start(control);
-            long zxid = zxidNow();
+            fx.docker.start(control);
+            long zxid = fx.zxidNow();
             Instant t0 = Instant.now();
 
-            ChildJvm w = window("window");
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> !runningStepContainers().isEmpty());
-            for (String n : ids.keySet()) assertThat(running(n)).as("%s running in its window", n).isFalse();
-            ChildJvm daemon = daemon("daemon", "1s");
+            ChildJvm w = fx.window("window");
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> !fx.runningStepContainers().isEmpty());
+            for (String n : ids.keySet()) assertThat(fx.running(n)).as("%s running in its window", n).isFalse();
+            ChildJvm daemon = fx.daemon("daemon", "1s");
             // the daemon is up (it checks Docker before it registers): a daemon started while dockerd is down refuses to run
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> exists(paths.agent(host)) || !daemon.isAlive());
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> fx.exists(fx.agentNode()) || !daemon.isAlive());
             assertThat(daemon.isAlive()).as("daemon up; log:\n%s", daemon.output()).isTrue();
 
             w.pause();
@@ -93,14 +100,14 @@ class DockerRestartMidWindowTest extends FaultFixture {
                 Duration down = Dockerd.restart();
                 System.out.println("dockerd was down for " + down.toMillis() + " ms");
                 // dockerd has started the containers it starts (its restore): the control container runs again
-                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> running(control));
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> fx.running(control));
                 for (String n : ids.keySet()) {
-                    if (running(n)) startedByDockerd.add(n + " (" + policies.get(n) + ")");
-                    assertThat(inspect(n).getId()).isEqualTo(ids.get(n));
+                    if (fx.running(n)) startedByDockerd.add(n + " (" + policies.get(n) + ")");
+                    assertThat(fx.inspect(n).getId()).isEqualTo(ids.get(n));
                 }
                 assertThat(startedByDockerd).as("held containers started by dockerd as it came back").isEmpty();
-                assertThat(journal()).as("window journal").exists();
-                for (String n : ids.keySet()) assertThat(restartPolicy(n)).as("%s's policy while held", n).isEqualTo("no");
+                assertThat(fx.journal()).as("window journal").exists();
+                for (String n : ids.keySet()) assertThat(fx.restartPolicy(n)).as("%s's policy while held", n).isEqualTo("no");
             } finally {
                 Dockerd.ensureRunning();
                 resumed[0] = Instant.now();
@@ -108,25 +115,25 @@ class DockerRestartMidWindowTest extends FaultFixture {
             }
 
             w.awaitExit(Duration.ofSeconds(120));
-            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> ids.keySet().stream().allMatch(this::running));
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> ids.keySet().stream().allMatch(fx::running));
             for (String n : ids.keySet()) {
-                assertThat(inspect(n).getId()).as("%s is the same container", n).isEqualTo(ids.get(n));
-                assertThat(restartPolicy(n)).as("%s's policy back", n).isEqualTo(policies.get(n));
-                assertThat(exists(paths.held(host, n))).as("%s's held node", n).isFalse();
+                assertThat(fx.inspect(n).getId()).as("%s is the same container", n).isEqualTo(ids.get(n));
+                assertThat(fx.restartPolicy(n)).as("%s's policy back", n).isEqualTo(policies.get(n));
+                assertThat(fx.exists(fx.paths.held(fx.host, n))).as("%s's held node", n).isFalse();
             }
-            assertThat(exists(paths.window(host, module))).isFalse();
-            ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null);
+            assertThat(fx.exists(fx.windowNode())).isFalse();
+            ApplyReport r = fx.awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null);
             assertThat(r.lastWindow().held()).containsExactlyInAnyOrderElementsOf(ids.keySet());
             assertThat(daemon.isAlive()).isTrue();
 
             // The held intervals, for the record: a window frozen past its session loses its held nodes while it still
             // holds the containers (its fence and journal do), so an interval may end before its window does.
             List<String> violations = new ArrayList<>();
-            List<HeldIntervals.Held> held = checkHeldIntervals(zxid, violations);
-            System.out.println("held intervals: " + held + "\nchecker: " + violations + "\nevents:\n" + DockerEvents.describe(events.since(t0)));
+            List<HeldIntervals.Held> held = fx.checkHeldIntervals(zxid, violations);
+            System.out.println("held intervals: " + held + "\nchecker: " + violations + "\nevents:\n" + DockerEvents.describe(fx.events.since(t0)));
             long resumedNanos = resumed[0].getEpochSecond() * 1_000_000_000L + resumed[0].getNano();
             for (String n : ids.keySet()) {
-                List<Event> mine = eventsOf(ids.get(n), t0);
+                List<Event> mine = fx.eventsOf(ids.get(n), t0);
                 assertThat(actions(mine)).as("events of %s:\n%s", n, DockerEvents.describe(mine)).doesNotContain("create", "destroy", "rename");
                 List<Event> starts = mine.stream().filter(e -> "start".equals(io.mesh.testing.TestDocker.action(e))).toList();
                 assertThat(starts).as("%s started once, by its window:\n%s", n, DockerEvents.describe(mine)).hasSize(1);
@@ -134,7 +141,7 @@ class DockerRestartMidWindowTest extends FaultFixture {
             }
         } finally {
             Dockerd.ensureRunning();
-            docker.remove(control);
+            fx.docker.remove(control);
         }
     }
 
@@ -142,8 +149,8 @@ class DockerRestartMidWindowTest extends FaultFixture {
     private String threeHeld() {
         String serve = "trap 'exit 0' TERM; while true; do sleep 1; done";
         String deaf = "trap 'echo ignored' TERM; while true; do sleep 1; done";
-        return "module: " + module + "\nhosts: [" + host + "]\ncontainers:\n"
-                + container("registry", serve, "always") + "    volumes: [\"" + module + "-data:/data\"]\n"
+        return "module: " + fx.module + "\nhosts: [" + fx.host + "]\ncontainers:\n"
+                + container("registry", serve, "always") + "    volumes: [\"" + fx.module + "-data:/data\"]\n"
                 + container("cache", deaf, "on-failure")
                 + container("index", serve, "unless-stopped")
                 + container("web", serve, "unless-stopped")

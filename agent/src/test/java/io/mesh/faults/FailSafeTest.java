@@ -8,12 +8,14 @@ import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Instant;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -24,7 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>The registry is stopped by hand first, as its window would have: an apply that did not know better would read
  * "stopped" as "broken" and recreate it (the seed's bug).
  */
-class FailSafeTest extends FaultFixture {
+class FailSafeTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     /**
      * On the code before commit 00dc6f7, {@code MeshStore.held} dropped a held node whose data did not parse (it read
@@ -33,26 +37,26 @@ class FailSafeTest extends FaultFixture {
      */
     @Test
     void aHeldNodeThatDoesNotParseStillMeansHeld() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String id = inspect(registry).getId();
-        docker.stop(id, 2);   // stopped on purpose, as a window does
-        client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(paths.held(host, registry), "{not json".getBytes(StandardCharsets.UTF_8));
+        fx.setDesired(fx.yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = fx.inspect(fx.registry).getId();
+        fx.docker.stop(id, 2);   // stopped on purpose, as a window does
+        fx.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.heldNode(), "{not json".getBytes(StandardCharsets.UTF_8));
         Instant t0 = Instant.now();
 
-        ApplyReport r = applyInProcess();
+        ApplyReport r = fx.applyInProcess();
 
-        ContainerResult reg = r.containers().stream().filter(c -> c.container().equals(registry)).findFirst().orElseThrow();
+        ContainerResult reg = r.containers().stream().filter(c -> c.container().equals(fx.registry)).findFirst().orElseThrow();
         assertThat(reg.action()).as("registry in %s", r).isEqualTo(ContainerAction.HELD);
         assertThat(String.join(" ", reg.reasons())).contains("cannot be read");
         assertThat(r.outcome()).isNotEqualTo(ApplyOutcome.FAILED);
-        assertThat(running(registry)).as("registry running").isFalse();
-        assertThat(inspect(registry).getId()).isEqualTo(id);
+        assertThat(fx.running(fx.registry)).as("registry running").isFalse();
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
 
-        events.settle();
-        List<Event> touched = events.since(t0).stream()
-                .filter(e -> id.equals(e.getId()) || String.valueOf(io.mesh.testing.TestDocker.name(e)).startsWith(registry)).toList();
+        fx.events.settle();
+        List<Event> touched = fx.events.since(t0).stream()
+                .filter(e -> id.equals(e.getId()) || String.valueOf(io.mesh.testing.TestDocker.name(e)).startsWith(fx.registry)).toList();
         assertThat(touched).as("Docker events of the held registry after the apply began:\n%s", DockerEvents.describe(touched)).isEmpty();
     }
 
@@ -63,25 +67,25 @@ class FailSafeTest extends FaultFixture {
      */
     @Test
     void aJournalThatCannotBeReadMeansAWindowMayBeOpen() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String id = inspect(registry).getId();
-        docker.stop(id, 2);   // stopped on purpose, by a window whose journal is now torn
-        Files.createDirectories(journal().getParent());
-        Files.writeString(journal(), "{not json");
+        fx.setDesired(fx.yaml("one", "unless-stopped", sleepStep(1), "1m"), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = fx.inspect(fx.registry).getId();
+        fx.docker.stop(id, 2);   // stopped on purpose, by a window whose journal is now torn
+        Files.createDirectories(fx.journal().getParent());
+        Files.writeString(fx.journal(), "{not json");
         Instant t0 = Instant.now();
 
-        ApplyReport r = applyInProcess();
+        ApplyReport r = fx.applyInProcess();
 
         assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.FAILED);
-        assertThat(r.error()).as("error").contains(journal().toString()).contains("move the file away");
+        assertThat(r.error()).as("error").contains(fx.journal().toString()).contains("move the file away");
         assertThat(r.push()).as("the report names the push").isNotNull();
-        assertThat(report().outcome()).isEqualTo(ApplyOutcome.FAILED);
-        assertThat(running(registry)).as("registry running").isFalse();
-        assertThat(Files.readString(journal())).as("the journal is left for an operator").isEqualTo("{not json");
+        assertThat(fx.report().outcome()).isEqualTo(ApplyOutcome.FAILED);
+        assertThat(fx.running(fx.registry)).as("registry running").isFalse();
+        assertThat(Files.readString(fx.journal())).as("the journal is left for an operator").isEqualTo("{not json");
 
-        events.settle();
-        List<Event> touched = events.since(t0);
+        fx.events.settle();
+        List<Event> touched = fx.events.since(t0);
         assertThat(touched).as("Docker events of the module after the apply began:\n%s", DockerEvents.describe(touched)).isEmpty();
     }
 }

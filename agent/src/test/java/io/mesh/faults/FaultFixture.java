@@ -6,6 +6,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
+import io.mesh.testing.EnsembleExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.wire.ApplyOutcome;
@@ -14,7 +15,6 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestParser;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
@@ -24,9 +24,11 @@ import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -38,6 +40,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
@@ -45,20 +48,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What every fault test shares: the real 3-server ensemble ({@link ZkEnsemble#shared()}), healed after each test; a
- * Curator client of the test's own to observe znodes; a unique module; mesh processes as separate JVMs
- * ({@code mesh-agent run} and {@code mesh-agent window}) that are always stopped afterwards; Docker's events for the
- * module recorded live; and the module's containers and volume removed before and after.
+ * What every fault test shares, as a JUnit 5 extension: the real 3-server ensemble ({@link EnsembleExtension}:
+ * {@link ZkEnsemble#shared()}, healed before and after each test); a Curator client of the test's own to observe
+ * znodes; a unique module and host id; mesh processes as separate JVMs ({@code mesh-agent run} and
+ * {@code mesh-agent window}) that are always stopped afterwards; Docker's events for the module recorded live; and the
+ * module's containers and volume removed before and after. A test method annotated {@link DaemonWithR1} also gets a
+ * daemon that has applied revision {@code r1}, as a {@link ChildJvm} parameter.
+ *
+ * <pre>{@code
+ * @RegisterExtension final FaultFixture fx = new FaultFixture();
+ *
+ * @Test
+ * @DaemonWithR1(stepSeconds = 12)
+ * void killedMidStep(ChildJvm daemon) { ChildJvm w = fx.window("window"); ... }
+ * }</pre>
  */
-abstract class FaultFixture {
+final class FaultFixture implements BeforeEachCallback, AfterEachCallback, ParameterResolver {
     /** This test's host id: unique, so that no daemon of this test applies another test's module (one Docker engine). */
     String host;
     static final String SCHEDULE = "garbage-collect";
     private static final AtomicLong PUSHES = new AtomicLong(System.currentTimeMillis() % 1_000_000L);
 
+    private final EnsembleExtension ensemble = new EnsembleExtension();
     ZkEnsemble zk;
     CuratorFramework client;
-    ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
+    final ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
     MeshStore store;
     DockerEngine docker;
     String module;
@@ -68,50 +82,67 @@ abstract class FaultFixture {
     Path stateDir;
     DockerEvents events;
     final List<ChildJvm> processes = new ArrayList<>();
+    /** The daemon of a test annotated {@link DaemonWithR1}, or null. */
+    private ChildJvm daemonWithR1;
 
-    @BeforeEach
-    void fixtureUp(TestInfo info) throws Exception {
-        zk = ZkEnsemble.shared();
-        zk.heal();
+    @Override
+    public void beforeEach(ExtensionContext context) throws Exception {
+        ensemble.start();
+        zk = ensemble.ensemble();
+        client = ensemble.client();
         docker = TestDocker.engine();
         module = TestDocker.uniqueModule("f");
         host = "host-" + module;
         registry = module + "-registry";
         web = module + "-web";
         TestDocker.clean(module, module + "-data");
-        dir = Files.createTempDirectory("mesh-fault-" + info.getTestMethod().map(m -> m.getName()).orElse("t"));
+        dir = Files.createTempDirectory("mesh-fault-" + context.getTestMethod().map(m -> m.getName()).orElse("t"));
         stateDir = dir.resolve("state");
-        client = MeshZk.connect(zk.connect(), Duration.ofSeconds(30));
         store = new MeshStore(client, paths);
         events = DockerEvents.record(module);
+        DaemonWithR1 d = context.getRequiredTestMethod().getAnnotation(DaemonWithR1.class);
+        if (d != null) daemonWithR1 = daemonWithR1Applied(d.name(), d.reconcile(), d.restart(), d.stepSeconds(), d.timeout());
     }
 
-    @AfterEach
-    void fixtureDown() throws Exception {
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
         for (ChildJvm p : processes) p.close();
         if (events != null) events.close();
         try {
             if (zk != null) zk.heal();
             // later tests' daemons must not see this module (they have other host ids, and it goes anyway)
-            for (String p : List.of(paths.desired(module), paths.report(host, module))) {
-                try {
-                    client.delete().deletingChildrenIfNeeded().forPath(p);
-                } catch (KeeperException.NoNodeException ignored) {
-                    // never written
+            if (client != null) {
+                for (String p : List.of(paths.desired(module), paths.report(host, module))) {
+                    try {
+                        client.delete().deletingChildrenIfNeeded().forPath(p);
+                    } catch (KeeperException.NoNodeException ignored) {
+                        // never written
+                    }
                 }
             }
         } finally {
-            if (client != null) client.close();
+            ensemble.close();
             if (module != null) TestDocker.clean(module, module + "-data");
         }
     }
 
+    @Override
+    public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+        return parameter.getParameter().getType() == ChildJvm.class
+                && parameter.getDeclaringExecutable().isAnnotationPresent(DaemonWithR1.class);
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+        return daemonWithR1;
+    }
+
     /**
-     * The start most fault tests share: desired state {@code r1} (mode {@code one}, the given restart policy, a step
-     * that sleeps {@code stepSeconds}, the schedule's timeout), a daemon reconciling every {@code reconcile}, and r1
-     * applied by it (within 60 s).
+     * The start most fault tests share ({@link DaemonWithR1}): desired state {@code r1} (mode {@code one}, the given
+     * restart policy, a step that sleeps {@code stepSeconds}, the schedule's timeout), a daemon reconciling every
+     * {@code reconcile}, and r1 applied by it (within 60 s).
      */
-    ChildJvm daemonWithR1Applied(String name, String reconcile, String restart, int stepSeconds, String timeout) throws Exception {
+    private ChildJvm daemonWithR1Applied(String name, String reconcile, String restart, int stepSeconds, String timeout) throws Exception {
         setDesired(yaml("one", restart, sleepStep(stepSeconds), timeout), "r1");
         ChildJvm p = daemon(name, reconcile);
         awaitApplied("r1", Duration.ofSeconds(60));
@@ -239,6 +270,15 @@ abstract class FaultFixture {
         return awaitReport(within, r -> r.outcome() == ApplyOutcome.APPLIED && revision.equals(r.revision()));
     }
 
+    /** @return the registry's held node on this host: {@code /mesh/held/<host>/<registry>} */
+    String heldNode() { return paths.held(host, registry); }
+
+    /** @return the module's window node on this host: {@code /mesh/windows/<host>/<module>} */
+    String windowNode() { return paths.window(host, module); }
+
+    /** @return this host's agent node: {@code /mesh/agents/<host>} */
+    String agentNode() { return paths.agent(host); }
+
     /** @return true when the path exists (false when ZooKeeper cannot say) */
     boolean exists(String path) {
         try {
@@ -326,29 +366,22 @@ abstract class FaultFixture {
         }
     }
 
-    /** Runs a call, retrying on ZooKeeper connection trouble, bounded. */
+    /** Runs a call until it returns instead of throwing (ZooKeeper connection trouble), bounded; @return what it returned */
     static <T> T retry(Duration within, Callable<T> call) {
-        long end = System.nanoTime() + within.toNanos();
-        while (true) {
-            try {
-                return call.call();
-            } catch (Exception e) {
-                if (System.nanoTime() > end) throw new AssertionError("gave up after " + within.toSeconds() + "s", e);
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError(ie);
-                }
-            }
-        }
+        AtomicReference<T> value = new AtomicReference<>();
+        await("a call that answers").atMost(within).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> {
+                    value.set(call.call());
+                    return true;
+                });
+        return value.get();
     }
 
     /** @return the open window's id, read from the held node of the registry (waits for it, bounded) */
     String awaitHeldWindowId() {
         String[] id = new String[1];
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
-            id[0] = Json.read(client.getData().forPath(paths.held(host, registry)), HeldRecord.class).window();
+            id[0] = Json.read(client.getData().forPath(heldNode()), HeldRecord.class).window();
             return id[0] != null;
         });
         return id[0];
@@ -367,12 +400,12 @@ abstract class FaultFixture {
     void assertRecovered(String id, Instant t0, String windowId, Duration within) throws Exception {
         await().atMost(within).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
             assertThat(running(registry)).as("registry running").isTrue();
-            assertThat(exists(paths.held(host, registry))).as("held node gone").isFalse();
-            assertThat(exists(paths.window(host, module))).as("window node gone").isFalse();
+            assertThat(exists(heldNode())).as("held node gone").isFalse();
+            assertThat(exists(windowNode())).as("window node gone").isFalse();
             assertThat(runningStepContainers()).as("running step containers").isEmpty();
             assertThat(Files.exists(journal())).as("journal %s gone", journal()).isFalse();
         });
-        sleep(Duration.ofSeconds(2));
+        sleep(Duration.ofSeconds(2)); // deliberate: a quiet period in which nobody may stop it again
         assertThat(running(registry)).as("registry still running").isTrue();
         assertThat(inspect(registry).getId()).isEqualTo(id);
         ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
@@ -467,6 +500,7 @@ abstract class FaultFixture {
                 && e.getActor().getAttributes().containsKey(Labels.WINDOW)).toList();
     }
 
+    /** Lets time pass on purpose (an outage's length, a quiet period): not a wait for a condition, which awaits. */
     static void sleep(Duration d) {
         try {
             Thread.sleep(d.toMillis());

@@ -5,6 +5,7 @@ import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.Labels;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
+import io.mesh.testing.EnsembleExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
@@ -12,12 +13,12 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +72,9 @@ class HistoryCheckTest {
     private static final String[] RESTART = {"always", "unless-stopped", "no"};
     private static final int MAX_WINDOWS_AT_ONCE = 2;
 
+    @RegisterExtension
+    final EnsembleExtension ensemble = new EnsembleExtension();
+
     /** One module of the run. */
     private static final class Mod {
         final int index;
@@ -122,8 +126,7 @@ class HistoryCheckTest {
         System.out.printf("history: seed=%d run=%ds (replay with -Dmesh.history.seed=%d)%n", seed, run.toSeconds(), seed);
         Random random = new Random(seed);
 
-        ZkEnsemble zk = ZkEnsemble.shared();
-        zk.heal();
+        ZkEnsemble zk = ensemble.ensemble();
         ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
         Path dir = Files.createTempDirectory("mesh-history");
         List<Mod> mods = new ArrayList<>();
@@ -131,7 +134,7 @@ class HistoryCheckTest {
         Set<String> names = new java.util.HashSet<>();
         mods.forEach(m -> names.add(m.name));
         List<ChildJvm> processes = new ArrayList<>();
-        CuratorFramework client = MeshZk.connect(zk.connect(), Duration.ofSeconds(30));
+        CuratorFramework client = ensemble.client();
         DockerEvents events = DockerEvents.record(names::contains);
         int pushes = 0, windows = 0;
         List<String> violations = new ArrayList<>();
@@ -176,7 +179,7 @@ class HistoryCheckTest {
                         windows++;
                     }
                 }
-                Thread.sleep(120 + random.nextInt(260));
+                Thread.sleep(120 + random.nextInt(260)); // deliberate: the seeded pace of the operations
             }
 
             // Drain: every window ends, every module lands its last push.
@@ -225,7 +228,6 @@ class HistoryCheckTest {
             for (ChildJvm p : processes) p.close();
             events.close();
             for (Mod m : mods) forget(client, paths, m);
-            client.close();
             for (Mod m : mods) TestDocker.clean(m.name, m.name + "-data");
         }
     }
@@ -236,12 +238,11 @@ class HistoryCheckTest {
      */
     @Test
     void theCheckerCatchesAPlantedViolation() throws Exception {
-        ZkEnsemble zk = ZkEnsemble.shared();
-        zk.heal();
+        ZkEnsemble zk = ensemble.ensemble();
         ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
         Path dir = Files.createTempDirectory("mesh-history-planted");
         Mod m = new Mod(1, TestDocker.uniqueModule("hx"), HOST);
-        CuratorFramework client = MeshZk.connect(zk.connect(), Duration.ofSeconds(30));
+        CuratorFramework client = ensemble.client();
         DockerEvents events = DockerEvents.record(m.name);
         List<ChildJvm> processes = new ArrayList<>();
         try {
@@ -272,7 +273,6 @@ class HistoryCheckTest {
             for (ChildJvm p : processes) p.close();
             events.close();
             forget(client, paths, m);
-            client.close();
             TestDocker.clean(m.name, m.name + "-data");
         }
     }

@@ -8,6 +8,7 @@ import io.mesh.wire.MeshZk;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.time.Duration;
@@ -15,6 +16,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.result;
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -42,33 +45,36 @@ import static org.awaitility.Awaitility.await;
  * window (what the issue saw). This test catches those events inside the held interval.
  */
 @Tag("slow")
-class LapsedLockTest extends FaultFixture {
+class LapsedLockTest {
     private static final int STOP_SECONDS = 25;
+
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     @Test
     void aDaemonFrozenMidRecreatePastItsSessionTouchesNothingItsSuccessorHolds() throws Exception {
         String firstStopIgnored = "if [ -f /data/stopped-once ]; then trap 'exit 0' TERM; else trap 'touch /data/stopped-once' TERM; fi;"
                 + " while true; do sleep 1; done";
-        setDesired(yaml("one", "unless-stopped", sleepStep(5), "1m", firstStopIgnored, STOP_SECONDS), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
-        String oldId = inspect(registry).getId();
-        long zxid = zxidNow();
+        fx.setDesired(fx.yaml("one", "unless-stopped", sleepStep(5), "1m", firstStopIgnored, STOP_SECONDS), "r1");
+        ChildJvm daemon = fx.daemon("daemon", "1s");
+        fx.awaitApplied("r1", Duration.ofSeconds(60));
+        String oldId = fx.inspect(fx.registry).getId();
+        long zxid = fx.zxidNow();
         Instant t0 = Instant.now();
 
-        setDesired(yaml("two", "unless-stopped", sleepStep(5), "1m", firstStopIgnored, STOP_SECONDS), "r2");
+        fx.setDesired(fx.yaml("two", "unless-stopped", sleepStep(5), "1m", firstStopIgnored, STOP_SECONDS), "r2");
         // the daemon's recreate is stopping the old registry: SIGTERM sent (and ignored)
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
-                .until(() -> eventsOf(oldId, t0).stream().anyMatch(e -> "kill".equals(io.mesh.testing.TestDocker.action(e))));
+                .until(() -> fx.eventsOf(oldId, t0).stream().anyMatch(e -> "kill".equals(io.mesh.testing.TestDocker.action(e))));
         daemon.pause();
         Instant frozen = Instant.now();
         ChildJvm w;
         try {
-            w = window("window");
+            w = fx.window("window");
             // the daemon's session expires (its lock child and agent node go) and the window takes the module lock
             await().atMost(MeshZk.SESSION_TIMEOUT.plusSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-                    .until(() -> lockChildPids().equals(List.of(w.pid())));
-            assertThat(exists(paths.agent(host))).as("the frozen daemon's agent node").isFalse();
+                    .until(() -> fx.lockChildPids().equals(List.of(w.pid())));
+            assertThat(fx.exists(fx.agentNode())).as("the frozen daemon's agent node").isFalse();
             System.out.printf("daemon frozen at %s; window %d holds the module lock at %s; the fence holder: %s%n", frozen, w.pid(),
                     Instant.now(), fenceHolder());
         } finally {
@@ -80,8 +86,8 @@ class LapsedLockTest extends FaultFixture {
 
         // the evidence first: Docker's events inside the held interval from ZooKeeper's transaction log
         List<String> violations = new ArrayList<>();
-        List<HeldIntervals.Held> held = checkHeldIntervals(zxid, violations);
-        String timeline = DockerEvents.describe(events.since(t0));
+        List<HeldIntervals.Held> held = fx.checkHeldIntervals(zxid, violations);
+        String timeline = DockerEvents.describe(fx.events.since(t0));
         System.out.println("held intervals: " + held + "\nviolations: " + violations + "\nevents:\n" + timeline);
         assertThat(held).as("held intervals of the registry").hasSize(1);
         assertThat(violations).as("the held container touched by another hand; events:\n%s\ndaemon log:\n%s", timeline,
@@ -89,12 +95,12 @@ class LapsedLockTest extends FaultFixture {
 
         assertThat(windowExit).as("window exit; log:\n%s", w.output()).isZero();
         WindowResult r = result(w);
-        assertThat(r.held()).containsExactly(registry);
+        assertThat(r.held()).containsExactly(fx.registry);
 
-        ApplyReport applied = awaitApplied("r2", Duration.ofSeconds(90));
-        awaitConverged("two", Duration.ofSeconds(30));
+        ApplyReport applied = fx.awaitApplied("r2", Duration.ofSeconds(90));
+        fx.awaitConverged("two", Duration.ofSeconds(30));
         List<String> all = new ArrayList<>();
-        for (String id : docker.containersWithLabel(Labels.MODULE, module)) all.add(inspect(id).getName());
+        for (String id : fx.docker.containersWithLabel(Labels.MODULE, fx.module)) all.add(fx.inspect(id).getName());
         assertThat(all).as("every container of the module").hasSize(2).noneMatch(n -> n.contains(".mesh-"));
         assertThat(daemon.isAlive()).isTrue();
         System.out.println("r2 applied at " + applied.finishedAt() + "; daemon resumed at " + resumed);
@@ -103,7 +109,7 @@ class LapsedLockTest extends FaultFixture {
     /** @return who holds the module's host fence, as written beside it, or {@code none} */
     private String fenceHolder() {
         try {
-            return Files.readString(stateDir.resolve("fences").resolve(module + ".holder")).strip();
+            return Files.readString(fx.stateDir.resolve("fences").resolve(fx.module + ".holder")).strip();
         } catch (Exception e) {
             return "none (" + e.getClass().getSimpleName() + ")";
         }

@@ -8,11 +8,16 @@ import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.actions;
+import static io.mesh.faults.FaultFixture.result;
+import static io.mesh.faults.FaultFixture.retry;
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,34 +28,36 @@ import static org.awaitility.Awaitility.await;
  * (Curator's protected creates leave no orphan lock node behind a create whose answer was lost).
  */
 @Tag("slow")
-class LeaderKillTest extends FaultFixture {
+class LeaderKillTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     @Test
-    void leaderKilledMidWindow() throws Exception {
-        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 8, "1m");
-        String id = inspect(registry).getId();
+    @DaemonWithR1(stepSeconds = 8)
+    void leaderKilledMidWindow(ChildJvm daemon) throws Exception {
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        ChildJvm w = window("window");
-        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
-        int leader = zk.leader();
+        ChildJvm w = fx.window("window");
+        await().atMost(Duration.ofSeconds(30)).until(() -> !fx.runningStepContainers().isEmpty());
+        int leader = fx.zk.leader();
         assertThat(leader).isPositive();
-        zk.kill(leader);
+        fx.zk.kill(leader);
         // the window's push arrives while the ensemble elects a new leader
-        retry(Duration.ofSeconds(30), () -> setDesired(yaml("two", "unless-stopped", sleepStep(8), "1m"), "r2"));
+        retry(Duration.ofSeconds(30), () -> fx.setDesired(fx.yaml("two", "unless-stopped", sleepStep(8), "1m"), "r2"));
 
         assertThat(w.awaitExit(Duration.ofSeconds(90))).as("window log:\n%s", w.output()).isZero();
         WindowResult r = result(w);
         assertThat(r.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
-        zk.start(leader);
+        fx.zk.start(leader);
 
-        ApplyReport landed = awaitApplied("r2", Duration.ofSeconds(60));
+        ApplyReport landed = fx.awaitApplied("r2", Duration.ofSeconds(60));
         assertThat(landed.lastWindow()).isNotNull();
-        awaitConverged("two", Duration.ofSeconds(30));
+        fx.awaitConverged("two", Duration.ofSeconds(30));
         assertThat(daemon.isAlive()).isTrue();
 
-        events.settle();
-        List<Event> mine = eventsOf(id, t0).stream()
+        fx.events.settle();
+        List<Event> mine = fx.eventsOf(id, t0).stream()
                 .filter(e -> e.getTimeNano() <= (r.finishedAt().toEpochMilli() + 1) * 1_000_000L).toList();
         assertThat(actions(mine)).as("held container during the window:\n%s", DockerEvents.describe(mine))
                 .doesNotContain("create", "destroy", "rename");
@@ -59,19 +66,22 @@ class LeaderKillTest extends FaultFixture {
     }
 
     @Test
-    void leaderKilledMidApply() throws Exception {
-        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 1, "1m");
-
+    @DaemonWithR1(stepSeconds = 1)
+    void leaderKilledMidApply(ChildJvm daemon) throws Exception {
         for (int round = 2; round <= 3; round++) {
-            int leader = zk.leader();
+            int leader = fx.zk.leader();
             assertThat(leader).isPositive();
-            setDesired(yaml("m" + round, "unless-stopped", sleepStep(1), "1m"), "r" + round);
-            sleep(Duration.ofMillis(150));   // the apply has begun: lock, list, create ...
-            zk.kill(leader);
-            awaitApplied("r" + round, Duration.ofSeconds(60));
-            awaitConverged("m" + round, Duration.ofSeconds(30));
-            zk.start(leader);
-            zk.awaitQuorum(Duration.ofSeconds(60));
+            List<String> lockNodesBefore = fx.lockChildren();
+            fx.setDesired(fx.yaml("m" + round, "unless-stopped", sleepStep(1), "1m"), "r" + round);
+            // the apply has begun: it has made its module lock node (a reconcile that finds nothing to do makes none),
+            // and goes on to list, create, stop ... for a second or more (both containers change)
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).ignoreExceptions()
+                    .until(() -> !lockNodesBefore.containsAll(fx.lockChildren()));
+            fx.zk.kill(leader);
+            fx.awaitApplied("r" + round, Duration.ofSeconds(60));
+            fx.awaitConverged("m" + round, Duration.ofSeconds(30));
+            fx.zk.start(leader);
+            fx.zk.awaitQuorum(Duration.ofSeconds(60));
         }
         assertThat(daemon.isAlive()).isTrue();
         assertNoOrphanLockChildren();
@@ -84,11 +94,11 @@ class LeaderKillTest extends FaultFixture {
      */
     private void assertNoOrphanLockChildren() throws Exception {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
-                .until(() -> lockChildren().isEmpty() && lockChildren().isEmpty());
-        setDesired(yaml("after", "unless-stopped", sleepStep(1), "1m"), "r-after");
-        awaitApplied("r-after", Duration.ofSeconds(60));
-        awaitConverged("after", Duration.ofSeconds(30)); // recreated with the new env, so under the lock
+                .until(() -> fx.lockChildren().isEmpty() && fx.lockChildren().isEmpty());
+        fx.setDesired(fx.yaml("after", "unless-stopped", sleepStep(1), "1m"), "r-after");
+        fx.awaitApplied("r-after", Duration.ofSeconds(60));
+        fx.awaitConverged("after", Duration.ofSeconds(30)); // recreated with the new env, so under the lock
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
-                .until(() -> lockChildren().isEmpty());
+                .until(() -> fx.lockChildren().isEmpty());
     }
 }

@@ -1,7 +1,7 @@
 package io.mesh.faults;
 
 import io.mesh.lock.ModuleLock;
-import io.mesh.testing.ZkEnsemble;
+import io.mesh.testing.EnsembleExtension;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
@@ -9,6 +9,7 @@ import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,10 +36,11 @@ class LockHygieneTest {
     private static final int CLIENTS = 6;
     private static final List<String> MODULES = List.of("hyg-a", "hyg-b", "hyg-c", "hyg-d", "hyg-e", "hyg-f");
 
+    @RegisterExtension
+    final EnsembleExtension zk = new EnsembleExtension();
+
     @Test
     void tenThousandCyclesLeaveOnlyTheLockParents() throws Exception {
-        ZkEnsemble zk = ZkEnsemble.shared();
-        zk.heal();
         ZkPaths paths = new ZkPaths("/hygiene" + Long.toHexString(System.nanoTime()));
         List<CuratorFramework> clients = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);

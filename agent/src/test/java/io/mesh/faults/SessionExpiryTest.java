@@ -11,11 +11,15 @@ import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.actions;
+import static io.mesh.faults.FaultFixture.result;
+import static io.mesh.faults.FaultFixture.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -29,50 +33,52 @@ import static org.awaitility.Awaitility.await;
  * container started once, by the window.
  */
 @Tag("slow")
-class SessionExpiryTest extends FaultFixture {
+class SessionExpiryTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     @Test
-    void windowProcessLosesItsSessionMidWindow() throws Exception {
-        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 32, "2m");
-        String id = inspect(registry).getId();
+    @DaemonWithR1(stepSeconds = 32, timeout = "2m")
+    void windowProcessLosesItsSessionMidWindow(ChildJvm daemon) throws Exception {
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        ChildJvm w = window("window");
-        String windowId = awaitHeldWindowId();
-        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
-        long firstOwner = stat(paths.held(host, registry)).getEphemeralOwner();
+        ChildJvm w = fx.window("window");
+        String windowId = fx.awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !fx.runningStepContainers().isEmpty());
+        long firstOwner = fx.stat(fx.heldNode()).getEphemeralOwner();
 
         w.pause();
         try {
             // the session expires: the held node goes with it
             await().atMost(MeshZk.SESSION_TIMEOUT.plusSeconds(15)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> !exists(paths.held(host, registry)));
-            sleep(Duration.ofSeconds(3));   // several reconciles of the daemon meanwhile
-            assertThat(running(registry)).as("held container running while its window's process is frozen").isFalse();
-            assertThat(inspect(registry).getId()).isEqualTo(id);
+                    .until(() -> !fx.exists(fx.heldNode()));
+            sleep(Duration.ofSeconds(3));   // deliberate: a quiet period of several reconciles of the daemon
+            assertThat(fx.running(fx.registry)).as("held container running while its window's process is frozen").isFalse();
+            assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
         } finally {
             w.resume();
         }
 
         // the nodes come back, from the window's new session, while the step still runs
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
-            Stat s = stat(paths.held(host, registry));
+            Stat s = fx.stat(fx.heldNode());
             return s != null && s.getEphemeralOwner() != firstOwner;
         });
-        HeldRecord back = Json.read(client.getData().forPath(paths.held(host, registry)), HeldRecord.class);
+        HeldRecord back = Json.read(fx.client.getData().forPath(fx.heldNode()), HeldRecord.class);
         assertThat(back.window()).isEqualTo(windowId);
-        assertThat(exists(paths.window(host, module))).isTrue();
+        assertThat(fx.exists(fx.windowNode())).isTrue();
 
         w.awaitExit(Duration.ofSeconds(90));
         WindowResult r = result(w);
         assertThat(r.window()).isEqualTo(windowId);
-        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> running(registry));
-        assertThat(inspect(registry).getId()).isEqualTo(id);
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> fx.running(fx.registry));
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
         assertThat(daemon.isAlive()).isTrue();
 
-        events.settle();
-        List<Event> mine = events.since(t0).stream()
-                .filter(e -> id.equals(e.getId()) || registry.equals(TestDocker.name(e))).toList();
+        fx.events.settle();
+        List<Event> mine = fx.events.since(t0).stream()
+                .filter(e -> id.equals(e.getId()) || fx.registry.equals(TestDocker.name(e))).toList();
         assertThat(actions(mine)).as("events of the held container:\n%s", DockerEvents.describe(mine))
                 .doesNotContain("create", "destroy", "rename");
         assertThat(actions(mine).stream().filter("start"::equals).count()).as("started once, by its window").isEqualTo(1);

@@ -11,12 +11,14 @@ import io.mesh.wire.WindowRequest;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 
+import static io.mesh.faults.FaultFixture.SCHEDULE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,26 +29,28 @@ import static org.awaitility.Awaitility.await;
  * again: the same container. A real {@code mesh-agent run} JVM, the real ensemble and Docker engine.
  */
 @Tag("slow")
-class ShutdownMidWindowTest extends FaultFixture {
+class ShutdownMidWindowTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     @Test
-    void sigtermMidWindowSaysAtOnceWhichWindowItWaitsForAndUntilWhenThenExitsWithTheContainerRunning() throws Exception {
-        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 12, "1m");
-        String id = inspect(registry).getId();
+    @DaemonWithR1(stepSeconds = 12)
+    void sigtermMidWindowSaysAtOnceWhichWindowItWaitsForAndUntilWhenThenExitsWithTheContainerRunning(ChildJvm daemon) throws Exception {
+        String id = fx.inspect(fx.registry).getId();
 
         // ask this host's agent for a window, as `mesh window run` does through the coordinator
-        client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(paths.windowRequestPrefix(host),
-                Json.bytes(WindowRequest.of(module, SCHEDULE, Times.now(), ProcessRef.current("shutdown test"))));
-        String windowId = awaitHeldWindowId();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> !runningStepContainers().isEmpty());
-        WindowJournal.Entry entry = new WindowJournal(stateDir).read(module).orElseThrow();
+        fx.client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(fx.paths.windowRequestPrefix(fx.host),
+                Json.bytes(WindowRequest.of(fx.module, SCHEDULE, Times.now(), ProcessRef.current("shutdown test"))));
+        String windowId = fx.awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> !fx.runningStepContainers().isEmpty());
+        WindowJournal.Entry entry = new WindowJournal(fx.stateDir).read(fx.module).orElseThrow();
         assertThat(entry.window()).isEqualTo(windowId);
-        assertThat(running(registry)).isFalse();
+        assertThat(fx.running(fx.registry)).isFalse();
 
         long t0 = System.nanoTime();
         daemon.sigterm();
-        String waiting = "stopping: waiting for window " + windowId + " of " + module + "/" + SCHEDULE + " to end (by "
-                + ceilSeconds(entry.deadline()) + ": it holds [" + registry + "]";
+        String waiting = "stopping: waiting for window " + windowId + " of " + fx.module + "/" + SCHEDULE + " to end (by "
+                + ceilSeconds(entry.deadline()) + ": it holds [" + fx.registry + "]";
         await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20)).until(() -> daemon.output().contains(waiting));
         long saidAfterMs = (System.nanoTime() - t0) / 1_000_000;
         assertThat(daemon.output()).contains("a second SIGTERM changes nothing");
@@ -56,17 +60,17 @@ class ShutdownMidWindowTest extends FaultFixture {
         String log = daemon.output();
         int said = log.indexOf(waiting);
         int ended = log.indexOf("window=" + windowId + " outcome=" + WindowOutcome.SUCCEEDED.wire());
-        int stopped = log.indexOf("agent host=" + host + " stopped");
+        int stopped = log.indexOf("agent host=" + fx.host + " stopped");
         assertThat(ended).as("the window's end in the log:\n%s", log).isGreaterThan(said);
         assertThat(stopped).as("the daemon stops after the window ended:\n%s", log).isGreaterThan(ended);
 
         // the held container runs again: the same one, no longer held; the window closed normally
-        assertThat(running(registry)).isTrue();
-        assertThat(inspect(registry).getId()).isEqualTo(id);
-        assertThat(exists(paths.held(host, registry))).isFalse();
-        assertThat(runningStepContainers()).isEmpty();
-        assertThat(Files.exists(journal())).isFalse();
-        ApplyReport r = awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
+        assertThat(fx.running(fx.registry)).isTrue();
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
+        assertThat(fx.exists(fx.heldNode())).isFalse();
+        assertThat(fx.runningStepContainers()).isEmpty();
+        assertThat(Files.exists(fx.journal())).isFalse();
+        ApplyReport r = fx.awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
         assertThat(r.lastWindow().outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
         System.out.printf("shutdown mid-window: said what it waits for %d ms after SIGTERM%n", saidAfterMs);
     }

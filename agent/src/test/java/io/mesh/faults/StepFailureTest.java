@@ -9,11 +9,14 @@ import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.actions;
+import static io.mesh.faults.FaultFixture.result;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -23,35 +26,37 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code /mesh/reports/<host>/<module>}) says which outcome and why.
  */
 @Tag("slow")
-class StepFailureTest extends FaultFixture {
+class StepFailureTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     @Test
     void aFailingStepStillStartsTheHeldContainerAndTheReportSaysWhy() throws Exception {
-        setDesired(yaml("one", "unless-stopped", "echo collecting; exit 3", "1m"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String id = inspect(registry).getId();
+        fx.setDesired(fx.yaml("one", "unless-stopped", "echo collecting; exit 3", "1m"), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        ChildJvm w = window("window");
+        ChildJvm w = fx.window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("exit code; log:\n%s", w.output()).isEqualTo(1);
         WindowResult r = result(w);
         assertThat(r.outcome()).isEqualTo(WindowOutcome.STEP_FAILED);
         assertThat(r.exitCode()).isEqualTo(3);
         assertThat(r.error()).isEqualTo("step exited 3");
         assertThat(r.logTail()).contains("collecting");
-        assertThat(r.held()).containsExactly(registry);
+        assertThat(r.held()).containsExactly(fx.registry);
 
         assertHeldContainerBackAndReported(id, t0, r);
     }
 
     @Test
     void aStepPastItsTimeoutIsKilledAndTheHeldContainerStartsAgain() throws Exception {
-        setDesired(yaml("one", "unless-stopped", "echo started; sleep 600", "3s"), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String id = inspect(registry).getId();
+        fx.setDesired(fx.yaml("one", "unless-stopped", "echo started; sleep 600", "3s"), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        ChildJvm w = window("window");
+        ChildJvm w = fx.window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(60))).as("exit code; log:\n%s", w.output()).isEqualTo(1);
         WindowResult r = result(w);
         assertThat(r.outcome()).isEqualTo(WindowOutcome.TIMED_OUT);
@@ -59,26 +64,26 @@ class StepFailureTest extends FaultFixture {
         assertThat(r.logTail()).contains("started");
         // killed at the timeout, not at the end of its sleep
         assertThat(Duration.between(r.startedAt(), r.finishedAt())).isLessThan(Duration.ofSeconds(30));
-        assertThat(runningStepContainers()).as("step containers still running").isEmpty();
+        assertThat(fx.runningStepContainers()).as("step containers still running").isEmpty();
 
         assertHeldContainerBackAndReported(id, t0, r);
     }
 
     private void assertHeldContainerBackAndReported(String id, Instant t0, WindowResult r) throws Exception {
-        assertThat(running(registry)).isTrue();
-        assertThat(inspect(registry).getId()).isEqualTo(id);
-        assertThat(exists(paths.held(host, registry))).isFalse();
-        assertThat(exists(paths.window(host, module))).isFalse();
-        assertThat(lockChildren()).isEmpty();
+        assertThat(fx.running(fx.registry)).isTrue();
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
+        assertThat(fx.exists(fx.heldNode())).isFalse();
+        assertThat(fx.exists(fx.windowNode())).isFalse();
+        assertThat(fx.lockChildren()).isEmpty();
 
-        ApplyReport report = report();
+        ApplyReport report = fx.report();
         assertThat(report.lastWindow()).isNotNull();
         assertThat(report.lastWindow().window()).isEqualTo(r.window());
         assertThat(report.lastWindow().outcome()).isEqualTo(r.outcome());
         assertThat(report.lastWindow().error()).isEqualTo(r.error());
 
-        events.settle();
-        List<Event> mine = eventsOf(id, t0);
+        fx.events.settle();
+        List<Event> mine = fx.eventsOf(id, t0);
         assertThat(actions(mine)).as("events of the held container:\n%s", DockerEvents.describe(mine))
                 .doesNotContain("create", "destroy", "rename")
                 .containsSubsequence("stop", "start");

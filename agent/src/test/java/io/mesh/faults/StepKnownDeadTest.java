@@ -12,6 +12,7 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -19,6 +20,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.SCHEDULE;
+import static io.mesh.faults.FaultFixture.actions;
+import static io.mesh.faults.FaultFixture.nanos;
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -38,7 +43,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Both tests catch that: the registry's start comes before the step's die.
  */
 @Tag("slow")
-class StepKnownDeadTest extends FaultFixture {
+class StepKnownDeadTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     /** The step outlives the broken wait by a few seconds and ends by itself: the window waits for it. */
     @Test
@@ -62,20 +69,20 @@ class StepKnownDeadTest extends FaultFixture {
     private record Run(WindowResult result, int stepExit, Duration elapsed) {}
 
     private Run windowWithABrokenWait(String step, String timeout) throws Exception {
-        setDesired(yaml("one", "unless-stopped", step, timeout), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String id = inspect(registry).getId();
+        fx.setDesired(fx.yaml("one", "unless-stopped", step, timeout), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        WindowRunner runner = new WindowRunner(store, brokenWait(docker), host, ProcessRef.current("fault test window"),
-                new WindowJournal(stateDir));
-        WindowResult r = runner.run(module, SCHEDULE, Duration.ofSeconds(30));
+        WindowRunner runner = new WindowRunner(fx.store, brokenWait(fx.docker), fx.host, ProcessRef.current("fault test window"),
+                new WindowJournal(fx.stateDir));
+        WindowResult r = runner.run(fx.module, SCHEDULE, Duration.ofSeconds(30));
         Duration elapsed = Duration.between(t0, Instant.now());
         System.out.println("window: " + r + " after " + elapsed.toMillis() + " ms");
 
-        events.settle();
-        List<Event> steps = stepEvents(t0);
-        List<Event> mine = eventsOf(id, t0);
+        fx.events.settle();
+        List<Event> steps = fx.stepEvents(t0);
+        List<Event> mine = fx.eventsOf(id, t0);
         String timeline = "step:\n" + DockerEvents.describe(steps) + "registry:\n" + DockerEvents.describe(mine);
         Event die = steps.stream().filter(e -> "die".equals(TestDocker.action(e))).findFirst()
                 .orElseThrow(() -> new AssertionError("the step never died:\n" + timeline));
@@ -84,9 +91,9 @@ class StepKnownDeadTest extends FaultFixture {
         assertThat(nanos(start)).as("the registry's start after the step's die:\n%s", timeline).isGreaterThan(nanos(die));
         assertThat(actions(mine).stream().filter("start"::equals).count()).as("started once").isEqualTo(1);
         assertThat(actions(mine)).doesNotContain("create", "destroy", "rename");
-        assertThat(running(registry)).isTrue();
-        assertThat(inspect(registry).getId()).isEqualTo(id);
-        assertThat(runningStepContainers()).isEmpty();
+        assertThat(fx.running(fx.registry)).isTrue();
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
+        assertThat(fx.runningStepContainers()).isEmpty();
         assertThat(r.error()).as("the window says its wait broke").contains("wait stream");
         String exit = die.getActor().getAttributes().get("exitCode");
         return new Run(r, exit == null ? -1 : Integer.parseInt(exit), elapsed);

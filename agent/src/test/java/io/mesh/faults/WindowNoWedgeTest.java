@@ -14,6 +14,7 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.time.Duration;
@@ -21,6 +22,12 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.mesh.faults.FaultFixture.SCHEDULE;
+import static io.mesh.faults.FaultFixture.actions;
+import static io.mesh.faults.FaultFixture.nanos;
+import static io.mesh.faults.FaultFixture.result;
+import static io.mesh.faults.FaultFixture.sleep;
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -29,7 +36,9 @@ import static org.awaitility.Awaitility.await;
  * restart policies back, its journal is gone, and the module's applies are not deferred for ever.
  */
 @Tag("slow")
-class WindowNoWedgeTest extends FaultFixture {
+class WindowNoWedgeTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     /**
      * A window left its journal behind while its process lives: the entry names the daemon's own (live) pid, a
@@ -46,55 +55,55 @@ class WindowNoWedgeTest extends FaultFixture {
      * owner to end: the daemon itself. The registry stayed stopped; this test fails at the first bound.
      */
     @Test
-    void aJournalLeftByALiveProcessIsFinishedByTheNextApply() throws Exception {
-        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "always", 2, "1m");
-        String id = inspect(registry).getId();
+    @DaemonWithR1(restart = "always", stepSeconds = 2)
+    void aJournalLeftByALiveProcessIsFinishedByTheNextApply(ChildJvm daemon) throws Exception {
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
         String windowId = "w-" + System.currentTimeMillis() + "-wedge";
 
-        ModuleLock lock = new ModuleLock(client, paths, module, host, ProcessRef.current("fault test"), LockHolder.APPLY);
+        ModuleLock lock = new ModuleLock(fx.client, fx.paths, fx.module, fx.host, ProcessRef.current("fault test"), LockHolder.APPLY);
         assertThat(lock.acquire(Duration.ofSeconds(30))).as("the test takes the module lock").isTrue();
         try {
-            docker.stop(id, 2);
-            setRestartPolicy(id, "no");
+            fx.docker.stop(id, 2);
+            fx.setRestartPolicy(id, "no");
             Instant daemonStart = ProcessHandle.of(daemon.pid()).orElseThrow().info().startInstant().orElseThrow();
             Instant since = Instant.now().minusSeconds(60);
-            String entry = "{\"host\":\"" + host + "\",\"module\":\"" + module + "\",\"schedule\":\"" + SCHEDULE + "\",\"window\":\"" + windowId
+            String entry = "{\"host\":\"" + fx.host + "\",\"module\":\"" + fx.module + "\",\"schedule\":\"" + SCHEDULE + "\",\"window\":\"" + windowId
                     + "\",\"since\":\"" + since + "\",\"deadline\":\"" + Instant.now().plusSeconds(600) + "\","
                     + "\"owner\":{\"pid\":" + daemon.pid() + ",\"process\":\"mesh-agent run\"},\"ownerStart\":\"" + daemonStart + "\","
-                    + "\"stepContainer\":\"" + module + "." + SCHEDULE + "." + windowId + "\","
-                    + "\"held\":[{\"container\":\"" + registry + "\",\"containerId\":\"" + id + "\",\"restorePolicy\":\"always\"}]}";
-            Files.createDirectories(journal().getParent());
-            Files.writeString(journal(), entry);
+                    + "\"stepContainer\":\"" + fx.module + "." + SCHEDULE + "." + windowId + "\","
+                    + "\"held\":[{\"container\":\"" + fx.registry + "\",\"containerId\":\"" + id + "\",\"restorePolicy\":\"always\"}]}";
+            Files.createDirectories(fx.journal().getParent());
+            Files.writeString(fx.journal(), entry);
         } finally {
             lock.release();
         }
         Instant released = Instant.now();
 
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
-            assertThat(running(registry)).as("registry running").isTrue();
-            assertThat(Files.exists(journal())).as("journal %s gone", journal()).isFalse();
+            assertThat(fx.running(fx.registry)).as("registry running").isTrue();
+            assertThat(Files.exists(fx.journal())).as("journal %s gone", fx.journal()).isFalse();
         });
-        assertThat(inspect(registry).getId()).as("the same container").isEqualTo(id);
-        assertThat(restartPolicy(id)).as("restart policy back").isEqualTo("always");
-        ApplyReport r = awaitReport(Duration.ofSeconds(30), x -> x.outcome() == ApplyOutcome.APPLIED
+        assertThat(fx.inspect(fx.registry).getId()).as("the same container").isEqualTo(id);
+        assertThat(fx.restartPolicy(id)).as("restart policy back").isEqualTo("always");
+        ApplyReport r = fx.awaitReport(Duration.ofSeconds(30), x -> x.outcome() == ApplyOutcome.APPLIED
                 && x.finishedAt() != null && x.finishedAt().isAfter(released));
         System.out.println("applied " + Duration.between(released, r.finishedAt()).toMillis() + " ms after the journal was left; lastWindow "
                 + r.lastWindow());
         assertThat(r.revision()).isEqualTo("r1");
-        ApplyReport withWindow = awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
+        ApplyReport withWindow = fx.awaitReport(Duration.ofSeconds(10), x -> x.lastWindow() != null && windowId.equals(x.lastWindow().window()));
         assertThat(withWindow.lastWindow().outcome()).isEqualTo(WindowOutcome.RECOVERED);
 
         // the module is not wedged: a window of it runs
-        ChildJvm w = window("window");
+        ChildJvm w = fx.window("window");
         assertThat(w.awaitExit(Duration.ofSeconds(90))).as("window exit; log:\n%s", w.output()).isZero();
         assertThat(result(w).outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
-        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> running(registry));
-        assertThat(inspect(registry).getId()).isEqualTo(id);
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> fx.running(fx.registry));
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
         assertThat(daemon.isAlive()).isTrue();
 
-        events.settle();
-        List<Event> mine = eventsOf(id, t0);
+        fx.events.settle();
+        List<Event> mine = fx.eventsOf(id, t0);
         assertThat(actions(mine)).as("events of the registry:\n%s", DockerEvents.describe(mine)).doesNotContain("create", "destroy", "rename");
     }
 
@@ -119,16 +128,16 @@ class WindowNoWedgeTest extends FaultFixture {
     @Test
     void aWindowInterruptedWhileItStopsItsContainersGivesThemBack() throws Exception {
         String slow = "trap 'echo ignored' TERM; while true; do sleep 1; done";
-        setDesired(yaml("one", "always", sleepStep(3), "1m", slow, 6), "r1");
-        assertThat(applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String id = inspect(registry).getId();
+        fx.setDesired(fx.yaml("one", "always", sleepStep(3), "1m", slow, 6), "r1");
+        assertThat(fx.applyInProcess().outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        WindowRunner runner = new WindowRunner(store, docker, host, ProcessRef.current("fault test window"), new WindowJournal(stateDir));
+        WindowRunner runner = new WindowRunner(fx.store, fx.docker, fx.host, ProcessRef.current("fault test window"), new WindowJournal(fx.stateDir));
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {
-                outcome.set(runner.run(module, SCHEDULE, Duration.ofSeconds(30)));
+                outcome.set(runner.run(fx.module, SCHEDULE, Duration.ofSeconds(30)));
             } catch (Throwable e) {
                 outcome.set(e);
             }
@@ -137,7 +146,7 @@ class WindowNoWedgeTest extends FaultFixture {
         // the window's stop has begun: SIGTERM (ignored) sent to the registry
         Event[] sigterm = new Event[1];
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
-            sigterm[0] = eventsOf(id, t0).stream().filter(e -> "kill".equals(TestDocker.action(e))).findFirst().orElse(null);
+            sigterm[0] = fx.eventsOf(id, t0).stream().filter(e -> "kill".equals(TestDocker.action(e))).findFirst().orElse(null);
             return sigterm[0] != null;
         });
         t.interrupt();
@@ -146,29 +155,29 @@ class WindowNoWedgeTest extends FaultFixture {
         System.out.println("interrupted window ended with: " + outcome.get());
 
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
-            assertThat(running(registry)).as("registry running").isTrue();
-            assertThat(Files.exists(journal())).as("journal gone").isFalse();
-            assertThat(exists(paths.held(host, registry))).as("held node gone").isFalse();
-            assertThat(exists(paths.window(host, module))).as("window node gone").isFalse();
+            assertThat(fx.running(fx.registry)).as("registry running").isTrue();
+            assertThat(Files.exists(fx.journal())).as("journal gone").isFalse();
+            assertThat(fx.exists(fx.heldNode())).as("held node gone").isFalse();
+            assertThat(fx.exists(fx.windowNode())).as("window node gone").isFalse();
         });
-        assertThat(inspect(registry).getId()).isEqualTo(id);
-        assertThat(restartPolicy(id)).as("restart policy back").isEqualTo("always");
-        assertThat(runningStepContainers()).as("running step containers").isEmpty();
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
+        assertThat(fx.restartPolicy(id)).as("restart policy back").isEqualTo("always");
+        assertThat(fx.runningStepContainers()).as("running step containers").isEmpty();
         // and it keeps running: past the moment dockerd would SIGKILL it if the window's stop were still under way
         Instant stopEnds = Instant.ofEpochSecond(0, nanos(sigterm[0])).plusSeconds(6 + 2);
         Duration left = Duration.between(Instant.now(), stopEnds);
-        if (!left.isNegative()) sleep(left);
-        events.settle();
-        assertThat(running(registry)).as("registry still running %s after the window's SIGTERM; its events:\n%s",
-                Duration.ofSeconds(8), DockerEvents.describe(eventsOf(id, t0))).isTrue();
+        if (!left.isNegative()) sleep(left); // deliberate: a quiet period up to that moment
+        fx.events.settle();
+        assertThat(fx.running(fx.registry)).as("registry still running %s after the window's SIGTERM; its events:\n%s",
+                Duration.ofSeconds(8), DockerEvents.describe(fx.eventsOf(id, t0))).isTrue();
 
-        ApplyReport next = applyInProcess();
+        ApplyReport next = fx.applyInProcess();
         assertThat(next.outcome()).as("the next apply: %s", next).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(next.window()).isNull();
-        assertThat(inspect(registry).getId()).isEqualTo(id);
+        assertThat(fx.inspect(fx.registry).getId()).isEqualTo(id);
 
-        events.settle();
-        List<Event> mine = eventsOf(id, t0);
+        fx.events.settle();
+        List<Event> mine = fx.eventsOf(id, t0);
         assertThat(actions(mine)).as("events of the registry:\n%s", DockerEvents.describe(mine)).doesNotContain("create", "destroy", "rename");
     }
 }

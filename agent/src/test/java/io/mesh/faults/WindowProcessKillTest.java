@@ -4,10 +4,12 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.wire.ApplyOutcome;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
 
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -18,24 +20,26 @@ import static org.awaitility.Awaitility.await;
  * the journal go, the report's {@code lastWindow} names the window. No apply recreates the held container meanwhile.
  */
 @Tag("slow")
-class WindowProcessKillTest extends FaultFixture {
+class WindowProcessKillTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     /** Mid-step, with the daemon running all along: an apply that gets the module lock finds the journal and recovers. */
     @Test
-    void killedMidStepWhileTheDaemonRuns() throws Exception {
-        ChildJvm daemon = daemonWithR1Applied("daemon", "1s", "unless-stopped", 12, "2m");
-        String id = inspect(registry).getId();
+    @DaemonWithR1(stepSeconds = 12, timeout = "2m")
+    void killedMidStepWhileTheDaemonRuns(ChildJvm daemon) throws Exception {
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        ChildJvm w = window("window");
-        String windowId = awaitHeldWindowId();
-        await().atMost(Duration.ofSeconds(30)).until(() -> !runningStepContainers().isEmpty());
-        assertThat(journal()).exists();
+        ChildJvm w = fx.window("window");
+        String windowId = fx.awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !fx.runningStepContainers().isEmpty());
+        assertThat(fx.journal()).exists();
         w.kill9();
 
-        assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
+        fx.assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
         assertThat(daemon.isAlive()).isTrue();
-        assertThat(report().outcome()).isIn(ApplyOutcome.APPLIED, ApplyOutcome.DEFERRED);
+        assertThat(fx.report().outcome()).isIn(ApplyOutcome.APPLIED, ApplyOutcome.DEFERRED);
     }
 
     /**
@@ -44,21 +48,21 @@ class WindowProcessKillTest extends FaultFixture {
      */
     @Test
     void killedMidStopThenTheDaemonStarts() throws Exception {
-        setDesired(yaml("one", "unless-stopped", sleepStep(5), "2m", true), "r1");
-        applyInProcess();
-        assertThat(running(registry)).isTrue();
-        String id = inspect(registry).getId();
+        fx.setDesired(fx.yaml("one", "unless-stopped", sleepStep(5), "2m", true), "r1");
+        fx.applyInProcess();
+        assertThat(fx.running(fx.registry)).isTrue();
+        String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        ChildJvm w = window("window");
-        String windowId = awaitHeldWindowId();
+        ChildJvm w = fx.window("window");
+        String windowId = fx.awaitHeldWindowId();
         // the stop has begun (SIGTERM sent, ignored) and the registry still runs
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
-                .until(() -> eventsOf(id, t0).stream().anyMatch(e -> "kill".equals(io.mesh.testing.TestDocker.action(e))));
-        assertThat(running(registry)).isTrue();
+                .until(() -> fx.eventsOf(id, t0).stream().anyMatch(e -> "kill".equals(io.mesh.testing.TestDocker.action(e))));
+        assertThat(fx.running(fx.registry)).isTrue();
         w.kill9();
 
-        daemon("daemon", "1s");
-        assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
+        fx.daemon("daemon", "1s");
+        fx.assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
     }
 }

@@ -8,11 +8,15 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import static io.mesh.faults.FaultFixture.nanos;
+import static io.mesh.faults.FaultFixture.sleep;
+import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -32,7 +36,9 @@ import static org.awaitility.Awaitility.await;
  * {@code failed} report once ZooKeeper answered: that report, in the transaction log, is what these tests catch there.
  */
 @Tag("slow")
-class ZooKeeperBlipTest extends FaultFixture {
+class ZooKeeperBlipTest {
+    @RegisterExtension
+    final FaultFixture fx = new FaultFixture();
 
     /** The leader dies as the registry's 10 s stop begins; the others elect a new one long before the stop ends. */
     @Test
@@ -78,45 +84,45 @@ class ZooKeeperBlipTest extends FaultFixture {
      */
     private void blipDuringARecreate(int stopSeconds, Duration blipAt, Duration quorumLostFor) throws Exception {
         String slow = "trap 'echo ignored' TERM; while true; do sleep 1; done";
-        setDesired(yaml("one", "unless-stopped", sleepStep(1), "1m", slow, stopSeconds), "r1");
-        ChildJvm daemon = daemon("daemon", "1s");
-        awaitApplied("r1", Duration.ofSeconds(60));
-        String oldId = inspect(registry).getId();
-        int[] victims = quorumLostFor.isZero() ? new int[] {zk.leader()} : new int[] {zk.leader(), zk.follower()};
+        fx.setDesired(fx.yaml("one", "unless-stopped", sleepStep(1), "1m", slow, stopSeconds), "r1");
+        ChildJvm daemon = fx.daemon("daemon", "1s");
+        fx.awaitApplied("r1", Duration.ofSeconds(60));
+        String oldId = fx.inspect(fx.registry).getId();
+        int[] victims = quorumLostFor.isZero() ? new int[] {fx.zk.leader()} : new int[] {fx.zk.leader(), fx.zk.follower()};
         for (int v : victims) assertThat(v).isPositive();
-        long zxid = zxidNow();
+        long zxid = fx.zxidNow();
         Instant t0 = Instant.now();
 
-        DesiredRecord r2 = setDesired(yaml("two", "unless-stopped", sleepStep(1), "1m", slow, stopSeconds), "r2");
+        DesiredRecord r2 = fx.setDesired(fx.yaml("two", "unless-stopped", sleepStep(1), "1m", slow, stopSeconds), "r2");
         Event[] sigterm = new Event[1];
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
-            sigterm[0] = eventsOf(oldId, t0).stream().filter(e -> "kill".equals(TestDocker.action(e))).findFirst().orElse(null);
+            sigterm[0] = fx.eventsOf(oldId, t0).stream().filter(e -> "kill".equals(TestDocker.action(e))).findFirst().orElse(null);
             return sigterm[0] != null;
         });
         Instant at = Instant.ofEpochSecond(0, nanos(sigterm[0]) + blipAt.toNanos());
-        // the fault's moment, from dockerd's clock (the same machine's): a schedule, not a wait for a condition
+        // the fault's moment, from dockerd's clock (the same machine's): a schedule, not a wait for a condition (deliberate)
         Duration until = Duration.between(Instant.now(), at);
         if (!until.isNegative()) sleep(until);
-        for (int v : victims) zk.kill(v);
+        for (int v : victims) fx.zk.kill(v);
         Instant down = Instant.now();
         if (!quorumLostFor.isZero()) {
-            sleep(quorumLostFor);   // the outage's length: the fault itself
-            for (int v : victims) zk.start(v);
+            sleep(quorumLostFor);   // deliberate: the outage's length, the fault itself
+            for (int v : victims) fx.zk.start(v);
         }
-        zk.awaitQuorum(Duration.ofSeconds(60));
+        fx.zk.awaitQuorum(Duration.ofSeconds(60));
         Instant up = Instant.now();
         System.out.printf("registry SIGTERM at %s (stop-timeout %ds, so SIGKILL at %s); killed zk%s at %s; quorum again at %s (%d ms)%n",
                 HeldIntervals.at(nanos(sigterm[0])), stopSeconds, HeldIntervals.at(nanos(sigterm[0]) + stopSeconds * 1_000_000_000L),
                 java.util.Arrays.toString(victims), down, up, Duration.between(down, up).toMillis());
 
-        ApplyReport applied = awaitApplied("r2", Duration.ofSeconds(90));
+        ApplyReport applied = fx.awaitApplied("r2", Duration.ofSeconds(90));
         assertThat(applied.push()).isEqualTo(r2.push());
-        awaitConverged("two", Duration.ofSeconds(30));
-        assertThat(docker.containersWithLabel(io.mesh.docker.Labels.MODULE, module)).as("one container per name, no leftover").hasSize(2);
+        fx.awaitConverged("two", Duration.ofSeconds(30));
+        assertThat(fx.docker.containersWithLabel(io.mesh.docker.Labels.MODULE, fx.module)).as("one container per name, no leftover").hasSize(2);
         assertThat(daemon.isAlive()).isTrue();
-        for (int v : victims) zk.start(v);
+        for (int v : victims) fx.zk.start(v);
 
-        List<ApplyReport> history = reportHistory(zxid);
+        List<ApplyReport> history = fx.reportHistory(zxid);
         history.forEach(r -> System.out.println("report: push=" + r.push() + " revision=" + r.revision() + " outcome=" + r.outcome()
                 + (r.error() == null ? "" : " error=\"" + r.error() + "\"")));
         System.out.println("daemon:\n" + daemon.output().lines().filter(l -> l.contains("SessionGuard") || l.contains("Applier")

@@ -136,7 +136,7 @@ class HostFenceTest {
             return acquire(other, Duration.ofSeconds(20));
         });
         asking.await(10, TimeUnit.SECONDS);
-        Thread.sleep(200);   // the second thread is waiting: give it the chance to take what it must not
+        Thread.sleep(200);   // deliberate: the second thread is waiting; give it the chance to take what it must not
         assertThat(waiting).as("taken by a second thread while the first holds it").isNotDone();
         first.close();
         Optional<HostFence.Held> second = waiting.get(20, TimeUnit.SECONDS);

@@ -1,12 +1,13 @@
 package io.mesh.section;
 
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -22,6 +23,8 @@ import static org.awaitility.Awaitility.await;
  * on the session that is still connected.
  */
 class ModuleSectionTest {
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
 
     /**
      * FleetHistoryIT seed 8: an apply waited for the lock behind a window; the agent was paused past its session;
@@ -32,8 +35,7 @@ class ModuleSectionTest {
      */
     @Test
     void aLockTakenAcrossASessionChangeIsNotIntact(@TempDir Path stateDir) throws Exception {
-        try (TestZk zk = new TestZk();
-             CuratorFramework agent = MeshZk.connect(zk.connect(), Duration.ofSeconds(10))) {
+        try (CuratorFramework agent = MeshZk.connect(zk.connect(), Duration.ofSeconds(10))) {
             MeshStore store = new MeshStore(agent, zk.paths());
             store.session(); // the guard listens from here on
             String lockPath = zk.paths().lock("m", "h");
@@ -67,8 +69,7 @@ class ModuleSectionTest {
 
     @Test
     void aLockTakenOnTheConnectedSessionIsIntact(@TempDir Path stateDir) throws Exception {
-        try (TestZk zk = new TestZk();
-             CuratorFramework agent = MeshZk.connect(zk.connect(), Duration.ofSeconds(10))) {
+        try (CuratorFramework agent = MeshZk.connect(zk.connect(), Duration.ofSeconds(10))) {
             MeshStore store = new MeshStore(agent, zk.paths());
             ModuleSection apply = new ModuleSection(store, new HostFence(stateDir), "m", "h", ProcessRef.current("test"), "apply");
             assertThat(apply.lock(Duration.ofSeconds(10))).isTrue();

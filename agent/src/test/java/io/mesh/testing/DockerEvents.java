@@ -1,9 +1,12 @@
 package io.mesh.testing;
 
+import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Event;
+import com.github.dockerjava.api.model.HostConfig;
 import io.mesh.docker.Labels;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -11,8 +14,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * Records Docker's container events live, from the moment it is made, for containers whose {@code mesh.module}
@@ -21,7 +28,10 @@ import java.util.function.Predicate;
  * restarts. Events are deduplicated and kept in dockerd's time order.
  */
 public final class DockerEvents implements AutoCloseable {
+    /** The {@code mesh.module} label of the containers {@link #settle()} makes: no module's, and never recorded. */
+    private static final String MARKER = "mesh-events-marker-";
     private final Predicate<String> modules;
+    private final Set<String> markersSeen = ConcurrentHashMap.newKeySet();
     private final List<Event> events = new ArrayList<>();
     private final Set<String> seen = new HashSet<>();
     private final Thread thread;
@@ -55,9 +65,8 @@ public final class DockerEvents implements AutoCloseable {
     private volatile boolean subscribed;
 
     private void awaitSubscribed() {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!subscribed && System.nanoTime() < end) sleep(50);
-        if (!subscribed) throw new IllegalStateException("could not subscribe to Docker's events within 20s");
+        await("a subscription to Docker's events").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+                .until(() -> subscribed);
     }
 
     private void loop() {
@@ -88,6 +97,7 @@ public final class DockerEvents implements AutoCloseable {
     private void add(Event e) {
         Map<String, String> attrs = e.getActor() == null || e.getActor().getAttributes() == null ? Map.of() : e.getActor().getAttributes();
         String module = attrs.get(Labels.MODULE);
+        if (module != null && module.startsWith(MARKER)) markersSeen.add(module);
         if (module == null || !modules.test(module)) return;
         String key = e.getId() + "|" + TestDocker.action(e) + "|" + e.getTimeNano();
         synchronized (events) {
@@ -124,10 +134,20 @@ public final class DockerEvents implements AutoCloseable {
     }
 
     /**
-     * Waits until events up to now have arrived (Docker delivers them asynchronously): bounded, 2 s.
+     * Waits until every event up to now has arrived (Docker delivers them asynchronously, in order): makes a marker
+     * container (created, never started, then removed) and waits, bounded, until its {@code create} event has come.
      */
     public void settle() {
-        sleep(700);
+        String marker = MARKER + UUID.randomUUID();
+        DockerClient docker = TestDocker.engine().client();
+        String id = docker.createContainerCmd(TestDocker.BUSYBOX).withCmd("true").withLabels(Map.of(Labels.MODULE, marker))
+                .withHostConfig(HostConfig.newHostConfig().withNetworkMode("none")).exec().getId();
+        try {
+            await("Docker's event of " + marker).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> markersSeen.contains(marker));
+        } finally {
+            docker.removeContainerCmd(id).withForce(true).exec();
+        }
     }
 
     /**

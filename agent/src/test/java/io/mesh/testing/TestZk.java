@@ -33,7 +33,8 @@ public final class TestZk implements AutoCloseable {
                 java.util.Map.of("clientPortAddress", "127.0.0.1", "admin.enableServer", "false"), "127.0.0.1");
     }
 
-    private static int freePort() throws java.io.IOException {
+    /** @return a free TCP port on 127.0.0.1 (closed again before return) */
+    public static int freePort() throws java.io.IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }

@@ -7,7 +7,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
@@ -16,6 +16,7 @@ import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OtherModulesContainerTest {
     private static final String HOST = "host-a";
-    private TestZk zk;
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
     private DockerEngine docker;
     private String module;
     private String other;
@@ -43,7 +45,6 @@ class OtherModulesContainerTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        zk = new TestZk();
         docker = TestDocker.engine();
         module = TestDocker.uniqueModule("om");
         other = module + "-x";
@@ -51,10 +52,9 @@ class OtherModulesContainerTest {
     }
 
     @AfterEach
-    void tearDown() throws Exception {
+    void tearDown() {
         TestDocker.clean(module);
         TestDocker.clean(other);
-        zk.close();
     }
 
     /** A running container named {@code <module>-web} that belongs to {@link #other}. */

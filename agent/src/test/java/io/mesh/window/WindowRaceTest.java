@@ -1,27 +1,26 @@
 package io.mesh.window;
 
 import com.github.dockerjava.api.model.Event;
-import io.mesh.agent.AgentConfig;
-import io.mesh.agent.AgentDaemon;
 import io.mesh.agent.AgentMain;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -48,33 +47,21 @@ import static org.awaitility.Awaitility.await;
 @Tag("slow")
 class WindowRaceTest {
     private static final String HOST = "host-a";
-    private TestZk zk;
-    private DockerEngine docker;
-    private AgentDaemon daemon;
-    private String module;
-    private String registry;
-    /** Shared by the daemon and the window process, as on a real host (--state-dir). */
-    private Path stateDir;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        zk = new TestZk();
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("wr");
-        registry = module + "-registry";
-        // A long reconcile interval: landing after the window must not depend on it.
-        stateDir = Files.createTempDirectory("mesh-agent");
-        AgentConfig config = new AgentConfig(HOST, zk.paths(), stateDir, Duration.ofMinutes(10),
-                Duration.ofSeconds(2), Duration.ofMinutes(1));
-        daemon = new AgentDaemon(config, zk.client(), docker, ProcessRef.current("mesh-agent run (test)"));
-        daemon.start();
-    }
+    @RegisterExtension
+    @Order(1)
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    /** Reconciles every 10 minutes: landing after the window must not depend on it. */
+    @RegisterExtension
+    @Order(2)
+    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST);
+    private final DockerEngine docker = TestDocker.engine();
+    private final String module = TestDocker.uniqueModule("wr");
+    private final String registry = module + "-registry";
 
     @AfterEach
-    void tearDown() throws Exception {
-        daemon.close();
+    void tearDown() {
+        agent.close(); // before its containers go, so that it does not make them again
         TestDocker.clean(module, module + "-data");
-        zk.close();
     }
 
     private String store(String mode, int stepSeconds) {
@@ -107,7 +94,7 @@ class WindowRaceTest {
 
     @Test
     void aPushDuringAWindowIsDeferredAndLandsAfterItWithoutAnotherPush() throws Exception {
-        race(() -> daemon.runWindow(module, "garbage-collect"), false);
+        race(() -> agent.daemon().runWindow(module, "garbage-collect"), false);
     }
 
     @Test
@@ -117,7 +104,7 @@ class WindowRaceTest {
                 String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
                 Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
                         "window", "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "garbage-collect",
-                        "--state-dir", stateDir.toString())
+                        "--state-dir", agent.stateDir().toString())
                         .redirectErrorStream(true).start();
                 return p.onExit().thenApply(done -> {
                     String out = new String(readAll(done), StandardCharsets.UTF_8);

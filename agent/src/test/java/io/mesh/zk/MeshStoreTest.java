@@ -1,6 +1,6 @@
 package io.mesh.zk;
 
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
@@ -10,9 +10,8 @@ import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -27,17 +26,8 @@ import static org.awaitility.Awaitility.await;
 /** MeshStore against a real ZooKeeper: report writes from two processes, desired reads from the daemon's cache. */
 class MeshStoreTest {
     private static final String HOST = "host-a", MODULE = "store";
-    private TestZk zk;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        zk = new TestZk();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        zk.close();
-    }
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
 
     private static ApplyReport report(String revision) {
         return ApplyReport.applied(HOST, MODULE, revision, "push-0000000001", Times.now(), null, List.of());

@@ -1,7 +1,7 @@
 package io.mesh.zk;
 
 import io.mesh.lock.ModuleLock;
-import io.mesh.testing.TestZk;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
@@ -14,15 +14,17 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,6 +35,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -47,29 +50,25 @@ class ZkAclTest {
     private static final byte[] X = "{}".getBytes(StandardCharsets.UTF_8);
     private final ZkAuth auth = ZkAuth.parse("mesh:s3cret-zk");
     private final ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
-    private TestingServer server;
+    /** A server per test (its own client makes no node: mesh's clients below make them). */
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
     private final List<AutoCloseable> closing = new ArrayList<>();
 
-    @BeforeEach
-    void start() throws Exception {
-        server = new TestingServer(TestZk.loopbackSpec(), true);
-    }
-
     @AfterEach
-    void stop() throws Exception {
+    void closeClients() throws Exception {
         for (int i = closing.size() - 1; i >= 0; i--) closing.get(i).close();
-        server.close();
     }
 
     private CuratorFramework mesh() throws Exception {
-        CuratorFramework c = MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), auth, paths);
+        CuratorFramework c = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), auth, paths);
         closing.add(c);
         return c;
     }
 
     /** A plain Curator client: no credentials, or the ones given, and Curator's default (open) ACL provider. */
     private CuratorFramework plain(String digest) throws Exception {
-        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(zk.connect())
                 .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
         if (digest != null) b.authorization("digest", digest.getBytes(StandardCharsets.UTF_8));
         CuratorFramework c = b.build();
@@ -119,47 +118,53 @@ class ZkAclTest {
         for (String p : all) assertThat(mesh.getACL().forPath(p)).as(p).isEqualTo(expected);
     }
 
-    @Test
-    void anUnauthenticatedClientIsRefusedEveryWriteAndCanStillReadEverything() throws Exception {
-        Map<String, String> n = populate(mesh());
-        for (CuratorFramework other : List.of(plain(null), plain("mesh:wrong-password"), plain("intruder:s3cret-zk"))) {
-            // create under each mesh path
-            for (String parent : List.of(paths.root(), paths.desired(), paths.pushes(), paths.locks(), paths.windows(),
-                    paths.held(), paths.reports(), paths.agents(), paths.held("host-a"), paths.windows("host-a"),
-                    paths.reports("host-a"), paths.lock("store", "host-a"))) {
-                refused("create under " + parent, () -> other.create().forPath(parent + "/intruder", X));
-            }
-            refused("create a lock child", () -> other.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                    .forPath(paths.lock("store", "host-a") + "/_c_00000000-0000-0000-0000-000000000000-lock-", X));
-            refused("create a held node", () -> other.create().withMode(CreateMode.EPHEMERAL).forPath(paths.held("host-a", "store-web"), X));
-            refused("create a held host", () -> other.create().forPath(paths.held("host-b"), X));
-            refused("create a window host", () -> other.create().forPath(paths.windows("host-b"), X));
-            refused("create a lock module", () -> other.create().forPath(paths.locks() + "/web", X));
-            // change data
-            refused("setData desired", () -> other.setData().forPath(n.get("desired"), "{\"spec\":{}}".getBytes(StandardCharsets.UTF_8)));
-            refused("setData report", () -> other.setData().forPath(n.get("report"), X));
-            refused("setData held", () -> other.setData().forPath(n.get("held"), X));
-            refused("setData push", () -> other.setData().forPath(paths.pushes(), X));
-            // delete
-            refused("delete held", () -> other.delete().forPath(n.get("held")));
-            refused("delete window", () -> other.delete().forPath(n.get("window")));
-            refused("delete lock child", () -> other.delete().forPath(n.get("lockChild")));
-            refused("delete desired", () -> other.delete().forPath(n.get("desired")));
-            refused("delete report", () -> other.delete().forPath(n.get("report")));
-            refused("delete agent", () -> other.delete().forPath(n.get("agent")));
-            // open the ACL again
-            refused("setACL desired", () -> other.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(n.get("desired")));
-            refused("setACL root", () -> other.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(paths.root()));
+    /** Clients that are not mesh: no credentials, mesh's user with a wrong password, another user with mesh's password. */
+    static Stream<Named<String>> outsiders() {
+        return Stream.of(Named.of("no credentials", null), Named.of("a wrong password", "mesh:wrong-password"),
+                Named.of("another user", "intruder:s3cret-zk"));
+    }
 
-            // Reading still works: zkCli inspection of held containers, windows, reports and locks.
-            assertThat(other.getChildren().forPath(paths.held("host-a"))).containsExactly("store-registry");
-            assertThat(other.getData().forPath(n.get("held"))).isEqualTo(X);
-            assertThat(new String(other.getData().forPath(n.get("desired")), StandardCharsets.UTF_8)).contains("store");
-            assertThat(Json.read(other.getData().forPath(n.get("report")), ApplyReport.class).outcome()).isEqualTo(ApplyOutcome.APPLIED);
-            assertThat(other.getChildren().forPath(paths.lock("store", "host-a"))).hasSize(1);
-            assertThat(Json.read(other.getData().forPath(n.get("lockChild")), LockHolder.class).purpose()).isEqualTo(LockHolder.APPLY);
-            assertThat(other.checkExists().forPath(n.get("window"))).isNotNull();
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("outsiders")
+    void anUnauthenticatedClientIsRefusedEveryWriteAndCanStillReadEverything(String digest) throws Exception {
+        Map<String, String> n = populate(mesh());
+        CuratorFramework other = plain(digest);
+        // create under each mesh path
+        for (String parent : List.of(paths.root(), paths.desired(), paths.pushes(), paths.locks(), paths.windows(),
+                paths.held(), paths.reports(), paths.agents(), paths.held("host-a"), paths.windows("host-a"),
+                paths.reports("host-a"), paths.lock("store", "host-a"))) {
+            refused("create under " + parent, () -> other.create().forPath(parent + "/intruder", X));
         }
+        refused("create a lock child", () -> other.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(paths.lock("store", "host-a") + "/_c_00000000-0000-0000-0000-000000000000-lock-", X));
+        refused("create a held node", () -> other.create().withMode(CreateMode.EPHEMERAL).forPath(paths.held("host-a", "store-web"), X));
+        refused("create a held host", () -> other.create().forPath(paths.held("host-b"), X));
+        refused("create a window host", () -> other.create().forPath(paths.windows("host-b"), X));
+        refused("create a lock module", () -> other.create().forPath(paths.locks() + "/web", X));
+        // change data
+        refused("setData desired", () -> other.setData().forPath(n.get("desired"), "{\"spec\":{}}".getBytes(StandardCharsets.UTF_8)));
+        refused("setData report", () -> other.setData().forPath(n.get("report"), X));
+        refused("setData held", () -> other.setData().forPath(n.get("held"), X));
+        refused("setData push", () -> other.setData().forPath(paths.pushes(), X));
+        // delete
+        refused("delete held", () -> other.delete().forPath(n.get("held")));
+        refused("delete window", () -> other.delete().forPath(n.get("window")));
+        refused("delete lock child", () -> other.delete().forPath(n.get("lockChild")));
+        refused("delete desired", () -> other.delete().forPath(n.get("desired")));
+        refused("delete report", () -> other.delete().forPath(n.get("report")));
+        refused("delete agent", () -> other.delete().forPath(n.get("agent")));
+        // open the ACL again
+        refused("setACL desired", () -> other.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(n.get("desired")));
+        refused("setACL root", () -> other.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(paths.root()));
+
+        // Reading still works: zkCli inspection of held containers, windows, reports and locks.
+        assertThat(other.getChildren().forPath(paths.held("host-a"))).containsExactly("store-registry");
+        assertThat(other.getData().forPath(n.get("held"))).isEqualTo(X);
+        assertThat(new String(other.getData().forPath(n.get("desired")), StandardCharsets.UTF_8)).contains("store");
+        assertThat(Json.read(other.getData().forPath(n.get("report")), ApplyReport.class).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(other.getChildren().forPath(paths.lock("store", "host-a"))).hasSize(1);
+        assertThat(Json.read(other.getData().forPath(n.get("lockChild")), LockHolder.class).purpose()).isEqualTo(LockHolder.APPLY);
+        assertThat(other.checkExists().forPath(n.get("window"))).isNotNull();
         // Nothing changed.
         assertThat(plain(null).getChildren().forPath(paths.held("host-a"))).containsExactly("store-registry");
     }
@@ -198,17 +203,17 @@ class ZkAclTest {
     @Test
     void aMeshProcessWithoutCredentialsIsToldToGiveThemWhenTheLayoutIsProtected() throws Exception {
         mesh();
-        assertThatThrownBy(() -> MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), null, paths))
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), null, paths))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--zk-auth-file").hasMessageContaining(ZkAuth.ENV);
         ZkAuth other = ZkAuth.parse("someone:else");
-        assertThatThrownBy(() -> MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), other, paths))
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), other, paths))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("another identity");
     }
 
     @Test
     void withoutCredentialsEverythingStaysOpenAsBefore() throws Exception {
-        CuratorFramework open = MeshZk.connect(server.getConnectString(), Duration.ofSeconds(20), null, paths);
+        CuratorFramework open = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), null, paths);
         closing.add(open);
         open.create().creatingParentsIfNeeded().forPath(paths.desired("store"), X);
         assertThat(open.getACL().forPath(paths.desired("store"))).isEqualTo(ZooDefs.Ids.OPEN_ACL_UNSAFE);

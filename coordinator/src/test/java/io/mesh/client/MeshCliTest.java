@@ -1,10 +1,11 @@
 package io.mesh.client;
 
 import com.sun.net.httpserver.HttpServer;
-import io.mesh.coordinator.ApiFixture;
-import io.mesh.coordinator.LoopbackZk;
+import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.HttpApi;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
@@ -13,12 +14,11 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushRecord;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 import com.sun.net.httpserver.HttpServer;
@@ -43,35 +43,27 @@ import static org.awaitility.Awaitility.await;
 
 /** The operator's client, in-process, against a real {@code HttpApi} and ZooKeeper; reports are written by the test. */
 class MeshCliTest {
-    static LoopbackZk zk;
-    ApiFixture api;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void startZk() throws Exception { zk = new LoopbackZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
-
-    @BeforeEach
-    void start() throws Exception {
-        zk.reset();
-        api = new ApiFixture(zk, null);
-    }
-
-    @AfterEach
-    void stop() { api.close(); }
 
     record Run(int code, String out, String err) {}
 
     Run mesh(String... args) {
-        return meshAt(api.api.uri().toString(), args);
+        return meshAt(api.uri().toString(), args);
     }
 
     /** The client with {@code --coordinator=coordinators} (one URL or several, comma-separated). */
     static Run meshAt(String coordinators, String... args) {
-        StringWriter out = new StringWriter(), err = new StringWriter();
+        return meshAt(coordinators, new StringWriter(), args);
+    }
+
+    /** As {@link #meshAt(String, String...)}, printing into {@code out}, which another thread may read meanwhile. */
+    static Run meshAt(String coordinators, StringWriter out, String... args) {
+        StringWriter err = new StringWriter();
         CommandLine cl = MeshCli.commandLine();
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
@@ -85,11 +77,11 @@ class MeshCliTest {
 
     static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
         ApplyReport r = StatusApiTest.report(host, module, revision, push, outcome, error);
-        String path = zk.paths.report(host, module);
+        String path = zk.paths().report(host, module);
         try {
-            zk.client.setData().forPath(path, Json.bytes(r));
+            zk.client().setData().forPath(path, Json.bytes(r));
         } catch (KeeperException.NoNodeException e) {
-            zk.client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
+            zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
         }
     }
 
@@ -100,18 +92,21 @@ class MeshCliTest {
     }
 
     static void awaitPush(String push) {
-        await().atMost(10, TimeUnit.SECONDS).until(() -> zk.client.checkExists().forPath(zk.paths.push(push)) != null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> zk.client().checkExists().forPath(zk.paths().push(push)) != null);
     }
 
     @Test
     void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
         Path f = manifest(Manifests.TWO);
-        CompletableFuture<Run> run = meshAsync("push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms");
+        StringWriter out = new StringWriter();
+        CompletableFuture<Run> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+                "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
         String push = "push-0000000000";
         awaitPush(push);
-        Thread.sleep(300);
+        // each state once the client has printed the one before, so that it sees them all
+        await().atMost(10, TimeUnit.SECONDS).until(() -> out.toString().contains("host-a  store  pending\n"));
         report("host-a", "store", "r2", push, ApplyOutcome.DEFERRED, null);
-        Thread.sleep(300);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> out.toString().contains("host-a  store  deferred"));
         report("host-a", "store", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null);
@@ -139,8 +134,8 @@ class MeshCliTest {
     void pushWaitExitsThreeOnTimeout() throws Exception {
         // An older push's report does not count.
         report("host-a", "store", "r0", "push-0000000000", ApplyOutcome.APPLIED, null);
-        zk.client.create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
-        zk.client.create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
+        zk.client().create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
+        zk.client().create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
         Run r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(r.out()).contains("push-0000000001", "host-a  store  pending");
@@ -155,7 +150,7 @@ class MeshCliTest {
         Run r = mesh("push", dir.toString(), "--wait");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(r.err()).contains("document 2, containers.app.imag: unknown field 'imag'", "a.yaml, b.yml");
-        assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
 
     @Test
@@ -170,7 +165,7 @@ class MeshCliTest {
     @Test
     void unreachableCoordinatorExitsFour() throws Exception {
         Path f = manifest(Manifests.TWO);
-        api.close();
+        api.stop();
         Run r = mesh("push", f.toString());
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
         assertThat(r.err()).contains("cannot reach the coordinator");
@@ -184,7 +179,7 @@ class MeshCliTest {
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.DEFERRED, null);
         HeldRecord h = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", Instant.parse("2026-11-30T03:30:00Z"),
                 new ProcessRef(777, "mesh-agent run"));
-        zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.held("host-a", "store-registry"), Json.bytes(h));
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held("host-a", "store-registry"), Json.bytes(h));
 
         Run s = mesh("status", "push-0000000000");
         assertThat(s.code()).as(s.toString()).isZero();
@@ -205,38 +200,36 @@ class MeshCliTest {
 
     @Test
     void severalCoordinatorsTheNextAnswersWhenOneIsStopped() throws Exception {
-        try (ApiFixture second = new ApiFixture(zk, null)) {
-            String first = api.api.uri().toString();
-            api.close();  // stopped: its port refuses connections
-            String both = first + "," + second.api.uri();
-            Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
-            assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
-            assertThat(p.out()).startsWith("push-0000000000  revision r1");
-            assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.api.uri());
-            assertThat(zk.client.checkExists().forPath(zk.paths.push("push-0000000000"))).isNotNull();
-            report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null);
+        HttpApi second = api.another();
+        String first = api.uri().toString();
+        api.stop();  // stopped: its port refuses connections
+        String both = first + "," + second.uri();
+        Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
+        assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
+        assertThat(p.out()).startsWith("push-0000000000  revision r1");
+        assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.uri());
+        assertThat(zk.client().checkExists().forPath(zk.paths().push("push-0000000000"))).isNotNull();
+        report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null);
 
-            Run s = meshAt(both, "status");
-            assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
-            assertThat(s.out()).contains("host-a", "store", "r1", "applied");
-            assertThat(meshAt(both, "status", "push-0000000000").out()).contains("state applied");
-            // The environment variable takes the same list; spaces around commas and a trailing comma are fine.
-            assertThat(meshAt(" " + first + " , " + second.api.uri() + ",", "held").code()).isEqualTo(MeshCli.OK);
-        }
+        Run s = meshAt(both, "status");
+        assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
+        assertThat(s.out()).contains("host-a", "store", "r1", "applied");
+        assertThat(meshAt(both, "status", "push-0000000000").out()).contains("state applied");
+        // The environment variable takes the same list; spaces around commas and a trailing comma are fine.
+        assertThat(meshAt(" " + first + " , " + second.uri() + ",", "held").code()).isEqualTo(MeshCli.OK);
     }
 
     @Test
     void severalCoordinatorsTheOneThatAnsweredIsAskedFirstAfterwards() throws Exception {
-        try (ApiFixture second = new ApiFixture(zk, null)) {
-            URI first = api.api.uri();
-            api.close();
-            List<String> notices = new java.util.ArrayList<>();
-            CoordinatorClient client = new CoordinatorClient(List.of(first, second.api.uri()), null).onFailover(notices::add);
-            assertThat(client.get("/v1/fleet").status()).isEqualTo(200);
-            assertThat(client.base()).isEqualTo(second.api.uri());
-            assertThat(client.get("/v1/held").status()).isEqualTo(200);
-            assertThat(notices).hasSize(1);
-        }
+        HttpApi second = api.another();
+        URI first = api.uri();
+        api.stop();
+        List<String> notices = new java.util.ArrayList<>();
+        CoordinatorClient client = new CoordinatorClient(List.of(first, second.uri()), null).onFailover(notices::add);
+        assertThat(client.get("/v1/fleet").status()).isEqualTo(200);
+        assertThat(client.base()).isEqualTo(second.uri());
+        assertThat(client.get("/v1/held").status()).isEqualTo(200);
+        assertThat(notices).hasSize(1);
     }
 
     @Test
@@ -251,13 +244,13 @@ class MeshCliTest {
         });
         unavailable.start();
         try {
-            String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + api.api.uri();
+            String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + api.uri();
             Run s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(s.err()).contains("answered 503: ZooKeeper is unavailable").doesNotContain("does not answer");
             Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
             assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
-            assertThat(zk.client.checkExists().forPath(zk.paths.pushes())).isNull();
+            assertThat(zk.client().checkExists().forPath(zk.paths().pushes())).isNull();
         } finally {
             unavailable.stop(0);
         }
@@ -280,36 +273,34 @@ class MeshCliTest {
             }, "dropper");
             t.setDaemon(true);
             t.start();
-            String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + api.api.uri();
+            String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + api.uri();
             Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
             assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(p.err()).contains("lost the coordinator at http://127.0.0.1:" + dropper.getLocalPort(), "not sent to another coordinator");
-            assertThat(zk.client.checkExists().forPath(zk.paths.pushes())).isNull();
+            assertThat(zk.client().checkExists().forPath(zk.paths().pushes())).isNull();
             Run s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
-            assertThat(s.err()).contains("does not answer", "asking " + api.api.uri());
+            assertThat(s.err()).contains("does not answer", "asking " + api.uri());
         }
     }
 
     @Test
     void severalCoordinatorsNoneAnswersExitsFourNamingEach() throws Exception {
-        try (ApiFixture second = new ApiFixture(zk, null)) {
-            String both = api.api.uri() + "," + second.api.uri();
-            api.close();
-            second.close();
-            Run r = meshAt(both, "status");
-            assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
-            assertThat(r.err()).contains("cannot reach any coordinator: " + api.api.uri() + ": ", "; " + second.api.uri() + ": ");
-            assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
-        }
+        HttpApi second = api.another();
+        String both = api.uri() + "," + second.uri();
+        api.stop();
+        second.close();
+        Run r = meshAt(both, "status");
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
+        assertThat(r.err()).contains("cannot reach any coordinator: " + api.uri() + ": ", "; " + second.uri() + ": ");
+        assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
     }
 
-    @Test
-    void helpEverywhere() {
-        for (String[] args : List.of(new String[]{"--help"}, new String[]{"push", "--help"}, new String[]{"status", "--help"}, new String[]{"held", "--help"})) {
-            Run r = mesh(args);
-            assertThat(r.code()).isZero();
-            assertThat(r.out()).contains("Usage:");
-        }
+    @ParameterizedTest(name = "mesh {0}")
+    @ValueSource(strings = {"--help", "push --help", "status --help", "held --help"})
+    void helpEverywhere(String args) {
+        Run r = mesh(args.split(" "));
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("Usage:");
     }
 }

@@ -1,17 +1,16 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.coordinator.LoopbackZk;
 import io.mesh.coordinator.OpsFixture;
+import io.mesh.testing.TestZk;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
@@ -41,14 +40,9 @@ import static org.awaitility.Awaitility.await;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class OperatorCommandsTest {
-    static OpsFixture fx;
+    @RegisterExtension
+    static final OpsFixture fx = new OpsFixture();
     static final HttpClient http = HttpClient.newHttpClient();
-
-    @BeforeAll
-    static void start() throws Exception { fx = new OpsFixture(); }
-
-    @AfterAll
-    static void stop() throws Exception { fx.close(); }
 
     record Run(int code, String out, String err) {}
 
@@ -58,7 +52,7 @@ class OperatorCommandsTest {
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         List<String> all = new ArrayList<>(List.of(args));
-        if (all.stream().noneMatch(a -> a.startsWith("--coordinator")) && !all.contains("--help")) all.add("--coordinator=" + fx.api.api.uri());
+        if (all.stream().noneMatch(a -> a.startsWith("--coordinator")) && !all.contains("--help")) all.add("--coordinator=" + fx.api.uri());
         int code = cl.execute(all.toArray(String[]::new));
         return new Run(code, out.toString(), err.toString());
     }
@@ -145,7 +139,7 @@ class OperatorCommandsTest {
         assertThat(w.out()).containsPattern("window-\\d{10}  asked host " + HOST + " to run " + fx.module + "/sweep");
         assertThat(w.out()).contains("running (agent pid", "outcome: succeeded", "held " + container, "step exit 0", "sweeping", "swept");
         // The client deleted its request once read.
-        assertThat(fx.zk.client.getChildren().forPath(fx.zk.paths.requests(HOST))).isEmpty();
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().requests(HOST))).isEmpty();
 
         Run p = push.get(90, TimeUnit.SECONDS);
         assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
@@ -161,7 +155,7 @@ class OperatorCommandsTest {
     @Order(4)
     void metricsOfTheAgentAndTheCoordinatorCountWhatHappened() throws Exception {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            String agent = get(fx.agentMetrics.resolve("/metrics"));
+            String agent = get(fx.agentMetrics().resolve("/metrics"));
             assertThat(agent).contains("mesh_applies_total{module=\"" + fx.module + "\",outcome=\"applied\"} ",
                     "mesh_applies_total{module=\"" + fx.module + "\",outcome=\"deferred\"} 1",
                     "mesh_windows_total{module=\"" + fx.module + "\",outcome=\"succeeded\"} 1",
@@ -171,12 +165,12 @@ class OperatorCommandsTest {
                     "mesh_held_containers 0", "mesh_open_windows 0", "mesh_zookeeper_connected 1", "# TYPE mesh_apply_duration_seconds histogram");
         });
         // The deferred apply waited for the window: its lock wait is seconds, not milliseconds.
-        String agent = get(fx.agentMetrics.resolve("/metrics"));
+        String agent = get(fx.agentMetrics().resolve("/metrics"));
         double applyWaitSum = Double.parseDouble(agent.lines().filter(l -> l.startsWith("mesh_lock_wait_seconds_sum{purpose=\"apply\"}"))
                 .findFirst().orElseThrow().split(" ")[1]);
         assertThat(applyWaitSum).isGreaterThan(1.0);
 
-        String coordinator = get(fx.api.api.uri().resolve("/metrics"));
+        String coordinator = get(fx.api.uri().resolve("/metrics"));
         assertThat(coordinator).contains("mesh_fleet_modules{outcome=\"applied\"} 1", "mesh_open_windows 0", "mesh_agents_online 1",
                 "mesh_held_containers 0", "mesh_zookeeper_connected 1",
                 "mesh_last_window_duration_seconds{host=\"" + HOST + "\",module=\"" + fx.module + "\",outcome=\"succeeded\"} ",
@@ -218,15 +212,15 @@ class OperatorCommandsTest {
         fx.release();
         fx.awaitNoWindow();
         await().atMost(Duration.ofSeconds(10)).until(() -> {
-            List<String> left = fx.zk.client.getChildren().forPath(fx.zk.paths.requests(HOST));
-            return left.size() == 1 && new String(fx.zk.client.getData().forPath(fx.zk.paths.request(HOST, left.get(0)))).contains("\"state\":\"done\"");
+            List<String> left = fx.zk.client().getChildren().forPath(fx.zk.paths().requests(HOST));
+            return left.size() == 1 && new String(fx.zk.client().getData().forPath(fx.zk.paths().request(HOST, left.get(0)))).contains("\"state\":\"done\"");
         });
     }
 
     @Test
     @Order(7)
     void everyCommandExitsFourWhenTheCoordinatorIsUnreachable() throws Exception {
-        String nowhere = "--coordinator=http://127.0.0.1:" + LoopbackZk.freePort();
+        String nowhere = "--coordinator=http://127.0.0.1:" + TestZk.freePort();
         for (String[] args : List.of(new String[]{"status"}, new String[]{"held"}, new String[]{"windows"}, new String[]{"locks"},
                 new String[]{"window", "run", fx.module + "/sweep", "--host", HOST})) {
             List<String> all = new ArrayList<>(List.of(args));

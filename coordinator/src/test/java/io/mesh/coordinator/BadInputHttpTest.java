@@ -2,31 +2,30 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.github.dockerjava.api.command.InspectContainerResponse;
-import io.mesh.agent.AgentConfig;
-import io.mesh.agent.AgentDaemon;
+import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestParser;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ProcessRef;
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -39,7 +38,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
- * Bad input over HTTP, through the real {@link HttpApi}, while a real agent daemon ({@link AgentDaemon}) runs a
+ * Bad input over HTTP, through the real {@link HttpApi}, while a real agent daemon ({@link AgentDaemonExtension}) runs a
  * module on the real Docker engine: every malformed manifest gets a {@code 4xx} JSON error naming document, field
  * and fix; {@code /mesh/desired} (data and stat), {@code /mesh/pushes} and the running container are unchanged,
  * and the agent never applies anything. YAML safety (tags, aliases, nesting, an alias bomb, the body limit) is
@@ -47,10 +46,16 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BadInputHttpTest {
-    private LoopbackZk zk;
-    private ApiFixture api;
-    private CuratorFramework agentClient;
-    private AgentDaemon agent;
+    @RegisterExtension
+    @Order(1)
+    static final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    @Order(2)
+    static final CoordinatorExtension api = new CoordinatorExtension(zk);
+    /** A separate agent (its own ZooKeeper session) that must never apply anything the tests push. */
+    @RegisterExtension
+    @Order(3)
+    static final AgentDaemonExtension agent = new AgentDaemonExtension(zk, "host-a").reconcileEvery(Duration.ofMinutes(30)).withOwnSession();
     private DockerEngine docker;
     private final String m = TestDocker.uniqueModule("bad");
     private InspectContainerResponse running;
@@ -78,21 +83,13 @@ class BadInputHttpTest {
     }
 
     @BeforeAll
-    void startTheAgentWithARunningModule() throws Exception {
-        zk = new LoopbackZk();
-        zk.reset();
+    void theAgentRunsTheModule() throws Exception {
         docker = TestDocker.engine();
-        api = new ApiFixture(zk, null);
-        ApiFixture.Answer a = api.post("/v1/pushes", good().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        Answer a = api.post("/v1/pushes", good().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
         assertThat(a.status()).isEqualTo(202);
-        agentClient = MeshZk.connect(zk.server.getConnectString(), Duration.ofSeconds(20));
-        AgentConfig config = new AgentConfig("host-a", zk.paths, Files.createTempDirectory("mesh-agent"), Duration.ofMinutes(30),
-                Duration.ofSeconds(2), Duration.ofMinutes(1));
-        agent = new AgentDaemon(config, agentClient, docker, ProcessRef.current("mesh-agent run (test)"));
-        agent.start();
         applied = await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            byte[] d = zk.client.checkExists().forPath(zk.paths.report("host-a", m)) == null ? null
-                    : zk.client.getData().forPath(zk.paths.report("host-a", m));
+            byte[] d = zk.client().checkExists().forPath(zk.paths().report("host-a", m)) == null ? null
+                    : zk.client().getData().forPath(zk.paths().report("host-a", m));
             return d == null ? null : Json.read(d, ApplyReport.class);
         }, r -> r != null && r.outcome() == ApplyOutcome.APPLIED);
         running = docker.inspect(m + "-web");
@@ -101,15 +98,9 @@ class BadInputHttpTest {
     }
 
     @AfterAll
-    void stopEverything() throws Exception {
-        try {
-            if (agent != null) agent.close();
-            if (agentClient != null) agentClient.close();
-            if (api != null) api.close();
-        } finally {
-            TestDocker.clean(m);
-            zk.close();
-        }
+    void removeTheModule() {
+        agent.close(); // before its containers go, so that it does not make them again
+        TestDocker.clean(m);
     }
 
     @BeforeEach
@@ -122,7 +113,7 @@ class BadInputHttpTest {
         assertThat(now.getState().getStartedAt()).isEqualTo(running.getState().getStartedAt());
         assertThat(docker.moduleContainers(m)).hasSize(1);
         // The agent applied nothing since: its report is the first one.
-        ApplyReport report = Json.read(zk.client.getData().forPath(zk.paths.report("host-a", m)), ApplyReport.class);
+        ApplyReport report = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", m)), ApplyReport.class);
         assertThat(report.push()).isEqualTo(applied.push());
         assertThat(report.startedAt()).isEqualTo(applied.startedAt());
     }
@@ -219,7 +210,7 @@ class BadInputHttpTest {
     @ParameterizedTest(name = "[{index}] {0}")
     @MethodSource("malformed")
     void aMalformedManifestIs400NamingDocumentFieldAndFixAndChangesNothing(String name, String yaml, int document, String field, String fix) throws Exception {
-        ApiFixture.Answer a = api.post("/v1/pushes", yaml.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "bad"));
+        Answer a = api.post("/v1/pushes", yaml.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "bad"));
 
         assertThat(a.status()).as(name).isEqualTo(400);
         assertThat(a.raw().headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
@@ -256,7 +247,7 @@ class BadInputHttpTest {
         for (String body : List.of(bomb, fanOut)) {
             long allocatedBefore = allocatedBytes();
             long t0 = System.nanoTime();
-            ApiFixture.Answer a = api.post("/v1/pushes", body.getBytes(StandardCharsets.UTF_8), Map.of());
+            Answer a = api.post("/v1/pushes", body.getBytes(StandardCharsets.UTF_8), Map.of());
             Duration took = Duration.ofNanos(System.nanoTime() - t0);
             long allocated = allocatedBytes() - allocatedBefore;
 
@@ -271,38 +262,47 @@ class BadInputHttpTest {
     }
 
     @Test
-    void anOversizedBodyIs413AndANonUtf8BodyAndABadRevisionAre400() throws Exception {
+    void anOversizedBodyIs413() throws Exception {
         byte[] big = new byte[HttpApi.MAX_BODY + 1];
         Arrays.fill(big, (byte) '#');
-        ApiFixture.Answer tooBig = api.post("/v1/pushes", big, Map.of());
+        Answer tooBig = api.post("/v1/pushes", big, Map.of());
         assertThat(tooBig.status()).isEqualTo(413);
         assertThat(tooBig.json().get("error").asText()).contains("split it into several pushes");
+    }
 
+    @Test
+    void aNonUtf8BodyIs400() throws Exception {
         byte[] latin1 = (good() + "# caf\u00e9\n").getBytes(StandardCharsets.ISO_8859_1);
-        ApiFixture.Answer notUtf8 = api.post("/v1/pushes", latin1, Map.of());
+        Answer notUtf8 = api.post("/v1/pushes", latin1, Map.of());
         assertThat(notUtf8.status()).isEqualTo(400);
         assertThat(notUtf8.json().at("/errors/0/document").asInt()).isEqualTo(1);
         assertThat(notUtf8.json().at("/errors/0/message").asText()).contains("save the manifest as UTF-8");
+    }
 
-        for (String rev : List.of("r 1;rm -rf /", "../../etc", "-r1", "r$(id)", "x".repeat(200))) {
-            ApiFixture.Answer badRev = api.post("/v1/pushes", good().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", rev));
-            assertThat(badRev.status()).as(rev).isEqualTo(400);
-            assertThat(badRev.json().at("/errors/0/document").asInt()).isEqualTo(0);
-            assertThat(badRev.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
-            assertThat(badRev.json().at("/errors/0/message").asText()).contains("such as a git sha or r2");
-        }
+    Stream<String> badRevisions() {
+        return Stream.of("r 1;rm -rf /", "../../etc", "-r1", "r$(id)", "x".repeat(200));
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("badRevisions")
+    void aBadRevisionIs400(String rev) throws Exception {
+        Answer badRev = api.post("/v1/pushes", good().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", rev));
+        assertThat(badRev.status()).as(rev).isEqualTo(400);
+        assertThat(badRev.json().at("/errors/0/document").asInt()).isEqualTo(0);
+        assertThat(badRev.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
+        assertThat(badRev.json().at("/errors/0/message").asText()).contains("such as a git sha or r2");
     }
 
     /** Every node under /mesh/desired and /mesh/pushes, and those two: path to data, mzxid, version, cversion. */
     private Map<String, String> snapshot() throws Exception {
         Map<String, String> out = new TreeMap<>();
-        for (String root : List.of(zk.paths.desired(), zk.paths.pushes())) {
+        for (String root : List.of(zk.paths().desired(), zk.paths().pushes())) {
             Stat rs = new Stat();
-            byte[] rd = zk.client.getData().storingStatIn(rs).forPath(root);
+            byte[] rd = zk.client().getData().storingStatIn(rs).forPath(root);
             out.put(root, new String(rd, StandardCharsets.UTF_8) + " " + rs);
-            for (String c : zk.client.getChildren().forPath(root)) {
+            for (String c : zk.client().getChildren().forPath(root)) {
                 Stat s = new Stat();
-                byte[] d = zk.client.getData().storingStatIn(s).forPath(root + "/" + c);
+                byte[] d = zk.client().getData().storingStatIn(s).forPath(root + "/" + c);
                 out.put(root + "/" + c, new String(d, StandardCharsets.UTF_8) + " " + s);
             }
         }

@@ -1,11 +1,11 @@
 package io.mesh.coordinator;
 
+import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.WindowResult;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -30,13 +30,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class DashboardBrowserTest {
-    static OpsFixture fx;
-
-    @BeforeAll
-    static void start() throws Exception { fx = new OpsFixture(); }
-
-    @AfterAll
-    static void stop() throws Exception { fx.close(); }
+    @RegisterExtension
+    static final OpsFixture fx = new OpsFixture();
 
     /** Runs chromium headless with a fresh profile; returns its stdout. Fails (never skips) when it is missing or fails. */
     static String chromium(List<String> extra, String url) throws Exception {
@@ -70,17 +65,17 @@ class DashboardBrowserTest {
     @Test
     void thePageShowsTheOpenWindowTheHeldContainerAndThePendingPushAndRefreshesItself() throws Exception {
         String container = fx.module + "-app";
-        ApiFixture.Answer first = fx.api.push(fx.manifest("r1", "[" + HOST + "]"));
+        Answer first = fx.api.push(fx.manifest("r1", "[" + HOST + "]"));
         assertThat(first.status()).isEqualTo(202);
         fx.awaitReport(ApplyOutcome.APPLIED, first.json().get("revision").asText());
-        Future<WindowResult> window = fx.daemon.runWindow(fx.module, "sweep");
+        Future<WindowResult> window = fx.daemon().runWindow(fx.module, "sweep");
         fx.awaitHeld();
-        ApiFixture.Answer second = fx.api.push(fx.manifest("r2", "[" + HOST + "]"));
+        Answer second = fx.api.push(fx.manifest("r2", "[" + HOST + "]"));
         assertThat(second.status()).isEqualTo(202);
         String r2 = second.json().get("revision").asText();
         fx.awaitReport(ApplyOutcome.DEFERRED, r2);
 
-        String url = fx.api.api.uri() + "/";
+        String url = fx.api.uri() + "/";
         // The virtual time budget lets the page's script run its refresh loop (every 3 s) before the DOM is dumped.
         String dom = chromium(List.of("--virtual-time-budget=10000", "--dump-dom"), url);
         assertThat(dom).contains("<main id=\"fleet\"", "WINDOW OPEN", "HELD", container, "sweep", "DEFERRED", "push-0000000001",

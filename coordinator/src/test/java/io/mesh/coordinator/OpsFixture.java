@@ -1,15 +1,21 @@
 package io.mesh.coordinator;
 
-import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
 import io.mesh.agent.AgentMetrics;
 import io.mesh.agent.WindowRequests;
 import io.mesh.policy.Policy;
+import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -21,44 +27,88 @@ import java.util.List;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A running coordinator ({@link HttpApi} on 127.0.0.1, free port) and a running agent daemon for {@value #HOST}
- * (in this JVM: {@link AgentDaemon}, {@link WindowRequests}, {@link AgentMetrics} served on a free port), on a real
- * ZooKeeper ({@link LoopbackZk}) and the real Docker engine ({@link TestDocker}). One module with a fresh name:
- * container {@code app} (busybox), schedule {@code sweep} whose step waits until the test {@link #release()}s it
- * (a file in a host directory mounted into the step), and schedule {@code fails} whose step exits 3.
+ * A JUnit 5 extension: a running coordinator ({@link CoordinatorExtension}) and a running agent daemon for
+ * {@value #HOST} (in this JVM: {@link AgentDaemonExtension}, with {@link WindowRequests} and {@link AgentMetrics}
+ * served on a free port), on a real ZooKeeper ({@link ZooKeeperExtension}) and the real Docker engine
+ * ({@link TestDocker}). One module with a fresh name: container {@code app} (busybox), schedule {@code sweep} whose
+ * step waits until the test {@link #release()}s it (a file in a host directory mounted into the step), and schedule
+ * {@code fails} whose step exits 3.
+ *
+ * <pre>{@code @RegisterExtension static final OpsFixture fx = new OpsFixture();   // one fleet for the class}</pre>
  */
-public final class OpsFixture implements AutoCloseable {
+public final class OpsFixture implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
     /** The agent's host id. */
     public static final String HOST = "host-a";
 
-    public final LoopbackZk zk;
-    public final ApiFixture api;
-    public final AgentDaemon daemon;
-    public final WindowRequests requests;
-    public final AgentMetrics metrics;
-    public final URI agentMetrics;
+    public final ZooKeeperExtension zk = new ZooKeeperExtension();
+    public final CoordinatorExtension api = new CoordinatorExtension(zk);
     public final String module = TestDocker.uniqueModule("op");
-    public final Path gate;
+    private AgentDaemonExtension agent;
+    private WindowRequests requests;
+    private AgentMetrics metrics;
+    private URI agentMetrics;
+    private Path gate;
+    private boolean perClass;
 
-    public OpsFixture() throws Exception {
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        perClass = true;
+        start();
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws Exception {
+        if (!perClass) start();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        if (!perClass) close();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws Exception {
+        close();
+    }
+
+    private void start() throws Exception {
         TestDocker.engine();
-        zk = new LoopbackZk();
-        api = new ApiFixture(zk, null);
+        zk.start();
+        api.start();
         gate = Files.createTempDirectory("mesh-ops-gate");
         gate.toFile().setWritable(true, false);
         // The sweep step mounts the gate directory: the agent's policy allows that host path, and only it.
-        AgentConfig config = new AgentConfig(HOST, zk.paths, Files.createTempDirectory("mesh-ops-agent"), Duration.ofMinutes(10),
-                Duration.ofSeconds(1), Duration.ofMinutes(1), new Policy(List.of(gate.toString()), false, false, List.of()));
-        ProcessRef me = ProcessRef.current("mesh-agent run (test)");
-        metrics = new AgentMetrics(zk.client, zk.paths, HOST);
+        agent = new AgentDaemonExtension(zk, HOST).applyLockWait(Duration.ofSeconds(1))
+                .withPolicy(new Policy(List.of(gate.toString()), false, false, List.of()));
+        ProcessRef me = ProcessRef.current(AgentDaemonExtension.PROCESS);
+        metrics = new AgentMetrics(zk.client(), zk.paths(), HOST);
         metrics.start();
         agentMetrics = metrics.serve(new InetSocketAddress("127.0.0.1", 0));
-        daemon = new AgentDaemon(config, zk.client, TestDocker.engine(), me);
-        requests = new WindowRequests(zk.client, zk.paths, HOST, me, daemon::runWindow, Duration.ofMinutes(10));
-        daemon.start();
+        agent.start();
+        requests = new WindowRequests(zk.client(), zk.paths(), HOST, me, agent.daemon()::runWindow, Duration.ofMinutes(10));
         requests.start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> zk.client.checkExists().forPath(zk.paths.agent(HOST)) != null);
+        await().atMost(Duration.ofSeconds(20)).until(() -> zk.client().checkExists().forPath(zk.paths().agent(HOST)) != null);
     }
+
+    private void close() throws Exception {
+        try {
+            release();
+        } catch (Exception ignored) {
+            // best effort: a window still waiting ends
+        }
+        if (agent != null) agent.close();
+        if (requests != null) requests.close();
+        if (metrics != null) metrics.close();
+        api.close();
+        TestDocker.clean(module);
+        zk.close();
+    }
+
+    /** @return the agent daemon */
+    public AgentDaemon daemon() { return agent.daemon(); }
+
+    /** @return the base URL of the agent's metrics */
+    public URI agentMetrics() { return agentMetrics; }
 
     /** @return the module's manifest, with an env value that changes the container's spec per revision */
     public String manifest(String rev, String hosts) {
@@ -82,7 +132,7 @@ public final class OpsFixture implements AutoCloseable {
 
     /** @return the module's last report on {@value #HOST} */
     public ApplyReport report() throws Exception {
-        return new MeshStore(zk.client, zk.paths).report(HOST, module);
+        return new MeshStore(zk.client(), zk.paths()).report(HOST, module);
     }
 
     /** Waits until the module's report on {@value #HOST} has that outcome and revision. */
@@ -96,27 +146,12 @@ public final class OpsFixture implements AutoCloseable {
     /** Waits until the module's container is held (the window node and held node exist). */
     public void awaitHeld() {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-                .until(() -> zk.client.checkExists().forPath(zk.paths.held(HOST, module + "-app")) != null);
+                .until(() -> zk.client().checkExists().forPath(zk.paths().held(HOST, module + "-app")) != null);
     }
 
     /** Waits until no window of the module is open. */
     public void awaitNoWindow() {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-                .until(() -> zk.client.checkExists().forPath(zk.paths.window(HOST, module)) == null);
-    }
-
-    @Override
-    public void close() throws Exception {
-        try {
-            release();
-        } catch (Exception ignored) {
-            // best effort: a window still waiting ends
-        }
-        daemon.close();
-        requests.close();
-        metrics.close();
-        api.close();
-        TestDocker.clean(module);
-        zk.close();
+                .until(() -> zk.client().checkExists().forPath(zk.paths().window(HOST, module)) == null);
     }
 }

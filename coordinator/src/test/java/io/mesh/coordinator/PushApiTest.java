@@ -1,6 +1,8 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestException;
@@ -10,11 +12,8 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -32,27 +31,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code POST /v1/pushes} and the push listing against a real ZooKeeper. */
 class PushApiTest {
-    static LoopbackZk zk;
-    ApiFixture api;
-
-    @BeforeAll
-    static void startZk() throws Exception { zk = new LoopbackZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
-
-    @BeforeEach
-    void start() throws Exception {
-        zk.reset();
-        api = new ApiFixture(zk, null);
-    }
-
-    @AfterEach
-    void stop() { api.close(); }
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
 
     @Test
     void validTwoModulePushWritesBothDesiredNodesAndThePushInOneTransaction() throws Exception {
-        ApiFixture.Answer a = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        Answer a = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
 
         assertThat(a.status()).isEqualTo(202);
         assertThat(a.json().get("push").asText()).isEqualTo("push-0000000000");
@@ -62,9 +48,9 @@ class PushApiTest {
 
         List<ModuleSpec> specs = new ManifestParser().parse(Manifests.TWO);
         Stat storeStat = new Stat(), webStat = new Stat(), pushStat = new Stat();
-        DesiredRecord store = Json.read(zk.client.getData().storingStatIn(storeStat).forPath("/mesh/desired/store"), DesiredRecord.class);
-        DesiredRecord web = Json.read(zk.client.getData().storingStatIn(webStat).forPath("/mesh/desired/web"), DesiredRecord.class);
-        byte[] pushBytes = zk.client.getData().storingStatIn(pushStat).forPath("/mesh/pushes/push-0000000000");
+        DesiredRecord store = Json.read(zk.client().getData().storingStatIn(storeStat).forPath("/mesh/desired/store"), DesiredRecord.class);
+        DesiredRecord web = Json.read(zk.client().getData().storingStatIn(webStat).forPath("/mesh/desired/web"), DesiredRecord.class);
+        byte[] pushBytes = zk.client().getData().storingStatIn(pushStat).forPath("/mesh/pushes/push-0000000000");
         PushRecord push = Json.read(pushBytes, PushRecord.class);
 
         assertThat(store).isEqualTo(new DesiredRecord("store", "r1", "push-0000000000", specs.get(0)));
@@ -80,7 +66,7 @@ class PushApiTest {
         assertThat(new String(pushBytes, StandardCharsets.UTF_8)).doesNotContain("\n");
         assertThat(pushJson.fieldNames()).toIterable().contains("push", "revision", "modules", "receivedAt");
         assertThat(pushJson.get("hosts").get("web")).extracting(JsonNode::asText).containsExactly("host-a", "host-b");
-        JsonNode desiredJson = Json.MAPPER.readTree(zk.client.getData().forPath("/mesh/desired/store"));
+        JsonNode desiredJson = Json.MAPPER.readTree(zk.client().getData().forPath("/mesh/desired/store"));
         assertThat(desiredJson.fieldNames()).toIterable().containsExactly("module", "revision", "push", "spec");
         assertThat(desiredJson.at("/spec/schedules/garbage-collect/while-stopped/0").asText()).isEqualTo("registry");
     }
@@ -89,16 +75,16 @@ class PushApiTest {
     void pushesGetIncreasingIdsAndTheLatestWinsTheDesiredNode() throws Exception {
         List<String> ids = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
-            ApiFixture.Answer a = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r" + i));
+            Answer a = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r" + i));
             assertThat(a.status()).isEqualTo(202);
             ids.add(a.json().get("push").asText());
         }
         assertThat(ids).containsExactly("push-0000000000", "push-0000000001", "push-0000000002");
-        DesiredRecord d = Json.read(zk.client.getData().forPath("/mesh/desired/store"), DesiredRecord.class);
+        DesiredRecord d = Json.read(zk.client().getData().forPath("/mesh/desired/store"), DesiredRecord.class);
         assertThat(d.push()).isEqualTo("push-0000000002");
         assertThat(d.revision()).isEqualTo("r3");
 
-        ApiFixture.Answer list = api.get("/v1/pushes");
+        Answer list = api.get("/v1/pushes");
         assertThat(list.status()).isEqualTo(200);
         assertThat(list.json().get("pushes")).extracting(n -> n.get("push").asText())
                 .containsExactly("push-0000000002", "push-0000000001", "push-0000000000");
@@ -107,7 +93,7 @@ class PushApiTest {
 
     @Test
     void withoutRevisionHeaderTheRevisionIsAContentHash() throws Exception {
-        ApiFixture.Answer a = api.push(Manifests.TWO);
+        Answer a = api.push(Manifests.TWO);
         assertThat(a.status()).isEqualTo(202);
         assertThat(a.json().get("revision").asText())
                 .isEqualTo(PushWriter.contentRevision(Manifests.TWO.getBytes(StandardCharsets.UTF_8)))
@@ -116,10 +102,10 @@ class PushApiTest {
 
     @Test
     void racingWritersNeverShareAnId() throws Exception {
-        PushWriter w1 = new PushWriter(zk.client, zk.paths, java.time.Clock.systemUTC());
-        LoopbackZkClient other = new LoopbackZkClient(zk);
+        PushWriter w1 = new PushWriter(zk.client(), zk.paths(), java.time.Clock.systemUTC());
+        SecondClient other = new SecondClient(zk);
         try {
-            PushWriter w2 = new PushWriter(other.client, zk.paths, java.time.Clock.systemUTC());
+            PushWriter w2 = new PushWriter(other.client, zk.paths(), java.time.Clock.systemUTC());
             List<String> ids = java.util.Collections.synchronizedList(new ArrayList<>());
             Thread[] threads = new Thread[4];
             for (int t = 0; t < threads.length; t++) {
@@ -138,10 +124,10 @@ class PushApiTest {
             }
             for (Thread t : threads) t.join();
             assertThat(ids).hasSize(20).doesNotHaveDuplicates();
-            assertThat(zk.client.getChildren().forPath("/mesh/pushes")).hasSize(20);
+            assertThat(zk.client().getChildren().forPath("/mesh/pushes")).hasSize(20);
             // The desired node names the push with the highest id.
             String newest = ids.stream().max(java.util.Comparator.comparingLong(ZkPaths::pushSeq)).orElseThrow();
-            assertThat(Json.read(zk.client.getData().forPath("/mesh/desired/web"), DesiredRecord.class).push()).isEqualTo(newest);
+            assertThat(Json.read(zk.client().getData().forPath("/mesh/desired/web"), DesiredRecord.class).push()).isEqualTo(newest);
         } finally {
             other.close();
         }
@@ -164,7 +150,7 @@ class PushApiTest {
         assertThat(api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
         Map<String, String> before = snapshot();
 
-        ApiFixture.Answer a = api.push(module("web", "app") + "---\n" + module("store-cache", "db"));
+        Answer a = api.push(module("web", "app") + "---\n" + module("store-cache", "db"));
 
         assertThat(a.status()).isEqualTo(400);
         assertThat(a.json().get("errors")).singleElement().satisfies(e -> {
@@ -174,12 +160,12 @@ class PushApiTest {
                     "module 'store'", "container 'cache-db'", "/mesh/desired/store", "push-0000000000", "rename one of the two containers");
         });
         assertThat(snapshot()).isEqualTo(before);
-        assertThat(api.api.metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
+        assertThat(api.api().metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
 
         // Pushing store again (its own desired node does not count) and replacing it in the same push are accepted.
         assertThat(api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
         assertThat(api.push(module("store", "registry", "cache") + "---\n" + module("store-cache", "db")).status()).isEqualTo(202);
-        assertThat(zk.client.getChildren().forPath("/mesh/desired")).containsExactlyInAnyOrder("store", "store-cache");
+        assertThat(zk.client().getChildren().forPath("/mesh/desired")).containsExactlyInAnyOrder("store", "store-cache");
     }
 
     /**
@@ -189,10 +175,10 @@ class PushApiTest {
      */
     @Test
     void aCoordinatorThatLostTheRaceChecksDockerNamesAgainstTheWinner() throws Exception {
-        LoopbackZkClient other = new LoopbackZkClient(zk);
+        SecondClient other = new SecondClient(zk);
         try {
-            PushWriter a = new PushWriter(zk.client, zk.paths, java.time.Clock.systemUTC());
-            PushWriter b = new PushWriter(other.client, zk.paths, java.time.Clock.systemUTC());
+            PushWriter a = new PushWriter(zk.client(), zk.paths(), java.time.Clock.systemUTC());
+            PushWriter b = new PushWriter(other.client, zk.paths(), java.time.Clock.systemUTC());
             java.util.concurrent.atomic.AtomicReference<PushWriter.Result> won = new java.util.concurrent.atomic.AtomicReference<>();
             b.beforeTransaction(() -> {
                 if (won.get() != null) return;
@@ -210,8 +196,8 @@ class PushApiTest {
             assertThat(refused).isNotNull();
             assertThat(refused.errors()).singleElement().satisfies(e ->
                     assertThat(e.message()).contains("'store-cache-db'", "module 'store'", "module 'store-cache'", won.get().push()));
-            assertThat(zk.client.getChildren().forPath("/mesh/desired")).containsExactly("store");
-            assertThat(zk.client.getChildren().forPath("/mesh/pushes")).containsExactly(won.get().push());
+            assertThat(zk.client().getChildren().forPath("/mesh/desired")).containsExactly("store");
+            assertThat(zk.client().getChildren().forPath("/mesh/pushes")).containsExactly(won.get().push());
         } finally {
             other.close();
         }
@@ -235,7 +221,7 @@ class PushApiTest {
         assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
         Map<String, String> before = snapshot();
 
-        ApiFixture.Answer a = api.push(yaml);
+        Answer a = api.push(yaml);
 
         assertThat(a.status()).isEqualTo(400);
         assertThat(a.json().get("errors")).isNotEmpty();
@@ -245,7 +231,7 @@ class PushApiTest {
             assertThat(e.get("message").asText()).isNotBlank();
         });
         assertThat(snapshot()).isEqualTo(before);
-        assertThat(api.api.metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
+        assertThat(api.api().metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
     }
 
     @Test
@@ -254,11 +240,11 @@ class PushApiTest {
         Map<String, String> before = snapshot();
 
         byte[] latin1 = (Manifests.store("[host-a]") + "# caf\u00e9\n").getBytes(StandardCharsets.ISO_8859_1);
-        ApiFixture.Answer a = api.post("/v1/pushes", latin1, Map.of());
+        Answer a = api.post("/v1/pushes", latin1, Map.of());
         assertThat(a.status()).isEqualTo(400);
         assertThat(a.json().at("/errors/0/message").asText()).contains("UTF-8");
 
-        ApiFixture.Answer b = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r 1;rm"));
+        Answer b = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r 1;rm"));
         assertThat(b.status()).isEqualTo(400);
         assertThat(b.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
         assertThat(snapshot()).isEqualTo(before);
@@ -268,23 +254,22 @@ class PushApiTest {
     void oversizeBodyIs413() throws Exception {
         byte[] big = new byte[HttpApi.MAX_BODY + 1];
         Arrays.fill(big, (byte) '#');
-        ApiFixture.Answer a = api.post("/v1/pushes", big, Map.of());
+        Answer a = api.post("/v1/pushes", big, Map.of());
         assertThat(a.status()).isEqualTo(413);
         assertThat(a.json().get("error").asText()).contains("1048576");
-        assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
 
     @Test
     void tokenIsRequiredWhenConfigured() throws Exception {
-        api.close();
-        api = new ApiFixture(zk, BearerToken.of("s3cret-token"));
+        api.restart(BearerToken.of("s3cret-token"), null);
         byte[] body = Manifests.TWO.getBytes(StandardCharsets.UTF_8);
 
         assertThat(api.post("/v1/pushes", body, Map.of()).status()).isEqualTo(401);
-        ApiFixture.Answer wrong = api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-tokeN"));
+        Answer wrong = api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-tokeN"));
         assertThat(wrong.status()).isEqualTo(403);
         assertThat(wrong.json().get("error").asText()).doesNotContain("s3cret");
-        assertThat(zk.client.checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
 
         assertThat(api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-token")).status()).isEqualTo(202);
         assertThat(api.get("/v1/hosts").status()).isEqualTo(200);
@@ -292,11 +277,11 @@ class PushApiTest {
 
     @Test
     void unknownPathsMethodsAndPushesAreJsonErrors() throws Exception {
-        ApiFixture.Answer nf = api.get("/v2/nothing");
+        Answer nf = api.get("/v2/nothing");
         assertThat(nf.status()).isEqualTo(404);
         assertThat(nf.json().get("error").asText()).isNotBlank();
 
-        ApiFixture.Answer m = api.method("DELETE", "/v1/pushes");
+        Answer m = api.method("DELETE", "/v1/pushes");
         assertThat(m.status()).isEqualTo(405);
         assertThat(m.json().get("error").asText()).contains("GET, POST");
         assertThat(m.raw().headers().firstValue("Allow")).contains("GET, POST");
@@ -308,14 +293,14 @@ class PushApiTest {
 
     @Test
     void healthAndMetrics() throws Exception {
-        ApiFixture.Answer h = api.get("/healthz");
+        Answer h = api.get("/healthz");
         assertThat(h.status()).isEqualTo(200);
         assertThat(h.json().get("status").asText()).isEqualTo("ok");
         assertThat(h.json().get("zookeeper").asText()).isEqualTo("connected");
 
         api.push(Manifests.TWO);
         api.push("nope: 1\n");
-        ApiFixture.Answer m = api.get("/metrics");
+        Answer m = api.get("/metrics");
         assertThat(m.status()).isEqualTo(200);
         assertThat(m.raw().headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         assertThat(m.body()).contains("mesh_pushes_accepted_total 1\n", "mesh_pushes_rejected_total{reason=\"invalid\"} 1\n",
@@ -326,12 +311,12 @@ class PushApiTest {
     private static Map<String, String> snapshot() throws Exception {
         Map<String, String> out = new TreeMap<>();
         for (String root : List.of("/mesh/desired", "/mesh/pushes")) {
-            Stat rs = zk.client.checkExists().forPath(root);
+            Stat rs = zk.client().checkExists().forPath(root);
             if (rs == null) continue;
-            out.put(root, new String(zk.client.getData().forPath(root), StandardCharsets.UTF_8) + " mzxid=" + rs.getMzxid() + " cversion=" + rs.getCversion());
-            for (String c : zk.client.getChildren().forPath(root)) {
+            out.put(root, new String(zk.client().getData().forPath(root), StandardCharsets.UTF_8) + " mzxid=" + rs.getMzxid() + " cversion=" + rs.getCversion());
+            for (String c : zk.client().getChildren().forPath(root)) {
                 Stat s = new Stat();
-                byte[] d = zk.client.getData().storingStatIn(s).forPath(root + "/" + c);
+                byte[] d = zk.client().getData().storingStatIn(s).forPath(root + "/" + c);
                 out.put(root + "/" + c, new String(d, StandardCharsets.UTF_8) + " mzxid=" + s.getMzxid() + " version=" + s.getVersion());
             }
         }
@@ -339,11 +324,11 @@ class PushApiTest {
     }
 
     /** A second client of the same server, as a second coordinator would have. */
-    static final class LoopbackZkClient implements AutoCloseable {
+    static final class SecondClient implements AutoCloseable {
         final org.apache.curator.framework.CuratorFramework client;
 
-        LoopbackZkClient(LoopbackZk zk) throws Exception {
-            client = MeshZk.connect(zk.server.getConnectString(), java.time.Duration.ofSeconds(20));
+        SecondClient(ZooKeeperExtension zk) throws Exception {
+            client = MeshZk.connect(zk.connect(), java.time.Duration.ofSeconds(20));
         }
 
         @Override

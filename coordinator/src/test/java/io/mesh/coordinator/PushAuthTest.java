@@ -5,11 +5,12 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.read.ListAppender;
-import org.junit.jupiter.api.AfterAll;
+import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.testing.ZooKeeperExtension;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
@@ -31,21 +32,17 @@ class PushAuthTest {
     private static final String SECRET = "hook-5b0e42aa19c3";
     private static final byte[] BODY = Manifests.TWO.getBytes(StandardCharsets.UTF_8);
 
-    static LoopbackZk zk;
-    private ApiFixture api;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    /** Each test {@link CoordinatorExtension#restart restarts} it with the credentials it is about. */
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
     private ListAppender<ILoggingEvent> logs;
     private Level meshLevel;
     private final List<String> sentSecrets = new ArrayList<>();
 
-    @BeforeAll
-    static void startZk() throws Exception { zk = new LoopbackZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
-
     @BeforeEach
-    void captureLogs() throws Exception {
-        zk.reset();
+    void captureLogs() {
         Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         logs = new ListAppender<>();
         logs.start();
@@ -57,7 +54,7 @@ class PushAuthTest {
 
     @AfterEach
     void stop() {
-        if (api != null) api.close();
+        api.stop(); // its last log lines are checked too
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
         ((Logger) LoggerFactory.getLogger("io.mesh")).setLevel(meshLevel);
         // Nothing secret reached a log line: not the token, not the secret, not a signature sent.
@@ -69,36 +66,36 @@ class PushAuthTest {
         }
     }
 
-    private ApiFixture.Answer push(byte[] body, Map<String, String> headers) throws Exception {
+    private Answer push(byte[] body, Map<String, String> headers) throws Exception {
         headers.values().stream().map(v -> v.replaceFirst("^(Bearer |sha256=)", "").strip()).filter(v -> v.length() > 4)
                 .forEach(sentSecrets::add);
         return api.post("/v1/pushes", body, headers);
     }
 
     private static void nothingWritten() throws Exception {
-        assertThat(zk.client.checkExists().forPath("/mesh/desired/store")).isNull();
-        assertThat(zk.client.checkExists().forPath("/mesh/pushes/push-0000000000")).isNull();
+        assertThat(zk.client().checkExists().forPath("/mesh/desired/store")).isNull();
+        assertThat(zk.client().checkExists().forPath("/mesh/pushes/push-0000000000")).isNull();
     }
 
     @Test
     void bearerTokenMissingIs401WrongIs403RightIs202() throws Exception {
-        api = new ApiFixture(zk, BearerToken.of(TOKEN));
+        api.restart(BearerToken.of(TOKEN), null);
 
-        ApiFixture.Answer none = push(BODY, Map.of());
+        Answer none = push(BODY, Map.of());
         assertThat(none.status()).isEqualTo(401);
         assertThat(none.raw().headers().firstValue("WWW-Authenticate")).contains("Bearer realm=\"mesh\"");
         assertThat(none.json().get("error").asText()).contains("missing credentials", "Authorization: Bearer");
         for (String wrong : List.of("Bearer " + TOKEN.toUpperCase(), "Bearer " + TOKEN + "x", "Bearer " + TOKEN.substring(1),
                 "Basic " + TOKEN, "Bearer ", TOKEN)) {
-            ApiFixture.Answer a = push(BODY, Map.of("Authorization", wrong));
+            Answer a = push(BODY, Map.of("Authorization", wrong));
             assertThat(a.status()).as(wrong).isEqualTo(403);
             assertThat(a.body()).doesNotContain(TOKEN);
         }
         // A signature is no substitute when only a token is configured.
         assertThat(push(BODY, Map.of(WebhookSecret.HEADER, WebhookSecret.of(SECRET).sign(BODY))).status()).isEqualTo(403);
         nothingWritten();
-        assertThat(api.api.metrics().rejectedCount(Metrics.UNAUTHORIZED)).isEqualTo(1);
-        assertThat(api.api.metrics().rejectedCount(Metrics.FORBIDDEN)).isEqualTo(7);
+        assertThat(api.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isEqualTo(1);
+        assertThat(api.api().metrics().rejectedCount(Metrics.FORBIDDEN)).isEqualTo(7);
 
         assertThat(push(BODY, Map.of("Authorization", "Bearer " + TOKEN)).status()).isEqualTo(202);
         assertThat(push(BODY, Map.of("Authorization", "bearer  " + TOKEN + " ")).status()).isEqualTo(202);
@@ -110,7 +107,7 @@ class PushAuthTest {
     @Test
     void webhookSignatureOverTheBodyIsAcceptedAndAnyOtherIs403() throws Exception {
         WebhookSecret secret = WebhookSecret.of(SECRET);
-        api = new ApiFixture(zk, null, secret);
+        api.restart(null, secret);
         String good = secret.sign(BODY);
         assertThat(good).matches("sha256=[0-9a-f]{64}");
 
@@ -127,21 +124,21 @@ class PushAuthTest {
             assertThat(push(BODY, h).status()).as(h.toString()).isEqualTo(403);
         }
         // The signature of one body does not carry another.
-        ApiFixture.Answer replay = push(tampered, Map.of(WebhookSecret.HEADER, good));
+        Answer replay = push(tampered, Map.of(WebhookSecret.HEADER, good));
         assertThat(replay.status()).isEqualTo(403);
         assertThat(replay.json().get("error").asText()).contains("wrong webhook signature", WebhookSecret.HEADER);
         nothingWritten();
 
-        ApiFixture.Answer ok = push(BODY, Map.of(WebhookSecret.HEADER, good));
+        Answer ok = push(BODY, Map.of(WebhookSecret.HEADER, good));
         assertThat(ok.status()).isEqualTo(202);
         assertThat(push(BODY, Map.of(WebhookSecret.HEADER, good.toUpperCase().replace("SHA256=", "sha256="))).status()).isEqualTo(202);
-        assertThat(zk.client.checkExists().forPath("/mesh/desired/store")).isNotNull();
+        assertThat(zk.client().checkExists().forPath("/mesh/desired/store")).isNotNull();
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("(webhook signature)"));
     }
 
     @Test
     void withBothEitherCredentialWorks() throws Exception {
-        api = new ApiFixture(zk, BearerToken.of(TOKEN), WebhookSecret.of(SECRET));
+        api.restart(BearerToken.of(TOKEN), WebhookSecret.of(SECRET));
         assertThat(push(BODY, Map.of()).status()).isEqualTo(401);
         assertThat(push(BODY, Map.of("Authorization", "Bearer nope")).status()).isEqualTo(403);
         assertThat(push(BODY, Map.of("Authorization", "Bearer " + TOKEN)).status()).isEqualTo(202);
@@ -162,7 +159,7 @@ class PushAuthTest {
         } finally {
             Files.deleteIfExists(f);
         }
-        api = new ApiFixture(zk, BearerToken.of(TOKEN));
+        api.restart(BearerToken.of(TOKEN), null);
         assertThat(push(BODY, Map.of()).status()).isEqualTo(401); // a log line to check
     }
 }

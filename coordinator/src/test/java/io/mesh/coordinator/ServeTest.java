@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.testing.TestZk;
 import io.mesh.wire.MeshZk;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
@@ -20,7 +21,7 @@ class ServeTest {
 
     @Test
     void embeddedZooKeeperServesOnLoopbackAndKeepsDataUnderTheStateDir() throws Exception {
-        int port = LoopbackZk.freePort();
+        int port = TestZk.freePort();
         try (EmbeddedZk zk = EmbeddedZk.start(state, port)) {
             assertThat(zk.connectString()).isEqualTo("127.0.0.1:" + port);
             CuratorFramework c = MeshZk.connect(zk.connectString(), Duration.ofSeconds(20));

@@ -1,12 +1,11 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -46,24 +45,15 @@ import static org.awaitility.Awaitility.await;
 class SlowClientHttpTest {
     static final int QUICK_SECONDS = 2;
     static final String TOKEN = "s3cret-token";
-    static LoopbackZk zk;
-    HttpApi quick;
-    HttpApi patient;
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension quick = new CoordinatorExtension(zk).withToken(TOKEN)
+            .withLimits(HttpLimits.DEFAULTS.withReadTimeout(Duration.ofSeconds(QUICK_SECONDS)));
+    @RegisterExtension
+    final CoordinatorExtension patient = new CoordinatorExtension(zk).withToken(TOKEN);
     final List<Socket> sockets = new ArrayList<>();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-
-    @BeforeAll
-    static void startZk() throws Exception { zk = new LoopbackZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
-
-    @BeforeEach
-    void start() throws Exception {
-        zk.reset();
-        quick = start(HttpLimits.DEFAULTS.withReadTimeout(Duration.ofSeconds(QUICK_SECONDS)));
-        patient = start(HttpLimits.DEFAULTS);
-    }
 
     @AfterEach
     void stop() throws Exception {
@@ -72,19 +62,19 @@ class SlowClientHttpTest {
         patient.close();
         // Nothing any of these clients sent was written.
         for (String p : List.of("/mesh/pushes", "/mesh/desired")) {
-            if (zk.client.checkExists().forPath(p) != null) assertThat(zk.client.getChildren().forPath(p)).as(p).isEmpty();
+            if (zk.client().checkExists().forPath(p) != null) assertThat(zk.client().getChildren().forPath(p)).as(p).isEmpty();
         }
     }
 
     private HttpApi start(HttpLimits limits) throws IOException {
-        HttpApi api = new HttpApi(zk.client, zk.paths, new InetSocketAddress("127.0.0.1", 0), BearerToken.of(TOKEN), null, limits);
+        HttpApi api = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), BearerToken.of(TOKEN), null, limits);
         api.start();
         return api;
     }
 
     @Test
     void aConnectionThatSendsNothingIsClosedAfterTheReadTimeout() throws Exception {
-        Socket s = connect(quick);
+        Socket s = connect(quick.api());
         long t0 = System.nanoTime();
 
         assertThat(readToEnd(s.getInputStream())).isEmpty();
@@ -95,7 +85,7 @@ class SlowClientHttpTest {
     @Test
     void aHeadSentAByteAtATimeIsCutAfterTheReadTimeout() throws Exception {
         // A byte every 200 ms: Jetty's idle timeout alone (reset by every byte) would never close it.
-        Socket s = connect(quick);
+        Socket s = connect(quick.api());
         AtomicLong sent = new AtomicLong();
         Thread writer = drip(s, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII),
                 "X-Slow: ".repeat(1000).getBytes(StandardCharsets.US_ASCII), sent);
@@ -113,7 +103,7 @@ class SlowClientHttpTest {
 
     @Test
     void aBodySentAByteAtATimeIs408AfterTheReadTimeout() throws Exception {
-        Socket s = connect(quick);
+        Socket s = connect(quick.api());
         String head = "POST /v1/pushes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN
                 + "\r\nContent-Type: application/yaml\r\nContent-Length: 1000\r\n\r\n";
         AtomicLong sent = new AtomicLong();
@@ -180,7 +170,7 @@ class SlowClientHttpTest {
     @Test
     void anUnauthenticatedPushOf5MiBIs401WithoutItsBodyBeingRead() throws Exception {
         int announced = 5 << 20;
-        Socket s = connect(patient);
+        Socket s = connect(patient.api());
         OutputStream out = s.getOutputStream();
         out.write(("POST /v1/pushes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\nContent-Length: " + announced
                 + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
@@ -195,7 +185,7 @@ class SlowClientHttpTest {
         assertThat(a.json.get("error").asText()).contains("missing credentials", "Authorization: Bearer");
         assertThat(a.headers.get("connection")).isEqualTo("close");
         assertThat(since(t0)).isLessThan(Duration.ofSeconds(5));
-        assertThat(patient.metrics().rejectedCount(Metrics.UNAUTHORIZED)).isEqualTo(1);
+        assertThat(patient.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isEqualTo(1);
         // The rest of the body does not keep the connection: it ends once the client stops.
         s.shutdownOutput();
         assertThat(readToEnd(s.getInputStream())).isEmpty();
@@ -203,7 +193,7 @@ class SlowClientHttpTest {
 
     @Test
     void aPushThatAsksToContinueIsRefusedInsteadOfContinued() throws Exception {
-        Socket s = connect(patient);
+        Socket s = connect(patient.api());
         s.getOutputStream().write(("POST /v1/pushes HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: " + (5 << 20)
                 + "\r\nAuthorization: Bearer wrong\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
 
@@ -216,7 +206,7 @@ class SlowClientHttpTest {
     @Test
     void aRightTokenAfterAWrongOneOnOneConnectionIsRight() throws Exception {
         // Jetty's header cache, on by default, compares values ignoring case: the second request would read as the first.
-        Socket s = connect(patient);
+        Socket s = connect(patient.api());
         s.getOutputStream().write(("POST /v1/pushes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN.toUpperCase(Locale.ROOT)
                 + "\r\nContent-Length: 0\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         assertThat(readAnswer(s.getInputStream()).status).isEqualTo(403);
@@ -238,7 +228,7 @@ class SlowClientHttpTest {
         for (int size : new int[] {2 << 20, 2 << 20, 2 << 20, 32 << 20, 32 << 20, 32 << 20}) {
             byte[] body = new byte[size];
             Arrays.fill(body, (byte) '#');
-            HttpResponse<String> r = post(patient, body, auth);
+            HttpResponse<String> r = post(patient.api(), body, auth);
             assertThat(r.statusCode()).isEqualTo(413);
             JsonNode json = Json.MAPPER.readTree(r.body());
             assertThat(json.get("limit").asInt()).isEqualTo(HttpLimits.MAX_PUSH_BYTES);
@@ -247,7 +237,7 @@ class SlowClientHttpTest {
         }
 
         // Content-Length over the limit and no byte of the body: answered at once, nothing read.
-        Socket s = connect(patient);
+        Socket s = connect(patient.api());
         s.getOutputStream().write(("POST /v1/pushes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN
                 + "\r\nContent-Length: " + (2 << 20) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         long t0 = System.nanoTime();
@@ -257,7 +247,7 @@ class SlowClientHttpTest {
         assertThat(since(t0)).isLessThan(Duration.ofSeconds(5));
 
         // Chunked, streaming on past the limit (up to 64 MiB): the client still reads the 413.
-        Socket c = connect(patient);
+        Socket c = connect(patient.api());
         c.getOutputStream().write(("POST /v1/pushes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN
                 + "\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         AtomicLong streamed = new AtomicLong();
@@ -286,12 +276,12 @@ class SlowClientHttpTest {
         assertThat(chunked.json.get("limit").asInt()).isEqualTo(HttpLimits.MAX_PUSH_BYTES);
         writer.join(30_000);
         assertThat(writer.isAlive()).isFalse();
-        assertThat(patient.metrics().rejectedCount(Metrics.TOO_LARGE)).isEqualTo(8);
+        assertThat(patient.api().metrics().rejectedCount(Metrics.TOO_LARGE)).isEqualTo(8);
 
         // At the limit exactly is a push like any other (here: not a manifest, so 400, not 413).
         byte[] atLimit = new byte[HttpLimits.MAX_PUSH_BYTES];
         Arrays.fill(atLimit, (byte) '#');
-        assertThat(post(patient, atLimit, auth).statusCode()).isEqualTo(400);
+        assertThat(post(patient.api(), atLimit, auth).statusCode()).isEqualTo(400);
     }
 
     @Test
@@ -309,19 +299,19 @@ class SlowClientHttpTest {
     @Test
     void theReadTimeoutDoesNotCutASlowAnswerOrAnIdleKeepAliveBetweenRequests() throws Exception {
         // Two requests on one connection, the second sent after more than half the read timeout: both answered.
-        Socket s = connect(quick);
+        Socket s = connect(quick.api());
         for (int i = 0; i < 2; i++) {
             s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             Answer a = readAnswer(s.getInputStream());
             assertThat(a.status).isEqualTo(200);
             assertThat(a.headers).doesNotContainKey("connection");
-            Thread.sleep(QUICK_SECONDS * 600L); // a client's pause between requests, shorter than the timeout
+            Thread.sleep(QUICK_SECONDS * 600L); // deliberate: a client's pause between requests, shorter than the timeout
         }
     }
 
     @Test
     void jettysOwnErrorsAreJson() throws Exception {
-        Socket s = connect(patient);
+        Socket s = connect(patient.api());
         s.getOutputStream().write(("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + "x".repeat(64 << 10) + "\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
         Answer a = readAnswer(s.getInputStream());
@@ -351,7 +341,7 @@ class SlowClientHttpTest {
                     o.write(b);
                     o.flush();
                     sent.incrementAndGet();
-                    Thread.sleep(200);
+                    Thread.sleep(200); // deliberate: the drip's pace
                 }
             } catch (IOException | InterruptedException e) {
                 // closed by the server

@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -11,11 +12,8 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowRecord;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Instant;
 import java.util.List;
@@ -24,23 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Push status, held containers and hosts, derived from nodes the test writes as agents would. */
 public class StatusApiTest {
-    static LoopbackZk zk;
-    ApiFixture api;
-
-    @BeforeAll
-    static void startZk() throws Exception { zk = new LoopbackZk(); }
-
-    @AfterAll
-    static void stopZk() throws Exception { zk.close(); }
-
-    @BeforeEach
-    void start() throws Exception {
-        zk.reset();
-        api = new ApiFixture(zk, null);
-    }
-
-    @AfterEach
-    void stop() { api.close(); }
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
 
     static final Instant T0 = Instant.parse("2026-11-30T03:30:00Z");
     static final ApplyReport.WindowRef WINDOW = new ApplyReport.WindowRef("garbage-collect", "w-20261130T033000Z-3f2a", T0, List.of("store-registry"));
@@ -54,17 +39,17 @@ public class StatusApiTest {
     }
 
     static void writeReport(ApplyReport r) throws Exception {
-        String path = zk.paths.report(r.host(), r.module());
+        String path = zk.paths().report(r.host(), r.module());
         try {
-            zk.client.setData().forPath(path, Json.bytes(r));
+            zk.client().setData().forPath(path, Json.bytes(r));
         } catch (KeeperException.NoNodeException e) {
-            zk.client.create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
+            zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
         }
     }
 
     static void writeAgent(String host) throws Exception {
-        zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths.agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
     }
 
     private JsonNode target(JsonNode view, String host, String module) {
@@ -129,12 +114,12 @@ public class StatusApiTest {
         String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         // Written as the agent writes them: MeshStore carries the last applied push through a deferral.
-        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client, zk.paths);
+        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
         assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
         assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
-        ApplyReport stored = Json.read(zk.client.getData().forPath(zk.paths.report("host-a", "store")), ApplyReport.class);
+        ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", "store")), ApplyReport.class);
         assertThat(stored.lastApplied().push()).isEqualTo(p0);
         assertThat(stored.lastApplied().revision()).isEqualTo("r1");
     }
@@ -164,12 +149,12 @@ public class StatusApiTest {
         HeldRecord h1 = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", T0, by);
         HeldRecord h2 = new HeldRecord("host-b", "store", "store-registry", "9c1d", "garbage-collect", "w-2", T0.plusSeconds(60), by);
         for (HeldRecord h : List.of(h1, h2)) {
-            zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.held(h.host(), h.container()), Json.bytes(h));
+            zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held(h.host(), h.container()), Json.bytes(h));
         }
         WindowRecord w = new WindowRecord("host-a", "store", "garbage-collect", "w-1", T0, List.of("store-registry"), by);
-        zk.client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths.window("host-a", "store"), Json.bytes(w));
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().window("host-a", "store"), Json.bytes(w));
         // An empty host node left behind (parents are persistent) is fine.
-        zk.client.create().creatingParentsIfNeeded().forPath(zk.paths.held("host-z"), "{}".getBytes());
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-z"), "{}".getBytes());
 
         JsonNode held = api.get("/v1/held").json();
         assertThat(held.get("held")).hasSize(2);

@@ -1,27 +1,22 @@
 package io.mesh.e2e;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.agent.AgentConfig;
-import io.mesh.agent.AgentDaemon;
-import io.mesh.coordinator.HttpApi;
+import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.TestZk;
-import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
+import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -36,31 +31,22 @@ import static org.awaitility.Awaitility.await;
  */
 class WholePathTest {
     private static final String HOST = "host-a";
-    private TestZk zk;
-    private HttpApi api;
-    private AgentDaemon agent;
-    private DockerEngine docker;
-    private String module;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
-    @BeforeEach
-    void setUp() throws Exception {
-        zk = new TestZk();
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("e2e");
-        api = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), null);
-        api.start();
-        agent = new AgentDaemon(new AgentConfig(HOST, zk.paths(), Files.createTempDirectory("mesh-e2e"), Duration.ofMinutes(10),
-                Duration.ofSeconds(2), Duration.ofMinutes(1)), zk.client(), docker, ProcessRef.current("mesh-agent run (test)"));
-        agent.start();
-    }
+    @RegisterExtension
+    @Order(1)
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    @Order(2)
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    @RegisterExtension
+    @Order(3)
+    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST);
+    private final DockerEngine docker = TestDocker.engine();
+    private final String module = TestDocker.uniqueModule("e2e");
 
     @AfterEach
-    void tearDown() throws Exception {
-        agent.close();
-        api.close();
+    void tearDown() {
+        agent.close(); // before its containers go, so that it does not make them again
         TestDocker.clean(module);
-        zk.close();
     }
 
     private String manifest(String mode) {
@@ -72,14 +58,12 @@ class WholePathTest {
                 + "    step: {image: " + BUSYBOX + ", command: [sleep, \"5\"]}\n    timeout: 1m\n";
     }
 
-    private JsonNode call(String method, String path, String body, String revision) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(api.uri().toString().replaceAll("/$", "") + path)).timeout(Duration.ofSeconds(10));
-        if (revision != null) b.header("X-Mesh-Revision", revision);
-        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        JsonNode j = Json.MAPPER.readTree(r.body());
-        ((com.fasterxml.jackson.databind.node.ObjectNode) j).put("_status", r.statusCode());
-        return j;
+    private Answer push(String manifest, String revision) throws Exception {
+        return api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", revision));
+    }
+
+    private JsonNode get(String path) throws Exception {
+        return api.get(path).json();
     }
 
     /** @return the state of (host, module) in a push's status */
@@ -99,48 +83,47 @@ class WholePathTest {
 
     @Test
     void aPushLandsAndAPushDuringAWindowIsDeferredThenApplied() throws Exception {
-        JsonNode first = call("POST", "/v1/pushes", manifest("one"), "r1");
-        assertThat(first.path("_status").asInt()).isEqualTo(202);
-        String push1 = first.path("push").asText();
-        await().atMost(Duration.ofSeconds(60)).until(() -> state(call("GET", "/v1/pushes/" + push1, null, null)).equals("applied"));
+        Answer first = push(manifest("one"), "r1");
+        assertThat(first.status()).isEqualTo(202);
+        String push1 = first.json().path("push").asText();
+        await().atMost(Duration.ofSeconds(60)).until(() -> state(get("/v1/pushes/" + push1)).equals("applied"));
         String id = docker.inspect(module + "-registry").getId();
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();
 
-        Future<WindowResult> window = agent.runWindow(module, "garbage-collect");
-        await().atMost(Duration.ofSeconds(30)).until(() -> call("GET", "/v1/held", null, null).toString().contains(module + "-registry"));
+        Future<WindowResult> window = agent.daemon().runWindow(module, "garbage-collect");
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("/v1/held").toString().contains(module + "-registry"));
 
-        JsonNode second = call("POST", "/v1/pushes", manifest("two"), "r2");
-        String push2 = second.path("push").asText();
-        await().atMost(Duration.ofSeconds(30)).until(() -> state(call("GET", "/v1/pushes/" + push2, null, null)).equals("deferred"));
-        JsonNode deferred = target(call("GET", "/v1/pushes/" + push2, null, null));
+        String push2 = push(manifest("two"), "r2").json().path("push").asText();
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(get("/v1/pushes/" + push2)).equals("deferred"));
+        JsonNode deferred = target(get("/v1/pushes/" + push2));
         assertThat(deferred.toString()).contains("garbage-collect");
         assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isFalse();
 
         assertThat(window.get(2, TimeUnit.MINUTES).outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
-        await().atMost(Duration.ofSeconds(60)).until(() -> state(call("GET", "/v1/pushes/" + push2, null, null)).equals("applied"));
+        await().atMost(Duration.ofSeconds(60)).until(() -> state(get("/v1/pushes/" + push2)).equals("applied"));
         assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=two");
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();
-        assertThat(call("GET", "/v1/held", null, null).toString()).doesNotContain(module + "-registry");
+        assertThat(get("/v1/held").toString()).doesNotContain(module + "-registry");
     }
 
     @Test
     void aMalformedPushIsRefusedNamingTheFieldAndChangesNothing() throws Exception {
-        call("POST", "/v1/pushes", manifest("one"), "r1");
+        push(manifest("one"), "r1");
         await().atMost(Duration.ofSeconds(60)).until(() -> docker.inspect(module + "-registry") != null
                 && Boolean.TRUE.equals(docker.inspect(module + "-registry").getState().getRunning()));
         String id = docker.inspect(module + "-registry").getId();
         byte[] before = zk.client().getData().forPath(zk.paths().desired(module));
 
-        JsonNode refused = call("POST", "/v1/pushes", manifest("two").replace("while-stopped: [registry]", "while-stopped: [regsitry]"), "r2");
-        assertThat(refused.path("_status").asInt()).isEqualTo(400);
-        JsonNode err = refused.path("errors").get(0);
+        Answer refused = push(manifest("two").replace("while-stopped: [registry]", "while-stopped: [regsitry]"), "r2");
+        assertThat(refused.status()).isEqualTo(400);
+        JsonNode err = refused.json().path("errors").get(0);
         assertThat(err.path("document").asInt()).isEqualTo(1);
         assertThat(err.path("field").asText()).isEqualTo("schedules.garbage-collect.while-stopped[0]");
         assertThat(err.path("message").asText()).contains("regsitry").contains("registry");
 
         assertThat(zk.client().getData().forPath(zk.paths().desired(module))).isEqualTo(before);
-        Thread.sleep(2_000); // give a wrongly-written push time to show
+        Thread.sleep(2_000); // deliberate: a quiet period in which a wrongly written push would land
         assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
         assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=one");
     }

@@ -1,0 +1,133 @@
+package io.mesh.testing;
+
+import io.mesh.agent.AgentConfig;
+import io.mesh.agent.AgentDaemon;
+import io.mesh.policy.Policy;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * An agent daemon ({@code mesh-agent run}'s {@link AgentDaemon}) running in the test JVM for one host, on the real
+ * Docker engine ({@link TestDocker}) and the ZooKeeper of a {@link ZooKeeperExtension}, which must be registered
+ * before this one. A static field runs one daemon for the class, an instance field one per test; it is closed after.
+ *
+ * <p>By default it reconciles every 10 minutes, so that what a test sees land does not depend on the interval; waits
+ * 2 s for an apply's module lock and a minute for a window's; uses the default {@link Policy}; shares the
+ * extension's ZooKeeper client; and has a fresh state directory.
+ */
+public final class AgentDaemonExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
+        AutoCloseable {
+    /** The process name the daemon's held nodes, lock nodes and reports give. */
+    public static final String PROCESS = "mesh-agent run (test)";
+
+    private final ZooKeeperExtension zk;
+    private final String host;
+    private Duration reconcileInterval = Duration.ofMinutes(10);
+    private Duration applyLockWait = Duration.ofSeconds(2);
+    private Policy policy = Policy.DEFAULT;
+    private boolean ownSession;
+    private boolean perClass;
+    private AgentDaemon daemon;
+    private CuratorFramework ownClient;
+    private Path stateDir;
+
+    /**
+     * @param zk   the ZooKeeper the daemon uses (registered before this extension)
+     * @param host the daemon's host id
+     */
+    public AgentDaemonExtension(ZooKeeperExtension zk, String host) {
+        this.zk = zk;
+        this.host = host;
+    }
+
+    /** @return this, reconciling at that interval */
+    public AgentDaemonExtension reconcileEvery(Duration interval) {
+        reconcileInterval = interval;
+        return this;
+    }
+
+    /** @return this, waiting that long for an apply's module lock */
+    public AgentDaemonExtension applyLockWait(Duration wait) {
+        applyLockWait = wait;
+        return this;
+    }
+
+    /** @return this, with that policy */
+    public AgentDaemonExtension withPolicy(Policy p) {
+        policy = p;
+        return this;
+    }
+
+    /** @return this, with a ZooKeeper session of its own (as a separate agent process has), closed with the daemon */
+    public AgentDaemonExtension withOwnSession() {
+        ownSession = true;
+        return this;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        perClass = true;
+        start();
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws Exception {
+        if (!perClass) start();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        if (!perClass) close();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+    }
+
+    /** Starts the daemon (the callbacks do; fixtures that compose this one call it themselves). */
+    public void start() throws Exception {
+        if (daemon != null) return;
+        TestDocker.engine();
+        stateDir = Files.createTempDirectory("mesh-agent");
+        AgentConfig config = new AgentConfig(host, zk.paths(), stateDir, reconcileInterval, applyLockWait, Duration.ofMinutes(1), policy);
+        CuratorFramework client = zk.client();
+        if (ownSession) client = ownClient = MeshZk.connect(zk.connect(), Duration.ofSeconds(20));
+        daemon = new AgentDaemon(config, client, TestDocker.engine(), ProcessRef.current(PROCESS));
+        daemon.start();
+    }
+
+    /** Stops the daemon (and its own session); nothing when it does not run. */
+    @Override
+    public void close() {
+        try {
+            if (daemon != null) daemon.close();
+        } finally {
+            daemon = null;
+            if (ownClient != null) ownClient.close();
+            ownClient = null;
+        }
+    }
+
+    /** @return the running daemon */
+    public AgentDaemon daemon() {
+        if (daemon == null) throw new IllegalStateException("the agent daemon is not running");
+        return daemon;
+    }
+
+    /** @return the daemon's host id */
+    public String host() { return host; }
+
+    /** @return the daemon's {@code --state-dir} */
+    public Path stateDir() { return stateDir; }
+}

@@ -1,0 +1,137 @@
+package io.mesh.testing;
+
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A real ZooKeeper server ({@link TestZk}: Curator's {@link TestingServer} on a free loopback port, admin server off)
+ * and a connected client, as a JUnit 5 extension.
+ *
+ * <pre>{@code
+ * @RegisterExtension static final ZooKeeperExtension zk = new ZooKeeperExtension();   // one server for the class
+ * @RegisterExtension final ZooKeeperExtension zk = new ZooKeeperExtension();          // one server per test
+ * }</pre>
+ *
+ * In a static field the server starts before the class's first test and stops after its last;
+ * {@link #resetBeforeEach()} then deletes {@code /mesh} before each test. In an instance field every test gets a
+ * server of its own. Extensions that use this server ({@code CoordinatorExtension}, {@link AgentDaemonExtension})
+ * must be registered after it: a static server and instance users, or {@code @Order}.
+ */
+public final class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
+        AutoCloseable {
+    private final Map<String, String> serverProperties = new LinkedHashMap<>();
+    private boolean resetBeforeEach;
+    private boolean perClass;
+    private TestZk zk;
+
+    /**
+     * Sets a system property while the server starts, and clears it afterwards: ZooKeeper reads some settings once,
+     * when the server starts (such as {@code znode.container.checkIntervalMs}); other tests' servers keep the default.
+     *
+     * @return this
+     */
+    public ZooKeeperExtension withServerProperty(String name, String value) {
+        serverProperties.put(name, value);
+        return this;
+    }
+
+    /**
+     * With one server for the class: deletes everything under {@code /mesh} before each test.
+     *
+     * @return this
+     */
+    public ZooKeeperExtension resetBeforeEach() {
+        resetBeforeEach = true;
+        return this;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        perClass = true;
+        start();
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws Exception {
+        if (!perClass) start();
+        else if (resetBeforeEach) reset();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        if (!perClass) close();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws Exception {
+        close();
+    }
+
+    /** Starts the server and its client (the callbacks do; fixtures that compose this one call it themselves). */
+    public void start() throws Exception {
+        if (zk != null) return;
+        Map<String, String> before = new LinkedHashMap<>();
+        serverProperties.forEach((k, v) -> before.put(k, System.setProperty(k, v)));
+        try {
+            zk = new TestZk();
+        } finally {
+            before.forEach((k, v) -> {
+                if (v == null) System.clearProperty(k);
+                else System.setProperty(k, v);
+            });
+        }
+    }
+
+    /** Stops the client and the server; nothing when they are not running. */
+    @Override
+    public void close() throws Exception {
+        if (zk == null) return;
+        try {
+            zk.close();
+        } finally {
+            zk = null;
+        }
+    }
+
+    private TestZk zk() {
+        if (zk == null) throw new IllegalStateException("the ZooKeeper server is not running: register ZooKeeperExtension "
+                + "before the extensions that use it (a static field, or @Order)");
+        return zk;
+    }
+
+    /** @return true while the server runs */
+    public boolean running() { return zk != null; }
+
+    /** @return the connect string, such as {@code 127.0.0.1:43211} */
+    public String connect() { return zk().connect(); }
+
+    /** @return the test's client, connected */
+    public CuratorFramework client() { return zk().client(); }
+
+    /** @return the layout at /mesh */
+    public ZkPaths paths() { return zk().paths(); }
+
+    /** @return the server, to stop or restart it */
+    public TestingServer server() { return zk().server(); }
+
+    /** Writes {@code /mesh/desired/<module>} as the coordinator would: {@link TestZk#setDesired}. */
+    public DesiredRecord setDesired(String yaml, String revision) throws Exception {
+        return zk().setDesired(yaml, revision);
+    }
+
+    /** Deletes everything under {@code /mesh}. */
+    public void reset() throws Exception {
+        CuratorFramework c = client();
+        if (c.checkExists().forPath(paths().root()) != null) c.delete().deletingChildrenIfNeeded().forPath(paths().root());
+    }
+}

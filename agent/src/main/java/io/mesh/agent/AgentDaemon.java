@@ -274,7 +274,8 @@ public final class AgentDaemon implements AutoCloseable {
             boolean failed;
             try {
                 ApplyReport r = applier.apply(module, stopping::get);
-                failed = r != null && r.outcome() == ApplyOutcome.FAILED;
+                // deferred here: held nodes that outlived their window's lock; applied again until they go
+                failed = r != null && (r.outcome() == ApplyOutcome.FAILED || r.outcome() == ApplyOutcome.DEFERRED);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -286,7 +287,7 @@ public final class AgentDaemon implements AutoCloseable {
                 retryMs = 0;
                 return;
             }
-            // A failed apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
+            // A failed or deferred apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
             retryMs = Math.min(retryMs == 0 ? RETRY_FIRST_MS : retryMs * 2, config.reconcileInterval().toMillis());
             if (!stopping.get()) {
                 try {

@@ -133,9 +133,12 @@ public final class Applier {
             try {
                 // A blip is waited out (bounded), not reported (issue 11 rule 11); a longer outage is reported once
                 // ZooKeeper answers again (fail() waits for it), naming the push.
-                if (!session.connected() && !session.awaitConnected(BLIP, stopping)) {
-                    return fail(module, desired, started, "ZooKeeper is not connected (" + session.state() + ") for "
-                            + BLIP.toSeconds() + "s; nothing was done", stopping);
+                if (!session.connected()) {
+                    if (elsewhereOnly(module)) return null; // no report of a module of another host, outage or not
+                    if (!session.awaitConnected(BLIP, stopping)) {
+                        return fail(module, desired, started, "ZooKeeper is not connected (" + session.state() + ") for "
+                                + BLIP.toSeconds() + "s; nothing was done", stopping);
+                    }
                 }
                 desired = store.desired(module);
                 boolean journalled = journalled(module);
@@ -193,7 +196,7 @@ public final class Applier {
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
-                ApplyReport report = report(newest, started, results);
+                ApplyReport report = report(newest, started, results, held);
                 reports.write(report, section);
                 leftThisHost = !newest.spec().runsOn(host) && report.outcome() == ApplyOutcome.APPLIED;
                 return report;
@@ -293,23 +296,50 @@ public final class Applier {
         return true;
     }
 
+    /**
+     * @return true when the desired state this process knows (the daemon's cache: no ZooKeeper call) names other
+     *         hosts only and nothing of the module is on this host; false when it cannot tell
+     */
+    private boolean elsewhereOnly(String module) {
+        try {
+            DesiredRecord d = store.desired(module);
+            return d != null && !d.spec().runsOn(host) && !journalled(module) && noOp.nothingHere(module);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
     /** @throws WindowJournal.UnreadableException when the module's journal entry exists but cannot be read */
     private boolean journalled(String module) {
         return journal.read(module).isPresent();
     }
 
     /** The report of an apply that ran: {@code applied}, or {@code failed} naming each failed container. */
-    private ApplyReport report(DesiredRecord desired, Instant started, List<ContainerResult> results) throws Exception {
+    private ApplyReport report(DesiredRecord desired, Instant started, List<ContainerResult> results,
+                               Map<String, HeldRecord> heldNodes) throws Exception {
         List<String> errors = new ArrayList<>();
+        List<String> held = new ArrayList<>();
         for (ContainerResult r : results) {
             if (r.action() == ContainerAction.FAILED) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
+            if (r.action() == ContainerAction.HELD) held.add(r.container());
         }
         WindowRecord w = store.window(host, desired.module());
         ApplyReport.WindowRef window = w == null ? null : ApplyReport.WindowRef.of(w);
-        return errors.isEmpty()
-                ? ApplyReport.applied(host, desired.module(), desired.revision(), desired.push(), started, window, results)
-                : ApplyReport.failed(host, desired.module(), desired.revision(), desired.push(), started, window, results,
-                        String.join("; ", errors));
+        if (!errors.isEmpty()) {
+            return ApplyReport.failed(host, desired.module(), desired.revision(), desired.push(), started, window, results,
+                    String.join("; ", errors));
+        }
+        if (!held.isEmpty()) {
+            // Held nodes met under the lock outlived it (a window whose session lapsed, a node made by hand): the push has
+            // not landed on those containers, so the module is deferred to the window the nodes name, and the worker
+            // applies again until they go (AgentDaemon).
+            if (window == null) {
+                HeldRecord h = heldNodes.get(held.get(0));
+                window = new ApplyReport.WindowRef(h.schedule(), h.window(), h.since(), List.copyOf(held));
+            }
+            return ApplyReport.deferred(host, desired.module(), desired.revision(), desired.push(), started, window, results);
+        }
+        return ApplyReport.applied(host, desired.module(), desired.revision(), desired.push(), started, window, results);
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.mesh.apply;
 
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.CuratorFramework;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.TestDocker;
@@ -22,6 +24,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +35,7 @@ import java.util.stream.Collectors;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The apply against a real Docker engine and a real ZooKeeper: create, unchanged, recreate with reasons, remove. */
 class ApplierTest {
@@ -61,6 +67,44 @@ class ApplierTest {
 
     private static Map<String, ContainerResult> byName(ApplyReport r) {
         return r.containers().stream().collect(Collectors.toMap(ContainerResult::name, Function.identity()));
+    }
+
+    /**
+     * A module of another host with nothing of it here gets no report from this host, also while ZooKeeper is down:
+     * the daemon's desired cache says whose it is (the fleet review saw agents report "failed: ZooKeeper is not
+     * connected" for other hosts' modules after a quorum loss, reports that never cleared).
+     */
+    @Test
+    void aModuleOfAnotherHostGetsNoReportFromThisOneWhileZooKeeperIsDown() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false).replace("hosts: [host-a]", "hosts: [host-b]"), "r1");
+        try (CuratorFramework agent = MeshZk.connect(zk.connect(), Duration.ofSeconds(10));
+             CuratorCache cache = CuratorCache.build(agent, zk.paths().desired())) {
+            MeshStore store = new MeshStore(agent, zk.paths());
+            cache.start();
+            store.readDesiredFrom(cache);
+            await().atMost(Duration.ofSeconds(10)).until(() -> store.desired(module) != null);
+            Applier elsewhere = new Applier(store, docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                    new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
+            zk.server().stop();
+            AtomicBoolean stopping = new AtomicBoolean();
+            try {
+                await().atMost(Duration.ofSeconds(20)).until(() -> !store.session().connected());
+                CompletableFuture<ApplyReport> applied = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return elsewhere.apply(module, stopping::get);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                // at once: not waited out as a blip (20 s), nor kept for a failed report until ZooKeeper answers
+                assertThat(applied.get(5, TimeUnit.SECONDS)).as("no report").isNull();
+            } finally {
+                stopping.set(true);
+                zk.server().restart();
+            }
+            await().atMost(Duration.ofSeconds(20)).until(() -> store.session().connected());
+            assertThat(zk.client().checkExists().forPath(zk.paths().report("host-a", module))).isNull();
+        }
     }
 
     @Test
@@ -166,13 +210,20 @@ class ApplierTest {
         ApplyReport rewritten = applier.apply(module, () -> false);
         assertThat(Json.read(zk.client().getData().forPath(reportPath), ApplyReport.class).containers()).isEqualTo(rewritten.containers());
 
-        // a held node on a running container (a stale one left by hand): reported held, never "unchanged"
+        // a held node on a running container (a stale one left by hand, or one that outlived its window's lock):
+        // reported held, never "unchanged", and the module deferred to it (the push has not landed on that
+        // container: `mesh push --wait` must not say applied), naming the window the node names; once the node
+        // goes, the next apply applies
         String webId = docker.idByName(module + "-web");
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-a", module + "-web"), Json.bytes(
                 new HeldRecord("host-a", module, module + "-web", webId, "gc", "w-test", Times.now(), ProcessRef.current("test"))));
         ApplyReport held = applier.apply(module, () -> false);
         assertThat(byName(held).get("web").action()).isEqualTo(ContainerAction.HELD);
+        assertThat(held.outcome()).isEqualTo(ApplyOutcome.DEFERRED);
+        assertThat(held.window().window()).isEqualTo("w-test");
+        assertThat(held.window().held()).containsExactly(module + "-web");
         zk.client().delete().forPath(zk.paths().held("host-a", module + "-web"));
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
 
         // a push with the very same spec gets its own report
         zk.setDesired(yaml(BUSYBOX, "one", true), "r2");

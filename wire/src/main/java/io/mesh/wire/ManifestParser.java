@@ -350,6 +350,9 @@ public final class ManifestParser {
             c.error("containers", "missing: give a mapping of container name to its image and settings");
         } else if (!containers.isObject()) {
             c.error("containers", "must be a mapping of container name to settings, not a " + kind(containers));
+        } else if (containers.isEmpty()) {
+            // An agent reading the desired node back would find no containers and refuse it on every host.
+            c.error("containers", "empty: give at least one container, as name: {image: ...}");
         } else {
             for (Iterator<Map.Entry<String, JsonNode>> i = containers.fields(); i.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = i.next();

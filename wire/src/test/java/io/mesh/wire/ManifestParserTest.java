@@ -368,6 +368,7 @@ class ManifestParserTest {
                 arguments("missing module", "hosts: [host-a]\n" + CONTAINERS, 1, "module", "missing: give a name"),
                 arguments("missing hosts", "module: store\n" + CONTAINERS, 1, "hosts", "missing: give a list of host ids"),
                 arguments("missing containers", HEAD, 1, "containers", "missing: give a mapping"),
+                arguments("no containers", HEAD + "containers: {}\n", 1, "containers", "empty: give at least one container"),
                 arguments("missing image", HEAD + "containers: {registry: {command: [x]}}\n", 1, "containers.registry.image", "missing: give an image"),
                 arguments("missing cron", schedule(STEP), 1, "schedules.gc.cron", "missing: give a 5-field cron"),
                 arguments("missing step", schedule(CRON), 1, "schedules.gc.step", "missing: give the step's image"),
@@ -477,7 +478,8 @@ class ManifestParserTest {
         assertThat(e.errors()).extracting(ManifestError::document, ManifestError::field).containsExactly(
                 org.assertj.core.groups.Tuple.tuple(1, "module"),
                 org.assertj.core.groups.Tuple.tuple(1, "containers.registry.image"),
-                org.assertj.core.groups.Tuple.tuple(3, "hosts"));
+                org.assertj.core.groups.Tuple.tuple(3, "hosts"),
+                org.assertj.core.groups.Tuple.tuple(3, "containers"));
     }
 
     @Test

@@ -6,11 +6,6 @@ import io.mesh.policy.Policy;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,8 +20,7 @@ import java.time.Duration;
  * 2 s for an apply's module lock and a minute for a window's; uses the default {@link Policy}; shares the
  * extension's ZooKeeper client; and has a fresh state directory.
  */
-public final class AgentDaemonExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
-        AutoCloseable {
+public final class AgentDaemonExtension extends ScopedFixture {
     /** The process name the daemon's held nodes, lock nodes and reports give. */
     public static final String PROCESS = "mesh-agent run (test)";
 
@@ -36,7 +30,6 @@ public final class AgentDaemonExtension implements BeforeAllCallback, AfterAllCa
     private Duration applyLockWait = Duration.ofSeconds(2);
     private Policy policy = Policy.DEFAULT;
     private boolean ownSession;
-    private boolean perClass;
     private AgentDaemon daemon;
     private CuratorFramework ownClient;
     private Path stateDir;
@@ -74,28 +67,8 @@ public final class AgentDaemonExtension implements BeforeAllCallback, AfterAllCa
         return this;
     }
 
-    @Override
-    public void beforeAll(ExtensionContext context) throws Exception {
-        perClass = true;
-        start();
-    }
-
-    @Override
-    public void beforeEach(ExtensionContext context) throws Exception {
-        if (!perClass) start();
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) {
-        if (!perClass) close();
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) {
-        close();
-    }
-
     /** Starts the daemon (the callbacks do; fixtures that compose this one call it themselves). */
+    @Override
     public void start() throws Exception {
         if (daemon != null) return;
         TestDocker.engine();

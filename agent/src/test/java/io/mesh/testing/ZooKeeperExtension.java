@@ -4,11 +4,6 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -27,11 +22,9 @@ import java.util.Map;
  * server of its own. Extensions that use this server ({@code CoordinatorExtension}, {@link AgentDaemonExtension})
  * must be registered after it: a static server and instance users, or {@code @Order}.
  */
-public final class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
-        AutoCloseable {
+public final class ZooKeeperExtension extends ScopedFixture {
     private final Map<String, String> serverProperties = new LinkedHashMap<>();
     private boolean resetBeforeEach;
-    private boolean perClass;
     private TestZk zk;
 
     /**
@@ -56,28 +49,12 @@ public final class ZooKeeperExtension implements BeforeAllCallback, AfterAllCall
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) throws Exception {
-        perClass = true;
-        start();
-    }
-
-    @Override
-    public void beforeEach(ExtensionContext context) throws Exception {
-        if (!perClass) start();
-        else if (resetBeforeEach) reset();
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) throws Exception {
-        if (!perClass) close();
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) throws Exception {
-        close();
+    protected void beforeEachOfClass() throws Exception {
+        if (resetBeforeEach) reset();
     }
 
     /** Starts the server and its client (the callbacks do; fixtures that compose this one call it themselves). */
+    @Override
     public void start() throws Exception {
         if (zk != null) return;
         Map<String, String> before = new LinkedHashMap<>();

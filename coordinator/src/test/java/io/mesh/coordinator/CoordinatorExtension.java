@@ -1,13 +1,9 @@
 package io.mesh.coordinator;
 
+import io.mesh.testing.ScopedFixture;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -35,14 +31,12 @@ import java.util.Map;
  * {@link HttpLimits#DEFAULTS}; {@link #restart} gives the running test another configuration, {@link #another} a
  * second coordinator on the same ZooKeeper. Everything it started is closed after the test (or the class).
  */
-public final class CoordinatorExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback,
-        AutoCloseable {
+public final class CoordinatorExtension extends ScopedFixture {
     private final ZooKeeperExtension zk;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private BearerToken token;
     private WebhookSecret webhook;
     private HttpLimits limits = HttpLimits.DEFAULTS;
-    private boolean perClass;
     private HttpApi api;
     private final List<HttpApi> others = new ArrayList<>();
 
@@ -64,28 +58,12 @@ public final class CoordinatorExtension implements BeforeAllCallback, AfterAllCa
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) throws Exception {
-        perClass = true;
-        start();
-    }
-
-    @Override
-    public void beforeEach(ExtensionContext context) throws Exception {
-        if (!perClass) start();
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) {
+    protected void afterEachTest() {
         closeOthers();
-        if (!perClass) close();
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) {
-        close();
     }
 
     /** Starts the coordinator as configured (the callbacks do; fixtures that compose this one call it themselves). */
+    @Override
     public void start() throws IOException {
         if (api == null) api = started(token, webhook, limits);
     }

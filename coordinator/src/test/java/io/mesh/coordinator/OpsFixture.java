@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.testing.ScopedFixture;
 import io.mesh.agent.AgentDaemon;
 import io.mesh.agent.AgentMetrics;
 import io.mesh.agent.WindowRequests;
@@ -11,11 +12,6 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -36,7 +32,7 @@ import static org.awaitility.Awaitility.await;
  *
  * <pre>{@code @RegisterExtension static final OpsFixture fx = new OpsFixture();   // one fleet for the class}</pre>
  */
-public final class OpsFixture implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
+public final class OpsFixture extends ScopedFixture {
     /** The agent's host id. */
     public static final String HOST = "host-a";
 
@@ -48,30 +44,9 @@ public final class OpsFixture implements BeforeAllCallback, AfterAllCallback, Be
     private AgentMetrics metrics;
     private URI agentMetrics;
     private Path gate;
-    private boolean perClass;
 
     @Override
-    public void beforeAll(ExtensionContext context) throws Exception {
-        perClass = true;
-        start();
-    }
-
-    @Override
-    public void beforeEach(ExtensionContext context) throws Exception {
-        if (!perClass) start();
-    }
-
-    @Override
-    public void afterEach(ExtensionContext context) throws Exception {
-        if (!perClass) close();
-    }
-
-    @Override
-    public void afterAll(ExtensionContext context) throws Exception {
-        close();
-    }
-
-    private void start() throws Exception {
+    public void start() throws Exception {
         TestDocker.engine();
         zk.start();
         api.start();
@@ -90,7 +65,8 @@ public final class OpsFixture implements BeforeAllCallback, AfterAllCallback, Be
         await().atMost(Duration.ofSeconds(20)).until(() -> zk.client().checkExists().forPath(zk.paths().agent(HOST)) != null);
     }
 
-    private void close() throws Exception {
+    @Override
+    public void close() throws Exception {
         try {
             release();
         } catch (Exception ignored) {

@@ -81,6 +81,17 @@ public final class WindowJournal {
             return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, h, null);
         }
 
+        /**
+         * @return this entry with every held container's stop known to have returned: none can still be carried out
+         *         by dockerd, so giving them back needs no settling stop (which would stop a container that dockerd
+         *         itself started again meanwhile, as its restart policy was being put back)
+         */
+        public Entry stopsReturned() {
+            List<HeldContainer> h = new ArrayList<>();
+            for (HeldContainer c : held) h.add(new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), false));
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
+        }
+
         /** @return this entry with {@code stage} recorded as opened (before the stage acts) */
         public Entry opening(WindowStage stage) {
             List<WindowStage> o = new ArrayList<>(opened == null ? List.of() : opened);

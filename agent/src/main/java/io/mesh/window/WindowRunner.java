@@ -220,7 +220,7 @@ public final class WindowRunner {
                 journal.write(entry);
                 guarded.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
             }
-            entry = opening(entry, WindowStage.STEP_STARTED);
+            entry = opening(entry.stopsReturned(), WindowStage.STEP_STARTED); // every stop returned
             step = guarded.runStep(stepId, s.timeoutDuration(), WindowResult.LOG_LINES);
         } catch (RuntimeException e) {
             error = describe(e);

@@ -301,6 +301,7 @@ public final class Applier {
      *         hosts only and nothing of the module is on this host; false when it cannot tell
      */
     private boolean elsewhereOnly(String module) {
+        if (!store.desiredIsCached()) return false; // without the cache, reading desired would wait for ZooKeeper
         try {
             DesiredRecord d = store.desired(module);
             return d != null && !d.spec().runsOn(host) && !journalled(module) && noOp.nothingHere(module);

@@ -136,6 +136,9 @@ public final class MeshStore {
      */
     public void readDesiredFrom(CuratorCache cache) { this.desiredCache = cache; }
 
+    /** @return true when {@link #desired} reads a cache, so that it needs no ZooKeeper call */
+    public boolean desiredIsCached() { return desiredCache != null; }
+
     /**
      * Validates a desired node's data.
      *

@@ -144,7 +144,7 @@ public final class Applier {
                 boolean journalled = journalled(module);
                 if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
                 // A module of another host, with nothing of it here: no lock, no report.
-                if (desired != null && !desired.spec().runsOn(host) && !journalled && noOp.nothingHere(module)) return null;
+                if (elsewhereOnly(desired, journalled, module)) return null;
                 // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
                 if (!journalled) {
                     ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
@@ -303,11 +303,15 @@ public final class Applier {
     private boolean elsewhereOnly(String module) {
         if (!store.desiredIsCached()) return false; // without the cache, reading desired would wait for ZooKeeper
         try {
-            DesiredRecord d = store.desired(module);
-            return d != null && !d.spec().runsOn(host) && !journalled(module) && noOp.nothingHere(module);
+            return elsewhereOnly(store.desired(module), journalled(module), module);
         } catch (Exception e) {
             return false;
         }
+    }
+
+    /** @return true when {@code desired} names other hosts only, no window of it is journalled and nothing of it is here */
+    private boolean elsewhereOnly(DesiredRecord desired, boolean journalled, String module) {
+        return desired != null && !desired.spec().runsOn(host) && !journalled && noOp.nothingHere(module);
     }
 
     /** @throws WindowJournal.UnreadableException when the module's journal entry exists but cannot be read */

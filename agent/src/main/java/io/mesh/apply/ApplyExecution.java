@@ -241,6 +241,7 @@ final class ApplyExecution {
      * when it is put back.
      */
     private ContainerResult recreate(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before, Images images) {
+        if (before != null && before.markedForRemoval()) return replaceMarkedForRemoval(a, spec, desired, before, images);
         String oldId = a.existingId();
         images.ensure(spec.image());
         String nextName = a.dockerName() + NEXT_SUFFIX;
@@ -285,6 +286,38 @@ final class ApplyExecution {
             return result(a, ContainerAction.FAILED, reasons, oldId);
         }
         docker.remove(oldId);
+        return result(a, ContainerAction.RECREATED, a.reasons(), newId);
+    }
+
+    /**
+     * Replaces a container Docker marked for removal ({@link ObservedContainer#markedForRemoval}): nothing of it runs
+     * or can run again, so there is nothing to stop or put back. The new one is created aside, the old one removed
+     * (forced), then the new one takes the name and starts. When Docker cannot remove the old one, the new one is
+     * removed and the container fails with what to do; an apply never leaves two containers under one module name.
+     */
+    private ContainerResult replaceMarkedForRemoval(PlannedAction a, ContainerSpec spec, DesiredRecord desired,
+                                                    ObservedContainer before, Images images) {
+        images.ensure(spec.image());
+        String nextName = a.dockerName() + NEXT_SUFFIX;
+        String newId = outOfTheWay(desired.module(), nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
+        try {
+            docker.remove(before.id());
+        } catch (RuntimeException e) {
+            if (e instanceof SessionGuard.SessionLostException) throw e;
+            docker.remove(newId);
+            List<String> reasons = new ArrayList<>(a.reasons());
+            reasons.add("Docker marked it for removal (Dead, " + before.state() + ": it cannot start again) but cannot remove it: "
+                    + describe(e) + "; fix what Docker names, then `docker rm -f " + a.dockerName() + "`, and the next apply creates it");
+            return result(a, ContainerAction.FAILED, reasons, before.id());
+        }
+        try {
+            docker.rename(newId, a.dockerName());
+            docker.start(newId);
+        } catch (RuntimeException e) {
+            if (e instanceof SessionGuard.SessionLostException) throw e;
+            docker.remove(newId); // the name is left free: the next apply creates it
+            throw e;
+        }
         return result(a, ContainerAction.RECREATED, a.reasons(), newId);
     }
 

@@ -14,4 +14,13 @@ package io.mesh.docker;
  *                   {@code created}, {@code restarting} ...
  */
 public record ObservedContainer(String id, String dockerName, String name, String specHash, String specJson,
-                                String revision, boolean running, String state) {}
+                                String revision, boolean running, String state) {
+    /**
+     * @return true when Docker marked the container for removal: {@code dead} (a removal that failed, or that an
+     *         engine restart cut) or {@code removing} (how Docker's list shows a failed removal). Docker refuses to
+     *         update, start or rename-and-start such a container; it can only be removed (failure model row 29).
+     */
+    public boolean markedForRemoval() {
+        return state != null && (state.startsWith("dead") || state.startsWith("removing"));
+    }
+}

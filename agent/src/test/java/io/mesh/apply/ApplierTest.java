@@ -319,6 +319,66 @@ class ApplierTest {
     }
 
     /**
+     * A container Docker left {@code Dead} (an engine killed during a removal; FleetHistoryIT seed
+     * -8000834034482580827) cannot be updated, stopped for real or started: Docker answers 500. The apply removes it
+     * and creates it again, whether its spec changed or not, and removes one the spec no longer names; one whose
+     * removal keeps failing fails the container with what to do, and the new container made for it is not left
+     * behind. Failure model row 29.
+     */
+    @Test
+    void aContainerDockerLeftDeadIsRemovedAndCreatedAgain() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String web = module + "-web", worker = module + "-worker";
+
+        // same spec: the dead one is replaced
+        String deadWeb = docker.idByName(web);
+        TestDocker.makeDead(deadWeb, false);
+        ApplyReport same = applier.apply(module, () -> false);
+        assertThat(same.outcome()).as("report %s", same).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(byName(same).get("web").action()).isEqualTo(ContainerAction.RECREATED);
+        // Docker's list says "removing" (its view of the failed removal), its inspect "dead"
+        assertThat(byName(same).get("web").reasons()).singleElement().asString().matches("not running: (dead|removing)");
+        assertThat(docker.inspect(deadWeb)).as("the dead container").isNull();
+        assertThat(docker.inspect(web).getState().getRunning()).isTrue();
+
+        // spec changed: the same, with the new spec
+        deadWeb = docker.idByName(web);
+        TestDocker.makeDead(deadWeb, false);
+        zk.setDesired(yaml(BUSYBOX, "two", true), "r2");
+        ApplyReport changed = applier.apply(module, () -> false);
+        assertThat(changed.outcome()).as("report %s", changed).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(docker.inspect(deadWeb)).isNull();
+        assertThat(docker.inspect(web).getConfig().getEnv()).contains("MODE=two");
+        assertThat(docker.inspect(web).getState().getRunning()).isTrue();
+
+        // no longer in the spec: removed
+        String deadWorker = docker.idByName(worker);
+        TestDocker.makeDead(deadWorker, false);
+        zk.setDesired(yaml(BUSYBOX, "two", false), "r3");
+        ApplyReport removed = applier.apply(module, () -> false);
+        assertThat(removed.outcome()).as("report %s", removed).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(byName(removed).get("worker").action()).isEqualTo(ContainerAction.REMOVED);
+        assertThat(docker.inspect(deadWorker)).isNull();
+
+        // Docker cannot remove it: the container fails with what to do; nothing new is left under a temporary name
+        deadWeb = docker.idByName(web);
+        java.nio.file.Path stuck = TestDocker.makeDead(deadWeb, true);
+        try {
+            ApplyReport failed = applier.apply(module, () -> false);
+            assertThat(failed.outcome()).as("report %s", failed).isEqualTo(ApplyOutcome.FAILED);
+            assertThat(byName(failed).get("web").reasons()).anyMatch(s -> s.contains("Dead") && s.contains("docker rm -f " + web));
+            assertThat(docker.idByName(web)).isEqualTo(deadWeb);
+            assertThat(docker.moduleContainers(module)).extracting(io.mesh.docker.ObservedContainer::id).containsExactly(deadWeb);
+        } finally {
+            TestDocker.unstick(stuck);
+        }
+        ApplyReport after = applier.apply(module, () -> false);
+        assertThat(after.outcome()).as("report %s", after).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(docker.inspect(web).getState().getRunning()).isTrue();
+    }
+
+    /**
      * A lock child made by this process's own session but owned by no acquisition (what a protected create whose
      * answer was lost leaves when Curator's background clean-up gives up) does not block the module for as long as the
      * session lives; a lock child of another session is left alone: whoever holds it, holds the lock.

@@ -55,6 +55,44 @@ public final class TestDocker {
     }
 
     /**
+     * Leaves a container in Docker's {@code Dead} state, as an engine killed during a removal does (seen by
+     * FleetHistoryIT): its removal is made to fail by an immutable file in its directory, then the file is made
+     * mutable again when {@code stuck} is false. Needs root and the engine's directory on this machine.
+     *
+     * @param id    container id
+     * @param stuck true to leave the file immutable, so that removing the container keeps failing; undo with
+     *              {@link #unstick}
+     * @return the immutable file
+     */
+    public static java.nio.file.Path makeDead(String id, boolean stuck) throws Exception {
+        DockerEngine d = engine();
+        java.nio.file.Path file = java.nio.file.Path.of(d.client().infoCmd().exec().getDockerRootDir(), "containers", id, "hostname");
+        chattr("+i", file);
+        try {
+            d.client().removeContainerCmd(id).withForce(true).exec();
+            throw new IllegalStateException("container " + id + " was removed although " + file + " is immutable");
+        } catch (com.github.dockerjava.api.exception.DockerException expected) {
+            // "unable to remove filesystem": Docker marks the container Dead
+        } finally {
+            if (!stuck) chattr("-i", file);
+        }
+        String state = d.inspect(id).getState().getStatus();
+        if (!"dead".equals(state)) throw new IllegalStateException("container " + id + " is " + state + ", not dead");
+        return file;
+    }
+
+    /** Makes a file left immutable by {@link #makeDead} mutable again, so that the container can be removed. */
+    public static void unstick(java.nio.file.Path file) throws Exception {
+        if (java.nio.file.Files.exists(file)) chattr("-i", file);
+    }
+
+    private static void chattr(String flag, java.nio.file.Path file) throws Exception {
+        Process p = new ProcessBuilder("chattr", flag, file.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) throw new IllegalStateException("chattr " + flag + " " + file + " failed (root needed): " + out);
+    }
+
+    /**
      * Docker's events between two instants for containers of one module (by label), in order.
      *
      * @param module module name

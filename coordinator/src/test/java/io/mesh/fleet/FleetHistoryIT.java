@@ -80,10 +80,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(Fleet.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-// Opt-in (-Dmesh.fleet.history=true) until it is green every time: 6 of its last 8 runs were green; of the two red ones,
-// one found a bug since fixed (GiveBackTest), the other (seed -8000834034482580827) a container Docker left 'Dead' after
-// an engine restart, which the recreate cannot update (500) and so never converges. A red CI lands nothing.
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "mesh.fleet.history", matches = "true")
 class FleetHistoryIT {
     static final String BUSYBOX = "mesh-demo/busybox:1";
     static final String SCHEDULE = "gc";

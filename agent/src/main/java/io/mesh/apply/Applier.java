@@ -325,7 +325,7 @@ public final class Applier {
         List<String> errors = new ArrayList<>();
         List<String> held = new ArrayList<>();
         for (ContainerResult r : results) {
-            if (r.action() == ContainerAction.FAILED) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
+            if (r.action().failed()) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
             if (r.action() == ContainerAction.HELD) held.add(r.container());
         }
         WindowRecord w = store.window(host, desired.module());

@@ -51,6 +51,7 @@ final class ApplyExecution {
     private final ContainerRuntime docker;
     private final Policy policy;
     private final String host;
+    private final Readiness readiness;
 
     /**
      * @param docker the section's guarded runtime
@@ -61,6 +62,7 @@ final class ApplyExecution {
         this.docker = docker;
         this.policy = policy;
         this.host = host;
+        this.readiness = new Readiness(docker);
     }
 
     /**
@@ -111,8 +113,9 @@ final class ApplyExecution {
     private List<ContainerResult> executeTogether(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
                                                   Map<String, ObservedContainer> byId, Images images) throws InterruptedException {
         long changing = plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED).count();
+        long waiting = plan.stream().filter(a -> a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE).count();
         List<ContainerResult> results = new ArrayList<>();
-        if (changing <= 2) { // see above
+        if (changing <= 2 && waiting < 2) { // see above; two readiness waits are worth a thread each
             for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
             return results;
         }
@@ -190,7 +193,9 @@ final class ApplyExecution {
         try {
             switch (a.action()) {
                 case HELD, UNCHANGED -> {
-                    return result(a, a.action().reported(), a.reasons(), id);
+                    return before == null ? result(a, a.action().reported(), a.reasons(), id)
+                            : new ContainerResult(a.name(), a.dockerName(), a.action().reported(), List.copyOf(a.reasons()), id,
+                            before.health(), before.imageId());
                 }
                 case CREATE -> {
                     images.ensure(spec.image());
@@ -201,10 +206,20 @@ final class ApplyExecution {
                         docker.remove(newId);
                         throw e;
                     }
-                    return result(a, ContainerAction.CREATED, a.reasons(), newId);
+                    Readiness.Verdict v = readiness.await(newId, spec);
+                    if (!v.ready()) {
+                        docker.remove(newId); // the next apply creates it again, after its back-off
+                        return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "removed"), newId, v);
+                    }
+                    return result(a, ContainerAction.CREATED, a.reasons(), newId, v);
                 }
                 case RECREATE -> {
                     return recreate(a, spec, desired, before, images);
+                }
+                case CRASH_LOOP -> {
+                    List<String> reasons = new ArrayList<>(a.reasons());
+                    for (String line : docker.logTail(id, Readiness.LOG_LINES)) reasons.add("log: " + line);
+                    return result(a, ContainerAction.FAILED, reasons, id);
                 }
                 case REMOVE -> {
                     ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
@@ -266,27 +281,50 @@ final class ApplyExecution {
             if (wasRunning) docker.start(oldId);
             throw e;
         }
+        Readiness.Verdict v;
         try {
             docker.rename(newId, a.dockerName());
             docker.start(newId);
+            v = readiness.await(newId, spec);
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e; // a lapsed lock makes no further call
-            String restored = "";
-            try {
-                docker.remove(newId);
-                docker.rename(oldId, a.dockerName());
-                if (oldPolicy != null) docker.updateRestartPolicy(oldId, oldPolicy);
-                if (wasRunning) docker.start(oldId);
-                restored = "; the previous container " + (wasRunning ? "runs again" : "is back as it was");
-            } catch (RuntimeException e2) {
-                restored = "; putting the previous container back failed too: " + describe(e2);
-            }
+            String restored = putBack(a, newId, oldId, oldPolicy, wasRunning);
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add("new container did not start: " + describe(e) + restored);
             return result(a, ContainerAction.FAILED, reasons, oldId);
         }
+        if (!v.ready()) {
+            String restored = putBack(a, newId, oldId, oldPolicy, wasRunning);
+            return result(a, ContainerAction.REVERTED, plus(a.reasons(), v.reasons(), restored.substring(2)), oldId, v);
+        }
         docker.remove(oldId);
-        return result(a, ContainerAction.RECREATED, a.reasons(), newId);
+        return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
+    }
+
+    /**
+     * Removes the new container and puts the old one back under its name, with its restart policy, running if it ran.
+     *
+     * @return {@code "; the previous container runs again"} or what went wrong
+     */
+    private String putBack(PlannedAction a, String newId, String oldId, String oldPolicy, boolean wasRunning) {
+        try {
+            docker.remove(newId);
+            docker.rename(oldId, a.dockerName());
+            if (oldPolicy != null) docker.updateRestartPolicy(oldId, oldPolicy);
+            if (wasRunning) docker.start(oldId);
+            return "; the previous container " + (wasRunning ? "runs again" : "is back as it was");
+        } catch (SessionGuard.SessionLostException e) {
+            throw e;
+        } catch (RuntimeException e2) {
+            return "; putting the previous container back failed too: " + describe(e2);
+        }
+    }
+
+    private static List<String> plus(List<String> a, List<String> b, String last) {
+        List<String> out = new ArrayList<>(a);
+        out.addAll(b);
+        out.add(last);
+        return out;
     }
 
     /**
@@ -310,15 +348,21 @@ final class ApplyExecution {
                     + describe(e) + "; fix what Docker names, then `docker rm -f " + a.dockerName() + "`, and the next apply creates it");
             return result(a, ContainerAction.FAILED, reasons, before.id());
         }
+        Readiness.Verdict v;
         try {
             docker.rename(newId, a.dockerName());
             docker.start(newId);
+            v = readiness.await(newId, spec);
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e;
             docker.remove(newId); // the name is left free: the next apply creates it
             throw e;
         }
-        return result(a, ContainerAction.RECREATED, a.reasons(), newId);
+        if (!v.ready()) {
+            docker.remove(newId);
+            return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "removed"), newId, v);
+        }
+        return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
     }
 
     /**
@@ -358,6 +402,15 @@ final class ApplyExecution {
 
     private static ContainerResult result(PlannedAction a, ContainerAction action, List<String> reasons, String id) {
         return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id);
+    }
+
+    /**
+     * A result with the health of the container the verdict judged, and its image when it is the one that now runs
+     * (not for a container that failed or was reverted).
+     */
+    private static ContainerResult result(PlannedAction a, ContainerAction action, List<String> reasons, String id, Readiness.Verdict v) {
+        return new ContainerResult(a.name(), a.dockerName(), action, List.copyOf(reasons), id, v.state().health(),
+                action.failed() ? null : v.state().imageId());
     }
 
     static String describe(Throwable e) {

@@ -20,6 +20,8 @@ import java.util.Set;
  *       removed or created by an apply;</li>
  *   <li>missing → {@code CREATE};</li>
  *   <li>present, same spec hash, running → {@code UNCHANGED};</li>
+ *   <li>present, same spec hash, restarting (Docker restarts it by its policy) → {@code CRASH_LOOP}: left alone,
+ *       reported {@code failed};</li>
  *   <li>present but spec changed or not running → {@code RECREATE} with reasons;</li>
  *   <li>a container of the module the spec no longer names, or a second container for the same name (left by a
  *       crash mid-recreate) → {@code REMOVE}.</li>
@@ -62,6 +64,11 @@ public final class ApplyPlanner {
             if (!SpecDiff.hash(want).equals(now.specHash())) {
                 reasons.addAll(SpecDiff.reasons(SpecDiff.parse(now.specJson()), want));
                 if (reasons.isEmpty()) reasons.add("spec changed (hash " + now.specHash() + " -> " + SpecDiff.hash(want) + ")");
+            }
+            if (reasons.isEmpty() && now.state() != null && now.state().startsWith("restarting")) {
+                out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.CRASH_LOOP, List.of("crash-looping: Docker restarts it by its "
+                        + "restart policy (" + now.state() + "); the same spec would crash the same way: fix the image or the spec and push"), now.id()));
+                continue;
             }
             if (!now.running()) reasons.add("not running: " + now.state());
             out.add(new PlannedAction(name, dockerName, reasons.isEmpty() ? PlannedAction.Kind.UNCHANGED : PlannedAction.Kind.RECREATE,

@@ -23,7 +23,12 @@ public record PlannedAction(String name, String dockerName, Kind action, List<St
     /** The action kinds; their report names are SPEC's. */
     public enum Kind {
         CREATE(ContainerAction.CREATED), UNCHANGED(ContainerAction.UNCHANGED), RECREATE(ContainerAction.RECREATED),
-        REMOVE(ContainerAction.REMOVED), HELD(ContainerAction.HELD);
+        REMOVE(ContainerAction.REMOVED), HELD(ContainerAction.HELD),
+        /**
+         * Docker keeps restarting it, and its spec is the desired one: a recreate with the same spec would crash the
+         * same way, so it is left alone and reported {@code failed} (SPEC.md, "Health and readiness").
+         */
+        CRASH_LOOP(ContainerAction.FAILED);
 
         private final ContainerAction reported;
 

@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -25,7 +26,12 @@ public final class SpecDiff {
     private static final ObjectMapper CANONICAL = JsonMapper.builder()
             .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
             .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+            .addMixIn(ContainerSpec.class, WithoutReady.class)
             .build();
+
+    /** {@code ready} says how the apply judges a container, not how Docker runs it: a change of it recreates nothing. */
+    @JsonIgnoreProperties({"ready"})
+    private interface WithoutReady {}
 
     private SpecDiff() {}
 
@@ -92,6 +98,7 @@ public final class SpecDiff {
         field(r, "privileged", before.runsPrivileged(), after.runsPrivileged());
         field(r, "pid", before.pid(), after.pid());
         field(r, "cap-add", before.capAdd(), after.capAdd());
+        if (!Objects.equals(before.healthcheck(), after.healthcheck())) r.add("healthcheck: changed");
         return r;
     }
 

@@ -115,6 +115,13 @@ public interface ContainerRuntime {
     /** Sends SIGKILL to a container; a stopped or missing one is ignored. */
     void kill(String id);
 
+    /**
+     * @param id container id
+     * @return its state, health and image from one inspect
+     * @throws NoSuchContainerException when it does not exist
+     */
+    RunState runState(String id);
+
     /** @return the container's last {@code lines} log lines, stdout and stderr together */
     List<String> logTail(String id, int lines);
 

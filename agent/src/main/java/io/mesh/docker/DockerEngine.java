@@ -15,6 +15,8 @@ import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.HealthCheck;
+import com.github.dockerjava.api.command.HealthState;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
@@ -24,6 +26,8 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.Durations;
+import io.mesh.wire.Healthcheck;
 import io.mesh.wire.StepSpec;
 
 import java.io.Closeable;
@@ -222,7 +226,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             }
             boolean running = "running".equals(c.getState());
             out.add(new ObservedContainer(c.getId(), name(c), labels.get(Labels.CONTAINER), labels.get(Labels.SPEC_HASH),
-                    labels.get(Labels.SPEC), labels.get(Labels.REVISION), running, running ? "running" : describeState(c)));
+                    labels.get(Labels.SPEC), labels.get(Labels.REVISION), running, running ? "running" : describeState(c),
+                    health(c.getStatus()), c.getImageId()));
         }
         return new ModuleView(out, steps);
     }
@@ -232,6 +237,15 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         if (names == null || names.length == 0) return c.getId();
         String n = names[0];
         return n.startsWith("/") ? n.substring(1) : n;
+    }
+
+    /** @return the health in the list's status ({@code Up 5 minutes (healthy)}, {@code (health: starting)}), else {@code none} */
+    static String health(String status) {
+        if (status == null) return RunState.NO_HEALTH;
+        if (status.contains("(healthy)")) return "healthy";
+        if (status.contains("(unhealthy)")) return "unhealthy";
+        if (status.contains("(health: starting)")) return "starting";
+        return RunState.NO_HEALTH;
     }
 
     /** "exited (137)" from the list's state and status ("Exited (137) 3 seconds ago"). */
@@ -323,8 +337,39 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             hc.withPortBindings(ports);
             cmd.withExposedPorts(exposed);
         }
+        if (spec.healthcheck() != null) cmd.withHealthcheck(healthCheck(spec.healthcheck()));
         cmd.withHostConfig(hc);
         return bounded("the create of container " + dockerName, callTimeout, () -> cmd.exec().getId());
+    }
+
+    /** Docker's healthcheck from the manifest's: durations in nanoseconds, unset ones left to Docker's defaults. */
+    private static HealthCheck healthCheck(Healthcheck h) {
+        HealthCheck out = new HealthCheck().withTest(h.test());
+        if (h.interval() != null) out.withInterval(Durations.parse(h.interval()).toNanos());
+        if (h.timeout() != null) out.withTimeout(Durations.parse(h.timeout()).toNanos());
+        if (h.startPeriod() != null) out.withStartPeriod(Durations.parse(h.startPeriod()).toNanos());
+        if (h.retries() != null) out.withRetries(h.retries());
+        return out;
+    }
+
+    @Override
+    public RunState runState(String id) {
+        InspectContainerResponse i = inspect(id);
+        if (i == null) throw new NoSuchContainerException("container " + id + " no longer exists", null);
+        InspectContainerResponse.ContainerState s = i.getState();
+        HealthState h = s == null ? null : s.getHealth();
+        String output = null;
+        if (h != null && h.getLog() != null && !h.getLog().isEmpty()) {
+            var last = h.getLog().get(h.getLog().size() - 1);
+            output = last.getOutput() == null ? null : last.getOutput().strip();
+            if (output != null && output.length() > 300) output = output.substring(0, 300) + "...";
+            if (last.getExitCodeLong() != null && last.getExitCodeLong() != 0) output = "exit " + last.getExitCodeLong() + (output == null || output.isEmpty() ? "" : ": " + output);
+        }
+        Long exit = s == null ? null : s.getExitCodeLong();
+        return new RunState(s != null && Boolean.TRUE.equals(s.getRunning()), s == null ? "unknown" : s.getStatus(),
+                i.getRestartCount() == null ? 0 : i.getRestartCount(), s == null ? null : s.getStartedAt(),
+                exit == null ? null : exit.intValue(), h == null || h.getStatus() == null ? RunState.NO_HEALTH : h.getStatus(),
+                output, i.getImageId());
     }
 
     /** Starts a container; a container already running is left as it is. */

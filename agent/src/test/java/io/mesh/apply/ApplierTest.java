@@ -58,11 +58,12 @@ class ApplierTest {
         TestDocker.clean(module);
     }
 
+    /** Readiness is ReadinessTest's: here a container counts as soon as it runs. */
     private String yaml(String webImage, String webEnv, boolean withWorker) {
         return "module: " + module + "\nhosts: [host-a]\ncontainers:\n"
                 + "  web:\n    image: " + webImage + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
-                + "    env: {MODE: \"" + webEnv + "\"}\n    network: host\n    stop-timeout: 2s\n"
-                + (withWorker ? "  worker:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 2s\n" : "");
+                + "    env: {MODE: \"" + webEnv + "\"}\n    network: host\n    stop-timeout: 2s\n    ready: {min-healthy: 0s}\n"
+                + (withWorker ? "  worker:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 2s\n    ready: {min-healthy: 0s}\n" : "");
     }
 
     private static Map<String, ContainerResult> byName(ApplyReport r) {

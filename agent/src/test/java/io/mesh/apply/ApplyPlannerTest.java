@@ -100,6 +100,43 @@ class ApplyPlannerTest {
         assertThat(SpecDiff.hash(x)).isNotEqualTo(SpecDiff.hash(spec("img:1", Map.of("A", "1"))));
     }
 
+    /**
+     * {@code ready} says how the apply judges a container, not how Docker runs it: it leaves the hash alone (no
+     * recreate for a changed deadline); a {@code healthcheck} is Docker's, so it changes the hash and is a reason; and
+     * a spec without either keeps the canonical form it had before they existed.
+     */
+    @Test
+    void readyLeavesTheHashAloneAHealthcheckChangesIt() throws Exception {
+        String head = "module: store\nhosts: [host-a]\ncontainers:\n  registry:\n    image: mesh-demo/registry:2.8.2\n";
+        ManifestParser p = new ManifestParser();
+        ContainerSpec plain = p.parse(head).get(0).containers().get("registry");
+        ContainerSpec ready = p.parse(head + "    ready: {min-healthy: 10s, deadline: 1m}\n").get(0).containers().get("registry");
+        ContainerSpec checked = p.parse(head + "    healthcheck: {test: [CMD, \"true\"]}\n").get(0).containers().get("registry");
+        assertThat(SpecDiff.canonical(plain))
+                .isEqualTo("{\"image\":\"mesh-demo/registry:2.8.2\",\"network\":\"host\",\"restart\":\"unless-stopped\",\"stop-timeout\":\"10s\"}");
+        assertThat(SpecDiff.hash(ready)).isEqualTo(SpecDiff.hash(plain));
+        assertThat(SpecDiff.hash(checked)).isNotEqualTo(SpecDiff.hash(plain));
+        assertThat(SpecDiff.reasons(plain, checked)).containsExactly("healthcheck: changed");
+        assertThat(SpecDiff.parse(SpecDiff.canonical(checked)).healthcheck()).isEqualTo(checked.healthcheck());
+    }
+
+    /** A container Docker keeps restarting with the desired spec is left alone and reported failed, not recreated. */
+    @Test
+    void aContainerCrashLoopingWithTheDesiredSpecIsNotRecreated() {
+        ContainerSpec a = spec("img:1", Map.of());
+        ObservedContainer looping = new ObservedContainer("id-1", "store-registry", "registry", SpecDiff.hash(a), SpecDiff.canonical(a),
+                "r1", false, "restarting (1)");
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), List.of(looping), Map.of())).singleElement().satisfies(p -> {
+            assertThat(p.action()).isEqualTo(PlannedAction.Kind.CRASH_LOOP);
+            assertThat(p.action().reported()).isEqualTo(io.mesh.wire.ContainerAction.FAILED);
+            assertThat(p.reasons()).singleElement().asString().startsWith("crash-looping").contains("restarting (1)");
+        });
+        ObservedContainer exited = new ObservedContainer("id-1", "store-registry", "registry", SpecDiff.hash(a), SpecDiff.canonical(a),
+                "r1", false, "exited (1)");
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), List.of(exited), Map.of())).singleElement()
+                .satisfies(p -> assertThat(p.action()).isEqualTo(PlannedAction.Kind.RECREATE));
+    }
+
     /** Specs without the security fields keep the canonical form (and so the spec hash) they had before the fields existed. */
     @Test
     void securityFieldsLeaveTheCanonicalFormOfOtherSpecsAlone() throws Exception {

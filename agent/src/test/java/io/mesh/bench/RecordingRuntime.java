@@ -133,6 +133,15 @@ public final class RecordingRuntime implements ContainerRuntime {
         return b != null && b.running;
     }
 
+    @Override
+    public io.mesh.docker.RunState runState(String id) {
+        calls.incrementAndGet();
+        Box b = byId.get(id);
+        if (b == null) throw new io.mesh.docker.NoSuchContainerException("container " + id + " no longer exists", null);
+        return new io.mesh.docker.RunState(b.running, b.running ? "running" : "exited", 0, "simulated", b.running ? null : 0,
+                io.mesh.docker.RunState.NO_HEALTH, null, "sha256:simulated");
+    }
+
     @Override public void kill(String id) { calls.incrementAndGet(); set(id, false); }
     @Override public List<String> logTail(String id, int lines) { calls.incrementAndGet(); return List.of(); }
 

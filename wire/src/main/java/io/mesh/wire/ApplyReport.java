@@ -139,8 +139,18 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @param action    what the apply did
      * @param reasons   why, such as {@code image: a -> b} or {@code not running: exited (137)}; empty when none
      * @param id        Docker container id after the apply (before it, for removed)
+     * @param health    {@code healthy}, {@code unhealthy}, {@code starting} or {@code none} (no healthcheck), as Docker
+     *                  last said; {@code null} when not known (removed, failed before it ran)
+     * @param imageId   the image the container runs ({@code sha256:...}); {@code null} when not known
      */
-    public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {
+    public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id,
+                                  @JsonInclude(JsonInclude.Include.NON_NULL) String health,
+                                  @JsonInclude(JsonInclude.Include.NON_NULL) String imageId) {
+        /** A result with no health or image known. */
+        public ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {
+            this(name, container, action, reasons, id, null, null);
+        }
+
         /**
          * @param reason such as {@code held by window garbage-collect since ...}
          * @param id     Docker container id, {@code null} when its held node is gone meanwhile

@@ -16,9 +16,17 @@ public enum ContainerAction implements WireName {
     HELD,
     /** Could not be done; the reasons say why. */
     FAILED,
+    /**
+     * Recreated, but the new container was not ready by its {@code ready.deadline} (or exited first): it was removed
+     * and the previous one put back under its name (SPEC.md, "Health and readiness").
+     */
+    REVERTED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */
     @JsonEnumDefaultValue
     UNKNOWN;
+
+    /** @return true for {@link #FAILED} and {@link #REVERTED}: the push did not land on this container */
+    public boolean failed() { return this == FAILED || this == REVERTED; }
 
     @Override
     public String toString() { return wire(); }

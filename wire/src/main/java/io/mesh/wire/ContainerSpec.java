@@ -26,13 +26,16 @@ import java.util.TreeMap;
  *                    unless {@code --allow-host-pid})
  * @param capAdd      Linux capabilities to add, such as {@code NET_ADMIN} (a mesh extension; each refused unless
  *                    {@code --allow-cap NAME})
+ * @param healthcheck Docker's healthcheck, or {@code null} for the image's own
+ * @param ready       when a created or recreated container counts, or {@code null} for the defaults
+ *                    ({@link ReadySpec}); not part of the spec hash
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                             List<String> ports, List<String> volumes, String restart,
                             @JsonProperty("stop-timeout") String stopTimeout, Boolean privileged, String pid,
-                            @JsonProperty("cap-add") List<String> capAdd) {
+                            @JsonProperty("cap-add") List<String> capAdd, Healthcheck healthcheck, ReadySpec ready) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -74,8 +77,11 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
      */
     public ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                          List<String> ports, List<String> volumes, String restart, String stopTimeout) {
-        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null);
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null);
     }
+
+    /** @return {@code ready}, or the defaults */
+    public ReadySpec readiness() { return ready == null ? ReadySpec.DEFAULT : ready; }
 
     /** @return true when the container asks for Docker's privileged mode */
     public boolean runsPrivileged() { return Boolean.TRUE.equals(privileged); }

@@ -22,8 +22,20 @@ public final class Durations {
         if (text == null || text.isEmpty() || !FORM.matcher(text).matches()) {
             throw new IllegalArgumentException("'" + text + "' is not a duration: write hours, minutes and seconds such as 90s, 30m or 1h30m");
         }
-        Duration d = Duration.parse("PT" + text.toUpperCase(Locale.ROOT));
+        Duration d = parseZeroAllowed(text);
         if (d.isZero()) throw new IllegalArgumentException("'" + text + "' is zero: give a duration above 0, such as 30s");
         return d;
+    }
+
+    /**
+     * @param text such as {@code 0s} or {@code 2s}
+     * @return the duration, &ge; 0 (for waits that may be skipped, such as {@code ready.min-healthy})
+     * @throws IllegalArgumentException naming the accepted form when the text is not one
+     */
+    public static Duration parseZeroAllowed(String text) {
+        if (text == null || text.isEmpty() || !FORM.matcher(text).matches()) {
+            throw new IllegalArgumentException("'" + text + "' is not a duration: write hours, minutes and seconds such as 90s, 30m or 1h30m");
+        }
+        return Duration.parse("PT" + text.toUpperCase(Locale.ROOT));
     }
 }

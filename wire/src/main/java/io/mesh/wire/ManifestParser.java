@@ -61,7 +61,9 @@ public final class ManifestParser {
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules");
     private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout",
-            "privileged", "pid", "cap-add");
+            "privileged", "pid", "cap-add", "healthcheck", "ready");
+    private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
+    private static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
     /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
     public static final Set<String> CAPABILITIES = Set.of("ALL", "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND",
             "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER",
@@ -425,6 +427,8 @@ public final class ManifestParser {
         if (pid != null && !(pid.isTextual() && pid.asText().equals(ContainerSpec.PID_HOST))) {
             c.error(path + ".pid", "must be host (share the host's process namespace), or left out; got " + show(pid));
         }
+        healthcheck(c, path + ".healthcheck", node.get("healthcheck"));
+        ready(c, path + ".ready", node.get("ready"));
         List<String> caps = c.stringList(node.get("cap-add"), path + ".cap-add", false);
         if (caps != null) {
             Set<String> dup = new HashSet<>();
@@ -436,6 +440,69 @@ public final class ManifestParser {
                     c.error(path + ".cap-add[" + i + "]", "'" + cap + "' is listed twice: name each capability once");
                 }
             }
+        }
+    }
+
+    /**
+     * {@code healthcheck} (SPEC.md, "Health and readiness"): {@code test} is {@code [CMD, ...]},
+     * {@code [CMD-SHELL, "..."]} or {@code [NONE]}; a plain string is compose's shorthand for {@code CMD-SHELL}.
+     */
+    private void healthcheck(Check c, String path, JsonNode node) {
+        if (node == null) return;
+        if (!(node instanceof ObjectNode o)) {
+            c.error(path, "must be a mapping with test (and interval, timeout, retries, start-period), not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, HEALTHCHECK_FIELDS);
+        JsonNode test = node.get("test");
+        if (test != null && test.isTextual()) {
+            test = o.arrayNode().add("CMD-SHELL").add(test.asText()); // compose's shorthand
+            o.set("test", test);
+        }
+        List<String> t = c.stringList(test, path + ".test", true);
+        if (t != null) {
+            String kind = t.isEmpty() ? "" : t.get(0);
+            if (!Set.of("CMD", "CMD-SHELL", "NONE").contains(kind)) {
+                c.error(path + ".test", "must start with CMD, CMD-SHELL or NONE, such as [\"CMD-SHELL\", \"wget -q -O- http://127.0.0.1:5000/ || exit 1\"]");
+            } else if (kind.equals("NONE") && t.size() > 1) {
+                c.error(path + ".test", "[NONE] turns the image's healthcheck off and takes nothing after it");
+            } else if (!kind.equals("NONE") && t.size() < 2) {
+                c.error(path + ".test", "gives no command after " + kind + ": add the command to run");
+            } else if (kind.equals("NONE") && node.size() > 1) {
+                c.error(path, "with test [NONE] there is no check to time: remove interval, timeout, retries and start-period");
+            }
+        }
+        for (String f : List.of("interval", "timeout", "start-period")) c.duration(node.get(f), path + "." + f, Duration.ofHours(1));
+        JsonNode retries = node.get("retries");
+        if (retries != null && !(retries.isIntegralNumber() && retries.canConvertToInt() && retries.asInt() >= 1 && retries.asInt() <= 100)) {
+            c.error(path + ".retries", "must be a whole number from 1 to 100 (failures in a row that make it unhealthy); got " + show(retries));
+        }
+    }
+
+    /** {@code ready} (SPEC.md, "Health and readiness"): {@code min-healthy} may be {@code 0s}; it must be below the deadline. */
+    private void ready(Check c, String path, JsonNode node) {
+        if (node == null) return;
+        if (!node.isObject()) {
+            c.error(path, "must be a mapping with min-healthy and deadline, such as {min-healthy: 10s, deadline: 2m}, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, READY_FIELDS);
+        Duration min = c.durationZeroAllowed(node.get("min-healthy"), path + ".min-healthy", Duration.ofHours(1));
+        c.duration(node.get("deadline"), path + ".deadline", Duration.ofHours(24));
+        JsonNode deadline = node.get("deadline");
+        if (min != null && deadline != null && deadline.isTextual()) {
+            try {
+                Duration d = Durations.parse(deadline.asText());
+                if (min.compareTo(d) >= 0) {
+                    c.error(path + ".min-healthy", "'" + node.get("min-healthy").asText() + "' is not below the deadline '" + deadline.asText()
+                            + "': a container could never be ready in time; give a shorter min-healthy or a longer deadline");
+                }
+            } catch (IllegalArgumentException e) {
+                // reported by the duration check
+            }
+        } else if (min != null && deadline == null && min.compareTo(Durations.parse(ReadySpec.DEFAULT_DEADLINE)) >= 0) {
+            c.error(path + ".min-healthy", "'" + node.get("min-healthy").asText() + "' is not below the default deadline, "
+                    + ReadySpec.DEFAULT_DEADLINE + ": give a shorter min-healthy or a longer deadline");
         }
     }
 
@@ -715,6 +782,26 @@ public final class ManifestParser {
                 }
             } catch (IllegalArgumentException e) {
                 error(path, e.getMessage());
+            }
+        }
+
+        /** @return the duration, or {@code null} when missing or refused (the refusal recorded) */
+        Duration durationZeroAllowed(JsonNode n, String path, Duration max) {
+            if (n == null) return null;
+            if (!n.isTextual()) {
+                error(path, "must be a duration in quotes such as \"0s\", \"10s\" or \"1m\"; got " + show(n));
+                return null;
+            }
+            try {
+                Duration d = Durations.parseZeroAllowed(n.asText());
+                if (d.compareTo(max) > 0) {
+                    error(path, "'" + n.asText() + "' is longer than the most allowed here, " + max.toString().substring(2).toLowerCase(Locale.ROOT) + ": give a shorter duration");
+                    return null;
+                }
+                return d;
+            } catch (IllegalArgumentException e) {
+                error(path, e.getMessage());
+                return null;
             }
         }
 

@@ -419,6 +419,21 @@ class ManifestParserTest {
                 arguments("duplicate container", HEAD + "containers:\n  registry: {image: a}\n  registry: {image: b}\n", 1, "containers.registry", "keep only one"),
                 arguments("duplicate env key", container("env: {A: \"1\", A: \"2\"}"), 1, "containers.registry.env.A", "keep only one"),
                 arguments("duplicate schedule", GOOD + "schedules:\n  gc: {cron: \"30 3 * * *\", step: {image: x}}\n  gc: {cron: \"30 4 * * *\", step: {image: x}}\n", 1, "schedules.gc", "keep only one"),
+                // health and readiness
+                arguments("healthcheck not a mapping", container("healthcheck: [CMD, true]"), 1, "containers.registry.healthcheck", "must be a mapping with test"),
+                arguments("healthcheck without test", container("healthcheck: {interval: 5s}"), 1, "containers.registry.healthcheck.test", "missing"),
+                arguments("healthcheck test kind", container("healthcheck: {test: [wget, -q, x]}"), 1, "containers.registry.healthcheck.test", "must start with CMD, CMD-SHELL or NONE"),
+                arguments("healthcheck CMD alone", container("healthcheck: {test: [CMD]}"), 1, "containers.registry.healthcheck.test", "add the command"),
+                arguments("healthcheck NONE with more", container("healthcheck: {test: [NONE, x]}"), 1, "containers.registry.healthcheck.test", "takes nothing after it"),
+                arguments("healthcheck NONE with timing", container("healthcheck: {test: [NONE], interval: 5s}"), 1, "containers.registry.healthcheck", "remove interval"),
+                arguments("healthcheck interval", container("healthcheck: {test: [CMD, \"true\"], interval: 5}"), 1, "containers.registry.healthcheck.interval", "in quotes"),
+                arguments("healthcheck retries", container("healthcheck: {test: [CMD, \"true\"], retries: 0}"), 1, "containers.registry.healthcheck.retries", "from 1 to 100"),
+                arguments("healthcheck unknown field", container("healthcheck: {test: [CMD, \"true\"], start_period: 5s}"), 1, "containers.registry.healthcheck.start_period", ""),
+                arguments("ready not a mapping", container("ready: 10s"), 1, "containers.registry.ready", "such as {min-healthy: 10s, deadline: 2m}"),
+                arguments("ready deadline zero", container("ready: {deadline: 0s}"), 1, "containers.registry.ready.deadline", "above 0"),
+                arguments("ready min-healthy not a duration", container("ready: {min-healthy: soon}"), 1, "containers.registry.ready.min-healthy", "not a duration"),
+                arguments("ready min-healthy past deadline", container("ready: {min-healthy: 2m, deadline: 1m}"), 1, "containers.registry.ready.min-healthy", "not below the deadline"),
+                arguments("ready min-healthy past default deadline", container("ready: {min-healthy: 5m}"), 1, "containers.registry.ready.min-healthy", "default deadline"),
                 // documents
                 arguments("duplicate module across documents", GOOD + "---\n" + GOOD, 2, "module", "already defined in document 1"),
                 arguments("syntax error in document 2", GOOD + "---\nmodule: [cache\n", 2, "", "brackets"),
@@ -454,6 +469,21 @@ class ManifestParserTest {
                 });
         assertThat(e.errors()).allSatisfy(err -> assertThat(err.message()).isNotBlank());
         assertThat(e.getMessage()).contains("document " + document);
+    }
+
+    /** Compose's string shorthand is {@code CMD-SHELL}; {@code ready} and {@code healthcheck} reach the spec as written. */
+    @Test
+    void healthcheckAndReadyAreRead() throws Exception {
+        ModuleSpec m = parser.parse(container("healthcheck: {test: \"wget -q -O- http://127.0.0.1:5000/v2/ || exit 1\", interval: 5s, retries: 3, start-period: 10s}\n"
+                + "    ready: {min-healthy: 0s, deadline: 2m}")).get(0);
+        ContainerSpec c = m.containers().get("registry");
+        assertThat(c.healthcheck()).isEqualTo(new Healthcheck(List.of("CMD-SHELL", "wget -q -O- http://127.0.0.1:5000/v2/ || exit 1"), "5s", null, 3, "10s"));
+        assertThat(c.readiness().minHealthyTime()).isZero();
+        assertThat(c.readiness().deadlineTime()).isEqualTo(java.time.Duration.ofMinutes(2));
+        ContainerSpec plain = parser.parse(GOOD).get(0).containers().get("registry");
+        assertThat(plain.healthcheck()).isNull();
+        assertThat(plain.readiness().minHealthyTime()).isEqualTo(java.time.Duration.ofSeconds(2));
+        assertThat(plain.readiness().deadlineTime()).isEqualTo(java.time.Duration.ofMinutes(5));
     }
 
     @Test

@@ -78,7 +78,7 @@ class WireJsonTest {
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.UNKNOWN);
         assertThat(PushState.from(r.outcome())).isEqualTo(PushState.UNKNOWN);
         assertThat(Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).outcome()).isNull();
-        ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"reverted\"}".getBytes(StandardCharsets.UTF_8),
+        ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"migrated\"}".getBytes(StandardCharsets.UTF_8),
                 ApplyReport.ContainerResult.class);
         assertThat(c.action()).isEqualTo(ContainerAction.UNKNOWN);
         WindowResult w = Json.read("{\"schedule\":\"gc\",\"outcome\":\"skipped\"}".getBytes(StandardCharsets.UTF_8), WindowResult.class);

@@ -1,0 +1,189 @@
+package io.mesh.apply;
+
+import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.DockerEngine;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.window.WindowJournal;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
+import io.mesh.wire.ProcessRef;
+import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A created or recreated container counts only when ready (SPEC.md, "Health and readiness"; failure model rows 30
+ * and 31), against the real engine: what Docker did is read from its events and inspects, not from the report.
+ */
+class ReadinessTest {
+    private static final String SERVE = "command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]";
+
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    private DockerEngine docker;
+    private Applier applier;
+    private String module;
+    private String web;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("rd");
+        web = module + "-web";
+        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                new WindowJournal(Files.createTempDirectory("mesh-state")));
+    }
+
+    @AfterEach
+    void tearDown() {
+        TestDocker.clean(module);
+    }
+
+    /** @param web the container's settings below its name, each line indented by four spaces */
+    private String yaml(String web) {
+        return "module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX + "\n    network: none\n"
+                + "    stop-timeout: 2s\n" + web;
+    }
+
+    private ApplyReport apply(String spec, String revision) throws Exception {
+        zk.setDesired(yaml(spec), revision);
+        return applier.apply(module, () -> false);
+    }
+
+    private static ContainerResult only(ApplyReport r) {
+        assertThat(r.containers()).as("report %s", r).hasSize(1);
+        return r.containers().get(0);
+    }
+
+    /**
+     * A recreate whose new container exits before it is ready is reverted: the previous container, the same one, runs
+     * again under its name, the report says why with the exit code and the last log lines, and the module failed.
+     */
+    @Test
+    void aNewContainerThatExitsBeforeItIsReadyIsRevertedToThePreviousOne() throws Exception {
+        assertThat(apply("    " + SERVE + "\n    env: {V: \"1\"}\n    ready: {min-healthy: 1s}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String before = docker.idByName(web);
+        Instant from = Instant.now();
+        ApplyReport r = apply("    command: [sh, -c, \"echo cannot open /data/config; sleep 0.5; exit 3\"]\n    env: {V: \"2\"}\n"
+                + "    ready: {min-healthy: 2s}\n", "r2");
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        ContainerResult c = only(r);
+        assertThat(c.action()).isEqualTo(ContainerAction.REVERTED);
+        assertThat(c.reasons()).anyMatch(s -> s.startsWith("not ready: exited (3)"))
+                .contains("log: cannot open /data/config").contains("the previous container runs again");
+        assertThat(r.error()).contains(web);
+        assertThat(docker.idByName(web)).isEqualTo(before);
+        assertThat(docker.inspect(before).getState().getRunning()).isTrue();
+        assertThat(docker.inspect(before).getConfig().getEnv()).contains("V=1");
+        assertThat(docker.moduleContainers(module)).as("nothing left under a temporary name").hasSize(1);
+        // From Docker: the new one was created, started, died and destroyed; the old one stopped and started again.
+        List<Event> events = TestDocker.events(module, from, Instant.now());
+        assertThat(events.stream().filter(e -> before.equals(e.getId())).map(TestDocker::action).toList())
+                .containsSubsequence("die", "start").doesNotContain("destroy");
+        assertThat(events.stream().filter(e -> !before.equals(e.getId())).map(TestDocker::action).toList())
+                .containsSubsequence("create", "start", "die", "destroy");
+    }
+
+    /** A healthcheck that fails makes the new container unhealthy: reverted, with the check's output as the reason. */
+    @Test
+    void aHealthcheckGatesTheRecreateItsOutputIsTheReason() throws Exception {
+        String healthy = "    healthcheck: {test: [CMD-SHELL, \"test -e /tmp\"], interval: 1s, timeout: 1s, retries: 1}\n";
+        assertThat(apply("    " + SERVE + "\n" + healthy + "    ready: {min-healthy: 2s}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String first = docker.idByName(web);
+        assertThat(docker.inspect(first).getState().getHealth().getStatus()).isEqualTo("healthy");
+
+        Instant from = Instant.now();
+        ApplyReport r = apply("    " + SERVE + "\n    healthcheck: {test: [CMD-SHELL, \"echo registry answers 503; exit 1\"], interval: 1s, "
+                + "timeout: 1s, retries: 1}\n    ready: {min-healthy: 1s, deadline: 30s}\n", "r2");
+        ContainerResult c = only(r);
+        assertThat(c.action()).as("report %s", r).isEqualTo(ContainerAction.REVERTED);
+        assertThat(c.reasons()).anyMatch(s -> s.startsWith("not ready: unhealthy") && s.contains("registry answers 503"));
+        assertThat(c.health()).isEqualTo("unhealthy");
+        assertThat(docker.idByName(web)).isEqualTo(first);
+        assertThat(docker.inspect(first).getState().getRunning()).isTrue();
+        assertThat(TestDocker.events(module, from, Instant.now()).stream().filter(e -> first.equals(e.getId()))
+                .map(TestDocker::action).toList()).containsSubsequence("die", "start");
+    }
+
+    /** A recreate is {@code recreated} only after the new container was healthy for {@code min-healthy}, by Docker's clock. */
+    @Test
+    void aRecreateCountsOnlyAfterMinHealthyOfHealth() throws Exception {
+        String check = "    healthcheck: {test: [CMD-SHELL, \"test -e /tmp\"], interval: 1s, timeout: 1s, retries: 1}\n";
+        assertThat(apply("    " + SERVE + "\n" + check + "    ready: {min-healthy: 0s}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        Instant from = Instant.now();
+        ApplyReport r = apply("    " + SERVE + "\n    env: {V: \"2\"}\n" + check + "    ready: {min-healthy: 3s}\n", "r2");
+        Instant returned = Instant.now();
+        ContainerResult c = only(r);
+        assertThat(c.action()).as("report %s", r).isEqualTo(ContainerAction.RECREATED);
+        assertThat(c.health()).isEqualTo("healthy");
+        assertThat(c.imageId()).startsWith("sha256:").isEqualTo(docker.inspect(c.id()).getImageId());
+        List<Event> events = TestDocker.events(module, from, returned);
+        long healthy = events.stream().filter(e -> c.id().equals(e.getId()) && TestDocker.action(e).startsWith("health_status: healthy"))
+                .mapToLong(Event::getTimeNano).min().orElseThrow();
+        long oldDestroyed = events.stream().filter(e -> !c.id().equals(e.getId()) && TestDocker.action(e).equals("destroy"))
+                .mapToLong(Event::getTimeNano).min().orElseThrow();
+        assertThat(Duration.ofNanos(oldDestroyed - healthy)).as("the old container is removed only once the new one was healthy 3 s")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(3));
+    }
+
+    /** A container whose health is still {@code starting} at its deadline is reverted, saying so. */
+    @Test
+    void aContainerNotHealthyByItsDeadlineIsReverted() throws Exception {
+        assertThat(apply("    " + SERVE + "\n    ready: {min-healthy: 0s}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String first = docker.idByName(web);
+        ApplyReport r = apply("    " + SERVE + "\n    healthcheck: {test: [CMD-SHELL, \"exit 1\"], interval: 1m, start-period: 1m}\n"
+                + "    ready: {min-healthy: 1s, deadline: 3s}\n", "r2");
+        ContainerResult c = only(r);
+        assertThat(c.action()).as("report %s", r).isEqualTo(ContainerAction.REVERTED);
+        assertThat(c.reasons()).anyMatch(s -> s.startsWith("not ready by its deadline (3s): health starting"));
+        assertThat(docker.idByName(web)).isEqualTo(first);
+        assertThat(docker.inspect(first).getState().getRunning()).isTrue();
+    }
+
+    /**
+     * A created container that exits before it is ready is {@code failed} with its exit code and last log lines, and
+     * removed; one that Docker keeps restarting later (the same spec) is reported {@code failed}, not {@code applied},
+     * and is not recreated (the same spec would crash the same way).
+     */
+    @Test
+    void aCrashingContainerIsFailedNeverApplied() throws Exception {
+        ApplyReport created = apply("    command: [sh, -c, \"echo bind: address already in use >&2; exit 1\"]\n    restart: always\n", "r1");
+        assertThat(created.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        ContainerResult c = only(created);
+        assertThat(c.action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(c.reasons()).anyMatch(s -> s.startsWith("not ready:")).contains("log: bind: address already in use");
+        assertThat(docker.idByName(web)).as("the container that could not be ready").isNull();
+
+        // Ready first (runs 3 s), then crash-loops: Docker restarts it, it exits at once (its marker is there).
+        ApplyReport ok = apply("    command: [sh, -c, \"test -e /tmp/m && echo crashed again && exit 4; touch /tmp/m; sleep 3; exit 4\"]\n"
+                + "    restart: always\n    ready: {min-healthy: 1s}\n", "r2");
+        assertThat(ok.outcome()).as("report %s", ok).isEqualTo(ApplyOutcome.APPLIED);
+        String id = docker.idByName(web);
+        // restarted at least twice: its log has the line of a crash
+        await().atMost(Duration.ofSeconds(30)).until(() -> docker.inspect(id).getRestartCount() >= 2
+                && "restarting".equals(docker.inspect(id).getState().getStatus()));
+        Instant from = Instant.now();
+        ApplyReport looping = applier.apply(module, () -> false);
+        assertThat(looping.outcome()).as("report %s", looping).isEqualTo(ApplyOutcome.FAILED);
+        ContainerResult l = only(looping);
+        assertThat(l.action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(l.reasons()).anyMatch(s -> s.startsWith("crash-looping")).contains("log: crashed again");
+        assertThat(docker.idByName(web)).as("not recreated").isEqualTo(id);
+        assertThat(TestDocker.events(module, from, Instant.now()).stream().map(TestDocker::action).toList())
+                .doesNotContain("create", "destroy", "rename");
+    }
+}

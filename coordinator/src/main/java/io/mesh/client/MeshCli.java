@@ -199,6 +199,21 @@ public final class MeshCli implements Runnable {
         }
 
         /**
+         * @param timeout the command's {@code --timeout}
+         * @param interval the command's {@code --interval}
+         * @return how the command follows the coordinator; {@code null}, after saying what is wrong, when either is not a
+         *         duration (the command then exits {@value #BAD_INPUT})
+         */
+        Polling polling(String timeout, String interval) {
+            try {
+                return Polling.parse(timeout, interval);
+            } catch (IllegalArgumentException e) {
+                warn(e.getMessage());
+                return null;
+            }
+        }
+
+        /**
          * @param expected the status of success, such as 200
          * @return {@code null} when the answer has that status and a JSON body; else, after saying what the coordinator
          *         answered, {@value #UNREACHABLE} for 5xx, {@value #BAD_INPUT} for 4xx, {@value #FAILED} for another
@@ -346,12 +361,8 @@ public final class MeshCli implements Runnable {
         public Integer call() throws Exception {
             PrintWriter out = out();
             PrintWriter err = err();
-            Polling polling;
-            try {
-                polling = Polling.parse(timeout, interval);
-            } catch (IllegalArgumentException e) {
-                return fail(BAD_INPUT, e.getMessage());
-            }
+            Polling polling = polling(timeout, interval);
+            if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             List<Path> files;
             String manifest;
@@ -642,12 +653,8 @@ public final class MeshCli implements Runnable {
                 return fail(BAD_INPUT, "give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
             }
             String module = target.substring(0, slash), schedule = target.substring(slash + 1);
-            Polling polling;
-            try {
-                polling = Polling.parse(timeout, interval);
-            } catch (IllegalArgumentException e) {
-                return fail(BAD_INPUT, e.getMessage());
-            }
+            Polling polling = polling(timeout, interval);
+            if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
             CoordinatorClient.Response r = client.postJson(hostPath, Map.of("module", module, "schedule", schedule));

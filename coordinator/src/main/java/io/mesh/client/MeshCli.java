@@ -258,6 +258,7 @@ public final class MeshCli implements Runnable {
 
     /** The {@code --json} option of a {@link Lookup}, in the words of those whose JSON needs no more. */
     static final class JsonOption {
+        /** Read by {@link Lookup#json()}, by name. */
         @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
         boolean on;
     }
@@ -519,9 +520,7 @@ public final class MeshCli implements Runnable {
             }
             out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
                     + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
-            Table.of(v.path("targets"), (table, t) -> table.add(t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
-                            text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t)),
-                    "HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL")
+            Table.of(v.path("targets"), Status::addTarget, "HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL")
                     .print(out, "no host targeted yet (a module for \"*\" waits for agents)");
         }
 
@@ -543,6 +542,12 @@ public final class MeshCli implements Runnable {
                             + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed");
                 }
             }
+        }
+
+        /** Adds a target of GET /v1/pushes/{push}: one host and module. */
+        private static void addTarget(Table table, JsonNode t) {
+            table.add(t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
+                    text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t));
         }
 
         /** Adds a host of GET /v1/fleet: a row for each of its modules, or one of dashes when it has none. */
@@ -733,6 +738,7 @@ public final class MeshCli implements Runnable {
     @Command(name = "held", description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).",
             exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
     public static final class Held extends Listing {
+        /** Read by {@link Lookup#json()}, by name. */
         @Option(names = "--json", description = "Print the coordinator's JSON (held containers and open windows) instead of a table.")
         boolean json;
 

@@ -1,36 +1,64 @@
 #!/usr/bin/env bash
-# The client's cost (docs/benchmarks.md, "Client and jar sizes, issue 12"): the size of each shaded jar, and the wall
-# time of `deploy/bin/mesh --help` and of `deploy/bin/mesh status` against a coordinator URL that refuses connections
-# (127.0.0.1:1), RUNS times each (default 10), median and range. After a build (`mvn -B -q package -DskipTests`):
+# The client's cost (docs/benchmarks.md, "Client and jar sizes, issue 12" and "Client start, issue 12"): the size of
+# each shaded jar, and the wall time of `deploy/bin/mesh --help` and of `deploy/bin/mesh status`, RUNS times each
+# (default 10), median and range, the variants interleaved run by run. `status` asks MESH_COORDINATOR when it is set
+# (then `curl` of the same GET /v1/fleet is measured too, as the floor), else a URL that refuses connections
+# (127.0.0.1:1). After a build (`mvn -B -q package -DskipTests`):
 #
 #   bash deploy/bench/client.sh                          # the built coordinator/target/mesh-coordinator.jar
-#   bash deploy/bench/client.sh /tmp/old.jar JAR...      # several coordinator jars, interleaved run by run
+#   bash deploy/bench/client.sh /tmp/old.jar JAR...      # several coordinator jars, with this deploy/bin/mesh
+#   bash deploy/bench/client.sh /tmp/mesh-old:/tmp/old.jar JAR    # LAUNCHER:JAR runs that jar with that launcher
+#                                                        # (e.g. git show OLD:deploy/bin/mesh >/tmp/mesh-old)
 #
-# Needs nothing running; the load of a shared machine moves the absolute times, so compare jars in one run.
+# Each variant runs once before the measured runs, so that a launcher's class-data archive exists (deploy/bin/mesh
+# makes it on first use, in a cache of its own for this run); FIRST=N (default 3) also measures N first uses, each
+# with an empty cache. Needs nothing else running; the load of a shared machine moves the absolute times, so compare
+# variants in one run.
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 runs=${RUNS:-10}
-jars=("$@")
-[ ${#jars[@]} -gt 0 ] || jars=("$repo/coordinator/target/mesh-coordinator.jar")
+first=${FIRST:-3}
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=("$repo/coordinator/target/mesh-coordinator.jar")
+launchers=() jars=()
+for v in "${variants[@]}"; do
+  if [[ $v == *:* ]]; then launchers+=("${v%%:*}") jars+=("${v#*:}"); else launchers+=("$repo/deploy/bin/mesh") jars+=("$v"); fi
+done
 for j in "${jars[@]}" "$repo/agent/target/mesh-agent.jar"; do
   [ -f "$j" ] || { echo "client.sh: $j is missing: build with 'mvn -B -q package -DskipTests'" >&2; exit 1; }
   printf '%-60s %9d bytes, %5d classes\n' "$j" "$(stat -c %s "$j")" "$(unzip -Z1 "$j" | grep -c '\.class$')"
 done
+coordinator=${MESH_COORDINATOR:-http://127.0.0.1:1}
 
 ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s%N); echo $(((t1 - t0) / 1000000)); }
 stats() { sort -n | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "median %d ms (min %d, max %d, n=%d)", m, a[1], a[NR], NR}'; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+mesh() {  # mesh I ARGS...: variant I
+  MESH_CLIENT_CACHE=$work/cache MESH_COORDINATOR_JAR=${jars[$1]} MESH_COORDINATOR=$coordinator "${launchers[$1]}" "${@:2}"
+}
+for i in "${!jars[@]}"; do mesh "$i" status >/dev/null 2>&1 || true; done
 for _ in $(seq 1 "$runs"); do
   for i in "${!jars[@]}"; do
-    MESH_COORDINATOR_JAR=${jars[$i]} ms "$repo/deploy/bin/mesh" --help >>"$work/help.$i"
-    MESH_COORDINATOR_JAR=${jars[$i]} ms "$repo/deploy/bin/mesh" status --coordinator http://127.0.0.1:1 >>"$work/status.$i"
+    ms mesh "$i" --help >>"$work/help.$i"
+    ms mesh "$i" status >>"$work/status.$i"
   done
+  [ -z "${MESH_COORDINATOR:-}" ] || ms curl -sf "$coordinator/v1/fleet" >>"$work/curl"
 done
 for i in "${!jars[@]}"; do
-  echo "${jars[$i]}"
-  echo "  mesh --help:                      $(stats <"$work/help.$i")"
-  echo "  mesh status (connection refused): $(stats <"$work/status.$i")"
+  if [ "$first" -gt 0 ] && grep -q cds_archive "${launchers[$i]}"; then
+    for _ in $(seq 1 "$first"); do
+      rm -rf "$work/cache"
+      ms mesh "$i" status >>"$work/first.$i"
+    done
+  fi
 done
+for i in "${!jars[@]}"; do
+  echo "${launchers[$i]} ${jars[$i]}"
+  echo "  mesh --help:                      $(stats <"$work/help.$i")"
+  echo "  mesh status ($coordinator): $(stats <"$work/status.$i")"
+  [ ! -f "$work/first.$i" ] || echo "  mesh status, first use (makes the archive): $(stats <"$work/first.$i")"
+done
+[ ! -f "$work/curl" ] || echo "curl $coordinator/v1/fleet: $(stats <"$work/curl")"
 echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"

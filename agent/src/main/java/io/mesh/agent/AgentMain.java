@@ -62,8 +62,6 @@ public final class AgentMain implements Runnable {
         String host;
         @Option(names = "--zk", defaultValue = MeshZk.DEFAULT_CONNECT, description = "ZooKeeper connect string (default: ${DEFAULT-VALUE}).")
         String zk;
-        @Option(names = "--zk-root", defaultValue = ZkPaths.DEFAULT_ROOT, description = "Root znode (default: ${DEFAULT-VALUE}).")
-        String zkRoot;
         @Option(names = "--docker-host", description = "Docker engine URI (default: DOCKER_HOST, else " + DockerEngine.DEFAULT_HOST + ").")
         String dockerHost;
         @Option(names = "--docker-timeout", defaultValue = "30s", paramLabel = "DURATION",
@@ -94,7 +92,7 @@ public final class AgentMain implements Runnable {
          */
         AgentConfig config(Duration reconcile, Duration applyLockWait) {
             process.selectLogFormat();
-            return new AgentConfig(ZkPaths.checkHost(host), new ZkPaths(zkRoot), stateDir, reconcile,
+            return new AgentConfig(ZkPaths.checkHost(host), process.paths(), stateDir, reconcile,
                     applyLockWait, Durations.parse(windowLockWait),
                     new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
         }

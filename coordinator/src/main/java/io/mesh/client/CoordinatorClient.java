@@ -4,13 +4,19 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Json;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ConnectException;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +25,14 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The HTTP calls the {@code mesh} client makes to the coordinator, over {@link HttpClient}.
+ * The HTTP calls the {@code mesh} client makes to the coordinator: GETs over {@link HttpURLConnection}, the others
+ * over {@link HttpClient}, made on the first of them.
+ *
+ * <p>Why two: most commands only GET, and {@code HttpClient} costs a short-lived JVM a quarter of a second before its
+ * first request (it sets up TLS and its own threads even for {@code http://}); {@code HttpURLConnection} asks in a
+ * tenth of that. A POST or DELETE stays on {@code HttpClient}, which sends and reads at once (a push refused while
+ * still being sent reads its 413: decision 7) and never sends a request again by itself, where
+ * {@code HttpURLConnection} may send a POST twice; a GET it sends again at most once, which a GET may.
  *
  * <p>It may be given several coordinators (they share one ZooKeeper, so any of them answers the same): a request
  * goes to the one that answered last, and to the next, in order, when that one does not answer. Which failures move
@@ -35,7 +48,8 @@ public final class CoordinatorClient {
 
     private final List<URI> bases;
     private final String token;
-    private final HttpClient http;
+    /** Made by the first POST or DELETE ({@link #http()}). */
+    private HttpClient http;
     /** Index in {@link #bases} of the coordinator that answered last: the first one asked next time. */
     private volatile int current;
     private volatile Consumer<String> onFailover = m -> { };
@@ -84,7 +98,11 @@ public final class CoordinatorClient {
         }
         this.bases = List.copyOf(trimmed);
         this.token = token;
-        this.http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+    }
+
+    /** The request could not be sent: no connection was made. */
+    private static final class NotSentException extends IOException {
+        NotSentException(IOException cause) { super(cause); }
     }
 
     /** @return the URL of the coordinator asked first: the one that answered last */
@@ -112,7 +130,7 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response push(String manifest, String revision) throws IOException, InterruptedException {
-        return send(false, base -> {
+        return sendOverHttpClient(false, base -> {
             HttpRequest.Builder b = request(base, "/v1/pushes")
                     .header("Content-Type", "application/yaml; charset=utf-8")
                     .POST(HttpRequest.BodyPublishers.ofString(manifest, StandardCharsets.UTF_8));
@@ -131,7 +149,7 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response get(String path) throws IOException, InterruptedException {
-        return send(true, base -> request(base, path).GET().build());
+        return send(true, base -> get(URI.create(base + path)));
     }
 
     /**
@@ -145,7 +163,7 @@ public final class CoordinatorClient {
      */
     public Response postJson(String path, Object body) throws IOException, InterruptedException {
         String text = Json.text(body);
-        return send(false, base -> {
+        return sendOverHttpClient(false, base -> {
             HttpRequest.Builder b = request(base, path)
                     .header("Content-Type", "application/json; charset=utf-8")
                     .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
@@ -164,7 +182,7 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response delete(String path) throws IOException, InterruptedException {
-        return send(false, base -> {
+        return sendOverHttpClient(false, base -> {
             HttpRequest.Builder b = request(base, path).DELETE();
             if (token != null) b.header("Authorization", "Bearer " + token);
             return b.build();
@@ -175,32 +193,98 @@ public final class CoordinatorClient {
         return HttpRequest.newBuilder(URI.create(base + path)).timeout(REQUEST_TIMEOUT).header("Accept", "application/json");
     }
 
+    private synchronized HttpClient http() {
+        if (http == null) http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+        return http;
+    }
+
+    /** One coordinator's answer to one request; throws {@link NotSentException} when no connection was made. */
+    @FunctionalInterface
+    private interface Exchange {
+        Response with(URI base) throws IOException, InterruptedException;
+    }
+
+    /** {@link #send} of a request made for {@link HttpClient}. */
+    private Response sendOverHttpClient(boolean repeatable, Function<URI, HttpRequest> request) throws IOException, InterruptedException {
+        return send(repeatable, base -> {
+            HttpResponse<String> r;
+            try {
+                r = http().send(request.apply(base), HttpResponse.BodyHandlers.ofString());
+            } catch (ConnectException | HttpConnectTimeoutException e) {
+                throw new NotSentException(e);
+            }
+            return response(r.statusCode(), r.body());
+        });
+    }
+
+    /**
+     * A GET as {@link HttpClient} makes it here: the same timeouts, no redirect followed, no proxy, the body decoded
+     * by its charset (UTF-8 when it names none).
+     */
+    private static Response get(URI url) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) url.toURL().openConnection(Proxy.NO_PROXY);
+        c.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+        c.setReadTimeout((int) REQUEST_TIMEOUT.toMillis());
+        c.setInstanceFollowRedirects(false);
+        c.setUseCaches(false);
+        c.setRequestProperty("Accept", "application/json");
+        try {
+            c.connect();
+        } catch (IOException e) {
+            throw new NotSentException(e);
+        }
+        int status = c.getResponseCode();
+        byte[] body;
+        try (InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream()) {
+            body = in == null ? new byte[0] : in.readAllBytes();
+        }
+        return response(status, new String(body, charset(c.getContentType())));
+    }
+
+    /** @return the charset a {@code Content-Type} names, else UTF-8 */
+    private static Charset charset(String contentType) {
+        if (contentType != null) {
+            for (String param : contentType.split(";")) {
+                String p = param.strip();
+                if (p.regionMatches(true, 0, "charset=", 0, 8)) {
+                    try {
+                        return Charset.forName(p.substring(8).replace("\"", "").strip());
+                    } catch (IllegalArgumentException e) {
+                        break;
+                    }
+                }
+            }
+        }
+        return StandardCharsets.UTF_8;
+    }
+
     /**
      * Sends the request to the coordinator that answered last, then to the next ones in order while they do not answer.
      *
      * @param repeatable true when the request may be sent again after it may have arrived (a GET); false when only a
      *                   request that never left (its connection could not be made) may go to another coordinator
-     * @param request    the request for one coordinator URL
+     * @param exchange   the request to one coordinator, and its answer
      * @throws UnreachableException when no coordinator answered (naming each URL and why), or when a request that is
      *                              not repeatable was sent and its answer lost
      */
-    private Response send(boolean repeatable, Function<URI, HttpRequest> request) throws IOException, InterruptedException {
+    private Response send(boolean repeatable, Exchange exchange) throws IOException, InterruptedException {
         int first = current;
         List<String> failures = new ArrayList<>();
         UnreachableException last = null;
         for (int k = 0; k < bases.size(); k++) {
             int i = (first + k) % bases.size();
             URI base = bases.get(i);
-            HttpResponse<String> r;
+            Response r;
             try {
-                r = http.send(request.apply(base), HttpResponse.BodyHandlers.ofString());
-            } catch (ConnectException | HttpConnectTimeoutException e) {
+                r = exchange.with(base);
+            } catch (NotSentException notSent) {
                 // Never connected: nothing was sent, any other coordinator may take the request.
+                IOException e = (IOException) notSent.getCause();
                 last = new UnreachableException("cannot reach the coordinator at " + base + ": " + describe(e), e);
                 failures.add(base + ": " + describe(e));
                 failover(k, base, describe(e), bases.get((i + 1) % bases.size()));
                 continue;
-            } catch (HttpTimeoutException e) {
+            } catch (HttpTimeoutException | SocketTimeoutException e) {
                 last = new UnreachableException("cannot reach the coordinator at " + base + ": no answer within "
                         + REQUEST_TIMEOUT.toSeconds() + "s" + (repeatable ? "" : lostNote()), e);
                 if (!repeatable) throw last;
@@ -215,7 +299,7 @@ public final class CoordinatorClient {
                 continue;
             }
             current = i;
-            return response(r);
+            return r;
         }
         if (bases.size() == 1) throw last;
         throw new UnreachableException("cannot reach any coordinator: " + String.join("; ", failures), last);
@@ -230,17 +314,18 @@ public final class CoordinatorClient {
         return bases.size() == 1 ? "" : " (the request may have been done there, so it was not sent to another coordinator)";
     }
 
-    private static Response response(HttpResponse<String> r) {
+    private static Response response(int status, String body) {
         JsonNode json = null;
         try {
-            if (!r.body().isEmpty()) json = Json.MAPPER.readTree(r.body());
+            if (!body.isEmpty()) json = Json.MAPPER.readTree(body);
         } catch (IOException ignored) {
             // not JSON: keep the text
         }
-        return new Response(r.statusCode(), r.body(), json);
+        return new Response(status, body, json);
     }
 
     private static String describe(Exception e) {
+        if (e instanceof UnknownHostException) return "unknown host " + e.getMessage();
         String m = e.getMessage();
         if (m == null || m.isBlank()) m = e.getCause() != null && e.getCause().getMessage() != null ? e.getCause().getMessage() : e.getClass().getSimpleName();
         return m;

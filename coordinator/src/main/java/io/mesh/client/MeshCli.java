@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
 /**
@@ -159,9 +160,11 @@ public final class MeshCli implements Runnable {
     }
 
     /**
-     * What every command that talks to the coordinator has: the {@link Connection} options, and its own command line
-     * for output and for errors, which start with the command's name ({@code mesh push: ...}).
+     * What every command that talks to the coordinator has: {@code -h} and {@code -V}, its exit codes under one heading
+     * (picocli takes these {@code @Command} attributes from the superclass), the {@link Connection} options, and its
+     * own command line for output and for errors, which start with the command's name ({@code mesh push: ...}).
      */
+    @Command(mixinStandardHelpOptions = true, exitCodeListHeading = "%nExit codes:%n")
     abstract static class CoordinatorCommand implements Callable<Integer> {
         @Mixin
         Connection connection;
@@ -196,6 +199,21 @@ public final class MeshCli implements Runnable {
         }
 
         /**
+         * @param timeout the command's {@code --timeout}
+         * @param interval the command's {@code --interval}
+         * @return how the command follows the coordinator; {@code null}, after saying what is wrong, when either is not a
+         *         duration (the command then exits {@value #BAD_INPUT})
+         */
+        Polling polling(String timeout, String interval) {
+            try {
+                return Polling.parse(timeout, interval);
+            } catch (IllegalArgumentException e) {
+                warn(e.getMessage());
+                return null;
+            }
+        }
+
+        /**
          * @param expected the status of success, such as 200
          * @return {@code null} when the answer has that status and a JSON body; else, after saying what the coordinator
          *         answered, {@value #UNREACHABLE} for 5xx, {@value #BAD_INPUT} for 4xx, {@value #FAILED} for another
@@ -212,14 +230,17 @@ public final class MeshCli implements Runnable {
      * coordinator, then print its JSON ({@code --json}) or {@link #print} it as text.
      */
     abstract static class Lookup extends CoordinatorCommand {
-        /** Set by each command's own {@code --json} option, whose text says what the JSON holds. */
-        boolean json;
-
         /** @return the API path to GET, such as {@code /v1/held} */
         abstract String path();
 
         /** Prints the coordinator's answer (status 200) as text. */
         abstract void print(JsonNode answer, PrintWriter out);
+
+        /**
+         * @return whether {@code --json} was given. Each lookup declares that option, as {@link JsonOption} or in its
+         *         own words where its JSON wants them (held), so it is read here by name.
+         */
+        boolean json() { return spec.commandLine().getParseResult().hasMatchedOption("--json"); }
 
         /** @return 0 when shown; see {@link #failure} otherwise */
         @Override
@@ -228,11 +249,51 @@ public final class MeshCli implements Runnable {
             Integer bad = failure(r, 200);
             if (bad != null) return bad;
             PrintWriter out = out();
-            if (json) out.println(pretty(r.json()));
+            if (json()) out.println(pretty(r.json()));
             else print(r.json(), out);
             out.flush();
             return OK;
         }
+    }
+
+    /** The {@code --json} option of a {@link Lookup}, in the words of those whose JSON needs no more. */
+    static final class JsonOption {
+        /** Read by {@link Lookup#json()}, by name. */
+        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
+        boolean on;
+    }
+
+    /**
+     * A {@link Lookup} whose text is one {@link Table}: the rows {@link #add} makes of each element of the answer's
+     * array, or a line saying there is none. A listing says only its path, array, columns, rows and that line.
+     */
+    abstract static class Listing extends Lookup {
+        private final String path;
+        private final String array;
+        private final String none;
+        private final String[] columns;
+
+        /**
+         * @param path the API path, such as {@code /v1/held}
+         * @param array the answer's field that holds the list, such as {@code held}
+         * @param none the line printed when the list is empty, such as {@code no container is held}
+         * @param columns the table's header
+         */
+        Listing(String path, String array, String none, String... columns) {
+            this.path = path;
+            this.array = array;
+            this.none = none;
+            this.columns = columns;
+        }
+
+        /** Adds the row, or rows, of one element of the list. */
+        abstract void add(Table table, JsonNode element);
+
+        @Override
+        final String path() { return path; }
+
+        @Override
+        final void print(JsonNode answer, PrintWriter out) { Table.of(answer.path(array), this::add, columns).print(out, none); }
     }
 
     /** How a command that follows the coordinator waits: {@code --timeout} in all, asking every {@code --interval}. */
@@ -272,10 +333,9 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh push FILE|DIR}: sends a manifest, optionally waits for every host. */
-    @Command(name = "push", mixinStandardHelpOptions = true,
+    @Command(name = "push",
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})
@@ -302,12 +362,8 @@ public final class MeshCli implements Runnable {
         public Integer call() throws Exception {
             PrintWriter out = out();
             PrintWriter err = err();
-            Polling polling;
-            try {
-                polling = Polling.parse(timeout, interval);
-            } catch (IllegalArgumentException e) {
-                return fail(BAD_INPUT, e.getMessage());
-            }
+            Polling polling = polling(timeout, interval);
+            if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             List<Path> files;
             String manifest;
@@ -442,17 +498,16 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
-    @Command(name = "status", mixinStandardHelpOptions = true,
+    @Command(name = "status",
             description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows and the pushes not yet done.",
                     "With PUSH: that push on each host and module: pending, applied, deferred (with the window) or failed (with the error)."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status extends Lookup {
         @Parameters(index = "0", arity = "0..1", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
         String push;
 
-        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
-        void json(boolean on) { json = on; }
+        @Mixin
+        JsonOption json;
 
         @Override
         String path() { return push == null ? "/v1/fleet" : "/v1/pushes/" + push; }
@@ -465,31 +520,14 @@ public final class MeshCli implements Runnable {
             }
             out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
                     + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
-            Table table = new Table("HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL");
-            for (JsonNode t : v.path("targets")) {
-                table.add(t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
-                        text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t));
-            }
-            table.print(out, "no host targeted yet (a module for \"*\" waits for agents)");
+            Table.of(v.path("targets"), Status::addTarget, "HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL")
+                    .print(out, "no host targeted yet (a module for \"*\" waits for agents)");
         }
 
         /** Prints GET /v1/fleet as the operator's table. */
         static void fleetTable(JsonNode fleet, PrintWriter out) {
-            Table table = new Table("HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL");
-            for (JsonNode h : fleet.path("hosts")) {
-                String agent = h.path("online").asBoolean() ? "online" : "OFFLINE";
-                if (h.path("modules").isEmpty()) table.add(h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", "");
-                for (JsonNode m : h.path("modules")) {
-                    JsonNode w = m.path("window");
-                    String rev = text(m.path("revision"));
-                    String desired = m.path("desiredRevision").asText(null);
-                    if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
-                    String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
-                    table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
-                            w.isObject() ? window(w) : "-", joinText(m.path("held")), age(m.path("ageSeconds")), detail);
-                }
-            }
-            table.print(out, "no host has an agent or a report yet");
+            Table.of(fleet.path("hosts"), Status::addHost, "HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL")
+                    .print(out, "no host has an agent or a report yet");
             JsonNode windows = fleet.path("windows");
             out.println();
             out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");
@@ -505,58 +543,70 @@ public final class MeshCli implements Runnable {
                 }
             }
         }
+
+        /** Adds a target of GET /v1/pushes/{push}: one host and module. */
+        private static void addTarget(Table table, JsonNode t) {
+            table.add(t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
+                    text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t));
+        }
+
+        /** Adds a host of GET /v1/fleet: a row for each of its modules, or one of dashes when it has none. */
+        private static void addHost(Table table, JsonNode h) {
+            String agent = h.path("online").asBoolean() ? "online" : "OFFLINE";
+            if (h.path("modules").isEmpty()) table.add(h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", "");
+            for (JsonNode m : h.path("modules")) {
+                JsonNode w = m.path("window");
+                String rev = text(m.path("revision"));
+                String desired = m.path("desiredRevision").asText(null);
+                if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
+                String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
+                table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
+                        w.isObject() ? window(w) : "-", joinText(m.path("held")), age(m.path("ageSeconds")), detail);
+            }
+        }
     }
 
     /** {@code mesh windows}: every open window, when it should end, and the push waiting on it. */
-    @Command(name = "windows", mixinStandardHelpOptions = true,
+    @Command(name = "windows",
             description = "Every open window on every host (GET /v1/windows): schedule, id, since, when it ends at the latest (since + the schedule's timeout), the containers it holds, the push deferred by it, and the process running it.",
-            exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when no window is open)", "4:the coordinator cannot be reached"})
-    public static final class Windows extends Lookup {
-        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
-        void json(boolean on) { json = on; }
+            exitCodeList = {"0:shown (also when no window is open)", "4:the coordinator cannot be reached"})
+    public static final class Windows extends Listing {
+        @Mixin
+        JsonOption json;
+
+        Windows() { super("/v1/windows", "windows", "no window is open", "HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY"); }
 
         @Override
-        String path() { return "/v1/windows"; }
-
-        @Override
-        void print(JsonNode answer, PrintWriter out) {
-            Table table = new Table("HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY");
-            for (JsonNode w : answer.path("windows")) {
-                table.add(w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
-                        text(w.path("since")), text(w.path("endsBy")), joinText(w.path("held")),
-                        w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
-                        by(w.path("by")));
-            }
-            table.print(out, "no window is open");
+        void add(Table table, JsonNode w) {
+            table.add(w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
+                    text(w.path("since")), text(w.path("endsBy")), joinText(w.path("held")),
+                    w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
+                    by(w.path("by")));
         }
     }
 
     /** {@code mesh locks}: who holds and who waits for each module lock. */
-    @Command(name = "locks", mixinStandardHelpOptions = true,
+    @Command(name = "locks",
             description = {"Who holds each module lock, and who waits for it, on every host (GET /v1/locks, from the lock children's data).",
                     "ROLE is 'holds' for the lowest sequence and 'waits N' for the others, in order; PURPOSE is apply or window:<schedule>."},
-            exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when no lock is held)", "4:the coordinator cannot be reached"})
-    public static final class Locks extends Lookup {
-        @Option(names = "--json", description = "Print the coordinator's JSON instead of a table.")
-        void json(boolean on) { json = on; }
+            exitCodeList = {"0:shown (also when no lock is held)", "4:the coordinator cannot be reached"})
+    public static final class Locks extends Listing {
+        @Mixin
+        JsonOption json;
 
-        @Override
-        String path() { return "/v1/locks"; }
+        Locks() { super("/v1/locks", "locks", "no module lock is held", "MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE"); }
 
+        /** Adds the lock's holder and its waiters, in order. */
         @Override
-        void print(JsonNode answer, PrintWriter out) {
-            Table table = new Table("MODULE", "HOST", "ROLE", "PURPOSE", "PROCESS", "PID", "ON HOST", "SINCE");
-            for (JsonNode l : answer.path("locks")) {
-                List<JsonNode> all = new ArrayList<>();
-                if (l.path("holder").isObject()) all.add(l.path("holder"));
-                l.path("waiters").forEach(all::add);
-                for (int i = 0; i < all.size(); i++) {
-                    JsonNode h = all.get(i);
-                    table.add(l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
-                            h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since")));
-                }
+        void add(Table table, JsonNode l) {
+            List<JsonNode> all = new ArrayList<>();
+            if (l.path("holder").isObject()) all.add(l.path("holder"));
+            l.path("waiters").forEach(all::add);
+            for (int i = 0; i < all.size(); i++) {
+                JsonNode h = all.get(i);
+                table.add(l.path("module").asText(), l.path("host").asText(), i == 0 ? "holds" : "waits " + i,
+                        h.path("purpose").asText(), h.path("process").asText(), h.path("pid").asText(), h.path("host").asText(), text(h.path("since")));
             }
-            table.print(out, "no module lock is held");
         }
     }
 
@@ -573,11 +623,10 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh window run MODULE/SCHEDULE --host H}: asks that host's agent to run a window now and prints the outcome. */
-    @Command(name = "run", mixinStandardHelpOptions = true,
+    @Command(name = "run",
             description = {"Ask the agent of HOST to run one window of MODULE/SCHEDULE now, and print its outcome.",
                     "The request is the znode /mesh/requests/<host>/window-<seq> (zkcli get shows it): the agent claims it, runs the window under the module lock like a cron window, and writes the result into it; this command then deletes it.",
                     "Prints the request, each change of its state, then the outcome, the held containers, the step's exit code and its last log lines."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:the window ran and its step succeeded", "1:the window or its step failed, or the agent refused it",
                     "2:bad input: unknown module, schedule or host, the host has no running agent, unauthorized",
                     "3:timed out (the request stays; the agent still runs it, or expires it after its --request-ttl)",
@@ -609,12 +658,8 @@ public final class MeshCli implements Runnable {
                 return fail(BAD_INPUT, "give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
             }
             String module = target.substring(0, slash), schedule = target.substring(slash + 1);
-            Polling polling;
-            try {
-                polling = Polling.parse(timeout, interval);
-            } catch (IllegalArgumentException e) {
-                return fail(BAD_INPUT, e.getMessage());
-            }
+            Polling polling = polling(timeout, interval);
+            if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
             CoordinatorClient.Response r = client.postJson(hostPath, Map.of("module", module, "schedule", schedule));
@@ -690,24 +735,19 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh held}: every container held stopped by a window, on every host. */
-    @Command(name = "held", mixinStandardHelpOptions = true,
-            description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).",
-            exitCodeListHeading = "%nExit codes:%n", exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
-    public static final class Held extends Lookup {
+    @Command(name = "held", description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).",
+            exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
+    public static final class Held extends Listing {
+        /** Read by {@link Lookup#json()}, by name. */
         @Option(names = "--json", description = "Print the coordinator's JSON (held containers and open windows) instead of a table.")
-        void json(boolean on) { json = on; }
+        boolean json;
+
+        Held() { super("/v1/held", "held", "no container is held", "HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID"); }
 
         @Override
-        String path() { return "/v1/held"; }
-
-        @Override
-        void print(JsonNode answer, PrintWriter out) {
-            Table table = new Table("HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID");
-            for (JsonNode h : answer.path("held")) {
-                table.add(h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
-                        h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by")));
-            }
-            table.print(out, "no container is held");
+        void add(Table table, JsonNode h) {
+            table.add(h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
+                    h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by")));
         }
     }
 
@@ -716,6 +756,13 @@ public final class MeshCli implements Runnable {
         private final List<String[]> rows = new ArrayList<>();
 
         Table(String... header) { rows.add(header); }
+
+        /** @return a table of the rows {@code add} makes of each element of {@code array}, under {@code header} */
+        static Table of(JsonNode array, BiConsumer<Table, JsonNode> add, String... header) {
+            Table table = new Table(header);
+            for (JsonNode element : array) add.accept(table, element);
+            return table;
+        }
 
         /** Adds a row of as many cells as the header has. */
         void add(String... row) { rows.add(row); }

@@ -60,10 +60,6 @@ public final class CoordinatorMain implements Runnable {
                 description = "ZooKeeper connect string, such as 127.0.0.1:2181 or a:2181,b:2181,c:2181. Default: start an embedded server.")
         String zk;
 
-        @Option(names = "--zk-root", paramLabel = "PATH", defaultValue = ZkPaths.DEFAULT_ROOT,
-                description = "Root znode of mesh (default: ${DEFAULT-VALUE}).")
-        String zkRoot;
-
         @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
                 description = "Address of the HTTP API (default: ${DEFAULT-VALUE}); port 0 picks a free one.")
         String listen;
@@ -130,7 +126,7 @@ public final class CoordinatorMain implements Runnable {
             HttpLimits limits;
             try {
                 process.selectLogFormat();
-                paths = new ZkPaths(zkRoot);
+                paths = process.paths();
                 address = parseListen(listen);
                 token = loadToken();
                 webhook = loadWebhookSecret();

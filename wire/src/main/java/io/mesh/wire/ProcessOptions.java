@@ -7,10 +7,15 @@ import java.nio.file.Path;
 
 /**
  * The options of every mesh process that connects to ZooKeeper ({@code mesh-agent run} and {@code window},
- * {@code mesh-coordinator serve}): its ZooKeeper credentials and its log format. A picocli {@code @Mixin}; here, in
- * the wire, because the agent and the coordinator share nothing else (SPEC.md, "Commands").
+ * {@code mesh-coordinator serve}): the root of mesh's znodes, its ZooKeeper credentials and its log format. A picocli
+ * {@code @Mixin}; here, in the wire, because the agent and the coordinator share nothing else (SPEC.md, "Commands").
+ * Their {@code --zk} stays their own: the agent's defaults to a server, the coordinator's to starting an embedded one.
  */
 public final class ProcessOptions {
+    @Option(names = "--zk-root", paramLabel = "PATH", defaultValue = ZkPaths.DEFAULT_ROOT,
+            description = "Root znode of mesh (default: ${DEFAULT-VALUE}).")
+    String zkRoot;
+
     @Option(names = "--zk-auth-file", paramLabel = "FILE",
             description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
                     + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only "
@@ -20,6 +25,12 @@ public final class ProcessOptions {
     @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:" + LogFormat.ENV + ":-text}",
             description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
     String logFormat;
+
+    /**
+     * @return the layout under {@code --zk-root}
+     * @throws IllegalArgumentException when {@code --zk-root} is not an absolute znode path
+     */
+    public ZkPaths paths() { return new ZkPaths(zkRoot); }
 
     /**
      * Switches this process's logging to {@code --log-format} ({@link LogFormat#select}).

@@ -283,9 +283,7 @@ final class ApplyExecution {
         }
         Readiness.Verdict v;
         try {
-            docker.rename(newId, a.dockerName());
-            docker.start(newId);
-            v = readiness.await(newId, spec);
+            v = takeNameAndStart(a, newId, spec);
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e; // a lapsed lock makes no further call
             String restored = putBack(a, newId, oldId, oldPolicy, wasRunning);
@@ -299,6 +297,13 @@ final class ApplyExecution {
         }
         docker.remove(oldId);
         return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
+    }
+
+    /** The new container takes the container's name and starts; then its readiness is awaited. */
+    private Readiness.Verdict takeNameAndStart(PlannedAction a, String newId, ContainerSpec spec) {
+        docker.rename(newId, a.dockerName());
+        docker.start(newId);
+        return readiness.await(newId, spec);
     }
 
     /**
@@ -350,9 +355,7 @@ final class ApplyExecution {
         }
         Readiness.Verdict v;
         try {
-            docker.rename(newId, a.dockerName());
-            docker.start(newId);
-            v = readiness.await(newId, spec);
+            v = takeNameAndStart(a, newId, spec);
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e;
             docker.remove(newId); // the name is left free: the next apply creates it

@@ -104,7 +104,16 @@ public final class MeshCli implements Runnable {
 
     /** Without a subcommand: prints the usage. */
     @Override
-    public void run() { spec.commandLine().usage(spec.commandLine().getOut()); }
+    public void run() { throw missingCommand(spec); }
+
+    /**
+     * @return the usage error of a command run without a subcommand: picocli prints it and the usage on stderr, and
+     *         the exit code is {@value #BAD_INPUT} (README, "Exit codes")
+     */
+    static CommandLine.ParameterException missingCommand(CommandLine.Model.CommandSpec spec) {
+        return new CommandLine.ParameterException(spec.commandLine(), "give a command: " + spec.qualifiedName() + " "
+                + String.join("|", spec.subcommands().keySet().stream().filter(n -> !n.equals("help")).toList()) + " ...");
+    }
 
     /** Options every command shares: where the coordinators are and the token. */
     public static final class Connection {
@@ -619,7 +628,7 @@ public final class MeshCli implements Runnable {
 
         /** Prints the usage. */
         @Override
-        public void run() { spec.commandLine().usage(spec.commandLine().getOut()); }
+        public void run() { throw missingCommand(spec); }
     }
 
     /** {@code mesh window run MODULE/SCHEDULE --host H}: asks that host's agent to run a window now and prints the outcome. */

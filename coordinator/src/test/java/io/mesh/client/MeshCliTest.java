@@ -95,6 +95,21 @@ class MeshCliTest {
         await().atMost(10, TimeUnit.SECONDS).until(() -> zk.client().checkExists().forPath(zk.paths().push(push)) != null);
     }
 
+    /** {@code mesh} and {@code mesh window} without a command: usage on stderr, exit 2, as README says. */
+    @Test
+    void noCommandIsAUsageError() {
+        for (String[] args : List.of(new String[0], new String[]{"window"})) {
+            StringWriter out = new StringWriter(), err = new StringWriter();
+            CommandLine cl = MeshCli.commandLine();
+            cl.setOut(new PrintWriter(out, true));
+            cl.setErr(new PrintWriter(err, true));
+            int code = cl.execute(args);
+            assertThat(code).as(String.join(" ", args) + ": " + err).isEqualTo(MeshCli.BAD_INPUT);
+            assertThat(err.toString()).contains("give a command:").contains("Usage:");
+            assertThat(out.toString()).isEmpty();
+        }
+    }
+
     @Test
     void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
         Path f = manifest(Manifests.TWO);

@@ -29,6 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
@@ -345,7 +346,7 @@ public final class MeshCli implements Runnable {
     @Command(name = "push",
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
-            exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
+            exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed, or (with --wait) only hosts without an agent are left, for 10s",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})
     public static final class Push extends CoordinatorCommand {
@@ -412,14 +413,19 @@ public final class MeshCli implements Runnable {
             out.println(push + "  revision " + j.path("revision").asText() + "  modules " + joinText(j.path("modules"))
                     + "  hosts " + joinText(j.path("hosts")));
             out.flush();
+            j.path("warnings").forEach(w -> warn(w.asText()));
             if (!await) return OK;
             return follow(client, push, polling, out);
         }
+
+        /** How long --wait goes on once only hosts without an agent are left, in case one is starting. */
+        static final Duration NO_AGENT_GRACE = Duration.ofSeconds(10);
 
         private int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
             long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
             boolean unreachable = false;
+            long onlyNoAgentSince = -1;
             while (true) {
                 JsonNode view = null;
                 try {
@@ -456,6 +462,20 @@ public final class MeshCli implements Runnable {
                                 : "applied on every host"));
                         out.flush();
                         return failed ? FAILED : OK;
+                    }
+                    List<String> noAgent = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.PENDING
+                            && t.has("agent") && !t.path("agent").asBoolean()).map(t -> t.path("host").asText()).distinct().sorted().toList();
+                    boolean othersDone = targets.stream().allMatch(t -> noAgent.contains(t.path("host").asText())
+                            || Set.of(PushState.APPLIED, PushState.FAILED).contains(PushState.of(t.path("state").asText())));
+                    if (noAgent.isEmpty() || !othersDone) {
+                        onlyNoAgentSince = -1;
+                    } else if (onlyNoAgentSince < 0) {
+                        onlyNoAgentSince = System.nanoTime();
+                    } else if (System.nanoTime() - onlyNoAgentSince >= NO_AGENT_GRACE.toNanos()) {
+                        out.println(push + " not applied on " + String.join(", ", noAgent) + ": no agent runs there (it lands when "
+                                + "one starts with that --host; check the names in hosts)");
+                        out.flush();
+                        return FAILED;
                     }
                 }
                 if (!polling.pause(deadline)) {

@@ -7,6 +7,7 @@ import io.mesh.wire.ManifestException;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.WindowRequest;
+import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -543,7 +544,29 @@ public final class HttpApi implements AutoCloseable {
         out.put("revision", result.revision());
         out.put("modules", result.modules());
         out.put("hosts", result.hosts());
+        List<String> warnings = noAgent(result.hosts());
+        if (!warnings.isEmpty()) out.put("warnings", warnings);
         send(ex, 202, out);
+    }
+
+    /**
+     * @param hosts the hosts a push names ({@code *} for every host)
+     * @return one warning per named host without an agent node: the push lands there only when its agent starts (a typo
+     *         in {@code hosts} shows here, not as a push that never finishes)
+     */
+    private List<String> noAgent(List<String> hosts) {
+        List<String> out = new ArrayList<>();
+        try {
+            java.util.Set<String> agents = new java.util.HashSet<>(ZkReads.children(client, paths.agents()));
+            for (String h : hosts) {
+                if (h.equals(ModuleSpec.ALL_HOSTS) || agents.contains(h)) continue;
+                out.add("host " + h + " has no agent (no " + paths.agent(h) + "): the push lands there when an agent runs with --host " + h
+                        + "; check the name in hosts");
+            }
+        } catch (Exception e) {
+            LOG.debug("agents not read for the push's warnings: {}", e.toString());
+        }
+        return out;
     }
 
     /** Answers 408: the body did not arrive within the read timeout after the head. */

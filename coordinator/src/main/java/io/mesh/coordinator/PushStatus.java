@@ -59,12 +59,14 @@ public final class PushStatus {
      * @param window     the open window of the report, {@code null} when none
      * @param error      the report's error, {@code null} when none
      * @param containers the report's containers; empty without a report
+     * @param agent      true when the host has an agent node ({@code {root}/agents/<host>}): false for a pending
+     *                   target means nothing will apply the push there until an agent starts
      */
     public record Target(String host, String module, PushState state, String revision, String push, Instant finishedAt,
-                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers) {
+                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers, boolean agent) {
         /** @return a host and module with no report of this push or a newer one */
-        static Target pending(String host, String module) {
-            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of());
+        static Target pending(String host, String module, boolean agent) {
+            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent);
         }
     }
 
@@ -158,7 +160,7 @@ public final class PushStatus {
             }
             for (String host : targetHosts) {
                 ApplyReport r = reports.getOrDefault(host, Map.of()).get(module);
-                targets.add(target(host, module, seq, r));
+                targets.add(target(host, module, seq, r, agents.contains(host)));
             }
         }
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
@@ -179,14 +181,14 @@ public final class PushStatus {
 
     private static int count(Map<String, Integer> counts, PushState s) { return counts.get(s.wire()); }
 
-    private static Target target(String host, String module, long seq, ApplyReport r) {
-        if (r == null) return Target.pending(host, module);
+    private static Target target(String host, String module, long seq, ApplyReport r, boolean agent) {
+        if (r == null) return Target.pending(host, module, agent);
         List<ApplyReport.ContainerResult> containers = r.containers() == null ? List.of() : r.containers();
         boolean current = ZkPaths.pushSeq(r.push()) >= seq && seq >= 0;
         PushState state = current ? PushState.from(r.outcome()) : PushState.PENDING;
         // A newer push waiting on a window (or failed) does not undo this one: it was applied, and still counts so.
         if (state != PushState.APPLIED && r.lastApplied() != null && seq >= 0
                 && ZkPaths.pushSeq(r.lastApplied().push()) >= seq) state = PushState.APPLIED;
-        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers);
+        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers, agent);
     }
 }

@@ -4,9 +4,11 @@ import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
+import io.mesh.docker.Readiness;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.Json;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.zk.SessionGuard;
@@ -206,7 +208,7 @@ final class ApplyExecution {
                         docker.remove(newId);
                         throw e;
                     }
-                    Readiness.Verdict v = readiness.await(newId, spec);
+                    Readiness.Verdict v = readiness.await(newId, spec.readiness());
                     if (!v.ready()) {
                         docker.remove(newId); // the next apply creates it again, after its back-off
                         return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "removed"), newId, v);
@@ -303,7 +305,7 @@ final class ApplyExecution {
     private Readiness.Verdict takeNameAndStart(PlannedAction a, String newId, ContainerSpec spec) {
         docker.rename(newId, a.dockerName());
         docker.start(newId);
-        return readiness.await(newId, spec);
+        return readiness.await(newId, spec.readiness());
     }
 
     /**
@@ -400,6 +402,7 @@ final class ApplyExecution {
         l.put(Labels.SPEC_HASH, SpecDiff.hash(spec));
         l.put(Labels.REVISION, desired.revision() == null ? "" : desired.revision());
         l.put(Labels.SPEC, SpecDiff.canonical(spec));
+        if (spec.ready() != null) l.put(Labels.READY, Json.text(spec.ready()));
         return l;
     }
 

@@ -14,6 +14,11 @@ public final class Labels {
     public static final String REVISION = "mesh.revision";
     /** Canonical JSON of the container's spec when it was created. */
     public static final String SPEC = "mesh.spec";
+    /**
+     * The container's {@code ready} (JSON) when its spec has one: not part of the spec (and its hash), so that a
+     * window, which never reads ZooKeeper while it gives containers back, judges their readiness as the apply did.
+     */
+    public static final String READY = "mesh.ready";
     public static final String WINDOW = "mesh.window";
     /** On a step container: its window's journal entry (JSON), so that Docker itself tells any mesh process on the
      * host which containers the window holds, whose process runs it, and what to put back. */

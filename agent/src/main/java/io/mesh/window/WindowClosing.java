@@ -2,6 +2,7 @@ package io.mesh.window;
 
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
+import io.mesh.docker.Readiness;
 import io.mesh.docker.NoSuchContainerException;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
@@ -153,8 +154,13 @@ final class WindowClosing {
         }
     }
 
-    /** Puts each restart policy back (checked) and starts each held container again, retrying while dockerd comes back. */
+    /**
+     * Puts each restart policy back (checked) and starts each held container again, retrying while dockerd comes back;
+     * then waits until each is ready again ({@link #awaitReady}), so that the window's held nodes (released after the
+     * closing) outlast the give-back.
+     */
     private void giveBack() {
+        List<WindowJournal.HeldContainer> started = new ArrayList<>();
         for (WindowJournal.HeldContainer h : entry.held()) {
             RuntimeException last = null;
             long end = System.nanoTime() + START_RETRY.toNanos();
@@ -191,7 +197,30 @@ final class WindowClosing {
             if (last != null) {
                 errors.add(h.container() + " did not start again (" + WindowRunner.describe(last) + "); released, so the next apply recreates it");
                 log.error("window {}: {} did not start again: {}", entry.window(), h.container(), WindowRunner.describe(last));
+            } else {
+                started.add(h);
             }
+        }
+        for (WindowJournal.HeldContainer h : started) awaitReady(h);
+    }
+
+    /**
+     * Waits until a container the window started again is ready, by the {@code ready} it was created with
+     * ({@link Labels#READY}; docs/decisions/0010-readiness.md): a window keeps its held nodes until then. One that is
+     * not ready by its deadline, or exits, is said in the window's result; it is released all the same (the next apply
+     * sees it and reports it). Docker not answering ends the wait: it never keeps the window open for ever.
+     */
+    private void awaitReady(WindowJournal.HeldContainer h) {
+        try {
+            Readiness.Verdict v = new Readiness(docker).await(h.containerId(), Readiness.labelled(docker.labels(h.containerId())));
+            if (!v.ready()) {
+                errors.add(h.container() + " is not ready again: " + String.join("; ", v.reasons()));
+                log.error("window {}: {} is not ready again: {}", entry.window(), h.container(), v.reasons());
+            }
+        } catch (RuntimeException e) {
+            if (Thread.interrupted()) interrupted = true; // a closing is not cut short: remembered, set again at the end
+            notes.add(h.container() + " started again; its readiness is not known (" + WindowRunner.describe(e) + ")");
+            log.warn("window {}: {} started again; its readiness is not known: {}", entry.window(), h.container(), WindowRunner.describe(e));
         }
     }
 

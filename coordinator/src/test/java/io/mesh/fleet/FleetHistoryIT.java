@@ -120,9 +120,11 @@ class FleetHistoryIT {
                     + "  store:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + loop + "\"]\n"
                     + "    env: {MODE: \"s" + storeMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
                     + "    restart: " + storeRestart + "\n    volumes: [\"" + name + "-data:/data\"]\n"
+                    // readiness is waited for under faults too (applies and windows); 1 s keeps the history's pace
+                    + "    ready: {min-healthy: 1s}\n"
                     + "  api:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + loop + "\"]\n"
                     + "    env: {MODE: \"a" + apiMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
-                    + "    restart: " + apiRestart + "\n"
+                    + "    restart: " + apiRestart + "\n    ready: {min-healthy: 1s}\n"
                     + "schedules:\n  " + SCHEDULE + ":\n    cron: \"" + (cron ? "* * * * *" : "30 3 * * *") + "\"\n    timezone: UTC\n"
                     + "    while-stopped: [store]\n"
                     + "    step:\n      image: " + BUSYBOX + "\n      command: [sh, -c, \"" + step + "\"]\n"
@@ -471,7 +473,7 @@ class FleetHistoryIT {
             // The run: workload and nemesis at once.
             long runStart = System.currentTimeMillis();
             long end = runStart + run.toMillis();
-            long hardEnd = runStart + run.toMillis() * 8 / 5;
+            long hardEnd = runStart + run.toMillis() * 2;
             long[] until = {end};
             nemesis.start(hardEnd);
             AtomicInteger revision = new AtomicInteger();

@@ -1,8 +1,6 @@
-package io.mesh.apply;
+package io.mesh.docker;
 
-import io.mesh.docker.ContainerRuntime;
-import io.mesh.docker.RunState;
-import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.Json;
 import io.mesh.wire.ReadySpec;
 
 import java.time.Duration;
@@ -14,38 +12,57 @@ import java.util.concurrent.TimeUnit;
 /**
  * Whether a created or recreated container counts (SPEC.md, "Health and readiness"; design in
  * docs/decisions/0010-readiness.md): healthy (with a healthcheck, its own or its image's) or running (without one)
- * for {@code ready.min-healthy}, without a restart, by {@code ready.deadline}. One inspect every {@link #POLL}.
+ * for {@code ready.min-healthy}, without a restart, by {@code ready.deadline}. One inspect every {@link #POLL}. Used by
+ * the apply after a create or recreate, and by a window after it started its held containers again.
  */
-final class Readiness {
+public final class Readiness {
     /** Time between two inspects of a container that is not ready yet. */
     static final Duration POLL = Duration.ofMillis(200);
     /** Log lines a not-ready container's reasons carry. */
-    static final int LOG_LINES = 5;
+    public static final int LOG_LINES = 5;
 
     /**
      * @param ready   true when the container counts
      * @param state   the last inspect
      * @param reasons why it does not count (its exit code or health output, then its last log lines); empty when ready
      */
-    record Verdict(boolean ready, RunState state, List<String> reasons) {}
+    public record Verdict(boolean ready, RunState state, List<String> reasons) {}
 
     private final ContainerRuntime docker;
 
-    Readiness(ContainerRuntime docker) {
+    /** @param docker the runtime the caller may use (the section's guarded or fenced one) */
+    public Readiness(ContainerRuntime docker) {
         this.docker = docker;
+    }
+
+    /**
+     * @param labels a container's labels
+     * @return the {@code ready} it was created with ({@link Labels#READY}); the defaults when it has none (created
+     *         before the label existed, or without {@code ready}) or it cannot be read
+     */
+    public static ReadySpec labelled(java.util.Map<String, String> labels) {
+        String json = labels.get(Labels.READY);
+        if (json == null || json.isEmpty()) return ReadySpec.DEFAULT;
+        try {
+            ReadySpec r = Json.read(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), ReadySpec.class);
+            r.minHealthyTime();
+            r.deadlineTime();
+            return r;
+        } catch (RuntimeException e) {
+            return ReadySpec.DEFAULT;
+        }
     }
 
     /**
      * Waits until the container is ready, or is not and cannot be: it exited or restarted, Docker calls it
      * {@code unhealthy}, or the deadline passed. Called right after the container's start.
      *
-     * @param id   the container, just started
-     * @param spec its spec ({@code ready}, {@code healthcheck})
+     * @param id    the container, just started
+     * @param ready its {@code ready} (its healthcheck, if any, is Docker's: read from its state)
      * @return the verdict
      * @throws IllegalStateException when interrupted (the apply is cut; the caller reverts)
      */
-    Verdict await(String id, ContainerSpec spec) {
-        ReadySpec ready = spec.readiness();
+    public Verdict await(String id, ReadySpec ready) {
         long minHealthy = ready.minHealthyTime().toNanos();
         long start = System.nanoTime();
         long deadline = start + ready.deadlineTime().toNanos();
@@ -54,8 +71,10 @@ final class Readiness {
         RunState s = first;
         while (true) {
             if (!s.running() || s.restartCount() != first.restartCount() || !Objects.equals(s.startedAt(), first.startedAt())) {
+                // A container Docker restarted and that runs again shows exit code 0: its last exit code is gone.
+                boolean knownExit = !s.running() && s.exitCode() != null;
                 String restarted = s.restartCount() == first.restartCount() ? "" : ", and Docker restarted it by its restart policy";
-                return notReady(id, s, "not ready: exited" + (s.exitCode() == null ? "" : " (" + s.exitCode() + ")") + " "
+                return notReady(id, s, "not ready: exited" + (knownExit ? " (" + s.exitCode() + ")" : "") + " "
                         + seconds(System.nanoTime() - start) + " after its start" + restarted);
             }
             if ("unhealthy".equals(s.health())) {

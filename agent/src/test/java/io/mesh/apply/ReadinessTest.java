@@ -13,6 +13,7 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,6 +30,7 @@ import static org.awaitility.Awaitility.await;
  * A created or recreated container counts only when ready (SPEC.md, "Health and readiness"; failure model rows 30
  * and 31), against the real engine: what Docker did is read from its events and inspects, not from the report.
  */
+@Tag("slow") // waits out min-healthy, deadlines and Docker's restart back-off: the full run, not --fast
 class ReadinessTest {
     private static final String SERVE = "command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]";
 

@@ -12,6 +12,7 @@ import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -28,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * docs/decisions/0010-readiness.md), and says so in its result when one is not. Evidence: Docker's start event of the
  * held container against the deletion of its held node in ZooKeeper's transaction log. Real engine, real ZooKeeper.
  */
+@Tag("slow") // waits out min-healthy, deadlines and Docker's restart back-off: the full run, not --fast
 class WindowReadinessTest {
     private static final String HOST = "host-a";
     @RegisterExtension

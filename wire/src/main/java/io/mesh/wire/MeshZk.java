@@ -146,7 +146,7 @@ public final class MeshZk {
             }
             return;
         }
-        for (String p : List.of(root, paths.desired(), paths.pushes(), paths.locks(), paths.windows(), paths.held(),
+        for (String p : List.of(root, paths.desired(), paths.pushes(), paths.history(), paths.locks(), paths.windows(), paths.held(),
                 paths.reports(), paths.agents())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {

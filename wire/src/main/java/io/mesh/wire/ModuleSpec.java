@@ -31,6 +31,13 @@ public record ModuleSpec(String module, List<String> hosts, Map<String, Containe
     }
 
     /**
+     * @param module module name
+     * @return the spec of a deleted module as agents apply it: no host, no container, no schedule, so that its
+     *         containers are removed wherever they are ({@link DesiredRecord#tombstone()})
+     */
+    public static ModuleSpec nowhere(String module) { return new ModuleSpec(module, List.of(), Map.of(), Map.of()); }
+
+    /**
      * @param host a host id
      * @return true when this module runs on that host ({@code hosts} names it, or is {@code ["*"]})
      */

@@ -17,6 +17,8 @@ import java.util.regex.Pattern;
  * {root}/held/{host}/{container}     ephemeral    window       {@link HeldRecord}
  * {root}/reports/{host}/{module}     persistent   agent        {@link ApplyReport}
  * {root}/agents/{host}               ephemeral    agent        {@link AgentRecord}
+ * {root}/history/{module}/rev-{seq} persistent-sequential  coordinator, in the push's transaction; newest 50 kept
+ *                                     {@link HistoryRecord}
  * {root}/requests/{host}/window-{seq} persistent-sequential  coordinator (mesh window run); the agent of {host} runs
  *                                     it and writes the result into it  {@link WindowRequest}
  * </pre>
@@ -30,6 +32,8 @@ public final class ZkPaths {
     public static final String DEFAULT_ROOT = "/mesh";
     /** Prefix of push node names; ZooKeeper's sequence suffix is ten zero-padded digits. */
     public static final String PUSH_PREFIX = "push-";
+    /** Prefix of history node names ({@code rev-} and ZooKeeper's ten-digit sequence). */
+    public static final String HISTORY_PREFIX = "rev-";
     /** Prefix of window request node names ({@code window-} and ZooKeeper's ten-digit sequence). */
     public static final String WINDOW_REQUEST_PREFIX = "window-";
 
@@ -92,6 +96,28 @@ public final class ZkPaths {
     public String agents() { return root + "/agents"; }
     /** @return {@code {root}/agents/{host}} */
     public String agent(String host) { return ZKPaths.makePath(agents(), host); }
+
+    /** @return {@code {root}/history} */
+    public String history() { return root + "/history"; }
+    /** @return {@code {root}/history/{module}}: the parent of the module's history nodes */
+    public String history(String module) { return ZKPaths.makePath(history(), module); }
+    /**
+     * @param module module name
+     * @param node   a history node name such as {@code rev-0000000003}
+     * @return {@code {root}/history/{module}/{node}}
+     */
+    public String history(String module, String node) { return ZKPaths.makePath(history(), module, node); }
+    /** @return the prefix a persistent-sequential create of a history node uses: {@code {root}/history/{module}/rev-} */
+    public String historyPrefix(String module) { return history(module) + "/" + HISTORY_PREFIX; }
+
+    /**
+     * @param node a history node name such as {@code rev-0000000003}
+     * @return its sequence number, or -1 when the name is not a history node's
+     */
+    public static long historySeq(String node) {
+        if (node == null || !node.startsWith(HISTORY_PREFIX)) return -1;
+        try { return Long.parseLong(node.substring(HISTORY_PREFIX.length())); } catch (NumberFormatException e) { return -1; }
+    }
 
     /** @return {@code {root}/requests} */
     public String requests() { return root + "/requests"; }

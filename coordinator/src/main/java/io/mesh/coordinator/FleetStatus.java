@@ -145,7 +145,8 @@ public final class FleetStatus {
      */
     public Fleet fleet() throws Exception {
         Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
-        Map<String, DesiredRecord> desired = desired();
+        Map<String, DesiredRecord> deleted = new TreeMap<>();
+        Map<String, DesiredRecord> desired = desired(deleted);
         List<HeldRecord> held = view.held();
         List<OpenWindow> windows = windows(desired);
         Map<String, OpenWindow> windowByKey = new HashMap<>();
@@ -167,6 +168,8 @@ public final class FleetStatus {
             Map<String, ApplyReport> reports = new TreeMap<>();
             if (h != null) for (ApplyReport r : h.modules()) reports.put(r.module(), r);
             TreeSet<String> modules = new TreeSet<>(reports.keySet());
+            // A deleted module is gone from a host once the host reported the delete applied (decision 11).
+            modules.removeIf(m -> deletedHere(deleted.get(m), reports.get(m)));
             for (DesiredRecord d : desired.values()) {
                 if (d.spec().hosts().contains(host) || (d.spec().hosts().contains(ModuleSpec.ALL_HOSTS) && h != null && h.online())) modules.add(d.module());
             }
@@ -194,13 +197,23 @@ public final class FleetStatus {
         return new Fleet(now, rows, windows, held, pendingPushes());
     }
 
-    private Map<String, DesiredRecord> desired() throws Exception {
+    private Map<String, DesiredRecord> desired() throws Exception { return desired(new TreeMap<>()); }
+
+    /** @return the desired nodes with a spec, by module; the tombstones of deleted modules go into {@code tombstones} */
+    private Map<String, DesiredRecord> desired(Map<String, DesiredRecord> tombstones) throws Exception {
         Map<String, DesiredRecord> out = new TreeMap<>();
         for (String m : ZkReads.children(client, paths.desired())) {
             DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
             if (d != null && d.spec() != null) out.put(m, d);
+            else if (d != null && d.tombstone()) tombstones.put(m, d);
         }
         return out;
+    }
+
+    /** @return true when {@code tombstone} deleted the module and {@code report} says so: applied, at that push or later */
+    private static boolean deletedHere(DesiredRecord tombstone, ApplyReport report) {
+        return tombstone != null && report != null && report.outcome() == ApplyOutcome.APPLIED
+                && ZkPaths.pushSeq(report.push()) >= ZkPaths.pushSeq(tombstone.push());
     }
 
     /**

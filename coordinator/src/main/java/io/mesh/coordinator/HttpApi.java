@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
@@ -40,6 +41,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,6 +80,16 @@ import java.util.regex.Pattern;
  *       {@code 400} for a module, schedule or host that does not fit; {@code 409} when the host has no agent.</li>
  *   <li>{@code GET /v1/hosts/{host}/windows/{request}}: the {@link WindowRequest}; 404 when gone.
  *       {@code DELETE} (token) deletes it: once read, or to cancel it before it runs.</li>
+ *   <li>{@code GET /v1/modules/{module}/history}: {@code {"module","history":[HistoryRecord...]}}, newest first (at
+ *       most {@value HistoryRecord#KEPT}); 404 for a module never pushed.</li>
+ *   <li>{@code POST /v1/modules/{module}/rollback}: optional body {@code {"to":"push-..."}}; pushes that push's spec
+ *       again (default: the revision before the current one), a push whose record carries {@code rollbackOf}. Same
+ *       token as pushes. {@code 202 {"push","revision","modules","hosts","rollbackOf"}}; {@code 404} for an unknown
+ *       module or a {@code to} not in its history, {@code 400} for a bad {@code to} or nothing to roll back to, each
+ *       {@code {"error","field"}}; {@code 400 {"errors"}} when the spec is no longer valid.</li>
+ *   <li>{@code DELETE /v1/modules/{module}}: removes the module from every host (a tombstone desired node), recorded
+ *       like a push. Same token as pushes. {@code 202 {"push","revision","modules","hosts"}}; {@code 404} for a module
+ *       with no desired node, or deleted already.</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -93,6 +105,8 @@ public final class HttpApi implements AutoCloseable {
     public static final int MAX_LIST = 500;
     /** Header carrying the revision of a push. */
     public static final String REVISION_HEADER = "X-Mesh-Revision";
+    /** Header carrying the source of a push (such as a commit id): its {@code source}. */
+    public static final String SOURCE_HEADER = "X-Mesh-Source";
 
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
 
@@ -346,31 +360,48 @@ public final class HttpApi implements AutoCloseable {
                 Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
                     if (get(ex)) pushStatus(ex, path.substring("/v1/pushes/".length()));
+                } else if ((req = MODULE_HISTORY.matcher(path)).matches()) {
+                    if (get(ex)) moduleHistory(ex, req.group(1));
+                } else if ((req = MODULE_ROLLBACK.matcher(path)).matches()) {
+                    if (ex.method().equals("POST")) rollback(ex, req.group(1));
+                    else notAllowed(ex, "POST");
+                } else if ((req = MODULE.matcher(path)).matches()) {
+                    if (ex.method().equals("DELETE")) deleteModule(ex, req.group(1));
+                    else notAllowed(ex, "DELETE");
                 } else if ((req = REQUESTS.matcher(path)).matches()) {
                     windowRequests(ex, req.group(1));
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
     }
 
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
+    private static final Pattern MODULE = Pattern.compile("/v1/modules/([^/]+)");
+    private static final Pattern MODULE_HISTORY = Pattern.compile("/v1/modules/([^/]+)/history");
+    private static final Pattern MODULE_ROLLBACK = Pattern.compile("/v1/modules/([^/]+)/rollback");
+    /** Largest body of a rollback ({@code {"to":"push-..."}}), in bytes. */
+    public static final int MAX_ROLLBACK_BODY = 4096;
     private static final Pattern REQUEST = Pattern.compile("/v1/hosts/([^/]+)/windows/([^/]+)");
 
     /**
-     * Window requests (create, delete) need the bearer token when one is configured; with only a webhook secret (which
-     * signs push bodies, not requests) they are refused; with neither they are open, like pushes.
+     * Window requests (create, delete), rollbacks and deletes need the bearer token when one is configured; with only
+     * a webhook secret (which signs push bodies, not requests: a signature of an empty body or of {@code {"to":...}}
+     * would be replayable against any module) they are refused; with neither they are open, like pushes.
      */
-    private boolean authorized(Exchange ex) {
+    private boolean authorized(Exchange ex) { return authorized(ex, "window requests"); }
+
+    /** {@link #authorized(Exchange)}, naming {@code what} needs the token in the 403 of a webhook-only coordinator. */
+    private boolean authorized(Exchange ex, String what) {
         if (token == null && webhook == null) return true;
         String authorization = ex.header("Authorization");
         if (token != null && authorization != null && token.matches(authorization)) return true;
         ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
         if (token == null) {
-            send(ex, 403, error("this coordinator takes only signed pushes (--webhook-secret-file): window requests need a bearer token (--token-file)"));
+            send(ex, 403, error("this coordinator takes only signed pushes (--webhook-secret-file): " + what + " need a bearer token (--token-file)"));
         } else if (authorization == null) {
             send(ex, 401, error("missing token: send Authorization: Bearer <token> (mesh --token-file F, or MESH_TOKEN)"));
         } else {
@@ -523,7 +554,7 @@ public final class HttpApi implements AutoCloseable {
         }
         PushWriter.Result result;
         try {
-            result = writer.write(text, ex.header(REVISION_HEADER));
+            result = writer.write(text, ex.header(REVISION_HEADER), new PushWriter.Origin(by(byToken, bySignature), ex.header(SOURCE_HEADER)));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -539,6 +570,130 @@ public final class HttpApi implements AutoCloseable {
         metrics.accepted();
         LOG.info("push {} revision {} modules {} hosts {} from {} ({})", result.push(), result.revision(), result.modules(),
                 result.hosts(), ex.remote(), byToken ? "bearer token" : bySignature ? "webhook signature" : "no credentials required");
+        send(ex, 202, accepted(result));
+    }
+
+    /**
+     * Who pushed: a push's {@code by} ({@link HistoryRecord#by()}). The one place that says it: named tokens (SPEC.md,
+     * "History and rollback": {@code --token-file} with {@code name:token} lines) will return the token's name here.
+     *
+     * @param byToken     the request carried the configured bearer token
+     * @param bySignature the request was signed with the webhook secret
+     */
+    static String by(boolean byToken, boolean bySignature) {
+        if (byToken) return HistoryRecord.BY_TOKEN;
+        if (bySignature) return HistoryRecord.BY_WEBHOOK;
+        return HistoryRecord.BY_ANONYMOUS;
+    }
+
+    /** {@code GET /v1/modules/{module}/history}. */
+    private void moduleHistory(Exchange ex, String module) throws Exception {
+        List<HistoryRecord> history = PushWriter.MODULE_NAME.matcher(module).matches() ? writer.history(module) : List.of();
+        if (history.isEmpty() && (!PushWriter.MODULE_NAME.matcher(module).matches() || client.checkExists().forPath(paths.desired(module)) == null)) {
+            send(ex, 404, error("no module " + abbreviate(module) + " has been pushed (no history): check the name (mesh status lists the modules)"));
+            return;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("module", module);
+        out.put("history", history);
+        send(ex, 200, out);
+    }
+
+    /** {@code POST /v1/modules/{module}/rollback}. */
+    private void rollback(Exchange ex, String module) throws Exception {
+        if (!authorized(ex, "rollbacks")) return;
+        byte[] body;
+        try {
+            body = ex.body(MAX_ROLLBACK_BODY);
+        } catch (Exchange.TooLargeException e) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("error", "the body is over " + MAX_ROLLBACK_BODY + " bytes: send only {\"to\":\"push-0000000002\"}, or nothing");
+            out.put("limit", MAX_ROLLBACK_BODY);
+            send(ex, 413, out);
+            return;
+        } catch (Exchange.TimedOutException e) {
+            timedOut(ex, e);
+            return;
+        }
+        String to = null;
+        if (body.length > 0 && !new String(body, StandardCharsets.UTF_8).isBlank()) {
+            JsonNode json;
+            try {
+                json = Json.MAPPER.readTree(body);
+            } catch (IOException e) {
+                json = null;
+            }
+            if (json == null || !json.isObject()) {
+                sendField(ex, 400, "body", "the body must be JSON such as {\"to\":\"push-0000000002\"}, or empty to roll back to the revision before the current one");
+                return;
+            }
+            for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
+                String name = f.next();
+                if (!name.equals(PushWriter.TO_FIELD)) {
+                    sendField(ex, 400, name, "unknown field '" + abbreviate(name) + "': the body takes only \"to\", such as {\"to\":\"push-0000000002\"}");
+                    return;
+                }
+            }
+            JsonNode t = json.get(PushWriter.TO_FIELD);
+            if (t != null && !t.isNull()) {
+                if (!t.isTextual()) {
+                    sendField(ex, 400, PushWriter.TO_FIELD, "to: must be a push id as a string, such as \"push-0000000002\" (mesh history " + abbreviate(module) + " lists them)");
+                    return;
+                }
+                to = t.asText();
+            }
+        }
+        PushWriter.Result result;
+        try {
+            result = writer.rollback(module, to, new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER)));
+        } catch (PushWriter.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+            return;
+        } catch (ManifestException e) {
+            metrics.rejected(Metrics.INVALID);
+            send(ex, 400, Map.of("errors", e.errors()));
+            return;
+        } catch (PushWriter.ConflictException e) {
+            metrics.rejected(Metrics.ERROR);
+            send(ex, 409, error(e.getMessage()));
+            return;
+        }
+        metrics.accepted();
+        LOG.info("push {} rollback of module {} to {} (revision {}) hosts {} from {}", result.push(), module, result.rollbackOf(),
+                result.revision(), result.hosts(), ex.remote());
+        Map<String, Object> out = accepted(result);
+        out.put("rollbackOf", result.rollbackOf());
+        send(ex, 202, out);
+    }
+
+    /** {@code DELETE /v1/modules/{module}}. */
+    private void deleteModule(Exchange ex, String module) throws Exception {
+        if (!authorized(ex, "deletes")) return;
+        PushWriter.Result result;
+        try {
+            result = writer.delete(module, ex.header(REVISION_HEADER), new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER)));
+        } catch (PushWriter.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+            return;
+        } catch (ManifestException e) {
+            metrics.rejected(Metrics.INVALID);
+            send(ex, 400, Map.of("errors", e.errors()));
+            return;
+        } catch (PushWriter.ConflictException e) {
+            metrics.rejected(Metrics.ERROR);
+            send(ex, 409, error(e.getMessage()));
+            return;
+        }
+        metrics.accepted();
+        LOG.info("push {} deletes module {} (revision {}) from hosts {} from {}", result.push(), module, result.revision(), result.hosts(), ex.remote());
+        send(ex, 202, accepted(result));
+    }
+
+    /**
+     * @return the 202 answer of a push, rollback or delete: {@code {push, revision, modules, hosts}}, and
+     *         {@code warnings} naming the hosts without an agent
+     */
+    private Map<String, Object> accepted(PushWriter.Result result) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("push", result.push());
         out.put("revision", result.revision());
@@ -546,7 +701,15 @@ public final class HttpApi implements AutoCloseable {
         out.put("hosts", result.hosts());
         List<String> warnings = noAgent(result.hosts());
         if (!warnings.isEmpty()) out.put("warnings", warnings);
-        send(ex, 202, out);
+        return out;
+    }
+
+    /** Answers {@code {"error": message, "field": field}}: the message names the field and the fix. */
+    private void sendField(Exchange ex, int status, String field, String message) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("error", message);
+        out.put("field", field);
+        send(ex, status, out);
     }
 
     /**

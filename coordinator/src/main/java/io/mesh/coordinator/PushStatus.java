@@ -1,10 +1,12 @@
 package io.mesh.coordinator;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.ZkPaths;
@@ -83,9 +85,15 @@ public final class PushStatus {
      * @param failed     true when any target failed
      * @param counts     number of targets per state, by its name
      * @param targets    one entry per host and module, sorted by host then module
+     * @param action     push, rollback or delete (a delete's targets are the hosts the module named: each reports its
+     *                   containers {@code removed})
+     * @param rollbackOf for a rollback, the push whose spec it pushed again; else {@code null} (and not written)
+     * @param by         who pushed, {@code null} for a push recorded before history existed
+     * @param source     the push's {@code X-Mesh-Source}, or {@code null}
      */
     public record View(String push, String revision, List<String> modules, Instant receivedAt, PushState state,
-                       boolean done, boolean failed, Map<String, Integer> counts, List<Target> targets) {}
+                       boolean done, boolean failed, Map<String, Integer> counts, List<Target> targets, PushAction action,
+                       @JsonInclude(JsonInclude.Include.NON_NULL) String rollbackOf, String by, String source) {}
 
     /**
      * Reads the push and every report it needs, and derives its status.
@@ -176,7 +184,7 @@ public final class PushStatus {
         else if (pending == 0 && deferred > 0) state = PushState.DEFERRED;
         else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),
-                state, done, failed > 0, counts, targets);
+                state, done, failed > 0, counts, targets, push.actionOrPush(), push.rollbackOf(), push.by(), push.source());
     }
 
     private static int count(Map<String, Integer> counts, PushState s) { return counts.get(s.wire()); }

@@ -3,11 +3,13 @@ package io.mesh.coordinator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -27,6 +29,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
@@ -40,11 +43,13 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 /**
- * Validates a manifest and writes it as one push: the push node and every module's desired node in ONE ZooKeeper
- * transaction, with a {@code setData} on {@code {root}/pushes} at the version just read, retried at most
- * {@link #MAX_ATTEMPTS} times when a racing writer wins (SPEC.md, "Coordinator HTTP API"; docs/design.md, "Push ids"
- * and "Docker names", which say why the Docker-name check is part of the transaction). The push node is a
- * {@link PushRecord} plus {@code hosts} (docs/design.md, "ZooKeeper layout"). Thread-safe.
+ * Validates a manifest and writes it as one push: the push node, every module's desired node and every module's
+ * history node (with the deletes that keep the newest {@value HistoryRecord#KEPT}) in ONE ZooKeeper transaction, with
+ * a {@code setData} on {@code {root}/pushes} at the version just read, retried at most {@link #MAX_ATTEMPTS} times
+ * when a racing writer wins (SPEC.md, "Coordinator HTTP API" and "History and rollback"; docs/design.md, "Push ids",
+ * "Docker names" and "History"). A rollback ({@link #rollback}) and a delete ({@link #delete}) are pushes written the
+ * same way (docs/decisions/0011-history-rollback-delete.md). The push node is a {@link PushRecord} plus {@code hosts}
+ * (docs/design.md, "ZooKeeper layout"). Thread-safe.
  */
 public final class PushWriter {
     /** How many times a transaction that lost a race is read again and retried. */
@@ -53,6 +58,14 @@ public final class PushWriter {
     public static final Pattern REVISION = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,127}");
     /** Field name used in errors about the revision header. */
     public static final String REVISION_FIELD = "X-Mesh-Revision";
+    /** Field name used in errors about the source header. */
+    public static final String SOURCE_FIELD = "X-Mesh-Source";
+    /** Field of a rollback's body naming the push to roll back to. */
+    public static final String TO_FIELD = "to";
+    /** Revision of a delete that names none. */
+    public static final String DELETE_REVISION = "deleted";
+    /** Longest {@code X-Mesh-Source} kept. */
+    public static final int MAX_SOURCE = 200;
 
     private static final Logger LOG = LoggerFactory.getLogger(PushWriter.class);
 
@@ -71,7 +84,59 @@ public final class PushWriter {
      * @param modules  module names, in document order
      * @param hosts    every host named by those modules, sorted ({@code *} when a module runs everywhere)
      */
-    public record Result(String push, String revision, List<String> modules, List<String> hosts) {}
+    public record Result(String push, String revision, List<String> modules, List<String> hosts, PushAction action,
+                         String rollbackOf) {
+        /** @return the result of a manifest pushed */
+        public Result(String push, String revision, List<String> modules, List<String> hosts) {
+            this(push, revision, modules, hosts, PushAction.PUSH, null);
+        }
+    }
+
+    /**
+     * A rollback or delete that cannot be done as asked: nothing was written. {@link #status} is the HTTP status
+     * (404: no such module or push in its history; 400: a request that does not fit), {@link #field} what to fix.
+     */
+    public static final class RefusedException extends Exception {
+        /** HTTP status to answer with. */
+        public final int status;
+        /** The request field at fault, such as {@value #TO_FIELD}, or {@code module} for the path. */
+        public final String field;
+
+        /**
+         * @param status  404 or 400
+         * @param field   the field at fault
+         * @param message what is wrong and how to fix it
+         */
+        public RefusedException(int status, String field, String message) {
+            super(message);
+            this.status = status;
+            this.field = field;
+        }
+    }
+
+    /**
+     * Who pushed and from where: a push's {@code by} and {@code source} ({@link HistoryRecord}).
+     *
+     * @param by     {@link HistoryRecord#BY_WEBHOOK}, {@link HistoryRecord#BY_TOKEN} or {@link HistoryRecord#BY_ANONYMOUS}
+     *               (named tokens: the token's name)
+     * @param source the {@code X-Mesh-Source} header, or {@code null}
+     */
+    public record Origin(String by, String source) {
+        /** A push with no credentials asked and no source. */
+        public static final Origin ANONYMOUS = new Origin(HistoryRecord.BY_ANONYMOUS, null);
+    }
+
+    /** One module of a push: its new spec, or {@code null} for a delete, whose tombstone names {@code hosts}. */
+    private record Change(ModuleSpec spec, String module, List<String> hosts, Stat desired) {}
+
+    /** The changes of one attempt, read afresh after the read of {@code /pushes} whose version the transaction sets. */
+    @FunctionalInterface
+    private interface Plan {
+        Planned plan() throws Exception;
+    }
+
+    /** What one attempt writes. */
+    private record Planned(List<Change> changes, String revision, PushAction action, String rollbackOf) {}
 
     /** The race with other writers was lost {@link #MAX_ATTEMPTS} times in a row; nothing of this push was written. */
     public static final class ConflictException extends Exception {
@@ -111,7 +176,24 @@ public final class PushWriter {
      * @throws Exception         ZooKeeper errors (connection loss etc.): the transaction either committed whole or not
      */
     public Result write(String text, String revision) throws Exception {
+        return write(text, revision, Origin.ANONYMOUS);
+    }
+
+    /**
+     * Validates the manifest and, only when it is entirely valid, writes it with its origin.
+     *
+     * @param text     the manifest YAML, one module per document
+     * @param revision the revision ({@code X-Mesh-Revision}), or {@code null}/blank for {@link #contentRevision(byte[])}
+     * @param origin   who pushed and the {@code X-Mesh-Source} header as received
+     * @return what was written
+     * @throws ManifestException as {@link #write(String, String)}; a source error has document 0 and field
+     *                           {@value #SOURCE_FIELD}
+     * @throws ConflictException when other writers won every attempt: nothing was written
+     * @throws Exception         ZooKeeper errors
+     */
+    public Result write(String text, String revision, Origin origin) throws Exception {
         List<ManifestError> errors = new ArrayList<>();
+        Origin o = checkOrigin(origin, errors);
         String rev = revision == null || revision.isBlank() ? null : revision.strip();
         if (rev != null && !REVISION.matcher(rev).matches()) {
             errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
@@ -126,7 +208,193 @@ public final class PushWriter {
         }
         if (!errors.isEmpty()) throw new ManifestException(errors);
         if (rev == null) rev = contentRevision(text.getBytes(StandardCharsets.UTF_8));
-        return commit(modules, rev);
+        String r = rev;
+        List<Change> changes = new ArrayList<>();
+        for (ModuleSpec m : modules) changes.add(new Change(m, m.module(), m.hosts(), null));
+        return commit(() -> {
+            // Read after the version of /pushes that the transaction sets: a push that another coordinator commits
+            // after this read fails this transaction (and the next attempt reads its desired nodes again); one that
+            // committed before it is in what this reads. So two racing pushes never both pass this check.
+            List<ManifestError> taken = dockerNamesTaken(modules);
+            if (!taken.isEmpty()) throw new ManifestException(taken);
+            List<Change> withStats = new ArrayList<>();
+            for (Change c : changes) withStats.add(new Change(c.spec(), c.module(), c.hosts(), client.checkExists().forPath(paths.desired(c.module()))));
+            return new Planned(withStats, r, PushAction.PUSH, null);
+        }, o);
+    }
+
+    /**
+     * Pushes again the spec a module had at an earlier push of its history: an ordinary push (it meets windows like
+     * any push) whose record carries {@code rollbackOf} and whose revision is that push's.
+     *
+     * @param module the module
+     * @param to     the push to roll back to, or {@code null} for the newest one of the history with a spec and
+     *               another revision than the current one (after a delete: the spec the module had before it)
+     * @param origin who asks and from where
+     * @return what was written ({@link Result#rollbackOf()} names the push rolled back to)
+     * @throws RefusedException  404 for a module without desired node and history, or a {@code to} not in its history;
+     *                           400 for a {@code to} that is not a push id, is a delete or is the current push, or
+     *                           when there is nothing earlier to roll back to: nothing was written
+     * @throws ManifestException when the spec rolled back to is no longer valid or its Docker names are taken now
+     * @throws ConflictException when other writers won every attempt
+     * @throws Exception         ZooKeeper errors
+     */
+    public Result rollback(String module, String to, Origin origin) throws Exception {
+        checkModule(module);
+        if (to != null && !PushStatus.PUSH_NAME.matcher(to).matches()) {
+            throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + abbreviate(to) + "' is not a push id: give one such as push-0000000002"
+                    + " (mesh history " + module + " lists the pushes of the module), or leave it out to roll back to the revision before the current one");
+        }
+        List<ManifestError> errors = new ArrayList<>();
+        Origin o = checkOrigin(origin, errors);
+        if (!errors.isEmpty()) throw new ManifestException(errors);
+        return commit(() -> {
+            Stat stat = new Stat();
+            DesiredRecord current = desiredOrNull(module, stat);
+            List<HistoryRecord> history = history(module);
+            if (current == null && history.isEmpty()) throw noModule(module);
+            HistoryRecord target = rollbackTarget(module, to, current, history);
+            ModuleSpec spec;
+            try {
+                spec = parser.parseJson(Json.text(target.spec()));
+            } catch (ManifestException e) {
+                throw new RefusedException(400, TO_FIELD, TO_FIELD + ": the spec of " + target.push() + " (revision " + target.revision()
+                        + ") is no longer valid: " + e.getMessage() + "; roll back to another push, or push a fixed manifest");
+            }
+            List<ManifestError> taken = dockerNamesTaken(List.of(spec));
+            if (!taken.isEmpty()) throw new ManifestException(taken);
+            return new Planned(List.of(new Change(spec, module, spec.hosts(), current == null ? null : stat)), target.revision(),
+                    PushAction.ROLLBACK, target.push());
+        }, o);
+    }
+
+    /**
+     * Deletes a module: its desired node becomes a tombstone ({@link DesiredRecord#tombstoneOf}) naming the hosts the
+     * module named, so every agent removes its containers (windows and held containers are waited for as by any
+     * apply), and the delete is recorded like a push: push record and history node, in one transaction.
+     *
+     * @param module   the module
+     * @param revision the revision to record ({@code X-Mesh-Revision}), or {@code null} for {@value #DELETE_REVISION}
+     * @param origin   who asks and from where
+     * @return what was written: {@link Result#hosts()} are the hosts the module named
+     * @throws RefusedException  404 when the module has no desired node or is deleted already
+     * @throws ManifestException when the revision or source header is invalid
+     * @throws ConflictException when other writers won every attempt
+     * @throws Exception         ZooKeeper errors
+     */
+    public Result delete(String module, String revision, Origin origin) throws Exception {
+        checkModule(module);
+        List<ManifestError> errors = new ArrayList<>();
+        String rev = revision == null || revision.isBlank() ? DELETE_REVISION : revision.strip();
+        if (!REVISION.matcher(rev).matches()) {
+            errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
+                    + "' is not a revision: use letters, digits and . _ : / + @ -, starting with a letter or digit, at most 128 characters (such as a git sha or r2)"));
+        }
+        Origin o = checkOrigin(origin, errors);
+        if (!errors.isEmpty()) throw new ManifestException(errors);
+        return commit(() -> {
+            Stat stat = new Stat();
+            DesiredRecord current = desiredOrNull(module, stat);
+            if (current == null) throw noModule(module);
+            if (current.tombstone()) {
+                throw new RefusedException(404, "module", "module " + module + " is deleted already (by " + current.push()
+                        + "): nothing to delete; mesh history " + module + " shows its pushes, mesh rollback " + module + " brings it back");
+            }
+            return new Planned(List.of(new Change(null, module, current.spec().hosts(), stat)), rev, PushAction.DELETE, null);
+        }, o);
+    }
+
+    /**
+     * @param module module name
+     * @return the module's history, newest first ({@link HistoryRecord}s whose node cannot be read are skipped)
+     * @throws Exception ZooKeeper errors
+     */
+    public List<HistoryRecord> history(String module) throws Exception {
+        List<String> nodes = new ArrayList<>(historyNodes(module));
+        nodes.sort(Comparator.comparingLong(ZkPaths::historySeq).reversed());
+        List<HistoryRecord> out = new ArrayList<>();
+        for (String n : nodes) {
+            HistoryRecord r = ZkReads.read(client, paths.history(module, n), HistoryRecord.class);
+            if (r != null) out.add(r);
+        }
+        return out;
+    }
+
+    /** @return the history node names of a module (rev-...), in no order; empty when it has none */
+    private List<String> historyNodes(String module) throws Exception {
+        return ZkReads.children(client, paths.history(module)).stream().filter(n -> ZkPaths.historySeq(n) >= 0).toList();
+    }
+
+    /** The push a rollback pushes again: see {@link #rollback}. */
+    private static HistoryRecord rollbackTarget(String module, String to, DesiredRecord current, List<HistoryRecord> history)
+            throws RefusedException {
+        String currentPush = current == null ? null : current.push();
+        if (to != null) {
+            HistoryRecord h = history.stream().filter(r -> to.equals(r.push())).findFirst().orElse(null);
+            if (h == null) {
+                throw new RefusedException(404, TO_FIELD, TO_FIELD + ": " + to + " is not in the history of module " + module
+                        + " (it did not push the module, or is older than the newest " + HistoryRecord.KEPT + " kept): mesh history "
+                        + module + " lists the pushes you can roll back to");
+            }
+            if (h.spec() == null) {
+                throw new RefusedException(400, TO_FIELD, TO_FIELD + ": " + to + " deleted module " + module
+                        + ": roll back to a push that wrote its spec (mesh history " + module + ")");
+            }
+            if (to.equals(currentPush)) {
+                throw new RefusedException(400, TO_FIELD, TO_FIELD + ": " + to + " is the current push of module " + module
+                        + ": nothing to roll back; give an older push (mesh history " + module + ")");
+            }
+            return h;
+        }
+        boolean deleted = current == null || current.tombstone();
+        for (HistoryRecord h : history) {
+            if (h.spec() == null || h.push().equals(currentPush)) continue;
+            if (deleted || !h.revision().equals(current.revision())) return h;
+        }
+        throw new RefusedException(400, TO_FIELD, "module " + module + " has no revision before " + (current == null ? "its current one" : current.revision())
+                + " in its history (the newest " + HistoryRecord.KEPT + " pushes are kept): name a push with " + TO_FIELD
+                + " (mesh rollback " + module + " --to PUSH; mesh history " + module + " lists them), or push the manifest you want");
+    }
+
+    private static RefusedException noModule(String module) {
+        return new RefusedException(404, "module", "no module " + module + " has been pushed (no desired node, no history): "
+                + "check the name (mesh status lists the modules)");
+    }
+
+    private static void checkModule(String module) throws RefusedException {
+        if (module == null || !MODULE_NAME.matcher(module).matches()) {
+            throw new RefusedException(404, "module", "no module '" + abbreviate(module == null ? "" : module)
+                    + "': module names match [a-z0-9][a-z0-9-]{0,39}");
+        }
+    }
+
+    /** Module names (SPEC.md, "Manifest"). */
+    public static final Pattern MODULE_NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}");
+
+    /** @return the desired node of a module (a tombstone's spec {@code null}), its stat in {@code stat}; {@code null} when none */
+    private DesiredRecord desiredOrNull(String module, Stat stat) throws Exception {
+        byte[] data;
+        try {
+            data = client.getData().storingStatIn(stat).forPath(paths.desired(module));
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        DesiredRecord d = Json.readOrNull(data, DesiredRecord.class);
+        if (d == null || (d.spec() == null && !d.tombstone())) {
+            throw new IllegalStateException(paths.desired(module) + " does not hold a desired record: push the module again to replace it");
+        }
+        return d;
+    }
+
+    /** @return the origin with its source checked (length, printable); errors added to {@code errors} */
+    private static Origin checkOrigin(Origin origin, List<ManifestError> errors) {
+        Origin o = origin == null ? Origin.ANONYMOUS : origin;
+        String src = o.source() == null || o.source().isBlank() ? null : o.source().strip();
+        if (src != null && (src.length() > MAX_SOURCE || src.codePoints().anyMatch(cp -> cp < 0x20 || cp == 0x7f))) {
+            errors.add(new ManifestError(0, SOURCE_FIELD, "'" + abbreviate(src) + "' is not a source: give at most " + MAX_SOURCE
+                    + " printable characters, such as a commit id or a pipeline URL"));
+        }
+        return new Origin(o.by(), src);
     }
 
     /**
@@ -144,60 +412,91 @@ public final class PushWriter {
         }
     }
 
-    private Result commit(List<ModuleSpec> modules, String revision) throws Exception {
+    private Result commit(Plan plan, Origin origin) throws Exception {
         ensureParents();
-        List<String> names = modules.stream().map(ModuleSpec::module).toList();
-        Map<String, List<String>> hostsByModule = new LinkedHashMap<>();
-        TreeSet<String> allHosts = new TreeSet<>();
-        for (ModuleSpec m : modules) {
-            hostsByModule.put(m.module(), m.hosts());
-            allHosts.addAll(m.hosts());
-        }
         for (int attempt = 1; ; attempt++) {
             Stat stat = new Stat();
             client.getData().storingStatIn(stat).forPath(paths.pushes());
-            // Read after the version of /pushes that the transaction sets: a push that another coordinator commits
-            // after this read fails this transaction (and the next attempt reads its desired nodes again); one that
-            // committed before it is in what this reads. So two racing pushes never both pass this check.
-            List<ManifestError> taken = dockerNamesTaken(modules);
-            if (!taken.isEmpty()) throw new ManifestException(taken);
+            Planned p = plan.plan();
+            List<String> names = p.changes().stream().map(Change::module).toList();
+            Map<String, List<String>> hostsByModule = new LinkedHashMap<>();
+            TreeSet<String> allHosts = new TreeSet<>();
+            for (Change c : p.changes()) {
+                hostsByModule.put(c.module(), c.hosts());
+                allHosts.addAll(c.hosts());
+            }
             String push = ZkPaths.pushName(stat.getCversion());
             Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
-            byte[] pushData = pushData(new PushRecord(push, revision, names, now), hostsByModule);
+            byte[] pushData = pushData(new PushRecord(push, p.revision(), names, now, p.action(), p.rollbackOf(), origin.by(), origin.source()),
+                    hostsByModule);
             Map<String, Object> last = new LinkedHashMap<>();
             last.put("last", push);
-            last.put("revision", revision);
+            last.put("revision", p.revision());
             last.put("receivedAt", now);
 
             List<CuratorOp> ops = new ArrayList<>();
             ops.add(client.transactionOp().setData().withVersion(stat.getVersion()).forPath(paths.pushes(), Json.bytes(last)));
             ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.push(push), pushData));
-            for (ModuleSpec m : modules) {
-                String path = paths.desired(m.module());
-                byte[] data = Json.bytes(new DesiredRecord(m.module(), revision, push, m));
-                Stat ds = client.checkExists().forPath(path);
-                ops.add(ds == null
+            for (Change c : p.changes()) {
+                String path = paths.desired(c.module());
+                DesiredRecord record = c.spec() == null
+                        ? DesiredRecord.tombstoneOf(c.module(), p.revision(), push, new DesiredRecord.Deleted(c.hosts(), now, origin.by()))
+                        : new DesiredRecord(c.module(), p.revision(), push, c.spec());
+                byte[] data = Json.bytes(record);
+                ops.add(c.desired() == null
                         ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
-                        : client.transactionOp().setData().withVersion(ds.getVersion()).forPath(path, data));
+                        : client.transactionOp().setData().withVersion(c.desired().getVersion()).forPath(path, data));
+                ops.addAll(historyOps(c, historyRecord(c, p, push, now, origin)));
             }
             Runnable hook = beforeTransaction;
             if (hook != null) hook.run();
+            Result result = new Result(push, p.revision(), names, List.copyOf(allHosts), p.action(), p.rollbackOf());
             try {
                 client.transaction().forOperations(ops);
-                return new Result(push, revision, names, List.copyOf(allHosts));
+                return result;
             } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException | KeeperException.NoNodeException e) {
                 // Curator retries a transaction after a connection loss: the first try may have committed.
-                if (Arrays.equals(dataOrNull(paths.push(push)), pushData)) {
-                    return new Result(push, revision, names, List.copyOf(allHosts));
-                }
+                if (Arrays.equals(dataOrNull(paths.push(push)), pushData)) return result;
                 if (attempt >= MAX_ATTEMPTS) {
-                    throw new ConflictException("another writer changed " + paths.pushes() + " or " + paths.desired()
-                            + " during each of " + MAX_ATTEMPTS + " attempts; nothing was written: push again");
+                    throw new ConflictException("another writer changed " + paths.pushes() + ", " + paths.desired() + " or "
+                            + paths.history() + " during each of " + MAX_ATTEMPTS + " attempts; nothing was written: push again");
                 }
                 LOG.info("push transaction lost a race ({}), attempt {} of {}: reading again", e.code(), attempt, MAX_ATTEMPTS);
                 Thread.sleep(ThreadLocalRandom.current().nextLong(5, 20L * attempt));
             }
         }
+    }
+
+    private static HistoryRecord historyRecord(Change c, Planned p, String push, Instant now, Origin origin) {
+        return switch (p.action()) {
+            case DELETE -> HistoryRecord.deleted(c.module(), p.revision(), push, now, origin.by(), origin.source());
+            case ROLLBACK -> HistoryRecord.rolledBack(c.spec(), p.revision(), push, now, origin.by(), origin.source(), p.rollbackOf());
+            default -> HistoryRecord.pushed(c.spec(), p.revision(), push, now, origin.by(), origin.source());
+        };
+    }
+
+    /**
+     * The history operations of one module in the push's transaction: its parent when missing, the new node
+     * (persistent sequential), and the deletes of the oldest nodes beyond the newest {@value HistoryRecord#KEPT}, read
+     * now. A node another writer deleted or a parent it made meanwhile fails the transaction, which is then retried
+     * like any lost race.
+     */
+    private List<CuratorOp> historyOps(Change c, HistoryRecord record) throws Exception {
+        List<CuratorOp> ops = new ArrayList<>();
+        String parent = paths.history(c.module());
+        List<String> nodes;
+        try {
+            nodes = new ArrayList<>(client.getChildren().forPath(parent).stream().filter(n -> ZkPaths.historySeq(n) >= 0).toList());
+        } catch (KeeperException.NoNodeException e) {
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(parent, "{}".getBytes(StandardCharsets.UTF_8)));
+            nodes = new ArrayList<>();
+        }
+        ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(paths.historyPrefix(c.module()), Json.bytes(record)));
+        nodes.sort(Comparator.comparingLong(ZkPaths::historySeq));
+        for (int i = 0; i < nodes.size() - (HistoryRecord.KEPT - 1); i++) {
+            ops.add(client.transactionOp().delete().forPath(paths.history(c.module(), nodes.get(i))));
+        }
+        return ops;
     }
 
     /**
@@ -257,9 +556,9 @@ public final class PushWriter {
         }
     }
 
-    /** Creates {root}, {root}/pushes and {root}/desired with data {@code {}} when missing. */
+    /** Creates {root}, {root}/pushes, {root}/desired and {root}/history with data {@code {}} when missing. */
     private void ensureParents() throws Exception {
-        for (String p : List.of(paths.root(), paths.pushes(), paths.desired())) {
+        for (String p : List.of(paths.root(), paths.pushes(), paths.desired(), paths.history())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {
                 client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(p, "{}".getBytes(StandardCharsets.UTF_8));

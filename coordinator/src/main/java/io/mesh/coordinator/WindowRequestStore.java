@@ -73,6 +73,7 @@ public final class WindowRequestStore {
         }
         if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw new RefusedException(400, "no module '" + abbreviate(module) + "'");
         DesiredRecord d = ZkReads.read(client, paths.desired(module), DesiredRecord.class);
+        if (d != null && d.tombstone()) throw new RefusedException(400, "module " + module + " is deleted (by " + d.push() + ")");
         if (d == null || d.spec() == null) throw new RefusedException(400, "no module '" + module + "' has been pushed");
         ModuleSpec spec = d.spec();
         if (!spec.runsOn(host)) throw new RefusedException(400, "module " + module + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")");

@@ -144,6 +144,14 @@ public final class CoordinatorExtension extends ScopedFixture {
         return send(HttpRequest.newBuilder(URI.create(uri() + path)).method(method, HttpRequest.BodyPublishers.noBody()));
     }
 
+    /** {@code METHOD path} with that body (empty: none) and those headers. */
+    public Answer method(String method, String path, byte[] body, Map<String, String> headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(uri() + path))
+                .method(method, body.length == 0 ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+        headers.forEach(b::header);
+        return send(b);
+    }
+
     private Answer send(HttpRequest.Builder req) throws Exception {
         HttpResponse<byte[]> r = http.send(req.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofByteArray());
         String body = new String(r.body(), StandardCharsets.UTF_8);

@@ -18,6 +18,7 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import io.mesh.wire.PersistentParents;
 import io.mesh.zk.SessionGuard;
@@ -143,8 +144,9 @@ public final class Applier {
                 desired = store.desired(module);
                 boolean journalled = journalled(module);
                 if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
-                // A module of another host, with nothing of it here: no lock, no report.
-                if (elsewhereOnly(desired, journalled, module)) return null;
+                // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
+                // report its delete once, even with nothing of it here, so that the delete's push is done on them.
+                if (elsewhereOnly(desired, journalled, module) && !owesDeleteReport(desired, module)) return null;
                 // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
                 if (!journalled) {
                     ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
@@ -312,6 +314,17 @@ public final class Applier {
     /** @return true when {@code desired} names other hosts only, no window of it is journalled and nothing of it is here */
     private boolean elsewhereOnly(DesiredRecord desired, boolean journalled, String module) {
         return desired != null && !desired.spec().runsOn(host) && !journalled && noOp.nothingHere(module);
+    }
+
+    /**
+     * @return true when {@code desired} is a tombstone naming this host (decision 11) and this host's report of the
+     *         module is not yet an {@code applied} one of that delete or a newer push (read from ZooKeeper: once the
+     *         delete is reported, even a restarted agent takes no lock for it again)
+     */
+    private boolean owesDeleteReport(DesiredRecord desired, String module) throws Exception {
+        if (!desired.tombstone() || !desired.deleted().named(host)) return false;
+        ApplyReport last = store.report(host, module);
+        return last == null || last.outcome() != ApplyOutcome.APPLIED || ZkPaths.pushSeq(last.push()) < ZkPaths.pushSeq(desired.push());
     }
 
     /** @throws WindowJournal.UnreadableException when the module's journal entry exists but cannot be read */

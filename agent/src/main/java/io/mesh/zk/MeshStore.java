@@ -174,6 +174,20 @@ public final class MeshStore {
             if (m.startsWith("Duplicate field")) throw invalid(path + " has a key twice (" + m + "); write each key once", data);
             throw new InvalidNodeException(path + " is not JSON: " + m);
         }
+        if (node != null && node.isObject() && node.path("deleted").isObject()) {
+            // A deleted module's tombstone (decision 11): applied as a spec that runs nowhere, so its containers are
+            // removed wherever they are, under the module lock, like those of a module that left the host.
+            DesiredRecord.Deleted deleted;
+            try {
+                deleted = Json.MAPPER.treeToValue(node.get("deleted"), DesiredRecord.Deleted.class);
+            } catch (IOException | RuntimeException e) {
+                throw invalid(path + " has a deleted object that is not {hosts, at, by}: " + e.getMessage(), data);
+            }
+            String named = node.path("module").asText(module);
+            if (!named.equals(module)) throw invalid(path + " names module '" + named + "', not '" + module + "'", data);
+            return new DesiredRecord(module, node.path("revision").asText(null), node.path("push").asText(null),
+                    ModuleSpec.nowhere(module), deleted);
+        }
         if (node == null || !node.isObject() || !node.path("spec").isObject()) {
             throw invalid(path + " has no spec object: expected {module, revision, push, spec}", data);
         }

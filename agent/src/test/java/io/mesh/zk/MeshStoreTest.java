@@ -143,4 +143,32 @@ class MeshStoreTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> !agent.reportIsOurs(HOST, MODULE));
         }
     }
+
+    /**
+     * A deleted module's tombstone (decision 11) reads as a spec that runs on no host and has no container, so the
+     * apply removes the module's containers wherever they are; which hosts must report it comes with it.
+     */
+    @Test
+    void aTombstoneReadsAsASpecThatRunsNowhere() throws Exception {
+        Instant at = Instant.parse("2026-12-01T10:00:00Z");
+        byte[] data = Json.bytes(DesiredRecord.tombstoneOf(MODULE, "deleted", "push-0000000007",
+                new DesiredRecord.Deleted(List.of(HOST, "host-b"), at, "token")));
+        assertThat(new String(data, java.nio.charset.StandardCharsets.UTF_8)).doesNotContain("\"spec\"");
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired(MODULE), data);
+
+        DesiredRecord d = new MeshStore(zk.client(), zk.paths()).desired(MODULE);
+        assertThat(d.tombstone()).isTrue();
+        assertThat(d.push()).isEqualTo("push-0000000007");
+        assertThat(d.revision()).isEqualTo("deleted");
+        assertThat(d.spec().runsOn(HOST)).isFalse();
+        assertThat(d.spec().containers()).isEmpty();
+        assertThat(d.spec().schedules()).isEmpty();
+        assertThat(d.deleted().named(HOST)).isTrue();
+        assertThat(d.deleted().named("host-c")).isFalse();
+        assertThat(d.deleted().at()).isEqualTo(at);
+
+        zk.client().setData().forPath(zk.paths().desired(MODULE), "{\"module\":\"store\",\"push\":\"push-0000000008\",\"deleted\":{\"hosts\":3}}".getBytes());
+        assertThatThrownBy(() -> new MeshStore(zk.client(), zk.paths()).desired(MODULE))
+                .isInstanceOf(MeshStore.InvalidNodeException.class).hasMessageContaining("deleted object");
+    }
 }

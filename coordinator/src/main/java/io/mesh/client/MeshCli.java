@@ -36,7 +36,7 @@ import java.util.stream.Stream;
 
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
- * {@code windows}, {@code locks}, {@code window run}).
+ * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}).
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
@@ -47,7 +47,8 @@ import java.util.stream.Stream;
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
         subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Windows.class, MeshCli.Locks.class,
-                MeshCli.WindowCmd.class, CommandLine.HelpCommand.class},
+                MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class,
+                CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed, a window or its step failed, or an unexpected error",
@@ -421,7 +422,7 @@ public final class MeshCli implements Runnable {
         /** How long --wait goes on once only hosts without an agent are left, in case one is starting. */
         static final Duration NO_AGENT_GRACE = Duration.ofSeconds(10);
 
-        private int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
+        int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
             long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
             boolean unreachable = false;
@@ -893,4 +894,143 @@ public final class MeshCli implements Runnable {
     }
 
     private static String pad(String s, int width) { return s.length() >= width ? s : s + " ".repeat(width - s.length()); }
+
+    /**
+     * What {@code mesh rollback} and {@code mesh delete} share: they are pushes. Prints the accepted push (or why it
+     * was refused) and, with {@code --wait}, follows it exactly as {@code mesh push --wait} does.
+     */
+    abstract static class ModulePush extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "MODULE", description = "The module, such as store.")
+        String module;
+
+        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
+        boolean await;
+
+        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
+                description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
+        String timeout;
+
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
+        String interval;
+
+        /** Sends the request. */
+        abstract CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException;
+
+        /** @return the line that says what the accepted push does, after its id */
+        abstract String accepted(JsonNode answer);
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            Polling polling = polling(timeout, interval);
+            if (polling == null) return BAD_INPUT;
+            CoordinatorClient client = client();
+            CoordinatorClient.Response r = send(client, "/v1/modules/" + URLEncoder.encode(module, StandardCharsets.UTF_8));
+            if (r.status() == 400 && r.json() != null && r.json().path("errors").isArray()) {
+                warn("the coordinator refused it, nothing was written:");
+                PrintWriter err = err();
+                for (JsonNode e : r.json().path("errors")) err.println("  " + formatError(e));
+                err.flush();
+                return BAD_INPUT;
+            }
+            Integer bad = failure(r, 202);
+            if (bad != null) return bad;
+            JsonNode j = r.json();
+            String push = j.path("push").asText();
+            PrintWriter out = out();
+            out.println(push + "  " + accepted(j) + "  revision " + j.path("revision").asText() + "  hosts " + joinText(j.path("hosts")));
+            out.flush();
+            j.path("warnings").forEach(w -> warn(w.asText()));
+            if (!await) return OK;
+            Push follower = new Push(); // push --wait's follow, its messages under this command's name
+            follower.spec = spec;
+            return follower.follow(client, push, polling, out);
+        }
+    }
+
+    /** {@code mesh history MODULE}: the module's pushes, newest first. */
+    @Command(name = "history", mixinStandardHelpOptions = true,
+            description = {"The pushes of MODULE, newest first (GET /v1/modules/MODULE/history, from /mesh/history/MODULE; the newest 50 are kept):",
+                    "push id, revision, action (push, rollback of PUSH, delete), when, who (by) and from where (source, the X-Mesh-Source header).",
+                    "The first line is the module's current state; mesh rollback MODULE --to PUSH pushes one of these again."},
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:shown", "2:unknown module (never pushed) or a bad name", "4:the coordinator cannot be reached"})
+    public static final class History extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "MODULE", description = "The module, such as store.")
+        String module;
+
+        @Option(names = "--json", description = "Print the coordinator's JSON (with each push's spec) instead of a table.")
+        boolean json;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CoordinatorClient.Response r = client().get("/v1/modules/" + URLEncoder.encode(module, StandardCharsets.UTF_8) + "/history");
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            PrintWriter out = out();
+            if (json) {
+                out.println(pretty(r.json()));
+            } else {
+                Table table = new Table("PUSH", "REVISION", "ACTION", "PUSHED AT", "BY", "SOURCE", "HOSTS");
+                for (JsonNode h : r.json().path("history")) {
+                    String action = h.path("action").asText("push");
+                    if (h.hasNonNull("rollbackOf")) action = action + " of " + h.path("rollbackOf").asText();
+                    JsonNode spec = h.path("spec");
+                    table.add(h.path("push").asText(), text(h.path("revision")), action, text(h.path("pushedAt")), text(h.path("by")),
+                            text(h.path("source")), spec.isObject() ? joinText(spec.path("hosts")) : "-");
+                }
+                table.print(out, "module " + module + " has no history");
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh rollback MODULE [--to PUSH]}: pushes an earlier spec of the module again. */
+    @Command(name = "rollback", mixinStandardHelpOptions = true,
+            description = {"Push again the spec MODULE had at an earlier push (POST /v1/modules/MODULE/rollback): by default the revision before the current one",
+                    "(after mesh delete: the spec the module had before it), else --to PUSH, one of mesh history MODULE.",
+                    "It is an ordinary push whose record carries rollbackOf: a host where a window holds the module reads deferred, and it lands when the window ends.",
+                    "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
+                    "2:refused, nothing written: unknown module, a --to not in its history, nothing to roll back to, a spec no longer valid, unauthorized",
+                    "3:--wait timed out", "4:the coordinator cannot be reached"})
+    public static final class Rollback extends ModulePush {
+        @Option(names = "--to", paramLabel = "PUSH", description = "The push to roll back to, such as push-0000000002 (default: the revision before the current one).")
+        String to;
+
+        @Override
+        CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
+            Map<String, Object> body = new HashMap<>();
+            if (to != null) body.put("to", to);
+            return client.postJson(path + "/rollback", body);
+        }
+
+        @Override
+        String accepted(JsonNode answer) {
+            return "rollback of " + module + " to " + answer.path("rollbackOf").asText();
+        }
+    }
+
+    /** {@code mesh delete MODULE}: removes the module from every host. */
+    @Command(name = "delete", mixinStandardHelpOptions = true,
+            description = {"Remove MODULE from every host (DELETE /v1/modules/MODULE): each agent removes its containers under the module lock and reports them removed;",
+                    "a container held by a window is left alone until the window ends (deferred). Named volumes stay. Recorded like a push (mesh history MODULE);",
+                    "mesh rollback MODULE brings the module back. Prints the push id; with --wait, follows it as mesh push --wait does."},
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:accepted (with --wait: removed on every host)", "1:a host failed (with --wait)",
+                    "2:refused, nothing written: unknown module, deleted already, unauthorized",
+                    "3:--wait timed out", "4:the coordinator cannot be reached"})
+    public static final class Delete extends ModulePush {
+        @Override
+        CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
+            return client.delete(path);
+        }
+
+        @Override
+        String accepted(JsonNode answer) { return "deletes module " + module; }
+    }
 }

@@ -559,6 +559,10 @@ public final class HttpApi implements AutoCloseable {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
             return;
+        } catch (PushWriter.TooLargeException e) {
+            metrics.rejected(Metrics.TOO_LARGE);
+            transactionTooLarge(ex, e);
+            return;
         } catch (PushWriter.ConflictException e) {
             metrics.rejected(Metrics.ERROR);
             send(ex, 409, error(e.getMessage()));
@@ -653,6 +657,10 @@ public final class HttpApi implements AutoCloseable {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
             return;
+        } catch (PushWriter.TooLargeException e) {
+            metrics.rejected(Metrics.TOO_LARGE);
+            transactionTooLarge(ex, e);
+            return;
         } catch (PushWriter.ConflictException e) {
             metrics.rejected(Metrics.ERROR);
             send(ex, 409, error(e.getMessage()));
@@ -679,6 +687,10 @@ public final class HttpApi implements AutoCloseable {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
             return;
+        } catch (PushWriter.TooLargeException e) {
+            metrics.rejected(Metrics.TOO_LARGE);
+            transactionTooLarge(ex, e);
+            return;
         } catch (PushWriter.ConflictException e) {
             metrics.rejected(Metrics.ERROR);
             send(ex, 409, error(e.getMessage()));
@@ -687,6 +699,15 @@ public final class HttpApi implements AutoCloseable {
         metrics.accepted();
         LOG.info("push {} deletes module {} (revision {}) from hosts {} from {}", result.push(), module, result.revision(), result.hosts(), ex.remote());
         send(ex, 202, accepted(result));
+    }
+
+    /** Answers 413: the push fits the body limit but not one ZooKeeper request once written as nodes. */
+    private void transactionTooLarge(Exchange ex, PushWriter.TooLargeException e) {
+        LOG.warn("push refused (413) from {}: {} bytes as one transaction, over {}", ex.remote(), e.bytes, PushWriter.MAX_TRANSACTION_BYTES);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("error", e.getMessage());
+        out.put("limit", PushWriter.MAX_TRANSACTION_BYTES);
+        send(ex, 413, out);
     }
 
     /**

@@ -66,6 +66,12 @@ public final class PushWriter {
     public static final String DELETE_REVISION = "deleted";
     /** Longest {@code X-Mesh-Source} kept. */
     public static final int MAX_SOURCE = 200;
+    /**
+     * Most bytes of data and paths one push's transaction may carry: ZooKeeper refuses a request over its
+     * {@code jute.maxbuffer} (1 MiB by default) by closing the connection, which a client sees as an outage; 64 KiB are
+     * left for the operations' framing and ACLs. Each module's spec is written twice (desired and history node).
+     */
+    public static final int MAX_TRANSACTION_BYTES = (1 << 20) - (64 << 10);
 
     private static final Logger LOG = LoggerFactory.getLogger(PushWriter.class);
 
@@ -137,6 +143,21 @@ public final class PushWriter {
 
     /** What one attempt writes. */
     private record Planned(List<Change> changes, String revision, PushAction action, String rollbackOf) {}
+
+    /** The push's transaction would be over {@link #MAX_TRANSACTION_BYTES}; nothing was written. */
+    public static final class TooLargeException extends Exception {
+        /** The transaction's size in bytes. */
+        public final long bytes;
+
+        /**
+         * @param bytes   the transaction's size
+         * @param message what to do
+         */
+        public TooLargeException(long bytes, String message) {
+            super(message);
+            this.bytes = bytes;
+        }
+    }
 
     /** The race with other writers was lost {@link #MAX_ATTEMPTS} times in a row; nothing of this push was written. */
     public static final class ConflictException extends Exception {
@@ -435,6 +456,7 @@ public final class PushWriter {
             last.put("receivedAt", now);
 
             List<CuratorOp> ops = new ArrayList<>();
+            long bytes = pushData.length + paths.push(push).length();
             ops.add(client.transactionOp().setData().withVersion(stat.getVersion()).forPath(paths.pushes(), Json.bytes(last)));
             ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.push(push), pushData));
             for (Change c : p.changes()) {
@@ -443,10 +465,17 @@ public final class PushWriter {
                         ? DesiredRecord.tombstoneOf(c.module(), p.revision(), push, new DesiredRecord.Deleted(c.hosts(), now, origin.by()))
                         : new DesiredRecord(c.module(), p.revision(), push, c.spec());
                 byte[] data = Json.bytes(record);
+                HistoryRecord h = historyRecord(c, p, push, now, origin);
+                bytes += data.length + path.length() + Json.bytes(h).length + paths.historyPrefix(c.module()).length() + 10;
                 ops.add(c.desired() == null
                         ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
                         : client.transactionOp().setData().withVersion(c.desired().getVersion()).forPath(path, data));
-                ops.addAll(historyOps(c, historyRecord(c, p, push, now, origin)));
+                ops.addAll(historyOps(c, h));
+            }
+            if (bytes > MAX_TRANSACTION_BYTES) {
+                throw new TooLargeException(bytes, "this push is " + bytes + " bytes as one ZooKeeper transaction (each module's spec is written"
+                        + " twice: its desired node and its history node), over the " + MAX_TRANSACTION_BYTES + " bytes ZooKeeper takes in one"
+                        + " request: split it into several pushes of a few modules each (a push changes only the modules it names)");
             }
             Runnable hook = beforeTransaction;
             if (hook != null) hook.run();

@@ -162,6 +162,24 @@ class HistoryTest {
     }
 
     @Test
+    void aPushThatFitsTheBodyLimitButNotOneTransactionIs413AndWritesNothing() throws Exception {
+        // About 650 KB of YAML: under the 1 MiB body limit, but its spec is written twice (desired and history node).
+        StringBuilder env = new StringBuilder();
+        for (int i = 0; i < 3000; i++) env.append("      K").append(i).append(": \"").append("v".repeat(200)).append("\"\n");
+        String big = "module: web\nhosts: [host-a]\ncontainers:\n  app:\n    image: mesh-demo/busybox:1\n    env:\n" + env;
+        assertThat(big.length()).isBetween(600_000, 1 << 20);
+        Answer a = push(big, "r1");
+        assertThat(a.status()).as(a.body()).isEqualTo(413);
+        assertThat(a.json().path("error").asText()).contains("as one ZooKeeper transaction", "split it into several pushes");
+        assertThat(a.json().path("limit").asInt()).isEqualTo(PushWriter.MAX_TRANSACTION_BYTES);
+        assertThat(zk.client().getChildren().forPath(zk.paths().pushes())).isEmpty();
+        assertThat(historyNodes("web")).isEmpty();
+        assertThat(zk.client().checkExists().forPath(zk.paths().desired("web"))).isNull();
+        // The coordinator's session was not disturbed: the next push goes through at once.
+        assertThat(push(Manifests.web("[host-a]"), "r2").status()).isEqualTo(202);
+    }
+
+    @Test
     void rollbackPushesThePreviousRevisionAgainMarkedRollbackOf() throws Exception {
         String p1 = push(Manifests.web("[host-a]"), "r1").json().path("push").asText();
         String p2 = push(Manifests.web("[host-a, host-b]"), "r2").json().path("push").asText();

@@ -47,9 +47,9 @@ import java.util.regex.Pattern;
  * history node (with the deletes that keep the newest {@value HistoryRecord#KEPT}) in ONE ZooKeeper transaction, with
  * a {@code setData} on {@code {root}/pushes} at the version just read, retried at most {@link #MAX_ATTEMPTS} times
  * when a racing writer wins (SPEC.md, "Coordinator HTTP API" and "History and rollback"; docs/design.md, "Push ids",
- * "Docker names" and "History, rollback and delete"). A rollback ({@link #rollback}) and a delete ({@link #delete}) are pushes written the
- * same way (docs/decisions/0011-history-rollback-delete.md). The push node is a {@link PushRecord} plus {@code hosts}
- * (docs/design.md, "ZooKeeper layout"). Thread-safe.
+ * "Docker names" and "History, rollback and delete"). A rollback ({@link #rollback}) and a delete ({@link #delete})
+ * are pushes written the same way (docs/decisions/0011-history-rollback-delete.md). The push node is a
+ * {@link PushRecord} plus {@code hosts} (docs/design.md, "ZooKeeper layout"). Thread-safe.
  */
 public final class PushWriter {
     /** How many times a transaction that lost a race is read again and retried. */

@@ -56,7 +56,8 @@ import java.util.stream.Collectors;
  *       this process, and a module waiting on a window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
  *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
- *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner}.</li>
+ *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner};</li>
+ *   <li>plans ({@code mesh push --plan}) of this host are answered read-only by {@link PlanRequests}.</li>
  * </ul>
  */
 public final class AgentDaemon implements AutoCloseable {

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -118,9 +119,9 @@ public final class PlanStore {
             Stat parent = client.checkExists().forPath(paths.plans());
             String plan = ZkPaths.planName(parent.getCversion());
             Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+            byte[] request = Json.bytes(new PlanRequest(plan, v.revision(), now, by, v.modules(), List.copyOf(hosts)));
             List<CuratorOp> ops = new ArrayList<>();
-            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.plan(plan),
-                    Json.bytes(new PlanRequest(plan, v.revision(), now, by, v.modules(), List.copyOf(hosts)))));
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.plan(plan), request));
             for (String h : hosts) {
                 ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.plan(plan, h),
                         Json.bytes(PlanAnswer.pending(plan, h, now))));
@@ -130,8 +131,7 @@ public final class PlanStore {
             } catch (KeeperException.NodeExistsException e) {
                 // Another coordinator took the name (or Curator retried a transaction that had committed: then the
                 // plan is there under this name, written by this request).
-                PlanRequest there = ZkReads.read(client, paths.plan(plan), PlanRequest.class);
-                if (there == null || !now.equals(there.requestedAt()) || !by.equals(there.by())) {
+                if (!Arrays.equals(dataOrNull(paths.plan(plan)), request)) {
                     if (attempt >= MAX_ATTEMPTS) throw new IllegalStateException("another writer took each of " + MAX_ATTEMPTS + " plan names; ask again");
                     Thread.sleep(ThreadLocalRandom.current().nextLong(5, 20L * attempt));
                     continue;
@@ -173,6 +173,14 @@ public final class PlanStore {
             }
         } catch (Exception e) {
             LOG.warn("old plans not trimmed: {}", e.toString());
+        }
+    }
+
+    private byte[] dataOrNull(String path) throws Exception {
+        try {
+            return client.getData().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
         }
     }
 

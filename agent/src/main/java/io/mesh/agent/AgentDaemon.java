@@ -1,6 +1,7 @@
 package io.mesh.agent;
 
 import io.mesh.apply.Applier;
+import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
@@ -55,7 +56,8 @@ import java.util.stream.Collectors;
  *       this process, and a module waiting on a window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
  *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
- *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner}.</li>
+ *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner};</li>
+ *   <li>plans ({@code mesh push --plan}) of this host are answered read-only by {@link PlanRequests}.</li>
  * </ul>
  */
 public final class AgentDaemon implements AutoCloseable {
@@ -84,6 +86,7 @@ public final class AgentDaemon implements AutoCloseable {
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
     private final AgentNode agentNode;
+    private final PlanRequests plans;
     private volatile Runnable onHostTaken = () -> { };
 
     /**
@@ -104,6 +107,8 @@ public final class AgentDaemon implements AutoCloseable {
         this.cache = CuratorCache.build(client, config.paths().desired());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
+        this.plans = new PlanRequests(client, config.paths(), config.host(), process,
+                new DryRun(store, docker, config.host(), config.policy()));
     }
 
     /**
@@ -154,6 +159,7 @@ public final class AgentDaemon implements AutoCloseable {
         long every = config.reconcileInterval().toMillis();
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
+        plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] started", config.host(),
                 config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy());
     }
@@ -405,6 +411,7 @@ public final class AgentDaemon implements AutoCloseable {
         stopping.set(true);
         log.info("agent host={} stopping", config.host());
         store.client().getConnectionStateListenable().removeListener(reconnected);
+        plans.close();
         scheduler.close();
         timer.shutdownNow();
         workers.values().forEach(w -> w.exec.shutdownNow());

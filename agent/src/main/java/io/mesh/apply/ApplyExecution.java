@@ -430,11 +430,21 @@ final class ApplyExecution {
      *         result naming every refusal and the option that would allow it, keeping the existing container's id
      */
     private ContainerResult refuse(PlannedAction action, ContainerSpec spec) {
-        if (spec == null || (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE)) return null;
-        List<String> refusals = policy.refusals(spec);
+        List<String> refusals = refusals(policy, action, spec);
         if (refusals.isEmpty()) return null;
         List<String> reasons = new ArrayList<>(action.reasons());
-        refusals.forEach(r -> reasons.add("refused by this agent's policy: " + r));
+        reasons.addAll(refusals);
         return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
+    }
+
+    /**
+     * The policy check of a planned action, shared by the apply and a plan ({@link DryRun}).
+     *
+     * @return {@code refused by this agent's policy: ...} for each refusal of a planned create or recreate; empty when
+     *         allowed or when the action is neither
+     */
+    static List<String> refusals(Policy policy, PlannedAction action, ContainerSpec spec) {
+        if (spec == null || (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE)) return List.of();
+        return policy.refusals(spec).stream().map(r -> "refused by this agent's policy: " + r).toList();
     }
 }

@@ -53,6 +53,14 @@ public interface ContainerRuntime {
     void ensureImage(String image);
 
     /**
+     * Read only: never pulls (a plan uses it, and a plan changes nothing).
+     *
+     * @param image image reference
+     * @return true when the image is on this host (one image inspect)
+     */
+    boolean imagePresent(String image);
+
+    /**
      * Creates (does not start) a container.
      *
      * @return its id

@@ -303,6 +303,17 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         }
     }
 
+    /** One image inspect; never pulls. */
+    @Override
+    public boolean imagePresent(String image) {
+        try {
+            bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
+            return true;
+        } catch (NotFoundException e) {
+            return false;
+        }
+    }
+
     /**
      * Creates (does not start) a managed container.
      *

@@ -62,6 +62,8 @@ public final class RecordingRuntime implements ContainerRuntime {
 
     @Override public void ensureImage(String image) { calls.incrementAndGet(); }
 
+    @Override public boolean imagePresent(String image) { calls.incrementAndGet(); return true; }
+
     @Override
     public synchronized String create(String dockerName, ContainerSpec spec, Map<String, String> labels) {
         calls.incrementAndGet();

@@ -141,6 +141,27 @@ public final class CoordinatorClient {
     }
 
     /**
+     * {@code POST /v1/plans}: a push's request, planned by the agents and pushed nowhere.
+     *
+     * @param manifest the manifest YAML
+     * @param revision the revision, or {@code null} for the coordinator's content hash
+     * @return the answer (202, 400, 401, 413, ...)
+     * @throws UnreachableException when the coordinator cannot be reached
+     * @throws InterruptedException when interrupted
+     */
+    public Response plan(String manifest, String revision) throws IOException, InterruptedException {
+        return sendOverHttpClient(false, base -> {
+            HttpRequest.Builder b = request(base, "/v1/plans")
+                    .header("Content-Type", "application/yaml; charset=utf-8")
+                    .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
+                    .POST(HttpRequest.BodyPublishers.ofString(manifest, StandardCharsets.UTF_8));
+            if (revision != null && !revision.isBlank()) b.header("X-Mesh-Revision", revision);
+            if (token != null) b.header("Authorization", "Bearer " + token);
+            return b.build();
+        });
+    }
+
+    /**
      * {@code GET path}.
      *
      * @param path such as {@code /v1/hosts}

@@ -347,9 +347,10 @@ public final class MeshCli implements Runnable {
     @Command(name = "push",
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
-            exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed, or (with --wait) only hosts without an agent are left, for 10s",
+            exitCodeList = {"0:accepted (with --wait: applied on every host; with --plan: nothing would fail or be refused)",
+                    "1:a host failed, or (with --wait) only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
-                    "3:--wait timed out", "4:the coordinator cannot be reached"})
+                    "3:--wait timed out (--plan: a host did not answer in time)", "4:the coordinator cannot be reached"})
     public static final class Push extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
         Path source;
@@ -368,12 +369,19 @@ public final class MeshCli implements Runnable {
                 description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
         String interval;
 
+        @Option(names = "--plan", description = {"Push nothing: each targeted host's agent says what an apply would do (created, "
+                + "recreated with reasons, removed, held, deferred by an open window, refused by its policy, image missing), "
+                + "printed per host and module; waits --timeout (default " + PlanOutput.TIMEOUT + " with --plan) for every host.",
+                "Exit 0 when nothing would fail or be refused, 1 otherwise (or a host without an agent), 3 when a host did not answer in time."})
+        boolean plan;
+
         /** @return the exit code (see the class's exit codes) */
         @Override
         public Integer call() throws Exception {
             PrintWriter out = out();
             PrintWriter err = err();
-            Polling polling = polling(timeout, interval);
+            if (plan && await) return fail(BAD_INPUT, "--plan pushes nothing, so there is nothing to --wait for: drop one of them");
+            Polling polling = polling(plan && !spec.commandLine().getParseResult().hasMatchedOption("--timeout") ? PlanOutput.TIMEOUT : timeout, interval);
             if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             List<Path> files;
@@ -384,7 +392,7 @@ public final class MeshCli implements Runnable {
             } catch (IOException | IllegalArgumentException e) {
                 return fail(BAD_INPUT, e.getMessage());
             }
-            CoordinatorClient.Response r = client.push(manifest, revision);
+            CoordinatorClient.Response r = plan ? client.plan(manifest, revision) : client.push(manifest, revision);
             switch (r.status()) {
                 case 202 -> { }
                 case 400 -> {
@@ -410,6 +418,7 @@ public final class MeshCli implements Runnable {
                 }
             }
             JsonNode j = r.json();
+            if (plan) return PlanOutput.follow(client, j, polling, out, this::warn);
             String push = j.path("push").asText();
             out.println(push + "  revision " + j.path("revision").asText() + "  modules " + joinText(j.path("modules"))
                     + "  hosts " + joinText(j.path("hosts")));

@@ -90,6 +90,11 @@ import java.util.regex.Pattern;
  *   <li>{@code DELETE /v1/modules/{module}}: removes the module from every host (a tombstone desired node), recorded
  *       like a push. Same token as pushes. {@code 202 {"push","revision","modules","hosts"}}; {@code 404} for a module
  *       with no desired node, or deleted already.</li>
+ *   <li>{@code POST /v1/plans}: body and credentials as a push; the manifest is validated as a push (400 with the
+ *       same errors, nothing written), then planned by each targeted host's agent, which changes nothing
+ *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent"}}.</li>
+ *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
+ *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -119,6 +124,7 @@ public final class HttpApi implements AutoCloseable {
     private final FleetView fleet;
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
+    private final PlanStore plans;
     private final Metrics metrics = new Metrics();
     private final HttpLimits limits;
     private final Server server;
@@ -183,6 +189,7 @@ public final class HttpApi implements AutoCloseable {
         this.fleet = new FleetView(client, paths);
         this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC());
         this.requests = new WindowRequestStore(client, paths);
+        this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
         // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
@@ -356,6 +363,7 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/fleet" -> { if (get(ex)) send(ex, 200, fleetStatus.fleet()); }
             case "/v1/windows" -> { if (get(ex)) send(ex, 200, Map.of("windows", fleetStatus.windows())); }
             case "/v1/locks" -> { if (get(ex)) send(ex, 200, Map.of("locks", fleetStatus.locks())); }
+            case "/v1/plans" -> { if (ex.method().equals("POST")) planRequest(ex); else notAllowed(ex, "POST"); }
             default -> {
                 Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
@@ -368,12 +376,14 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = MODULE.matcher(path)).matches()) {
                     if (ex.method().equals("DELETE")) deleteModule(ex, req.group(1));
                     else notAllowed(ex, "DELETE");
+                } else if (path.startsWith("/v1/plans/") && path.length() > "/v1/plans/".length()) {
+                    if (get(ex)) planView(ex, path.substring("/v1/plans/".length()));
                 } else if ((req = REQUESTS.matcher(path)).matches()) {
                     windowRequests(ex, req.group(1));
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
@@ -862,6 +872,79 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private static void sendBytes(Exchange ex, int status, byte[] bytes) { ex.send(status, bytes); }
+
+    /**
+     * {@code POST /v1/plans}: a push's credentials, body limits and validation; then the plan is written
+     * ({@link PlanStore#create}) and nothing else.
+     */
+    private void planRequest(Exchange ex) throws Exception {
+        String authorization = ex.header("Authorization");
+        String signature = ex.header(WebhookSecret.HEADER);
+        boolean byToken = token != null && authorization != null && token.matches(authorization);
+        boolean bySignature = !byToken && webhook != null && signature != null;
+        if ((token != null || webhook != null) && !byToken && !bySignature) {
+            if (authorization == null && signature == null) ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
+            send(ex, authorization == null && signature == null ? 401 : 403,
+                    error("a plan needs the credentials of a push: send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"));
+            return;
+        }
+        int limit = limits.maxPushBytes();
+        byte[] body;
+        try {
+            body = ex.body(limit);
+        } catch (Exchange.TooLargeException e) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("error", "the manifest is over this coordinator's limit of " + limit + " bytes (mesh-coordinator serve --max-push-bytes)");
+            out.put("limit", limit);
+            send(ex, 413, out);
+            return;
+        } catch (Exchange.TimedOutException e) {
+            timedOut(ex, e);
+            return;
+        }
+        if (bySignature && !webhook.verify(signature, body)) {
+            send(ex, 403, error("wrong credentials (a wrong webhook signature)"));
+            return;
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body)).toString();
+        } catch (CharacterCodingException e) {
+            send(ex, 400, Map.of("errors", List.of(new ManifestError(1, "", "the body is not UTF-8: save the manifest as UTF-8 and push again"))));
+            return;
+        }
+        String user = ex.header("X-Mesh-User");
+        String who = "mesh push --plan" + (user == null || user.isBlank() ? "" : " by " + abbreviate(user.strip()))
+                + " from " + ex.remoteHost() + " via mesh-coordinator";
+        PlanStore.Created c;
+        try {
+            c = plans.create(text, ex.header(REVISION_HEADER), ProcessRef.current(who));
+        } catch (ManifestException e) {
+            send(ex, 400, Map.of("errors", e.errors()));
+            return;
+        }
+        LOG.info("plan {} revision {} modules {} hosts {} from {}", c.plan(), c.revision(), c.modules(), c.hosts(), ex.remote());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("plan", c.plan());
+        out.put("revision", c.revision());
+        out.put("modules", c.modules());
+        out.put("hosts", c.hosts());
+        out.put("noAgent", c.noAgent());
+        out.put("path", paths.plan(c.plan()));
+        send(ex, 202, out);
+    }
+
+    /** {@code GET /v1/plans/{plan}}. */
+    private void planView(Exchange ex, String plan) throws Exception {
+        Optional<PlanStore.View> v = plans.view(plan);
+        if (v.isEmpty()) {
+            send(ex, 404, error("no plan " + abbreviate(plan) + " (plan ids look like plan-0000000003; plans older than "
+                    + PlanStore.MAX_AGE.toMinutes() + "m or beyond the newest " + PlanStore.KEEP + " are deleted)"));
+        } else {
+            send(ex, 200, v.get());
+        }
+    }
 
     private static String abbreviate(String s) {
         String t = s.length() > 80 ? s.substring(0, 77) + "..." : s;

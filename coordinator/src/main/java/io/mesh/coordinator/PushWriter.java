@@ -597,6 +597,46 @@ public final class PushWriter {
         }
     }
 
+    /**
+     * What a manifest would push, checked as {@link #write} checks it and written nowhere: a plan's input
+     * ({@link PlanStore}).
+     *
+     * @param modules  the modules as validated, in document order
+     * @param revision the revision the push would have
+     */
+    public record Validated(List<ModuleSpec> modules, String revision) {}
+
+    /**
+     * Validates a manifest exactly as {@link #write} does (the revision, {@link ManifestParser}, Docker names taken
+     * by other modules desired now) and writes nothing. The Docker-name check reads {@code /mesh/desired} once, outside
+     * any transaction: a push racing the plan may still make it stale (a plan is a forecast).
+     *
+     * @param text     the manifest YAML
+     * @param revision the revision, or {@code null}/blank for {@link #contentRevision(byte[])}
+     * @return the modules and revision
+     * @throws ManifestException with the errors {@link #write} would answer
+     * @throws Exception         ZooKeeper errors
+     */
+    public Validated validate(String text, String revision) throws Exception {
+        List<ManifestError> errors = new ArrayList<>();
+        String rev = revision == null || revision.isBlank() ? null : revision.strip();
+        if (rev != null && !REVISION.matcher(rev).matches()) {
+            errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
+                    + "' is not a revision: use letters, digits and . _ : / + @ -, starting with a letter or digit, at most 128 characters (such as a git sha or r2)"));
+        }
+        List<ModuleSpec> modules;
+        try {
+            modules = parser.parse(text);
+        } catch (ManifestException e) {
+            errors.addAll(e.errors());
+            throw new ManifestException(errors);
+        }
+        if (!errors.isEmpty()) throw new ManifestException(errors);
+        List<ManifestError> taken = dockerNamesTaken(modules);
+        if (!taken.isEmpty()) throw new ManifestException(taken);
+        return new Validated(modules, rev != null ? rev : contentRevision(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
     private static String abbreviate(String s) {
         String printable = s.codePoints().limit(60)
                 .collect(StringBuilder::new, (b, cp) -> { if (cp < 0x20 || cp == 0x7f) b.append('?'); else b.appendCodePoint(cp); }, StringBuilder::append)

@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  *                                     {@link HistoryRecord}
  * {root}/requests/{host}/window-{seq} persistent-sequential  coordinator (mesh window run); the agent of {host} runs
  *                                     it and writes the result into it  {@link WindowRequest}
+ * {root}/plans/plan-{seq}            persistent   coordinator  {@link PlanRequest} (mesh push --plan)
+ * {root}/plans/plan-{seq}/{host}     persistent   coordinator, then the agent of {host}  {@link PlanAnswer}
  * </pre>
  *
  * The root defaults to {@code /mesh} (flag {@code --zk-root}). Every node's data is one line of UTF-8 JSON
@@ -36,6 +38,8 @@ public final class ZkPaths {
     public static final String HISTORY_PREFIX = "rev-";
     /** Prefix of window request node names ({@code window-} and ZooKeeper's ten-digit sequence). */
     public static final String WINDOW_REQUEST_PREFIX = "window-";
+    /** Prefix of plan node names ({@code plan-} and ten digits, named like a sequential node). */
+    public static final String PLAN_PREFIX = "plan-";
 
     private final String root;
 
@@ -131,6 +135,28 @@ public final class ZkPaths {
     public String request(String host, String request) { return ZKPaths.makePath(requests(), host, request); }
     /** @return the prefix a persistent-sequential create of a window request uses: {@code {root}/requests/{host}/window-} */
     public String windowRequestPrefix(String host) { return requests(host) + "/" + WINDOW_REQUEST_PREFIX; }
+
+    /** @return {@code {root}/plans} */
+    public String plans() { return root + "/plans"; }
+    /** @return {@code {root}/plans/{plan}}, where plan is such as {@code plan-0000000003}: the plan request */
+    public String plan(String plan) { return ZKPaths.makePath(plans(), plan); }
+    /** @return {@code {root}/plans/{plan}/{host}}: the plan's node for one host, pending until its agent answers */
+    public String plan(String plan, String host) { return ZKPaths.makePath(plans(), plan, host); }
+
+    /**
+     * @param seq sequence number, &gt;= 0
+     * @return such as {@code plan-0000000003} ({@code %010d}, as ZooKeeper names sequential nodes)
+     */
+    public static String planName(long seq) { return PLAN_PREFIX + String.format(Locale.ROOT, "%010d", seq); }
+
+    /**
+     * @param plan a plan node name such as {@code plan-0000000003}
+     * @return its sequence number, or -1 when the name is not a plan name
+     */
+    public static long planSeq(String plan) {
+        if (plan == null || !plan.startsWith(PLAN_PREFIX) || plan.length() != PLAN_PREFIX.length() + 10) return -1;
+        try { return Long.parseLong(plan.substring(PLAN_PREFIX.length())); } catch (NumberFormatException e) { return -1; }
+    }
 
     /**
      * Formats a push node name from its sequence number, as ZooKeeper names sequential nodes

@@ -1,0 +1,110 @@
+package io.mesh.apply;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.ObservedContainer;
+import io.mesh.policy.Policy;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PlanAnswer.ContainerPlan;
+import io.mesh.wire.PlanAnswer.ModulePlan;
+import io.mesh.wire.PlanOutcome;
+import io.mesh.wire.WindowRecord;
+import io.mesh.zk.MeshStore;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A plan ({@code mesh push FILE --plan}): what an apply of a module would do on this host, computed by the apply's own
+ * {@link ApplyPlanner} from the same inputs (the module's containers, this host's held nodes) and checked as the apply
+ * checks it ({@link ApplyExecution#refusals}, the policy), plus what the apply would meet: an open window of the module
+ * ({@code deferred}) and images that are not on this host.
+ *
+ * <p>It only reads: one labelled container list and one image inspect per image from Docker, the held and window
+ * nodes from ZooKeeper. It takes no lock (it writes nothing, so there is nothing to guard), never pulls, never logs a
+ * container's output. What it reads may change before a push lands: a plan is a forecast, not a reservation.
+ */
+public final class DryRun {
+    private final MeshStore store;
+    private final ContainerRuntime docker;
+    private final String host;
+    private final Policy policy;
+
+    /**
+     * @param store  ZooKeeper access (held and window nodes)
+     * @param docker the local engine, read only
+     * @param host   this host's id
+     * @param policy the agent's policy, as the apply checks it
+     */
+    public DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy) {
+        this.store = store;
+        this.docker = docker;
+        this.host = host;
+        this.policy = policy;
+    }
+
+    /**
+     * @param spec the module as it would be pushed
+     * @return what an apply of it would do here; {@code null} when the module does not run on this host and has no
+     *         container here (an apply would neither lock nor report it)
+     * @throws Exception ZooKeeper's or Docker's errors
+     */
+    public ModulePlan plan(ModuleSpec spec) throws Exception {
+        String module = spec.module();
+        Map<String, ContainerSpec> want = spec.runsOn(host) ? spec.containers() : Map.of();
+        List<ObservedContainer> observed = docker.moduleContainers(module);
+        if (want.isEmpty() && observed.isEmpty()) return null;
+        Map<String, HeldRecord> held = store.held(host);
+        WindowRecord window = store.window(host, module);
+        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held);
+        Map<String, Boolean> images = new HashMap<>();
+        List<ContainerPlan> containers = new ArrayList<>();
+        boolean fails = false;
+        boolean heldAny = false;
+        for (PlannedAction a : actions) {
+            ContainerSpec s = want.get(a.name());
+            List<String> reasons = new ArrayList<>(a.reasons());
+            List<String> problems = new ArrayList<>();
+            ContainerAction action = a.action().reported();
+            String image = null;
+            if (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE) {
+                image = s.image();
+                List<String> refusals = ApplyExecution.refusals(policy, a, s);
+                if (!refusals.isEmpty()) {
+                    action = ContainerAction.FAILED; // as the apply reports a refused container
+                    reasons.addAll(refusals);
+                    problems.addAll(refusals);
+                }
+                if (!images.computeIfAbsent(image, docker::imagePresent)) {
+                    String missing = "image " + image + " is not on this host: the apply would try to pull it (a plan never pulls);"
+                            + " load it (docker load) or check the reference";
+                    reasons.add(missing);
+                    problems.add(missing);
+                }
+            } else if (a.action() == PlannedAction.Kind.CRASH_LOOP) {
+                problems.add(a.reasons().isEmpty() ? "crash-looping" : a.reasons().get(0));
+            }
+            if (a.action() == PlannedAction.Kind.HELD) heldAny = true;
+            fails |= !problems.isEmpty();
+            containers.add(new ContainerPlan(a.name(), a.dockerName(), action, List.copyOf(reasons), image, List.copyOf(problems)));
+        }
+        ApplyReport.WindowRef ref = window == null ? null : ApplyReport.WindowRef.of(window);
+        if (ref == null && heldAny) {
+            // Held nodes without a window node of the module (a window whose lock lapsed, a hold by hand): the apply
+            // would be deferred to the window they name, as Applier reports it.
+            List<String> heldHere = containers.stream().filter(c -> c.action() == ContainerAction.HELD).map(ContainerPlan::container).toList();
+            HeldRecord h = held.get(heldHere.get(0));
+            if (h != null) ref = new ApplyReport.WindowRef(h.schedule(), h.window(), h.since(), heldHere);
+        }
+        PlanOutcome outcome = fails ? PlanOutcome.WOULD_FAIL : ref != null || heldAny ? PlanOutcome.WOULD_DEFER : PlanOutcome.WOULD_APPLY;
+        String revision = observed.stream().map(ObservedContainer::revision).filter(Objects::nonNull).filter(r -> !r.isEmpty())
+                .findFirst().orElse(null);
+        return new ModulePlan(module, revision, outcome, ref, List.copyOf(containers));
+    }
+}

@@ -215,21 +215,9 @@ public final class PushWriter {
     public Result write(String text, String revision, Origin origin) throws Exception {
         List<ManifestError> errors = new ArrayList<>();
         Origin o = checkOrigin(origin, errors);
-        String rev = revision == null || revision.isBlank() ? null : revision.strip();
-        if (rev != null && !REVISION.matcher(rev).matches()) {
-            errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
-                    + "' is not a revision: use letters, digits and . _ : / + @ -, starting with a letter or digit, at most 128 characters (such as a git sha or r2)"));
-        }
-        List<ModuleSpec> modules;
-        try {
-            modules = parser.parse(text);
-        } catch (ManifestException e) {
-            errors.addAll(e.errors());
-            throw new ManifestException(errors);
-        }
-        if (!errors.isEmpty()) throw new ManifestException(errors);
-        if (rev == null) rev = contentRevision(text.getBytes(StandardCharsets.UTF_8));
-        String r = rev;
+        Validated v = parse(text, revision, errors);
+        List<ModuleSpec> modules = v.modules();
+        String r = v.revision();
         List<Change> changes = new ArrayList<>();
         for (ModuleSpec m : modules) changes.add(new Change(m, m.module(), m.hosts(), null));
         return commit(() -> {
@@ -618,7 +606,19 @@ public final class PushWriter {
      * @throws Exception         ZooKeeper errors
      */
     public Validated validate(String text, String revision) throws Exception {
-        List<ManifestError> errors = new ArrayList<>();
+        Validated v = parse(text, revision, new ArrayList<>());
+        List<ManifestError> taken = dockerNamesTaken(v.modules());
+        if (!taken.isEmpty()) throw new ManifestException(taken);
+        return v;
+    }
+
+    /**
+     * The revision's check and the manifest's parse, shared by {@link #write} and {@link #validate}.
+     *
+     * @param errors errors found before (the origin's), reported with these
+     * @throws ManifestException with every error when any
+     */
+    private Validated parse(String text, String revision, List<ManifestError> errors) throws ManifestException {
         String rev = revision == null || revision.isBlank() ? null : revision.strip();
         if (rev != null && !REVISION.matcher(rev).matches()) {
             errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
@@ -632,8 +632,6 @@ public final class PushWriter {
             throw new ManifestException(errors);
         }
         if (!errors.isEmpty()) throw new ManifestException(errors);
-        List<ManifestError> taken = dockerNamesTaken(modules);
-        if (!taken.isEmpty()) throw new ManifestException(taken);
         return new Validated(modules, rev != null ? rev : contentRevision(text.getBytes(StandardCharsets.UTF_8)));
     }
 

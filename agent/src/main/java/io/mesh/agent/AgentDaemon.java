@@ -40,6 +40,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
@@ -274,6 +275,11 @@ public final class AgentDaemon implements AutoCloseable {
 
         /** Back-off of the retry after a failed apply, in ms; reset by a successful one. */
         private long retryMs;
+        /**
+         * The one retry waiting, if any (only this worker's thread reads and writes it): a run that a reconcile or a
+         * watch asked for while a retry waits must not start a second chain of retries (a review saw twelve at once).
+         */
+        private ScheduledFuture<?> retry;
 
         private void run() {
             queued.set(false);
@@ -291,13 +297,16 @@ public final class AgentDaemon implements AutoCloseable {
             }
             if (!failed) {
                 retryMs = 0;
+                if (retry != null) retry.cancel(false);
+                retry = null;
                 return;
             }
+            if (retry != null && !retry.isDone()) return; // one retry is already waiting
             // A failed or deferred apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
             retryMs = Math.min(retryMs == 0 ? RETRY_FIRST_MS : retryMs * 2, config.reconcileInterval().toMillis());
             if (!stopping.get()) {
                 try {
-                    timer.schedule(this::request, retryMs, TimeUnit.MILLISECONDS);
+                    retry = timer.schedule(this::request, retryMs, TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException e) {
                     // shutting down
                 }

@@ -194,7 +194,7 @@ public final class Applier {
                     held.values().removeIf(h -> done.window().equals(h.window()));
                 }
                 List<ContainerResult> results = newest == null ? null
-                        : new ApplyExecution(section.guarded(docker), policy, host).run(newest, held);
+                        : new ApplyExecution(section.guarded(docker), policy, host).run(newest, held, reports.reverted(newest));
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;

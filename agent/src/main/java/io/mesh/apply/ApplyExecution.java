@@ -54,6 +54,7 @@ final class ApplyExecution {
     private final Policy policy;
     private final String host;
     private final Readiness readiness;
+    private Map<String, ContainerResult> reverted = Map.of();
 
     /**
      * @param docker the section's guarded runtime
@@ -77,12 +78,54 @@ final class ApplyExecution {
      * @throws SessionGuard.SessionLostException when the lock lapsed before a Docker call
      */
     List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held) throws InterruptedException {
+        return run(desired, held, Map.of());
+    }
+
+    /**
+     * Plans and executes.
+     *
+     * @param reverted by container name, the containers this process reverted for this same push and revision:
+     *                 while the previous container runs, not tried again (decision 10)
+     */
+    List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, Map<String, ContainerResult> reverted)
+            throws InterruptedException {
+        this.reverted = reverted;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
         List<ObservedContainer> observed = docker.moduleContainers(desired.module());
+        if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(desired.module());
         Map<String, ObservedContainer> byId = new LinkedHashMap<>();
         observed.forEach(o -> byId.put(o.id(), o));
         List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held);
         return executeAll(plan, want, desired, byId);
+    }
+
+    /**
+     * Puts back what a cut recreate left: a container under {@code <name>.mesh-prev} is what ran before a recreate
+     * whose process died or was stopped while the new container was made, started or judged ready (a recreate that
+     * completes removes it), so the container under the name was never judged ready. Whatever stands under the name
+     * or under {@code .mesh-next} is removed; the previous one takes its name again, with the restart policy of its own
+     * spec (it waited aside with {@code no}), and is started. The plan then recreates it as usual. Containers a window
+     * holds are left alone. Failure model row 35.
+     *
+     * @return true when something was put back (the caller looks at Docker again)
+     */
+    private boolean putBackInterrupted(List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        boolean any = false;
+        for (ObservedContainer prev : observed) {
+            if (!prev.dockerName().endsWith(PREV_SUFFIX) || prev.markedForRemoval()) continue;
+            String name = prev.dockerName().substring(0, prev.dockerName().length() - PREV_SUFFIX.length());
+            if (held.containsKey(name) || held.containsKey(prev.dockerName())) continue; // a window's: untouched
+            for (ObservedContainer o : observed) {
+                if (o != prev && (o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) docker.remove(o.id());
+            }
+            docker.rename(prev.id(), name);
+            ContainerSpec spec = SpecDiff.parse(prev.specJson());
+            if (spec != null && !spec.restart().equals("no")) docker.updateRestartPolicy(prev.id(), spec.restart());
+            docker.start(prev.id());
+            log.warn("container {} put back under its name: a recreate of it was cut before its new container was judged ready", name);
+            any = true;
+        }
+        return any;
     }
 
     /**
@@ -216,6 +259,14 @@ final class ApplyExecution {
                     return result(a, ContainerAction.CREATED, a.reasons(), newId, v);
                 }
                 case RECREATE -> {
+                    ContainerResult last = reverted.get(a.name());
+                    if (last != null && before != null && before.running()) {
+                        // Trying the same push again would stop the container that runs for as long as the new one
+                        // takes to fail again, at every retry (decision 10).
+                        List<String> reasons = new ArrayList<>(last.reasons());
+                        reasons.add("not tried again for this push while the previous container runs: push a change to try again");
+                        return result(a, ContainerAction.REVERTED, reasons, id);
+                    }
                     return recreate(a, spec, desired, before, images);
                 }
                 case CRASH_LOOP -> {
@@ -314,6 +365,7 @@ final class ApplyExecution {
      * @return {@code "; the previous container runs again"} or what went wrong
      */
     private String putBack(PlannedAction a, String newId, String oldId, String oldPolicy, boolean wasRunning) {
+        boolean interrupted = Thread.interrupted(); // a stop of the agent mid-wait: the old one is put back first
         try {
             docker.remove(newId);
             docker.rename(oldId, a.dockerName());
@@ -324,6 +376,8 @@ final class ApplyExecution {
             throw e;
         } catch (RuntimeException e2) {
             return "; putting the previous container back failed too: " + describe(e2);
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
     }
 

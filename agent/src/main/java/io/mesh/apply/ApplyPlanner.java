@@ -83,6 +83,14 @@ public final class ApplyPlanner {
                         List.of(h.reason()), c.id()));
                 continue;
             }
+            String base = c.dockerName().endsWith(ApplyExecution.PREV_SUFFIX)
+                    ? c.dockerName().substring(0, c.dockerName().length() - ApplyExecution.PREV_SUFFIX.length()) : null;
+            if (base != null && held.containsKey(base)) {
+                // what ran before a cut recreate of a container a window now holds: kept until the window ends
+                out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,
+                        List.of("the previous container of " + base + ", kept while " + base + " is held"), c.id()));
+                continue;
+            }
             String why = c.name() != null && desired.containsKey(c.name())
                     ? "duplicate of " + ModuleSpec.dockerName(module, c.name()) + " (left by an interrupted recreate)"
                     : "no longer in the spec";

@@ -1,5 +1,7 @@
 package io.mesh.apply;
 
+import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.DesiredRecord;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -8,6 +10,8 @@ import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.HashMap;
+import java.util.Objects;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,6 +31,22 @@ final class ReportWriter {
 
     /** @return the last {@code applied} report this process wrote of the module and has not overwritten since, or null */
     ApplyReport lastApplied(String module) { return confirmed.get(module); }
+
+    /** The last report this process wrote of each module, whatever its outcome. */
+    private final Map<String, ApplyReport> last = new ConcurrentHashMap<>();
+
+    /**
+     * @param desired the desired state an apply is about to run
+     * @return by container name, the containers this process's last report of the same push and revision says were
+     *         {@code reverted} (decision 10: not tried again while the previous container runs); empty when none
+     */
+    Map<String, ContainerResult> reverted(DesiredRecord desired) {
+        ApplyReport r = last.get(desired.module());
+        if (r == null || !Objects.equals(r.push(), desired.push()) || !Objects.equals(r.revision(), desired.revision())) return Map.of();
+        Map<String, ContainerResult> out = new HashMap<>();
+        for (ContainerResult c : r.containers()) if (c.action() == ContainerAction.REVERTED) out.put(c.name(), c);
+        return out;
+    }
 
     /**
      * Writes a report without the lock.
@@ -54,6 +74,7 @@ final class ReportWriter {
             store.writeReport(r);
         }
         if (r.outcome() == ApplyOutcome.APPLIED) confirmed.put(r.module(), r);
+        last.put(r.module(), r);
         String summary = summary(r);
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
         if (r.outcome() == ApplyOutcome.FAILED) {

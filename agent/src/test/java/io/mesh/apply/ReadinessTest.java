@@ -101,6 +101,72 @@ class ReadinessTest {
                 .containsSubsequence("create", "start", "die", "destroy");
     }
 
+    /**
+     * A push whose new container was reverted is not tried again while the previous container runs: a retry (the
+     * worker's back-off, a reconcile) would stop the container that runs for as long as the new one takes to fail,
+     * every time (the review saw the old container run 1 s in 17). Docker's events: nothing happens to it.
+     */
+    @Test
+    void aRevertedPushIsNotTriedAgainWhileThePreviousContainerRuns() throws Exception {
+        assertThat(apply("    " + SERVE + "\n    ready: {min-healthy: 0s}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String before = docker.idByName(web);
+        ApplyReport r = apply("    command: [sh, -c, \"echo no config; exit 3\"]\n    restart: \"no\"\n    ready: {min-healthy: 1s}\n", "r2");
+        assertThat(only(r).action()).as("report %s", r).isEqualTo(ContainerAction.REVERTED);
+        Instant from = Instant.now();
+        ApplyReport again = applier.apply(module, () -> false);
+        assertThat(again.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        assertThat(only(again).action()).isEqualTo(ContainerAction.REVERTED);
+        assertThat(only(again).reasons()).contains("log: no config").anyMatch(s -> s.startsWith("not tried again for this push"));
+        long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+        assertThat(TestDocker.events(module, from, Instant.now()).stream().filter(e -> e.getTimeNano() >= fromNanos).toList())
+                .as("Docker's events of the second apply").isEmpty();
+        assertThat(docker.idByName(web)).isEqualTo(before);
+        assertThat(docker.inspect(before).getState().getRunning()).isTrue();
+    }
+
+    /**
+     * A recreate cut while it waits for the new container to be ready (the agent killed, or stopped) leaves the new
+     * one under the name and the previous one aside: the next apply puts the previous one back (the new one was never
+     * judged ready) before it plans, instead of removing it as a duplicate and keeping what never was ready (the
+     * review: kill -9 mid-wait, then the next agent destroyed the good container and reported {@code applied}).
+     */
+    @Test
+    void aRecreateCutWhileItWaitsForReadinessIsPutBackByTheNextApply() throws Exception {
+        assertThat(apply("    " + SERVE + "\n    restart: always\n    ready: {min-healthy: 0s}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String before = docker.idByName(web);
+        java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
+        io.mesh.docker.ContainerRuntime cut = (io.mesh.docker.ContainerRuntime) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {io.mesh.docker.ContainerRuntime.class}, (p, m, args) -> {
+                    if (m.getDeclaringClass() == Object.class) return m.invoke(docker, args);
+                    if (gone.get()) throw new IllegalStateException("the process is gone");
+                    if (m.getName().equals("runState")) {
+                        gone.set(true); // the readiness wait has begun: the process dies here
+                        throw new IllegalStateException("the process is gone");
+                    }
+                    try {
+                        return m.invoke(docker, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        String bad = "    command: [sh, -c, \"echo no config; exit 3\"]\n    restart: always\n    ready: {min-healthy: 1s}\n";
+        zk.setDesired(yaml(bad), "r2");
+        new Applier(new MeshStore(zk.client(), zk.paths()), cut, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
+                new WindowJournal(Files.createTempDirectory("mesh-state"))).apply(module, () -> false);
+        assertThat(docker.idByName(web + ".mesh-prev")).as("the previous container, aside").isEqualTo(before);
+        assertThat(docker.idByName(web)).as("the new one under the name").isNotEqualTo(before);
+
+        Instant from = Instant.now();
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(only(r).action()).as("report %s", r).isEqualTo(ContainerAction.REVERTED);
+        assertThat(docker.idByName(web)).isEqualTo(before);
+        assertThat(docker.inspect(before).getState().getRunning()).isTrue();
+        assertThat(docker.restartPolicy(before)).isEqualTo("always");
+        assertThat(docker.idByName(web + ".mesh-prev")).isNull();
+        assertThat(TestDocker.events(module, from, Instant.now()).stream().filter(e -> before.equals(e.getId()))
+                .map(TestDocker::action).toList()).as("the previous container's events").doesNotContain("destroy");
+    }
+
     /** A healthcheck that fails makes the new container unhealthy: reverted, with the check's output as the reason. */
     @Test
     void aHealthcheckGatesTheRecreateItsOutputIsTheReason() throws Exception {

@@ -466,7 +466,7 @@ public final class ManifestParser {
                 c.error(path + ".test", "must start with CMD, CMD-SHELL or NONE, such as [\"CMD-SHELL\", \"wget -q -O- http://127.0.0.1:5000/ || exit 1\"]");
             } else if (kind.equals("NONE") && t.size() > 1) {
                 c.error(path + ".test", "[NONE] turns the image's healthcheck off and takes nothing after it");
-            } else if (!kind.equals("NONE") && t.size() < 2) {
+            } else if (!kind.equals("NONE") && (t.size() < 2 || t.get(1).isBlank())) {
                 c.error(path + ".test", "gives no command after " + kind + ": add the command to run");
             } else if (kind.equals("NONE") && node.size() > 1) {
                 c.error(path, "with test [NONE] there is no check to time: remove interval, timeout, retries and start-period");
@@ -503,6 +503,15 @@ public final class ManifestParser {
         } else if (min != null && deadline == null && min.compareTo(Durations.parse(ReadySpec.DEFAULT_DEADLINE)) >= 0) {
             c.error(path + ".min-healthy", "'" + node.get("min-healthy").asText() + "' is not below the default deadline, "
                     + ReadySpec.DEFAULT_DEADLINE + ": give a shorter min-healthy or a longer deadline");
+        } else if (node.get("min-healthy") == null && deadline != null && deadline.isTextual()) {
+            try {
+                if (Durations.parse(deadline.asText()).compareTo(Durations.parseZeroAllowed(ReadySpec.DEFAULT_MIN_HEALTHY)) <= 0) {
+                    c.error(path + ".deadline", "'" + deadline.asText() + "' is not above the default min-healthy, " + ReadySpec.DEFAULT_MIN_HEALTHY
+                            + ": a container could never be ready in time; give a longer deadline or a shorter min-healthy");
+                }
+            } catch (IllegalArgumentException e) {
+                // reported by the duration check
+            }
         }
     }
 

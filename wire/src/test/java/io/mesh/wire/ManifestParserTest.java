@@ -429,6 +429,8 @@ class ManifestParserTest {
                 arguments("healthcheck interval", container("healthcheck: {test: [CMD, \"true\"], interval: 5}"), 1, "containers.registry.healthcheck.interval", "in quotes"),
                 arguments("healthcheck retries", container("healthcheck: {test: [CMD, \"true\"], retries: 0}"), 1, "containers.registry.healthcheck.retries", "from 1 to 100"),
                 arguments("healthcheck unknown field", container("healthcheck: {test: [CMD, \"true\"], start_period: 5s}"), 1, "containers.registry.healthcheck.start_period", ""),
+                arguments("healthcheck empty command", container("healthcheck: {test: [CMD, \"\"]}"), 1, "containers.registry.healthcheck.test", "add the command"),
+                arguments("ready deadline below the default min-healthy", container("ready: {deadline: 1s}"), 1, "containers.registry.ready.deadline", "default min-healthy"),
                 arguments("ready not a mapping", container("ready: 10s"), 1, "containers.registry.ready", "such as {min-healthy: 10s, deadline: 2m}"),
                 arguments("ready deadline zero", container("ready: {deadline: 0s}"), 1, "containers.registry.ready.deadline", "above 0"),
                 arguments("ready min-healthy not a duration", container("ready: {min-healthy: soon}"), 1, "containers.registry.ready.min-healthy", "not a duration"),

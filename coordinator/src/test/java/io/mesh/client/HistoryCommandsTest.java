@@ -43,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
+@org.junit.jupiter.api.Tag("slow") // an agent daemon and windows on the real engine: the full run, not --fast
 class HistoryCommandsTest {
     @RegisterExtension
     static final OpsFixture fx = new OpsFixture();

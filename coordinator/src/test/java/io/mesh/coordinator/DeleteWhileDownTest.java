@@ -31,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * it again. Real ZooKeeper, real Docker engine, an in-process agent daemon.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@org.junit.jupiter.api.Tag("slow") // an agent daemon and windows on the real engine: the full run, not --fast
 class DeleteWhileDownTest {
     private static final String HOST = "host-d";
     @RegisterExtension

@@ -15,6 +15,7 @@ import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -43,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
-@org.junit.jupiter.api.Tag("slow") // an agent daemon and windows on the real engine: the full run, not --fast
+@Tag("slow") // an agent daemon and windows on the real engine: the full run, not --fast
 class HistoryCommandsTest {
     @RegisterExtension
     static final OpsFixture fx = new OpsFixture();

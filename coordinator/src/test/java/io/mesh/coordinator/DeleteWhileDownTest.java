@@ -11,6 +11,7 @@ import io.mesh.wire.ContainerAction;
 import io.mesh.zk.MeshStore;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,7 +32,7 @@ import static org.awaitility.Awaitility.await;
  * it again. Real ZooKeeper, real Docker engine, an in-process agent daemon.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@org.junit.jupiter.api.Tag("slow") // an agent daemon and windows on the real engine: the full run, not --fast
+@Tag("slow") // an agent daemon and windows on the real engine: the full run, not --fast
 class DeleteWhileDownTest {
     private static final String HOST = "host-d";
     @RegisterExtension

@@ -657,25 +657,9 @@ public final class HttpApi implements AutoCloseable {
                 to = t.asText();
             }
         }
-        PushWriter.Result result;
-        try {
-            result = writer.rollback(module, to, new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER)));
-        } catch (PushWriter.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-            return;
-        } catch (ManifestException e) {
-            metrics.rejected(Metrics.INVALID);
-            send(ex, 400, Map.of("errors", e.errors()));
-            return;
-        } catch (PushWriter.TooLargeException e) {
-            metrics.rejected(Metrics.TOO_LARGE);
-            transactionTooLarge(ex, e);
-            return;
-        } catch (PushWriter.ConflictException e) {
-            metrics.rejected(Metrics.ERROR);
-            send(ex, 409, error(e.getMessage()));
-            return;
-        }
+        String target = to;
+        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER))));
+        if (result == null) return;
         metrics.accepted();
         LOG.info("push {} rollback of module {} to {} (revision {}) hosts {} from {}", result.push(), module, result.rollbackOf(),
                 result.revision(), result.hosts(), ex.remote());
@@ -687,28 +671,44 @@ public final class HttpApi implements AutoCloseable {
     /** {@code DELETE /v1/modules/{module}}. */
     private void deleteModule(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "deletes")) return;
-        PushWriter.Result result;
-        try {
-            result = writer.delete(module, ex.header(REVISION_HEADER), new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER)));
-        } catch (PushWriter.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-            return;
-        } catch (ManifestException e) {
-            metrics.rejected(Metrics.INVALID);
-            send(ex, 400, Map.of("errors", e.errors()));
-            return;
-        } catch (PushWriter.TooLargeException e) {
-            metrics.rejected(Metrics.TOO_LARGE);
-            transactionTooLarge(ex, e);
-            return;
-        } catch (PushWriter.ConflictException e) {
-            metrics.rejected(Metrics.ERROR);
-            send(ex, 409, error(e.getMessage()));
-            return;
-        }
+        PushWriter.Result result = written(ex, () -> writer.delete(module, ex.header(REVISION_HEADER),
+                new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER))));
+        if (result == null) return;
         metrics.accepted();
         LOG.info("push {} deletes module {} (revision {}) from hosts {} from {}", result.push(), module, result.revision(), result.hosts(), ex.remote());
         send(ex, 202, accepted(result));
+    }
+
+    /** A write of a rollback or a delete. */
+    private interface Write {
+        PushWriter.Result run() throws Exception;
+    }
+
+    /**
+     * Runs a rollback's or a delete's write and answers its refusals (the field and the fix, the manifest's errors, too
+     * large, a lost race) as a push's are answered.
+     *
+     * @return what was written, or {@code null} when the answer was sent
+     */
+    private PushWriter.Result written(Exchange ex, Write write) throws Exception {
+        try {
+            return write.run();
+        } catch (PushWriter.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+            return null;
+        } catch (ManifestException e) {
+            metrics.rejected(Metrics.INVALID);
+            send(ex, 400, Map.of("errors", e.errors()));
+            return null;
+        } catch (PushWriter.TooLargeException e) {
+            metrics.rejected(Metrics.TOO_LARGE);
+            transactionTooLarge(ex, e);
+            return null;
+        } catch (PushWriter.ConflictException e) {
+            metrics.rejected(Metrics.ERROR);
+            send(ex, 409, error(e.getMessage()));
+            return null;
+        }
     }
 
     /** Answers 413: the push fits the body limit but not one ZooKeeper request once written as nodes. */

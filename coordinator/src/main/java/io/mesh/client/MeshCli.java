@@ -51,7 +51,7 @@ import java.util.stream.Stream;
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
-                "1:a host failed, a window or its step failed, or an unexpected error",
+                "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",
                 "2:bad input (invalid manifest, unauthorized, unknown push, module, schedule or host, no agent on the host, too large, usage error)",
                 "3:push --wait or window run timed out", "4:the coordinator cannot be reached or is unavailable"})
 public final class MeshCli implements Runnable {
@@ -348,7 +348,7 @@ public final class MeshCli implements Runnable {
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
             exitCodeList = {"0:accepted (with --wait: applied on every host; with --plan: nothing would fail or be refused)",
-                    "1:a host failed, or (with --wait) only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
+                    "1:a host failed, or (with --wait) a newer push superseded it on a host, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out (--plan: a host did not answer in time)", "4:the coordinator cannot be reached"})
     public static final class Push extends CoordinatorCommand {
@@ -468,15 +468,24 @@ public final class MeshCli implements Runnable {
                     out.flush();
                     if (view.path("done").asBoolean()) {
                         boolean failed = view.path("failed").asBoolean();
-                        out.println(push + " " + (failed ? "failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules"
-                                : "applied on every host"));
+                        // Superseded: a newer push replaced this one there, so it did not land as itself (exit 1).
+                        List<String> superseded = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
+                                .map(t -> t.path("host").asText()).distinct().sorted().toList();
+                        if (failed) out.println(push + " failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules");
+                        if (!superseded.isEmpty()) {
+                            List<String> by = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
+                                    .map(t -> t.path("supersededBy").asText("")).filter(b -> !b.isEmpty()).distinct().sorted().toList();
+                            out.println(push + " not applied as itself on " + String.join(", ", superseded) + ": superseded"
+                                    + (by.isEmpty() ? "" : " by " + String.join(", ", by)));
+                        }
+                        if (!failed && superseded.isEmpty()) out.println(push + " applied on every host");
                         out.flush();
-                        return failed ? FAILED : OK;
+                        return failed || !superseded.isEmpty() ? FAILED : OK;
                     }
                     List<String> noAgent = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.PENDING
                             && t.has("agent") && !t.path("agent").asBoolean()).map(t -> t.path("host").asText()).distinct().sorted().toList();
                     boolean othersDone = targets.stream().allMatch(t -> noAgent.contains(t.path("host").asText())
-                            || Set.of(PushState.APPLIED, PushState.FAILED).contains(PushState.of(t.path("state").asText())));
+                            || Set.of(PushState.APPLIED, PushState.FAILED, PushState.SUPERSEDED).contains(PushState.of(t.path("state").asText())));
                     if (noAgent.isEmpty() || !othersDone) {
                         onlyNoAgentSince = -1;
                     } else if (onlyNoAgentSince < 0) {
@@ -493,7 +502,8 @@ public final class MeshCli implements Runnable {
                     JsonNode counts = view == null ? null : view.path("counts");
                     warn("timed out after " + polling.timeout().toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
                             + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)
-                            + " deferred, " + count(counts, PushState.FAILED) + " failed, " + count(counts, PushState.APPLIED) + " applied"));
+                            + " deferred, " + count(counts, PushState.FAILED) + " failed, " + count(counts, PushState.APPLIED) + " applied"
+                            + superseded(counts)));
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }
             }
@@ -539,7 +549,7 @@ public final class MeshCli implements Runnable {
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
             description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows and the pushes not yet done.",
-                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window) or failed (with the error)."},
+                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window), failed (with the error) or superseded (by the newer push named)."},
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status extends Lookup {
         @Parameters(index = "0", arity = "0..1", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
@@ -578,7 +588,7 @@ public final class MeshCli implements Runnable {
                     JsonNode c = p.path("counts");
                     out.println("push " + p.path("push").asText() + " (revision " + p.path("revision").asText() + ") " + p.path("state").asText()
                             + ": " + count(c, PushState.PENDING) + " pending, " + count(c, PushState.DEFERRED) + " deferred, "
-                            + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed");
+                            + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed" + superseded(c));
                 }
             }
         }
@@ -838,16 +848,24 @@ public final class MeshCli implements Runnable {
     }
 
     /**
-     * @param target a push status target: {@code state} is {@code pending | applied | deferred | failed}
-     * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)}, {@code failed: E}
+     * @param target a push status target: {@code state} is {@code pending | applied | deferred | failed | superseded}
+     * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)}, {@code failed: E},
+     *         {@code superseded by push-N}; any other state (one this version does not know) as it is named
      */
     static String describe(JsonNode target) {
         String text = target.path("state").asText();
         return switch (PushState.of(text)) {
             case APPLIED -> text + " " + target.path("revision").asText();
             case DEFERRED, FAILED -> text + detailSuffix(text, target);
+            case SUPERSEDED -> detail(text, target);
             default -> text;
         };
+    }
+
+    /** @return {@code , N superseded} when a push's {@code counts} has superseded targets, else nothing */
+    private static String superseded(JsonNode counts) {
+        int n = count(counts, PushState.SUPERSEDED);
+        return n > 0 ? ", " + n + " superseded" : "";
     }
 
     private static String detailSuffix(String state, JsonNode t) {
@@ -863,6 +881,9 @@ public final class MeshCli implements Runnable {
 
     private static String detail(String state, JsonNode t) {
         if (PushState.of(state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        if (PushState.of(state) == PushState.SUPERSEDED) {
+            return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
+        }
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + window(w);
         return "";

@@ -30,8 +30,16 @@ import java.util.regex.Pattern;
  *
  * <p>For each module of the push and each host it targets (its {@code hosts}; for {@code ["*"]} every host with an
  * agent node {@code {root}/agents/<host>} or a report {@code {root}/reports/<host>/<module>}): no report, or a report
- * of an older push (smaller {@link ZkPaths#pushSeq}) is {@code pending}; a report of this push or a newer one gives
- * its outcome: {@code applied}, {@code deferred} (with its window) or {@code failed} (with its error).
+ * of an older push (smaller {@link ZkPaths#pushSeq}) is {@code pending}; a report of this push gives its outcome:
+ * {@code applied}, {@code deferred} (with its window) or {@code failed} (with its error); a report of a newer push is
+ * {@code superseded}, naming the newer push ({@link Target#supersededBy}), unless the report's {@code lastApplied} is
+ * this push: then this push's spec is what runs there, and it reads {@code applied}. (Before {@code superseded}, a
+ * newer push's report gave its own outcome to the older push, so a push whose apply failed and that a newer push
+ * replaced read {@code applied}, and {@code mesh push --wait} of it exited 0.)
+ *
+ * <p>Counting: {@code superseded} is settled, like {@code applied} and {@code failed} (the push is {@code done} when no
+ * target is pending or deferred), but it is not applied: the push's {@code state} is {@code applied} only when every
+ * target applied, and {@code superseded} when none failed, none is pending or deferred and some are superseded.
  */
 public final class PushStatus {
     /** Push node names: {@code push-} and ten digits. */
@@ -54,7 +62,8 @@ public final class PushStatus {
      *
      * @param host       host id
      * @param module     module name
-     * @param state      {@code pending | applied | deferred | failed}; {@code unknown} for an outcome this version does not know
+     * @param state      {@code pending | applied | deferred | failed | superseded}; {@code unknown} for an outcome this
+     *                   version does not know
      * @param revision   revision of the report, {@code null} without one
      * @param push       push of the report (this push or a newer one; an older one while pending), {@code null} without one
      * @param finishedAt when the report's apply finished, {@code null} without one
@@ -63,12 +72,16 @@ public final class PushStatus {
      * @param containers the report's containers; empty without a report
      * @param agent      true when the host has an agent node ({@code {root}/agents/<host>}): false for a pending
      *                   target means nothing will apply the push there until an agent starts
+     * @param supersededBy for a {@code superseded} target, the newer push: the report's {@code lastApplied} when it is
+     *                   newer than this push (what runs there), else the report's push (not yet applied there); else
+     *                   {@code null} (and not written)
      */
     public record Target(String host, String module, PushState state, String revision, String push, Instant finishedAt,
-                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers, boolean agent) {
+                         ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers, boolean agent,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String supersededBy) {
         /** @return a host and module with no report of this push or a newer one */
         static Target pending(String host, String module, boolean agent) {
-            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent);
+            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null);
         }
     }
 
@@ -80,8 +93,10 @@ public final class PushStatus {
      * @param modules    its modules
      * @param receivedAt when the coordinator took it
      * @param state      {@code failed} when any target failed; else {@code applied} when every target applied; else
-     *                   {@code deferred} when no target is pending and some are deferred; else {@code pending}
-     * @param done       true when at least one host is targeted and none is pending or deferred
+     *                   {@code deferred} when no target is pending and some are deferred; else {@code superseded} when
+     *                   none is pending or deferred and some are superseded; else {@code pending}
+     * @param done       true when at least one host is targeted and none is pending or deferred (a superseded target
+     *                   is settled: it will not apply this push)
      * @param failed     true when any target failed
      * @param counts     number of targets per state, by its name
      * @param targets    one entry per host and module, sorted by host then module
@@ -173,15 +188,19 @@ public final class PushStatus {
         }
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
         Map<String, Integer> counts = new LinkedHashMap<>();
-        for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.FAILED)) counts.put(s.wire(), 0);
+        for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.FAILED, PushState.SUPERSEDED)) {
+            counts.put(s.wire(), 0);
+        }
         for (Target t : targets) counts.merge(t.state().wire(), 1, Integer::sum);
         int pending = count(counts, PushState.PENDING), deferred = count(counts, PushState.DEFERRED);
         int failed = count(counts, PushState.FAILED), applied = count(counts, PushState.APPLIED);
+        int superseded = count(counts, PushState.SUPERSEDED);
         boolean done = !targets.isEmpty() && pending == 0 && deferred == 0;
         PushState state;
         if (failed > 0) state = PushState.FAILED;
         else if (!targets.isEmpty() && applied == targets.size()) state = PushState.APPLIED;
         else if (pending == 0 && deferred > 0) state = PushState.DEFERRED;
+        else if (done && superseded > 0) state = PushState.SUPERSEDED;
         else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),
                 state, done, failed > 0, counts, targets, push.actionOrPush(), push.rollbackOf(), push.by(), push.source());
@@ -192,11 +211,24 @@ public final class PushStatus {
     private static Target target(String host, String module, long seq, ApplyReport r, boolean agent) {
         if (r == null) return Target.pending(host, module, agent);
         List<ApplyReport.ContainerResult> containers = r.containers() == null ? List.of() : r.containers();
-        boolean current = ZkPaths.pushSeq(r.push()) >= seq && seq >= 0;
-        PushState state = current ? PushState.from(r.outcome()) : PushState.PENDING;
-        // A newer push waiting on a window (or failed) does not undo this one: it was applied, and still counts so.
-        if (state != PushState.APPLIED && r.lastApplied() != null && seq >= 0
-                && ZkPaths.pushSeq(r.lastApplied().push()) >= seq) state = PushState.APPLIED;
-        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers, agent);
+        long reported = ZkPaths.pushSeq(r.push());
+        long lastApplied = r.lastApplied() == null ? -1 : ZkPaths.pushSeq(r.lastApplied().push());
+        PushState state;
+        String supersededBy = null;
+        if (seq < 0 || reported < seq) {
+            state = PushState.PENDING;
+        } else if (reported == seq) {
+            state = PushState.from(r.outcome());
+            // Applied, then reported again (a reconcile of the same push that failed or waits): it was applied.
+            if (state != PushState.APPLIED && lastApplied == seq) state = PushState.APPLIED;
+        } else if (lastApplied == seq) {
+            // A newer push waiting on a window (or failed) does not undo this one: its spec still runs there.
+            state = PushState.APPLIED;
+        } else {
+            state = PushState.SUPERSEDED;
+            supersededBy = lastApplied > seq ? r.lastApplied().push() : r.push();
+        }
+        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers, agent,
+                supersededBy);
     }
 }

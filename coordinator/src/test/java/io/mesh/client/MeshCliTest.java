@@ -169,6 +169,37 @@ class MeshCliTest {
         assertThat(r.out()).contains("host-a  store  failed: pull mesh-demo/registry:2.8.2: not found");
     }
 
+    /**
+     * The review's case: a newer push's report replaces this push's on a host before this one landed there: {@code
+     * --wait} prints {@code superseded by push-N} for that host and exits 1 naming it, never "applied on every host";
+     * {@code mesh status PUSH} says the same.
+     */
+    @Test
+    void pushWaitExitsOneNamingTheHostsANewerPushSuperseded() throws Exception {
+        Path f = manifest(Manifests.TWO);
+        StringWriter out = new StringWriter();
+        CompletableFuture<Run> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+                "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
+        String push = "push-0000000000";
+        awaitPush(push);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> out.toString().contains("host-b  web    pending\n"));
+        report("host-a", "store", "r2", push, ApplyOutcome.APPLIED, null);
+        report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null);
+        report("host-b", "web", "w-fix2", "push-0000000001", ApplyOutcome.APPLIED, null);
+        Run r = run.get(30, TimeUnit.SECONDS);
+
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(r.out()).contains("host-a  store  applied r2\n", "host-b  web    superseded by push-0000000001\n",
+                "push-0000000000 not applied as itself on host-b: superseded by push-0000000001");
+        assertThat(r.out()).doesNotContain("applied on every host");
+
+        Run s = mesh("status", push);
+        assertThat(s.code()).as(s.toString()).isZero();
+        assertThat(s.out()).contains("state superseded");
+        assertThat(s.out().lines().filter(l -> l.startsWith("host-b")).findFirst().orElseThrow())
+                .contains("superseded", "push-0000000001", "superseded by push-0000000001");
+    }
+
     @Test
     void pushWaitExitsThreeOnTimeout() throws Exception {
         // An older push's report does not count.

@@ -96,17 +96,110 @@ public class StatusApiTest {
         assertThat(v.get("done").asBoolean()).isFalse();
         assertThat(v.at("/counts/pending").asInt()).isEqualTo(1);
 
-        // A newer push's report counts for this push; all applied -> done.
+        // A newer push's report supersedes this push there (it does not lend it its outcome); the rest applied -> done.
         writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyOutcome.APPLIED, null));
         writeReport(report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null));
         writeReport(report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null));
         v = api.get("/v1/pushes/" + push).json();
-        assertThat(v.get("state").asText()).isEqualTo("applied");
+        assertThat(v.get("state").asText()).isEqualTo("superseded");
         assertThat(v.get("done").asBoolean()).isTrue();
         assertThat(v.get("failed").asBoolean()).isFalse();
-        assertThat(target(v, "host-a", "store").get("revision").asText()).isEqualTo("r3");
-        // The older push is done too: every report is of it or newer.
-        assertThat(api.get("/v1/pushes/push-0000000000").json().get("state").asText()).isEqualTo("applied");
+        assertThat(v.at("/counts/superseded").asInt()).isEqualTo(1);
+        assertThat(v.at("/counts/applied").asInt()).isEqualTo(2);
+        store = target(v, "host-a", "store");
+        assertThat(store.get("state").asText()).isEqualTo("superseded");
+        assertThat(store.get("supersededBy").asText()).isEqualTo("push-0000000007");
+        assertThat(store.get("revision").asText()).isEqualTo("r3");
+        assertThat(target(v, "host-a", "web").has("supersededBy")).isFalse();
+        // The older push is done too: every report is of it or newer; a newer one runs there.
+        JsonNode old = api.get("/v1/pushes/push-0000000000").json();
+        assertThat(old.get("state").asText()).isEqualTo("superseded");
+        assertThat(old.get("done").asBoolean()).isTrue();
+    }
+
+    /** Applied, then a newer push applied over it: the older reads {@code superseded}, naming the newer. */
+    @Test
+    void anAppliedPushThatANewerOneAppliedOverReadsSupersededNamingIt() throws Exception {
+        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
+        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
+        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        assertThat(api.get("/v1/pushes/" + p0).json().get("state").asText()).isEqualTo("applied");
+        assertThat(api.get("/v1/pushes/" + p1).json().get("state").asText()).isEqualTo("pending");
+
+        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        JsonNode v0 = api.get("/v1/pushes/" + p0).json();
+        JsonNode t = target(v0, "host-a", "store");
+        assertThat(t.get("state").asText()).isEqualTo("superseded");
+        assertThat(t.get("supersededBy").asText()).isEqualTo(p1);
+        assertThat(t.get("push").asText()).isEqualTo(p1);
+        assertThat(v0.get("state").asText()).isEqualTo("superseded");
+        assertThat(v0.get("done").asBoolean()).isTrue();
+        assertThat(v0.get("failed").asBoolean()).isFalse();
+        assertThat(v0.at("/counts/superseded").asInt()).isEqualTo(1);
+        assertThat(v0.at("/counts/applied").asInt()).isZero();
+        JsonNode v1 = api.get("/v1/pushes/" + p1).json();
+        assertThat(v1.get("state").asText()).isEqualTo("applied");
+        assertThat(target(v1, "host-a", "store").has("supersededBy")).isFalse();
+    }
+
+    /**
+     * A newer push deferred keeps {@code lastApplied}: the push it names reads {@code applied} (its spec runs there),
+     * an older one {@code superseded} by that push, not by the deferred one.
+     */
+    @Test
+    void aNewerPushDeferredLeavesTheLastAppliedOneAppliedAndAnOlderOneSupersededByIt() throws Exception {
+        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
+        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        String p2 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r3")).json().get("push").asText();
+        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
+        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        agentStore.writeReport(report("host-a", "store", "r3", p2, ApplyOutcome.DEFERRED, null));
+
+        JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
+        assertThat(t1.get("state").asText()).isEqualTo("applied");
+        assertThat(t1.has("supersededBy")).isFalse();
+        JsonNode t0 = target(api.get("/v1/pushes/" + p0).json(), "host-a", "store");
+        assertThat(t0.get("state").asText()).isEqualTo("superseded");
+        assertThat(t0.get("supersededBy").asText()).isEqualTo(p1);
+        assertThat(target(api.get("/v1/pushes/" + p2).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
+    }
+
+    /**
+     * The review's case: an apply that failed (its new container reverted), then a fix applied: the failed push reads
+     * {@code superseded} by the fix, never {@code applied}. A push a newer one replaced before it ran (the newer one
+     * deferred, nothing of either applied) reads {@code superseded} by the newer one too.
+     */
+    @Test
+    void aFailedPushThenSupersededReadsSupersededNotApplied() throws Exception {
+        String bad = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "rv2")).json().get("push").asText();
+        String fix = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "w-fix2")).json().get("push").asText();
+        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
+        ApplyReport failed = report("host-a", "store", "rv2", bad, ApplyOutcome.FAILED, "store-registry not ready by its deadline: reverted");
+        failed = new ApplyReport(failed.host(), failed.module(), failed.revision(), failed.push(), failed.outcome(), failed.startedAt(),
+                failed.finishedAt(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", ContainerAction.REVERTED,
+                List.of("not ready"), "3f2a")), failed.error(), null, null);
+        agentStore.writeReport(failed);
+        JsonNode v = api.get("/v1/pushes/" + bad).json();
+        assertThat(v.get("state").asText()).isEqualTo("failed");
+
+        agentStore.writeReport(report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
+        v = api.get("/v1/pushes/" + bad).json();
+        JsonNode t = target(v, "host-a", "store");
+        assertThat(t.get("state").asText()).isEqualTo("superseded");
+        assertThat(t.get("supersededBy").asText()).isEqualTo(fix);
+        assertThat(v.get("state").asText()).isEqualTo("superseded");
+        assertThat(v.get("failed").asBoolean()).isFalse();
+        assertThat(v.get("done").asBoolean()).isTrue();
+        assertThat(api.get("/v1/pushes/" + fix).json().get("state").asText()).isEqualTo("applied");
+
+        // Never ran: host-b's report is of a newer push that waits on a window, and nothing was applied before.
+        writeReport(report("host-b", "web", "r9", "push-0000000009", ApplyOutcome.DEFERRED, null));
+        String web = api.post("/v1/pushes", Manifests.web("[host-b]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r8")).json().get("push").asText();
+        JsonNode w = target(api.get("/v1/pushes/" + web).json(), "host-b", "web");
+        assertThat(w.get("state").asText()).isEqualTo("superseded");
+        assertThat(w.get("supersededBy").asText()).isEqualTo("push-0000000009");
     }
 
     @Test

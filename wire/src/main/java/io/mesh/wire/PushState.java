@@ -10,12 +10,18 @@ import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 public enum PushState implements WireName {
     /** No report yet, or only one of an older push. */
     PENDING,
-    /** Applied: this push, or a newer one. */
+    /** Applied: this push's spec is what runs there (the report is of this push, or its {@code lastApplied} is). */
     APPLIED,
     /** Waiting on an open window. */
     DEFERRED,
     /** The apply failed; its report's error says why. */
     FAILED,
+    /**
+     * A newer push's report replaced this push's before this push's spec ran there, or after it ran and was replaced:
+     * the host runs a newer push (its {@code lastApplied} is not this push). Settled, like {@code applied} and
+     * {@code failed}, but not applied: the target names the newer push.
+     */
+    SUPERSEDED,
     /** The report's outcome is a name this version does not know ({@link ApplyOutcome#UNKNOWN}). */
     @JsonEnumDefaultValue
     UNKNOWN;

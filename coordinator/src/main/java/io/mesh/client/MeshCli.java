@@ -307,6 +307,20 @@ public final class MeshCli implements Runnable {
         final void print(JsonNode answer, PrintWriter out) { Table.of(answer.path(array), this::add, columns).print(out, none); }
     }
 
+    /** {@code --wait}, {@code --timeout} and {@code --interval} of the commands that push ({@code push}, {@code rollback}, {@code delete}). */
+    static final class WaitOptions {
+        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
+        boolean await;
+
+        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
+                description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
+        String timeout;
+
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
+        String interval;
+    }
+
     /** How a command that follows the coordinator waits: {@code --timeout} in all, asking every {@code --interval}. */
     record Polling(Duration timeout, Duration every) {
         /**
@@ -358,16 +372,8 @@ public final class MeshCli implements Runnable {
         @Option(names = "--revision", paramLabel = "R", description = "Revision to record, such as a git sha (default: the coordinator's content hash, sha-...).")
         String revision;
 
-        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
-        boolean await;
-
-        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
-                description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
-        String timeout;
-
-        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
-                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
-        String interval;
+        @CommandLine.Mixin
+        WaitOptions waiting;
 
         @Option(names = "--plan", description = {"Push nothing: each targeted host's agent says what an apply would do (created, "
                 + "recreated with reasons, removed, held, deferred by an open window, refused by its policy, image missing), "
@@ -380,8 +386,8 @@ public final class MeshCli implements Runnable {
         public Integer call() throws Exception {
             PrintWriter out = out();
             PrintWriter err = err();
-            if (plan && await) return fail(BAD_INPUT, "--plan pushes nothing, so there is nothing to --wait for: drop one of them");
-            Polling polling = polling(plan && !spec.commandLine().getParseResult().hasMatchedOption("--timeout") ? PlanOutput.TIMEOUT : timeout, interval);
+            if (plan && waiting.await) return fail(BAD_INPUT, "--plan pushes nothing, so there is nothing to --wait for: drop one of them");
+            Polling polling = polling(plan && !spec.commandLine().getParseResult().hasMatchedOption("--timeout") ? PlanOutput.TIMEOUT : waiting.timeout, waiting.interval);
             if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             List<Path> files;
@@ -424,7 +430,7 @@ public final class MeshCli implements Runnable {
                     + "  hosts " + joinText(j.path("hosts")));
             out.flush();
             j.path("warnings").forEach(w -> warn(w.asText()));
-            if (!await) return OK;
+            if (!waiting.await) return OK;
             return follow(client, push, polling, out);
         }
 
@@ -933,16 +939,8 @@ public final class MeshCli implements Runnable {
         @Parameters(index = "0", paramLabel = "MODULE", description = "The module, such as store.")
         String module;
 
-        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
-        boolean await;
-
-        @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
-                description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
-        String timeout;
-
-        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
-                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
-        String interval;
+        @CommandLine.Mixin
+        WaitOptions waiting;
 
         /** Sends the request. */
         abstract CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException;
@@ -953,7 +951,7 @@ public final class MeshCli implements Runnable {
         /** @return the exit code (see the command's exit codes) */
         @Override
         public Integer call() throws Exception {
-            Polling polling = polling(timeout, interval);
+            Polling polling = polling(waiting.timeout, waiting.interval);
             if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             CoordinatorClient.Response r = send(client, "/v1/modules/" + URLEncoder.encode(module, StandardCharsets.UTF_8));
@@ -972,7 +970,7 @@ public final class MeshCli implements Runnable {
             out.println(push + "  " + accepted(j) + "  revision " + j.path("revision").asText() + "  hosts " + joinText(j.path("hosts")));
             out.flush();
             j.path("warnings").forEach(w -> warn(w.asText()));
-            if (!await) return OK;
+            if (!waiting.await) return OK;
             Push follower = new Push(); // push --wait's follow, its messages under this command's name
             follower.spec = spec;
             return follower.follow(client, push, polling, out);

@@ -420,6 +420,28 @@ public final class HttpApi implements AutoCloseable {
         return false;
     }
 
+    /**
+     * Reads a small JSON body (a window request, a rollback), answering 413 or 408 itself.
+     *
+     * @param limit the most bytes taken
+     * @param shape what to send instead, for the 413's message
+     * @return the body, or {@code null} when the answer was sent
+     */
+    private byte[] smallBody(Exchange ex, int limit, String shape) throws Exception {
+        try {
+            return ex.body(limit);
+        } catch (Exchange.TooLargeException e) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("error", "the body is over " + limit + " bytes: send only " + shape);
+            out.put("limit", limit);
+            send(ex, 413, out);
+            return null;
+        } catch (Exchange.TimedOutException e) {
+            timedOut(ex, e);
+            return null;
+        }
+    }
+
     /** {@code POST /v1/hosts/{host}/windows}: a window request. */
     private void windowRequests(Exchange ex, String host) throws Exception {
         if (!ex.method().equals("POST")) {
@@ -427,19 +449,8 @@ public final class HttpApi implements AutoCloseable {
             return;
         }
         if (!authorized(ex)) return;
-        byte[] body;
-        try {
-            body = ex.body(MAX_REQUEST_BODY);
-        } catch (Exchange.TooLargeException e) {
-            Map<String, Object> out = new LinkedHashMap<>();
-            out.put("error", "the body is over " + MAX_REQUEST_BODY + " bytes: send only {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
-            out.put("limit", MAX_REQUEST_BODY);
-            send(ex, 413, out);
-            return;
-        } catch (Exchange.TimedOutException e) {
-            timedOut(ex, e);
-            return;
-        }
+        byte[] body = smallBody(ex, MAX_REQUEST_BODY, "{\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
+        if (body == null) return;
         JsonNode json;
         try {
             json = Json.MAPPER.readTree(body);
@@ -616,19 +627,8 @@ public final class HttpApi implements AutoCloseable {
     /** {@code POST /v1/modules/{module}/rollback}. */
     private void rollback(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "rollbacks")) return;
-        byte[] body;
-        try {
-            body = ex.body(MAX_ROLLBACK_BODY);
-        } catch (Exchange.TooLargeException e) {
-            Map<String, Object> out = new LinkedHashMap<>();
-            out.put("error", "the body is over " + MAX_ROLLBACK_BODY + " bytes: send only {\"to\":\"push-0000000002\"}, or nothing");
-            out.put("limit", MAX_ROLLBACK_BODY);
-            send(ex, 413, out);
-            return;
-        } catch (Exchange.TimedOutException e) {
-            timedOut(ex, e);
-            return;
-        }
+        byte[] body = smallBody(ex, MAX_ROLLBACK_BODY, "{\"to\":\"push-0000000002\"}, or nothing");
+        if (body == null) return;
         String to = null;
         if (body.length > 0 && !new String(body, StandardCharsets.UTF_8).isBlank()) {
             JsonNode json;

@@ -483,7 +483,7 @@ class FleetHistoryIT {
             for (int k = 0; k < 2; k++) {
                 Random pushRandom = new Random(seed ^ (0x7075736801L + k));
                 workers.add(worker("pusher-" + (k + 1), until, () -> {
-                Thread.sleep(300 + pushRandom.nextInt(900));
+                Thread.sleep(200 + pushRandom.nextInt(600));
                 // half the pushes change a module of every host (three applies each)
                 List<Mod> pick = new ArrayList<>();
                 pick.add(pushRandom.nextBoolean() ? mods.get(pushRandom.nextInt(2)) : mods.get(pushRandom.nextInt(mods.size())));

@@ -217,7 +217,10 @@ public final class WindowRequests implements AutoCloseable {
                 } else if (req.state() == WindowRequestState.DONE) {
                     Instant at = req.finishedAt() != null ? req.finishedAt() : Instant.ofEpochMilli(stat.getMtime());
                     if (at.plus(ttl).isBefore(now)) client.delete().withVersion(stat.getVersion()).forPath(path);
-                } else if (req.state() == WindowRequestState.RUNNING && atStart) {
+                } else if (req.state() == WindowRequestState.RUNNING && (atStart || req.runner() == null || req.runner().pid() != me.pid())) {
+                    // Another process's: one agent runs per host, so its runner is gone (killed after it claimed the
+                    // request; a start sweep that ZooKeeper did not answer left it to this one; FleetHistoryIT seed
+                    // -5845951470219882833).
                     client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(req.done(now, null,
                             "the agent running it (pid " + (req.runner() == null ? "?" : req.runner().pid())
                                     + ") stopped before the window ended; the window may have run: it is finished from its journal"

@@ -442,6 +442,16 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    /** @return the body as a JSON object, or {@code null} when it is not one */
+    private static JsonNode jsonObject(byte[] body) {
+        try {
+            JsonNode json = Json.MAPPER.readTree(body);
+            return json != null && json.isObject() ? json : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     /** {@code POST /v1/hosts/{host}/windows}: a window request. */
     private void windowRequests(Exchange ex, String host) throws Exception {
         if (!ex.method().equals("POST")) {
@@ -451,13 +461,8 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex)) return;
         byte[] body = smallBody(ex, MAX_REQUEST_BODY, "{\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
         if (body == null) return;
-        JsonNode json;
-        try {
-            json = Json.MAPPER.readTree(body);
-        } catch (IOException e) {
-            json = null;
-        }
-        if (json == null || !json.isObject()) {
+        JsonNode json = jsonObject(body);
+        if (json == null) {
             send(ex, 400, error("the body must be JSON such as {\"module\":\"store\",\"schedule\":\"garbage-collect\"}"));
             return;
         }
@@ -631,13 +636,8 @@ public final class HttpApi implements AutoCloseable {
         if (body == null) return;
         String to = null;
         if (body.length > 0 && !new String(body, StandardCharsets.UTF_8).isBlank()) {
-            JsonNode json;
-            try {
-                json = Json.MAPPER.readTree(body);
-            } catch (IOException e) {
-                json = null;
-            }
-            if (json == null || !json.isObject()) {
+            JsonNode json = jsonObject(body);
+            if (json == null) {
                 sendField(ex, 400, "body", "the body must be JSON such as {\"to\":\"push-0000000002\"}, or empty to roll back to the revision before the current one");
                 return;
             }

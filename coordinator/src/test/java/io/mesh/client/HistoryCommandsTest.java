@@ -20,10 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -52,20 +49,9 @@ class HistoryCommandsTest {
     /** Push ids of r1 and r2, in order. */
     static final List<String> pushes = new ArrayList<>();
 
-    record Run(int code, String out, String err) {}
+    static ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
-    static Run mesh(String... args) {
-        StringWriter out = new StringWriter(), err = new StringWriter();
-        CommandLine cl = MeshCli.commandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        List<String> all = new ArrayList<>(List.of(args));
-        if (all.stream().noneMatch(a -> a.startsWith("--coordinator")) && !all.contains("--help")) all.add("--coordinator=" + fx.api.uri());
-        int code = cl.execute(all.toArray(String[]::new));
-        return new Run(code, out.toString(), err.toString());
-    }
-
-    static CompletableFuture<Run> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
+    static CompletableFuture<ClientRun> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
 
     static final String[] WAIT = {"--wait", "--timeout", "90s", "--interval", "200ms"};
 
@@ -95,7 +81,7 @@ class HistoryCommandsTest {
     }
 
     /** @return the first word of the first line: the push id a push, rollback or delete printed */
-    static String pushId(Run r) { return r.out().lines().findFirst().orElseThrow().split("\\s+")[0]; }
+    static String pushId(ClientRun r) { return r.out().lines().findFirst().orElseThrow().split("\\s+")[0]; }
 
     int pushCount() throws Exception { return fx.zk.client().getChildren().forPath(fx.zk.paths().pushes()).size(); }
 
@@ -103,13 +89,13 @@ class HistoryCommandsTest {
     @Order(1)
     void twoRevisionsArePushedAndListedNewestFirst() throws Exception {
         for (String rev : List.of("r1", "r2")) {
-            Run r = mesh(with(new String[]{"push", manifest(rev).toString(), "--revision", rev}, WAIT));
+            ClientRun r = mesh(with(new String[]{"push", manifest(rev).toString(), "--revision", rev}, WAIT));
             assertThat(r.code()).as(r.toString()).isZero();
             pushes.add(pushId(r));
         }
         assertThat(env()).contains("REV=r2");
 
-        Run h = mesh("history", fx.module);
+        ClientRun h = mesh("history", fx.module);
         assertThat(h.code()).as(h.toString()).isZero();
         List<String> lines = h.out().lines().toList();
         assertThat(lines.get(0)).contains("PUSH", "REVISION", "ACTION", "PUSHED AT", "BY", "SOURCE", "HOSTS");
@@ -117,7 +103,7 @@ class HistoryCommandsTest {
         assertThat(lines.get(2).split("\\s+")).startsWith(pushes.get(0), "r1", "push");
         assertThat(lines.get(1)).contains("anonymous", HOST);
 
-        Run json = mesh("history", fx.module, "--json");
+        ClientRun json = mesh("history", fx.module, "--json");
         assertThat(json.code()).isZero();
         JsonNode history = Json.MAPPER.readTree(json.out()).path("history");
         assertThat(history).hasSize(2);
@@ -127,7 +113,7 @@ class HistoryCommandsTest {
     @Test
     @Order(2)
     void rollbackRestoresThePreviousSpecAndIsMarkedRollbackOf() throws Exception {
-        Run r = mesh(with(new String[]{"rollback", fx.module}, WAIT));
+        ClientRun r = mesh(with(new String[]{"rollback", fx.module}, WAIT));
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out()).contains("rollback of " + fx.module + " to " + pushes.get(0), "revision r1",
                 HOST + "  " + fx.module + "  applied r1", "applied on every host");
@@ -139,7 +125,7 @@ class HistoryCommandsTest {
         PushRecord record = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().push(push)), PushRecord.class);
         assertThat(record.action()).isEqualTo(PushAction.ROLLBACK);
         assertThat(record.rollbackOf()).isEqualTo(pushes.get(0));
-        Run status = mesh("status", push);
+        ClientRun status = mesh("status", push);
         assertThat(status.code()).as(status.toString()).isZero();
         assertThat(status.out()).contains(push, "state applied");
         assertThat(mesh("history", fx.module).out().lines().skip(1).findFirst().orElseThrow())
@@ -149,11 +135,11 @@ class HistoryCommandsTest {
     @Test
     @Order(3)
     void aRollbackMeetingAWindowIsDeferredAndLandsAfterIt() throws Exception {
-        CompletableFuture<Run> window = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
+        CompletableFuture<ClientRun> window = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
         fx.awaitHeld();
         String held = inspect().getId();
 
-        CompletableFuture<Run> rollback = meshAsync(with(new String[]{"rollback", fx.module, "--to", pushes.get(1)}, WAIT));
+        CompletableFuture<ClientRun> rollback = meshAsync(with(new String[]{"rollback", fx.module, "--to", pushes.get(1)}, WAIT));
         fx.awaitReport(ApplyOutcome.DEFERRED, "r2");
         // The held container is left alone: the same one, still stopped, still r1.
         Thread.sleep(1500); // let a wrong apply have its chance
@@ -162,9 +148,9 @@ class HistoryCommandsTest {
         assertThat(env()).contains("REV=r1");
 
         fx.release();
-        Run w = window.get(90, TimeUnit.SECONDS);
+        ClientRun w = window.get(90, TimeUnit.SECONDS);
         assertThat(w.code()).as(w.toString()).isZero();
-        Run r = rollback.get(90, TimeUnit.SECONDS);
+        ClientRun r = rollback.get(90, TimeUnit.SECONDS);
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out()).contains("rollback of " + fx.module + " to " + pushes.get(1), "deferred (window sweep w-",
                 HOST + "  " + fx.module + "  applied r2");
@@ -176,11 +162,11 @@ class HistoryCommandsTest {
     @Test
     @Order(4)
     void deleteLeavesAHeldContainerAloneUntilItsWindowEndsThenRemovesIt() throws Exception {
-        CompletableFuture<Run> window = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
+        CompletableFuture<ClientRun> window = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
         fx.awaitHeld();
         String held = inspect().getId();
 
-        CompletableFuture<Run> delete = meshAsync(with(new String[]{"delete", fx.module}, WAIT));
+        CompletableFuture<ClientRun> delete = meshAsync(with(new String[]{"delete", fx.module}, WAIT));
         fx.awaitReport(ApplyOutcome.DEFERRED, "deleted");
         Thread.sleep(1500); // let a wrong apply have its chance
         assertThat(labelled()).extracting(Container::getId).containsExactly(held);
@@ -188,9 +174,9 @@ class HistoryCommandsTest {
         assertThat(fx.report().containers()).extracting(ApplyReport.ContainerResult::action).containsExactly(ContainerAction.HELD);
 
         fx.release();
-        Run w = window.get(90, TimeUnit.SECONDS);
+        ClientRun w = window.get(90, TimeUnit.SECONDS);
         assertThat(w.code()).as(w.toString()).isZero();
-        Run d = delete.get(90, TimeUnit.SECONDS);
+        ClientRun d = delete.get(90, TimeUnit.SECONDS);
         assertThat(d.code()).as(d.toString()).isZero();
         assertThat(d.out()).contains("deletes module " + fx.module, "hosts " + HOST, "deferred (window sweep w-",
                 HOST + "  " + fx.module + "  applied deleted", "applied on every host");
@@ -201,7 +187,7 @@ class HistoryCommandsTest {
         assertThat(report.push()).isEqualTo(pushId(d));
         assertThat(report.containers()).extracting(ApplyReport.ContainerResult::action).containsExactly(ContainerAction.REMOVED);
         // The fleet view no longer shows the module on the host; the history shows the delete.
-        Run status = mesh("status");
+        ClientRun status = mesh("status");
         assertThat(status.out()).doesNotContain(fx.module);
         assertThat(mesh("history", fx.module).out().lines().skip(1).findFirst().orElseThrow()).contains(pushId(d), "deleted", "delete");
         assertThat(mesh("status", pushId(d)).out()).contains("state applied");
@@ -211,27 +197,27 @@ class HistoryCommandsTest {
     @Order(5)
     void badInputExitsTwoNamingTheFieldAndTheFixAndWritesNothing() throws Exception {
         int before = pushCount();
-        Run again = mesh("delete", fx.module);
+        ClientRun again = mesh("delete", fx.module);
         assertThat(again.code()).as(again.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(again.err()).contains("mesh delete: the coordinator answered 404", "deleted already", "mesh rollback " + fx.module);
 
-        Run unknown = mesh("rollback", "nosuch");
+        ClientRun unknown = mesh("rollback", "nosuch");
         assertThat(unknown.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(unknown.err()).contains("404", "no module nosuch has been pushed", "mesh status lists the modules");
-        Run unknownDelete = mesh("delete", "nosuch", "--wait");
+        ClientRun unknownDelete = mesh("delete", "nosuch", "--wait");
         assertThat(unknownDelete.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(unknownDelete.err()).contains("no module nosuch");
-        Run unknownHistory = mesh("history", "nosuch");
+        ClientRun unknownHistory = mesh("history", "nosuch");
         assertThat(unknownHistory.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(unknownHistory.err()).contains("no module nosuch");
 
-        Run badTo = mesh("rollback", fx.module, "--to", "r1");
+        ClientRun badTo = mesh("rollback", fx.module, "--to", "r1");
         assertThat(badTo.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(badTo.err()).contains("400", "to: 'r1' is not a push id", "push-0000000002", "mesh history " + fx.module);
-        Run unknownTo = mesh("rollback", fx.module, "--to", "push-0000009999");
+        ClientRun unknownTo = mesh("rollback", fx.module, "--to", "push-0000009999");
         assertThat(unknownTo.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(unknownTo.err()).contains("404", "to: push-0000009999 is not in the history of module " + fx.module, "mesh history " + fx.module);
-        Run bad = mesh("rollback", fx.module, "--wait", "--timeout", "soon");
+        ClientRun bad = mesh("rollback", fx.module, "--wait", "--timeout", "soon");
         assertThat(bad.code()).isEqualTo(MeshCli.BAD_INPUT);
 
         assertThat(pushCount()).isEqualTo(before);
@@ -241,7 +227,7 @@ class HistoryCommandsTest {
     @Test
     @Order(6)
     void aRollbackBringsADeletedModuleBack() throws Exception {
-        Run r = mesh(with(new String[]{"rollback", fx.module}, WAIT));
+        ClientRun r = mesh(with(new String[]{"rollback", fx.module}, WAIT));
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out()).contains("revision r2", HOST + "  " + fx.module + "  applied r2");
         assertThat(env()).contains("REV=r2");
@@ -252,10 +238,10 @@ class HistoryCommandsTest {
     @Order(7)
     void theCommandsHaveHelpWithExitCodesAndExitFourWhenUnreachable() throws Exception {
         for (String cmd : List.of("history", "rollback", "delete")) {
-            Run help = mesh(cmd, "--help");
+            ClientRun help = mesh(cmd, "--help");
             assertThat(help.code()).as(cmd).isZero();
             assertThat(help.out()).as(cmd).contains("Usage:", "Exit codes:", "MODULE");
-            Run r = mesh(cmd, fx.module, "--coordinator=http://127.0.0.1:" + TestZk.freePort());
+            ClientRun r = mesh(cmd, fx.module, "--coordinator=http://127.0.0.1:" + TestZk.freePort());
             assertThat(r.code()).as(cmd + ": " + r).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(r.err()).contains("cannot reach the coordinator");
         }

@@ -50,30 +50,21 @@ class MeshCliTest {
     @TempDir
     Path dir;
 
-    record Run(int code, String out, String err) {}
-
-    Run mesh(String... args) {
+    ClientRun mesh(String... args) {
         return meshAt(api.uri().toString(), args);
     }
 
     /** The client with {@code --coordinator=coordinators} (one URL or several, comma-separated). */
-    static Run meshAt(String coordinators, String... args) {
-        return meshAt(coordinators, new StringWriter(), args);
+    static ClientRun meshAt(String coordinators, String... args) {
+        return ClientRun.of(coordinators, args);
     }
 
     /** As {@link #meshAt(String, String...)}, printing into {@code out}, which another thread may read meanwhile. */
-    static Run meshAt(String coordinators, StringWriter out, String... args) {
-        StringWriter err = new StringWriter();
-        CommandLine cl = MeshCli.commandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        List<String> all = new java.util.ArrayList<>(List.of(args));
-        all.add("--coordinator=" + coordinators);
-        int code = cl.execute(all.toArray(String[]::new));
-        return new Run(code, out.toString(), err.toString());
+    static ClientRun meshAt(String coordinators, StringWriter out, String... args) {
+        return ClientRun.of(coordinators, out, args);
     }
 
-    CompletableFuture<Run> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
+    CompletableFuture<ClientRun> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
 
     static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
         ApplyReport r = StatusApiTest.report(host, module, revision, push, outcome, error);
@@ -120,12 +111,12 @@ class MeshCliTest {
         zk.client().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
                 .forPath(zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
         try {
-            CompletableFuture<Run> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",
+            CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",
                     "--wait", "--timeout", "5m", "--interval", "200ms");
             String push = "push-0000000000";
             awaitPush(push);
             report("host-a", "store", "r1", push, ApplyOutcome.APPLIED, null);
-            Run r = run.get(60, TimeUnit.SECONDS);
+            ClientRun r = run.get(60, TimeUnit.SECONDS);
             assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
             assertThat(r.err()).contains("host hots-b has no agent").doesNotContain("host host-a has no agent");
             assertThat(r.out()).contains("host-a  store  applied r1", push + " not applied on hots-b: no agent runs there");
@@ -138,7 +129,7 @@ class MeshCliTest {
     void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
         Path f = manifest(Manifests.TWO);
         StringWriter out = new StringWriter();
-        CompletableFuture<Run> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+        CompletableFuture<ClientRun> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
                 "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
         String push = "push-0000000000";
         awaitPush(push);
@@ -149,7 +140,7 @@ class MeshCliTest {
         report("host-a", "store", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null);
-        Run r = run.get(30, TimeUnit.SECONDS);
+        ClientRun r = run.get(30, TimeUnit.SECONDS);
 
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
         assertThat(r.out()).startsWith("push-0000000000  revision r2  modules store,web  hosts host-a,host-b");
@@ -161,10 +152,10 @@ class MeshCliTest {
 
     @Test
     void pushWaitExitsOneWhenAHostFailed() throws Exception {
-        CompletableFuture<Run> run = meshAsync("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "30s", "--interval", "100ms");
+        CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "30s", "--interval", "100ms");
         awaitPush("push-0000000000");
         report("host-a", "store", "x", "push-0000000000", ApplyOutcome.FAILED, "pull mesh-demo/registry:2.8.2: not found");
-        Run r = run.get(30, TimeUnit.SECONDS);
+        ClientRun r = run.get(30, TimeUnit.SECONDS);
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(r.out()).contains("host-a  store  failed: pull mesh-demo/registry:2.8.2: not found");
     }
@@ -178,7 +169,7 @@ class MeshCliTest {
     void pushWaitExitsOneNamingTheHostsANewerPushSuperseded() throws Exception {
         Path f = manifest(Manifests.TWO);
         StringWriter out = new StringWriter();
-        CompletableFuture<Run> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+        CompletableFuture<ClientRun> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
                 "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
         String push = "push-0000000000";
         awaitPush(push);
@@ -186,14 +177,14 @@ class MeshCliTest {
         report("host-a", "store", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null);
         report("host-b", "web", "w-fix2", "push-0000000001", ApplyOutcome.APPLIED, null);
-        Run r = run.get(30, TimeUnit.SECONDS);
+        ClientRun r = run.get(30, TimeUnit.SECONDS);
 
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(r.out()).contains("host-a  store  applied r2\n", "host-b  web    superseded by push-0000000001\n",
                 "push-0000000000 not applied as itself on host-b: superseded by push-0000000001");
         assertThat(r.out()).doesNotContain("applied on every host");
 
-        Run s = mesh("status", push);
+        ClientRun s = mesh("status", push);
         assertThat(s.code()).as(s.toString()).isZero();
         assertThat(s.out()).contains("state superseded");
         assertThat(s.out().lines().filter(l -> l.startsWith("host-b")).findFirst().orElseThrow())
@@ -206,7 +197,7 @@ class MeshCliTest {
         report("host-a", "store", "r0", "push-0000000000", ApplyOutcome.APPLIED, null);
         zk.client().create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
         zk.client().create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
-        Run r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
+        ClientRun r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(r.out()).contains("push-0000000001", "host-a  store  pending");
         assertThat(r.err()).contains("timed out", "1 pending");
@@ -217,7 +208,7 @@ class MeshCliTest {
         Files.writeString(dir.resolve("a.yaml"), Manifests.store("[host-a]"));
         Files.writeString(dir.resolve("b.yml"), Manifests.web("[host-a]").replace("image:", "imag:"));
         Files.writeString(dir.resolve("notes.txt"), "not yaml: [");
-        Run r = mesh("push", dir.toString(), "--wait");
+        ClientRun r = mesh("push", dir.toString(), "--wait");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(r.err()).contains("document 2, containers.app.imag: unknown field 'imag'", "a.yaml, b.yml");
         assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
@@ -227,7 +218,7 @@ class MeshCliTest {
     void directoryPushJoinsSortedYamlFiles() throws Exception {
         Files.writeString(dir.resolve("2-web.yml"), "---\n" + Manifests.web("[host-a]"));
         Files.writeString(dir.resolve("1-store.yaml"), Manifests.store("[host-a]").stripTrailing());
-        Run r = mesh("push", dir.toString());
+        ClientRun r = mesh("push", dir.toString());
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
         assertThat(r.out()).contains("modules store,web");
     }
@@ -236,7 +227,7 @@ class MeshCliTest {
     void unreachableCoordinatorExitsFour() throws Exception {
         Path f = manifest(Manifests.TWO);
         api.stop();
-        Run r = mesh("push", f.toString());
+        ClientRun r = mesh("push", f.toString());
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
         assertThat(r.err()).contains("cannot reach the coordinator");
         assertThat(mesh("held").code()).isEqualTo(MeshCli.UNREACHABLE);
@@ -244,23 +235,23 @@ class MeshCliTest {
 
     @Test
     void statusAndHeld() throws Exception {
-        Run p = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
+        ClientRun p = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
         assertThat(p.code()).isZero();
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.DEFERRED, null);
         HeldRecord h = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", Instant.parse("2026-11-30T03:30:00Z"),
                 new ProcessRef(777, "mesh-agent run"));
         zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held("host-a", "store-registry"), Json.bytes(h));
 
-        Run s = mesh("status", "push-0000000000");
+        ClientRun s = mesh("status", "push-0000000000");
         assertThat(s.code()).as(s.toString()).isZero();
         assertThat(s.out()).contains("state deferred", "host-a", "deferred", "window garbage-collect");
-        Run all = mesh("status");
+        ClientRun all = mesh("status");
         assertThat(all.out()).contains("HOST", "host-a", "OFFLINE", "store", "deferred");
-        Run json = mesh("status", "push-0000000000", "--json");
+        ClientRun json = mesh("status", "push-0000000000", "--json");
         assertThat(Json.MAPPER.readTree(json.out()).get("state").asText()).isEqualTo("deferred");
         assertThat(mesh("status", "push-0000000042").code()).isEqualTo(MeshCli.BAD_INPUT);
 
-        Run held = mesh("held");
+        ClientRun held = mesh("held");
         assertThat(held.code()).isZero();
         assertThat(held.out()).contains("HOST", "CONTAINER", "BY PID", "store-registry", "garbage-collect", "w-1", "2026-11-30T03:30:00Z", "777");
         assertThat(Json.MAPPER.readTree(mesh("held", "--json").out()).get("held")).hasSize(1);
@@ -274,14 +265,14 @@ class MeshCliTest {
         String first = api.uri().toString();
         api.stop();  // stopped: its port refuses connections
         String both = first + "," + second.uri();
-        Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
+        ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
         assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
         assertThat(p.out()).startsWith("push-0000000000  revision r1");
         assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.uri());
         assertThat(zk.client().checkExists().forPath(zk.paths().push("push-0000000000"))).isNotNull();
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null);
 
-        Run s = meshAt(both, "status");
+        ClientRun s = meshAt(both, "status");
         assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
         assertThat(s.out()).contains("host-a", "store", "r1", "applied");
         assertThat(meshAt(both, "status", "push-0000000000").out()).contains("state applied");
@@ -315,10 +306,10 @@ class MeshCliTest {
         unavailable.start();
         try {
             String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + api.uri();
-            Run s = meshAt(both, "status");
+            ClientRun s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(s.err()).contains("answered 503: ZooKeeper is unavailable").doesNotContain("does not answer");
-            Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
+            ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
             assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(zk.client().checkExists().forPath(zk.paths().pushes())).isNull();
         } finally {
@@ -344,11 +335,11 @@ class MeshCliTest {
             t.setDaemon(true);
             t.start();
             String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + api.uri();
-            Run p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
+            ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
             assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(p.err()).contains("lost the coordinator at http://127.0.0.1:" + dropper.getLocalPort(), "not sent to another coordinator");
             assertThat(zk.client().checkExists().forPath(zk.paths().pushes())).isNull();
-            Run s = meshAt(both, "status");
+            ClientRun s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
             assertThat(s.err()).contains("does not answer", "asking " + api.uri());
         }
@@ -360,7 +351,7 @@ class MeshCliTest {
         String both = api.uri() + "," + second.uri();
         api.stop();
         second.close();
-        Run r = meshAt(both, "status");
+        ClientRun r = meshAt(both, "status");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
         assertThat(r.err()).contains("cannot reach any coordinator: " + api.uri() + ": ", "; " + second.uri() + ": ");
         assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
@@ -369,7 +360,7 @@ class MeshCliTest {
     @ParameterizedTest(name = "mesh {0}")
     @ValueSource(strings = {"--help", "push --help", "status --help", "held --help"})
     void helpEverywhere(String args) {
-        Run r = mesh(args.split(" "));
+        ClientRun r = mesh(args.split(" "));
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("Usage:");
     }

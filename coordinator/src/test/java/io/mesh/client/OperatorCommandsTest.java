@@ -11,10 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -44,20 +41,9 @@ class OperatorCommandsTest {
     static final OpsFixture fx = new OpsFixture();
     static final HttpClient http = HttpClient.newHttpClient();
 
-    record Run(int code, String out, String err) {}
+    static ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
-    static Run mesh(String... args) {
-        StringWriter out = new StringWriter(), err = new StringWriter();
-        CommandLine cl = MeshCli.commandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        List<String> all = new ArrayList<>(List.of(args));
-        if (all.stream().noneMatch(a -> a.startsWith("--coordinator")) && !all.contains("--help")) all.add("--coordinator=" + fx.api.uri());
-        int code = cl.execute(all.toArray(String[]::new));
-        return new Run(code, out.toString(), err.toString());
-    }
-
-    static CompletableFuture<Run> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
+    static CompletableFuture<ClientRun> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
 
     Path manifest(String rev, String hosts) throws Exception {
         Path f = Files.createTempFile("mesh-ops", ".yaml");
@@ -74,7 +60,7 @@ class OperatorCommandsTest {
     @Test
     @Order(1)
     void pushWaitFollowsEveryHostAndExitsZeroWhenApplied() throws Exception {
-        Run r = mesh("push", manifest("r1", "[" + HOST + "]").toString(), "--revision", "r1", "--wait", "--timeout", "60s", "--interval", "200ms");
+        ClientRun r = mesh("push", manifest("r1", "[" + HOST + "]").toString(), "--revision", "r1", "--wait", "--timeout", "60s", "--interval", "200ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
         assertThat(r.out()).contains("revision r1", HOST + "  " + fx.module + "  applied r1", "applied on every host");
     }
@@ -82,7 +68,7 @@ class OperatorCommandsTest {
     @Test
     @Order(2)
     void statusIsATableOfHostsAndModulesAndJsonForScripts() throws Exception {
-        Run r = mesh("status");
+        ClientRun r = mesh("status");
         assertThat(r.code()).as(r.toString()).isZero();
         String row = r.out().lines().filter(l -> l.startsWith(HOST) && l.contains(fx.module)).findFirst().orElseThrow();
         assertThat(r.out().lines().findFirst().orElseThrow()).contains("HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE");
@@ -90,7 +76,7 @@ class OperatorCommandsTest {
         assertThat(row).matches(".*\\s\\d+s(\\s.*)?$");
         assertThat(r.out()).contains("no window is open", "no push pending");
 
-        Run json = mesh("status", "--json");
+        ClientRun json = mesh("status", "--json");
         assertThat(json.code()).isZero();
         JsonNode cell = Json.MAPPER.readTree(json.out()).path("hosts").get(0).path("modules").get(0);
         assertThat(cell.path("module").asText()).isEqualTo(fx.module);
@@ -103,45 +89,45 @@ class OperatorCommandsTest {
     @Order(3)
     void aWindowAskedForIsSeenByEveryCommandAndDefersAPushThatLandsAfterIt() throws Exception {
         String container = fx.module + "-app";
-        CompletableFuture<Run> window = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
+        CompletableFuture<ClientRun> window = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
         fx.awaitHeld();
 
-        Run held = mesh("held");
+        ClientRun held = mesh("held");
         assertThat(held.code()).as(held.toString()).isZero();
         assertThat(held.out()).contains("CONTAINER", container, "sweep", "mesh-agent run (test)");
 
-        Run windows = mesh("windows");
+        ClientRun windows = mesh("windows");
         assertThat(windows.code()).as(windows.toString()).isZero();
         assertThat(windows.out()).contains("ENDS BY", "WAITING PUSH", fx.module, "sweep", container);
 
         // A push meeting the window: live progress shows it deferred naming the window, then applied after it.
-        CompletableFuture<Run> push = meshAsync("push", manifest("r2", "[" + HOST + "]").toString(), "--revision", "r2", "--wait",
+        CompletableFuture<ClientRun> push = meshAsync("push", manifest("r2", "[" + HOST + "]").toString(), "--revision", "r2", "--wait",
                 "--timeout", "90s", "--interval", "200ms");
         fx.awaitReport(ApplyOutcome.DEFERRED, "r2");
 
-        Run locks = mesh("locks");
+        ClientRun locks = mesh("locks");
         assertThat(locks.code()).as(locks.toString()).isZero();
         String holds = locks.out().lines().filter(l -> l.contains(" holds ")).findFirst().orElseThrow();
         assertThat(holds).contains(fx.module, HOST, "window:sweep", "mesh-agent run (test)", String.valueOf(ProcessHandle.current().pid()));
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                 assertThat(mesh("locks").out()).containsPattern(fx.module + "\\s+" + HOST + "\\s+waits 1\\s+apply"));
 
-        Run windowsAgain = mesh("windows");
+        ClientRun windowsAgain = mesh("windows");
         assertThat(windowsAgain.out()).containsPattern("push-\\d{10} \\(r2\\)");
-        Run status = mesh("status");
+        ClientRun status = mesh("status");
         String row = status.out().lines().filter(l -> l.startsWith(HOST) && l.contains(fx.module)).findFirst().orElseThrow();
         assertThat(row).contains("r2", "deferred", "sweep w-", container);
         assertThat(status.out()).contains("1 open window", "deferred: 0 pending, 1 deferred");
 
         fx.release();
-        Run w = window.get(90, TimeUnit.SECONDS);
+        ClientRun w = window.get(90, TimeUnit.SECONDS);
         assertThat(w.code()).as(w.toString()).isEqualTo(MeshCli.OK);
         assertThat(w.out()).containsPattern("window-\\d{10}  asked host " + HOST + " to run " + fx.module + "/sweep");
         assertThat(w.out()).contains("running (agent pid", "outcome: succeeded", "held " + container, "step exit 0", "sweeping", "swept");
         // The client deleted its request once read.
         assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().requests(HOST))).isEmpty();
 
-        Run p = push.get(90, TimeUnit.SECONDS);
+        ClientRun p = push.get(90, TimeUnit.SECONDS);
         assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
         assertThat(p.out()).contains(HOST + "  " + fx.module + "  pending", "deferred (window sweep w-", HOST + "  " + fx.module + "  applied r2");
         assertThat(p.out().indexOf("deferred (window sweep")).isLessThan(p.out().indexOf("applied r2"));
@@ -180,7 +166,7 @@ class OperatorCommandsTest {
     @Test
     @Order(5)
     void windowRunExitsOneWhenTheStepFails() {
-        Run r = mesh("window", "run", fx.module + "/fails", "--host", HOST, "--interval", "200ms", "--timeout", "60s");
+        ClientRun r = mesh("window", "run", fx.module + "/fails", "--host", HOST, "--interval", "200ms", "--timeout", "60s");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(r.out()).contains("outcome: step-failed", "step exit 3", "error: step exited 3", "broken");
     }
@@ -188,23 +174,23 @@ class OperatorCommandsTest {
     @Test
     @Order(6)
     void windowRunExitsTwoForWhatCannotRunAndThreeOnTimeout() throws Exception {
-        Run noSchedule = mesh("window", "run", fx.module + "/nope", "--host", HOST);
+        ClientRun noSchedule = mesh("window", "run", fx.module + "/nope", "--host", HOST);
         assertThat(noSchedule.code()).as(noSchedule.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(noSchedule.err()).contains("400", "has no schedule 'nope'", "sweep");
-        Run badTarget = mesh("window", "run", "justamodule", "--host", HOST);
+        ClientRun badTarget = mesh("window", "run", "justamodule", "--host", HOST);
         assertThat(badTarget.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(badTarget.err()).contains("MODULE/SCHEDULE");
-        Run otherHost = mesh("window", "run", fx.module + "/sweep", "--host", "host-b");
+        ClientRun otherHost = mesh("window", "run", fx.module + "/sweep", "--host", "host-b");
         assertThat(otherHost.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(otherHost.err()).contains("does not run on host host-b");
 
         // A host named by the module but without a running agent: refused (409), nothing is requested.
         assertThat(mesh("push", manifest("r2", "[" + HOST + ", host-z]").toString(), "--revision", "r2").code()).isZero();
-        Run noAgent = mesh("window", "run", fx.module + "/sweep", "--host", "host-z");
+        ClientRun noAgent = mesh("window", "run", fx.module + "/sweep", "--host", "host-z");
         assertThat(noAgent.code()).as(noAgent.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(noAgent.err()).contains("409", "host host-z has no running agent");
 
-        Run timedOut = mesh("window", "run", fx.module + "/sweep", "--host", HOST, "--timeout", "1s", "--interval", "200ms");
+        ClientRun timedOut = mesh("window", "run", fx.module + "/sweep", "--host", HOST, "--timeout", "1s", "--interval", "200ms");
         assertThat(timedOut.code()).as(timedOut.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(timedOut.err()).contains("timed out after 1s", "zkcli get /mesh/requests/" + HOST + "/window-");
         // The request stays for the agent, which runs it: let it finish.
@@ -225,7 +211,7 @@ class OperatorCommandsTest {
                 new String[]{"window", "run", fx.module + "/sweep", "--host", HOST})) {
             List<String> all = new ArrayList<>(List.of(args));
             all.add(nowhere);
-            Run r = mesh(all.toArray(String[]::new));
+            ClientRun r = mesh(all.toArray(String[]::new));
             assertThat(r.code()).as(String.join(" ", args) + ": " + r).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(r.err()).contains("cannot reach the coordinator");
         }
@@ -237,7 +223,7 @@ class OperatorCommandsTest {
         for (String[] args : List.of(new String[]{"--help"}, new String[]{"push", "--help"}, new String[]{"status", "--help"},
                 new String[]{"held", "--help"}, new String[]{"windows", "--help"}, new String[]{"locks", "--help"},
                 new String[]{"window", "--help"}, new String[]{"window", "run", "--help"})) {
-            Run r = mesh(args);
+            ClientRun r = mesh(args);
             assertThat(r.code()).as(String.join(" ", args)).isZero();
             assertThat(r.out()).contains("Usage:");
             if (!args[0].equals("window") || args.length > 2) assertThat(r.out()).as(String.join(" ", args)).contains("Exit codes:");

@@ -15,10 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,18 +40,7 @@ class PlanTest {
     @RegisterExtension
     static final OpsFixture fx = new OpsFixture();
 
-    record Run(int code, String out, String err) {}
-
-    static Run mesh(String... args) {
-        StringWriter out = new StringWriter(), err = new StringWriter();
-        CommandLine cl = MeshCli.commandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        List<String> all = new ArrayList<>(List.of(args));
-        all.add("--coordinator=" + fx.api.uri());
-        int code = cl.execute(all.toArray(String[]::new));
-        return new Run(code, out.toString(), err.toString());
-    }
+    static ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     /** The fixture's module (container app, schedules sweep and fails) with more containers, each {@code name: image}. */
     static String manifest(String rev, String hosts, String... extra) {
@@ -97,7 +83,7 @@ class PlanTest {
     @Order(1)
     void aPlanSaysWhatTheApplyWouldDoAndDockerAndZooKeeperSeeNothing() throws Exception {
         String old = container("old", TestDocker.BUSYBOX, "");
-        Run r1 = mesh("push", file(manifest("r1", "[" + HOST + "]", old)).toString(), "--revision", "r1", "--wait", "--timeout", "60s", "--interval", "200ms");
+        ClientRun r1 = mesh("push", file(manifest("r1", "[" + HOST + "]", old)).toString(), "--revision", "r1", "--wait", "--timeout", "60s", "--interval", "200ms");
         assertThat(r1.code()).as(r1.toString()).isZero();
         String desired = fx.zk.paths().desired(fx.module), report = fx.zk.paths().report(HOST, fx.module);
         Stat desiredBefore = stat(desired), reportBefore = stat(report);
@@ -106,7 +92,7 @@ class PlanTest {
 
         Instant from = Instant.now();
         // r2: app changes (env), new is added, old is dropped
-        Run plan = mesh("push", file(manifest("r2", "[" + HOST + "]", container("new", TestDocker.BUSYBOX, ""))).toString(),
+        ClientRun plan = mesh("push", file(manifest("r2", "[" + HOST + "]", container("new", TestDocker.BUSYBOX, ""))).toString(),
                 "--revision", "r2", "--plan", "--interval", "200ms");
         Instant to = Instant.now();
 
@@ -148,7 +134,7 @@ class PlanTest {
     void aRefusedContainerAndAMissingImageFailThePlan() throws Exception {
         String priv = container("priv", TestDocker.BUSYBOX, "    privileged: true\n");
         String ghost = container("ghost", "mesh-demo/no-such-image:0", "");
-        Run plan = mesh("push", file(manifest("r3", "[" + HOST + "]", priv, ghost)).toString(), "--plan", "--interval", "200ms");
+        ClientRun plan = mesh("push", file(manifest("r3", "[" + HOST + "]", priv, ghost)).toString(), "--plan", "--interval", "200ms");
 
         assertThat(plan.code()).as(plan.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(plan.out()).contains("would-fail", "refused by this agent's policy", "privileged",
@@ -167,7 +153,7 @@ class PlanTest {
         var window = fx.daemon().runWindow(fx.module, "sweep");
         try {
             fx.awaitHeld();
-            Run plan = mesh("push", file(manifest("r2", "[" + HOST + "]", container("old", TestDocker.BUSYBOX, ""))).toString(),
+            ClientRun plan = mesh("push", file(manifest("r2", "[" + HOST + "]", container("old", TestDocker.BUSYBOX, ""))).toString(),
                     "--plan", "--interval", "200ms");
             assertThat(plan.code()).as(plan.toString()).isZero();
             assertThat(plan.out()).contains("would-defer", "would be deferred by window sweep");
@@ -186,7 +172,7 @@ class PlanTest {
     @Test
     @Order(4)
     void aHostWithoutAnAgentShowsNoAgent() throws Exception {
-        Run plan = mesh("push", file(manifest("r1", "[" + HOST + ", host-zz]", container("old", TestDocker.BUSYBOX, ""))).toString(),
+        ClientRun plan = mesh("push", file(manifest("r1", "[" + HOST + ", host-zz]", container("old", TestDocker.BUSYBOX, ""))).toString(),
                 "--plan", "--interval", "200ms");
         assertThat(plan.code()).as(plan.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(plan.out()).contains("host-zz", "no-agent", "no agent on host-zz");
@@ -213,7 +199,7 @@ class PlanTest {
         assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().plans())).hasSize(plansBefore);
         assertThat(stat(fx.zk.paths().plans()).getCversion()).isEqualTo(plansStat.getCversion());
 
-        Run r = mesh("push", file(bad).toString(), "--plan");
+        ClientRun r = mesh("push", file(bad).toString(), "--plan");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(r.err()).contains("refused the manifest", "document 1");
         assertThat(stat(fx.zk.paths().plans()).getCversion()).isEqualTo(plansStat.getCversion());

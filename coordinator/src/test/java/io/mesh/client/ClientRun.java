@@ -1,0 +1,40 @@
+package io.mesh.client;
+
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One run of the {@code mesh} client in this JVM: its exit code and what it printed. The one way the client's tests
+ * run it.
+ *
+ * @param code its exit code
+ * @param out  what it printed on stdout
+ * @param err  what it printed on stderr
+ */
+record ClientRun(int code, String out, String err) {
+    /**
+     * Runs the client with {@code --coordinator=coordinators} added, unless the arguments give one or ask for
+     * {@code --help}.
+     *
+     * @param coordinators one URL or several, comma-separated
+     */
+    static ClientRun of(String coordinators, String... args) {
+        return of(coordinators, new StringWriter(), args);
+    }
+
+    /** As {@link #of(String, String...)}, printing into {@code out}, which another thread may read meanwhile. */
+    static ClientRun of(String coordinators, StringWriter out, String... args) {
+        StringWriter err = new StringWriter();
+        CommandLine cl = MeshCli.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        List<String> all = new ArrayList<>(List.of(args));
+        if (all.stream().noneMatch(a -> a.startsWith("--coordinator")) && !all.contains("--help")) all.add("--coordinator=" + coordinators);
+        int code = cl.execute(all.toArray(String[]::new));
+        return new ClientRun(code, out.toString(), err.toString());
+    }
+}

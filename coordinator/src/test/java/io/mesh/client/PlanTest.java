@@ -11,6 +11,7 @@ import io.mesh.wire.PlanAnswer;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("slow") // an agent daemon answering plans on the real engine: the full run, not --fast
 class PlanTest {
     @RegisterExtension
     static final OpsFixture fx = new OpsFixture();

@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code coordinator/target/dashboard-desktop.png}.
  */
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
+@Tag("slow") // a headless Chromium: the full run, not --fast
 class DashboardBrowserTest {
     @RegisterExtension
     static final OpsFixture fx = new OpsFixture();

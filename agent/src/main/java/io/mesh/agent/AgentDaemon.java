@@ -86,6 +86,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
+    /** {@code /mesh/rollouts}: a move of a module's rollout asks this host's apply of the module again (decision 13). */
+    private final CuratorCache rollouts;
     private final AgentNode agentNode;
     private final PlanRequests plans;
     private volatile Runnable onHostTaken = () -> { };
@@ -106,6 +108,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.scheduler = new WindowScheduler(timer, this::runWindow, Clock.systemUTC(), config.stateDir(),
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
+        this.rollouts = CuratorCache.build(client, config.paths().rollouts());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
@@ -154,6 +157,10 @@ public final class AgentDaemon implements AutoCloseable {
                 .forInitialized(() -> store.readDesiredFrom(cache)) // applies read desired nodes from memory from now on
                 .build());
         cache.start();
+        rollouts.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((before, after) -> rolloutMoved(after))
+                .build());
+        rollouts.start();
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
         // module: the module's first apply does it, holding the lock (WindowRecovery).
         for (String module : journal.modules()) worker(module).request();
@@ -190,6 +197,13 @@ public final class AgentDaemon implements AutoCloseable {
             scheduler.update(module, null); // the apply reports the problem
         }
         worker(module).request();
+    }
+
+    /** A module's rollout moved: a host waiting for its wave (or a done host of a reverted rollout) applies again. */
+    private void rolloutMoved(ChildData node) {
+        if (stopping.get() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(config.paths().rollouts())) return;
+        String module = ZKPaths.getNodeFromPath(node.getPath());
+        if (workers.containsKey(module)) worker(module).request();
     }
 
     private void desiredDeleted(ChildData node) {
@@ -436,6 +450,7 @@ public final class AgentDaemon implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        rollouts.close();
         cache.close(); // after the windows and applies: they read desired nodes from it
         agentNode.close();
         log.info("agent host={} stopped", config.host());

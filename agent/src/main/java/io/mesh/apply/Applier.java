@@ -3,6 +3,7 @@ package io.mesh.apply;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.lock.ModuleLock;
 import io.mesh.policy.Policy;
+import io.mesh.rollout.RolloutGate;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
 import io.mesh.window.WindowJournal;
@@ -70,6 +71,7 @@ public final class Applier {
     private final HostFence fences;
     private final ReportWriter reports;
     private final NoOpReconcile noOp;
+    private final RolloutGate rollouts;
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -109,6 +111,7 @@ public final class Applier {
         this.fences = journal.fences();
         this.reports = new ReportWriter(store);
         this.noOp = new NoOpReconcile(store, docker, host, reports);
+        this.rollouts = new RolloutGate(store, host, process);
     }
 
     /**
@@ -130,6 +133,7 @@ public final class Applier {
         String deferredElsewhere = null;
         while (true) {
             ModuleSection section = null;
+            RolloutGate.Admission admission = null;
             boolean leftThisHost = false;
             try {
                 // A blip is waited out (bounded), not reported (issue 11 rule 11); a longer outage is reported once
@@ -147,8 +151,9 @@ public final class Applier {
                 // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
                 // report its delete once, even with nothing of it here, so that the delete's push is done on them.
                 if (elsewhereOnly(desired, journalled, module) && !owesDeleteReport(desired, module)) return null;
-                // Nothing changed since this process's last report of the module: no lock, no write (decision 0004).
-                if (!journalled) {
+                // Nothing changed since this process's last report of the module: no lock, no write (decision 0004);
+                // unless its rollout may have moved this host since (decision 13).
+                if (!journalled && rollouts.settled(desired)) {
                     ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
                     if (last != null) return last;
                 }
@@ -164,6 +169,9 @@ public final class Applier {
                 DesiredRecord newest = store.desired(module);
                 if (newest != null) desired = newest;
                 Map<String, HeldRecord> held = store.held(host);
+                // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
+                // slot, or the previous revision kept here (decision 13).
+                admission = newest == null ? null : rollouts.admit(newest);
                 if (!awaitFence(section, module, desired, started, stopping)) {
                     if (stopping.getAsBoolean()) return null;
                     continue; // the lock lapsed while the fence was awaited: start again
@@ -193,12 +201,21 @@ public final class Applier {
                     held = new LinkedHashMap<>(held);
                     held.values().removeIf(h -> done.window().equals(h.window()));
                 }
-                List<ContainerResult> results = newest == null ? null
-                        : new ApplyExecution(section.guarded(docker), policy, host).run(newest, held, reports.reverted(newest));
+                List<ContainerResult> results = newest == null ? null : admission.toApply() == null ? List.of()
+                        : new ApplyExecution(section.guarded(docker), policy, host).run(admission.toApply(), held,
+                                admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
                 ApplyReport report = report(newest, started, results, held);
+                if (admission.keepsPrevious() && report.outcome() != ApplyOutcome.DEFERRED) {
+                    report = report.withRollout(report.outcome() == ApplyOutcome.FAILED ? ApplyOutcome.FAILED : admission.outcome(), admission.why());
+                }
+                admission.finished(report.outcome(), report.error()); // the slot back, after the readiness wait
+                if (admission.keepsPrevious() && reports.sameAsLast(report)) {
+                    // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
+                    return report;
+                }
                 reports.write(report, section);
                 leftThisHost = !newest.spec().runsOn(host) && report.outcome() == ApplyOutcome.APPLIED;
                 return report;
@@ -224,6 +241,7 @@ public final class Applier {
             } catch (Exception e) {
                 return fail(module, desired, started, "apply failed: " + describe(e), stopping);
             } finally {
+                if (admission != null) admission.close();
                 if (section != null) {
                     section.close();
                     if (leftThisHost) deleteLockParent(section.lockPath());

@@ -49,6 +49,24 @@ final class ReportWriter {
     }
 
     /**
+     * @return true when this process's last report of the module reads as {@code r} does, times aside: same push,
+     *         revision, outcome, error, rollout, and each container's action and id
+     */
+    boolean sameAsLast(ApplyReport r) {
+        ApplyReport l = last.get(r.module());
+        if (l == null || l.outcome() != r.outcome() || !Objects.equals(l.push(), r.push()) || !Objects.equals(l.revision(), r.revision())
+                || !Objects.equals(l.error(), r.error()) || !Objects.equals(l.rollout(), r.rollout())
+                || l.containers().size() != r.containers().size()) {
+            return false;
+        }
+        for (int i = 0; i < r.containers().size(); i++) {
+            ContainerResult a = l.containers().get(i), b = r.containers().get(i);
+            if (a.action() != b.action() || !Objects.equals(a.id(), b.id()) || !Objects.equals(a.container(), b.container())) return false;
+        }
+        return true;
+    }
+
+    /**
      * Writes a report without the lock.
      *
      * @throws Exception from ZooKeeper

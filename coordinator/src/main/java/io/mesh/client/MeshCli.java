@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.PushState;
+import io.mesh.wire.RolloutState;
+import io.mesh.wire.WireName;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequestState;
 import picocli.CommandLine;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -47,7 +50,7 @@ import java.util.stream.Stream;
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
         subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Windows.class, MeshCli.Locks.class,
-                MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class,
+                MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class, MeshCli.RolloutCmd.class,
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
@@ -471,6 +474,14 @@ public final class MeshCli implements Runnable {
                             out.println(pad(t.path("host").asText(), hw) + "  " + pad(t.path("module").asText(), mw) + "  " + desc);
                         }
                     }
+                    // The waves: each rollout of this push, as it moves (decision 13).
+                    for (Map.Entry<String, JsonNode> e : view.path("rollouts").properties()) {
+                        String wave = RolloutCmd.summary(e.getValue());
+                        if (!wave.equals(shown.get("rollout\0" + e.getKey()))) {
+                            shown.put("rollout\0" + e.getKey(), wave);
+                            out.println("rollout " + e.getKey() + ": " + wave);
+                        }
+                    }
                     out.flush();
                     if (view.path("done").asBoolean()) {
                         boolean failed = view.path("failed").asBoolean();
@@ -478,6 +489,13 @@ public final class MeshCli implements Runnable {
                         List<String> superseded = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
                                 .map(t -> t.path("host").asText()).distinct().sorted().toList();
                         if (failed) out.println(push + " failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules");
+                        for (Map.Entry<String, JsonNode> e : view.path("rollouts").properties()) {
+                            RolloutState rs = WireName.parse(RolloutState.class, e.getValue().path("state").asText(), RolloutState.UNKNOWN);
+                            if (rs.stopped()) {
+                                out.println("the rollout of " + e.getKey() + " is " + rs + " (" + e.getValue().path("note").asText() + ")"
+                                        + (rs == RolloutState.PAUSED ? ": mesh rollout resume " + e.getKey() + " goes on, mesh rollout abort " + e.getKey() + " stops it" : ""));
+                            }
+                        }
                         if (!superseded.isEmpty()) {
                             List<String> by = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
                                     .map(t -> t.path("supersededBy").asText("")).filter(b -> !b.isEmpty()).distinct().sorted().toList();
@@ -864,6 +882,7 @@ public final class MeshCli implements Runnable {
             case APPLIED -> text + " " + target.path("revision").asText();
             case DEFERRED, FAILED -> text + detailSuffix(text, target);
             case SUPERSEDED -> detail(text, target);
+            case WAITING -> text + (target.hasNonNull("rollout") ? " (" + target.path("rollout").asText() + ")" : "");
             default -> text;
         };
     }
@@ -1013,6 +1032,97 @@ public final class MeshCli implements Runnable {
             }
             out.flush();
             return OK;
+        }
+    }
+
+    /** {@code mesh rollout status|resume|abort MODULE}: a module's rollout (decision 13). */
+    @Command(name = "rollout", mixinStandardHelpOptions = true,
+            description = {"A module's rollout (/mesh/rollouts/MODULE): mesh rollout status MODULE shows which hosts are done, applying, waiting and failed;",
+                    "resume MODULE lets a paused rollout go on (the hosts that failed keep the previous revision); abort MODULE stops it for good",
+                    "(hosts that have not applied it keep the previous revision)."},
+            subcommands = {MeshCli.RolloutStatus.class, MeshCli.RolloutResume.class, MeshCli.RolloutAbort.class})
+    public static final class RolloutCmd implements Runnable {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** Prints the usage. */
+        @Override
+        public void run() { throw missingCommand(spec); }
+
+        /** @return one line: state, then the hosts done (of all), applying, waiting, failed and the canaries */
+        static String summary(JsonNode r) {
+            Set<String> hosts = new HashSet<>();
+            for (String f : List.of("hosts", "done", "applying", "waiting", "failed")) r.path(f).forEach(h -> hosts.add(h.asText()));
+            int all = hosts.size();
+            String s = r.path("state").asText() + "  done " + r.path("done").size() + "/" + all;
+            if (!r.path("applying").isEmpty()) s += "  applying " + joinText(r.path("applying"));
+            if (!r.path("waiting").isEmpty()) s += "  waiting " + joinText(r.path("waiting"));
+            if (!r.path("failed").isEmpty()) s += "  failed " + joinText(r.path("failed"));
+            if (!r.path("canary").isEmpty()) s += "  canary " + joinText(r.path("canary"));
+            if (r.hasNonNull("maxParallel")) s += "  max-parallel " + r.path("maxParallel").asInt();
+            return s;
+        }
+    }
+
+    /** The shape of the rollout commands: one request about MODULE's rollout, the record printed. */
+    abstract static class RolloutCommand extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "MODULE", description = "The module, such as store.")
+        String module;
+
+        @Option(names = "--json", description = "Print the rollout node's JSON.")
+        boolean json;
+
+        /** Sends the request. */
+        abstract CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CoordinatorClient.Response r = send(client(), "/v1/rollouts/" + URLEncoder.encode(module, StandardCharsets.UTF_8));
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            JsonNode j = r.json();
+            PrintWriter out = out();
+            if (json) {
+                out.println(pretty(j));
+            } else {
+                out.println("rollout of " + module + ": " + j.path("push").asText() + " revision " + j.path("revision").asText()
+                        + "  since " + text(j.path("since")) + "  on-failure " + j.path("onFailure").asText());
+                out.println(RolloutCmd.summary(j));
+                if (j.hasNonNull("note")) out.println(j.path("note").asText());
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh rollout status MODULE}. */
+    @Command(name = "status", description = "Show MODULE's rollout: its push, state, and the hosts done, applying, waiting and failed (GET /v1/rollouts/MODULE).",
+            exitCodeList = {"0:shown", "2:the module has no rollout, or a bad name", "4:the coordinator cannot be reached"})
+    public static final class RolloutStatus extends RolloutCommand {
+        @Override
+        CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
+            return client.get(path);
+        }
+    }
+
+    /** {@code mesh rollout resume MODULE}. */
+    @Command(name = "resume", description = "Let MODULE's paused rollout go on (POST /v1/rollouts/MODULE/resume): the hosts that failed keep the previous revision.",
+            exitCodeList = {"0:resumed", "2:no rollout, not paused, unauthorized", "4:the coordinator cannot be reached"})
+    public static final class RolloutResume extends RolloutCommand {
+        @Override
+        CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
+            return client.postJson(path + "/resume", Map.of());
+        }
+    }
+
+    /** {@code mesh rollout abort MODULE}. */
+    @Command(name = "abort", description = "Stop MODULE's rollout for good (POST /v1/rollouts/MODULE/abort): hosts that have not applied it keep the previous revision.",
+            exitCodeList = {"0:aborted", "2:no rollout, ended already, unauthorized", "4:the coordinator cannot be reached"})
+    public static final class RolloutAbort extends RolloutCommand {
+        @Override
+        CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
+            return client.postJson(path + "/abort", Map.of());
         }
     }
 

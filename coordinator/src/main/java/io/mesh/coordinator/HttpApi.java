@@ -6,6 +6,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.WindowRequest;
 import io.mesh.wire.ModuleSpec;
@@ -44,6 +45,7 @@ import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -95,6 +97,10 @@ import java.util.regex.Pattern;
  *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent"}}.</li>
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
+ *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} (without the spec it
+ *       replaces); 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
+ *       pushes): {@code 200} with the record as written; {@code 409} when it is not paused (resume) or has ended
+ *       (abort) (docs/decisions/0013-rollouts.md).</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -117,6 +123,7 @@ public final class HttpApi implements AutoCloseable {
 
     private final CuratorFramework client;
     private final ZkPaths paths;
+    private final RolloutStore rollouts;
     private final BearerToken token;
     private final WebhookSecret webhook;
     private final PushWriter writer;
@@ -190,6 +197,7 @@ public final class HttpApi implements AutoCloseable {
         this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC());
         this.requests = new WindowRequestStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
+        this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
         // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
@@ -373,6 +381,11 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = MODULE_ROLLBACK.matcher(path)).matches()) {
                     if (ex.method().equals("POST")) rollback(ex, req.group(1));
                     else notAllowed(ex, "POST");
+                } else if ((req = ROLLOUT.matcher(path)).matches()) {
+                    if (get(ex)) rollout(ex, req.group(1));
+                } else if ((req = ROLLOUT_MOVE.matcher(path)).matches()) {
+                    if (ex.method().equals("POST")) moveRollout(ex, req.group(1), req.group(2));
+                    else notAllowed(ex, "POST");
                 } else if ((req = MODULE.matcher(path)).matches()) {
                     if (ex.method().equals("DELETE")) deleteModule(ex, req.group(1));
                     else notAllowed(ex, "DELETE");
@@ -392,6 +405,8 @@ public final class HttpApi implements AutoCloseable {
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
     private static final Pattern MODULE = Pattern.compile("/v1/modules/([^/]+)");
     private static final Pattern MODULE_HISTORY = Pattern.compile("/v1/modules/([^/]+)/history");
+    private static final Pattern ROLLOUT = Pattern.compile("/v1/rollouts/([^/]+)");
+    private static final Pattern ROLLOUT_MOVE = Pattern.compile("/v1/rollouts/([^/]+)/(resume|abort)");
     private static final Pattern MODULE_ROLLBACK = Pattern.compile("/v1/modules/([^/]+)/rollback");
     /** Largest body of a rollback ({@code {"to":"push-..."}}), in bytes. */
     public static final int MAX_ROLLBACK_BODY = 4096;
@@ -627,6 +642,36 @@ public final class HttpApi implements AutoCloseable {
         out.put("module", module);
         out.put("history", history);
         send(ex, 200, out);
+    }
+
+    /** {@code GET /v1/rollouts/{module}}. */
+    private void rollout(Exchange ex, String module) throws Exception {
+        Optional<RolloutRecord> r = PushWriter.MODULE_NAME.matcher(module).matches() ? rollouts.read(module) : Optional.empty();
+        if (r.isEmpty()) {
+            send(ex, 404, error("module " + abbreviate(module) + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)"));
+            return;
+        }
+        send(ex, 200, r.get());
+    }
+
+    /** {@code POST /v1/rollouts/{module}/resume|abort}. */
+    private void moveRollout(Exchange ex, String module, String move) throws Exception {
+        if (!authorized(ex, "rollout changes")) return;
+        Optional<RolloutRecord> r;
+        try {
+            r = PushWriter.MODULE_NAME.matcher(module).matches()
+                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(token != null, false))
+                    : Optional.empty();
+        } catch (IllegalStateException e) {
+            send(ex, 409, error(e.getMessage() + ": mesh rollout status " + abbreviate(module) + " shows it"));
+            return;
+        }
+        if (r.isEmpty()) {
+            send(ex, 404, error("module " + abbreviate(module) + " has no rollout to " + move));
+            return;
+        }
+        LOG.info("rollout of module {} push {}: {} from {}, now {}", module, r.get().push(), move, ex.remote(), r.get().state());
+        send(ex, 200, r.get());
     }
 
     /** {@code POST /v1/modules/{module}/rollback}. */

@@ -90,7 +90,7 @@ public final class Metrics {
     public static String renderFleet(FleetStatus.Fleet f, List<FleetStatus.Lock> locks) {
         PromText out = new PromText();
         Map<String, Integer> outcomes = new TreeMap<>();
-        for (PushState s : List.of(PushState.APPLIED, PushState.DEFERRED, PushState.FAILED, PushState.PENDING)) outcomes.put(s.wire(), 0);
+        for (PushState s : List.of(PushState.APPLIED, PushState.DEFERRED, PushState.WAITING, PushState.FAILED, PushState.PENDING)) outcomes.put(s.wire(), 0);
         int online = 0;
         for (FleetStatus.HostRow h : f.hosts()) {
             if (h.online()) online++;

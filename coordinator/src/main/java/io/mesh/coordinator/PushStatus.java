@@ -9,6 +9,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
+import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
@@ -75,13 +77,16 @@ public final class PushStatus {
      * @param supersededBy for a {@code superseded} target, the newer push: the report's {@code lastApplied} when it is
      *                   newer than this push (what runs there), else the report's push (not yet applied there); else
      *                   {@code null} (and not written)
+     * @param rollout    for a {@code waiting} target (or one a rollout keeps on the previous revision), why: the
+     *                   report's {@code rollout}; else {@code null} (and not written)
      */
     public record Target(String host, String module, PushState state, String revision, String push, Instant finishedAt,
                          ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers, boolean agent,
-                         @JsonInclude(JsonInclude.Include.NON_NULL) String supersededBy) {
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String supersededBy,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String rollout) {
         /** @return a host and module with no report of this push or a newer one */
         static Target pending(String host, String module, boolean agent) {
-            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null);
+            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null, null);
         }
     }
 
@@ -105,10 +110,12 @@ public final class PushStatus {
      * @param rollbackOf for a rollback, the push whose spec it pushed again; else {@code null} (and not written)
      * @param by         who pushed, {@code null} for a push recorded before history existed
      * @param source     the push's {@code X-Mesh-Source}, or {@code null}
+     * @param rollouts   by module, the rollout of this push (decision 13), for the modules pushed with {@code rollout}
      */
     public record View(String push, String revision, List<String> modules, Instant receivedAt, PushState state,
                        boolean done, boolean failed, Map<String, Integer> counts, List<Target> targets, PushAction action,
-                       @JsonInclude(JsonInclude.Include.NON_NULL) String rollbackOf, String by, String source) {}
+                       @JsonInclude(JsonInclude.Include.NON_NULL) String rollbackOf, String by, String source,
+                       @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, RolloutRecord> rollouts) {}
 
     /**
      * Reads the push and every report it needs, and derives its status.
@@ -156,7 +163,12 @@ public final class PushStatus {
                 if (r != null) reports.computeIfAbsent(host, k -> new HashMap<>()).put(module, r);
             }
         }
-        return Optional.of(derive(record, hosts, agents, reports));
+        Map<String, RolloutRecord> rollouts = new TreeMap<>();
+        for (String m : modules) {
+            RolloutRecord r = ZkReads.read(client, paths.rollout(m), RolloutRecord.class);
+            if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
+        }
+        return Optional.of(derive(record, hosts, agents, reports, rollouts));
     }
 
     /**
@@ -166,10 +178,12 @@ public final class PushStatus {
      * @param hosts   hosts each module of the push declared (module name to host ids or {@code ["*"]})
      * @param agents  hosts with an agent node
      * @param reports last reports by host, then module
+     * @param rollouts by module, the rollouts of this push: a target {@code waiting} on a rollout that stopped
+     *                 (paused, reverted, aborted) is settled, and the push failed
      * @return the push's status
      */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents,
-                              Map<String, Map<String, ApplyReport>> reports) {
+                              Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts) {
         long seq = ZkPaths.pushSeq(push.push());
         List<Target> targets = new ArrayList<>();
         for (Map.Entry<String, List<String>> e : hosts.entrySet()) {
@@ -188,22 +202,29 @@ public final class PushStatus {
         }
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
         Map<String, Integer> counts = new LinkedHashMap<>();
-        for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.FAILED, PushState.SUPERSEDED)) {
+        for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.WAITING, PushState.FAILED,
+                PushState.SUPERSEDED)) {
             counts.put(s.wire(), 0);
         }
         for (Target t : targets) counts.merge(t.state().wire(), 1, Integer::sum);
         int pending = count(counts, PushState.PENDING), deferred = count(counts, PushState.DEFERRED);
         int failed = count(counts, PushState.FAILED), applied = count(counts, PushState.APPLIED);
         int superseded = count(counts, PushState.SUPERSEDED);
-        boolean done = !targets.isEmpty() && pending == 0 && deferred == 0;
+        boolean stopped = rollouts.values().stream().anyMatch(r -> r.state().stopped());
+        // Waiting on a rollout that stopped settles nothing by itself, but nothing more happens without an operator.
+        long waiting = targets.stream().filter(t -> t.state() == PushState.WAITING)
+                .filter(t -> rollouts.get(t.module()) == null || !rollouts.get(t.module()).state().stopped()).count();
+        boolean done = !targets.isEmpty() && pending == 0 && deferred == 0 && waiting == 0;
         PushState state;
-        if (failed > 0) state = PushState.FAILED;
+        if (failed > 0 || stopped) state = PushState.FAILED;
         else if (!targets.isEmpty() && applied == targets.size()) state = PushState.APPLIED;
         else if (pending == 0 && deferred > 0) state = PushState.DEFERRED;
+        else if (pending == 0 && waiting > 0) state = PushState.WAITING;
         else if (done && superseded > 0) state = PushState.SUPERSEDED;
         else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),
-                state, done, failed > 0, counts, targets, push.actionOrPush(), push.rollbackOf(), push.by(), push.source());
+                state, done, failed > 0 || stopped, counts, targets, push.actionOrPush(), push.rollbackOf(), push.by(), push.source(),
+                Map.copyOf(rollouts));
     }
 
     private static int count(Map<String, Integer> counts, PushState s) { return counts.get(s.wire()); }
@@ -229,6 +250,6 @@ public final class PushStatus {
             supersededBy = lastApplied > seq ? r.lastApplied().push() : r.push();
         }
         return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers, agent,
-                supersededBy);
+                supersededBy, reported == seq ? r.rollout() : null);
     }
 }

@@ -11,6 +11,7 @@ import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
+import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -459,10 +460,14 @@ public final class PushWriter {
                         ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
                         : client.transactionOp().setData().withVersion(c.desired().getVersion()).forPath(path, data));
                 ops.addAll(historyOps(c, h));
+                byte[] rollout = rolloutData(c, record, now, origin);
+                if (rollout != null) bytes += rollout.length + paths.rollout(c.module()).length();
+                CuratorOp op = rolloutOp(c, rollout);
+                if (op != null) ops.add(op);
             }
             if (bytes > MAX_TRANSACTION_BYTES) {
                 throw new TooLargeException(bytes, "this push is " + bytes + " bytes as one ZooKeeper transaction (each module's spec is written"
-                        + " twice: its desired node and its history node), over the " + MAX_TRANSACTION_BYTES + " bytes ZooKeeper takes in one"
+                        + " twice: its desired node and its history node; three times with a rollout, whose node keeps the spec it replaces), over the " + MAX_TRANSACTION_BYTES + " bytes ZooKeeper takes in one"
                         + " request: split it into several pushes of a few modules each (a push changes only the modules it names)");
             }
             Runnable hook = beforeTransaction;
@@ -482,6 +487,34 @@ public final class PushWriter {
                 Thread.sleep(ThreadLocalRandom.current().nextLong(5, 20L * attempt));
             }
         }
+    }
+
+    /**
+     * The rollout node of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
+     * starts a rollout ({@link RolloutRecord#start}: its targets, for {@code ["*"]} the hosts with an agent now, and the
+     * desired state it replaces, which hosts keep until their wave); any other push of the module deletes the rollout
+     * node of an older push. Written at the version read, so a racing agent's move fails the transaction, which is
+     * then retried like any lost race.
+     *
+     * @param data the rollout node's data ({@link #rolloutData}), {@code null} for none
+     * @return the operation, or {@code null} when there is nothing to write
+     */
+    private CuratorOp rolloutOp(Change c, byte[] data) throws Exception {
+        String path = paths.rollout(c.module());
+        Stat rollout = client.checkExists().forPath(path);
+        if (data == null) {
+            return rollout == null ? null : client.transactionOp().delete().withVersion(rollout.getVersion()).forPath(path);
+        }
+        return rollout == null ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
+                : client.transactionOp().setData().withVersion(rollout.getVersion()).forPath(path, data);
+    }
+
+    /** @return the data of the rollout a push of {@code record} starts, or {@code null} for a spec without {@code rollout} */
+    private byte[] rolloutData(Change c, DesiredRecord record, Instant now, Origin origin) throws Exception {
+        if (c.spec() == null || c.spec().rollout() == null) return null;
+        List<String> targets = c.spec().hosts().contains(ModuleSpec.ALL_HOSTS) ? ZkReads.children(client, paths.agents()) : c.spec().hosts();
+        DesiredRecord previous = c.desired() == null ? null : desiredOrNull(c.module(), new Stat());
+        return Json.bytes(RolloutRecord.start(record, targets, previous, origin.by(), now));
     }
 
     private static HistoryRecord historyRecord(Change c, Planned p, String push, Instant now, Origin origin) {
@@ -573,9 +606,9 @@ public final class PushWriter {
         }
     }
 
-    /** Creates {root}, {root}/pushes, {root}/desired and {root}/history with data {@code {}} when missing. */
+    /** Creates {root}, {root}/pushes, {root}/desired, {root}/history and {root}/rollouts with data {@code {}} when missing. */
     private void ensureParents() throws Exception {
-        for (String p : List.of(paths.root(), paths.pushes(), paths.desired(), paths.history())) {
+        for (String p : List.of(paths.root(), paths.pushes(), paths.desired(), paths.history(), paths.rollouts())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {
                 client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(p, "{}".getBytes(StandardCharsets.UTF_8));

@@ -35,7 +35,7 @@ public class StatusApiTest {
                 outcome == ApplyOutcome.DEFERRED ? WINDOW : null,
                 List.of(new ApplyReport.ContainerResult("registry", module + "-registry",
                         outcome == ApplyOutcome.DEFERRED ? ContainerAction.HELD : ContainerAction.RECREATED, List.of("image: a -> b"), "3f2a")),
-                error, null, null);
+                error, null, null, null);
     }
 
     static void writeReport(ApplyReport r) throws Exception {
@@ -179,7 +179,7 @@ public class StatusApiTest {
         ApplyReport failed = report("host-a", "store", "rv2", bad, ApplyOutcome.FAILED, "store-registry not ready by its deadline: reverted");
         failed = new ApplyReport(failed.host(), failed.module(), failed.revision(), failed.push(), failed.outcome(), failed.startedAt(),
                 failed.finishedAt(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", ContainerAction.REVERTED,
-                List.of("not ready"), "3f2a")), failed.error(), null, null);
+                List.of("not ready"), "3f2a")), failed.error(), null, null, null);
         agentStore.writeReport(failed);
         JsonNode v = api.get("/v1/pushes/" + bad).json();
         assertThat(v.get("state").asText()).isEqualTo("failed");

@@ -8,6 +8,11 @@ public enum ApplyOutcome implements WireName {
     APPLIED,
     /** A window held the module lock; the newest revision is applied when it releases it. */
     DEFERRED,
+    /**
+     * The module's rollout has not admitted this host yet (its wave has not come, or the rollout is paused): the
+     * previous revision runs, kept as it was (docs/decisions/0013-rollouts.md).
+     */
+    WAITING,
     /** Something could not be done; the report's {@code error} says what. What ran keeps running. */
     FAILED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */

@@ -21,12 +21,15 @@ import java.util.List;
  * @param lastWindow the last window that ran on this module on this host, carried from report to report
  * @param lastApplied the last push this host applied for this module, carried through {@code deferred} and
  *                   {@code failed} reports, so that an older push still reads {@code applied} while a newer one waits
+ * @param rollout    why the module's rollout keeps the previous revision on this host ({@code waiting}, or {@code failed}
+ *                   when it was reverted or aborted), else {@code null} (docs/decisions/0013-rollouts.md)
  */
 public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String error,
                           @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
-                          @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied) {
+                          @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String rollout) {
     /*
      * The factories below build a report as an apply ends (finishedAt: now), without lastWindow and lastApplied: the
      * store carries those over from the report it replaces (withLastWindow, withLastApplied).
@@ -42,7 +45,7 @@ public record ApplyReport(String host, String module, String revision, String pu
     public static ApplyReport applied(String host, String module, String revision, String push, Instant startedAt,
                                       WindowRef window, List<ContainerResult> containers) {
         return new ApplyReport(host, module, revision, push, ApplyOutcome.APPLIED, startedAt, Times.now(), window, containers,
-                null, null, null);
+                null, null, null, null);
     }
 
     /**
@@ -56,7 +59,7 @@ public record ApplyReport(String host, String module, String revision, String pu
     public static ApplyReport failed(String host, String module, String revision, String push, Instant startedAt,
                                      WindowRef window, List<ContainerResult> containers, String error) {
         return new ApplyReport(host, module, revision, push, ApplyOutcome.FAILED, startedAt, Times.now(), window, containers,
-                error, null, null);
+                error, null, null, null);
     }
 
     /**
@@ -81,7 +84,7 @@ public record ApplyReport(String host, String module, String revision, String pu
     public static ApplyReport deferred(String host, String module, String revision, String push, Instant startedAt,
                                        WindowRef window, List<ContainerResult> held) {
         return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, Times.now(), window, held,
-                null, null, null);
+                null, null, null, null);
     }
 
     /**
@@ -93,7 +96,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @return a report with only its host, module, revision and push
      */
     public static ApplyReport noApply(String host, String module, String revision, String push) {
-        return new ApplyReport(host, module, revision, push, null, null, null, null, List.of(), null, null, null);
+        return new ApplyReport(host, module, revision, push, null, null, null, null, List.of(), null, null, null, null);
     }
 
     /**
@@ -108,12 +111,23 @@ public record ApplyReport(String host, String module, String revision, String pu
     /** @return this report with {@code lastApplied} set: itself when applied, else the one given (carried) */
     public ApplyReport withLastApplied(Applied carried) {
         Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt) : carried;
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a, rollout);
     }
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout);
+    }
+
+    /**
+     * @param outcome {@link ApplyOutcome#WAITING}, or {@link ApplyOutcome#FAILED} for a rollout reverted or aborted
+     * @param why     why the rollout keeps the previous revision here
+     * @return this report with that outcome and {@code rollout} (and, when failed, {@code error}) set
+     */
+    public ApplyReport withRollout(ApplyOutcome outcome, String why) {
+        String e = outcome == ApplyOutcome.FAILED ? (error == null ? why : error + "; " + why) : error;
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, e, lastWindow,
+                lastApplied, why);
     }
 
     /**

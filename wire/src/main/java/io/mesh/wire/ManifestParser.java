@@ -33,6 +33,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -59,7 +60,8 @@ public final class ManifestParser {
     private static final Pattern IMAGE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}");
     private static final Set<String> RESTART = Set.of("no", "on-failure", "unless-stopped", "always");
 
-    private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules");
+    private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules", "rollout");
+    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
     private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout",
             "privileged", "pid", "cap-add", "healthcheck", "ready");
     private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
@@ -377,6 +379,7 @@ public final class ManifestParser {
                 }
             }
         }
+        rollout(c, node);
         if (!errors.isEmpty() || module == null || hosts == null) return null;
         try {
             ObjectNode copy = ((ObjectNode) node).deepCopy();
@@ -476,6 +479,38 @@ public final class ManifestParser {
         JsonNode retries = node.get("retries");
         if (retries != null && !(retries.isIntegralNumber() && retries.canConvertToInt() && retries.asInt() >= 1 && retries.asInt() <= 100)) {
             c.error(path + ".retries", "must be a whole number from 1 to 100 (failures in a row that make it unhealthy); got " + show(retries));
+        }
+    }
+
+    /**
+     * {@code rollout} (SPEC.md, "Rollouts"): {@code max-parallel} a whole number from 1 or a percentage from 1% to
+     * 100% (stored as text), {@code canary} a whole number from 0, {@code on-failure} pause, revert or continue.
+     */
+    private void rollout(Check c, JsonNode module) {
+        JsonNode node = module.get("rollout");
+        if (node == null || node.isNull()) return;
+        if (!(node instanceof ObjectNode o)) {
+            c.error("rollout", "must be a mapping with max-parallel, canary and on-failure, such as {max-parallel: 1, canary: 1}, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, "rollout", ROLLOUT_FIELDS);
+        JsonNode max = node.get("max-parallel");
+        if (max != null) {
+            String text = max.isTextual() || max.isIntegralNumber() ? c.text(max, "rollout.max-parallel").strip() : "";
+            Matcher m = RolloutSpec.MAX_PARALLEL.matcher(text);
+            if (!m.matches() || (!m.group(2).isEmpty() && Integer.parseInt(m.group(1)) > 100)) {
+                c.error("rollout.max-parallel", "must be a whole number of hosts from 1, such as 2, or a percentage of the targeted hosts from 1% to 100%, such as \"25%\"; got " + show(max));
+            } else {
+                o.put("max-parallel", text); // one form in the desired node: text
+            }
+        }
+        JsonNode canary = node.get("canary");
+        if (canary != null && !(canary.isIntegralNumber() && canary.canConvertToInt() && canary.asInt() >= 0 && canary.asInt() <= 1000)) {
+            c.error("rollout.canary", "must be a whole number of hosts from 0 to 1000 (the hosts that go first); got " + show(canary));
+        }
+        JsonNode onFailure = node.get("on-failure");
+        if (onFailure != null && !(onFailure.isTextual() && Set.of("pause", "revert", "continue").contains(onFailure.asText()))) {
+            c.error("rollout.on-failure", "must be pause, revert or continue (what a host's failure does to the rollout); got " + show(onFailure));
         }
     }
 

@@ -16,13 +16,19 @@ import java.util.Map;
  * @param hosts      host ids, or {@code ["*"]} for every host
  * @param containers containers by name (same name rule); the Docker name is {@code <module>-<name>}
  * @param schedules  schedules by name (same name rule); may be empty
+ * @param rollout    how a change moves across the fleet ({@link RolloutSpec}); {@code null}: every host at once
  */
-@JsonPropertyOrder({"module", "hosts", "containers", "schedules"})
+@JsonPropertyOrder({"module", "hosts", "containers", "schedules", "rollout"})
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record ModuleSpec(String module, List<String> hosts, Map<String, ContainerSpec> containers,
-                         Map<String, ScheduleSpec> schedules) {
+                         Map<String, ScheduleSpec> schedules, RolloutSpec rollout) {
     /** The host wildcard. */
     public static final String ALL_HOSTS = "*";
+
+    /** A module without {@code rollout}. */
+    public ModuleSpec(String module, List<String> hosts, Map<String, ContainerSpec> containers, Map<String, ScheduleSpec> schedules) {
+        this(module, hosts, containers, schedules, null);
+    }
 
     public ModuleSpec {
         hosts = hosts == null ? List.of() : List.copyOf(hosts);

@@ -14,6 +14,8 @@ public enum PushState implements WireName {
     APPLIED,
     /** Waiting on an open window. */
     DEFERRED,
+    /** Its rollout's wave has not come to the host (or the rollout is paused): the previous revision runs there. */
+    WAITING,
     /** The apply failed; its report's error says why. */
     FAILED,
     /**
@@ -38,6 +40,7 @@ public enum PushState implements WireName {
         return switch (outcome) {
             case APPLIED -> APPLIED;
             case DEFERRED -> DEFERRED;
+            case WAITING -> WAITING;
             case FAILED -> FAILED;
             case UNKNOWN -> UNKNOWN;
         };

@@ -143,6 +143,16 @@ public final class ZkPaths {
     /** @return {@code {root}/plans/{plan}/{host}}: the plan's node for one host, pending until its agent answers */
     public String plan(String plan, String host) { return ZKPaths.makePath(plans(), plan, host); }
 
+    /** @return {@code {root}/rollouts} */
+    public String rollouts() { return root + "/rollouts"; }
+    /** @return {@code {root}/rollouts/{module}}: the module's rollout ({@link RolloutRecord}) */
+    public String rollout(String module) { return ZKPaths.makePath(rollouts(), module); }
+
+    /** @return {@code {root}/slots} */
+    public String slots() { return root + "/slots"; }
+    /** @return {@code {root}/slots/rollout-{module}}: the {@code InterProcessSemaphoreV2} of a module's rollout */
+    public String rolloutSlots(String module) { return ZKPaths.makePath(slots(), "rollout-" + module); }
+
     /**
      * @param seq sequence number, &gt;= 0
      * @return such as {@code plan-0000000003} ({@code %010d}, as ZooKeeper names sequential nodes)

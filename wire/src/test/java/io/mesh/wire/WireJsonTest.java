@@ -94,7 +94,7 @@ class WireJsonTest {
             assertThat(Json.text(s)).isEqualTo("\"" + s.wire() + "\"");
             assertThat(PushState.of(s.wire())).isEqualTo(s);
         }
-        assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "failed", "superseded", "unknown");
+        assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "waiting", "failed", "superseded", "unknown");
         assertThat(Json.read("\"superseded\"".getBytes(), PushState.class)).isEqualTo(PushState.SUPERSEDED);
         assertThat(PushState.from(null)).isEqualTo(PushState.PENDING);
         assertThat(PushState.from(ApplyOutcome.DEFERRED)).isEqualTo(PushState.DEFERRED);

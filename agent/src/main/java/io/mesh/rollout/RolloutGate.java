@@ -1,0 +1,370 @@
+package io.mesh.rollout;
+
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HistoryRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.RolloutState;
+import io.mesh.wire.Times;
+import io.mesh.wire.ZkPaths;
+import io.mesh.zk.MeshStore;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+/**
+ * Whether a module's rollout lets this host apply its newest push now (SPEC.md, "Rollouts";
+ * docs/decisions/0013-rollouts.md): kured's {@code RebootBlocker} for a push. Asked by the apply holding the module
+ * lock, before the host fence: {@link #admit} answers with what to apply (the push, or the previous revision the
+ * rollout keeps here) and, for a host in a wave, holds one lease of {@code /mesh/slots/rollout-<module>} (Curator's
+ * {@code InterProcessSemaphoreV2}, at most {@code maxParallel}) until {@link Admission#finished}: after the readiness
+ * wait, so that no more than {@code maxParallel} hosts are ever between a stop and ready. A module without
+ * {@code rollout} costs nothing: no ZooKeeper call.
+ */
+public final class RolloutGate {
+    private static final Logger log = LoggerFactory.getLogger(RolloutGate.class);
+    /**
+     * How long an apply holding the module lock waits for a slot before it reports {@code waiting} and lets the lock
+     * go (a waiting host must not hold up a window of its own module): the next slot freed wakes it (the agent watches
+     * {@code /mesh/rollouts}).
+     */
+    static final long SLOT_WAIT_MS = 300;
+    /** Writes at the version read that lost a race and are read again before giving up. */
+    private static final int MAX_ATTEMPTS = 50;
+
+    private final MeshStore store;
+    private final String host;
+    private final ProcessRef process;
+
+    /**
+     * @param store   ZooKeeper access
+     * @param host    this host
+     * @param process this process, written into its slot lease
+     */
+    public RolloutGate(MeshStore store, String host, ProcessRef process) {
+        this.store = store;
+        this.host = host;
+        this.process = process;
+    }
+
+    /** What the rollout lets this host do with the newest push. */
+    public enum Decision {
+        /** Apply the push, no slot needed: there is no rollout of it, it is done, or this host did it already. */
+        APPLY,
+        /** Apply the push in a wave: take a slot (when {@code maxParallel} is set) and count as applying. */
+        APPLY_IN_WAVE,
+        /** Keep the previous revision and report {@code waiting}: the wave has not come, or the rollout is paused. */
+        WAIT,
+        /** Keep the previous revision and report {@code failed}: the rollout was reverted or aborted, or this host failed it. */
+        KEEP_PREVIOUS
+    }
+
+    /**
+     * The rule, without ZooKeeper.
+     *
+     * @param r    the rollout of the newest push
+     * @param host this host
+     * @return what this host may do, and why (for the report)
+     */
+    public static Verdict decide(RolloutRecord r, String host) {
+        String m = r.module();
+        return switch (r.state()) {
+            case DONE -> new Verdict(Decision.APPLY, null);
+            case REVERTED -> new Verdict(Decision.KEEP_PREVIOUS, "the rollout of " + r.push() + " was reverted (" + r.note()
+                    + "): every host runs the previous revision; push again to try once more");
+            default -> {
+                if (r.done().contains(host)) yield new Verdict(Decision.APPLY, null);
+                if (r.failed().contains(host)) {
+                    yield new Verdict(Decision.KEEP_PREVIOUS, "this host failed the rollout of " + r.push()
+                            + " and keeps the previous revision until a new push (" + r.note() + ")");
+                }
+                if (r.state() == RolloutState.ABORTED) {
+                    yield new Verdict(Decision.KEEP_PREVIOUS, "the rollout of " + r.push() + " was " + r.note()
+                            + ": this host keeps the previous revision until a new push");
+                }
+                if (r.state() == RolloutState.PAUSED) {
+                    yield new Verdict(Decision.WAIT, "the rollout of " + r.push() + " is paused (" + r.note() + "): mesh rollout resume "
+                            + m + " goes on, mesh rollout abort " + m + " stops it");
+                }
+                if (r.state() != RolloutState.ROLLING) yield new Verdict(Decision.WAIT, "the rollout of " + r.push() + " is " + r.state());
+                if (!r.canary().contains(host) && !r.canariesDone()) {
+                    yield new Verdict(Decision.WAIT, "waiting for the canaries " + r.canary() + " to be ready (done: " + r.done() + ")");
+                }
+                yield new Verdict(Decision.APPLY_IN_WAVE, null);
+            }
+        };
+    }
+
+    /**
+     * @param decision what to do
+     * @param why      for {@link Decision#WAIT} and {@link Decision#KEEP_PREVIOUS}, the report's {@code rollout}
+     */
+    public record Verdict(Decision decision, String why) {}
+
+    /**
+     * Before the no-op reconcile (decision 4), which may skip the lock only when the rollout lets this host keep
+     * what it applied: one read of the rollout node for a module with {@code rollout}, none without.
+     *
+     * @param desired the newest desired state
+     * @return true when the rollout lets this host apply the push without a slot (or there is none)
+     * @throws Exception from ZooKeeper
+     */
+    public boolean settled(DesiredRecord desired) throws Exception {
+        if (!hasRollout(desired)) return true;
+        RolloutRecord r = read(desired.module(), null);
+        return r == null || !r.of(desired) || decide(r, host).decision() == Decision.APPLY;
+    }
+
+    private static boolean hasRollout(DesiredRecord d) {
+        return d != null && !d.tombstone() && d.spec() != null && d.spec().rollout() != null;
+    }
+
+    /**
+     * Decides, holding the module lock: takes a slot and counts this host {@code applying}, or counts it
+     * {@code waiting}. The caller closes the admission (it gives a slot back).
+     *
+     * @param desired the newest desired state
+     * @return what to apply, and how to report it
+     * @throws Exception from ZooKeeper
+     */
+    public Admission admit(DesiredRecord desired) throws Exception {
+        if (!hasRollout(desired)) return new Admission(desired, null, null, null, null);
+        String module = desired.module();
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            RolloutRecord r = read(module, null);
+            if (r == null || !r.of(desired)) return new Admission(desired, null, null, null, null);
+            Verdict v = decide(r, host);
+            switch (v.decision()) {
+                case APPLY:
+                    return new Admission(desired, null, null, null, null);
+                case WAIT:
+                    update(desired, x -> x.waiting(host, Times.now()));
+                    return keep(desired, r, ApplyOutcome.WAITING, v.why());
+                case KEEP_PREVIOUS:
+                    return keep(desired, r, ApplyOutcome.FAILED, v.why());
+                case APPLY_IN_WAVE:
+                    Lease lease = null;
+                    if (r.maxParallel() != null) {
+                        InterProcessSemaphoreV2 slots = new InterProcessSemaphoreV2(store.client(), store.paths().rolloutSlots(module), r.maxParallel());
+                        slots.setNodeData(Json.bytes(leaseData(desired)));
+                        lease = slots.acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
+                        if (lease == null) {
+                            RolloutRecord now = update(desired, x -> x.waiting(host, Times.now()));
+                            RolloutRecord shown = now == null ? r : now;
+                            return keep(desired, shown, ApplyOutcome.WAITING, "waiting for a slot: max-parallel " + r.maxParallel()
+                                    + ", applying now " + shown.applying());
+                        }
+                    }
+                    // Counted applying only if the rollout still admits this host (a resume, an abort, a failure elsewhere
+                    // may have moved it since the read): else decide again.
+                    Lease held = lease;
+                    RolloutRecord moved = update(desired, x -> decide(x, host).decision() == Decision.APPLY_IN_WAVE ? x.applying(host, Times.now()) : x);
+                    if (moved != null && moved.applying().contains(host)) return new Admission(desired, held, null, null, null);
+                    returnLease(held);
+                    continue;
+                default:
+                    throw new IllegalStateException(v.decision().name());
+            }
+        }
+        throw new IllegalStateException("the rollout node of " + module + " changed under each of " + MAX_ATTEMPTS + " reads");
+    }
+
+    private Map<String, Object> leaseData(DesiredRecord desired) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("host", host);
+        m.put("module", desired.module());
+        m.put("push", desired.push());
+        m.put("revision", desired.revision());
+        m.put("since", Times.now());
+        m.put("by", process);
+        return m;
+    }
+
+    /**
+     * What this host keeps: the revision it last applied (its report's {@code lastApplied}), whose spec is the
+     * rollout's {@code previous} or, when the host was behind that (a rollout paused before it, a host that was down), the
+     * one its history node kept. A host that never applied the module keeps nothing of it. When that spec cannot be
+     * found (its history node trimmed), the host is kept as it is: no Docker call at all.
+     */
+    private Admission keep(DesiredRecord desired, RolloutRecord r, ApplyOutcome outcome, String why) throws Exception {
+        String module = desired.module();
+        ApplyReport last = store.report(host, module);
+        ApplyReport.Applied applied = last == null ? null : last.lastApplied();
+        if (applied == null || applied.push() == null) {
+            return new Admission(desired, null, new DesiredRecord(module, null, null, ModuleSpec.nowhere(module)), outcome, why);
+        }
+        if (r.previous() != null && applied.push().equals(r.previous().push())) return new Admission(desired, null, r.previous(), outcome, why);
+        DesiredRecord kept = history(module, applied.push());
+        return new Admission(desired, null, kept, outcome, kept == null ? why + "; the spec of " + applied.push()
+                + ", which this host last applied, is no longer in the module's history: nothing here is changed" : why);
+    }
+
+    /** Specs this process read from history, by module and push: a waiting host asks at each move of the rollout. */
+    private final Map<String, DesiredRecord> historyRead = new ConcurrentHashMap<>();
+
+    /** @return the desired state {@code push} wrote for the module, from its history node; null when not kept */
+    private DesiredRecord history(String module, String push) throws Exception {
+        DesiredRecord known = historyRead.get(module + "/" + push);
+        if (known != null) return known;
+        List<String> nodes;
+        try {
+            nodes = new ArrayList<>(store.client().getChildren().forPath(store.paths().history(module)));
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        nodes.sort(Comparator.comparingLong(ZkPaths::historySeq).reversed());
+        for (String n : nodes) {
+            HistoryRecord h;
+            try {
+                h = Json.readOrNull(store.client().getData().forPath(store.paths().history(module, n)), HistoryRecord.class);
+            } catch (KeeperException.NoNodeException e) {
+                continue;
+            }
+            if (h == null || !push.equals(h.push())) continue;
+            DesiredRecord d = new DesiredRecord(module, h.revision(), h.push(), h.spec() == null ? ModuleSpec.nowhere(module) : h.spec());
+            historyRead.put(module + "/" + push, d);
+            return d;
+        }
+        return null;
+    }
+
+    /**
+     * What the rollout admitted: the desired state to run, and how the apply's report reads.
+     */
+    public final class Admission implements AutoCloseable {
+        private final DesiredRecord desired;
+        private volatile Lease slot;
+        private final DesiredRecord previous;
+        private final ApplyOutcome outcome;
+        private final String why;
+
+        private Admission(DesiredRecord desired, Lease slot, DesiredRecord previous, ApplyOutcome outcome, String why) {
+            this.desired = desired;
+            this.slot = slot;
+            this.previous = previous;
+            this.outcome = outcome;
+            this.why = why;
+        }
+
+        /**
+         * @return the desired state the apply runs: the push, or the previous revision the rollout keeps here;
+         *         {@code null} when the rollout keeps this host as it is, with no Docker call (its previous spec is
+         *         not known)
+         */
+        public DesiredRecord toApply() { return outcome != null ? previous : desired; }
+
+        /** @return true when the apply runs the previous revision, or nothing ({@link #outcome()} says how it reads) */
+        public boolean keepsPrevious() { return outcome != null; }
+
+        /** @return for {@link #keepsPrevious()}: {@code waiting} or {@code failed}; else {@code null} */
+        public ApplyOutcome outcome() { return outcome; }
+
+        /** @return for {@link #keepsPrevious()}: why, for the report's {@code rollout} */
+        public String why() { return why; }
+
+        /** @return true while this admission holds a slot */
+        public boolean holdsSlot() { return slot != null; }
+
+        /**
+         * The apply of the push ended (after its readiness wait): gives the slot back, then counts this host done,
+         * failed or (deferred by held containers) waiting again. Nothing for an admission that kept the previous
+         * revision, or without a rollout.
+         *
+         * @param result the apply's outcome
+         * @param error  its error, for a failure
+         * @throws Exception from ZooKeeper
+         */
+        public void finished(ApplyOutcome result, String error) throws Exception {
+            boolean counted = slot != null || outcome == null;
+            close();
+            if (outcome != null || !hasRollout(desired) || !counted) return;
+            Instant now = Times.now();
+            UnaryOperator<RolloutRecord> move = switch (result) {
+                case APPLIED -> x -> x.applying().contains(host) || x.waiting().contains(host) ? x.done(host, now) : x;
+                case FAILED -> x -> x.applying().contains(host) ? x.failed(host, error == null ? "failed" : error, now) : x;
+                default -> x -> x.applying().contains(host) ? x.backToWaiting(host, now) : x;
+            };
+            update(desired, move);
+        }
+
+        /** Gives the slot back, if held. Never throws. */
+        @Override
+        public void close() {
+            Lease s = slot;
+            slot = null;
+            returnLease(s);
+        }
+    }
+
+    private void returnLease(Lease s) {
+        if (s == null) return;
+        try {
+            s.close();
+        } catch (Exception e) {
+            // Its node is ephemeral: it goes with the session at the latest.
+            log.warn("rollout slot of host {} not given back cleanly ({}); its lease node goes with the session", host, e.toString());
+        }
+    }
+
+    /** @return the rollout node of the module, its stat in {@code stat} (when given); null when none or unreadable */
+    private RolloutRecord read(String module, Stat stat) throws Exception {
+        byte[] data;
+        try {
+            data = stat == null ? store.client().getData().forPath(store.paths().rollout(module))
+                    : store.client().getData().storingStatIn(stat).forPath(store.paths().rollout(module));
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        RolloutRecord r = Json.readOrNull(data, RolloutRecord.class);
+        if (r == null) log.warn("{} does not hold a rollout record; the push is applied as without one", store.paths().rollout(module));
+        return r;
+    }
+
+    /**
+     * Moves the rollout of {@code desired}'s push by {@code move}, at the version read (read again after a lost race).
+     *
+     * @return the record as written (or as found, when {@code move} changed nothing); null when the node is not the
+     *         rollout of this push any more
+     */
+    private RolloutRecord update(DesiredRecord desired, UnaryOperator<RolloutRecord> move) throws Exception {
+        String path = store.paths().rollout(desired.module());
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            Stat stat = new Stat();
+            RolloutRecord r = read(desired.module(), stat);
+            if (r == null || !r.of(desired)) return null;
+            RolloutRecord next = move.apply(r);
+            if (same(r, next)) return r;
+            try {
+                store.client().setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
+                if (next.state() != r.state()) log.info("rollout module={} push={} state={} by host={} ({})", r.module(), r.push(), next.state(), host, next.note());
+                return next;
+            } catch (KeeperException.BadVersionException e) {
+                // another host moved it meanwhile: read again
+            }
+        }
+        throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " writes");
+    }
+
+    private static boolean same(RolloutRecord a, RolloutRecord b) {
+        return a.state() == b.state() && a.done().equals(b.done()) && a.applying().equals(b.applying()) && a.waiting().equals(b.waiting())
+                && a.failed().equals(b.failed()) && Objects.equals(a.note(), b.note());
+    }
+}

@@ -1,0 +1,77 @@
+package io.mesh.coordinator;
+
+import io.mesh.wire.Json;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+import java.time.Clock;
+import java.util.Optional;
+
+/**
+ * An operator's side of {@code /mesh/rollouts/<module>} (SPEC.md, "Rollouts"; docs/decisions/0013-rollouts.md): read
+ * it, resume or abort it. Every move is a write at the version read, as the agents' moves are, so a coordinator keeps
+ * nothing and any coordinator may do it.
+ */
+public final class RolloutStore {
+    private static final int MAX_ATTEMPTS = 20;
+    private final CuratorFramework client;
+    private final ZkPaths paths;
+    private final Clock clock;
+
+    /**
+     * @param client a started Curator client
+     * @param paths  the layout
+     * @param clock  for the record's times
+     */
+    public RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) {
+        this.client = client;
+        this.paths = paths;
+        this.clock = clock;
+    }
+
+    /**
+     * @param module module name (checked by the caller)
+     * @return the module's rollout, without the spec it replaces; empty when the module has none
+     * @throws Exception ZooKeeper errors
+     */
+    public Optional<RolloutRecord> read(String module) throws Exception {
+        RolloutRecord r = ZkReads.read(client, paths.rollout(module), RolloutRecord.class);
+        return Optional.ofNullable(r == null ? null : r.withoutPrevious());
+    }
+
+    /** What an operator does to a rollout. */
+    public enum Move { RESUME, ABORT }
+
+    /**
+     * @param module module name
+     * @param move   resume (a paused rollout goes on) or abort (it stops for good)
+     * @param by     who asks
+     * @return the rollout as written; empty when the module has no rollout
+     * @throws IllegalStateException when the rollout is not where the move applies (not paused, ended already)
+     * @throws Exception             ZooKeeper errors
+     */
+    public Optional<RolloutRecord> move(String module, Move move, String by) throws Exception {
+        String path = paths.rollout(module);
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            Stat stat = new Stat();
+            byte[] data;
+            try {
+                data = client.getData().storingStatIn(stat).forPath(path);
+            } catch (KeeperException.NoNodeException e) {
+                return Optional.empty();
+            }
+            RolloutRecord r = Json.read(data, RolloutRecord.class);
+            RolloutRecord next = move == Move.RESUME ? r.resume(by, clock.instant()) : r.abort(by, clock.instant());
+            try {
+                client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
+                return Optional.of(next.withoutPrevious());
+            } catch (KeeperException.BadVersionException e) {
+                // an agent moved it meanwhile: read again
+            }
+        }
+        throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " attempts: try again");
+    }
+}

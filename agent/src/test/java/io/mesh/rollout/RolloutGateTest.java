@@ -58,6 +58,16 @@ class RolloutGateTest {
     }
 
     @Test
+    void aFailedCanaryLetsTheOthersGoUnderContinueAndAfterAResume() {
+        RolloutRecord c = start(new RolloutSpec("1", 1, RolloutSpec.OnFailure.CONTINUE)).applying("h1", T).failed("h1", "x", T);
+        assertThat(decide(c, "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
+        RolloutRecord p = start(new RolloutSpec("1", 1, null)).applying("h1", T).failed("h1", "x", T);
+        assertThat(decide(p, "h2")).isEqualTo(Decision.WAIT);
+        assertThat(decide(p.resume("op", T), "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
+        assertThat(decide(p.resume("op", T), "h1")).as("the failed canary is not retried").isEqualTo(Decision.KEEP_PREVIOUS);
+    }
+
+    @Test
     void aDoneRolloutAdmitsEveryHostAlsoOneThatJoinedLater() {
         RolloutRecord r = start(new RolloutSpec(null, null, null));
         for (String h : List.of("h1", "h2", "h3")) r = r.applying(h, T).done(h, T);

@@ -95,8 +95,16 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         return List.copyOf(all);
     }
 
-    /** @return true when every canary is done */
-    public boolean canariesDone() { return done.containsAll(canary); }
+    /**
+     * @return true when every canary is settled: done, or failed where a failure does not stop the rollout
+     *         ({@code on-failure: continue}, or before a resume)
+     */
+    public boolean canariesDone() {
+        return canary.stream().allMatch(h -> done.contains(h) || (failedSettled() && failed.contains(h)));
+    }
+
+    /** @return true when a failed host counts as settled: under {@code on-failure: continue}, or after a resume */
+    private boolean failedSettled() { return onFailure == RolloutSpec.OnFailure.CONTINUE || resumedAt != null; }
 
     /** @return this record with {@code host} waiting (a host not named yet; one already named is left where it is) */
     public RolloutRecord waiting(String host, Instant at) {
@@ -159,7 +167,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /** {@code done} once every host is done, or failed where a failure does not stop the rollout. */
     private RolloutRecord settle() {
-        boolean failedSettled = onFailure == RolloutSpec.OnFailure.CONTINUE || resumedAt != null;
+        boolean failedSettled = failedSettled();
         if (state != RolloutState.ROLLING) return this;
         for (String h : allHosts()) {
             if (!done.contains(h) && !(failedSettled && failed.contains(h))) return this;

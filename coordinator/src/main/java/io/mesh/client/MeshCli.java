@@ -7,6 +7,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.PushState;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequestState;
+import io.mesh.wire.WireName;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -475,11 +476,11 @@ public final class MeshCli implements Runnable {
                     if (view.path("done").asBoolean()) {
                         boolean failed = view.path("failed").asBoolean();
                         // Superseded: a newer push replaced this one there, so it did not land as itself (exit 1).
-                        List<String> superseded = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
+                        List<String> superseded = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.SUPERSEDED)
                                 .map(t -> t.path("host").asText()).distinct().sorted().toList();
                         if (failed) out.println(push + " failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules");
                         if (!superseded.isEmpty()) {
-                            List<String> by = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
+                            List<String> by = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.SUPERSEDED)
                                     .map(t -> t.path("supersededBy").asText("")).filter(b -> !b.isEmpty()).distinct().sorted().toList();
                             out.println(push + " not applied as itself on " + String.join(", ", superseded) + ": superseded"
                                     + (by.isEmpty() ? "" : " by " + String.join(", ", by)));
@@ -488,10 +489,10 @@ public final class MeshCli implements Runnable {
                         out.flush();
                         return failed || !superseded.isEmpty() ? FAILED : OK;
                     }
-                    List<String> noAgent = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.PENDING
+                    List<String> noAgent = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.PENDING
                             && t.has("agent") && !t.path("agent").asBoolean()).map(t -> t.path("host").asText()).distinct().sorted().toList();
                     boolean othersDone = targets.stream().allMatch(t -> noAgent.contains(t.path("host").asText())
-                            || Set.of(PushState.APPLIED, PushState.FAILED, PushState.SUPERSEDED).contains(PushState.of(t.path("state").asText())));
+                            || Set.of(PushState.APPLIED, PushState.FAILED, PushState.SUPERSEDED).contains(WireName.of(PushState.class, t.path("state").asText())));
                     if (noAgent.isEmpty() || !othersDone) {
                         onlyNoAgentSince = -1;
                     } else if (onlyNoAgentSince < 0) {
@@ -614,7 +615,7 @@ public final class MeshCli implements Runnable {
                 String rev = text(m.path("revision"));
                 String desired = m.path("desiredRevision").asText(null);
                 if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
-                String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
+                String detail = WireName.of(PushState.class, m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
                 table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
                         w.isObject() ? window(w) : "-", joinText(m.path("held")), age(m.path("ageSeconds")), detail);
             }
@@ -737,7 +738,7 @@ public final class MeshCli implements Runnable {
                 }
                 if (req != null) {
                     String text = req.path("state").asText();
-                    WindowRequestState state = WindowRequestState.of(text);
+                    WindowRequestState state = WireName.of(WindowRequestState.class, text);
                     if (!text.equals(shown)) {
                         shown = text;
                         if (state == WindowRequestState.RUNNING) {
@@ -756,7 +757,7 @@ public final class MeshCli implements Runnable {
                         else outcome(req, out);
                         out.flush();
                         JsonNode result = req.path("result");
-                        return !req.hasNonNull("error") && result.isObject() && WindowOutcome.of(result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
+                        return !req.hasNonNull("error") && result.isObject() && WireName.of(WindowOutcome.class, result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
                     }
                 }
                 if (!polling.pause(deadline)) {
@@ -860,7 +861,7 @@ public final class MeshCli implements Runnable {
      */
     static String describe(JsonNode target) {
         String text = target.path("state").asText();
-        return switch (PushState.of(text)) {
+        return switch (WireName.of(PushState.class, text)) {
             case APPLIED -> text + " " + target.path("revision").asText();
             case DEFERRED, FAILED -> text + detailSuffix(text, target);
             case SUPERSEDED -> detail(text, target);
@@ -877,7 +878,7 @@ public final class MeshCli implements Runnable {
     private static String detailSuffix(String state, JsonNode t) {
         String d = detail(state, t);
         if (d.isEmpty()) return "";
-        return PushState.of(state) == PushState.FAILED ? ": " + d : " (" + d + ")";
+        return WireName.of(PushState.class, state) == PushState.FAILED ? ": " + d : " (" + d + ")";
     }
 
     /** @return the number of targets in {@code state}, from a push's {@code counts} */
@@ -886,8 +887,8 @@ public final class MeshCli implements Runnable {
     }
 
     private static String detail(String state, JsonNode t) {
-        if (PushState.of(state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
-        if (PushState.of(state) == PushState.SUPERSEDED) {
+        if (WireName.of(PushState.class, state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        if (WireName.of(PushState.class, state) == PushState.SUPERSEDED) {
             return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
         }
         JsonNode w = t.path("window");

@@ -3,6 +3,7 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.PlanOutcome;
 import io.mesh.wire.PlanState;
+import io.mesh.wire.WireName;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -64,12 +65,12 @@ final class PlanOutput {
         List<String> pending = new ArrayList<>(), failing = new ArrayList<>(), noAgent = new ArrayList<>();
         for (JsonNode h : view.path("hosts")) {
             String host = h.path("host").asText();
-            switch (PlanState.of(h.path("state").asText())) {
+            switch (WireName.of(PlanState.class, h.path("state").asText())) {
                 case PENDING -> pending.add(host);
                 case NO_AGENT -> noAgent.add(host);
                 case ANSWERED -> {
                     for (JsonNode m : h.path("modules")) {
-                        if (PlanOutcome.of(m.path("outcome").asText()) == PlanOutcome.WOULD_FAIL) failing.add(host + "/" + m.path("module").asText());
+                        if (WireName.of(PlanOutcome.class, m.path("outcome").asText()) == PlanOutcome.WOULD_FAIL) failing.add(host + "/" + m.path("module").asText());
                     }
                 }
                 default -> failing.add(host);
@@ -90,7 +91,7 @@ final class PlanOutput {
         MeshCli.Table table = new MeshCli.Table("HOST", "MODULE", "OUTCOME", "CONTAINER", "ACTION", "DETAIL");
         for (JsonNode h : view.path("hosts")) {
             String host = h.path("host").asText();
-            PlanState state = PlanState.of(h.path("state").asText());
+            PlanState state = WireName.of(PlanState.class, h.path("state").asText());
             if (state != PlanState.ANSWERED) {
                 table.add(host, "-", h.path("state").asText(), "-", "-", h.path("error").asText(state == PlanState.PENDING ? "no answer yet" : ""));
                 continue;

@@ -308,18 +308,21 @@ public final class MeshCli implements Runnable {
         final void print(JsonNode answer, PrintWriter out) { Table.of(answer.path(array), this::add, columns).print(out, none); }
     }
 
+    /** {@code --interval} of every command that follows the coordinator ({@link Polling}). */
+    static class IntervalOption {
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+                description = "How often to ask the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
+        String interval;
+    }
+
     /** {@code --wait}, {@code --timeout} and {@code --interval} of the commands that push ({@code push}, {@code rollback}, {@code delete}). */
-    static final class WaitOptions {
+    static final class WaitOptions extends IntervalOption {
         @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
         boolean await;
 
         @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
                 description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
         String timeout;
-
-        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
-                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
-        String interval;
     }
 
     /** How a command that follows the coordinator waits: {@code --timeout} in all, asking every {@code --interval}. */
@@ -698,9 +701,8 @@ public final class MeshCli implements Runnable {
                 description = "How long to wait for the outcome (the module lock, then the step's own timeout), such as 90s or 1h (default: ${DEFAULT-VALUE}).")
         String timeout;
 
-        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
-                description = "How often to ask the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
-        String interval;
+        @Mixin
+        IntervalOption asking;
 
         @Option(names = "--json", description = "Print the finished request's JSON (with the window's result) instead of text.")
         boolean json;
@@ -714,7 +716,7 @@ public final class MeshCli implements Runnable {
                 return fail(BAD_INPUT, "give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
             }
             String module = target.substring(0, slash), schedule = target.substring(slash + 1);
-            Polling polling = polling(timeout, interval);
+            Polling polling = polling(timeout, asking.interval);
             if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";

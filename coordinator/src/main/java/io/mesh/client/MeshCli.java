@@ -981,11 +981,10 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh history MODULE}: the module's pushes, newest first. */
-    @Command(name = "history", mixinStandardHelpOptions = true,
+    @Command(name = "history",
             description = {"The pushes of MODULE, newest first (GET /v1/modules/MODULE/history, from /mesh/history/MODULE; the newest 50 are kept):",
                     "push id, revision, action (push, rollback of PUSH, delete), when, who (by) and from where (source, the X-Mesh-Source header).",
                     "The first line is the module's current state; mesh rollback MODULE --to PUSH pushes one of these again."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:shown", "2:unknown module (never pushed) or a bad name", "4:the coordinator cannot be reached"})
     public static final class History extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "MODULE", description = "The module, such as store.")
@@ -1020,12 +1019,11 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh rollback MODULE [--to PUSH]}: pushes an earlier spec of the module again. */
-    @Command(name = "rollback", mixinStandardHelpOptions = true,
+    @Command(name = "rollback",
             description = {"Push again the spec MODULE had at an earlier push (POST /v1/modules/MODULE/rollback): by default the revision before the current one",
                     "(after mesh delete: the spec the module had before it), else --to PUSH, one of mesh history MODULE.",
                     "It is an ordinary push whose record carries rollbackOf: a host where a window holds the module reads deferred, and it lands when the window ends.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
                     "2:refused, nothing written: unknown module, a --to not in its history, nothing to roll back to, a spec no longer valid, unauthorized",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})
@@ -1047,11 +1045,10 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh delete MODULE}: removes the module from every host. */
-    @Command(name = "delete", mixinStandardHelpOptions = true,
+    @Command(name = "delete",
             description = {"Remove MODULE from every host (DELETE /v1/modules/MODULE): each agent removes its containers under the module lock and reports them removed;",
                     "a container held by a window is left alone until the window ends (deferred). Named volumes stay. Recorded like a push (mesh history MODULE);",
                     "mesh rollback MODULE brings the module back. Prints the push id; with --wait, follows it as mesh push --wait does."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:accepted (with --wait: removed on every host)", "1:a host failed (with --wait)",
                     "2:refused, nothing written: unknown module, deleted already, unauthorized",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})

@@ -444,24 +444,11 @@ public final class MeshCli implements Runnable {
         int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
             long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
-            boolean unreachable = false;
+            Following following = new Following(client, "/v1/pushes/" + push, push, this::warn);
             long onlyNoAgentSince = -1;
             while (true) {
-                JsonNode view = null;
-                try {
-                    CoordinatorClient.Response r = client.get("/v1/pushes/" + push);
-                    if (r.status() == 200 && r.json() != null) {
-                        view = r.json();
-                        unreachable = false;
-                    } else if (r.status() == 404) {
-                        return fail(FAILED, "the coordinator no longer knows " + push + ": " + r.error());
-                    } else {
-                        warn("status of " + push + ": " + r.status() + " " + r.error() + " (retrying)");
-                    }
-                } catch (IOException e) {
-                    if (!unreachable) warn(e.getMessage() + " (retrying)");
-                    unreachable = true;
-                }
+                JsonNode view = following.ask();
+                if (following.gone()) return FAILED;
                 if (view != null) {
                     List<JsonNode> targets = new ArrayList<>();
                     view.path("targets").forEach(targets::add);
@@ -508,7 +495,7 @@ public final class MeshCli implements Runnable {
                     }
                 }
                 if (!polling.pause(deadline)) {
-                    if (view == null && unreachable) return UNREACHABLE;
+                    if (view == null && following.unreachable()) return UNREACHABLE;
                     JsonNode counts = view == null ? null : view.path("counts");
                     warn("timed out after " + polling.timeout().toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
                             + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)

@@ -5,7 +5,6 @@ import io.mesh.wire.PlanOutcome;
 import io.mesh.wire.PlanState;
 import io.mesh.wire.WireName;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,28 +38,16 @@ final class PlanOutput {
                 + "  hosts " + join(created.path("hosts")) + "  (a plan: nothing is pushed)");
         out.flush();
         long deadline = polling.deadline();
+        Following following = new Following(client, "/v1/plans/" + plan, plan, warn);
         JsonNode view = null;
-        boolean unreachable = false;
         while (true) {
-            try {
-                CoordinatorClient.Response r = client.get("/v1/plans/" + plan);
-                if (r.status() == 200 && r.json() != null) {
-                    view = r.json();
-                    unreachable = false;
-                } else if (r.status() == 404) {
-                    warn.accept("the coordinator no longer knows " + plan + ": " + r.error());
-                    return MeshCli.FAILED;
-                } else {
-                    warn.accept(plan + ": " + r.status() + " " + r.error() + " (retrying)");
-                }
-            } catch (IOException e) {
-                if (!unreachable) warn.accept(e.getMessage() + " (retrying)");
-                unreachable = true;
-            }
+            JsonNode answer = following.ask();
+            if (following.gone()) return MeshCli.FAILED;
+            if (answer != null) view = answer;
             if (view != null && view.path("done").asBoolean()) break;
             if (!polling.pause(deadline)) break;
         }
-        if (view == null) return unreachable ? MeshCli.UNREACHABLE : MeshCli.TIMEOUT;
+        if (view == null) return following.unreachable() ? MeshCli.UNREACHABLE : MeshCli.TIMEOUT;
         print(view, out);
         List<String> pending = new ArrayList<>(), failing = new ArrayList<>(), noAgent = new ArrayList<>();
         for (JsonNode h : view.path("hosts")) {

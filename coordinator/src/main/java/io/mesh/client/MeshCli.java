@@ -9,6 +9,7 @@ import io.mesh.wire.RolloutState;
 import io.mesh.wire.WireName;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequestState;
+import io.mesh.wire.WireName;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -310,18 +311,21 @@ public final class MeshCli implements Runnable {
         final void print(JsonNode answer, PrintWriter out) { Table.of(answer.path(array), this::add, columns).print(out, none); }
     }
 
+    /** {@code --interval} of every command that follows the coordinator ({@link Polling}). */
+    static class IntervalOption {
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+                description = "How often to ask the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
+        String interval;
+    }
+
     /** {@code --wait}, {@code --timeout} and {@code --interval} of the commands that push ({@code push}, {@code rollback}, {@code delete}). */
-    static final class WaitOptions {
+    static final class WaitOptions extends IntervalOption {
         @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
         boolean await;
 
         @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
                 description = "How long --wait waits, such as 90s, 10m, 1h (default: ${DEFAULT-VALUE}).")
         String timeout;
-
-        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
-                description = "How often --wait asks the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
-        String interval;
     }
 
     /** How a command that follows the coordinator waits: {@code --timeout} in all, asking every {@code --interval}. */
@@ -443,24 +447,11 @@ public final class MeshCli implements Runnable {
         int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
             long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
-            boolean unreachable = false;
+            Following following = new Following(client, "/v1/pushes/" + push, push, this::warn);
             long onlyNoAgentSince = -1;
             while (true) {
-                JsonNode view = null;
-                try {
-                    CoordinatorClient.Response r = client.get("/v1/pushes/" + push);
-                    if (r.status() == 200 && r.json() != null) {
-                        view = r.json();
-                        unreachable = false;
-                    } else if (r.status() == 404) {
-                        return fail(FAILED, "the coordinator no longer knows " + push + ": " + r.error());
-                    } else {
-                        warn("status of " + push + ": " + r.status() + " " + r.error() + " (retrying)");
-                    }
-                } catch (IOException e) {
-                    if (!unreachable) warn(e.getMessage() + " (retrying)");
-                    unreachable = true;
-                }
+                JsonNode view = following.ask();
+                if (following.gone()) return FAILED;
                 if (view != null) {
                     List<JsonNode> targets = new ArrayList<>();
                     view.path("targets").forEach(targets::add);
@@ -486,18 +477,18 @@ public final class MeshCli implements Runnable {
                     if (view.path("done").asBoolean()) {
                         boolean failed = view.path("failed").asBoolean();
                         // Superseded: a newer push replaced this one there, so it did not land as itself (exit 1).
-                        List<String> superseded = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
+                        List<String> superseded = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.SUPERSEDED)
                                 .map(t -> t.path("host").asText()).distinct().sorted().toList();
                         if (failed) out.println(push + " failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules");
                         for (Map.Entry<String, JsonNode> e : view.path("rollouts").properties()) {
-                            RolloutState rs = WireName.parse(RolloutState.class, e.getValue().path("state").asText(), RolloutState.UNKNOWN);
+                            RolloutState rs = WireName.of(RolloutState.class, e.getValue().path("state").asText());
                             if (rs.stopped()) {
                                 out.println("the rollout of " + e.getKey() + " is " + rs + " (" + e.getValue().path("note").asText() + ")"
                                         + (rs == RolloutState.PAUSED ? ": mesh rollout resume " + e.getKey() + " goes on, mesh rollout abort " + e.getKey() + " stops it" : ""));
                             }
                         }
                         if (!superseded.isEmpty()) {
-                            List<String> by = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.SUPERSEDED)
+                            List<String> by = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.SUPERSEDED)
                                     .map(t -> t.path("supersededBy").asText("")).filter(b -> !b.isEmpty()).distinct().sorted().toList();
                             out.println(push + " not applied as itself on " + String.join(", ", superseded) + ": superseded"
                                     + (by.isEmpty() ? "" : " by " + String.join(", ", by)));
@@ -506,10 +497,10 @@ public final class MeshCli implements Runnable {
                         out.flush();
                         return failed || !superseded.isEmpty() ? FAILED : OK;
                     }
-                    List<String> noAgent = targets.stream().filter(t -> PushState.of(t.path("state").asText()) == PushState.PENDING
+                    List<String> noAgent = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.PENDING
                             && t.has("agent") && !t.path("agent").asBoolean()).map(t -> t.path("host").asText()).distinct().sorted().toList();
                     boolean othersDone = targets.stream().allMatch(t -> noAgent.contains(t.path("host").asText())
-                            || Set.of(PushState.APPLIED, PushState.FAILED, PushState.SUPERSEDED).contains(PushState.of(t.path("state").asText())));
+                            || Set.of(PushState.APPLIED, PushState.FAILED, PushState.SUPERSEDED).contains(WireName.of(PushState.class, t.path("state").asText())));
                     if (noAgent.isEmpty() || !othersDone) {
                         onlyNoAgentSince = -1;
                     } else if (onlyNoAgentSince < 0) {
@@ -522,7 +513,7 @@ public final class MeshCli implements Runnable {
                     }
                 }
                 if (!polling.pause(deadline)) {
-                    if (view == null && unreachable) return UNREACHABLE;
+                    if (view == null && following.unreachable()) return UNREACHABLE;
                     JsonNode counts = view == null ? null : view.path("counts");
                     warn("timed out after " + polling.timeout().toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
                             + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)
@@ -632,7 +623,7 @@ public final class MeshCli implements Runnable {
                 String rev = text(m.path("revision"));
                 String desired = m.path("desiredRevision").asText(null);
                 if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
-                String detail = PushState.of(m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
+                String detail = WireName.of(PushState.class, m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
                 table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
                         w.isObject() ? window(w) : "-", joinText(m.path("held")), age(m.path("ageSeconds")), detail);
             }
@@ -715,9 +706,8 @@ public final class MeshCli implements Runnable {
                 description = "How long to wait for the outcome (the module lock, then the step's own timeout), such as 90s or 1h (default: ${DEFAULT-VALUE}).")
         String timeout;
 
-        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
-                description = "How often to ask the coordinator, such as 500ms or 2s (default: ${DEFAULT-VALUE}).")
-        String interval;
+        @Mixin
+        IntervalOption asking;
 
         @Option(names = "--json", description = "Print the finished request's JSON (with the window's result) instead of text.")
         boolean json;
@@ -731,7 +721,7 @@ public final class MeshCli implements Runnable {
                 return fail(BAD_INPUT, "give MODULE/SCHEDULE, such as store/garbage-collect; got '" + target + "'");
             }
             String module = target.substring(0, slash), schedule = target.substring(slash + 1);
-            Polling polling = polling(timeout, interval);
+            Polling polling = polling(timeout, asking.interval);
             if (polling == null) return BAD_INPUT;
             CoordinatorClient client = client();
             String hostPath = "/v1/hosts/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/windows";
@@ -755,7 +745,7 @@ public final class MeshCli implements Runnable {
                 }
                 if (req != null) {
                     String text = req.path("state").asText();
-                    WindowRequestState state = WindowRequestState.of(text);
+                    WindowRequestState state = WireName.of(WindowRequestState.class, text);
                     if (!text.equals(shown)) {
                         shown = text;
                         if (state == WindowRequestState.RUNNING) {
@@ -774,7 +764,7 @@ public final class MeshCli implements Runnable {
                         else outcome(req, out);
                         out.flush();
                         JsonNode result = req.path("result");
-                        return !req.hasNonNull("error") && result.isObject() && WindowOutcome.of(result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
+                        return !req.hasNonNull("error") && result.isObject() && WireName.of(WindowOutcome.class, result.path("outcome").asText()) == WindowOutcome.SUCCEEDED ? OK : FAILED;
                     }
                 }
                 if (!polling.pause(deadline)) {
@@ -878,7 +868,7 @@ public final class MeshCli implements Runnable {
      */
     static String describe(JsonNode target) {
         String text = target.path("state").asText();
-        return switch (PushState.of(text)) {
+        return switch (WireName.of(PushState.class, text)) {
             case APPLIED -> text + " " + target.path("revision").asText();
             case DEFERRED, FAILED -> text + detailSuffix(text, target);
             case SUPERSEDED -> detail(text, target);
@@ -896,7 +886,7 @@ public final class MeshCli implements Runnable {
     private static String detailSuffix(String state, JsonNode t) {
         String d = detail(state, t);
         if (d.isEmpty()) return "";
-        return PushState.of(state) == PushState.FAILED ? ": " + d : " (" + d + ")";
+        return WireName.of(PushState.class, state) == PushState.FAILED ? ": " + d : " (" + d + ")";
     }
 
     /** @return the number of targets in {@code state}, from a push's {@code counts} */
@@ -905,8 +895,8 @@ public final class MeshCli implements Runnable {
     }
 
     private static String detail(String state, JsonNode t) {
-        if (PushState.of(state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
-        if (PushState.of(state) == PushState.SUPERSEDED) {
+        if (WireName.of(PushState.class, state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        if (WireName.of(PushState.class, state) == PushState.SUPERSEDED) {
             return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
         }
         JsonNode w = t.path("window");
@@ -997,11 +987,10 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh history MODULE}: the module's pushes, newest first. */
-    @Command(name = "history", mixinStandardHelpOptions = true,
+    @Command(name = "history",
             description = {"The pushes of MODULE, newest first (GET /v1/modules/MODULE/history, from /mesh/history/MODULE; the newest 50 are kept):",
                     "push id, revision, action (push, rollback of PUSH, delete), when, who (by) and from where (source, the X-Mesh-Source header).",
                     "The first line is the module's current state; mesh rollback MODULE --to PUSH pushes one of these again."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:shown", "2:unknown module (never pushed) or a bad name", "4:the coordinator cannot be reached"})
     public static final class History extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "MODULE", description = "The module, such as store.")
@@ -1127,12 +1116,11 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh rollback MODULE [--to PUSH]}: pushes an earlier spec of the module again. */
-    @Command(name = "rollback", mixinStandardHelpOptions = true,
+    @Command(name = "rollback",
             description = {"Push again the spec MODULE had at an earlier push (POST /v1/modules/MODULE/rollback): by default the revision before the current one",
                     "(after mesh delete: the spec the module had before it), else --to PUSH, one of mesh history MODULE.",
                     "It is an ordinary push whose record carries rollbackOf: a host where a window holds the module reads deferred, and it lands when the window ends.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
                     "2:refused, nothing written: unknown module, a --to not in its history, nothing to roll back to, a spec no longer valid, unauthorized",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})
@@ -1154,11 +1142,10 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh delete MODULE}: removes the module from every host. */
-    @Command(name = "delete", mixinStandardHelpOptions = true,
+    @Command(name = "delete",
             description = {"Remove MODULE from every host (DELETE /v1/modules/MODULE): each agent removes its containers under the module lock and reports them removed;",
                     "a container held by a window is left alone until the window ends (deferred). Named volumes stay. Recorded like a push (mesh history MODULE);",
                     "mesh rollback MODULE brings the module back. Prints the push id; with --wait, follows it as mesh push --wait does."},
-            exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {"0:accepted (with --wait: removed on every host)", "1:a host failed (with --wait)",
                     "2:refused, nothing written: unknown module, deleted already, unauthorized",
                     "3:--wait timed out", "4:the coordinator cannot be reached"})

@@ -3,8 +3,8 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.PlanOutcome;
 import io.mesh.wire.PlanState;
+import io.mesh.wire.WireName;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,38 +38,26 @@ final class PlanOutput {
                 + "  hosts " + join(created.path("hosts")) + "  (a plan: nothing is pushed)");
         out.flush();
         long deadline = polling.deadline();
+        Following following = new Following(client, "/v1/plans/" + plan, plan, warn);
         JsonNode view = null;
-        boolean unreachable = false;
         while (true) {
-            try {
-                CoordinatorClient.Response r = client.get("/v1/plans/" + plan);
-                if (r.status() == 200 && r.json() != null) {
-                    view = r.json();
-                    unreachable = false;
-                } else if (r.status() == 404) {
-                    warn.accept("the coordinator no longer knows " + plan + ": " + r.error());
-                    return MeshCli.FAILED;
-                } else {
-                    warn.accept(plan + ": " + r.status() + " " + r.error() + " (retrying)");
-                }
-            } catch (IOException e) {
-                if (!unreachable) warn.accept(e.getMessage() + " (retrying)");
-                unreachable = true;
-            }
+            JsonNode answer = following.ask();
+            if (following.gone()) return MeshCli.FAILED;
+            if (answer != null) view = answer;
             if (view != null && view.path("done").asBoolean()) break;
             if (!polling.pause(deadline)) break;
         }
-        if (view == null) return unreachable ? MeshCli.UNREACHABLE : MeshCli.TIMEOUT;
+        if (view == null) return following.unreachable() ? MeshCli.UNREACHABLE : MeshCli.TIMEOUT;
         print(view, out);
         List<String> pending = new ArrayList<>(), failing = new ArrayList<>(), noAgent = new ArrayList<>();
         for (JsonNode h : view.path("hosts")) {
             String host = h.path("host").asText();
-            switch (PlanState.of(h.path("state").asText())) {
+            switch (WireName.of(PlanState.class, h.path("state").asText())) {
                 case PENDING -> pending.add(host);
                 case NO_AGENT -> noAgent.add(host);
                 case ANSWERED -> {
                     for (JsonNode m : h.path("modules")) {
-                        if (PlanOutcome.of(m.path("outcome").asText()) == PlanOutcome.WOULD_FAIL) failing.add(host + "/" + m.path("module").asText());
+                        if (WireName.of(PlanOutcome.class, m.path("outcome").asText()) == PlanOutcome.WOULD_FAIL) failing.add(host + "/" + m.path("module").asText());
                     }
                 }
                 default -> failing.add(host);
@@ -90,7 +78,7 @@ final class PlanOutput {
         MeshCli.Table table = new MeshCli.Table("HOST", "MODULE", "OUTCOME", "CONTAINER", "ACTION", "DETAIL");
         for (JsonNode h : view.path("hosts")) {
             String host = h.path("host").asText();
-            PlanState state = PlanState.of(h.path("state").asText());
+            PlanState state = WireName.of(PlanState.class, h.path("state").asText());
             if (state != PlanState.ANSWERED) {
                 table.add(host, "-", h.path("state").asText(), "-", "-", h.path("error").asText(state == PlanState.PENDING ? "no answer yet" : ""));
                 continue;

@@ -48,6 +48,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -546,25 +547,37 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 405, error("method " + abbreviate(ex.method()) + " is not allowed on " + abbreviate(ex.path()) + ": use " + allow));
     }
 
-    private void push(Exchange ex) throws Exception {
+    /** A manifest body that passed a push's checks, and how its request was authorised. */
+    private record Manifest(String text, boolean byToken, boolean bySignature) {}
+
+    /**
+     * What {@code POST /v1/pushes} and {@code POST /v1/plans} both take: a push's credentials, then a manifest body of at
+     * most {@code --max-push-bytes} in UTF-8. Answers 401, 403, 413, 408 or 400 itself, and logs the refusal.
+     *
+     * @param what     {@code push} or {@code plan}, for the log
+     * @param rejected counts a refusal by its {@link Metrics} reason: {@code metrics::rejected} for a push; a plan
+     *                 writes no push, so the push metrics do not count it
+     * @return the manifest; {@code null} when the answer was sent
+     */
+    private Manifest manifest(Exchange ex, String what, Consumer<String> rejected) throws Exception {
         String authorization = ex.header("Authorization");
         String signature = ex.header(WebhookSecret.HEADER);
         boolean protectedPush = token != null || webhook != null;
         boolean byToken = token != null && authorization != null && token.matches(authorization);
         boolean bySignature = !byToken && webhook != null && signature != null;
         if (protectedPush && !byToken && !bySignature) {
-            if (authorization == null && signature == null) refuse(ex, 401, Metrics.UNAUTHORIZED, "no credentials");
-            else refuse(ex, 403, Metrics.FORBIDDEN, authorization != null ? "a wrong bearer token" : "a webhook signature, which this coordinator does not take");
-            return;
+            if (authorization == null && signature == null) refuse(ex, what, rejected, 401, Metrics.UNAUTHORIZED, "no credentials");
+            else refuse(ex, what, rejected, 403, Metrics.FORBIDDEN, authorization != null ? "a wrong bearer token" : "a webhook signature, which this coordinator does not take");
+            return null;
         }
         int limit = limits.maxPushBytes();
         byte[] body;
         try {
             body = ex.body(limit);
         } catch (Exchange.TooLargeException e) {
-            metrics.rejected(Metrics.TOO_LARGE);
+            rejected.accept(Metrics.TOO_LARGE);
             String size = e.declared >= 0 ? e.declared + " bytes" : "more than " + limit + " bytes";
-            LOG.warn("push refused (413) from {}: {}, over the limit of {} bytes", ex.remote(), size, limit);
+            LOG.warn("{} refused (413) from {}: {}, over the limit of {} bytes", what, ex.remote(), size, limit);
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("error", "the manifest is " + size + ", over this coordinator's limit of " + limit
                     + " bytes (mesh-coordinator serve --max-push-bytes, at most " + HttpLimits.MAX_PUSH_BYTES
@@ -572,30 +585,36 @@ public final class HttpApi implements AutoCloseable {
                     + " (a push changes only the modules it names)");
             out.put("limit", limit);
             send(ex, 413, out);
-            return;
+            return null;
         } catch (Exchange.TimedOutException e) {
-            metrics.rejected(Metrics.ERROR);
+            rejected.accept(Metrics.ERROR);
             timedOut(ex, e);
-            return;
+            return null;
         }
         if (bySignature && !webhook.verify(signature, body)) {
-            refuse(ex, 403, Metrics.FORBIDDEN, "a wrong webhook signature");
-            return;
+            refuse(ex, what, rejected, 403, Metrics.FORBIDDEN, "a wrong webhook signature");
+            return null;
         }
-        String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder()
+            String text = StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(body)).toString();
+            return new Manifest(text, byToken, bySignature);
         } catch (CharacterCodingException e) {
-            metrics.rejected(Metrics.INVALID);
+            rejected.accept(Metrics.INVALID);
             send(ex, 400, Map.of("errors", List.of(new ManifestError(1, "", "the body is not UTF-8: save the manifest as UTF-8 and push again"))));
-            return;
+            return null;
         }
+    }
+
+    /** {@code POST /v1/pushes}: the manifest, checked as {@link #manifest} says, is written as a push ({@link PushWriter}). */
+    private void push(Exchange ex) throws Exception {
+        Manifest m = manifest(ex, "push", metrics::rejected);
+        if (m == null) return;
         PushWriter.Result result;
         try {
-            result = writer.write(text, ex.header(REVISION_HEADER), new PushWriter.Origin(by(byToken, bySignature), ex.header(SOURCE_HEADER)));
+            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(by(m.byToken(), m.bySignature()), ex.header(SOURCE_HEADER)));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -614,7 +633,7 @@ public final class HttpApi implements AutoCloseable {
         }
         metrics.accepted();
         LOG.info("push {} revision {} modules {} hosts {} from {} ({})", result.push(), result.revision(), result.modules(),
-                result.hosts(), ex.remote(), byToken ? "bearer token" : bySignature ? "webhook signature" : "no credentials required");
+                result.hosts(), ex.remote(), m.byToken() ? "bearer token" : m.bySignature() ? "webhook signature" : "no credentials required");
         send(ex, 202, accepted(result));
     }
 
@@ -816,10 +835,16 @@ public final class HttpApi implements AutoCloseable {
                 + e.received + " bytes came; mesh-coordinator serve --http-read-timeout): send the body at once, or check the network between client and coordinator"));
     }
 
-    /** Answers 401 or 403; logs who was refused and why, never a token, secret or signature. */
-    private void refuse(Exchange ex, int status, String reason, String what) {
-        metrics.rejected(reason);
-        LOG.warn("push refused ({}) from {}: {}", status, ex.remote(), what);
+    /**
+     * Answers a push's or plan's 401 or 403; logs who was refused and why, never a token, secret or signature.
+     *
+     * @param request  {@code push} or {@code plan}
+     * @param rejected counts the refusal by {@code reason} ({@link #manifest})
+     * @param what     what was wrong, such as {@code a wrong bearer token}
+     */
+    private void refuse(Exchange ex, String request, Consumer<String> rejected, int status, String reason, String what) {
+        rejected.accept(reason);
+        LOG.warn("{} refused ({}) from {}: {}", request, status, ex.remote(), what);
         if (status == 401) ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
         String how = "send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"
                 + (webhook == null ? "" : ", or " + WebhookSecret.HEADER + ": sha256=<HMAC-SHA256 of the body with the webhook secret>");
@@ -923,48 +948,14 @@ public final class HttpApi implements AutoCloseable {
      * ({@link PlanStore#create}) and nothing else.
      */
     private void planRequest(Exchange ex) throws Exception {
-        String authorization = ex.header("Authorization");
-        String signature = ex.header(WebhookSecret.HEADER);
-        boolean byToken = token != null && authorization != null && token.matches(authorization);
-        boolean bySignature = !byToken && webhook != null && signature != null;
-        if ((token != null || webhook != null) && !byToken && !bySignature) {
-            if (authorization == null && signature == null) ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
-            send(ex, authorization == null && signature == null ? 401 : 403,
-                    error("a plan needs the credentials of a push: send Authorization: Bearer <token> (mesh push --token-file F, or MESH_TOKEN)"));
-            return;
-        }
-        int limit = limits.maxPushBytes();
-        byte[] body;
-        try {
-            body = ex.body(limit);
-        } catch (Exchange.TooLargeException e) {
-            Map<String, Object> out = new LinkedHashMap<>();
-            out.put("error", "the manifest is over this coordinator's limit of " + limit + " bytes (mesh-coordinator serve --max-push-bytes)");
-            out.put("limit", limit);
-            send(ex, 413, out);
-            return;
-        } catch (Exchange.TimedOutException e) {
-            timedOut(ex, e);
-            return;
-        }
-        if (bySignature && !webhook.verify(signature, body)) {
-            send(ex, 403, error("wrong credentials (a wrong webhook signature)"));
-            return;
-        }
-        String text;
-        try {
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body)).toString();
-        } catch (CharacterCodingException e) {
-            send(ex, 400, Map.of("errors", List.of(new ManifestError(1, "", "the body is not UTF-8: save the manifest as UTF-8 and push again"))));
-            return;
-        }
+        Manifest m = manifest(ex, "plan", reason -> {});
+        if (m == null) return;
         String user = ex.header("X-Mesh-User");
         String who = "mesh push --plan" + (user == null || user.isBlank() ? "" : " by " + abbreviate(user.strip()))
                 + " from " + ex.remoteHost() + " via mesh-coordinator";
         PlanStore.Created c;
         try {
-            c = plans.create(text, ex.header(REVISION_HEADER), ProcessRef.current(who));
+            c = plans.create(m.text(), ex.header(REVISION_HEADER), ProcessRef.current(who));
         } catch (ManifestException e) {
             send(ex, 400, Map.of("errors", e.errors()));
             return;

@@ -5,6 +5,7 @@ import io.mesh.coordinator.PushWriter;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
+import io.mesh.wire.WireName;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -101,7 +102,7 @@ public final class FanoutBench {
                 try {
                     JsonNode n = Json.MAPPER.readTree(d.getData());
                     String push = n.path("push").asText(null);
-                    if (push == null || ApplyOutcome.of(n.path("outcome").asText()) != ApplyOutcome.APPLIED) return; // a failed apply is not delivered
+                    if (push == null || WireName.of(ApplyOutcome.class, n.path("outcome").asText()) != ApplyOutcome.APPLIED) return; // a failed apply is not delivered
                     String key = n.path("host").asText() + "/" + n.path("module").asText();
                     reported.computeIfAbsent(push, p -> new ConcurrentHashMap<>()).putIfAbsent(key, d.getStat().getMtime());
                 } catch (Exception ignored) {

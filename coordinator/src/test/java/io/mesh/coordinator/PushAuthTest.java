@@ -104,6 +104,24 @@ class PushAuthTest {
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("(bearer token)"));
     }
 
+    /** A plan takes a push's credentials through the push's own check; its refusals are logged but are not push metrics. */
+    @Test
+    void planWithoutTheTokenIsRefusedAsAPushIsButNotCounted() throws Exception {
+        api.restart(BearerToken.of(TOKEN), null);
+
+        Answer none = api.post("/v1/plans", BODY, Map.of());
+        assertThat(none.status()).isEqualTo(401);
+        assertThat(none.raw().headers().firstValue("WWW-Authenticate")).contains("Bearer realm=\"mesh\"");
+        assertThat(none.json().get("error").asText()).contains("missing credentials", "Authorization: Bearer");
+        assertThat(api.post("/v1/plans", BODY, Map.of("Authorization", "Bearer wrong-token")).status()).isEqualTo(403);
+        boolean planned = zk.client().checkExists().forPath("/mesh/plans") != null
+                && !zk.client().getChildren().forPath("/mesh/plans").isEmpty();
+        assertThat(planned).as("a plan written").isFalse();
+        assertThat(api.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isZero();
+        assertThat(api.api().metrics().rejectedCount(Metrics.FORBIDDEN)).isZero();
+        assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("plan refused (403)", "a wrong bearer token"));
+    }
+
     @Test
     void webhookSignatureOverTheBodyIsAcceptedAndAnyOtherIs403() throws Exception {
         WebhookSecret secret = WebhookSecret.of(SECRET);

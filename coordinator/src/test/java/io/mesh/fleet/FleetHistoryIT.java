@@ -16,6 +16,7 @@ import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.WindowRequest;
 import io.mesh.wire.WindowRequestState;
+import io.mesh.wire.WireName;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -809,9 +810,9 @@ class FleetHistoryIT {
                 continue;
             }
             // Superseded: a newer push of the run replaced it there; that push is checked in its own turn.
-            if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(PushState.of(a.json().path("state").asText()))) continue;
+            if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(WireName.of(PushState.class, a.json().path("state").asText()))) continue;
             for (JsonNode t : a.json().path("targets")) {
-                if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(PushState.of(t.path("state").asText()))) continue;
+                if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(WireName.of(PushState.class, t.path("state").asText()))) continue;
                 String key = t.path("host").asText() + " " + t.path("module").asText() + ": " + t.path("state").asText()
                         + " (report of " + t.path("push").asText() + (t.path("error").isMissingNode() || t.path("error").isNull() ? "" : ": " + abbreviate(t.path("error").asText())) + ")";
                 groups.computeIfAbsent(key, k -> new ArrayList<>()).add(p.push());

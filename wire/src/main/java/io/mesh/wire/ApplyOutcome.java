@@ -21,7 +21,4 @@ public enum ApplyOutcome implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
-    public static ApplyOutcome of(String text) { return WireName.parse(ApplyOutcome.class, text, UNKNOWN); }
 }

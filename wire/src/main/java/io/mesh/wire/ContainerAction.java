@@ -30,7 +30,4 @@ public enum ContainerAction implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
-    public static ContainerAction of(String text) { return WireName.parse(ContainerAction.class, text, UNKNOWN); }
 }

@@ -16,7 +16,4 @@ public enum PlanOutcome implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant named {@code text} ({@link WireName#parse}) */
-    public static PlanOutcome of(String text) { return WireName.parse(PlanOutcome.class, text, UNKNOWN); }
 }

@@ -18,7 +18,4 @@ public enum PlanState implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant named {@code text} ({@link WireName#parse}) */
-    public static PlanState of(String text) { return WireName.parse(PlanState.class, text, UNKNOWN); }
 }

@@ -19,7 +19,4 @@ public enum PushAction implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
-    public static PushAction of(String text) { return WireName.parse(PushAction.class, text, UNKNOWN); }
 }

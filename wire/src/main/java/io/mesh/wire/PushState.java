@@ -45,7 +45,4 @@ public enum PushState implements WireName {
             case UNKNOWN -> UNKNOWN;
         };
     }
-
-    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
-    public static PushState of(String text) { return WireName.parse(PushState.class, text, UNKNOWN); }
 }

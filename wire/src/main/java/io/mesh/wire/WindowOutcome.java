@@ -20,7 +20,4 @@ public enum WindowOutcome implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
-    public static WindowOutcome of(String text) { return WireName.parse(WindowOutcome.class, text, UNKNOWN); }
 }

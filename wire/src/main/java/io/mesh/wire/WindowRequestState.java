@@ -16,7 +16,4 @@ public enum WindowRequestState implements WireName {
 
     @Override
     public String toString() { return wire(); }
-
-    /** @return the constant SPEC names {@code text} ({@link WireName#parse}) */
-    public static WindowRequestState of(String text) { return WireName.parse(WindowRequestState.class, text, UNKNOWN); }
 }

@@ -118,10 +118,7 @@ public final class ZkPaths {
      * @param node a history node name such as {@code rev-0000000003}
      * @return its sequence number, or -1 when the name is not a history node's
      */
-    public static long historySeq(String node) {
-        if (node == null || !node.startsWith(HISTORY_PREFIX)) return -1;
-        try { return Long.parseLong(node.substring(HISTORY_PREFIX.length())); } catch (NumberFormatException e) { return -1; }
-    }
+    public static long historySeq(String node) { return seq(node, HISTORY_PREFIX); }
 
     /** @return {@code {root}/requests} */
     public String requests() { return root + "/requests"; }
@@ -157,15 +154,14 @@ public final class ZkPaths {
      * @param seq sequence number, &gt;= 0
      * @return such as {@code plan-0000000003} ({@code %010d}, as ZooKeeper names sequential nodes)
      */
-    public static String planName(long seq) { return PLAN_PREFIX + String.format(Locale.ROOT, "%010d", seq); }
+    public static String planName(long seq) { return sequential(PLAN_PREFIX, seq); }
 
     /**
      * @param plan a plan node name such as {@code plan-0000000003}
      * @return its sequence number, or -1 when the name is not a plan name
      */
     public static long planSeq(String plan) {
-        if (plan == null || !plan.startsWith(PLAN_PREFIX) || plan.length() != PLAN_PREFIX.length() + 10) return -1;
-        try { return Long.parseLong(plan.substring(PLAN_PREFIX.length())); } catch (NumberFormatException e) { return -1; }
+        return plan == null || plan.length() != PLAN_PREFIX.length() + 10 ? -1 : seq(plan, PLAN_PREFIX);
     }
 
     /**
@@ -175,15 +171,21 @@ public final class ZkPaths {
      * @param seq sequence number, &gt;= 0
      * @return such as {@code push-0000000002}
      */
-    public static String pushName(long seq) { return PUSH_PREFIX + String.format(Locale.ROOT, "%010d", seq); }
+    public static String pushName(long seq) { return sequential(PUSH_PREFIX, seq); }
 
     /**
      * @param push a push node name such as {@code push-0000000002}
      * @return its sequence number, or -1 when the name is not a push name
      */
-    public static long pushSeq(String push) {
-        if (push == null || !push.startsWith(PUSH_PREFIX)) return -1;
-        try { return Long.parseLong(push.substring(PUSH_PREFIX.length())); } catch (NumberFormatException e) { return -1; }
+    public static long pushSeq(String push) { return seq(push, PUSH_PREFIX); }
+
+    /** @return {@code prefix} and {@code seq} as ZooKeeper names a sequential node: ten digits, zero-padded */
+    private static String sequential(String prefix, long seq) { return prefix + String.format(Locale.ROOT, "%010d", seq); }
+
+    /** @return the number after {@code prefix} in {@code name}; -1 when the name does not start with it or no number follows */
+    private static long seq(String name, String prefix) {
+        if (name == null || !name.startsWith(prefix)) return -1;
+        try { return Long.parseLong(name.substring(prefix.length())); } catch (NumberFormatException e) { return -1; }
     }
 
     /** Host ids: same shape as a DNS label plus dots, so that they are safe as a znode name. */

@@ -92,8 +92,11 @@ class WireJsonTest {
     void pushStatesAreSpecs() {
         for (PushState s : PushState.values()) {
             assertThat(Json.text(s)).isEqualTo("\"" + s.wire() + "\"");
-            assertThat(PushState.of(s.wire())).isEqualTo(s);
+            assertThat(WireName.of(PushState.class, s.wire())).isEqualTo(s);
         }
+        assertThat(WireName.of(PushState.class, "paused")).isEqualTo(PushState.UNKNOWN); // as Jackson reads it
+        assertThat(WireName.of(WindowOutcome.class, "")).isEqualTo(WindowOutcome.UNKNOWN);
+        assertThat(WireName.of(PushState.class, null)).isNull();
         assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "waiting", "failed", "superseded", "unknown");
         assertThat(Json.read("\"superseded\"".getBytes(), PushState.class)).isEqualTo(PushState.SUPERSEDED);
         assertThat(PushState.from(null)).isEqualTo(PushState.PENDING);

@@ -3,6 +3,7 @@ package io.mesh.agent;
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.rollout.RolloutGate;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
@@ -10,7 +11,9 @@ import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
@@ -199,11 +202,27 @@ public final class AgentDaemon implements AutoCloseable {
         worker(module).request();
     }
 
-    /** A module's rollout moved: a host waiting for its wave (or a done host of a reverted rollout) applies again. */
+    /**
+     * A module's rollout moved: this host applies the module again when the move may let it act (a slot may be free
+     * for it, the rollout was reverted or aborted, or it is done and this host joined late); not for moves that change
+     * nothing for it, since every host sees every move of every host (decision 13).
+     */
     private void rolloutMoved(ChildData node) {
         if (stopping.get() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(config.paths().rollouts())) return;
         String module = ZKPaths.getNodeFromPath(node.getPath());
-        if (workers.containsKey(module)) worker(module).request();
+        if (!workers.containsKey(module)) return;
+        RolloutRecord r = node.getData() == null ? null : Json.readOrNull(node.getData(), RolloutRecord.class);
+        if (r == null || mayAct(r, config.host())) worker(module).request();
+    }
+
+    /** @return true when a rollout in this state may let {@code host} do something it could not before */
+    static boolean mayAct(RolloutRecord r, String host) {
+        return switch (RolloutGate.decide(r, host).decision()) {
+            case APPLY -> !r.done().contains(host);
+            case APPLY_IN_WAVE -> !r.applying().contains(host) && (r.maxParallel() == null || r.applying().size() < r.maxParallel());
+            case WAIT -> false;
+            case KEEP_PREVIOUS -> true;
+        };
     }
 
     private void desiredDeleted(ChildData node) {

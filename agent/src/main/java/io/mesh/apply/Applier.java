@@ -172,6 +172,11 @@ public final class Applier {
                 // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
                 // slot, or the previous revision kept here (decision 13).
                 admission = newest == null ? null : rollouts.admit(newest);
+                if (admission != null && admission.stale()) {
+                    // The rollout node is of a newer push than the desired node read (the daemon's cache is behind):
+                    // nothing is applied now; the cache's event for the newer desired node asks again.
+                    return null;
+                }
                 if (!awaitFence(section, module, desired, started, stopping)) {
                     if (stopping.getAsBoolean()) return null;
                     continue; // the lock lapsed while the fence was awaited: start again
@@ -183,6 +188,7 @@ public final class Applier {
                     // A window of a process with another --state-dir (another fence): defer to it until it ends or
                     // its deadline passes. Every mesh process of a host should share --state-dir (decision 8).
                     WindowJournal.Entry j = open.get();
+                    if (admission != null) admission.abandon(); // no slot while deferring to another process's window
                     section.close();
                     section = null;
                     String key = desired == null ? null : desired.push() + "/" + desired.revision() + "/" + j.window();
@@ -209,7 +215,10 @@ public final class Applier {
                 if (newest == null) return null;
                 ApplyReport report = report(newest, started, results, held);
                 if (admission.keepsPrevious() && report.outcome() != ApplyOutcome.DEFERRED) {
+                    boolean ran = report.outcome() == ApplyOutcome.APPLIED;
                     report = report.withRollout(report.outcome() == ApplyOutcome.FAILED ? ApplyOutcome.FAILED : admission.outcome(), admission.why());
+                    // What runs here now is the kept revision: the push it left must not read applied (decision 13).
+                    if (ran && admission.toApply() != null && admission.toApply().push() != null) report = report.withKept(admission.toApply());
                 }
                 admission.finished(report.outcome(), report.error()); // the slot back, after the readiness wait
                 if (admission.keepsPrevious() && reports.sameAsLast(report)) {

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
@@ -86,16 +87,17 @@ public final class RolloutGate {
      */
     public static Verdict decide(RolloutRecord r, String host) {
         String m = r.module();
+        // A host that failed keeps the previous revision until a new push, also once the others made the rollout done.
+        if (r.failed().contains(host) && r.state() != RolloutState.REVERTED) {
+            return new Verdict(Decision.KEEP_PREVIOUS, "this host failed the rollout of " + r.push()
+                    + " and keeps the previous revision until a new push (" + r.note() + ")");
+        }
         return switch (r.state()) {
             case DONE -> new Verdict(Decision.APPLY, null);
             case REVERTED -> new Verdict(Decision.KEEP_PREVIOUS, "the rollout of " + r.push() + " was reverted (" + r.note()
                     + "): every host runs the previous revision; push again to try once more");
             default -> {
                 if (r.done().contains(host)) yield new Verdict(Decision.APPLY, null);
-                if (r.failed().contains(host)) {
-                    yield new Verdict(Decision.KEEP_PREVIOUS, "this host failed the rollout of " + r.push()
-                            + " and keeps the previous revision until a new push (" + r.note() + ")");
-                }
                 if (r.state() == RolloutState.ABORTED) {
                     yield new Verdict(Decision.KEEP_PREVIOUS, "the rollout of " + r.push() + " was " + r.note()
                             + ": this host keeps the previous revision until a new push");
@@ -130,7 +132,18 @@ public final class RolloutGate {
     public boolean settled(DesiredRecord desired) throws Exception {
         if (!hasRollout(desired)) return true;
         RolloutRecord r = read(desired.module(), null);
-        return r == null || !r.of(desired) || decide(r, host).decision() == Decision.APPLY;
+        if (r == null || !r.of(desired)) return !newer(r, desired) || (r == null && Objects.equals(store.desiredPushNow(desired.module()), desired.push()));
+        return decide(r, host).decision() == Decision.APPLY;
+    }
+
+    /**
+     * @return true when the rollout node is of a newer push than {@code desired}, or is gone (a newer push without
+     *         {@code rollout} deleted it): the desired node read is behind the rollout node (the daemon's desired cache
+     *         has not seen the newer push yet), since both are written in one transaction
+     */
+    private static boolean newer(RolloutRecord r, DesiredRecord desired) {
+        if (r == null) return true;
+        return r.push() != null && ZkPaths.pushSeq(r.push()) > ZkPaths.pushSeq(desired.push());
     }
 
     private static boolean hasRollout(DesiredRecord d) {
@@ -146,15 +159,22 @@ public final class RolloutGate {
      * @throws Exception from ZooKeeper
      */
     public Admission admit(DesiredRecord desired) throws Exception {
-        if (!hasRollout(desired)) return new Admission(desired, null, null, null, null);
+        if (!hasRollout(desired)) return new Admission(this, desired, null, null, null, null, false);
         String module = desired.module();
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             RolloutRecord r = read(module, null);
-            if (r == null || !r.of(desired)) return new Admission(desired, null, null, null, null);
+            if (r == null || !r.of(desired)) {
+                // Behind a newer push: apply nothing of this one (it could be the very push a rollout paused).
+                // A node gone with the desired node unchanged in ZooKeeper is one deleted by hand: no rollout then.
+                if (newer(r, desired) && (r != null || !Objects.equals(store.desiredPushNow(module), desired.push()))) {
+                    return Admission.stale(this, desired);
+                }
+                return new Admission(this, desired, null, null, null, null, false); // a node not of this push, older: no rollout
+            }
             Verdict v = decide(r, host);
             switch (v.decision()) {
                 case APPLY:
-                    return new Admission(desired, null, null, null, null);
+                    return new Admission(this, desired, null, null, null, null, false);
                 case WAIT:
                     update(desired, x -> x.waiting(host, Times.now()));
                     return keep(desired, r, ApplyOutcome.WAITING, v.why());
@@ -163,9 +183,7 @@ public final class RolloutGate {
                 case APPLY_IN_WAVE:
                     Lease lease = null;
                     if (r.maxParallel() != null) {
-                        InterProcessSemaphoreV2 slots = new InterProcessSemaphoreV2(store.client(), store.paths().rolloutSlots(module), r.maxParallel());
-                        slots.setNodeData(Json.bytes(leaseData(desired)));
-                        lease = slots.acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
+                        lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
                         if (lease == null) {
                             RolloutRecord now = update(desired, x -> x.waiting(host, Times.now()));
                             RolloutRecord shown = now == null ? r : now;
@@ -174,10 +192,16 @@ public final class RolloutGate {
                         }
                     }
                     // Counted applying only if the rollout still admits this host (a resume, an abort, a failure elsewhere
-                    // may have moved it since the read): else decide again.
+                    // may have moved it since the read): else decide again. A lease is never left behind by a throw.
                     Lease held = lease;
-                    RolloutRecord moved = update(desired, x -> decide(x, host).decision() == Decision.APPLY_IN_WAVE ? x.applying(host, Times.now()) : x);
-                    if (moved != null && moved.applying().contains(host)) return new Admission(desired, held, null, null, null);
+                    RolloutRecord moved;
+                    try {
+                        moved = update(desired, x -> decide(x, host).decision() == Decision.APPLY_IN_WAVE ? x.applying(host, Times.now()) : x);
+                    } catch (Exception | Error e) {
+                        returnLease(held);
+                        throw e;
+                    }
+                    if (moved != null && moved.applying().contains(host)) return new Admission(this, desired, held, null, null, null, false);
                     returnLease(held);
                     continue;
                 default:
@@ -185,6 +209,13 @@ public final class RolloutGate {
             }
         }
         throw new IllegalStateException("the rollout node of " + module + " changed under each of " + MAX_ATTEMPTS + " reads");
+    }
+
+    /** @return the module's slots, a lease carrying this host's JSON */
+    private InterProcessSemaphoreV2 slots(DesiredRecord desired, int maxParallel) {
+        InterProcessSemaphoreV2 slots = new InterProcessSemaphoreV2(store.client(), store.paths().rolloutSlots(desired.module()), maxParallel);
+        slots.setNodeData(Json.bytes(leaseData(desired)));
+        return slots;
     }
 
     private Map<String, Object> leaseData(DesiredRecord desired) {
@@ -209,12 +240,25 @@ public final class RolloutGate {
         ApplyReport last = store.report(host, module);
         ApplyReport.Applied applied = last == null ? null : last.lastApplied();
         if (applied == null || applied.push() == null) {
-            return new Admission(desired, null, new DesiredRecord(module, null, null, ModuleSpec.nowhere(module)), outcome, why);
+            return new Admission(this, desired, null, new DesiredRecord(module, null, null, ModuleSpec.nowhere(module)), outcome, why, false);
         }
-        if (r.previous() != null && applied.push().equals(r.previous().push())) return new Admission(desired, null, r.previous(), outcome, why);
+        // A host that applied this push (a done host of a reverted rollout) goes back to the spec the push replaced.
+        if (applied.push().equals(r.push())) {
+            DesiredRecord prev = r.previous() != null ? r.previous() : new DesiredRecord(module, null, null, ModuleSpec.nowhere(module));
+            if (r.maxParallel() == null) return new Admission(this, desired, null, prev, outcome, why, false);
+            // Going back is a recreate like going forward: in a slot, so a revert never has more than max-parallel hosts
+            // between stop and ready. No slot now: nothing changes here, and the failed outcome's retry asks again soon.
+            Lease lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
+            if (lease == null) {
+                return new Admission(this, desired, null, null, outcome, why + "; waiting for a slot (max-parallel " + r.maxParallel()
+                        + ") to go back to the previous revision", false);
+            }
+            return new Admission(this, desired, lease, prev, outcome, why, false);
+        }
+        if (r.previous() != null && applied.push().equals(r.previous().push())) return new Admission(this, desired, null, r.previous(), outcome, why, false);
         DesiredRecord kept = history(module, applied.push());
-        return new Admission(desired, null, kept, outcome, kept == null ? why + "; the spec of " + applied.push()
-                + ", which this host last applied, is no longer in the module's history: nothing here is changed" : why);
+        return new Admission(this, desired, null, kept, outcome, kept == null ? why + "; the spec of " + applied.push()
+                + ", which this host last applied, is no longer in the module's history: nothing here is changed" : why, false);
     }
 
     /** Specs this process read from history, by module and push: a waiting host asks at each move of the rollout. */
@@ -249,19 +293,44 @@ public final class RolloutGate {
     /**
      * What the rollout admitted: the desired state to run, and how the apply's report reads.
      */
-    public final class Admission implements AutoCloseable {
+    public static final class Admission implements AutoCloseable {
+        private final RolloutGate gate;
         private final DesiredRecord desired;
         private volatile Lease slot;
         private final DesiredRecord previous;
         private final ApplyOutcome outcome;
         private final String why;
+        private final boolean stale;
 
-        private Admission(DesiredRecord desired, Lease slot, DesiredRecord previous, ApplyOutcome outcome, String why) {
+        private Admission(RolloutGate gate, DesiredRecord desired, Lease slot, DesiredRecord previous, ApplyOutcome outcome, String why,
+                          boolean stale) {
+            this.gate = gate;
             this.desired = desired;
             this.slot = slot;
             this.previous = previous;
             this.outcome = outcome;
             this.why = why;
+            this.stale = stale;
+        }
+
+        static Admission stale(RolloutGate gate, DesiredRecord desired) {
+            return new Admission(gate, desired, null, null, null, null, true);
+        }
+
+        /** @return true when the desired state read is behind the rollout node: the apply does nothing now */
+        public boolean stale() { return stale; }
+
+        /**
+         * Gives the slot back and counts this host waiting again (it was applying): the apply stops short of Docker to
+         * wait for something else (another process's window).
+         *
+         * @throws Exception from ZooKeeper
+         */
+        public void abandon() throws Exception {
+            boolean counted = slot != null || outcome == null;
+            close();
+            if (outcome != null || stale || !hasRollout(desired) || !counted) return;
+            gate.update(desired, x -> x.applying().contains(gate.host) ? x.backToWaiting(gate.host, Times.now()) : x);
         }
 
         /**
@@ -295,14 +364,15 @@ public final class RolloutGate {
         public void finished(ApplyOutcome result, String error) throws Exception {
             boolean counted = slot != null || outcome == null;
             close();
-            if (outcome != null || !hasRollout(desired) || !counted) return;
+            if (outcome != null || stale || !hasRollout(desired) || !counted) return;
+            String host = gate.host;
             Instant now = Times.now();
             UnaryOperator<RolloutRecord> move = switch (result) {
                 case APPLIED -> x -> x.applying().contains(host) || x.waiting().contains(host) ? x.done(host, now) : x;
                 case FAILED -> x -> x.applying().contains(host) ? x.failed(host, error == null ? "failed" : error, now) : x;
                 default -> x -> x.applying().contains(host) ? x.backToWaiting(host, now) : x;
             };
-            update(desired, move);
+            gate.update(desired, move);
         }
 
         /** Gives the slot back, if held. Never throws. */
@@ -310,7 +380,7 @@ public final class RolloutGate {
         public void close() {
             Lease s = slot;
             slot = null;
-            returnLease(s);
+            gate.returnLease(s);
         }
     }
 
@@ -357,7 +427,9 @@ public final class RolloutGate {
                 if (next.state() != r.state()) log.info("rollout module={} push={} state={} by host={} ({})", r.module(), r.push(), next.state(), host, next.note());
                 return next;
             } catch (KeeperException.BadVersionException e) {
-                // another host moved it meanwhile: read again
+                // another host moved it meanwhile: read again, after a short random pause so that many hosts moving it
+                // at once (a wave ending) do not all read and lose together again
+                Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5L + 5L * Math.min(attempt, 20)));
             }
         }
         throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " writes");

@@ -127,6 +127,21 @@ public final class MeshStore {
     private volatile CuratorCache desiredCache;
 
     /**
+     * @param module module name
+     * @return the push of the module's desired node as ZooKeeper has it now (never the cache), {@code null} when none
+     *         or unreadable
+     * @throws Exception from ZooKeeper
+     */
+    public String desiredPushNow(String module) throws Exception {
+        try {
+            DesiredRecord d = Json.readOrNull(client.getData().forPath(paths.desired(module)), DesiredRecord.class);
+            return d == null ? null : d.push();
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+    }
+
+    /**
      * Serves {@link #desired(String)} from a cache of {@code /mesh/desired} (the agent daemon's own) instead of a
      * ZooKeeper read. Call it once the cache has loaded (its {@code initialized} event): before that, an absent node
      * in the cache does not mean an absent desired state. The cache may trail ZooKeeper by the events it has not yet

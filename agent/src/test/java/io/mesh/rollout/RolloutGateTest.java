@@ -6,6 +6,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutSpec;
+import io.mesh.wire.RolloutState;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
@@ -65,6 +66,15 @@ class RolloutGateTest {
         assertThat(decide(p, "h2")).isEqualTo(Decision.WAIT);
         assertThat(decide(p.resume("op", T), "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
         assertThat(decide(p.resume("op", T), "h1")).as("the failed canary is not retried").isEqualTo(Decision.KEEP_PREVIOUS);
+    }
+
+    @Test
+    void aHostThatFailedKeepsThePreviousRevisionAlsoOnceTheRolloutIsDone() {
+        RolloutRecord r = start(new RolloutSpec("1", null, RolloutSpec.OnFailure.CONTINUE)).applying("h1", T).failed("h1", "x", T);
+        r = r.applying("h2", T).done("h2", T).applying("h3", T).done("h3", T);
+        assertThat(r.state()).isEqualTo(RolloutState.DONE);
+        assertThat(decide(r, "h1")).isEqualTo(Decision.KEEP_PREVIOUS);
+        assertThat(decide(r, "h2")).isEqualTo(Decision.APPLY);
     }
 
     @Test

@@ -1064,6 +1064,16 @@ public final class MeshCli implements Runnable {
         /** Sends the request. */
         abstract CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException;
 
+        /**
+         * Resumes or aborts the rollout of the push the module's rollout node names now, read just before: a newer push
+         * that replaced it in between is not resumed or aborted by mistake (409).
+         */
+        static CoordinatorClient.Response move(CoordinatorClient client, String path, String move) throws IOException, InterruptedException {
+            CoordinatorClient.Response now = client.get(path);
+            if (now.status() != 200 || now.json() == null) return now;
+            return client.postJson(path + "/" + move, Map.of("push", now.json().path("push").asText()));
+        }
+
         /** @return the exit code (see the command's exit codes) */
         @Override
         public Integer call() throws Exception {
@@ -1101,7 +1111,7 @@ public final class MeshCli implements Runnable {
     public static final class RolloutResume extends RolloutCommand {
         @Override
         CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
-            return client.postJson(path + "/resume", Map.of());
+            return move(client, path, "resume");
         }
     }
 
@@ -1111,7 +1121,7 @@ public final class MeshCli implements Runnable {
     public static final class RolloutAbort extends RolloutCommand {
         @Override
         CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
-            return client.postJson(path + "/abort", Map.of());
+            return move(client, path, "abort");
         }
     }
 

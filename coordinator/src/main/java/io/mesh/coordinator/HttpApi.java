@@ -100,8 +100,9 @@ import java.util.regex.Pattern;
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} (without the spec it
  *       replaces); 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
- *       pushes): {@code 200} with the record as written; {@code 409} when it is not paused (resume) or has ended
- *       (abort) (docs/decisions/0013-rollouts.md).</li>
+ *       pushes), optional body {@code {"push":"push-..."}}: {@code 200} with the record as written; {@code 409} when it
+ *       is not paused (resume), has ended (abort), or is of another push than the body names
+ *       (docs/decisions/0013-rollouts.md).</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -676,10 +677,21 @@ public final class HttpApi implements AutoCloseable {
     /** {@code POST /v1/rollouts/{module}/resume|abort}. */
     private void moveRollout(Exchange ex, String module, String move) throws Exception {
         if (!authorized(ex, "rollout changes")) return;
+        byte[] body = smallBody(ex, MAX_ROLLBACK_BODY, "{\"push\":\"push-0000000002\"}, or nothing");
+        if (body == null) return;
+        String push = null;
+        if (body.length > 0 && !new String(body, StandardCharsets.UTF_8).isBlank()) {
+            JsonNode json = jsonObject(body);
+            if (json == null || (json.has("push") && !json.get("push").isTextual())) {
+                sendField(ex, 400, "push", "the body must be {\"push\":\"push-...\"} (the push mesh rollout status shows), or nothing");
+                return;
+            }
+            push = json.path("push").asText(null);
+        }
         Optional<RolloutRecord> r;
         try {
             r = PushWriter.MODULE_NAME.matcher(module).matches()
-                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(token != null, false))
+                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(token != null, false), push)
                     : Optional.empty();
         } catch (IllegalStateException e) {
             send(ex, 409, error(e.getMessage() + ": mesh rollout status " + abbreviate(module) + " shows it"));

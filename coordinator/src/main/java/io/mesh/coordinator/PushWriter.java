@@ -492,9 +492,9 @@ public final class PushWriter {
     /**
      * The rollout node of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
      * starts a rollout ({@link RolloutRecord#start}: its targets, for {@code ["*"]} the hosts with an agent now, and the
-     * desired state it replaces, which hosts keep until their wave); any other push of the module deletes the rollout
-     * node of an older push. Written at the version read, so a racing agent's move fails the transaction, which is
-     * then retried like any lost race.
+     * desired state it replaces); any other push of the module deletes the rollout node of an older push. Written at
+     * any version: a push replaces whatever rollout ran, so the agents' moves of the older one (each at the version it
+     * read) must not make a busy rollout refuse the push that fixes it; their next write finds the new push and stops.
      *
      * @param data the rollout node's data ({@link #rolloutData}), {@code null} for none
      * @return the operation, or {@code null} when there is nothing to write
@@ -503,10 +503,10 @@ public final class PushWriter {
         String path = paths.rollout(c.module());
         Stat rollout = client.checkExists().forPath(path);
         if (data == null) {
-            return rollout == null ? null : client.transactionOp().delete().withVersion(rollout.getVersion()).forPath(path);
+            return rollout == null ? null : client.transactionOp().delete().forPath(path);
         }
         return rollout == null ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
-                : client.transactionOp().setData().withVersion(rollout.getVersion()).forPath(path, data);
+                : client.transactionOp().setData().forPath(path, data);
     }
 
     /** @return the data of the rollout a push of {@code record} starts, or {@code null} for a spec without {@code rollout} */

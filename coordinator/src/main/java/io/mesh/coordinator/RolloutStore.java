@@ -49,11 +49,14 @@ public final class RolloutStore {
      * @param module module name
      * @param move   resume (a paused rollout goes on) or abort (it stops for good)
      * @param by     who asks
+     * @param push   the push whose rollout the operator means (as {@code mesh rollout status} showed it), or
+     *               {@code null} for the current one
      * @return the rollout as written; empty when the module has no rollout
-     * @throws IllegalStateException when the rollout is not where the move applies (not paused, ended already)
+     * @throws IllegalStateException when the rollout is not where the move applies (not paused, ended already), or is
+     *                               of another push than {@code push}
      * @throws Exception             ZooKeeper errors
      */
-    public Optional<RolloutRecord> move(String module, Move move, String by) throws Exception {
+    public Optional<RolloutRecord> move(String module, Move move, String by, String push) throws Exception {
         String path = paths.rollout(module);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             Stat stat = new Stat();
@@ -64,6 +67,9 @@ public final class RolloutStore {
                 return Optional.empty();
             }
             RolloutRecord r = Json.read(data, RolloutRecord.class);
+            if (push != null && !push.equals(r.push())) {
+                throw new IllegalStateException("the rollout of " + module + " is of " + r.push() + " now, not " + push + " (a newer push replaced it)");
+            }
             RolloutRecord next = move == Move.RESUME ? r.resume(by, clock.instant()) : r.abort(by, clock.instant());
             try {
                 client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));

@@ -47,13 +47,21 @@ class RolloutIT {
     static final Set<String> CHANGES = Set.of("create", "start", "kill", "die", "stop", "destroy", "rename", "restart", "pause");
 
     static String manifest(String module, String version, boolean healthy) {
+        return manifest(module, version, "pause", "[CMD, \"" + (healthy ? "true" : "false") + "\"]", "");
+    }
+
+    /**
+     * @param test   the healthcheck's test
+     * @param volume extra lines of the container (a volume)
+     */
+    static String manifest(String module, String version, String onFailure, String test, String volume) {
         return "module: " + module + "\nhosts: [\"*\"]\n"
-                + "rollout: {canary: 1, max-parallel: 1, on-failure: pause}\n"
+                + "rollout: {canary: 1, max-parallel: 1, on-failure: " + onFailure + "}\n"
                 + "containers:\n  app:\n    image: " + BUSYBOX + "\n"
                 + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
                 + "    env: {VERSION: \"" + version + "\"}\n"
-                + "    network: none\n    stop-timeout: 2s\n"
-                + "    healthcheck: {test: [CMD, \"" + (healthy ? "true" : "false") + "\"], interval: 1s, timeout: 1s, retries: 1}\n"
+                + "    network: none\n    stop-timeout: 2s\n" + volume
+                + "    healthcheck: {test: " + test + ", interval: 1s, timeout: 1s, retries: 1}\n"
                 + "    ready: {min-healthy: " + MIN_HEALTHY.toSeconds() + "s, deadline: 6s}\n"
                 + "schedules:\n  maint:\n    cron: \"0 0 1 1 *\"\n    while-stopped: [app]\n"
                 + "    step: {image: " + BUSYBOX + ", command: [sleep, \"25\"], network: none}\n    timeout: 2m\n";
@@ -147,14 +155,53 @@ class RolloutIT {
             MeshRun status = run("rollout", "status", module, coordinator);
             assertThat(status.code).as(status.text).isEqualTo(MeshCli.OK);
             assertThat(status.out).contains("paused", "failed " + canary);
+            MeshRun abort = run("rollout", "abort", module, coordinator);
+            assertThat(abort.code).as(abort.text).isEqualTo(MeshCli.OK);
+            assertThat(rollout(zk, paths, module).state()).isEqualTo(RolloutState.ABORTED);
+            MeshRun again = run("rollout", "abort", module, coordinator);
+            assertThat(again.code).as("an ended rollout cannot be aborted again: %s", again.text).isEqualTo(MeshCli.BAD_INPUT);
 
             // mesh rollback to v1: an ordinary push, in waves, that restores v1's spec on every host.
             MeshRun rollback = run("rollback", module, "--to", push1Id, "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
             assertThat(rollback.code).as(rollback.text).isEqualTo(MeshCli.OK);
             for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+
+            // on-failure: revert. The last engine's own named volume says "fail" to v4's healthcheck (a volume is
+            // per engine), so the canary is done before a host fails: then every host goes back to v1, the canary too,
+            // each in a slot.
+            String flagVolume = module + "-flag";
+            String failing = hosts.get(hosts.size() - 1);
+            markFailing(fleet, failing, flagVolume);
+            Path v4 = write(dir, "v4.yaml", manifest(module, "v4", "revert", "[CMD-SHELL, \"test ! -e /flag/fail\"]",
+                    "    volumes: [\"" + flagVolume + ":/flag:ro\"]\n"));
+            long v4From = nowNanos();
+            MeshRun push4 = run("push", v4.toString(), "--revision", "v4", "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
+            assertThat(push4.code).as(push4.text).isEqualTo(MeshCli.FAILED);
+            assertThat(push4.out).contains("is reverted");
+            RolloutRecord reverted = rollout(zk, paths, module);
+            assertThat(reverted.state()).isEqualTo(RolloutState.REVERTED);
+            assertThat(reverted.failed()).containsExactly(failing);
+            assertThat(reverted.done()).as("the canary was done before the failure").contains(canary);
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
+                for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+            });
+            settle(events);
+            assertThat(changes(events.get(canary), v4From)).extracting(Event::getAction).as("the canary went to v4 and back")
+                    .filteredOn("create"::equals).hasSize(2);
+            String push4Id = push4.out.substring(0, push4.out.indexOf(' '));
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).untilAsserted(() ->
+                    new CoordinatorClient(first, null).get("/v1/pushes/" + push4Id).json().path("targets").forEach(t ->
+                            assertThat(t.path("state").asText()).as("v4 on %s, which runs v1 again", t.path("host").asText()).isNotEqualTo("applied")));
         } finally {
             events.values().forEach(EngineEvents::close);
             fleet.removeModule(module);
+            for (String host : hosts) {
+                try {
+                    fleet.docker(host).removeVolumeCmd(module + "-flag").exec();
+                } catch (RuntimeException e) {
+                    // not made on that engine
+                }
+            }
             try (var files = Files.list(dir)) {
                 for (Path f : files.toList()) Files.deleteIfExists(f);
             }
@@ -163,6 +210,19 @@ class RolloutIT {
     }
 
     record MeshRun(int code, String out, String text) {}
+
+    /** Puts a file {@code fail} into the named volume {@code volume} of that host's engine only. */
+    private static void markFailing(Fleet fleet, String host, String volume) {
+        var docker = fleet.docker(host);
+        docker.createVolumeCmd().withName(volume).exec();
+        String id = docker.createContainerCmd(BUSYBOX).withCmd("touch", "/flag/fail")
+                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")
+                        .withBinds(new com.github.dockerjava.api.model.Bind(volume, new com.github.dockerjava.api.model.Volume("/flag"))))
+                .exec().getId();
+        docker.startContainerCmd(id).exec();
+        assertThat(docker.waitContainerCmd(id).start().awaitStatusCode(30, TimeUnit.SECONDS)).isZero();
+        docker.removeContainerCmd(id).exec();
+    }
 
     private static MeshRun run(String... args) {
         FleetIT.Run r = mesh(args);

@@ -108,15 +108,29 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public record Applied(String push, String revision, Instant at) {}
 
-    /** @return this report with {@code lastApplied} set: itself when applied, else the one given (carried) */
+    /**
+     * @return this report with {@code lastApplied} set: itself when applied; else the one it names already (a rollout
+     *         that put the previous revision back: {@link #withKept}); else the one given (carried)
+     */
     public ApplyReport withLastApplied(Applied carried) {
-        Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt) : carried;
+        Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt)
+                : lastApplied != null ? lastApplied : carried;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a, rollout);
     }
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout);
+    }
+
+    /**
+     * @param kept the desired state a rollout kept on this host and that this apply ran (decision 13)
+     * @return this report naming it as the last applied push, so that a host put back on the previous revision does not
+     *         read {@code applied} for the push it left
+     */
+    public ApplyReport withKept(DesiredRecord kept) {
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
+                new Applied(kept.push(), kept.revision(), finishedAt), rollout);
     }
 
     /**

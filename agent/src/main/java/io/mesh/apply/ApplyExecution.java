@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -154,14 +155,57 @@ final class ApplyExecution {
         return results;
     }
 
-    /** The plan's Docker calls, at once when three or more containers change (see {@link #executeAll}). */
-    private List<ContainerResult> executeTogether(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
+    /**
+     * The plan's Docker calls, at once when three or more containers change (see {@link #executeAll}); a container
+     * with {@code depends-on} is created or recreated only once each dependency's own call is done and satisfies its
+     * condition ({@link DependencyOrder}). Results in plan order.
+     */
+    private List<ContainerResult> executeTogether(List<PlannedAction> given, Map<String, ContainerSpec> want, DesiredRecord desired,
                                                   Map<String, ObservedContainer> byId, Images images) throws InterruptedException {
+        List<PlannedAction> plan = DependencyOrder.sort(given, want); // dependencies first: a FIFO pool never waits on a queued one
+        Map<String, CompletableFuture<ContainerResult>> done = new ConcurrentHashMap<>();
+        for (PlannedAction a : plan) done.putIfAbsent(a.name(), new CompletableFuture<>());
+        List<ContainerResult> ordered = executeOrdered(plan, want, desired, byId, images, done);
+        Map<PlannedAction, ContainerResult> byAction = new IdentityHashMap<>();
+        for (int i = 0; i < plan.size(); i++) byAction.put(plan.get(i), ordered.get(i));
+        List<ContainerResult> results = new ArrayList<>();
+        for (PlannedAction a : given) results.add(byAction.get(a));
+        return results;
+    }
+
+    /** One container's calls once its dependencies are done; its result completes {@code done} for its dependents. */
+    private ContainerResult executeAfter(PlannedAction a, Map<String, ContainerSpec> want, DesiredRecord desired,
+                                         Map<String, ObservedContainer> byId, Images images,
+                                         Map<String, CompletableFuture<ContainerResult>> done) throws InterruptedException {
+        ContainerResult r = null;
+        try {
+            ContainerSpec spec = want.get(a.name());
+            if (spec != null && (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE)) {
+                String unmet = DependencyOrder.unmet(spec, name -> {
+                    CompletableFuture<ContainerResult> f = done.get(name);
+                    return f == null ? null : f.join();
+                });
+                if (unmet != null) {
+                    r = result(a, ContainerAction.FAILED, plus(a.reasons(), List.of(), (a.action() == PlannedAction.Kind.CREATE ? "not created: " : "not recreated (the previous one runs on): ") + unmet), a.existingId());
+                }
+            }
+            if (r == null) r = execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images);
+            return r;
+        } finally {
+            CompletableFuture<ContainerResult> f = done.get(a.name());
+            if (f != null && r != null) f.complete(r);
+            else if (f != null) f.completeExceptionally(new IllegalStateException("the apply of " + a.dockerName() + " stopped"));
+        }
+    }
+
+    private List<ContainerResult> executeOrdered(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
+                                                 Map<String, ObservedContainer> byId, Images images,
+                                                 Map<String, CompletableFuture<ContainerResult>> done) throws InterruptedException {
         long changing = plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.UNCHANGED).count();
         long waiting = plan.stream().filter(a -> a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE).count();
         List<ContainerResult> results = new ArrayList<>();
         if (changing <= 2 && waiting < 2) { // see above; two readiness waits are worth a thread each
-            for (PlannedAction a : plan) results.add(execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images));
+            for (PlannedAction a : plan) results.add(executeAfter(a, want, desired, byId, images, done));
             return results;
         }
         AtomicInteger n = new AtomicInteger();
@@ -173,7 +217,7 @@ final class ApplyExecution {
         List<Future<ContainerResult>> futures = new ArrayList<>();
         try {
             for (PlannedAction a : plan) {
-                futures.add(pool.submit(() -> execute(a, want.get(a.name()), desired, byId.get(a.existingId()), images)));
+                futures.add(pool.submit(() -> executeAfter(a, want, desired, byId, images, done)));
             }
             for (Future<ContainerResult> f : futures) {
                 try {

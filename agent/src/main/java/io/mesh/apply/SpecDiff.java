@@ -26,12 +26,15 @@ public final class SpecDiff {
     private static final ObjectMapper CANONICAL = JsonMapper.builder()
             .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
             .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
-            .addMixIn(ContainerSpec.class, WithoutReady.class)
+            .addMixIn(ContainerSpec.class, OnlyWhatDockerRuns.class)
             .build();
 
-    /** {@code ready} says how the apply judges a container, not how Docker runs it: a change of it recreates nothing. */
-    @JsonIgnoreProperties({"ready"})
-    private interface WithoutReady {}
+    /**
+     * {@code ready} says how the apply judges a container and {@code depends-on} in which order it acts, not how Docker
+     * runs it: a change of either recreates nothing.
+     */
+    @JsonIgnoreProperties({"ready", "depends-on"})
+    private interface OnlyWhatDockerRuns {}
 
     private SpecDiff() {}
 

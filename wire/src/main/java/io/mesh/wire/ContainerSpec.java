@@ -29,13 +29,16 @@ import java.util.TreeMap;
  * @param healthcheck Docker's healthcheck, or {@code null} for the image's own
  * @param ready       when a created or recreated container counts, or {@code null} for the defaults
  *                    ({@link ReadySpec}); not part of the spec hash
+ * @param dependsOn   containers of the same module this one is created and started after, each with its condition
+ *                    ({@link DependsOn}); not part of the spec hash (it orders the apply, Docker does not see it)
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                             List<String> ports, List<String> volumes, String restart,
                             @JsonProperty("stop-timeout") String stopTimeout, Boolean privileged, String pid,
-                            @JsonProperty("cap-add") List<String> capAdd, Healthcheck healthcheck, ReadySpec ready) {
+                            @JsonProperty("cap-add") List<String> capAdd, Healthcheck healthcheck, ReadySpec ready,
+                            @JsonProperty("depends-on") Map<String, DependsOn> dependsOn) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -61,6 +64,27 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         stopTimeout = stopTimeout == null ? DEFAULT_STOP_TIMEOUT : stopTimeout;
         privileged = Boolean.TRUE.equals(privileged) ? Boolean.TRUE : null;
         capAdd = capAdd == null ? List.of() : List.copyOf(capAdd);
+        dependsOn = dependsOn == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(dependsOn));
+    }
+
+    /** A spec without {@code depends-on}. */
+    public ContainerSpec(String image, List<String> command, Map<String, String> env, String network, List<String> ports,
+                         List<String> volumes, String restart, String stopTimeout, Boolean privileged, String pid,
+                         List<String> capAdd, Healthcheck healthcheck, ReadySpec ready) {
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready, null);
+    }
+
+    /**
+     * One entry of {@code depends-on} (compose's meaning, SPEC.md "Health and readiness"; decision 10).
+     *
+     * @param condition {@link #STARTED}: the dependency's apply is done (it runs, created or recreated and ready by
+     *                  its own {@code ready}, or unchanged); {@link #HEALTHY}: that, and Docker calls it healthy
+     */
+    public record DependsOn(String condition) {
+        /** The dependency runs. */
+        public static final String STARTED = "started";
+        /** The dependency runs and its healthcheck passes. */
+        public static final String HEALTHY = "healthy";
     }
 
     /**
@@ -77,7 +101,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
      */
     public ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                          List<String> ports, List<String> volumes, String restart, String stopTimeout) {
-        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null);
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null, null);
     }
 
     /** @return {@code ready}, or the defaults */

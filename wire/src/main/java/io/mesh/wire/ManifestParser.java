@@ -23,11 +23,14 @@ import java.io.IOException;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -63,7 +66,7 @@ public final class ManifestParser {
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules", "rollout");
     private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
     private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout",
-            "privileged", "pid", "cap-add", "healthcheck", "ready");
+            "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on");
     private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
     private static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
     /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
@@ -379,6 +382,7 @@ public final class ManifestParser {
                 }
             }
         }
+        if (containers != null && containers.isObject()) dependsOn(c, (ObjectNode) containers, containerNames);
         rollout(c, node);
         if (!errors.isEmpty() || module == null || hosts == null) return null;
         try {
@@ -480,6 +484,103 @@ public final class ManifestParser {
         if (retries != null && !(retries.isIntegralNumber() && retries.canConvertToInt() && retries.asInt() >= 1 && retries.asInt() <= 100)) {
             c.error(path + ".retries", "must be a whole number from 1 to 100 (failures in a row that make it unhealthy); got " + show(retries));
         }
+    }
+
+    /**
+     * {@code depends-on} of every container: compose's two forms, a list of names ({@code condition: started}) or a
+     * mapping of name to {@code {condition: started | healthy}}, rewritten to the mapping; each name a container of the
+     * module other than itself; {@code healthy} only on a dependency with a {@code healthcheck}; no cycle.
+     */
+    private void dependsOn(Check c, ObjectNode containers, Set<String> names) {
+        Map<String, Set<String>> edges = new LinkedHashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> i = containers.fields(); i.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = i.next();
+            if (!(e.getValue() instanceof ObjectNode container) || !container.has("depends-on")) continue;
+            String path = "containers." + Check.printable(e.getKey()) + ".depends-on";
+            JsonNode d = container.get("depends-on");
+            ObjectNode normal = PLAIN.createObjectNode();
+            if (d.isArray()) {
+                for (JsonNode n : d) {
+                    if (!n.isTextual()) {
+                        c.error(path, "list a container's name as text, such as [db], not a " + kind(n));
+                        continue;
+                    }
+                    normal.putObject(n.asText()).put("condition", ContainerSpec.DependsOn.STARTED);
+                }
+            } else if (d.isObject()) {
+                for (Iterator<Map.Entry<String, JsonNode>> j = d.fields(); j.hasNext(); ) {
+                    Map.Entry<String, JsonNode> dep = j.next();
+                    String at = path + "." + Check.printable(dep.getKey());
+                    JsonNode cond = dep.getValue() == null ? null : dep.getValue().get("condition");
+                    if (!(dep.getValue() instanceof ObjectNode o) || o.size() != 1 || cond == null || !cond.isTextual()
+                            || !Set.of(ContainerSpec.DependsOn.STARTED, ContainerSpec.DependsOn.HEALTHY).contains(cond.asText())) {
+                        c.error(at, "must be {condition: started} or {condition: healthy} (compose's service_started and service_healthy); got " + show(dep.getValue()));
+                        continue;
+                    }
+                    normal.putObject(dep.getKey()).put("condition", cond.asText());
+                }
+            } else {
+                c.error(path, "must be a list of container names, such as [db], or a mapping such as {db: {condition: healthy}}, not a " + kind(d));
+                continue;
+            }
+            Set<String> to = new LinkedHashSet<>();
+            for (Iterator<Map.Entry<String, JsonNode>> j = normal.fields(); j.hasNext(); ) {
+                Map.Entry<String, JsonNode> dep = j.next();
+                String at = path + "." + Check.printable(dep.getKey());
+                if (dep.getKey().equals(e.getKey())) {
+                    c.error(at, "a container cannot depend on itself: remove it");
+                } else if (!names.contains(dep.getKey())) {
+                    c.error(at, "'" + Check.printable(dep.getKey()) + "' is not a container of this module: depends-on names containers of the same module " + new TreeSet<>(names));
+                } else {
+                    to.add(dep.getKey());
+                    JsonNode target = containers.get(dep.getKey());
+                    JsonNode hc = target == null ? null : target.get("healthcheck");
+                    boolean checked = hc != null && hc.isObject() && !(hc.path("test").isArray() && "NONE".equals(hc.path("test").path(0).asText()));
+                    if (ContainerSpec.DependsOn.HEALTHY.equals(dep.getValue().path("condition").asText()) && !checked) {
+                        c.error(at, "condition healthy needs a healthcheck on " + Check.printable(dep.getKey())
+                                + ": give it one, or use condition: started");
+                    }
+                }
+            }
+            container.set("depends-on", normal);
+            edges.put(e.getKey(), to);
+        }
+        List<String> cycle = cycle(edges);
+        if (!cycle.isEmpty()) {
+            c.error("containers." + Check.printable(cycle.get(0)) + ".depends-on", "a cycle: " + String.join(" -> ", cycle)
+                    + ": no container of it could start first; remove one of these dependencies");
+        }
+    }
+
+    /** @return one cycle of the graph as its path ({@code a, b, a}), or empty when there is none */
+    static List<String> cycle(Map<String, Set<String>> edges) {
+        Map<String, Integer> state = new HashMap<>(); // 1 on the path, 2 done
+        Deque<String> path = new ArrayDeque<>();
+        for (String start : new TreeSet<>(edges.keySet())) {
+            List<String> found = visit(start, edges, state, path);
+            if (!found.isEmpty()) return found;
+        }
+        return List.of();
+    }
+
+    private static List<String> visit(String n, Map<String, Set<String>> edges, Map<String, Integer> state, Deque<String> path) {
+        Integer s = state.get(n);
+        if (s != null && s == 2) return List.of();
+        if (s != null && s == 1) {
+            List<String> onPath = new ArrayList<>(path);
+            List<String> loop = new ArrayList<>(onPath.subList(onPath.indexOf(n), onPath.size()));
+            loop.add(n);
+            return loop;
+        }
+        state.put(n, 1);
+        path.addLast(n);
+        for (String m : edges.getOrDefault(n, Set.of())) {
+            List<String> found = visit(m, edges, state, path);
+            if (!found.isEmpty()) return found;
+        }
+        path.removeLast();
+        state.put(n, 2);
+        return List.of();
     }
 
     /**

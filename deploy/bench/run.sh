@@ -112,6 +112,7 @@ else
 fi
 kill "$zkq" "$zkq_hold" 2>/dev/null || true
 bench "B5" 270 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 2 --per-jvm 250 --wait-s 150
+bench "B10" 150 io.mesh.bench.RolloutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100 --max-parallel 10 --wait-s 120
 docker_up
 bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --plain true --prefix b6plain --launches 4 --settle-s 5 --idle-s 10

@@ -69,27 +69,7 @@ public final class FanoutBench {
         CuratorCache cache = null;
         try {
             long t = System.nanoTime();
-            for (int from = 0; from < hosts; from += perJvm) {
-                int count = Math.min(perJvm, hosts - from);
-                List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-Xmx1g", "-Xss256k", "-XX:+UseParallelGC",
-                        "-XX:TieredStopAtLevel=1")); // C1 only, as deploy/bin/mesh-agent; 250 agents share this heap, so parallel GC
-                String extra = System.getenv("BENCH_HOSTS_JAVA_OPTS"); // e.g. a JFR recording while profiling
-                if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", String.valueOf(from)).split(" ")));
-                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
-                        FanoutHosts.class.getName(), "--zk", connect, "--root", root, "--from", String.valueOf(from),
-                        "--count", String.valueOf(count), "--state", state.toString()));
-                ProcessBuilder pb = new ProcessBuilder(cmd);
-                pb.environment().put("MESH_LOG_LEVEL", "WARN");
-                pb.redirectError(state.resolve("hosts-" + from + ".log").toFile());
-                jvms.add(pb.start());
-            }
-            for (Process p : jvms) {
-                BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()));
-                String l;
-                do l = r.readLine(); while (l != null && !l.startsWith("ready")); // (JFR says hello on stdout)
-                if (l == null) throw new IllegalStateException("a hosts JVM did not start: see " + state);
-            }
+            jvms.addAll(startHosts(connect, root, hosts, perJvm, state));
             Bench.log("B5", hosts + " simulated hosts up in " + jvms.size() + " JVM(s), " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
 
             // push -> host/module -> mtime of its first applied report for that push. Kept for every push,
@@ -140,11 +120,48 @@ public final class FanoutBench {
             out.put("b5.h" + hosts + ".jvms", jvms.size());
         } finally {
             if (cache != null) cache.close();
-            for (Process p : jvms) p.getOutputStream().close();
-            for (Process p : jvms) {
-                if (!p.waitFor(60, TimeUnit.SECONDS)) p.destroyForcibly();
-            }
+            stopHosts(jvms);
             obs.close();
+        }
+    }
+
+    /**
+     * Starts {@code hosts} simulated hosts ({@link FanoutHosts}), {@code perJvm} per JVM, and waits until each JVM
+     * says they run. The caller closes each process's stdin to stop it.
+     *
+     * @return the hosts JVMs
+     */
+    static List<Process> startHosts(String connect, String root, int hosts, int perJvm, Path state) throws Exception {
+        List<Process> jvms = new ArrayList<>();
+        for (int from = 0; from < hosts; from += perJvm) {
+            int count = Math.min(perJvm, hosts - from);
+            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-Xmx1g", "-Xss256k", "-XX:+UseParallelGC",
+                    "-XX:TieredStopAtLevel=1")); // C1 only, as deploy/bin/mesh-agent; 250 agents share this heap, so parallel GC
+            String extra = System.getenv("BENCH_HOSTS_JAVA_OPTS"); // e.g. a JFR recording while profiling
+            if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", String.valueOf(from)).split(" ")));
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
+                    FanoutHosts.class.getName(), "--zk", connect, "--root", root, "--from", String.valueOf(from),
+                    "--count", String.valueOf(count), "--state", state.toString()));
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            pb.environment().put("MESH_LOG_LEVEL", "WARN");
+            pb.redirectError(state.resolve("hosts-" + from + ".log").toFile());
+            jvms.add(pb.start());
+        }
+        for (Process p : jvms) {
+            BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()));
+            String l;
+            do l = r.readLine(); while (l != null && !l.startsWith("ready")); // (JFR says hello on stdout)
+            if (l == null) throw new IllegalStateException("a hosts JVM did not start: see " + state);
+        }
+        return jvms;
+    }
+
+    /** Stops the hosts JVMs {@link #startHosts} started (stdin closed, then up to 60 s each). */
+    static void stopHosts(List<Process> jvms) throws Exception {
+        for (Process p : jvms) p.getOutputStream().close();
+        for (Process p : jvms) {
+            if (!p.waitFor(60, TimeUnit.SECONDS)) p.destroyForcibly();
         }
     }
 

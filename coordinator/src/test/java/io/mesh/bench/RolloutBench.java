@@ -1,0 +1,103 @@
+package io.mesh.bench;
+
+import io.mesh.coordinator.PushWriter;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.RolloutState;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * B10: a rollout over SIMULATED hosts ({@link FanoutHosts}: the real agent daemon, a recording runtime instead of
+ * Docker) with {@code max-parallel}: its total time, push to {@code done}, against the least any scheduler of the
+ * same waves needs, the sum of the hosts' own apply times (each report's start to finish: its slot, its calls, its
+ * readiness wait) divided by {@code max-parallel}. The ratio is the coordination's overhead (decision 13).
+ *
+ * <p>Args: --zk-file FILE --results FILE [--hosts 100] [--max-parallel 10] [--wait-s 240]
+ */
+public final class RolloutBench {
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = Bench.args(argv);
+        Properties zk = ZkEnsemble.read(a.get("zk-file"));
+        String connect = zk.getProperty("all");
+        Path results = Path.of(a.get("results"));
+        int hosts = Integer.parseInt(a.getOrDefault("hosts", "100"));
+        int maxParallel = Integer.parseInt(a.getOrDefault("max-parallel", "10"));
+        int waitS = Integer.parseInt(a.getOrDefault("wait-s", "240"));
+        String root = "/bench-rollout-" + String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
+        ZkPaths paths = new ZkPaths(root);
+        Path state = Files.createTempDirectory("mesh-bench-rollout");
+        CuratorFramework obs = MeshZk.connect(connect, Duration.ofSeconds(30));
+        List<Process> jvms = new ArrayList<>();
+        try {
+            jvms.addAll(FanoutBench.startHosts(connect, root, hosts, 250, state));
+            Bench.log("B10", hosts + " simulated hosts up");
+            PushWriter writer = new PushWriter(obs, paths, Clock.systemUTC());
+            Map<String, Object> out = new LinkedHashMap<>();
+            for (int k = 0; k <= 1; k++) {
+                long t0 = System.nanoTime();
+                PushWriter.Result r = writer.write(manifest(k, maxParallel), "r" + k);
+                RolloutRecord done = awaitDone(obs, paths, r.push(), waitS);
+                double totalS = (System.nanoTime() - t0) / 1e9;
+                double sum = 0;
+                int counted = 0;
+                for (String host : done.done()) {
+                    ApplyReport rep = Json.readOrNull(obs.getData().forPath(paths.report(host, "roll")), ApplyReport.class);
+                    if (rep == null || rep.outcome() != ApplyOutcome.APPLIED || !r.push().equals(rep.push())) continue;
+                    sum += Duration.between(rep.startedAt(), rep.finishedAt()).toMillis() / 1000.0;
+                    counted++;
+                }
+                double ideal = sum / maxParallel;
+                Bench.log("B10", "push " + k + (k == 0 ? " (warm-up: first apply)" : "") + ": " + done.done().size() + " hosts done in "
+                        + Bench.f(totalS) + " s; their applies sum to " + Bench.f(sum) + " s (" + counted + " reports), / max-parallel "
+                        + maxParallel + " = " + Bench.f(ideal) + " s; ratio " + Bench.f(totalS / ideal));
+                if (k == 0) continue;
+                out.put("b10.hosts", hosts);
+                out.put("b10.max_parallel", maxParallel);
+                out.put("b10.total_s", totalS);
+                out.put("b10.sum_apply_s", sum);
+                out.put("b10.ideal_s", ideal);
+                out.put("b10.ratio", totalS / ideal);
+                out.put("b10.runtime", "simulated (RecordingRuntime, no Docker); ready.min-healthy 1s");
+            }
+            Bench.result(results, out);
+        } finally {
+            FanoutBench.stopHosts(jvms);
+            obs.close();
+        }
+    }
+
+    private static RolloutRecord awaitDone(CuratorFramework zk, ZkPaths paths, String push, int waitS) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS);
+        RolloutRecord r = null;
+        while (System.nanoTime() < end) {
+            r = Json.readOrNull(zk.getData().forPath(paths.rollout("roll")), RolloutRecord.class);
+            if (r != null && push.equals(r.push()) && r.state() == RolloutState.DONE) return r;
+            if (r != null && push.equals(r.push()) && r.state().stopped()) throw new IllegalStateException("rollout stopped: " + r);
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("rollout of " + push + " not done within " + waitS + " s: " + r);
+    }
+
+    /** One module on every host, one container; push k changes it (env), so every host recreates it in its wave. */
+    static String manifest(int k, int maxParallel) {
+        return "module: roll\nhosts: [\"*\"]\nrollout: {max-parallel: " + maxParallel + "}\ncontainers:\n"
+                + "  app:\n    image: mesh-demo/busybox:1\n    command: [sleep, \"3600\"]\n    env: {PUSH: \"" + k + "\"}\n"
+                + "    stop-timeout: 1s\n    ready: {min-healthy: 1s}\n";
+    }
+}

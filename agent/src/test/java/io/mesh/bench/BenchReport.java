@@ -103,7 +103,7 @@ public final class BenchReport {
         double b10 = d("b10.ratio");
         s.append("| B10 rollout, ").append(v("b10.hosts")).append(" simulated hosts, max-parallel ").append(v("b10.max_parallel"))
                 .append(" (decision 13) | push → done ").append(v("b10.total_s")).append(" s | the hosts' applies summed / max-parallel: ")
-                .append(v("b10.ideal_s")).append(" s (sum ").append(v("b10.sum_apply_s")).append(" s) | ").append(x(b10))
+                .append(v("b10.ideal_s")).append(" s (sum ").append(v("b10.sum_apply_s")).append(" s; the same waves in lockstep ").append(v("b10.lockstep_s")).append(" s) | ").append(x(b10))
                 .append(" | the coordination's overhead, shown | ").append(Double.isNaN(b10) ? "not measured" : "shown").append(" |\n");
         double rss = d("b6.rss_idle_mb"), cpu = d("b6.cpu_idle_pct"), start = d("b6.first_report_p50_ms");
         s.append("| B6 agent idle RSS (`mesh-agent run`, -Xmx64m) | ").append(v("b6.rss_idle_mb")).append(" MB (peak ").append(v("b6.rss_peak_mb"))

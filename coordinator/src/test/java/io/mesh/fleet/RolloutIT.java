@@ -64,7 +64,7 @@ class RolloutIT {
                 + "    healthcheck: {test: " + test + ", interval: 1s, timeout: 1s, retries: 1}\n"
                 + "    ready: {min-healthy: " + MIN_HEALTHY.toSeconds() + "s, deadline: 6s}\n"
                 + "schedules:\n  maint:\n    cron: \"0 0 1 1 *\"\n    while-stopped: [app]\n"
-                + "    step: {image: " + BUSYBOX + ", command: [sleep, \"25\"], network: none}\n    timeout: 2m\n";
+                + "    step: {image: " + BUSYBOX + ", command: [sleep, \"18\"], network: none}\n    timeout: 2m\n";
     }
 
     @Test

@@ -22,7 +22,7 @@ class RolloutGateTest {
     static RolloutRecord start(RolloutSpec r) {
         ContainerSpec c = new ContainerSpec("img:2", null, null, null, null, null, null, null, null, null, null, null, null);
         DesiredRecord d = new DesiredRecord("store", "r2", "push-0000000002", new ModuleSpec("store", List.of("*"), Map.of("app", c), Map.of(), r));
-        return RolloutRecord.start(d, List.of("h1", "h2", "h3"), null, "token", T);
+        return RolloutRecord.start(d, List.of("h1", "h2", "h3"), java.util.Set.of("h1", "h2", "h3"), null, "token", T);
     }
 
     static Decision decide(RolloutRecord r, String host) { return RolloutGate.decide(r, host).decision(); }

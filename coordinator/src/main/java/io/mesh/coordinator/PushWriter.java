@@ -512,9 +512,10 @@ public final class PushWriter {
     /** @return the data of the rollout a push of {@code record} starts, or {@code null} for a spec without {@code rollout} */
     private byte[] rolloutData(Change c, DesiredRecord record, Instant now, Origin origin) throws Exception {
         if (c.spec() == null || c.spec().rollout() == null) return null;
-        List<String> targets = c.spec().hosts().contains(ModuleSpec.ALL_HOSTS) ? ZkReads.children(client, paths.agents()) : c.spec().hosts();
+        List<String> online = ZkReads.children(client, paths.agents());
+        List<String> targets = c.spec().hosts().contains(ModuleSpec.ALL_HOSTS) ? online : c.spec().hosts();
         DesiredRecord previous = c.desired() == null ? null : desiredOrNull(c.module(), new Stat());
-        return Json.bytes(RolloutRecord.start(record, targets, previous, origin.by(), now));
+        return Json.bytes(RolloutRecord.start(record, targets, Set.copyOf(online), previous, origin.by(), now));
     }
 
     private static HistoryRecord historyRecord(Change c, Planned p, String push, Instant now, Origin origin) {

@@ -36,8 +36,9 @@ import static org.awaitility.Awaitility.await;
  * events and inspect, not from mesh's reports: a plan makes no Docker event; {@code max-parallel: 1} never has two
  * hosts between the stop of the old container and the new one's readiness; a host whose window holds the module is
  * deferred without holding the slot (the others go on while its window runs); a canary whose healthcheck fails is put
- * back and the rollout pauses, and the other hosts see no create, stop or remove; {@code mesh rollback} restores the
- * previous spec on every host.
+ * back and the rollout pauses, and the other hosts see no create, stop or remove; an abort ends it; {@code mesh rollback}
+ * restores the previous spec on every host, in waves, with every coordinator down; under {@code on-failure: revert}
+ * the hosts done go back to the previous spec.
  */
 @ExtendWith(Fleet.class)
 class RolloutIT {
@@ -161,10 +162,25 @@ class RolloutIT {
             MeshRun again = run("rollout", "abort", module, coordinator);
             assertThat(again.code).as("an ended rollout cannot be aborted again: %s", again.text).isEqualTo(MeshCli.BAD_INPUT);
 
-            // mesh rollback to v1: an ordinary push, in waves, that restores v1's spec on every host.
-            MeshRun rollback = run("rollback", module, "--to", push1Id, "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
+            // mesh rollback to v1: an ordinary push, in waves, that restores v1's spec on every host, with every
+            // coordinator down once it is taken (the agents move the rollout themselves).
+            MeshRun rollback = run("rollback", module, "--to", push1Id, coordinator);
             assertThat(rollback.code).as(rollback.text).isEqualTo(MeshCli.OK);
-            for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+            String rollbackId = rollback.out.substring(0, rollback.out.indexOf(' '));
+            fleet.killCoordinator(1);
+            fleet.killCoordinator(2);
+            try {
+                await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(300)).until(() -> {
+                    RolloutRecord r = rollout(zk, paths, module);
+                    return rollbackId.equals(r.push()) && r.state() == RolloutState.DONE;
+                });
+                for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+            } finally {
+                fleet.up(); // both coordinators again
+            }
+            MeshRun rolledBack = run("status", rollbackId, coordinator);
+            assertThat(rolledBack.code).as(rolledBack.text).isEqualTo(MeshCli.OK);
+            assertThat(rolledBack.out).contains("state applied");
 
             // on-failure: revert. The last engine's own named volume says "fail" to v4's healthcheck (a volume is
             // per engine), so the canary is done before a host fails: then every host goes back to v1, the canary too,

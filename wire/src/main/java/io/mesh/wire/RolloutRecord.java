@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -59,15 +60,20 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      *
      * @param desired  the pushed desired state (its spec has a {@code rollout})
      * @param hosts    the hosts it targets now
+     * @param online   the hosts with an agent now: canaries are chosen among them first (by name), so that a host
+     *                 named in the manifest whose agent is down does not hold every other host back
      * @param previous the desired state it replaces, or {@code null}
      * @param by       who pushed
      * @param at       when
      * @return a {@code rolling} record with every host waiting
      */
-    public static RolloutRecord start(DesiredRecord desired, List<String> hosts, DesiredRecord previous, String by, Instant at) {
+    public static RolloutRecord start(DesiredRecord desired, List<String> hosts, Set<String> online, DesiredRecord previous,
+                                      String by, Instant at) {
         RolloutSpec r = desired.spec().rollout();
         List<String> targets = sorted(hosts);
-        List<String> canary = targets.subList(0, Math.min(r.canaryOrNone(), targets.size()));
+        List<String> byChoice = new ArrayList<>(targets.stream().filter(online::contains).toList());
+        targets.stream().filter(h -> !online.contains(h)).forEach(byChoice::add);
+        List<String> canary = byChoice.subList(0, Math.min(r.canaryOrNone(), byChoice.size()));
         DesiredRecord prev = previous == null || previous.tombstone() || previous.spec() == null ? null : previous;
         return new RolloutRecord(desired.module(), desired.push(), desired.revision(),
                 targets.isEmpty() ? RolloutState.DONE : RolloutState.ROLLING, canary, List.of(), List.of(), targets, List.of(), at,

@@ -23,7 +23,7 @@ class RolloutRecordTest {
 
     static RolloutRecord start(RolloutSpec r) {
         DesiredRecord prev = new DesiredRecord("store", "r1", "push-0000000001", desired(r).spec());
-        return RolloutRecord.start(desired(r), HOSTS, prev, "token", T);
+        return RolloutRecord.start(desired(r), HOSTS, java.util.Set.copyOf(HOSTS), prev, "token", T);
     }
 
     @ParameterizedTest(name = "max-parallel {0} of {1} hosts is {2}")
@@ -42,6 +42,14 @@ class RolloutRecordTest {
         assertThat(r.onFailure()).isEqualTo(RolloutSpec.OnFailure.PAUSE);
         assertThat(r.previous().revision()).isEqualTo("r1");
         assertThat(r.of(desired(null))).isTrue();
+    }
+
+    @Test
+    void canariesAreChosenAmongHostsWithAnAgentFirst() {
+        DesiredRecord d = desired(new RolloutSpec(null, 2, null));
+        RolloutRecord r = RolloutRecord.start(d, HOSTS, java.util.Set.of("h2", "h3"), null, "token", T);
+        assertThat(r.canary()).containsExactly("h2", "h3");
+        assertThat(RolloutRecord.start(d, HOSTS, java.util.Set.of("h3"), null, "token", T).canary()).containsExactlyInAnyOrder("h3", "h1");
     }
 
     @Test

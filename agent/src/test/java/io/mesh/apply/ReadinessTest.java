@@ -255,4 +255,56 @@ class ReadinessTest {
         assertThat(TestDocker.events(module, from, Instant.now()).stream().map(TestDocker::action).toList())
                 .doesNotContain("create", "destroy", "rename");
     }
+
+    /** Three containers (so they are changed at once on a pool): web and worker need db healthy, listed before it. */
+    private String dependsOnYaml(String dbTest) {
+        String c = "    image: " + BUSYBOX + "\n    network: none\n    stop-timeout: 1s\n    " + SERVE + "\n";
+        return "module: " + module + "\nhosts: [host-a]\ncontainers:\n"
+                + "  web:\n" + c + "    depends-on: {db: {condition: healthy}}\n    ready: {min-healthy: 0s}\n"
+                + "  worker:\n" + c + "    depends-on: [db]\n    ready: {min-healthy: 0s}\n"
+                + "  db:\n" + c + "    healthcheck: {test: [CMD, \"" + dbTest + "\"], interval: 1s, timeout: 1s, retries: 1}\n"
+                + "    ready: {min-healthy: 1s, deadline: 8s}\n";
+    }
+
+    /** {@code depends-on} inside a module: the order read from Docker's events, and a failed dependency holding back. */
+    @Test
+    void dependentsAreCreatedOnlyAfterTheirDependencyIsReadyAndNotAtAllWhenItFails() throws Exception {
+        Instant from = Instant.now();
+        zk.setDesired(dependsOnYaml("true"), "r1");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).as("%s", r).isEqualTo(ApplyOutcome.APPLIED);
+        List<Event> events = TestDocker.events(module, from, Instant.now());
+        long dbHealthy = firstEvent(events, module + "-db", "health_status: healthy");
+        long webCreated = firstEvent(events, module + "-web", "create");
+        long workerCreated = firstEvent(events, module + "-worker", "create");
+        assertThat(webCreated).as("web is created after db is healthy (and ready)").isGreaterThan(dbHealthy);
+        assertThat(workerCreated).as("worker is created after db's apply is done").isGreaterThan(dbHealthy);
+
+        // A new push whose db never gets healthy: db is reverted, and its dependents are not recreated (they run on).
+        String webId = id(r, "web");
+        Instant from2 = Instant.now();
+        zk.setDesired(dependsOnYaml("false").replace("    depends-on: [db]\n", "    depends-on: [db]\n    env: {V: \"2\"}\n")
+                .replace("    depends-on: {db: {condition: healthy}}\n", "    depends-on: {db: {condition: healthy}}\n    env: {V: \"2\"}\n"), "r2");
+        ApplyReport r2 = applier.apply(module, () -> false);
+        assertThat(r2.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        assertThat(named(r2, "db").action()).isEqualTo(ContainerAction.REVERTED);
+        assertThat(named(r2, "web").action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(String.join(" ", named(r2, "web").reasons())).contains("not recreated", "depends on db");
+        List<Event> later = TestDocker.events(module, from2, Instant.now());
+        assertThat(later.stream().filter(e -> (module + "-web").equals(TestDocker.name(e)) || (module + "-web.mesh-next").equals(TestDocker.name(e)))
+                .map(TestDocker::action).filter(a -> List.of("create", "kill", "stop", "destroy").contains(a)).toList())
+                .as("web is not touched while db's recreate fails").isEmpty();
+        assertThat(docker.client().inspectContainerCmd(webId).exec().getState().getRunning()).isTrue();
+    }
+
+    private static long firstEvent(List<Event> events, String name, String action) {
+        return events.stream().filter(e -> name.equals(TestDocker.name(e)) && action.equals(TestDocker.action(e)))
+                .mapToLong(Event::getTimeNano).min().orElseThrow(() -> new AssertionError("no " + action + " of " + name + " in " + events));
+    }
+
+    private static ContainerResult named(ApplyReport r, String name) {
+        return r.containers().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    private static String id(ApplyReport r, String name) { return named(r, name).id(); }
 }

@@ -677,17 +677,9 @@ public final class HttpApi implements AutoCloseable {
     /** {@code POST /v1/rollouts/{module}/resume|abort}. */
     private void moveRollout(Exchange ex, String module, String move) throws Exception {
         if (!authorized(ex, "rollout changes")) return;
-        byte[] body = smallBody(ex, MAX_ROLLBACK_BODY, "{\"push\":\"push-0000000002\"}, or nothing");
-        if (body == null) return;
-        String push = null;
-        if (body.length > 0 && !new String(body, StandardCharsets.UTF_8).isBlank()) {
-            JsonNode json = jsonObject(body);
-            if (json == null || (json.has("push") && !json.get("push").isTextual())) {
-                sendField(ex, 400, "push", "the body must be {\"push\":\"push-...\"} (the push mesh rollout status shows), or nothing");
-                return;
-            }
-            push = json.path("push").asText(null);
-        }
+        PushField body = pushField(ex, "push", "for the rollout the module has now", "(mesh rollout status " + abbreviate(module) + " shows it)");
+        if (!body.read()) return;
+        String push = body.push();
         Optional<RolloutRecord> r;
         try {
             r = PushWriter.MODULE_NAME.matcher(module).matches()
@@ -705,35 +697,54 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 200, r.get());
     }
 
+    /**
+     * The optional body of a rollback ({@code {"to": PUSH}}) or a rollout move ({@code {"push": PUSH}}): one field
+     * naming a push, read once ({@link #smallBody}); every refusal is answered here, naming the field.
+     *
+     * @param read false when the request was answered (refused); {@code push} is then meaningless
+     * @param push the push named, or {@code null} for an empty body or a null field
+     */
+    private record PushField(boolean read, String push) {}
+
+    /**
+     * @param field     the one field the body takes
+     * @param whenEmpty what an empty body means, for the refusal of a body that is not JSON
+     * @param listedBy  where the operator finds push ids, for the refusal of a field that is not text
+     */
+    private PushField pushField(Exchange ex, String field, String whenEmpty, String listedBy) throws Exception {
+        String example = "{\"" + field + "\":\"push-0000000002\"}";
+        PushField refused = new PushField(false, null);
+        byte[] body = smallBody(ex, MAX_ROLLBACK_BODY, example + ", or nothing");
+        if (body == null) return refused;
+        if (body.length == 0 || new String(body, StandardCharsets.UTF_8).isBlank()) return new PushField(true, null);
+        JsonNode json = jsonObject(body);
+        if (json == null) {
+            sendField(ex, 400, "body", "the body must be JSON such as " + example + ", or empty " + whenEmpty);
+            return refused;
+        }
+        for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
+            String name = f.next();
+            if (!name.equals(field)) {
+                sendField(ex, 400, name, "unknown field '" + abbreviate(name) + "': the body takes only \"" + field + "\", such as " + example);
+                return refused;
+            }
+        }
+        JsonNode t = json.get(field);
+        if (t == null || t.isNull()) return new PushField(true, null);
+        if (!t.isTextual()) {
+            sendField(ex, 400, field, field + ": must be a push id as a string, such as \"push-0000000002\" " + listedBy);
+            return refused;
+        }
+        return new PushField(true, t.asText());
+    }
+
     /** {@code POST /v1/modules/{module}/rollback}. */
     private void rollback(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "rollbacks")) return;
-        byte[] body = smallBody(ex, MAX_ROLLBACK_BODY, "{\"to\":\"push-0000000002\"}, or nothing");
-        if (body == null) return;
-        String to = null;
-        if (body.length > 0 && !new String(body, StandardCharsets.UTF_8).isBlank()) {
-            JsonNode json = jsonObject(body);
-            if (json == null) {
-                sendField(ex, 400, "body", "the body must be JSON such as {\"to\":\"push-0000000002\"}, or empty to roll back to the revision before the current one");
-                return;
-            }
-            for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
-                String name = f.next();
-                if (!name.equals(PushWriter.TO_FIELD)) {
-                    sendField(ex, 400, name, "unknown field '" + abbreviate(name) + "': the body takes only \"to\", such as {\"to\":\"push-0000000002\"}");
-                    return;
-                }
-            }
-            JsonNode t = json.get(PushWriter.TO_FIELD);
-            if (t != null && !t.isNull()) {
-                if (!t.isTextual()) {
-                    sendField(ex, 400, PushWriter.TO_FIELD, "to: must be a push id as a string, such as \"push-0000000002\" (mesh history " + abbreviate(module) + " lists them)");
-                    return;
-                }
-                to = t.asText();
-            }
-        }
-        String target = to;
+        PushField body = pushField(ex, PushWriter.TO_FIELD, "to roll back to the revision before the current one",
+                "(mesh history " + abbreviate(module) + " lists them)");
+        if (!body.read()) return;
+        String target = body.push();
         PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();

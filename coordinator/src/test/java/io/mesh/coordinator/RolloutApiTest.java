@@ -1,0 +1,93 @@
+package io.mesh.coordinator;
+
+import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.Json;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.RolloutState;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The coordinator's side of rollouts, against a real ZooKeeper (decision 13): the push writes the rollout node in its
+ * transaction, a push without {@code rollout} deletes it, and {@code /v1/rollouts/{module}} reads, resumes and aborts
+ * it, refusing what does not fit with the field and the fix.
+ */
+class RolloutApiTest {
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+
+    static String manifest(String rollout) {
+        return "module: store\nhosts: [host-b, host-a, host-c]\n" + rollout
+                + "containers:\n  registry:\n    image: mesh-demo/registry:2.8.2\n";
+    }
+
+    private Answer move(String what, String body) throws Exception {
+        return api.method("POST", "/v1/rollouts/store/" + what, body.getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    private RolloutRecord node() throws Exception {
+        return Json.read(zk.client().getData().forPath(zk.paths().rollout("store")), RolloutRecord.class);
+    }
+
+    @Test
+    void aPushStartsTheRolloutInItsTransactionAndAPushWithoutRolloutEndsIt() throws Exception {
+        assertThat(api.push(manifest("")).status()).isEqualTo(202);
+        assertThat(zk.client().checkExists().forPath(zk.paths().rollout("store"))).isNull();
+        Answer a = api.push(manifest("rollout: {max-parallel: \"50%\", canary: 1}\n"));
+        assertThat(a.status()).as(a.body()).isEqualTo(202);
+        String push = a.json().path("push").asText();
+        Stat desired = zk.client().checkExists().forPath(zk.paths().desired("store"));
+        Stat rollout = zk.client().checkExists().forPath(zk.paths().rollout("store"));
+        assertThat(rollout.getMzxid()).as("one transaction").isEqualTo(desired.getMzxid());
+        RolloutRecord r = node();
+        assertThat(r.push()).isEqualTo(push);
+        assertThat(r.state()).isEqualTo(RolloutState.ROLLING);
+        assertThat(r.maxParallel()).as("50% of 3, rounded up").isEqualTo(2);
+        assertThat(r.waiting()).containsExactly("host-a", "host-b", "host-c");
+        assertThat(r.previous()).as("the desired state it replaces").isNotNull();
+        Answer shown = api.get("/v1/rollouts/store");
+        assertThat(shown.status()).isEqualTo(200);
+        assertThat(shown.json().path("push").asText()).isEqualTo(push);
+        assertThat(shown.json().has("previous")).as("views leave the previous spec out").isFalse();
+
+        assertThat(api.push(manifest("")).status()).isEqualTo(202);
+        assertThat(zk.client().checkExists().forPath(zk.paths().rollout("store"))).as("deleted by the push without rollout").isNull();
+        assertThat(api.get("/v1/rollouts/store").status()).isEqualTo(404);
+    }
+
+    @Test
+    void resumeAndAbortRefuseWhatDoesNotFit() throws Exception {
+        Answer a = api.push(manifest("rollout: {canary: 1}\n"));
+        String push = a.json().path("push").asText();
+        Answer notPaused = move("resume", "");
+        assertThat(notPaused.status()).as(notPaused.body()).isEqualTo(409);
+        assertThat(notPaused.body()).contains("not paused", "mesh rollout status store");
+        Answer otherPush = move("abort", "{\"push\":\"push-0000000099\"}");
+        assertThat(otherPush.status()).as(otherPush.body()).isEqualTo(409);
+        assertThat(otherPush.body()).contains("not push-0000000099");
+        assertThat(node().state()).as("nothing written by a refusal").isEqualTo(RolloutState.ROLLING);
+        Answer bad = move("abort", "{\"push\": 7}");
+        assertThat(bad.status()).isEqualTo(400);
+        assertThat(bad.json().path("field").asText()).isEqualTo("push");
+        Answer unknown = move("abort", "{\"to\": \"push-1\"}");
+        assertThat(unknown.status()).isEqualTo(400);
+        assertThat(unknown.json().path("field").asText()).isEqualTo("to");
+
+        Answer aborted = move("abort", "{\"push\":\"" + push + "\"}");
+        assertThat(aborted.status()).as(aborted.body()).isEqualTo(200);
+        assertThat(aborted.json().path("state").asText()).isEqualTo("aborted");
+        assertThat(node().state()).isEqualTo(RolloutState.ABORTED);
+        assertThat(move("abort", "").status()).as("ended already").isEqualTo(409);
+        assertThat(api.method("POST", "/v1/rollouts/nope/abort", new byte[0], Map.of()).status()).isEqualTo(404);
+        assertThat(api.method("GET", "/v1/rollouts/store/abort").status()).isEqualTo(405);
+    }
+}

@@ -181,14 +181,14 @@ public final class RolloutGate {
                 case KEEP_PREVIOUS:
                     return keep(desired, r, ApplyOutcome.FAILED, v.why());
                 case APPLY_IN_WAVE:
+                    if (full(r, host)) return keep(desired, r, ApplyOutcome.WAITING, waitingForSlot(r));
                     Lease lease = null;
                     if (r.maxParallel() != null) {
                         lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
                         if (lease == null) {
                             RolloutRecord now = update(desired, x -> x.waiting(host, Times.now()));
                             RolloutRecord shown = now == null ? r : now;
-                            return keep(desired, shown, ApplyOutcome.WAITING, "waiting for a slot: max-parallel " + r.maxParallel()
-                                    + ", applying now " + shown.applying());
+                            return keep(desired, shown, ApplyOutcome.WAITING, waitingForSlot(shown));
                         }
                     }
                     // Counted applying only if the rollout still admits this host (a resume, an abort, a failure elsewhere
@@ -196,19 +196,34 @@ public final class RolloutGate {
                     Lease held = lease;
                     RolloutRecord moved;
                     try {
-                        moved = update(desired, x -> decide(x, host).decision() == Decision.APPLY_IN_WAVE ? x.applying(host, Times.now()) : x);
+                        moved = update(desired, x -> decide(x, host).decision() == Decision.APPLY_IN_WAVE && !full(x, host)
+                                ? x.applying(host, Times.now()) : x);
                     } catch (Exception | Error e) {
                         returnLease(held);
                         throw e;
                     }
                     if (moved != null && moved.applying().contains(host)) return new Admission(this, desired, held, null, null, null, false);
                     returnLease(held);
+                    if (moved != null && full(moved, host)) return keep(desired, moved, ApplyOutcome.WAITING, waitingForSlot(moved));
                     continue;
                 default:
                     throw new IllegalStateException(v.decision().name());
             }
         }
         throw new IllegalStateException("the rollout node of " + module + " changed under each of " + MAX_ATTEMPTS + " reads");
+    }
+
+    /**
+     * @return true when {@code maxParallel} other hosts are counted {@code applying}: a host whose agent died
+     *         mid-recreate keeps its place although its lease went with its session (its container may be down until
+     *         it comes back), so the semaphore alone would let one more host stop its containers
+     */
+    static boolean full(RolloutRecord r, String host) {
+        return r.maxParallel() != null && !r.applying().contains(host) && r.applying().size() >= r.maxParallel();
+    }
+
+    private static String waitingForSlot(RolloutRecord r) {
+        return "waiting for a slot: max-parallel " + r.maxParallel() + ", applying now " + r.applying();
     }
 
     /** @return the module's slots, a lease carrying this host's JSON */

@@ -78,6 +78,16 @@ class RolloutGateTest {
     }
 
     @Test
+    void aHostCountedApplyingKeepsItsPlaceAlsoWhenItsLeaseWentWithItsSession() {
+        RolloutRecord r = start(new RolloutSpec("1", null, null)).applying("h1", T); // h1's agent killed mid-recreate
+        assertThat(decide(r, "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
+        assertThat(RolloutGate.full(r, "h2")).as("h1 still counts: h2 waits").isTrue();
+        assertThat(RolloutGate.full(r, "h1")).as("h1 itself, back, takes its place again").isFalse();
+        assertThat(RolloutGate.full(r.done("h1", T), "h2")).isFalse();
+        assertThat(RolloutGate.full(start(new RolloutSpec(null, null, null)).applying("h1", T), "h2")).as("no max-parallel").isFalse();
+    }
+
+    @Test
     void aDoneRolloutAdmitsEveryHostAlsoOneThatJoinedLater() {
         RolloutRecord r = start(new RolloutSpec(null, null, null));
         for (String h : List.of("h1", "h2", "h3")) r = r.applying(h, T).done(h, T);

@@ -479,11 +479,13 @@ public final class MeshCli implements Runnable {
                         // Superseded: a newer push replaced this one there, so it did not land as itself (exit 1).
                         List<String> superseded = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.SUPERSEDED)
                                 .map(t -> t.path("host").asText()).distinct().sorted().toList();
-                        if (failed) out.println(push + " failed on " + count(view.path("counts"), PushState.FAILED) + " of " + targets.size() + " host-modules");
+                        int failedTargets = count(view.path("counts"), PushState.FAILED);
+                        if (failed && failedTargets > 0) out.println(push + " failed on " + failedTargets + " of " + targets.size() + " host-modules");
                         for (Map.Entry<String, JsonNode> e : view.path("rollouts").properties()) {
                             RolloutState rs = WireName.of(RolloutState.class, e.getValue().path("state").asText());
                             if (rs.stopped()) {
-                                out.println("the rollout of " + e.getKey() + " is " + rs + " (" + e.getValue().path("note").asText() + ")"
+                                String note = e.getValue().path("note").asText("");
+                                out.println("the rollout of " + e.getKey() + " is " + rs + (note.isEmpty() ? "" : " (" + note + ")")
                                         + (rs == RolloutState.PAUSED ? ": mesh rollout resume " + e.getKey() + " goes on, mesh rollout abort " + e.getKey() + " stops it" : ""));
                             }
                         }

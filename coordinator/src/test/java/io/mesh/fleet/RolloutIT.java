@@ -182,8 +182,40 @@ class RolloutIT {
             assertThat(rolledBack.code).as(rolledBack.text).isEqualTo(MeshCli.OK);
             assertThat(rolledBack.out).contains("state applied");
 
+            // An agent killed mid-recreate keeps its place in the wave although its lease goes with its session: nobody
+            // else stops a container until it is back and its container ready (max-parallel 1, from the engines' events).
+            Path v5 = write(dir, "v5.yaml", manifest(module, "v5", true).replace("min-healthy: 1s, deadline: 6s", "min-healthy: 4s, deadline: 30s"));
+            long v5From = nowNanos();
+            MeshRun push5 = run("push", v5.toString(), "--revision", "v5", coordinator);
+            assertThat(push5.code).as(push5.text).isEqualTo(MeshCli.OK);
+            List<String> wave = hosts.subList(1, hosts.size());
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> rollout(zk, paths, module).applying().stream().anyMatch(wave::contains));
+            String killed = rollout(zk, paths, module).applying().stream().filter(wave::contains).findFirst().orElseThrow();
+            String other = wave.stream().filter(h -> !h.equals(killed)).findFirst().orElseThrow();
+            int killedIndex = hosts.indexOf(killed) + 1;
+            fleet.stopAgent(killedIndex, true);
+            try {
+                Thread.sleep(22_000); // past its session (15 s): its lease is gone
+                settle(events);
+                assertThat(changes(events.get(other), v5From)).extracting(Event::getAction).as("%s while %s's agent is dead", other, killed)
+                        .doesNotContain("create", "kill", "stop");
+                assertThat(rollout(zk, paths, module).applying()).as("the dead host keeps its place").containsExactly(killed);
+            } finally {
+                fleet.startAgent(killedIndex);
+            }
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(300))
+                    .until(() -> rollout(zk, paths, module).state() == RolloutState.DONE);
+            settle(events);
+            long killedReady = events.get(killed).all().stream().filter(e -> e.getTimeNano() != null && e.getTimeNano() >= v5From
+                    && e.getAction() != null && e.getAction().equals("health_status: healthy")).mapToLong(Event::getTimeNano).max().orElseThrow();
+            long otherStop = changes(events.get(other), v5From).stream().filter(e -> "kill".equals(e.getAction()))
+                    .mapToLong(Event::getTimeNano).min().orElseThrow();
+            assertThat(otherStop).as("%s stops its container only after %s's new one is healthy again", other, killed).isGreaterThan(killedReady);
+            for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v5");
+
             // on-failure: revert. The last engine's own named volume says "fail" to v4's healthcheck (a volume is
-            // per engine), so the canary is done before a host fails: then every host goes back to v1, the canary too,
+            // per engine), so the canary is done before a host fails: then every host goes back to v5, the canary too,
             // each in a slot.
             String flagVolume = module + "-flag";
             String failing = hosts.get(hosts.size() - 1);
@@ -199,7 +231,7 @@ class RolloutIT {
             assertThat(reverted.failed()).containsExactly(failing);
             assertThat(reverted.done()).as("the canary was done before the failure").contains(canary);
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
-                for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+                for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v5");
             });
             settle(events);
             assertThat(changes(events.get(canary), v4From)).extracting(Event::getAction).as("the canary went to v4 and back")
@@ -207,7 +239,7 @@ class RolloutIT {
             String push4Id = push4.out.substring(0, push4.out.indexOf(' '));
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).untilAsserted(() ->
                     new CoordinatorClient(first, null).get("/v1/pushes/" + push4Id).json().path("targets").forEach(t ->
-                            assertThat(t.path("state").asText()).as("v4 on %s, which runs v1 again", t.path("host").asText()).isNotEqualTo("applied")));
+                            assertThat(t.path("state").asText()).as("v4 on %s, which runs v5 again", t.path("host").asText()).isNotEqualTo("applied")));
         } finally {
             events.values().forEach(EngineEvents::close);
             fleet.removeModule(module);

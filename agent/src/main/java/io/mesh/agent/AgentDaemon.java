@@ -319,8 +319,10 @@ public final class AgentDaemon implements AutoCloseable {
             boolean failed;
             try {
                 ApplyReport r = applier.apply(module, stopping::get);
-                // deferred here: held nodes that outlived their window's lock; applied again until they go
-                failed = r != null && (r.outcome() == ApplyOutcome.FAILED || r.outcome() == ApplyOutcome.DEFERRED);
+                // deferred here: held nodes that outlived their window's lock; applied again until they go. Deferred by
+                // a rollout is not retried: the rollout node's watch wakes this worker when the wave comes.
+                failed = r != null && (r.outcome() == ApplyOutcome.FAILED
+                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

@@ -209,7 +209,7 @@ public final class AgentMetrics implements AutoCloseable {
     /** @return the exposition text */
     public String render() {
         PromText out = new PromText();
-        byModuleAndOutcome(out, "mesh_applies_total", "Apply reports written on this host, by module and outcome (applied, deferred, waiting, failed).", applies);
+        byModuleAndOutcome(out, "mesh_applies_total", "Apply reports written on this host, by module and outcome (applied, deferred, failed).", applies);
         histograms(out, "mesh_apply_duration_seconds", "Duration of applies (report finishedAt - startedAt), by outcome.", "outcome", applyDurations);
         byModuleAndOutcome(out, "mesh_windows_total", "Windows ended on this host, by module and outcome (succeeded, step-failed, timed-out, failed).", windows);
         histograms(out, "mesh_window_duration_seconds", "Duration of windows, from opening to the held containers running again, by outcome.", "outcome", windowDurations);

@@ -177,18 +177,18 @@ public final class RolloutGate {
                     return new Admission(this, desired, null, null, null, null, false);
                 case WAIT:
                     update(desired, x -> x.waiting(host, Times.now()));
-                    return keep(desired, r, ApplyOutcome.WAITING, v.why());
+                    return keep(desired, r, ApplyOutcome.DEFERRED, v.why());
                 case KEEP_PREVIOUS:
                     return keep(desired, r, ApplyOutcome.FAILED, v.why());
                 case APPLY_IN_WAVE:
-                    if (full(r, host)) return keep(desired, r, ApplyOutcome.WAITING, waitingForSlot(r));
+                    if (full(r, host)) return keep(desired, r, ApplyOutcome.DEFERRED, waitingForSlot(r));
                     Lease lease = null;
                     if (r.maxParallel() != null) {
                         lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
                         if (lease == null) {
                             RolloutRecord now = update(desired, x -> x.waiting(host, Times.now()));
                             RolloutRecord shown = now == null ? r : now;
-                            return keep(desired, shown, ApplyOutcome.WAITING, waitingForSlot(shown));
+                            return keep(desired, shown, ApplyOutcome.DEFERRED, waitingForSlot(shown));
                         }
                     }
                     // Counted applying only if the rollout still admits this host (a resume, an abort, a failure elsewhere
@@ -204,7 +204,7 @@ public final class RolloutGate {
                     }
                     if (moved != null && moved.applying().contains(host)) return new Admission(this, desired, held, null, null, null, false);
                     returnLease(held);
-                    if (moved != null && full(moved, host)) return keep(desired, moved, ApplyOutcome.WAITING, waitingForSlot(moved));
+                    if (moved != null && full(moved, host)) return keep(desired, moved, ApplyOutcome.DEFERRED, waitingForSlot(moved));
                     continue;
                 default:
                     throw new IllegalStateException(v.decision().name());

@@ -183,7 +183,7 @@ public final class FleetStatus {
                 PushState outcome = PushState.PENDING;
                 if (r != null && r.outcome() != null) {
                     boolean current = d == null || ZkPaths.pushSeq(r.push()) >= ZkPaths.pushSeq(d.push());
-                    outcome = current ? PushState.from(r.outcome()) : PushState.PENDING;
+                    outcome = current ? PushState.of(r) : PushState.PENDING;
                 }
                 Instant finished = r == null ? null : r.finishedAt();
                 cells.add(new Cell(module, r == null ? null : r.revision(), d == null ? null : d.revision(),
@@ -232,7 +232,7 @@ public final class FleetStatus {
                 if (s != null) endsBy = w.since().plus(s.timeoutDuration());
             }
             ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
-            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED;
+            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null; // not a rollout's wave
             out.add(new OpenWindow(w.host(), w.module(), w.schedule(), w.window(), w.since(), w.held(), w.by(), endsBy,
                     waiting ? r.push() : null, waiting ? r.revision() : null));
         }

@@ -239,7 +239,7 @@ public final class PushStatus {
         if (seq < 0 || reported < seq) {
             state = PushState.PENDING;
         } else if (reported == seq) {
-            state = PushState.from(r.outcome());
+            state = PushState.of(r);
             // Applied, then reported again (a reconcile of the same push that failed or waits): it was applied.
             if (state != PushState.APPLIED && lastApplied == seq) state = PushState.APPLIED;
         } else if (lastApplied == seq) {

@@ -152,7 +152,15 @@ class RolloutIT {
             for (String host : hosts.subList(1, hosts.size())) {
                 assertThat(changes(events.get(host), v3From)).as("Docker events on %s, which the paused rollout never reached", host).isEmpty();
                 assertThat(single(fleet, host, module).getId()).isEqualTo(before.get(host));
+                // SPEC keeps a report's outcome to applied | deferred | failed: a host the rollout keeps waiting is
+                // deferred, its report's rollout says why, and push status (not the report) calls it waiting
+                JsonNode kept = Json.MAPPER.readTree(zk.getData().forPath(paths.report(host, module)));
+                assertThat(kept.path("push").asText()).isEqualTo(paused.push());
+                assertThat(kept.path("outcome").asText()).as("report of %s, kept waiting", host).isEqualTo("deferred");
+                assertThat(kept.path("rollout").asText()).contains("the rollout of " + paused.push());
             }
+            MeshRun pushStatus = run("status", paused.push(), coordinator);
+            assertThat(pushStatus.out).as(pushStatus.text).contains("waiting");
             MeshRun status = run("rollout", "status", module, coordinator);
             assertThat(status.code).as(status.text).isEqualTo(MeshCli.OK);
             assertThat(status.out).contains("paused", "failed " + canary);

@@ -6,13 +6,12 @@ import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 public enum ApplyOutcome implements WireName {
     /** Every container is as the spec says, held ones aside. */
     APPLIED,
-    /** A window held the module lock; the newest revision is applied when it releases it. */
-    DEFERRED,
     /**
-     * The module's rollout has not admitted this host yet (its wave has not come, or the rollout is paused): the
-     * previous revision runs, kept as it was (docs/decisions/0013-rollouts.md).
+     * Not applied yet, and not failed: a window held the module lock (the report names it), or the module's rollout
+     * has not admitted this host (the report's {@code rollout} says why; docs/decisions/0013-rollouts.md). The newest
+     * revision is applied when the window releases the lock or the wave comes.
      */
-    WAITING,
+    DEFERRED,
     /** Something could not be done; the report's {@code error} says what. What ran keeps running. */
     FAILED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */

@@ -134,7 +134,8 @@ public record ApplyReport(String host, String module, String revision, String pu
     }
 
     /**
-     * @param outcome {@link ApplyOutcome#WAITING}, or {@link ApplyOutcome#FAILED} for a rollout reverted or aborted
+     * @param outcome {@link ApplyOutcome#DEFERRED} while the host waits for its wave, or {@link ApplyOutcome#FAILED} for a
+     *                rollout reverted or aborted
      * @param why     why the rollout keeps the previous revision here
      * @return this report with that outcome and {@code rollout} (and, when failed, {@code error}) set
      */

@@ -14,7 +14,10 @@ public enum PushState implements WireName {
     APPLIED,
     /** Waiting on an open window. */
     DEFERRED,
-    /** Its rollout's wave has not come to the host (or the rollout is paused): the previous revision runs there. */
+    /**
+     * Its rollout's wave has not come to the host (or the rollout is paused): the previous revision runs there. The
+     * report reads {@code deferred} with {@code rollout} set (SPEC.md keeps a report's outcome to three values).
+     */
     WAITING,
     /** The apply failed; its report's error says why. */
     FAILED,
@@ -32,15 +35,14 @@ public enum PushState implements WireName {
     public String toString() { return wire(); }
 
     /**
-     * @param outcome a current report's outcome
-     * @return the state it gives; {@link #PENDING} for {@code null}
+     * @param report a current report, or {@code null}
+     * @return the state it gives; {@link #PENDING} for {@code null} or a report without an outcome
      */
-    public static PushState from(ApplyOutcome outcome) {
-        if (outcome == null) return PENDING;
-        return switch (outcome) {
+    public static PushState of(ApplyReport report) {
+        if (report == null || report.outcome() == null) return PENDING;
+        return switch (report.outcome()) {
             case APPLIED -> APPLIED;
-            case DEFERRED -> DEFERRED;
-            case WAITING -> WAITING;
+            case DEFERRED -> report.rollout() != null ? WAITING : DEFERRED;
             case FAILED -> FAILED;
             case UNKNOWN -> UNKNOWN;
         };

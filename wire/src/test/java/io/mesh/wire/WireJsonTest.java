@@ -76,7 +76,7 @@ class WireJsonTest {
         ApplyReport r = Json.read(REPORT.replace("\"outcome\":\"applied\"", "\"outcome\":\"reverted\"").getBytes(StandardCharsets.UTF_8),
                 ApplyReport.class);
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.UNKNOWN);
-        assertThat(PushState.from(r.outcome())).isEqualTo(PushState.UNKNOWN);
+        assertThat(PushState.of(r)).isEqualTo(PushState.UNKNOWN);
         assertThat(Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).outcome()).isNull();
         ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"migrated\"}".getBytes(StandardCharsets.UTF_8),
                 ApplyReport.ContainerResult.class);
@@ -99,8 +99,15 @@ class WireJsonTest {
         assertThat(WireName.of(PushState.class, null)).isNull();
         assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "waiting", "failed", "superseded", "unknown");
         assertThat(Json.read("\"superseded\"".getBytes(), PushState.class)).isEqualTo(PushState.SUPERSEDED);
-        assertThat(PushState.from(null)).isEqualTo(PushState.PENDING);
-        assertThat(PushState.from(ApplyOutcome.DEFERRED)).isEqualTo(PushState.DEFERRED);
+        assertThat(PushState.of(null)).isEqualTo(PushState.PENDING);
+        ApplyReport deferred = Json.read(REPORT.replace("\"outcome\":\"applied\"", "\"outcome\":\"deferred\"").getBytes(StandardCharsets.UTF_8),
+                ApplyReport.class);
+        assertThat(PushState.of(deferred)).isEqualTo(PushState.DEFERRED);
+        // SPEC keeps a report's outcome to applied | deferred | failed: a host its rollout keeps waiting reads deferred,
+        // with rollout saying why, and push status calls it waiting
+        ApplyReport kept = deferred.withRollout(ApplyOutcome.DEFERRED, "waiting for the canaries [h1]");
+        assertThat(Json.text(kept)).contains("\"outcome\":\"deferred\"", "\"rollout\":\"waiting for the canaries [h1]\"");
+        assertThat(PushState.of(kept)).isEqualTo(PushState.WAITING);
     }
 
     /** Log lines and metrics labels print the enums: {@code outcome=applied}, as operators grep them. */

@@ -108,7 +108,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy());
         this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
-        this.scheduler = new WindowScheduler(timer, this::runWindow, Clock.systemUTC(), config.stateDir(),
+        this.scheduler = new WindowScheduler(timer, this::fireWindow, Clock.systemUTC(), config.stateDir(),
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
         this.rollouts = CuratorCache.build(client, config.paths().rollouts());
@@ -266,6 +266,15 @@ public final class AgentDaemon implements AutoCloseable {
      * @return the window's result, when it ends
      */
     public Future<WindowResult> runWindow(String module, String schedule) {
+        return runWindow(module, schedule, Times.now());
+    }
+
+    /** The scheduler fired a schedule: its window is of the cron time just fired (start-by counts from it). */
+    private void fireWindow(String module, String schedule) {
+        runWindow(module, schedule, scheduler.lastFired(module, schedule).orElse(Times.now()));
+    }
+
+    private Future<WindowResult> runWindow(String module, String schedule, Instant firedAt) {
         ExecutorService exec = windowThreads.computeIfAbsent(module,
                 m -> Executors.newSingleThreadExecutor(r -> thread(r, "window-" + m)));
         return exec.submit(() -> {
@@ -274,7 +283,7 @@ public final class AgentDaemon implements AutoCloseable {
             if (stopping.get()) throw new IllegalStateException("the agent is stopping: window " + module + "/" + schedule + " not started");
             windowsRunning.put(module, new RunningWindow(module, schedule, Times.now()));
             try {
-                return windows.run(module, schedule, config.windowLockWait());
+                return windows.run(module, schedule, config.windowLockWait(), firedAt);
             } finally {
                 windowsRunning.remove(module);
             }
@@ -460,6 +469,7 @@ public final class AgentDaemon implements AutoCloseable {
         timer.shutdownNow();
         workers.values().forEach(w -> w.exec.shutdownNow());
         windowThreads.values().forEach(ExecutorService::shutdown);
+        windows.cancelWaiting(); // a window waiting for its jitter or slot stopped nothing: it ends now
         awaitWindows();
         for (ModuleWorker w : workers.values()) {
             try {

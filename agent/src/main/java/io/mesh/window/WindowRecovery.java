@@ -119,6 +119,7 @@ public final class WindowRecovery {
         }
         WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e).closeAll();
         if (nodes != null) nodes.closeInBackground();
+        WindowSlot.forget(store, host, e.module(), e.window()); // its containers run again: its claim no longer counts
         List<String> notes = new ArrayList<>();
         notes.add("the window's process " + owner + (e.ownerAlive() ? " left it open" : " died mid-window") + "; finished by "
                 + process.process() + " (pid " + process.pid() + ")");

@@ -13,6 +13,10 @@ import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ScheduleSpec;
+import io.mesh.wire.ReadySpec;
+import io.mesh.wire.Durations;
+import io.mesh.wire.SlotRecord;
+import io.mesh.wire.SlotState;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
@@ -25,6 +29,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -91,7 +96,7 @@ public final class WindowRunner {
     }
 
     /**
-     * Runs one window now.
+     * Runs one window now, as if fired now.
      *
      * @param module   module name
      * @param schedule schedule name
@@ -100,24 +105,158 @@ public final class WindowRunner {
      * @throws InterruptedException when interrupted while waiting for the lock (nothing was stopped then)
      */
     public WindowResult run(String module, String schedule, Duration lockWait) throws InterruptedException {
+        return run(module, schedule, lockWait, Times.now());
+    }
+
+    /**
+     * Runs one window of a cron time (or request): after its schedule's {@code jitter}, in its fleet-wide slot when
+     * the schedule has one ({@link WindowSlot}), and skipped when it has not begun by {@code start-by} after
+     * {@code firedAt} (SPEC.md, "Fleet-wide windows"). The slot is given back after the lock: once the containers are
+     * ready again and the report is written.
+     *
+     * @param module   module name
+     * @param schedule schedule name
+     * @param lockWait how long to wait for the module lock (an apply in progress), at most until start-by
+     * @param firedAt  the cron time, or when the window was asked for
+     * @return the window's result
+     * @throws InterruptedException when interrupted while waiting (nothing was stopped then)
+     */
+    public WindowResult run(String module, String schedule, Duration lockWait, Instant firedAt) throws InterruptedException {
         String windowId = newWindowId();
         Instant since = Times.now();
+        WindowSlot slot = null;
+        Instant startBy = null;
+        try {
+            DesiredRecord d = desiredOrNull(module);
+            ScheduleSpec s = d == null ? null : d.spec().schedules().get(schedule);
+            if (s != null) { // else runLocked says what is wrong
+                startBy = firedAt.plus(s.startByDuration());
+                if (!jitter(s, module, schedule, windowId)) return stopping(module, schedule, windowId, since, d);
+                Optional<WindowSlot.Limit> limit = WindowSlot.limit(store.paths(), module, schedule, s, desiredSpecs());
+                if (limit.isPresent()) {
+                    WindowSlot.Limit l = limit.get();
+                    slot = new WindowSlot(store, l, new SlotRecord(l.key(), l.limit(), host, module, schedule, windowId,
+                            SlotState.WAITING, firedAt, Times.now(), startBy, process), claimFor(d.spec(), s));
+                    waiting.add(slot);
+                    boolean held;
+                    try {
+                        log.info("window host={} module={} schedule={} window={} waits for slot {} (limit {}) until {}", host, module,
+                                schedule, windowId, l.key(), l.limit(), startBy);
+                        held = slot.acquire(startBy);
+                    } finally {
+                        waiting.remove(slot);
+                    }
+                    if (!held && closing) return stopping(module, schedule, windowId, since, d);
+                    if (!held) {
+                        String why = "start-by passed: not begun by " + startBy + " (" + (s.startBy() != null ? "start-by " + s.startBy()
+                                : "start-by defaults to the timeout, " + s.timeout()) + ", after " + firedAt + "), waiting for slot "
+                                + l.key() + " (limit " + l.limit() + ")" + (slot.ahead().isEmpty() ? "" : "; " + slot.ahead());
+                        log.warn("window host={} module={} schedule={} window={} skipped: {}", host, module, schedule, windowId, why);
+                        return finish(module, WindowResult.skipped(schedule, windowId, since, why), d);
+                    }
+                    log.info("window host={} module={} schedule={} window={} holds slot {} after {} ms", host, module, schedule,
+                            windowId, l.key(), Duration.between(since, Times.now()).toMillis());
+                }
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "could not take the window's slot: "
+                    + describe(e) + "; nothing was stopped"), null);
+        }
         ModuleSection section = new ModuleSection(store, journal.fences(), module, host, process, LockHolder.windowPurpose(schedule));
         try {
-            return runLocked(section, module, schedule, windowId, since, lockWait);
+            return runLocked(section, module, schedule, windowId, since, lockWait, startBy);
         } finally {
             section.close(); // the lock last: after the report, as an apply's
+            if (slot != null) slot.close(); // after the containers are ready again (WindowClosing) and the lock
         }
     }
 
+    /** Windows waiting for a jitter or a slot, which {@link #cancelWaiting} ends. */
+    private final java.util.Set<Object> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile boolean closing;
+
+    /**
+     * Ends every wait for a jitter or a slot (the agent stops): those windows stop nothing and report that the agent is
+     * stopping. A window holding its slot is not affected.
+     */
+    public void cancelWaiting() {
+        closing = true;
+        for (Object w : waiting) {
+            if (w instanceof WindowSlot s) s.cancel();
+            else if (w instanceof Thread t) t.interrupt();
+        }
+    }
+
+    /** Sleeps a random part of the schedule's jitter; false when {@link #cancelWaiting} ended it. */
+    private boolean jitter(ScheduleSpec s, String module, String schedule, String windowId) throws InterruptedException {
+        Duration j = s.jitterDuration();
+        if (j.isZero() || closing) return !closing;
+        long ms = ThreadLocalRandom.current().nextLong(j.toMillis() + 1);
+        log.info("window host={} module={} schedule={} window={} begins after a jitter of {} ms", host, module, schedule, windowId, ms);
+        Thread me = Thread.currentThread();
+        waiting.add(me);
+        try {
+            Thread.sleep(ms);
+            return true;
+        } catch (InterruptedException e) {
+            if (closing) return false;
+            throw e;
+        } finally {
+            waiting.remove(me);
+        }
+    }
+
+    private WindowResult stopping(String module, String schedule, String windowId, Instant since, DesiredRecord d) {
+        return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "the agent is stopping: the window had not begun; nothing was stopped"), d);
+    }
+
+    private DesiredRecord desiredOrNull(String module) {
+        try {
+            return store.desired(module);
+        } catch (Exception e) {
+            return null; // runLocked reads it again and says what is wrong
+        }
+    }
+
+    /** @return every module's desired spec: a group's limit is set wherever the group is named */
+    private List<ModuleSpec> desiredSpecs() throws Exception {
+        List<ModuleSpec> out = new ArrayList<>();
+        for (String m : store.desiredModules()) {
+            try {
+                DesiredRecord d = store.desired(m);
+                if (d != null && d.spec() != null) out.add(d.spec());
+            } catch (MeshStore.InvalidNodeException e) {
+                // a node that does not parse names no group
+            }
+        }
+        return out;
+    }
+
+    /** How long a running window's claim counts if never given back: its journal deadline, then its readiness wait. */
+    private static Duration claimFor(ModuleSpec spec, ScheduleSpec s) {
+        int stopBudget = s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
+        return s.timeoutDuration().plusSeconds(stopBudget + 30).plus(Durations.parse(ReadySpec.DEFAULT_DEADLINE)).plusMinutes(1);
+    }
+
     private WindowResult runLocked(ModuleSection section, String module, String schedule, String windowId, Instant since,
-                                   Duration lockWait) throws InterruptedException {
+                                   Duration lockWait, Instant startBy) throws InterruptedException {
         DesiredRecord desired = null;
         HeldRegistry published = null;
         WindowResult recovered = null;
         WindowResult result;
         try {
-            if (!section.lock(lockWait)) {
+            Duration wait = lockWait;
+            if (startBy != null) {
+                Duration left = Duration.between(Times.now(), startBy);
+                wait = left.isNegative() ? Duration.ZERO : Collections.min(List.of(lockWait, left));
+            }
+            if (!section.lock(wait)) {
+                if (startBy != null && !Times.now().isBefore(startBy)) {
+                    return finish(module, WindowResult.skipped(schedule, windowId, since, "start-by passed: not begun by " + startBy
+                            + ", waiting for the module lock (an apply or another window holds it)"), null);
+                }
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "the module lock was not free within " + lockWait.toSeconds() + "s"), null);
             }
             desired = store.desired(module);

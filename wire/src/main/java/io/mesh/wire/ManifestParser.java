@@ -76,7 +76,8 @@ public final class ManifestParser {
             "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_BOOT",
             "SYS_CHROOT", "SYSLOG", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE",
             "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM");
-    private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout");
+    private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group",
+            "jitter", "start-by");
     private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
 
     /** Most problems listed in one {@link ManifestException}; the rest are counted. */
@@ -729,6 +730,37 @@ public final class ManifestParser {
             }
         }
         c.duration(node.get("timeout"), path + ".timeout", Duration.ofDays(2));
+        fleetWide(c, path, node);
+    }
+
+    /**
+     * A schedule's fleet-wide fields (SPEC.md, "Fleet-wide windows"): {@code max-concurrent} a whole number from 1,
+     * {@code group} a name, {@code jitter} a duration from 0s below {@code start-by}, {@code start-by} a duration.
+     */
+    private void fleetWide(Check c, String path, JsonNode node) {
+        JsonNode max = node.get("max-concurrent");
+        if (max != null && (!max.isIntegralNumber() || max.asLong() < 1 || max.asLong() > 10_000)) {
+            c.error(path + ".max-concurrent", "must be a whole number of hosts from 1, such as 1 (one host at a time); got " + show(max));
+        }
+        JsonNode group = node.get("group");
+        if (group != null && (!group.isTextual() || !NAME.matcher(group.asText()).matches())) {
+            c.error(path + ".group", "must be a name of lower-case letters, digits and '-', such as registries; got " + show(group));
+        }
+        Duration jitter = c.durationZeroAllowed(node.get("jitter"), path + ".jitter", Duration.ofDays(1));
+        c.duration(node.get("start-by"), path + ".start-by", Duration.ofDays(2));
+        JsonNode startBy = node.get("start-by");
+        JsonNode timeout = node.get("timeout");
+        try {
+            Duration limit = startBy != null && startBy.isTextual() ? Durations.parse(startBy.asText())
+                    : timeout != null && timeout.isTextual() ? Durations.parse(timeout.asText()) : Durations.parse(ScheduleSpec.DEFAULT_TIMEOUT);
+            if (jitter != null && !jitter.isZero() && jitter.compareTo(limit) >= 0) {
+                c.error(path + ".jitter", "'" + node.get("jitter").asText() + "' is not below start-by (" + (startBy != null ? startBy.asText()
+                        : "the timeout, " + (timeout != null ? timeout.asText() : ScheduleSpec.DEFAULT_TIMEOUT)) + "): every window could be "
+                        + "skipped; give a shorter jitter or a longer start-by");
+            }
+        } catch (IllegalArgumentException e) {
+            // a bad start-by or timeout is reported by its own check
+        }
     }
 
     private static String kind(JsonNode n) {

@@ -14,6 +14,11 @@ public enum WindowOutcome implements WireName {
     FAILED,
     /** Its process died or left it; another mesh process finished it from the journal. */
     RECOVERED,
+    /**
+     * Not run, nothing stopped: it had not begun by its schedule's {@code start-by} (waiting for a fleet-wide slot or
+     * the lock); {@code error} says why (SPEC.md, "Fleet-wide windows").
+     */
+    SKIPPED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */
     @JsonEnumDefaultValue
     UNKNOWN;

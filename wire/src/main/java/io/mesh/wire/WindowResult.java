@@ -48,6 +48,17 @@ public record WindowResult(String schedule, String window, Instant startedAt, In
     }
 
     /**
+     * @param schedule  schedule name
+     * @param window    window id
+     * @param startedAt when the window began to wait
+     * @param why       why it did not run, such as {@code start-by passed}
+     * @return a window that stopped nothing and ran no step
+     */
+    public static WindowResult skipped(String schedule, String window, Instant startedAt, String why) {
+        return new WindowResult(schedule, window, startedAt, Times.now(), WindowOutcome.SKIPPED, null, List.of(), List.of(), why);
+    }
+
+    /**
      * A window that another mesh process finished from the journal, its own process having died or left it; finished now.
      *
      * @param startedAt when the window opened

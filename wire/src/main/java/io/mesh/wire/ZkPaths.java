@@ -149,6 +149,19 @@ public final class ZkPaths {
     public String slots() { return root + "/slots"; }
     /** @return {@code {root}/slots/rollout-{module}}: the {@code InterProcessSemaphoreV2} of a module's rollout */
     public String rolloutSlots(String module) { return ZKPaths.makePath(slots(), "rollout-" + module); }
+    /** @return {@code {root}/slots/window-{module}-{schedule}}: the slot of a schedule's {@code max-concurrent} */
+    public String windowSlots(String module, String schedule) { return ZKPaths.makePath(slots(), "window-" + module + "-" + schedule); }
+    /** @return {@code {root}/slots/group-{group}}: the slot every schedule naming the group shares */
+    public String groupSlots(String group) { return ZKPaths.makePath(slots(), "group-" + group); }
+    /** @return {@code {slot}/queue}: one ephemeral sequential node per window waiting for the slot, its {@code SlotRecord} */
+    public static String slotQueue(String slot) { return ZKPaths.makePath(slot, "queue"); }
+    /**
+     * @return {@code {slot}/claims}: one persistent node per running window, its {@code SlotRecord}, which outlives a
+     *         lost session until the window gives it back or its {@code until} passes (decision 16)
+     */
+    public static String slotClaims(String slot) { return ZKPaths.makePath(slot, "claims"); }
+    /** @return {@code {slot}/leases}: Curator's {@code InterProcessSemaphoreV2} lease nodes */
+    public static String slotLeases(String slot) { return ZKPaths.makePath(slot, "leases"); }
 
     /**
      * @param seq sequence number, &gt;= 0

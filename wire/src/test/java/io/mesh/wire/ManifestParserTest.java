@@ -389,6 +389,16 @@ class ManifestParserTest {
                 arguments("timeout is a number", schedule(CRON, STEP, "timeout: 30"), 1, "schedules.gc.timeout", "in quotes"),
                 arguments("stop-timeout is a number", container("stop-timeout: 5"), 1, "containers.registry.stop-timeout", "in quotes"),
                 arguments("stop-timeout with days", container("stop-timeout: 1d"), 1, "containers.registry.stop-timeout", "such as 90s, 30m or 1h30m"),
+                // fleet-wide windows (SPEC "Fleet-wide windows")
+                arguments("max-concurrent zero", schedule(CRON, STEP, "max-concurrent: 0"), 1, "schedules.gc.max-concurrent", "whole number of hosts from 1"),
+                arguments("max-concurrent as text", schedule(CRON, STEP, "max-concurrent: one"), 1, "schedules.gc.max-concurrent", "such as 1"),
+                arguments("max-concurrent a fraction", schedule(CRON, STEP, "max-concurrent: 1.5"), 1, "schedules.gc.max-concurrent", "whole number"),
+                arguments("group with capitals", schedule(CRON, STEP, "group: Registries"), 1, "schedules.gc.group", "lower-case letters"),
+                arguments("group a list", schedule(CRON, STEP, "group: [a]"), 1, "schedules.gc.group", "such as registries"),
+                arguments("jitter without a unit", schedule(CRON, STEP, "jitter: \"5\""), 1, "schedules.gc.jitter", "0s"),
+                arguments("jitter not below start-by", schedule(CRON, STEP, "jitter: 10m", "start-by: 5m"), 1, "schedules.gc.jitter", "not below start-by (5m)"),
+                arguments("jitter not below the timeout", schedule(CRON, STEP, "jitter: 30m"), 1, "schedules.gc.jitter", "the timeout, 30m"),
+                arguments("start-by zero", schedule(CRON, STEP, "start-by: 0s"), 1, "schedules.gc.start-by", "above 0"),
                 // while-stopped and volumes-from
                 arguments("while-stopped names nothing", schedule(CRON, STEP, "while-stopped: [db]"), 1, "schedules.gc.while-stopped[0]", "use one of [registry]"),
                 arguments("while-stopped listed twice", schedule(CRON, STEP, "while-stopped: [registry, registry]"), 1, "schedules.gc.while-stopped[1]", "name each container once"),
@@ -588,6 +598,21 @@ class ManifestParserTest {
                 .satisfies(err -> assertThat(err.message()).contains("empty"));
     }
     /** A container whose name breaks the rule is reported once, not again by the schedule that names it. */
+    @Test
+    void fleetWideScheduleFieldsAreKeptWithTheirDefaults() throws ManifestException {
+        ModuleSpec m = parser.parse(schedule(CRON, STEP, "max-concurrent: 1", "group: registries", "jitter: 5m", "start-by: 1h")).get(0);
+        ScheduleSpec s = m.schedules().get("gc");
+        assertThat(s.maxConcurrent()).isEqualTo(1);
+        assertThat(s.group()).isEqualTo("registries");
+        assertThat(s.jitterDuration()).isEqualTo(java.time.Duration.ofMinutes(5));
+        assertThat(s.startByDuration()).isEqualTo(java.time.Duration.ofHours(1));
+        ScheduleSpec plain = parser.parse(schedule(CRON, STEP, "timeout: 20m")).get(0).schedules().get("gc");
+        assertThat(plain.maxConcurrent()).isNull();
+        assertThat(plain.jitterDuration()).isZero();
+        assertThat(plain.startByDuration()).as("start-by defaults to the timeout").isEqualTo(java.time.Duration.ofMinutes(20));
+        assertThat(Json.text(plain)).doesNotContain("max-concurrent", "group", "jitter", "start-by");
+    }
+
     @Test
     void aBadContainerNameIsReportedOnceNotAgainByItsSchedule() {
         String text = HEAD + "containers: {Registry: {image: x}, web: {image: x}}\n"

@@ -1,0 +1,341 @@
+package io.mesh.window;
+
+import io.mesh.wire.Json;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ScheduleSpec;
+import io.mesh.wire.SlotRecord;
+import io.mesh.wire.SlotState;
+import io.mesh.wire.Times;
+import io.mesh.wire.ZkPaths;
+import io.mesh.zk.MeshStore;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A window's fleet-wide slot (SPEC.md, "Fleet-wide windows"; docs/decisions/0016-window-slots.md): one lease of the
+ * Curator {@code InterProcessSemaphoreV2} at {@code /mesh/slots/<key>}, taken before the module lock and the held nodes
+ * and given back once the window's containers are ready again. Three kinds of node, each a {@link SlotRecord}:
+ * <ul>
+ *   <li>{@code queue/q-<seq>} (ephemeral sequential): the window waits; the V2 recipe's own waiters carry no data, so
+ *       this is what shows who waits, in order;</li>
+ *   <li>{@code leases/...} (the recipe's, ephemeral): the window runs;</li>
+ *   <li>{@code claims/<host>--<module>--<window>} (persistent): the window runs, and stays counted if its session goes
+ *       while its containers are still stopped, until it gives the claim back or the claim's {@code until} passes. A
+ *       lease alone would vanish with the session and let a second window past the limit.</li>
+ * </ul>
+ * States move LATENT → WAITING → HELD → CLOSED (or WAITING → CLOSED: skipped or cancelled) by compare-and-set.
+ */
+public final class WindowSlot implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WindowSlot.class);
+    /** How long a window with a lease waits before looking again at claims of windows whose session went. */
+    static final Duration ORPHAN_RECHECK = Duration.ofSeconds(1);
+
+    /** Where a window stands with its slot. */
+    public enum State { LATENT, WAITING, HELD, CLOSED }
+
+    /**
+     * The slot a schedule's windows take.
+     *
+     * @param key   the slot's name under {@code /mesh/slots}, such as {@code group-registries}
+     * @param path  its ZooKeeper path
+     * @param limit how many windows may hold it at once
+     */
+    public record Limit(String key, String path, int limit) {}
+
+    /**
+     * The slot of a schedule, by SPEC's rule: a schedule naming a group takes the group's slot, whose limit is the
+     * smallest {@code max-concurrent} among the schedules naming it in every module's desired state (default 1);
+     * else a schedule with {@code max-concurrent} takes its own slot; else none.
+     *
+     * @param paths    the layout
+     * @param module   the window's module
+     * @param schedule the window's schedule name
+     * @param s        its schedule
+     * @param all      every module's desired spec (the window's own among them or not)
+     * @return the slot, or empty when the schedule has no fleet-wide limit
+     */
+    public static Optional<Limit> limit(ZkPaths paths, String module, String schedule, ScheduleSpec s, Collection<ModuleSpec> all) {
+        if (s.group() != null) {
+            int min = s.maxConcurrent() == null ? Integer.MAX_VALUE : s.maxConcurrent();
+            for (ModuleSpec m : all) {
+                if (m == null || m.module().equals(module)) continue;
+                for (ScheduleSpec o : m.schedules().values()) {
+                    if (s.group().equals(o.group()) && o.maxConcurrent() != null) min = Math.min(min, o.maxConcurrent());
+                }
+            }
+            int limit = min == Integer.MAX_VALUE ? ScheduleSpec.DEFAULT_GROUP_LIMIT : min;
+            String path = paths.groupSlots(s.group());
+            return Optional.of(new Limit(ZKPaths.getNodeFromPath(path), path, limit));
+        }
+        if (s.maxConcurrent() == null) return Optional.empty();
+        String path = paths.windowSlots(module, schedule);
+        return Optional.of(new Limit(ZKPaths.getNodeFromPath(path), path, s.maxConcurrent()));
+    }
+
+    private final CuratorFramework client;
+    private final Limit limit;
+    private final SlotRecord waiting;
+    private final Duration claimFor;
+    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
+    private volatile Thread waiter;
+    private volatile boolean cancelled;
+    private String queueNode;
+    private Lease lease;
+    private String claimNode;
+    /** What the last look found ahead of this window: the skip's why. */
+    private volatile String ahead = "";
+
+    /**
+     * @param store    ZooKeeper access
+     * @param limit    the slot
+     * @param waiting  the window's record, state {@link SlotState#WAITING}
+     * @param claimFor how long a claim counts if never given back: the window's journal deadline and readiness wait
+     */
+    public WindowSlot(MeshStore store, Limit limit, SlotRecord waiting, Duration claimFor) {
+        this.client = store.client();
+        this.limit = limit;
+        this.waiting = waiting;
+        this.claimFor = claimFor;
+    }
+
+    /**
+     * Gives back the claim a window left (its process died holding the slot), once its containers run again: called by
+     * {@link WindowRecovery}. Best effort: a claim not found counts no longer than its {@code until} anyway.
+     *
+     * @param store  ZooKeeper access
+     * @param host   the window's host
+     * @param module its module
+     * @param window its id
+     */
+    public static void forget(MeshStore store, String host, String module, String window) {
+        String name = host + "--" + module + "--" + window;
+        try {
+            for (String slot : store.client().getChildren().forPath(store.paths().slots())) {
+                String claim = ZKPaths.makePath(ZkPaths.slotClaims(ZKPaths.makePath(store.paths().slots(), slot)), name);
+                try {
+                    store.client().delete().forPath(claim);
+                    log.info("slot {}: the claim of window {} on {} ({}) given back after its recovery", slot, window, host, module);
+                } catch (KeeperException.NoNodeException e) {
+                    // not of this slot
+                }
+            }
+        } catch (KeeperException.NoNodeException e) {
+            // no slots at all
+        } catch (Exception e) {
+            log.warn("window {}: its slot's claim was not looked for ({}); it counts until its until", window, e.toString());
+        }
+    }
+
+    /** @return where this window stands */
+    public State state() { return state.get(); }
+
+    /** @return the slot */
+    public Limit limit() { return limit; }
+
+    /**
+     * Waits in the slot's queue for a lease until {@code deadline}; with one, counts the claims of running windows
+     * whose lease went with their session, and waits on while the limit is reached with them.
+     *
+     * @param deadline the window's start-by: not held by then, it gives up
+     * @return true when held; false when the deadline passed or {@link #cancel} was called (nothing held then)
+     * @throws Exception from ZooKeeper; nothing is held then
+     */
+    public boolean acquire(Instant deadline) throws Exception {
+        if (!state.compareAndSet(State.LATENT, State.WAITING)) throw new IllegalStateException("slot " + limit.key() + " is " + state.get());
+        waiter = Thread.currentThread();
+        boolean held = false;
+        try {
+            queueNode = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .forPath(ZKPaths.makePath(ZkPaths.slotQueue(limit.path()), "q-"), Json.bytes(waiting));
+            InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, limit.path(), limit.limit());
+            semaphore.setNodeData(Json.bytes(waiting));
+            while (state.get() == State.WAITING) {
+                long left = Duration.between(Times.now(), deadline).toMillis();
+                if (left <= 0) return false;
+                Lease l = semaphore.acquire(left, TimeUnit.MILLISECONDS);
+                if (l == null) return false;
+                SlotRecord running = waiting.running(Times.now(), Times.now().plus(claimFor));
+                List<SlotRecord> orphans = orphans(l);
+                if (orphans.isEmpty() || leaseCount() + orphans.size() <= limit.limit()) {
+                    claimNode = ZKPaths.makePath(ZkPaths.slotClaims(limit.path()), waiting.host() + "--" + waiting.module() + "--" + waiting.window());
+                    client.create().orSetData().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
+                            .forPath(claimNode, Json.bytes(running));
+                    lease = l;
+                    setQuietly(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), l.getNodeName()), running);
+                    held = state.compareAndSet(State.WAITING, State.HELD);
+                    if (held) {
+                        deleteQuietly(queueNode); // no longer waiting: the claim and the lease show it running
+                        queueNode = null;
+                    }
+                    return held;
+                }
+                // A window whose session went still counts until its containers are ready again (its claim): wait.
+                ahead = "waiting for " + describe(orphans) + ", whose session went while it ran";
+                semaphore.returnLease(l);
+                Thread.sleep(Math.max(1, Math.min(ORPHAN_RECHECK.toMillis(), Duration.between(Times.now(), deadline).toMillis())));
+            }
+            return false;
+        } catch (InterruptedException e) {
+            if (state.get() != State.CLOSED) throw e; // not a cancel: the caller's interrupt
+            return false;
+        } finally {
+            waiter = null;
+            if (cancelled) Thread.interrupted(); // the cancel's interrupt is spent here, not on the caller's next wait
+            if (!held) {
+                ahead = ahead.isEmpty() ? describeHolders() : ahead;
+                giveBack();
+                state.set(State.CLOSED);
+            }
+        }
+    }
+
+    /** @return who held the slot at the last look, for a window that gave up waiting */
+    public String ahead() { return ahead; }
+
+    /** A window still waiting stops waiting ({@link #acquire} returns false); one holding the slot is not affected. */
+    public void cancel() {
+        if (state.compareAndSet(State.WAITING, State.CLOSED)) {
+            cancelled = true;
+            Thread t = waiter;
+            if (t != null) t.interrupt();
+        }
+    }
+
+    /** Gives the slot back (the claim, then the lease); once, whatever the state. */
+    @Override
+    public void close() {
+        State was = state.getAndSet(State.CLOSED);
+        if (was == State.HELD) giveBack();
+    }
+
+    private void giveBack() {
+        deleteQuietly(queueNode);
+        queueNode = null;
+        deleteQuietly(claimNode); // a claim left by a ZooKeeper outage counts until its until, then is ignored
+        claimNode = null;
+        if (lease != null) {
+            try {
+                lease.close();
+            } catch (Exception e) {
+                log.warn("slot {}: could not give the lease back ({}); it goes with this session", limit.key(), e.toString());
+            }
+            lease = null;
+        }
+    }
+
+    /** @return the number of leases now held (this window's among them) */
+    private int leaseCount() throws Exception {
+        try {
+            return client.getChildren().forPath(ZkPaths.slotLeases(limit.path())).size();
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * @return the claims of windows that hold no lease (their session went) and whose {@code until} has not passed;
+     *         claims past their {@code until} are deleted on the way
+     */
+    private List<SlotRecord> orphans(Lease mine) throws Exception {
+        List<SlotRecord> running = new ArrayList<>();
+        for (String child : children(ZkPaths.slotLeases(limit.path()))) {
+            if (child.equals(mine.getNodeName())) continue;
+            SlotRecord r = read(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), child), null);
+            if (r != null) running.add(r);
+        }
+        List<SlotRecord> orphans = new ArrayList<>();
+        Instant now = Times.now();
+        for (String child : children(ZkPaths.slotClaims(limit.path()))) {
+            String path = ZKPaths.makePath(ZkPaths.slotClaims(limit.path()), child);
+            Stat stat = new Stat();
+            SlotRecord c = read(path, stat);
+            if (c == null) continue;
+            if (c.sameWindow(waiting)) continue;
+            if (c.until() != null && c.until().isBefore(now)) {
+                log.warn("slot {}: the claim of window {} on {} ({}) passed its until {} without being given back; not counted",
+                        limit.key(), c.window(), c.host(), c.module(), c.until());
+                try {
+                    client.delete().withVersion(stat.getVersion()).forPath(path);
+                } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+                    // given back or renewed meanwhile
+                }
+                continue;
+            }
+            if (running.stream().noneMatch(c::sameWindow)) orphans.add(c);
+        }
+        return orphans;
+    }
+
+    private String describeHolders() {
+        try {
+            List<SlotRecord> held = new ArrayList<>();
+            for (String child : children(ZkPaths.slotClaims(limit.path()))) {
+                SlotRecord r = read(ZKPaths.makePath(ZkPaths.slotClaims(limit.path()), child), null);
+                if (r != null && !r.sameWindow(waiting)) held.add(r);
+            }
+            return held.isEmpty() ? "" : "held by " + describe(held);
+        } catch (Exception e) {
+            return "";
+        }
+    }
+
+    private static String describe(List<SlotRecord> rs) {
+        List<String> out = new ArrayList<>();
+        for (SlotRecord r : rs) out.add(r.module() + "/" + r.schedule() + " on " + r.host() + " since " + r.since());
+        return String.join(", ", out);
+    }
+
+    private List<String> children(String path) throws Exception {
+        try {
+            return client.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
+    private SlotRecord read(String path, Stat stat) throws Exception {
+        try {
+            byte[] data = stat == null ? client.getData().forPath(path) : client.getData().storingStatIn(stat).forPath(path);
+            return Json.readOrNull(data, SlotRecord.class);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        } catch (RuntimeException e) {
+            return null; // not a slot record (a node written by hand): not counted
+        }
+    }
+
+    private void setQuietly(String path, SlotRecord r) {
+        try {
+            client.setData().forPath(path, Json.bytes(r));
+        } catch (Exception e) {
+            log.debug("slot {}: lease data not updated: {}", limit.key(), e.toString());
+        }
+    }
+
+    private void deleteQuietly(String path) {
+        if (path == null) return;
+        try {
+            client.delete().guaranteed().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            // gone already
+        } catch (Exception e) {
+            log.warn("slot {}: could not delete {} ({}); Curator keeps trying", limit.key(), path, e.toString());
+        }
+    }
+}

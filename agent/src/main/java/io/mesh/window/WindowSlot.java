@@ -172,12 +172,13 @@ public final class WindowSlot implements AutoCloseable {
                 if (l == null) return false;
                 SlotRecord running = waiting.running(Times.now(), Times.now().plus(claimFor));
                 List<SlotRecord> orphans = orphans(l);
-                if (orphans.isEmpty() || leaseCount() + orphans.size() <= limit.limit()) {
+                if (orphans.isEmpty() || runningLeases(l) + 1 + orphans.size() <= limit.limit()) {
+                    lease = l;
+                    // The lease reads running before the claim exists: a claim always has a running lease or none.
+                    setQuietly(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), l.getNodeName()), running);
                     claimNode = ZKPaths.makePath(ZkPaths.slotClaims(limit.path()), waiting.host() + "--" + waiting.module() + "--" + waiting.window());
                     client.create().orSetData().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
                             .forPath(claimNode, Json.bytes(running));
-                    lease = l;
-                    setQuietly(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), l.getNodeName()), running);
                     held = state.compareAndSet(State.WAITING, State.HELD);
                     if (held) {
                         deleteQuietly(queueNode); // no longer waiting: the claim and the lease show it running
@@ -239,13 +240,22 @@ public final class WindowSlot implements AutoCloseable {
         }
     }
 
-    /** @return the number of leases now held (this window's among them) */
-    private int leaseCount() throws Exception {
-        try {
-            return client.getChildren().forPath(ZkPaths.slotLeases(limit.path())).size();
-        } catch (KeeperException.NoNodeException e) {
-            return 0;
+    /**
+     * @return the leases held by other running windows: the recipe's head waiter has a lease node too (data
+     *         {@code waiting}) while it waits for a free one, and is not counted
+     */
+    private int runningLeases(Lease mine) throws Exception {
+        return (int) leaseRecords(mine).stream().filter(r -> r.state() == SlotState.RUNNING).count();
+    }
+
+    private List<SlotRecord> leaseRecords(Lease mine) throws Exception {
+        List<SlotRecord> out = new ArrayList<>();
+        for (String child : children(ZkPaths.slotLeases(limit.path()))) {
+            if (child.equals(mine.getNodeName())) continue;
+            SlotRecord r = read(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), child), null);
+            if (r != null) out.add(r);
         }
+        return out;
     }
 
     /**
@@ -253,12 +263,7 @@ public final class WindowSlot implements AutoCloseable {
      *         claims past their {@code until} are deleted on the way
      */
     private List<SlotRecord> orphans(Lease mine) throws Exception {
-        List<SlotRecord> running = new ArrayList<>();
-        for (String child : children(ZkPaths.slotLeases(limit.path()))) {
-            if (child.equals(mine.getNodeName())) continue;
-            SlotRecord r = read(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), child), null);
-            if (r != null) running.add(r);
-        }
+        List<SlotRecord> running = leaseRecords(mine);
         List<SlotRecord> orphans = new ArrayList<>();
         Instant now = Times.now();
         for (String child : children(ZkPaths.slotClaims(limit.path()))) {

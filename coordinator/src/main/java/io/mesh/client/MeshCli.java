@@ -632,22 +632,51 @@ public final class MeshCli implements Runnable {
         }
     }
 
-    /** {@code mesh windows}: every open window, when it should end, and the push waiting on it. */
+    /** {@code mesh windows}: every open window, when it should end, and the push waiting on it; the fleet-wide slots. */
     @Command(name = "windows",
-            description = "Every open window on every host (GET /v1/windows): schedule, id, since, when it ends at the latest (since + the schedule's timeout), the containers it holds, the push deferred by it, and the process running it.",
+            description = {"Every open window on every host (GET /v1/windows): schedule, id, since, when it ends at the latest (since + the schedule's timeout), the containers it holds, the push deferred by it, and the process running it.",
+                    "Then each fleet-wide slot (a schedule's max-concurrent, or a group): the windows that run ('runs'; 'runs, session lost' while a window whose session went still counts) and the queue in order ('waits N'), with how long each waited for its slot."},
             exitCodeList = {"0:shown (also when no window is open)", "4:the coordinator cannot be reached"})
-    public static final class Windows extends Listing {
+    public static final class Windows extends Lookup {
         @Mixin
         JsonOption json;
 
-        Windows() { super("/v1/windows", "windows", "no window is open", "HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD", "WAITING PUSH", "BY"); }
-
         @Override
-        void add(Table table, JsonNode w) {
+        String path() { return "/v1/windows"; }
+
+        /** The open windows, then each fleet-wide slot's running windows and its queue, in order. */
+        @Override
+        void print(JsonNode answer, PrintWriter out) {
+            Table.of(answer.path("windows"), Windows::add, "HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD",
+                    "WAITING PUSH", "BY").print(out, "no window is open");
+            if (answer.path("slots").isEmpty()) return;
+            out.println();
+            Table.of(answer.path("slots"), Windows::addSlot, "SLOT", "LIMIT", "ROLE", "HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE",
+                    "WAITED").print(out, "");
+        }
+
+        private static void add(Table table, JsonNode w) {
             table.add(w.path("host").asText(), w.path("module").asText(), w.path("schedule").asText(), w.path("window").asText(),
                     text(w.path("since")), text(w.path("endsBy")), joinText(w.path("held")),
                     w.hasNonNull("waitingPush") ? w.path("waitingPush").asText() + " (" + w.path("waitingRevision").asText() + ")" : "-",
                     by(w.path("by")));
+        }
+
+        /** A slot's rows: {@code runs} (or {@code runs, session lost}) for each running window, {@code waits N} in queue order. */
+        private static void addSlot(Table table, JsonNode s) {
+            String key = s.path("key").asText(), limit = s.path("limit").asText();
+            for (JsonNode w : s.path("running")) {
+                JsonNode r = w.path("record");
+                table.add(key, limit, w.path("sessionLost").asBoolean() ? "runs, session lost" : "runs", r.path("host").asText(),
+                        r.path("module").asText(), r.path("schedule").asText(), r.path("window").asText(), text(r.path("since")),
+                        w.path("waited").asLong() + "s");
+            }
+            int i = 0;
+            for (JsonNode w : s.path("queue")) {
+                JsonNode r = w.path("record");
+                table.add(key, limit, "waits " + (++i), r.path("host").asText(), r.path("module").asText(), r.path("schedule").asText(),
+                        r.path("window").asText(), text(r.path("since")), w.path("waited").asLong() + "s");
+            }
         }
     }
 

@@ -44,6 +44,11 @@ public final class Dashboard {
                 + "<script src=\"/ui/mesh.js\" defer></script></body></html>\n";
     }
 
+    private static String slotWindow(FleetStatus.SlotWindow w, java.time.Instant at) {
+        return "<b>" + esc(w.record().host()) + " / " + esc(w.record().module()) + "</b> " + esc(w.record().schedule()) + " <code>"
+                + esc(w.record().window()) + "</code> since " + time(w.record().since(), at);
+    }
+
     private static String summaryTitle(FleetStatus.Fleet f) {
         return f.windows().isEmpty() ? "no window open" : f.windows().size() + " window" + (f.windows().size() == 1 ? "" : "s") + " open";
     }
@@ -79,6 +84,26 @@ public final class Dashboard {
                 if (w.waitingPush() != null) {
                     b.append("<br><span class=\"st-deferred\">waiting on it: ").append(esc(w.waitingPush()))
                             .append(" (revision ").append(esc(w.waitingRevision())).append("), deferred</span>");
+                }
+                b.append("</div>");
+            }
+            b.append("</section>");
+        }
+
+        if (!f.slots().isEmpty()) {
+            b.append("<section id=\"slots\"><h2>Window slots</h2>");
+            for (FleetStatus.Slot s : f.slots()) {
+                b.append("<div class=\"card slot\" data-slot=\"").append(esc(s.key())).append("\"><b>").append(esc(s.key()))
+                        .append("</b> · at most ").append(s.limit()).append(" at once<br>");
+                for (FleetStatus.SlotWindow w : s.running()) {
+                    b.append("<span class=\"window\">runs</span> ").append(slotWindow(w, f.at()))
+                            .append(w.sessionLost() ? " <span class=\"st-failed\">(session lost; counted until its containers run again)</span>" : "")
+                            .append("<br>");
+                }
+                int i = 0;
+                for (FleetStatus.SlotWindow w : s.queue()) {
+                    b.append("<span class=\"st-deferred\">waits ").append(++i).append("</span> ").append(slotWindow(w, f.at()))
+                            .append(" · waited ").append(w.waited()).append("s<br>");
                 }
                 b.append("</div>");
             }

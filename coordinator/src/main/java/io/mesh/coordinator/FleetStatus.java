@@ -10,6 +10,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushState;
 import io.mesh.wire.ScheduleSpec;
+import io.mesh.wire.SlotRecord;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
@@ -137,7 +138,72 @@ public final class FleetStatus {
      * @param pendingPushes recent pushes not yet applied everywhere
      */
     public record Fleet(Instant at, List<HostRow> hosts, List<OpenWindow> windows, List<HeldRecord> held,
-                        List<PendingPush> pendingPushes) {}
+                        List<PendingPush> pendingPushes, List<Slot> slots) {}
+
+    /**
+     * A fleet-wide window slot (SPEC.md, "Fleet-wide windows"; docs/decisions/0016-window-slots.md): who runs, and who
+     * waits in order.
+     *
+     * @param key     {@code group-<group>} or {@code window-<module>-<schedule>}
+     * @param limit   windows that may run at once
+     * @param running the running windows' claims, oldest first
+     * @param queue   the waiting windows, in the order they get the slot
+     */
+    public record Slot(String key, int limit, List<SlotWindow> running, List<SlotWindow> queue) {}
+
+    /**
+     * A window at a slot.
+     *
+     * @param record      its record, as its node holds it
+     * @param waited      how long it has waited (queued) or waited before it ran (running), in seconds
+     * @param sessionLost true for a running window whose lease went with its session: its claim still counts
+     */
+    public record SlotWindow(SlotRecord record, long waited, boolean sessionLost) {}
+
+    /**
+     * @return every slot that has a running or waiting window, by key
+     * @throws Exception ZooKeeper errors
+     */
+    public List<Slot> slots() throws Exception {
+        Instant now = clock.instant();
+        List<Slot> out = new ArrayList<>();
+        for (String key : ZkReads.children(client, paths.slots())) {
+            String slot = paths.slots() + "/" + key;
+            List<SlotRecord> leases = records(ZkPaths.slotLeases(slot));
+            List<SlotWindow> running = new ArrayList<>();
+            for (SlotRecord c : records(ZkPaths.slotClaims(slot))) {
+                if (c.until() != null && c.until().isBefore(now)) continue; // no longer counted (decision 16)
+                long waited = c.firedAt() == null || c.since() == null ? 0 : Math.max(0, Duration.between(c.firedAt(), c.since()).toSeconds());
+                running.add(new SlotWindow(c, waited, leases.stream().noneMatch(c::sameWindow)));
+            }
+            running.sort(Comparator.comparing(w -> w.record().since(), Comparator.nullsLast(Comparator.naturalOrder())));
+            List<SlotWindow> queue = new ArrayList<>();
+            for (SlotRecord q : records(ZkPaths.slotQueue(slot))) { // q-<seq>, read in sequence order
+                queue.add(new SlotWindow(q, q.since() == null ? 0 : Math.max(0, Duration.between(q.since(), now).toSeconds()), false));
+            }
+            if (running.isEmpty() && queue.isEmpty()) continue;
+            int limit = !running.isEmpty() ? running.get(0).record().limit() : queue.get(0).record().limit();
+            out.add(new Slot(key, limit, running, queue));
+        }
+        return out;
+    }
+
+    /** @return the slot records under {@code path}, in the order of their names (a queue's sequence) */
+    private List<SlotRecord> records(String path) throws Exception {
+        List<SlotRecord> out = new ArrayList<>();
+        List<String> names = new ArrayList<>(ZkReads.children(client, path));
+        names.sort(Comparator.comparing((String n) -> n.replaceAll(".*-", "")).thenComparing(n -> n));
+        for (String n : names) {
+            SlotRecord r;
+            try {
+                r = ZkReads.read(client, path + "/" + n, SlotRecord.class);
+            } catch (RuntimeException e) {
+                continue; // not a slot record
+            }
+            if (r != null) out.add(r);
+        }
+        return out;
+    }
 
     /**
      * @return the fleet now
@@ -194,7 +260,7 @@ public final class FleetStatus {
             }
             rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
         }
-        return new Fleet(now, rows, windows, held, pendingPushes());
+        return new Fleet(now, rows, windows, held, pendingPushes(), slots());
     }
 
     private Map<String, DesiredRecord> desired() throws Exception { return desired(new TreeMap<>()); }

@@ -75,8 +75,8 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
  *   <li>{@code GET /v1/fleet}: {@link FleetStatus.Fleet}: hosts &times; modules, open windows, held containers,
  *       pending pushes.</li>
- *   <li>{@code GET /v1/windows}: {@code {"windows":[FleetStatus.OpenWindow...]}}: with when each should end and the
- *       push waiting on it.</li>
+ *   <li>{@code GET /v1/windows}: {@code {"windows":[FleetStatus.OpenWindow...],"slots":[FleetStatus.Slot...]}}: open
+ *       windows with when each should end and the push waiting on it; fleet-wide slots with who runs and who waits.</li>
  *   <li>{@code GET /v1/locks}: {@code {"locks":[FleetStatus.Lock...]}}: who holds and who waits for each module lock.</li>
  *   <li>{@code POST /v1/hosts/{host}/windows}: body {@code {"module","schedule"}}; asks that host's agent to run a
  *       window now ({@link WindowRequestStore}). Same token as pushes. {@code 202 {"request","host","path"}};
@@ -371,7 +371,14 @@ public final class HttpApi implements AutoCloseable {
             case "/ui/mesh.css" -> { if (get(ex)) resource(ex, "mesh.css", "text/css; charset=utf-8"); }
             case "/ui/mesh.js" -> { if (get(ex)) resource(ex, "mesh.js", "text/javascript; charset=utf-8"); }
             case "/v1/fleet" -> { if (get(ex)) send(ex, 200, fleetStatus.fleet()); }
-            case "/v1/windows" -> { if (get(ex)) send(ex, 200, Map.of("windows", fleetStatus.windows())); }
+            case "/v1/windows" -> {
+                if (get(ex)) {
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    out.put("windows", fleetStatus.windows());
+                    out.put("slots", fleetStatus.slots());
+                    send(ex, 200, out);
+                }
+            }
             case "/v1/locks" -> { if (get(ex)) send(ex, 200, Map.of("locks", fleetStatus.locks())); }
             case "/v1/plans" -> { if (ex.method().equals("POST")) planRequest(ex); else notAllowed(ex, "POST"); }
             default -> {

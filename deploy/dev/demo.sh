@@ -6,9 +6,11 @@
 #   image pulling back whole.
 # Exits non-zero when any of that does not happen. Stops and removes everything it started (containers of module
 # "store", the store-data volume, the processes, its state directory). Loopback only.
+# --fleet: the fleet's own demo instead (deploy/dev/demo-fleet.sh: three engines, window slots, a canary rollout).
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 cd "$repo"
+if [ "${1:-}" = "--fleet" ]; then exec bash deploy/dev/demo-fleet.sh; fi
 
 ZK=127.0.0.1:2181
 COORD=http://127.0.0.1:7070

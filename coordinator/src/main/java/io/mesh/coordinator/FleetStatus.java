@@ -25,6 +25,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -298,7 +299,9 @@ public final class FleetStatus {
                 if (s != null) endsBy = w.since().plus(s.timeoutDuration());
             }
             ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
-            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null; // not a rollout's wave
+            // deferred by this window (not by a rollout's wave), and not a reconcile of the push that already runs there
+            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null
+                    && (r.lastApplied() == null || !Objects.equals(r.push(), r.lastApplied().push()));
             out.add(new OpenWindow(w.host(), w.module(), w.schedule(), w.window(), w.since(), w.held(), w.by(), endsBy,
                     waiting ? r.push() : null, waiting ? r.revision() : null));
         }

@@ -81,7 +81,7 @@ class WireJsonTest {
         ApplyReport.ContainerResult c = Json.read("{\"name\":\"web\",\"action\":\"migrated\"}".getBytes(StandardCharsets.UTF_8),
                 ApplyReport.ContainerResult.class);
         assertThat(c.action()).isEqualTo(ContainerAction.UNKNOWN);
-        WindowResult w = Json.read("{\"schedule\":\"gc\",\"outcome\":\"skipped\"}".getBytes(StandardCharsets.UTF_8), WindowResult.class);
+        WindowResult w = Json.read("{\"schedule\":\"gc\",\"outcome\":\"postponed\"}".getBytes(StandardCharsets.UTF_8), WindowResult.class);
         assertThat(w.outcome()).isEqualTo(WindowOutcome.UNKNOWN);
         assertThat(w.succeeded()).isFalse();
         WindowRequest q = Json.read("{\"module\":\"m\",\"state\":\"paused\"}".getBytes(StandardCharsets.UTF_8), WindowRequest.class);

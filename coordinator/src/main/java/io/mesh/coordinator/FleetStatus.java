@@ -232,7 +232,7 @@ public final class FleetStatus {
                 if (s != null) endsBy = w.since().plus(s.timeoutDuration());
             }
             ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
-            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null; // not a rollout's wave
+            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && r.freeze() == null; // not a rollout's wave, nor a freeze
             out.add(new OpenWindow(w.host(), w.module(), w.schedule(), w.window(), w.since(), w.held(), w.by(), endsBy,
                     waiting ? r.push() : null, waiting ? r.revision() : null));
         }

@@ -78,7 +78,7 @@ public record FreezeRequest(String target, String reason, Instant until) {
             try {
                 until = now.plus(Durations.parse(forNode.asText()));
             } catch (IllegalArgumentException e) {
-                throw new InvalidException("for", "for: " + HttpApi.abbreviate(e.getMessage()));
+                throw new InvalidException("for", "for: " + e.getMessage().replaceAll("\\p{Cntrl}", "?"));
             }
         } else {
             if (!untilNode.isTextual()) throw new InvalidException("until", "until: must be an ISO-8601 UTC time as a string, such as \"2026-12-24T18:00:00Z\"");

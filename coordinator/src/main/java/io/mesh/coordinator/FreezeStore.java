@@ -11,6 +11,7 @@ import org.apache.zookeeper.KeeperException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -49,16 +50,20 @@ public final class FreezeStore {
     public record Freeze(@JsonInclude(JsonInclude.Include.NON_NULL) String module, boolean all, String by, String reason,
                          Instant since, Instant until, boolean active) {}
 
+    /** @return the store's clock, to the millisecond: a request's {@code for} counts from it, and it is the freeze's {@code since} */
+    public Instant now() { return clock.instant().truncatedTo(ChronoUnit.MILLIS); }
+
     /**
      * Freezes a module or every module; a freeze of the same name is replaced (a new reason or end).
      *
      * @param request the checked request
      * @param by      who asked
+     * @param since   when the request was checked ({@link #now()})
      * @return the freeze as written
      * @throws Exception ZooKeeper errors
      */
-    public Freeze freeze(FreezeRequest request, String by) throws Exception {
-        FreezeRecord r = request.record(by, clock.instant());
+    public Freeze freeze(FreezeRequest request, String by, Instant since) throws Exception {
+        FreezeRecord r = request.record(by, since);
         String path = paths.freeze(request.target());
         byte[] data = Json.bytes(r);
         ensureParent();

@@ -764,13 +764,14 @@ public final class HttpApi implements AutoCloseable {
         byte[] body = smallBody(ex, MAX_FREEZE_BODY, "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"...\"}");
         if (body == null) return;
         FreezeRequest request;
+        Instant now = freezes.now();
         try {
-            request = FreezeRequest.parse(jsonObject(body), Instant.now());
+            request = FreezeRequest.parse(jsonObject(body), now);
         } catch (FreezeRequest.InvalidException e) {
             sendField(ex, 400, e.field, e.getMessage());
             return;
         }
-        FreezeStore.Freeze written = freezes.freeze(request, by(token != null, false));
+        FreezeStore.Freeze written = freezes.freeze(request, by(token != null, false), now);
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), abbreviate(written.reason()));
         send(ex, 201, written);

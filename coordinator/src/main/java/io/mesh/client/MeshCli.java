@@ -566,7 +566,7 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
-            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows and the pushes not yet done.",
+            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows, the freezes in force and the pushes not yet done.",
                     "With PUSH: that push on each host and module: pending, applied, deferred (with the window), failed (with the error) or superseded (by the newer push named)."},
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status extends Lookup {
@@ -598,6 +598,10 @@ public final class MeshCli implements Runnable {
             JsonNode windows = fleet.path("windows");
             out.println();
             out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");
+            for (JsonNode f : fleet.path("freezes")) {
+                out.println("frozen: " + (f.path("all").asBoolean() ? "every module" : f.path("module").asText()) + " until " + text(f.path("until"))
+                        + " by " + text(f.path("by")) + ": " + f.path("reason").asText() + " (mesh thaw " + (f.path("all").asBoolean() ? "--all" : f.path("module").asText()) + ")");
+            }
             JsonNode pending = fleet.path("pendingPushes");
             if (pending.size() == 0) {
                 out.println("no push pending");

@@ -43,6 +43,7 @@ public final class FleetStatus {
     private final FleetView view;
     private final PushStatus pushes;
     private final Clock clock;
+    private final FreezeStore freezes;
 
     /**
      * @param client a started Curator client
@@ -55,6 +56,7 @@ public final class FleetStatus {
         this.view = new FleetView(client, paths);
         this.pushes = new PushStatus(client, paths);
         this.clock = clock;
+        this.freezes = new FreezeStore(client, paths, clock);
     }
 
     /**
@@ -135,9 +137,10 @@ public final class FleetStatus {
      * @param windows       open windows
      * @param held          held containers
      * @param pendingPushes recent pushes not yet applied everywhere
+     * @param freezes       the freezes in force, {@code _all} first (docs/decisions/0014-freezes.md)
      */
     public record Fleet(Instant at, List<HostRow> hosts, List<OpenWindow> windows, List<HeldRecord> held,
-                        List<PendingPush> pendingPushes) {}
+                        List<PendingPush> pendingPushes, List<FreezeStore.Freeze> freezes) {}
 
     /**
      * @return the fleet now
@@ -194,7 +197,7 @@ public final class FleetStatus {
             }
             rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
         }
-        return new Fleet(now, rows, windows, held, pendingPushes());
+        return new Fleet(now, rows, windows, held, pendingPushes(), freezes.list().stream().filter(FreezeStore.Freeze::active).toList());
     }
 
     private Map<String, DesiredRecord> desired() throws Exception { return desired(new TreeMap<>()); }

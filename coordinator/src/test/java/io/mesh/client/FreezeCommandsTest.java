@@ -59,6 +59,11 @@ class FreezeCommandsTest {
         assertThat(list.code()).isEqualTo(MeshCli.OK);
         assertThat(list.out()).contains("(all)").contains("2099-01-01T00:00:00Z").contains("store").contains("release weekend");
 
+        ClientRun status = mesh("status");
+        assertThat(status.code()).as(status.err()).isEqualTo(MeshCli.OK);
+        assertThat(status.out()).contains("frozen: every module until 2099-01-01T00:00:00Z").contains("frozen: store until")
+                .contains("mesh thaw store");
+
         ClientRun refused = mesh("freeze", "store", "--until", "2001-01-01T00:00:00Z", "--reason", "r");
         assertThat(refused.code()).as("the coordinator's 400").isEqualTo(MeshCli.BAD_INPUT);
         assertThat(refused.err()).contains("has passed");

@@ -28,7 +28,7 @@ class ArchitectureTest {
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
         for (String p : new String[] {"wire", "zk", "docker", "lock", "policy", "section", "window", "apply", "agent", "metrics",
-                "coordinator", "client"}) {
+                "rollout", "freeze", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -44,6 +44,7 @@ class ArchitectureTest {
                 .layer("policy").definedBy("io.mesh.policy..")
                 .layer("section").definedBy("io.mesh.section..")
                 .layer("rollout").definedBy("io.mesh.rollout..")
+                .layer("freeze").definedBy("io.mesh.freeze..")
                 .layer("window").definedBy("io.mesh.window..")
                 .layer("apply").definedBy("io.mesh.apply..")
                 .layer("metrics").definedBy("io.mesh.metrics..")
@@ -55,10 +56,11 @@ class ArchitectureTest {
                 .whereLayer("window").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("section").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("rollout").mayOnlyBeAccessedByLayers("apply", "agent")
+                .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
                 .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "window", "apply", "agent")
-                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "window", "apply", "agent")
+                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "window", "apply", "agent")
                 .whereLayer("metrics").mayOnlyBeAccessedByLayers("agent")
                 .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")
                 .whereLayer("client").mayNotBeAccessedByAnyLayer();
@@ -75,7 +77,7 @@ class ArchitectureTest {
     void theCoordinatorAndTheClientNeedOnlyTheWire() {
         noClasses().that().resideInAnyPackage("io.mesh.coordinator..", "io.mesh.client..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.mesh.zk..", "io.mesh.docker..", "io.mesh.lock..",
-                        "io.mesh.policy..", "io.mesh.section..", "io.mesh.window..", "io.mesh.apply..", "io.mesh.agent..",
+                        "io.mesh.policy..", "io.mesh.section..", "io.mesh.window..", "io.mesh.rollout..", "io.mesh.freeze..", "io.mesh.apply..", "io.mesh.agent..",
                         "io.mesh.metrics..", "com.github.dockerjava..", "com.cronutils..")
                 .check(mesh);
     }

@@ -11,6 +11,7 @@ import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutRecord;
@@ -56,6 +57,9 @@ import java.util.stream.Collectors;
  *       start on a host that has a live agent ({@link #claimHost()});</li>
  *   <li>a {@link CuratorCache} on {@code /mesh/desired}: each change requests an apply of that module and re-arms
  *       its schedules; once loaded, applies read desired nodes from it ({@link MeshStore#readDesiredFrom});</li>
+ *   <li>a {@link CuratorCache} on {@code /mesh/freezes}: a freeze that goes or changes asks for the module's apply
+ *       again (every module's, for {@code _all}), and a timer asks at its {@code until}, so that the newest revision
+ *       lands when the freeze ends with no new push (docs/decisions/0014-freezes.md);</li>
  *   <li>one apply thread per module ({@link ModuleWorker}): requests coalesce, applies of a module never overlap in
  *       this process, and a module waiting on a window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
@@ -91,6 +95,10 @@ public final class AgentDaemon implements AutoCloseable {
     private final CuratorCache cache;
     /** {@code /mesh/rollouts}: a move of a module's rollout asks this host's apply of the module again (decision 13). */
     private final CuratorCache rollouts;
+    /** {@code /mesh/freezes}: a freeze that ends asks this host's apply of the module again (decision 14). */
+    private final CuratorCache freezes;
+    /** By freeze node name (a module, or {@code _all}): the request that ends it at its {@code until}. */
+    private final Map<String, ScheduledFuture<?>> thaws = new ConcurrentHashMap<>();
     private final AgentNode agentNode;
     private final PlanRequests plans;
     private volatile Runnable onHostTaken = () -> { };
@@ -112,6 +120,7 @@ public final class AgentDaemon implements AutoCloseable {
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
         this.rollouts = CuratorCache.build(client, config.paths().rollouts());
+        this.freezes = CuratorCache.build(client, config.paths().freezes());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
@@ -164,6 +173,11 @@ public final class AgentDaemon implements AutoCloseable {
                 .forCreatesAndChanges((before, after) -> rolloutMoved(after))
                 .build());
         rollouts.start();
+        freezes.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((before, after) -> freezeChanged(after, false))
+                .forDeletes(node -> freezeChanged(node, true))
+                .build());
+        freezes.start();
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
         // module: the module's first apply does it, holding the lock (WindowRecovery).
         for (String module : journal.modules()) worker(module).request();
@@ -214,6 +228,33 @@ public final class AgentDaemon implements AutoCloseable {
         RolloutRecord r = node.getData() == null ? null : Json.readOrNull(node.getData(), RolloutRecord.class);
         if (r == null || mayAct(r, config.host())) worker(module).request();
     }
+
+    /**
+     * A freeze node was written or deleted: its modules (every one, for {@code _all}) are asked again now, which a thaw
+     * or a shortened freeze needs, and again at its {@code until} (this host's clock), so that it ends by itself. A
+     * module still frozen by the other node (its own, or {@code _all}) stays deferred: the apply asks both.
+     */
+    private void freezeChanged(ChildData node, boolean deleted) {
+        if (stopping.get() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(config.paths().freezes())) return;
+        String name = ZKPaths.getNodeFromPath(node.getPath());
+        Runnable ask = FreezeRecord.ALL.equals(name) ? this::reconcileAll : () -> { if (workers.containsKey(name)) requestApply(name); };
+        ScheduledFuture<?> before = thaws.remove(name);
+        if (before != null) before.cancel(false);
+        FreezeRecord f = deleted || node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
+        if (f != null && f.until() != null) {
+            // A little past until, so that the apply's own reading of the clock finds the freeze over.
+            long ms = Math.max(0, Duration.between(Times.now(), f.until()).toMillis()) + THAW_MARGIN_MS;
+            try {
+                thaws.put(name, timer.schedule(ask, ms, TimeUnit.MILLISECONDS));
+            } catch (RejectedExecutionException e) {
+                return; // shutting down
+            }
+        }
+        ask.run();
+    }
+
+    /** How long after a freeze's {@code until} its modules are asked again, in ms. */
+    private static final long THAW_MARGIN_MS = 100;
 
     /** @return true when a rollout in this state may let {@code host} do something it could not before */
     static boolean mayAct(RolloutRecord r, String host) {
@@ -329,9 +370,10 @@ public final class AgentDaemon implements AutoCloseable {
             try {
                 ApplyReport r = applier.apply(module, stopping::get);
                 // deferred here: held nodes that outlived their window's lock; applied again until they go. Deferred by
-                // a rollout is not retried: the rollout node's watch wakes this worker when the wave comes.
+                // a rollout is not retried: the rollout node's watch wakes this worker when the wave comes; nor by a
+                // freeze: the freeze node's watch, or its timer at until, does (decision 14).
                 failed = r != null && (r.outcome() == ApplyOutcome.FAILED
-                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null);
+                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && r.freeze() == null);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -482,6 +524,7 @@ public final class AgentDaemon implements AutoCloseable {
             }
         }
         rollouts.close();
+        freezes.close();
         cache.close(); // after the windows and applies: they read desired nodes from it
         agentNode.close();
         log.info("agent host={} stopped", config.host());

@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.freeze.FreezeGate;
 import io.mesh.lock.ModuleLock;
 import io.mesh.policy.Policy;
 import io.mesh.rollout.RolloutGate;
@@ -13,6 +14,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
@@ -26,6 +28,7 @@ import io.mesh.zk.SessionGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -72,6 +75,7 @@ public final class Applier {
     private final ReportWriter reports;
     private final NoOpReconcile noOp;
     private final RolloutGate rollouts;
+    private final FreezeGate freezes;
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -112,6 +116,7 @@ public final class Applier {
         this.reports = new ReportWriter(store);
         this.noOp = new NoOpReconcile(store, docker, host, reports);
         this.rollouts = new RolloutGate(store, host, process);
+        this.freezes = new FreezeGate(store, Clock.systemUTC());
     }
 
     /**
@@ -171,7 +176,9 @@ public final class Applier {
                 Map<String, HeldRecord> held = store.held(host);
                 // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
                 // slot, or the previous revision kept here (decision 13).
-                admission = newest == null ? null : rollouts.admit(newest);
+                // A freeze first: a frozen module takes no rollout slot and is not counted in a wave (decision 14).
+                FreezeRecord frozen = newest == null ? null : freezes.frozen(module).orElse(null);
+                admission = newest == null || frozen != null ? null : rollouts.admit(newest);
                 if (admission != null && admission.stale()) {
                     // The rollout node is of a newer push than the desired node read (the daemon's cache is behind):
                     // nothing is applied now; the cache's event for the newer desired node asks again.
@@ -207,12 +214,14 @@ public final class Applier {
                     held = new LinkedHashMap<>(held);
                     held.values().removeIf(h -> done.window().equals(h.window()));
                 }
-                List<ContainerResult> results = newest == null ? null : admission.toApply() == null ? List.of()
+                // Frozen: no Docker call on the module (a journalled window's recovery above still ran: windows still run).
+                List<ContainerResult> results = newest == null || frozen != null ? null : admission.toApply() == null ? List.of()
                         : new ApplyExecution(section.guarded(docker), policy, host).run(admission.toApply(), held,
                                 admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
+                if (frozen != null) return frozen(newest, started, frozen, section);
                 ApplyReport report = report(newest, started, results, held);
                 if (admission.keepsPrevious() && report.outcome() != ApplyOutcome.DEFERRED) {
                     boolean ran = report.outcome() == ApplyOutcome.APPLIED;
@@ -385,6 +394,17 @@ public final class Applier {
             return ApplyReport.deferred(host, desired.module(), desired.revision(), desired.push(), started, window, results);
         }
         return ApplyReport.applied(host, desired.module(), desired.revision(), desired.push(), started, window, results);
+    }
+
+    /**
+     * Reports a frozen module's apply, which did nothing: {@code deferred} with the freeze, written with the lock's
+     * release, unless this process's last report of the module read the same (a reconcile while frozen writes nothing).
+     */
+    private ApplyReport frozen(DesiredRecord newest, Instant started, FreezeRecord freeze, ModuleSection section) throws Exception {
+        ApplyReport report = ApplyReport.deferred(host, newest.module(), newest.revision(), newest.push(), started, null, List.of())
+                .withFreeze(freeze);
+        if (!reports.sameAsLast(report)) reports.write(report, section);
+        return report;
     }
 
     /**

@@ -50,12 +50,13 @@ final class ReportWriter {
 
     /**
      * @return true when this process's last report of the module reads as {@code r} does, times aside: same push,
-     *         revision, outcome, error, rollout, and each container's action and id
+     *         revision, outcome, error, rollout, freeze, and each container's action and id
      */
     boolean sameAsLast(ApplyReport r) {
         ApplyReport l = last.get(r.module());
         if (l == null || l.outcome() != r.outcome() || !Objects.equals(l.push(), r.push()) || !Objects.equals(l.revision(), r.revision())
                 || !Objects.equals(l.error(), r.error()) || !Objects.equals(l.rollout(), r.rollout())
+                || !Objects.equals(l.freeze(), r.freeze())
                 || l.containers().size() != r.containers().size()) {
             return false;
         }
@@ -99,8 +100,9 @@ final class ReportWriter {
             log.warn("apply host={} module={} push={} revision={} outcome={} window={} containers={} error=\"{}\"",
                     r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, r.error());
         } else {
-            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}{}",
-                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, changes(r));
+            log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}{}{}",
+                    r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, changes(r),
+                    r.freeze() == null ? "" : " freeze=\"" + r.freeze().describe() + "\"");
         }
     }
 

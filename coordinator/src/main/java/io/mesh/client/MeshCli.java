@@ -40,7 +40,8 @@ import java.util.stream.Stream;
 
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
- * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}).
+ * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}, {@code rollout},
+ * {@code freeze}, {@code thaw}, {@code freezes}).
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
@@ -52,7 +53,7 @@ import java.util.stream.Stream;
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
         subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Windows.class, MeshCli.Locks.class,
                 MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class, MeshCli.RolloutCmd.class,
-                CommandLine.HelpCommand.class},
+                MeshCli.Freeze.class, MeshCli.Thaw.class, MeshCli.Freezes.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",
@@ -565,7 +566,7 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
-            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows and the pushes not yet done.",
+            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows, the freezes in force and the pushes not yet done.",
                     "With PUSH: that push on each host and module: pending, applied, deferred (with the window), failed (with the error) or superseded (by the newer push named)."},
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status extends Lookup {
@@ -597,6 +598,10 @@ public final class MeshCli implements Runnable {
             JsonNode windows = fleet.path("windows");
             out.println();
             out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");
+            for (JsonNode f : fleet.path("freezes")) {
+                out.println("frozen: " + (f.path("all").asBoolean() ? "every module" : f.path("module").asText()) + " until " + text(f.path("until"))
+                        + " by " + text(f.path("by")) + ": " + f.path("reason").asText() + " (mesh thaw " + (f.path("all").asBoolean() ? "--all" : f.path("module").asText()) + ")");
+            }
             JsonNode pending = fleet.path("pendingPushes");
             if (pending.size() == 0) {
                 out.println("no push pending");
@@ -894,7 +899,8 @@ public final class MeshCli implements Runnable {
 
     /**
      * @param target a push status target: {@code state} is {@code pending | applied | deferred | failed | superseded}
-     * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)}, {@code failed: E},
+     * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)},
+     *         {@code deferred (frozen: REASON, until T)}, {@code failed: E},
      *         {@code superseded by push-N}; any other state (one this version does not know) as it is named
      */
     static String describe(JsonNode target) {
@@ -930,6 +936,8 @@ public final class MeshCli implements Runnable {
         if (WireName.of(PushState.class, state) == PushState.SUPERSEDED) {
             return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
         }
+        JsonNode f = t.path("freeze");
+        if (f.isObject()) return "frozen: " + f.path("reason").asText() + (f.hasNonNull("until") ? ", until " + f.path("until").asText() : "");
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + window(w);
         return "";
@@ -1153,6 +1161,132 @@ public final class MeshCli implements Runnable {
         @Override
         CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
             return move(client, path, "abort");
+        }
+    }
+
+    /** {@code mesh freeze MODULE|--all (--for DURATION|--until TIME) --reason TEXT} (docs/decisions/0014-freezes.md). */
+    @Command(name = "freeze",
+            description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none",
+                    "of its changes (no Docker call on the module) until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
+                    "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze."},
+            exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, no --reason, a bad duration or time), unauthorized",
+                    "4:the coordinator cannot be reached"})
+    public static final class Freeze extends CoordinatorCommand {
+        @Parameters(index = "0", arity = "0..1", paramLabel = "MODULE", description = "The module to freeze, such as store (or --all).")
+        String module;
+
+        @Option(names = "--all", description = "Freeze every module (/mesh/freezes/_all).")
+        boolean all;
+
+        @Option(names = "--for", paramLabel = "DURATION", description = "How long, such as 2h, 30m or 1h30m.")
+        String forDuration;
+
+        @Option(names = "--until", paramLabel = "TIME", description = "Until when, ISO-8601 UTC, such as 2026-12-24T18:00:00Z.")
+        String until;
+
+        @Option(names = "--reason", paramLabel = "TEXT", required = true, description = "Why: every frozen module's report carries it.")
+        String reason;
+
+        /**
+         * The request's body, checked here as the coordinator checks it (it checks again), so that a typo is named before
+         * anything is sent.
+         *
+         * @return {@code {"module"|"all", "for"|"until", "reason"}}
+         * @throws IllegalArgumentException naming the option and the fix
+         */
+        static Map<String, Object> body(String module, boolean all, String forDuration, String until, String reason) {
+            if ((module == null) == !all) {
+                throw new IllegalArgumentException(all ? "give MODULE or --all, not both" : "give the MODULE to freeze, or --all for every module");
+            }
+            if ((forDuration == null) == (until == null)) {
+                throw new IllegalArgumentException(forDuration == null ? "give --for DURATION (such as 2h) or --until TIME: a freeze always ends by itself"
+                        : "give --for or --until, not both");
+            }
+            if (forDuration != null) {
+                try {
+                    Durations.parse(forDuration);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--for: " + e.getMessage());
+                }
+            }
+            if (until != null) {
+                try {
+                    Instant.parse(until);
+                } catch (java.time.format.DateTimeParseException e) {
+                    throw new IllegalArgumentException("--until: '" + until + "' is not an ISO-8601 UTC time: write it such as 2026-12-24T18:00:00Z");
+                }
+            }
+            if (reason == null || reason.isBlank()) throw new IllegalArgumentException("--reason: say why, such as --reason 'release weekend'");
+            Map<String, Object> body = new java.util.LinkedHashMap<>();
+            if (all) body.put("all", true);
+            else body.put("module", module);
+            if (forDuration != null) body.put("for", forDuration);
+            else body.put("until", until);
+            body.put("reason", reason);
+            return body;
+        }
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            Map<String, Object> body;
+            try {
+                body = body(module, all, forDuration, until, reason);
+            } catch (IllegalArgumentException e) {
+                return fail(BAD_INPUT, e.getMessage());
+            }
+            CoordinatorClient.Response r = client().postJson("/v1/freezes", body);
+            Integer bad = failure(r, 201);
+            if (bad != null) return bad;
+            JsonNode j = r.json();
+            PrintWriter out = out();
+            out.println((all ? "every module" : module) + " frozen until " + text(j.path("until")) + " by " + text(j.path("by"))
+                    + ": " + j.path("reason").asText() + " (mesh thaw " + (all ? "--all" : module) + " ends it sooner)");
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh thaw MODULE|--all}: ends a freeze now. */
+    @Command(name = "thaw",
+            description = {"End MODULE's freeze, or the freeze of every module with --all (DELETE /v1/freezes/MODULE or /v1/freezes/_all):",
+                    "the agents apply the newest revision now, with no new push. A module frozen both ways stays frozen until both end."},
+            exitCodeList = {"0:thawed", "2:no such freeze, MODULE and --all, unauthorized", "4:the coordinator cannot be reached"})
+    public static final class Thaw extends CoordinatorCommand {
+        @Parameters(index = "0", arity = "0..1", paramLabel = "MODULE", description = "The module to thaw, such as store (or --all).")
+        String module;
+
+        @Option(names = "--all", description = "End the freeze of every module (/mesh/freezes/_all); a module's own freeze stays.")
+        boolean all;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            if ((module == null) == !all) return fail(BAD_INPUT, all ? "give MODULE or --all, not both" : "give the MODULE to thaw, or --all");
+            String target = all ? "_all" : module;
+            CoordinatorClient.Response r = client().delete("/v1/freezes/" + URLEncoder.encode(target, StandardCharsets.UTF_8));
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            out().println((all ? "every module" : module) + " thawed: the newest revision lands now");
+            out().flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh freezes}: every freeze. */
+    @Command(name = "freezes", description = "Every freeze, of a module or of every module (GET /v1/freezes).",
+            exitCodeList = {"0:shown (also when nothing is frozen)", "4:the coordinator cannot be reached"})
+    public static final class Freezes extends Listing {
+        @Mixin
+        JsonOption json;
+
+        Freezes() { super("/v1/freezes", "freezes", "nothing is frozen", "MODULE", "UNTIL", "BY", "SINCE", "REASON"); }
+
+        @Override
+        void add(Table table, JsonNode f) {
+            String until = text(f.path("until")) + (f.path("active").asBoolean(true) ? "" : " (ended)");
+            table.add(f.path("all").asBoolean() ? "(all)" : f.path("module").asText(), until, text(f.path("by")), text(f.path("since")),
+                    f.path("reason").asText());
         }
     }
 

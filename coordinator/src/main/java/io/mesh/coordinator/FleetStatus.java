@@ -45,6 +45,7 @@ public final class FleetStatus {
     private final FleetView view;
     private final PushStatus pushes;
     private final Clock clock;
+    private final FreezeStore freezes;
 
     /**
      * @param client a started Curator client
@@ -57,6 +58,7 @@ public final class FleetStatus {
         this.view = new FleetView(client, paths);
         this.pushes = new PushStatus(client, paths);
         this.clock = clock;
+        this.freezes = new FreezeStore(client, paths, clock);
     }
 
     /**
@@ -137,9 +139,12 @@ public final class FleetStatus {
      * @param windows       open windows
      * @param held          held containers
      * @param pendingPushes recent pushes not yet applied everywhere
+     * @param freezes       the freezes in force, {@code _all} first (docs/decisions/0014-freezes.md)
+     * @param slots         fleet-wide window slots with a running or waiting window (docs/decisions/0016-window-slots.md)
      */
     public record Fleet(Instant at, List<HostRow> hosts, List<OpenWindow> windows, List<HeldRecord> held,
-                        List<PendingPush> pendingPushes, List<Slot> slots) {}
+                        List<PendingPush> pendingPushes, List<FreezeStore.Freeze> freezes,
+                        List<Slot> slots) {}
 
     /**
      * A fleet-wide window slot (SPEC.md, "Fleet-wide windows"; docs/decisions/0016-window-slots.md): who runs, and who
@@ -261,7 +266,8 @@ public final class FleetStatus {
             }
             rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
         }
-        return new Fleet(now, rows, windows, held, pendingPushes(), slots());
+        return new Fleet(now, rows, windows, held, pendingPushes(), freezes.list().stream().filter(FreezeStore.Freeze::active).toList(),
+                slots());
     }
 
     private Map<String, DesiredRecord> desired() throws Exception { return desired(new TreeMap<>()); }
@@ -299,8 +305,8 @@ public final class FleetStatus {
                 if (s != null) endsBy = w.since().plus(s.timeoutDuration());
             }
             ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
-            // deferred by this window (not by a rollout's wave), and not a reconcile of the push that already runs there
-            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null
+            // deferred by this window (not by a rollout's wave nor a freeze), and not a reconcile of the push that already runs there
+            boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && r.freeze() == null
                     && (r.lastApplied() == null || !Objects.equals(r.push(), r.lastApplied().push()));
             out.add(new OpenWindow(w.host(), w.module(), w.schedule(), w.window(), w.since(), w.held(), w.by(), endsBy,
                     waiting ? r.push() : null, waiting ? r.revision() : null));

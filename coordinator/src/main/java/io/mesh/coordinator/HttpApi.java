@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestError;
@@ -40,6 +41,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Iterator;
@@ -103,6 +105,11 @@ import java.util.regex.Pattern;
  *       pushes), optional body {@code {"push":"push-..."}}: {@code 200} with the record as written; {@code 409} when it
  *       is not paused (resume), has ended (abort), or is of another push than the body names
  *       (docs/decisions/0013-rollouts.md).</li>
+ *   <li>{@code POST /v1/freezes} (token as pushes), body {@code {"module": M | "all": true, "for": "2h" | "until": ISO,
+ *       "reason": R}}: {@code 201} with the freeze as written ({@link FreezeStore.Freeze}); {@code 400 {"error","field"}}
+ *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
+ *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
+ *       is none (docs/decisions/0014-freezes.md).</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -126,6 +133,7 @@ public final class HttpApi implements AutoCloseable {
     private final CuratorFramework client;
     private final ZkPaths paths;
     private final RolloutStore rollouts;
+    private final FreezeStore freezes;
     private final BearerToken token;
     private final WebhookSecret webhook;
     private final PushWriter writer;
@@ -200,6 +208,7 @@ public final class HttpApi implements AutoCloseable {
         this.requests = new WindowRequestStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
+        this.freezes = new FreezeStore(client, paths, Clock.systemUTC());
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
         // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
@@ -381,6 +390,11 @@ public final class HttpApi implements AutoCloseable {
             }
             case "/v1/locks" -> { if (get(ex)) send(ex, 200, Map.of("locks", fleetStatus.locks())); }
             case "/v1/plans" -> { if (ex.method().equals("POST")) planRequest(ex); else notAllowed(ex, "POST"); }
+            case "/v1/freezes" -> {
+                if (method.equals("POST")) freeze(ex);
+                else if (method.equals("GET")) send(ex, 200, Map.of("freezes", freezes.list()));
+                else notAllowed(ex, "GET, POST");
+            }
             default -> {
                 Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
@@ -395,6 +409,9 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = ROLLOUT_MOVE.matcher(path)).matches()) {
                     if (ex.method().equals("POST")) moveRollout(ex, req.group(1), req.group(2));
                     else notAllowed(ex, "POST");
+                } else if ((req = FREEZE.matcher(path)).matches()) {
+                    if (ex.method().equals("DELETE")) thaw(ex, req.group(1));
+                    else notAllowed(ex, "DELETE");
                 } else if ((req = MODULE.matcher(path)).matches()) {
                     if (ex.method().equals("DELETE")) deleteModule(ex, req.group(1));
                     else notAllowed(ex, "DELETE");
@@ -405,7 +422,7 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
@@ -417,6 +434,9 @@ public final class HttpApi implements AutoCloseable {
     private static final Pattern ROLLOUT = Pattern.compile("/v1/rollouts/([^/]+)");
     private static final Pattern ROLLOUT_MOVE = Pattern.compile("/v1/rollouts/([^/]+)/(resume|abort)");
     private static final Pattern MODULE_ROLLBACK = Pattern.compile("/v1/modules/([^/]+)/rollback");
+    private static final Pattern FREEZE = Pattern.compile("/v1/freezes/([^/]+)");
+    /** Largest body of a freeze ({@code {"module","for","reason"}}), in bytes. */
+    public static final int MAX_FREEZE_BODY = 4096;
     /** Largest body of a rollback ({@code {"to":"push-..."}}), in bytes. */
     public static final int MAX_ROLLBACK_BODY = 4096;
     private static final Pattern REQUEST = Pattern.compile("/v1/hosts/([^/]+)/windows/([^/]+)");
@@ -745,6 +765,41 @@ public final class HttpApi implements AutoCloseable {
         return new PushField(true, t.asText());
     }
 
+    /** {@code POST /v1/freezes}: freezes a module or every module (docs/decisions/0014-freezes.md). */
+    private void freeze(Exchange ex) throws Exception {
+        if (!authorized(ex, "freezes")) return;
+        byte[] body = smallBody(ex, MAX_FREEZE_BODY, "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"...\"}");
+        if (body == null) return;
+        FreezeRequest request;
+        Instant now = freezes.now();
+        try {
+            request = FreezeRequest.parse(jsonObject(body), now);
+        } catch (FreezeRequest.InvalidException e) {
+            sendField(ex, 400, e.field, e.getMessage());
+            return;
+        }
+        FreezeStore.Freeze written = freezes.freeze(request, by(token != null, false), now);
+        LOG.info("freeze of {} until {} by {} from {}: \"{}\"", written.all() ? "every module" : "module " + written.module(),
+                written.until(), written.by(), ex.remote(), abbreviate(written.reason()));
+        send(ex, 201, written);
+    }
+
+    /** {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all}: a thaw. */
+    private void thaw(Exchange ex, String target) throws Exception {
+        if (!authorized(ex, "thaws")) return;
+        if (!target.equals(FreezeRecord.ALL) && !PushWriter.MODULE_NAME.matcher(target).matches()) {
+            sendField(ex, 400, "module", "'" + abbreviate(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
+            return;
+        }
+        if (!freezes.thaw(target)) {
+            send(ex, 404, error((target.equals(FreezeRecord.ALL) ? "no freeze of every module" : "module " + target + " has no freeze of its own")
+                    + " (GET /v1/freezes, mesh freezes, lists them)"));
+            return;
+        }
+        LOG.info("thaw of {} from {}", target.equals(FreezeRecord.ALL) ? "every module" : "module " + target, ex.remote());
+        send(ex, 200, Map.of("thawed", paths.freeze(target)));
+    }
+
     /** {@code POST /v1/modules/{module}/rollback}. */
     private void rollback(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "rollbacks")) return;
@@ -1012,7 +1067,8 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    private static String abbreviate(String s) {
+    /** @return {@code s} cut to 80 characters, control characters as {@code ?}: safe to echo in an error or a log line */
+    static String abbreviate(String s) {
         String t = s.length() > 80 ? s.substring(0, 77) + "..." : s;
         return t.replaceAll("\\p{Cntrl}", "?");
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
@@ -79,14 +80,17 @@ public final class PushStatus {
      *                   {@code null} (and not written)
      * @param rollout    for a {@code waiting} target (or one a rollout keeps on the previous revision), why: the
      *                   report's {@code rollout}; else {@code null} (and not written)
+     * @param freeze     for a target {@code deferred} by a freeze of its module, the freeze (the report's
+     *                   {@code freeze}); else {@code null} (and not written)
      */
     public record Target(String host, String module, PushState state, String revision, String push, Instant finishedAt,
                          ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers, boolean agent,
                          @JsonInclude(JsonInclude.Include.NON_NULL) String supersededBy,
-                         @JsonInclude(JsonInclude.Include.NON_NULL) String rollout) {
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String rollout,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze) {
         /** @return a host and module with no report of this push or a newer one */
         static Target pending(String host, String module, boolean agent) {
-            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null, null);
+            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null, null, null);
         }
     }
 
@@ -250,6 +254,6 @@ public final class PushStatus {
             supersededBy = lastApplied > seq ? r.lastApplied().push() : r.push();
         }
         return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers, agent,
-                supersededBy, reported == seq ? r.rollout() : null);
+                supersededBy, reported == seq ? r.rollout() : null, reported == seq && state == PushState.DEFERRED ? r.freeze() : null);
     }
 }

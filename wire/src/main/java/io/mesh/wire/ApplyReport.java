@@ -23,13 +23,24 @@ import java.util.List;
  *                   {@code failed} reports, so that an older push still reads {@code applied} while a newer one waits
  * @param rollout    why the module's rollout keeps the previous revision on this host ({@code waiting}, or {@code failed}
  *                   when it was reverted or aborted), else {@code null} (docs/decisions/0013-rollouts.md)
+ * @param freeze     the freeze that keeps this module's changes off this host (outcome {@code deferred}), else
+ *                   {@code null} (docs/decisions/0014-freezes.md)
  */
 public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String error,
                           @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied,
-                          @JsonInclude(JsonInclude.Include.NON_NULL) String rollout) {
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String rollout,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze) {
+    /** A report without {@code freeze}: every report but a frozen module's. */
+    public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
+                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error,
+                       WindowResult lastWindow, Applied lastApplied, String rollout) {
+        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, lastApplied,
+                rollout, null);
+    }
+
     /*
      * The factories below build a report as an apply ends (finishedAt: now), without lastWindow and lastApplied: the
      * store carries those over from the report it replaces (withLastWindow, withLastApplied).
@@ -115,12 +126,12 @@ public record ApplyReport(String host, String module, String revision, String pu
     public ApplyReport withLastApplied(Applied carried) {
         Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt)
                 : lastApplied != null ? lastApplied : carried;
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a, rollout);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a, rollout, freeze);
     }
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout, freeze);
     }
 
     /**
@@ -130,7 +141,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withKept(DesiredRecord kept) {
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
-                new Applied(kept.push(), kept.revision(), finishedAt), rollout);
+                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze);
     }
 
     /**
@@ -142,7 +153,18 @@ public record ApplyReport(String host, String module, String revision, String pu
     public ApplyReport withRollout(ApplyOutcome outcome, String why) {
         String e = outcome == ApplyOutcome.FAILED ? (error == null ? why : error + "; " + why) : error;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, e, lastWindow,
-                lastApplied, why);
+                lastApplied, why, freeze);
+    }
+
+    /**
+     * A frozen module's apply: nothing was done (no Docker call), and the newest revision lands when the freeze ends.
+     *
+     * @param freeze the freeze in force
+     * @return this report, {@code deferred}, with {@code freeze} set
+     */
+    public ApplyReport withFreeze(FreezeRecord freeze) {
+        return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, finishedAt, window, containers, error,
+                lastWindow, lastApplied, rollout, freeze);
     }
 
     /**

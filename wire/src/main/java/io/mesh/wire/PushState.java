@@ -12,7 +12,7 @@ public enum PushState implements WireName {
     PENDING,
     /** Applied: this push's spec is what runs there (the report is of this push, or its {@code lastApplied} is). */
     APPLIED,
-    /** Waiting on an open window. */
+    /** Waiting on an open window, or on a freeze of the module (the report's {@code freeze} is set). */
     DEFERRED,
     /**
      * Its rollout's wave has not come to the host (or the rollout is paused): the previous revision runs there. The

@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
  *                                     it and writes the result into it  {@link WindowRequest}
  * {root}/plans/plan-{seq}            persistent   coordinator  {@link PlanRequest} (mesh push --plan)
  * {root}/plans/plan-{seq}/{host}     persistent   coordinator, then the agent of {host}  {@link PlanAnswer}
+ * {root}/freezes/{module}            persistent   coordinator  {@link FreezeRecord} (mesh freeze MODULE)
+ * {root}/freezes/_all                persistent   coordinator  {@link FreezeRecord} (mesh freeze --all)
  * </pre>
  *
  * The root defaults to {@code /mesh} (flag {@code --zk-root}). Every node's data is one line of UTF-8 JSON
@@ -144,6 +146,13 @@ public final class ZkPaths {
     public String rollouts() { return root + "/rollouts"; }
     /** @return {@code {root}/rollouts/{module}}: the module's rollout ({@link RolloutRecord}) */
     public String rollout(String module) { return ZKPaths.makePath(rollouts(), module); }
+
+    /** @return {@code {root}/freezes} */
+    public String freezes() { return root + "/freezes"; }
+    /** @return {@code {root}/freezes/{module}}: the module's freeze ({@link FreezeRecord}) */
+    public String freeze(String module) { return ZKPaths.makePath(freezes(), module); }
+    /** @return {@code {root}/freezes/_all}: the freeze of every module ({@link FreezeRecord#ALL}) */
+    public String freezeAll() { return freeze(FreezeRecord.ALL); }
 
     /** @return {@code {root}/slots} */
     public String slots() { return root + "/slots"; }

@@ -1,0 +1,80 @@
+package io.mesh.freeze;
+
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.Json;
+import io.mesh.zk.MeshStore;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * Whether a module is frozen (SPEC.md, "Freezes"; docs/decisions/0014-freezes.md): asked by the apply holding the
+ * module lock, at the point where the rollout gate is asked. A frozen module's apply makes no Docker call and reports
+ * {@code deferred} with the freeze; the newest revision lands when the freeze ends (thawed, or past {@code until} on
+ * this host's clock), when the agent's watch of {@code /mesh/freezes} asks for the apply again.
+ */
+public final class FreezeGate {
+    private static final Logger log = LoggerFactory.getLogger(FreezeGate.class);
+    private final MeshStore store;
+    private final Clock clock;
+
+    /**
+     * @param store ZooKeeper access
+     * @param clock decides whether {@code until} has passed
+     */
+    public FreezeGate(MeshStore store, Clock clock) {
+        this.store = store;
+        this.clock = clock;
+    }
+
+    /**
+     * Two reads, {@code /mesh/freezes/<module>} and {@code /mesh/freezes/_all}, from ZooKeeper (not a cache: a thaw
+     * just answered must be seen by the apply it triggers).
+     *
+     * @param module module name
+     * @return the freeze in force on the module, or empty
+     * @throws Exception from ZooKeeper
+     */
+    public Optional<FreezeRecord> frozen(String module) throws Exception {
+        return decide(read(store.paths().freeze(module)), read(store.paths().freezeAll()), clock.instant());
+    }
+
+    /**
+     * The rule, without ZooKeeper: a freeze holds until its {@code until}; of two in force, the one that ends later is
+     * named (it is the one that keeps the module frozen).
+     *
+     * @param module the module's own freeze, or {@code null}
+     * @param all    the freeze of every module, or {@code null}
+     * @param now    this host's clock
+     * @return the freeze in force, or empty
+     */
+    public static Optional<FreezeRecord> decide(FreezeRecord module, FreezeRecord all, Instant now) {
+        FreezeRecord m = module != null && module.activeAt(now) ? module : null;
+        FreezeRecord a = all != null && all.activeAt(now) ? all : null;
+        if (m == null || a == null) return Optional.ofNullable(m != null ? m : a);
+        if (m.until() == null) return Optional.of(m);
+        if (a.until() == null) return Optional.of(a);
+        return Optional.of(a.until().isAfter(m.until()) ? a : m);
+    }
+
+    /** @return the freeze node's record; {@link FreezeRecord#unreadable()} for data that does not parse; null when none */
+    private FreezeRecord read(String path) throws Exception {
+        byte[] data;
+        try {
+            data = store.client().getData().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        FreezeRecord r = Json.readOrNull(data, FreezeRecord.class);
+        if (r == null) {
+            // Fail safe, as an unreadable held node is: a reader that cannot tell applies nothing.
+            log.warn("{} does not hold a freeze record; the module is treated as frozen until it is deleted (mesh thaw)", path);
+            return FreezeRecord.unreadable();
+        }
+        return r;
+    }
+}

@@ -1,0 +1,113 @@
+package io.mesh.coordinator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.wire.Durations;
+import io.mesh.wire.FreezeRecord;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Iterator;
+import java.util.Set;
+
+/**
+ * The body of {@code POST /v1/freezes} (SPEC.md, "Freezes"), checked whole before anything is written:
+ * {@code {"module": "m" | "all": true, "for": "2h" | "until": "ISO", "reason": "..."}}.
+ *
+ * @param target the freeze node's name: the module, or {@link FreezeRecord#ALL}
+ * @param reason why, as the operator wrote it (stripped)
+ * @param until  when the freeze ends by itself
+ */
+public record FreezeRequest(String target, String reason, Instant until) {
+    /** Longest reason taken, in characters: it travels in every frozen module's report. */
+    public static final int MAX_REASON = 500;
+    private static final Set<String> FIELDS = Set.of("module", "all", "for", "until", "reason");
+    private static final String EXAMPLE = "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"release weekend\"}";
+
+    /** A body refused: the field it names and a message with the fix; nothing was written. */
+    public static final class InvalidException extends Exception {
+        /** The field at fault ({@code body} for the whole body). */
+        public final String field;
+
+        InvalidException(String field, String message) {
+            super(message);
+            this.field = field;
+        }
+    }
+
+    /**
+     * @param json the body as JSON, or {@code null} when it is not a JSON object
+     * @param now  the coordinator's clock: {@code for} counts from it, and {@code until} must be after it
+     * @return the request
+     * @throws InvalidException naming the field and the fix
+     */
+    public static FreezeRequest parse(JsonNode json, Instant now) throws InvalidException {
+        if (json == null || !json.isObject()) throw new InvalidException("body", "the body must be a JSON object such as " + EXAMPLE);
+        for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
+            String name = f.next();
+            if (!FIELDS.contains(name)) {
+                throw new InvalidException(name, "unknown field '" + HttpApi.abbreviate(name) + "': a freeze takes module or all, for or until, and reason, such as " + EXAMPLE);
+            }
+        }
+        JsonNode module = json.get("module"), all = json.get("all");
+        boolean everyModule = all != null && !all.isNull();
+        if (everyModule && !(all.isBoolean() && all.booleanValue())) {
+            throw new InvalidException("all", "all: must be true (to freeze every module), or left out and module given");
+        }
+        String target;
+        if (module != null && !module.isNull()) {
+            if (everyModule) throw new InvalidException("module", "module and all: give one of them, not both (mesh freeze MODULE, or mesh freeze --all)");
+            if (!module.isTextual() || !PushWriter.MODULE_NAME.matcher(module.asText()).matches()) {
+                throw new InvalidException("module", "module: must be a module name matching [a-z0-9][a-z0-9-]{0,39}, such as \"store\"; got "
+                        + HttpApi.abbreviate(module.toString()));
+            }
+            target = module.asText();
+        } else if (everyModule) {
+            target = FreezeRecord.ALL;
+        } else {
+            throw new InvalidException("module", "module: missing: name the module to freeze (\"module\":\"store\"), or freeze every module (\"all\":true)");
+        }
+        JsonNode forNode = json.get("for"), untilNode = json.get("until");
+        boolean hasFor = forNode != null && !forNode.isNull(), hasUntil = untilNode != null && !untilNode.isNull();
+        if (hasFor == hasUntil) {
+            throw new InvalidException(hasFor ? "until" : "for", (hasFor ? "for and until: give one of them, not both" : "for: missing: say how long the freeze lasts")
+                    + " (\"for\":\"2h\" or \"until\":\"2026-12-24T18:00:00Z\"); a freeze always ends by itself");
+        }
+        Instant until;
+        if (hasFor) {
+            if (!forNode.isTextual()) throw new InvalidException("for", "for: must be a duration as a string, such as \"2h\", \"30m\" or \"1h30m\"");
+            try {
+                until = now.plus(Durations.parse(forNode.asText()));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidException("for", "for: " + e.getMessage().replaceAll("\\p{Cntrl}", "?"));
+            }
+        } else {
+            if (!untilNode.isTextual()) throw new InvalidException("until", "until: must be an ISO-8601 UTC time as a string, such as \"2026-12-24T18:00:00Z\"");
+            try {
+                until = Instant.parse(untilNode.asText());
+            } catch (DateTimeParseException e) {
+                throw new InvalidException("until", "until: '" + HttpApi.abbreviate(untilNode.asText()) + "' is not an ISO-8601 UTC time: write it such as \"2026-12-24T18:00:00Z\"");
+            }
+            if (!until.isAfter(now)) {
+                throw new InvalidException("until", "until: " + until + " has passed (it is " + now + " here): give a time to come, or use for");
+            }
+        }
+        JsonNode reason = json.get("reason");
+        if (reason == null || reason.isNull() || !reason.isTextual() || reason.asText().isBlank()) {
+            throw new InvalidException("reason", "reason: missing: say why, such as \"release weekend\" (every frozen module's report carries it)");
+        }
+        String r = reason.asText().strip();
+        if (r.length() > MAX_REASON || r.codePoints().anyMatch(Character::isISOControl)) {
+            throw new InvalidException("reason", "reason: must be one line of at most " + MAX_REASON + " characters");
+        }
+        return new FreezeRequest(target, r, until);
+    }
+
+    /**
+     * @param by    who asked, as a push's {@code by}
+     * @param since now
+     * @return the freeze node's data
+     */
+    public FreezeRecord record(String by, Instant since) {
+        return new FreezeRecord(by, reason, since, until);
+    }
+}

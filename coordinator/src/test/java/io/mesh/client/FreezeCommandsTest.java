@@ -1,0 +1,83 @@
+package io.mesh.client;
+
+import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.Json;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@code mesh freeze}, {@code mesh thaw} and {@code mesh freezes} (decision 14): the body the client sends, its
+ * refusals before anything is sent (exit 2), its output against a real coordinator, and how push status prints a host
+ * a freeze defers.
+ */
+class FreezeCommandsTest {
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+
+    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+
+    @Test
+    void theBodyIsCheckedBeforeItIsSent() {
+        assertThat(MeshCli.Freeze.body("store", false, "2h", null, "weekend"))
+                .containsExactly(Map.entry("module", "store"), Map.entry("for", "2h"), Map.entry("reason", "weekend"));
+        assertThat(MeshCli.Freeze.body(null, true, null, "2099-01-01T00:00:00Z", "r"))
+                .containsExactly(Map.entry("all", true), Map.entry("until", "2099-01-01T00:00:00Z"), Map.entry("reason", "r"));
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", true, "2h", null, "r")).hasMessageContaining("MODULE or --all, not both");
+        assertThatThrownBy(() -> MeshCli.Freeze.body(null, false, "2h", null, "r")).hasMessageContaining("--all");
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, null, null, "r")).hasMessageContaining("--for DURATION");
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", "2099-01-01T00:00:00Z", "r")).hasMessageContaining("not both");
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2 hours", null, "r")).hasMessageContaining("--for:");
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, null, "monday", "r")).hasMessageContaining("--until:");
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", null, " ")).hasMessageContaining("--reason");
+    }
+
+    @Test
+    void freezeFreezesAndThawAgainstACoordinator() throws Exception {
+        ClientRun bad = mesh("freeze", "store", "--reason", "r");
+        assertThat(bad.code()).as(bad.err()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(bad.err()).contains("--for DURATION");
+        assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).as("nothing sent").isNull();
+
+        ClientRun f = mesh("freeze", "store", "--for", "2h", "--reason", "release weekend");
+        assertThat(f.code()).as(f.err()).isEqualTo(MeshCli.OK);
+        assertThat(f.out()).contains("store frozen until").contains("release weekend").contains("mesh thaw store");
+        FreezeRecord r = Json.read(zk.client().getData().forPath(zk.paths().freeze("store")), FreezeRecord.class);
+        assertThat(r.reason()).isEqualTo("release weekend");
+
+        ClientRun all = mesh("freeze", "--all", "--until", "2099-01-01T00:00:00Z", "--reason", "year end");
+        assertThat(all.code()).as(all.err()).isEqualTo(MeshCli.OK);
+        ClientRun list = mesh("freezes");
+        assertThat(list.code()).isEqualTo(MeshCli.OK);
+        assertThat(list.out()).contains("(all)").contains("2099-01-01T00:00:00Z").contains("store").contains("release weekend");
+
+        ClientRun status = mesh("status");
+        assertThat(status.code()).as(status.err()).isEqualTo(MeshCli.OK);
+        assertThat(status.out()).contains("frozen: every module until 2099-01-01T00:00:00Z").contains("frozen: store until")
+                .contains("mesh thaw store");
+
+        ClientRun refused = mesh("freeze", "store", "--until", "2001-01-01T00:00:00Z", "--reason", "r");
+        assertThat(refused.code()).as("the coordinator's 400").isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(refused.err()).contains("has passed");
+
+        assertThat(mesh("thaw", "store").code()).isEqualTo(MeshCli.OK);
+        assertThat(mesh("thaw", "store").code()).as("no freeze left: 404").isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(mesh("thaw", "--all").code()).isEqualTo(MeshCli.OK);
+        assertThat(mesh("freezes").out()).contains("nothing is frozen");
+    }
+
+    @Test
+    void aHostAFreezeDefersReadsDeferredFrozenWithTheReasonAndEnd() throws Exception {
+        var target = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"deferred\",\"revision\":\"r2\","
+                + "\"freeze\":{\"by\":\"token\",\"reason\":\"release weekend\",\"since\":\"2026-12-01T10:00:00Z\",\"until\":\"2026-12-01T12:00:00Z\"}}");
+        assertThat(MeshCli.describe(target)).isEqualTo("deferred (frozen: release weekend, until 2026-12-01T12:00:00Z)");
+    }
+}

@@ -1,0 +1,129 @@
+package io.mesh.coordinator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HistoryRecord;
+import io.mesh.wire.Json;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The coordinator's side of freezes, against a real ZooKeeper (decision 14): {@code POST /v1/freezes} writes
+ * {@code /mesh/freezes/<module>} or {@code _all} with {@code {by, reason, since, until}}; a bad body is a 400 naming
+ * the field and the fix, with nothing written; {@code GET} lists them and {@code DELETE} thaws.
+ */
+class FreezeApiTest {
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+
+    private Answer freeze(String body) throws Exception {
+        return api.post("/v1/freezes", body.getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    private FreezeRecord node(String name) throws Exception {
+        return Json.read(zk.client().getData().forPath(zk.paths().freeze(name)), FreezeRecord.class);
+    }
+
+    @Test
+    void aFreezeIsWrittenListedReplacedAndThawed() throws Exception {
+        Instant before = Instant.now();
+        Answer a = freeze("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"release weekend\"}");
+        assertThat(a.status()).as(a.body()).isEqualTo(201);
+        FreezeRecord r = node("store");
+        assertThat(r.by()).as("who asked, as a push's by").isEqualTo(HistoryRecord.BY_ANONYMOUS);
+        assertThat(r.reason()).isEqualTo("release weekend");
+        assertThat(r.since()).isBetween(before.minusSeconds(1), Instant.now());
+        assertThat(Duration.between(r.since(), r.until())).isEqualTo(Duration.ofHours(2));
+        // One line of JSON, the four fields in SPEC's order.
+        String data = new String(zk.client().getData().forPath(zk.paths().freeze("store")), StandardCharsets.UTF_8);
+        assertThat(data).startsWith("{\"by\":").contains("\"reason\":").doesNotContain("\n");
+
+        Answer all = freeze("{\"all\":true,\"until\":\"2099-01-01T00:00:00Z\",\"reason\":\"year end\"}");
+        assertThat(all.status()).as(all.body()).isEqualTo(201);
+        assertThat(node(FreezeRecord.ALL).until()).isEqualTo(Instant.parse("2099-01-01T00:00:00Z"));
+
+        JsonNode list = api.get("/v1/freezes").json().path("freezes");
+        assertThat(list).hasSize(2);
+        assertThat(list.get(0).path("all").asBoolean()).as("_all first").isTrue();
+        assertThat(list.get(1).path("module").asText()).isEqualTo("store");
+        assertThat(list.get(1).path("active").asBoolean()).isTrue();
+
+        // Freezing again replaces the freeze (a new reason, a new end).
+        assertThat(freeze("{\"module\":\"store\",\"for\":\"30m\",\"reason\":\"extended\"}").status()).isEqualTo(201);
+        assertThat(node("store").reason()).isEqualTo("extended");
+
+        assertThat(api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(200);
+        assertThat(zk.client().checkExists().forPath(zk.paths().freeze("store"))).isNull();
+        assertThat(api.method("DELETE", "/v1/freezes/store").status()).as("thawed already").isEqualTo(404);
+        assertThat(api.method("DELETE", "/v1/freezes/_all").status()).isEqualTo(200);
+        assertThat(api.get("/v1/freezes").json().path("freezes")).isEmpty();
+        assertThat(api.method("DELETE", "/v1/freezes/No_Such!").status()).as("not a module name").isEqualTo(400);
+        assertThat(api.method("PUT", "/v1/freezes").status()).isEqualTo(405);
+    }
+
+    @Test
+    void aBadBodyIsRefusedNamingTheFieldAndWritesNothing() throws Exception {
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put("not json", "body");
+        cases.put("[1]", "body");
+        cases.put("{\"for\":\"2h\",\"reason\":\"r\"}", "module");
+        cases.put("{\"module\":\"store\",\"all\":true,\"for\":\"2h\",\"reason\":\"r\"}", "module");
+        cases.put("{\"all\":false,\"for\":\"2h\",\"reason\":\"r\"}", "all");
+        cases.put("{\"module\":\"Store!\",\"for\":\"2h\",\"reason\":\"r\"}", "module");
+        cases.put("{\"module\":\"store\",\"reason\":\"r\"}", "for");
+        cases.put("{\"module\":\"store\",\"for\":\"2h\",\"until\":\"2099-01-01T00:00:00Z\",\"reason\":\"r\"}", "until");
+        cases.put("{\"module\":\"store\",\"for\":\"two hours\",\"reason\":\"r\"}", "for");
+        cases.put("{\"module\":\"store\",\"for\":\"0s\",\"reason\":\"r\"}", "for");
+        cases.put("{\"module\":\"store\",\"for\":7200,\"reason\":\"r\"}", "for");
+        cases.put("{\"module\":\"store\",\"until\":\"tomorrow\",\"reason\":\"r\"}", "until");
+        cases.put("{\"module\":\"store\",\"until\":\"2001-01-01T00:00:00Z\",\"reason\":\"r\"}", "until");
+        cases.put("{\"module\":\"store\",\"for\":\"2h\"}", "reason");
+        cases.put("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"  \"}", "reason");
+        cases.put("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"a\\nb\"}", "reason");
+        cases.put("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\",\"hosts\":[\"a\"]}", "hosts");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            Answer a = freeze(c.getKey());
+            assertThat(a.status()).as(c.getKey() + " -> " + a.body()).isEqualTo(400);
+            assertThat(a.json().path("field").asText()).as(c.getKey() + " -> " + a.body()).isEqualTo(c.getValue());
+            assertThat(a.json().path("error").asText()).as("the message names the field").contains(c.getValue().equals("body") ? "JSON" : c.getValue());
+        }
+        assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).as("nothing written").isNull();
+    }
+
+    @Test
+    void theParserTakesEitherFormAndNamesTheFix() throws Exception {
+        Instant now = Instant.parse("2026-12-01T10:00:00Z");
+        FreezeRequest r = FreezeRequest.parse(Json.MAPPER.readTree("{\"module\":\"store\",\"for\":\"1h30m\",\"reason\":\" weekend \"}"), now);
+        assertThat(r).isEqualTo(new FreezeRequest("store", "weekend", Instant.parse("2026-12-01T11:30:00Z")));
+        FreezeRequest all = FreezeRequest.parse(Json.MAPPER.readTree("{\"all\":true,\"until\":\"2026-12-02T00:00:00Z\",\"reason\":\"r\"}"), now);
+        assertThat(all.target()).isEqualTo(FreezeRecord.ALL);
+        assertThat(all.record("token", now)).isEqualTo(new FreezeRecord("token", "r", now, Instant.parse("2026-12-02T00:00:00Z")));
+        assertThatThrownBy(() -> FreezeRequest.parse(Json.MAPPER.readTree("{\"module\":\"store\",\"for\":\"90\",\"reason\":\"r\"}"), now))
+                .hasMessageContaining("90s, 30m or 1h30m");
+    }
+
+    @Test
+    void withATokenAFreezeAndAThawNeedIt() throws Exception {
+        api.restart(BearerToken.of("s3cret"), null);
+        Answer a = freeze("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}");
+        assertThat(a.status()).isEqualTo(401);
+        assertThat(api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(401);
+        assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).isNull();
+        Answer ok = api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
+                Map.of("Authorization", "Bearer s3cret"));
+        assertThat(ok.status()).as(ok.body()).isEqualTo(201);
+        assertThat(node("store").by()).isEqualTo(HistoryRecord.BY_TOKEN);
+    }
+}

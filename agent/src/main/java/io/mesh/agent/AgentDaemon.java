@@ -3,6 +3,7 @@ package io.mesh.agent;
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
@@ -93,6 +94,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final CuratorCache rollouts;
     private final AgentNode agentNode;
     private final PlanRequests plans;
+    /** Operator holds of this host: their expiry, release and {@code --stop} (decision 0015). */
+    private final OperatorHolds holds;
     private volatile Runnable onHostTaken = () -> { };
 
     /**
@@ -116,6 +119,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
                 new DryRun(store, docker, config.host(), config.policy()));
+        this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply);
     }
 
     /**
@@ -164,6 +168,7 @@ public final class AgentDaemon implements AutoCloseable {
                 .forCreatesAndChanges((before, after) -> rolloutMoved(after))
                 .build());
         rollouts.start();
+        holds.start(); // a release or an expiry applies the module at once; --stop stops it once
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
         // module: the module's first apply does it, holding the lock (WindowRecovery).
         for (String module : journal.modules()) worker(module).request();
@@ -456,6 +461,7 @@ public final class AgentDaemon implements AutoCloseable {
         log.info("agent host={} stopping", config.host());
         store.client().getConnectionStateListenable().removeListener(reconnected);
         plans.close();
+        holds.close();
         scheduler.close();
         timer.shutdownNow();
         workers.values().forEach(w -> w.exec.shutdownNow());

@@ -12,6 +12,11 @@ public enum WindowOutcome implements WireName {
     TIMED_OUT,
     /** The window could not run its step, or could not give its containers back cleanly; {@code error} says why. */
     FAILED,
+    /**
+     * The window did not open and stopped nothing; {@code error} says why ({@code held by operator}: one of its
+     * {@code while-stopped} containers is held by {@code mesh hold}; SPEC.md, "Fleet-wide windows").
+     */
+    SKIPPED,
     /** Its process died or left it; another mesh process finished it from the journal. */
     RECOVERED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */

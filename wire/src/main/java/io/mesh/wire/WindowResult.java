@@ -48,6 +48,17 @@ public record WindowResult(String schedule, String window, Instant startedAt, In
     }
 
     /**
+     * A window that did not open, finished now: nothing was stopped and no step ran.
+     *
+     * @param startedAt when it was to open
+     * @param why       why it was skipped, such as {@code held by operator ...}
+     * @return a {@code skipped} result without exit code, held containers or log lines
+     */
+    public static WindowResult skipped(String schedule, String window, Instant startedAt, String why) {
+        return new WindowResult(schedule, window, startedAt, Times.now(), WindowOutcome.SKIPPED, null, List.of(), List.of(), why);
+    }
+
+    /**
      * A window that another mesh process finished from the journal, its own process having died or left it; finished now.
      *
      * @param startedAt when the window opened

@@ -986,6 +986,12 @@ public final class MeshCli implements Runnable {
         }
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + window(w);
+        // Deferred with no window: held by an operator (mesh hold); the held container's reason names the hold.
+        for (JsonNode c : t.path("containers")) {
+            if ("held".equals(c.path("action").asText()) && c.path("reasons").size() > 0) {
+                return c.path("container").asText() + " " + c.path("reasons").get(0).asText();
+            }
+        }
         return "";
     }
 

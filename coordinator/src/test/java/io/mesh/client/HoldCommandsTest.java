@@ -4,12 +4,16 @@ import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.Manifests;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.Times;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Instant;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,5 +52,18 @@ class HoldCommandsTest {
         assertThat(rel.out()).contains("released", "disk swap");
         assertThat(mesh("release", "host-a", "store-registry").code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(mesh("held").out()).contains("no container is held by an operator");
+    }
+
+    /** A push deferred by an operator hold names the hold, not a window, in mesh status. */
+    @Test
+    void statusOfAPushDeferredByAnOperatorHoldNamesTheHold() throws Exception {
+        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        Instant t = Instant.parse("2026-12-01T10:00:00Z");
+        ApplyReport r = ApplyReport.deferred("host-a", "store", "r1", "push-0000000000", t, null, List.of(ApplyReport.ContainerResult.held(
+                "registry", "store-registry", "held by operator alice: disk swap (since " + t + ", until released)", "3f2a")));
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "store"), Json.bytes(r));
+        ClientRun s = mesh("status", "push-0000000000");
+        assertThat(s.code()).as(s.toString()).isZero();
+        assertThat(s.out()).contains("deferred", "store-registry held by operator alice: disk swap");
     }
 }

@@ -326,8 +326,9 @@ public final class AgentDaemon implements AutoCloseable {
                 ApplyReport r = applier.apply(module, stopping::get);
                 // deferred here: held nodes that outlived their window's lock; applied again until they go. Deferred by
                 // a rollout is not retried: the rollout node's watch wakes this worker when the wave comes.
+                // Deferred by operator holds alone is not retried either: OperatorHolds applies at release or expiry.
                 failed = r != null && (r.outcome() == ApplyOutcome.FAILED
-                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null);
+                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && !OperatorHolds.deferredByOperatorOnly(r));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

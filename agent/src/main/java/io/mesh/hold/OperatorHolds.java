@@ -3,6 +3,9 @@ package io.mesh.hold;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -235,6 +238,20 @@ public final class OperatorHolds implements AutoCloseable {
                     + (h.hold().until() == null ? "released" : h.hold().until()) + ")");
         }
         return why.isEmpty() ? null : "held by operator: " + String.join(", ", why) + "; nothing was stopped";
+    }
+
+    /**
+     * Whether a report is deferred by operator holds alone: no window, no rollout, and every {@code held} container held
+     * by an operator. Such an apply is not retried on a back-off: this class applies the module when a hold ends
+     * (release or {@code until}), and the reconcile interval still runs.
+     *
+     * @param r an apply's report, may be {@code null}
+     * @return true for such a report
+     */
+    public static boolean deferredByOperatorOnly(ApplyReport r) {
+        if (r == null || r.outcome() != ApplyOutcome.DEFERRED || r.window() != null || r.rollout() != null) return false;
+        List<ApplyReport.ContainerResult> held = r.containers().stream().filter(c -> c.action() == ContainerAction.HELD).toList();
+        return !held.isEmpty() && held.stream().allMatch(c -> !c.reasons().isEmpty() && c.reasons().get(0).startsWith(HeldRecord.OPERATOR_REASON));
     }
 
     /** Stops watching; a stop under way is interrupted between Docker calls. Idempotent. */

@@ -140,6 +140,11 @@ class OperatorHoldTest {
             assertThat(docker.inspect(web).getId()).as("the other container was applied").isNotEqualTo(webId);
             assertThat(docker.inspect(app).getId()).isEqualTo(appId);
             assertThat(running(app)).as("without stop, the held container keeps running").isTrue();
+            // Deferred by an operator hold alone is not retried on a back-off (2 s, 4 s ...): the hold's end applies it.
+            int version = zk.client().checkExists().forPath(zk.paths().report(HOST, module)).getVersion();
+            Thread.sleep(7_000);
+            assertThat(zk.client().checkExists().forPath(zk.paths().report(HOST, module)).getVersion()).as("no report rewritten")
+                    .isEqualTo(version);
 
             // A new agent (its own state dir) meets the same persistent hold and obeys it.
             agent.close();

@@ -27,6 +27,8 @@ public record HeldRecord(String host, String module, String container, String co
                          String window, Instant since, ProcessRef by, OperatorHold hold) {
     /** Marks the window of a held node whose data could not be read. */
     public static final String UNREADABLE = "unreadable";
+    /** How {@link #reason()} begins for an operator's hold: a report's reason says who holds the container. */
+    public static final String OPERATOR_REASON = "held by operator ";
 
     /**
      * A window's hold (SPEC.md, "ZooKeeper layout").
@@ -105,7 +107,7 @@ public record HeldRecord(String host, String module, String container, String co
     /** @return why the container is held, for a report's reasons */
     public String reason() {
         if (hold != null) {
-            return "held by operator " + hold.by() + ": " + hold.reason() + " (since " + hold.since() + ", until "
+            return OPERATOR_REASON + hold.by() + ": " + hold.reason() + " (since " + hold.since() + ", until "
                     + (hold.until() == null ? "released" : hold.until()) + ")";
         }
         return UNREADABLE.equals(window) ? "held (its held node's data cannot be read: treated as held)"

@@ -3,6 +3,7 @@ package io.mesh.agent;
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
@@ -101,6 +102,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final Map<String, ScheduledFuture<?>> thaws = new ConcurrentHashMap<>();
     private final AgentNode agentNode;
     private final PlanRequests plans;
+    /** Operator holds of this host: their expiry, release and {@code --stop} (decision 0015). */
+    private final OperatorHolds holds;
     private volatile Runnable onHostTaken = () -> { };
 
     /**
@@ -125,6 +128,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
                 new DryRun(store, docker, config.host(), config.policy()));
+        this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply);
     }
 
     /**
@@ -178,6 +182,7 @@ public final class AgentDaemon implements AutoCloseable {
                 .forDeletes(node -> freezeChanged(node, true))
                 .build());
         freezes.start();
+        holds.start(); // a release or an expiry applies the module at once; --stop stops it once
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
         // module: the module's first apply does it, holding the lock (WindowRecovery).
         for (String module : journal.modules()) worker(module).request();
@@ -371,9 +376,11 @@ public final class AgentDaemon implements AutoCloseable {
                 ApplyReport r = applier.apply(module, stopping::get);
                 // deferred here: held nodes that outlived their window's lock; applied again until they go. Deferred by
                 // a rollout is not retried: the rollout node's watch wakes this worker when the wave comes; nor by a
-                // freeze: the freeze node's watch, or its timer at until, does (decision 14).
+                // freeze: the freeze node's watch, or its timer at until, does (decision 14); nor by operator holds
+                // alone: OperatorHolds applies at release or expiry (decision 15).
                 failed = r != null && (r.outcome() == ApplyOutcome.FAILED
-                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && r.freeze() == null);
+                        || r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && r.freeze() == null
+                        && !OperatorHolds.deferredByOperatorOnly(r));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -507,6 +514,7 @@ public final class AgentDaemon implements AutoCloseable {
         log.info("agent host={} stopping", config.host());
         store.client().getConnectionStateListenable().removeListener(reconnected);
         plans.close();
+        holds.close();
         scheduler.close();
         timer.shutdownNow();
         workers.values().forEach(w -> w.exec.shutdownNow());

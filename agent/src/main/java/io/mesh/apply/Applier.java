@@ -16,6 +16,7 @@ import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
@@ -387,10 +388,10 @@ public final class Applier {
             // Held nodes met under the lock outlived it (a window whose session lapsed, a node made by hand): the push has
             // not landed on those containers, so the module is deferred to the window the nodes name, and the worker
             // applies again until they go (AgentDaemon).
-            if (window == null) {
-                HeldRecord h = heldNodes.get(held.get(0));
-                window = new ApplyReport.WindowRef(h.schedule(), h.window(), h.since(), List.copyOf(held));
-            }
+            // An operator's hold (mesh hold) is no window: the report's window stays null, and each held container's
+            // reason names the hold.
+            HeldRecord h = window == null ? HeldRegistry.windowHolding(heldNodes, held) : null;
+            if (h != null) window = new ApplyReport.WindowRef(h.schedule(), h.window(), h.since(), List.copyOf(held));
             return ApplyReport.deferred(host, desired.module(), desired.revision(), desired.push(), started, window, results);
         }
         return ApplyReport.applied(host, desired.module(), desired.revision(), desired.push(), started, window, results);

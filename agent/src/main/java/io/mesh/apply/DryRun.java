@@ -7,6 +7,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer.ContainerPlan;
 import io.mesh.wire.PlanAnswer.ModulePlan;
@@ -99,7 +100,7 @@ public final class DryRun {
             // Held nodes without a window node of the module (a window whose lock lapsed, a hold by hand): the apply
             // would be deferred to the window they name, as Applier reports it.
             List<String> heldHere = containers.stream().filter(c -> c.action() == ContainerAction.HELD).map(ContainerPlan::container).toList();
-            HeldRecord h = held.get(heldHere.get(0));
+            HeldRecord h = HeldRegistry.windowHolding(held, heldHere); // an operator's hold names no window
             if (h != null) ref = new ApplyReport.WindowRef(h.schedule(), h.window(), h.since(), heldHere);
         }
         PlanOutcome outcome = fails ? PlanOutcome.WOULD_FAIL : ref != null || heldAny ? PlanOutcome.WOULD_DEFER : PlanOutcome.WOULD_APPLY;

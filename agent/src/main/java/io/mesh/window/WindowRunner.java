@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.hold.OperatorHolds;
 import io.mesh.wire.HeldRegistry;
 import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
@@ -270,6 +271,9 @@ public final class WindowRunner {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
                         + String.join("; ", policy.refusals(s.step()))), desired);
             }
+            // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's.
+            String skip = OperatorHolds.skipWindow(store.held(host), desired.spec(), s.whileStopped());
+            if (skip != null) return finish(module, WindowResult.skipped(schedule, windowId, since, skip), desired);
             if (!section.fence(lockWait)) {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), section.lockIntact()
                         ? "the host fence of " + module + " was not free within " + lockWait.toSeconds() + "s; held by " + section.fenceHolder()

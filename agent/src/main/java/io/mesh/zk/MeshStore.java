@@ -7,6 +7,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.Times;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ManifestParser;
@@ -255,11 +256,12 @@ public final class MeshStore {
 
     /**
      * @param host host id
-     * @return the held nodes of a host, by Docker container name
+     * @return the held nodes of a host in force, by Docker container name: an operator hold whose {@code until} has
+     *         passed is left out ({@link HeldRegistry#inForce})
      * @throws Exception from ZooKeeper
      */
     public Map<String, HeldRecord> held(String host) throws Exception {
-        return HeldRegistry.read(client, paths, host);
+        return HeldRegistry.inForce(client, paths, host, Times.now());
     }
 
     /**

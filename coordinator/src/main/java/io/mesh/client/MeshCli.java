@@ -30,6 +30,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,7 +42,7 @@ import java.util.stream.Stream;
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
  * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}, {@code rollout},
- * {@code freeze}, {@code thaw}, {@code freezes}).
+ * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}).
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
@@ -51,7 +52,7 @@ import java.util.stream.Stream;
  */
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
-        subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Windows.class, MeshCli.Locks.class,
+        subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Hold.class, MeshCli.Release.class, MeshCli.Windows.class, MeshCli.Locks.class,
                 MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class, MeshCli.RolloutCmd.class,
                 MeshCli.Freeze.class, MeshCli.Thaw.class, MeshCli.Freezes.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
@@ -833,20 +834,101 @@ public final class MeshCli implements Runnable {
         }
     }
 
-    /** {@code mesh held}: every container held stopped by a window, on every host. */
-    @Command(name = "held", description = "Every container held stopped on purpose by an open window, on every host (GET /v1/held).",
+    /** {@code mesh held}: every container held, by a window or by an operator, on every host. */
+    @Command(name = "held", description = {"Every container held on purpose, on every host (GET /v1/held): first those an open window holds stopped,",
+            "then operator holds (mesh hold) with HOLD BY / REASON / UNTIL; an expired one reads EXPIRED until its agent deletes it."},
             exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
-    public static final class Held extends Listing {
+    public static final class Held extends Lookup {
         /** Read by {@link Lookup#json()}, by name. */
-        @Option(names = "--json", description = "Print the coordinator's JSON (held containers and open windows) instead of a table.")
+        @Option(names = "--json", description = "Print the coordinator's JSON (window holds, open windows, operator holds) instead of tables.")
         boolean json;
 
-        Held() { super("/v1/held", "held", "no container is held", "HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID"); }
+        @Override
+        String path() { return "/v1/held"; }
 
         @Override
-        void add(Table table, JsonNode h) {
-            table.add(h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
-                    h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by")));
+        void print(JsonNode answer, PrintWriter out) {
+            Table.of(answer.path("held"), (table, h) -> table.add(h.path("host").asText(), h.path("container").asText(),
+                            h.path("module").asText(), h.path("schedule").asText(), h.path("window").asText(), text(h.path("since")), by(h.path("by"))),
+                    "HOST", "CONTAINER", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "BY PID").print(out, "no container is held by a window");
+            out.println();
+            Table.of(answer.path("holds"), (table, h) -> {
+                        JsonNode hold = h.path("hold");
+                        String until = hold.path("until").isMissingNode() || hold.path("until").isNull() ? "until released" : text(hold.path("until"));
+                        table.add(h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
+                                hold.path("by").asText(), hold.path("reason").asText(), until + (h.path("expired").asBoolean() ? " (EXPIRED)" : ""),
+                                hold.path("stop").asBoolean() ? (hold.path("stoppedAt").isMissingNode() ? "to stop" : "stopped") : "running");
+                    }, "HOST", "CONTAINER", "MODULE", "HOLD BY", "REASON", "UNTIL", "STOP")
+                    .print(out, "no container is held by an operator");
+        }
+    }
+
+    /** {@code mesh hold HOST CONTAINER --reason TEXT [--for DURATION] [--stop]}: an operator hold. */
+    @Command(name = "hold", description = {"Hold CONTAINER (its Docker name, <module>-<name>) on HOST: no apply, rollout or window touches it until",
+            "mesh release, or until --for has passed. It survives agent and coordinator restarts (a persistent /mesh/held node).",
+            "With --stop, the host's agent stops it once and it stays stopped while held; without, it keeps running, untouched."},
+            exitCodeList = {"0:held", "2:bad input: unknown host or container, missing reason, bad duration, already held (by a window or an operator), unauthorized",
+                    "4:the coordinator cannot be reached"})
+    public static final class Hold extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
+        String host;
+
+        @Parameters(index = "1", paramLabel = "CONTAINER", description = "The Docker name, such as store-registry.")
+        String container;
+
+        @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why, for whoever reads mesh held.")
+        String reason;
+
+        @Option(names = "--for", paramLabel = "DURATION", description = "End by itself after this, such as 30m or 2h (default: until mesh release).")
+        String lasts;
+
+        @Option(names = "--stop", description = "Have the host's agent stop the container (once); mesh release lets the next apply start it.")
+        boolean stop;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("host", host);
+            body.put("container", container);
+            body.put("reason", reason);
+            if (lasts != null) body.put("for", lasts);
+            if (stop) body.put("stop", true);
+            CoordinatorClient.Response r = client().postJson("/v1/holds", body);
+            Integer bad = failure(r, 201);
+            if (bad != null) return bad;
+            JsonNode hold = r.json().path("hold");
+            PrintWriter out = out();
+            out.println(container + " on " + host + " held by " + hold.path("by").asText() + ": " + hold.path("reason").asText()
+                    + (hold.path("until").isTextual() ? " until " + hold.path("until").asText() : " until mesh release")
+                    + (stop ? "; its agent stops it" : "; it keeps running, untouched"));
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh release HOST CONTAINER}: ends an operator hold; the host's agent applies the module at once. */
+    @Command(name = "release", description = "End the operator hold of CONTAINER on HOST: its agent applies the module at once (a stopped container is started again as drift).",
+            exitCodeList = {"0:released", "2:no operator hold there (or a window's), unauthorized", "4:the coordinator cannot be reached"})
+    public static final class Release extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
+        String host;
+
+        @Parameters(index = "1", paramLabel = "CONTAINER", description = "The Docker name, such as store-registry.")
+        String container;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CoordinatorClient.Response r = client().delete("/v1/holds/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/"
+                    + URLEncoder.encode(container, StandardCharsets.UTF_8));
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            PrintWriter out = out();
+            out.println(container + " on " + host + " released (it was held by " + r.json().path("released").path("hold").path("by").asText()
+                    + ": " + r.json().path("released").path("hold").path("reason").asText() + ")");
+            out.flush();
+            return OK;
         }
     }
 
@@ -940,6 +1022,12 @@ public final class MeshCli implements Runnable {
         if (f.isObject()) return "frozen: " + f.path("reason").asText() + (f.hasNonNull("until") ? ", until " + f.path("until").asText() : "");
         JsonNode w = t.path("window");
         if (w.isObject()) return "window " + window(w);
+        // Deferred with no window: held by an operator (mesh hold); the held container's reason names the hold.
+        for (JsonNode c : t.path("containers")) {
+            if ("held".equals(c.path("action").asText()) && c.path("reasons").size() > 0) {
+                return c.path("container").asText() + " " + c.path("reasons").get(0).asText();
+            }
+        }
         return "";
     }
 

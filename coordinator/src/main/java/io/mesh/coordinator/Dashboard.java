@@ -156,14 +156,30 @@ public final class Dashboard {
         }
         b.append("</section>");
 
-        if (!f.held().isEmpty()) {
+        List<HeldRecord> byWindow = f.held().stream().filter(h -> !h.operatorHold()).toList();
+        List<HeldRecord> byOperator = f.held().stream().filter(HeldRecord::operatorHold).toList();
+        if (!byWindow.isEmpty()) {
             b.append("<section id=\"held\"><h2>Held containers</h2><ul>");
-            for (HeldRecord h : f.held()) {
+            for (HeldRecord h : byWindow) {
                 b.append("<li class=\"held\"><strong class=\"tag held\">HELD</strong> <b>").append(esc(h.host())).append(" / ")
                         .append(esc(h.container())).append("</b> by window ").append(esc(h.schedule())).append(" <code>")
                         .append(esc(h.window())).append("</code> since ").append(time(h.since(), f.at())).append("</li>");
             }
             b.append("</ul></section>");
+        }
+        if (!byOperator.isEmpty()) {
+            // Operator holds apart from window holds (decision 0015): HOLD BY / REASON / UNTIL.
+            b.append("<section id=\"holds\"><h2>Operator holds</h2><table><tr><th>HOST / CONTAINER</th><th>HOLD BY</th><th>REASON</th>"
+                    + "<th>UNTIL</th><th>STOP</th></tr>");
+            for (HeldRecord h : byOperator) {
+                HeldRecord.OperatorHold o = h.hold();
+                b.append("<tr class=\"held\"><td><b>").append(esc(h.host())).append(" / ").append(esc(h.container())).append("</b></td><td>")
+                        .append(esc(o.by())).append("</td><td>").append(esc(o.reason())).append("</td><td>")
+                        .append(o.until() == null ? "until released" : time(o.until(), f.at()))
+                        .append(h.expiredAt(f.at()) ? " <strong class=\"tag\">EXPIRED</strong>" : "").append("</td><td>")
+                        .append(!o.stops() ? "running" : o.stoppedAt() == null ? "to stop" : "stopped").append("</td></tr>");
+            }
+            b.append("</table></section>");
         }
         return b.toString();
     }

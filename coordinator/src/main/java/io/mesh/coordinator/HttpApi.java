@@ -2,12 +2,14 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.Times;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.WindowRequest;
 import io.mesh.wire.ModuleSpec;
@@ -71,7 +73,13 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/pushes}: {@code {"pushes":[PushRecord...]}}, newest first, at most {@code ?limit=N}
  *       (default {@value #DEFAULT_LIST}, at most {@value #MAX_LIST}).</li>
  *   <li>{@code GET /v1/pushes/{push}}: {@link PushStatus.View}; 404 for an unknown push.</li>
- *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...]}}.</li>
+ *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...],"holds":[OperatorHoldView...]}}:
+ *       window holds, open windows, then operator holds (each with whether it expired).</li>
+ *   <li>{@code POST /v1/holds}: body {@code {"host","container","reason","for"?,"stop"?}}, token as window requests:
+ *       an operator hold ({@link HoldStore}). {@code 201} with the held node written; {@code 400}/{@code 404}
+ *       {@code {"error","field"}} naming the field at fault, nothing written; {@code 409} when a window or another
+ *       operator holds the container. {@code DELETE /v1/holds/{host}/{container}}: {@code 200 {"released"}}; 404 when
+ *       there is no operator hold, 409 for a window's.</li>
  *   <li>{@code GET /v1/hosts}: {@code {"hosts":[FleetView.Host...]}}.</li>
  *   <li>{@code GET /healthz}: {@code 200 {"status":"ok","zookeeper":"connected"}}, else 503.</li>
  *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
@@ -141,6 +149,7 @@ public final class HttpApi implements AutoCloseable {
     private final FleetView fleet;
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
+    private final HoldStore holds;
     private final PlanStore plans;
     private final Metrics metrics = new Metrics();
     private final HttpLimits limits;
@@ -206,6 +215,7 @@ public final class HttpApi implements AutoCloseable {
         this.fleet = new FleetView(client, paths);
         this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC());
         this.requests = new WindowRequestStore(client, paths);
+        this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.freezes = new FreezeStore(client, paths, Clock.systemUTC());
@@ -395,6 +405,7 @@ public final class HttpApi implements AutoCloseable {
                 else if (method.equals("GET")) send(ex, 200, Map.of("freezes", freezes.list()));
                 else notAllowed(ex, "GET, POST");
             }
+            case "/v1/holds" -> { if (ex.method().equals("POST")) hold(ex); else notAllowed(ex, "POST"); }
             default -> {
                 Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
@@ -417,6 +428,9 @@ public final class HttpApi implements AutoCloseable {
                     else notAllowed(ex, "DELETE");
                 } else if (path.startsWith("/v1/plans/") && path.length() > "/v1/plans/".length()) {
                     if (get(ex)) planView(ex, path.substring("/v1/plans/".length()));
+                } else if ((req = HOLD.matcher(path)).matches()) {
+                    if (ex.method().equals("DELETE")) release(ex, req.group(1), req.group(2));
+                    else notAllowed(ex, "DELETE");
                 } else if ((req = REQUESTS.matcher(path)).matches()) {
                     windowRequests(ex, req.group(1));
                 } else if ((req = REQUEST.matcher(path)).matches()) {
@@ -428,6 +442,7 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    private static final Pattern HOLD = Pattern.compile("/v1/holds/([^/]+)/([^/]+)");
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
     private static final Pattern MODULE = Pattern.compile("/v1/modules/([^/]+)");
     private static final Pattern MODULE_HISTORY = Pattern.compile("/v1/modules/([^/]+)/history");
@@ -527,6 +542,42 @@ public final class HttpApi implements AutoCloseable {
         out.put("host", host);
         out.put("path", paths.request(host, name));
         send(ex, 202, out);
+    }
+
+    /** {@code POST /v1/holds}: an operator hold ({@link HoldStore#hold}); token as window requests. */
+    private void hold(Exchange ex) throws Exception {
+        if (!authorized(ex, "holds")) return;
+        byte[] body = smallBody(ex, MAX_REQUEST_BODY, "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"...\",\"for\":\"2h\"}");
+        if (body == null) return;
+        JsonNode json = jsonObject(body);
+        if (json == null) {
+            sendField(ex, 400, "body", "the body must be JSON such as {\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\",\"stop\":false}");
+            return;
+        }
+        String user = ex.header("X-Mesh-User");
+        String by = user == null || user.isBlank() ? by(token != null, false) : abbreviate(user.strip());
+        HeldRecord h;
+        try {
+            h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
+        } catch (HoldStore.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+            return;
+        }
+        LOG.info("operator hold host={} container={} by \"{}\" reason=\"{}\" until={} stop={}", h.host(), h.container(), by,
+                h.hold().reason(), h.hold().until(), h.hold().stops());
+        send(ex, 201, h);
+    }
+
+    /** {@code DELETE /v1/holds/{host}/{container}}: ends an operator hold ({@link HoldStore#release}). */
+    private void release(Exchange ex, String host, String container) throws Exception {
+        if (!authorized(ex, "holds")) return;
+        try {
+            HeldRecord h = holds.release(host, container);
+            LOG.info("operator hold host={} container={} released (was by \"{}\": {})", host, container, h.hold().by(), h.hold().reason());
+            send(ex, 200, Map.of("released", h));
+        } catch (HoldStore.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+        }
     }
 
     /** {@code GET} or {@code DELETE /v1/hosts/{host}/windows/{request}}. */
@@ -975,9 +1026,24 @@ public final class HttpApi implements AutoCloseable {
 
     private void held(Exchange ex) throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("held", fleet.held());
+        // Window holds and operator holds apart (decision 0015): an operator's carries hold and whether it expired.
+        List<HeldRecord> all = fleet.held();
+        Instant now = Times.now();
+        out.put("held", all.stream().filter(h -> !h.operatorHold()).toList());
+        out.put("holds", all.stream().filter(HeldRecord::operatorHold).map(h -> OperatorHoldView.of(h, now)).toList());
         out.put("windows", fleet.windows());
         send(ex, 200, out);
+    }
+
+    /**
+     * An operator hold as {@code GET /v1/held} lists it.
+     *
+     * @param expired true when its {@code until} has passed: it holds nothing, its agent deletes it
+     */
+    public record OperatorHoldView(String host, String module, String container, HeldRecord.OperatorHold hold, boolean expired) {
+        static OperatorHoldView of(HeldRecord h, Instant now) {
+            return new OperatorHoldView(h.host(), h.module(), h.container(), h.hold(), h.expiredAt(now));
+        }
     }
 
     private void health(Exchange ex) {

@@ -4,6 +4,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,7 +23,10 @@ import java.util.concurrent.TimeUnit;
  * {@link #read} or {@link #readAll}, where a node whose data does not parse still means held (issue 11 rule 8).
  *
  * <p>The nodes are Curator {@link PersistentNode}s in {@code EPHEMERAL} mode, so that they come back by themselves
- * after the window's process gets a new ZooKeeper session, and vanish with the process. Their parents,
+ * after the window's process gets a new ZooKeeper session, and vanish with the process. An operator's hold
+ * ({@code mesh hold}, {@link #hold}) is a plain persistent node instead, written by the coordinator, released by
+ * {@link #release} or deleted by its host's agent once expired ({@link #deleteExpired}); {@link #inForce} is what an
+ * apply or a window obeys. Their parents,
  * {@code /mesh/windows/<host>} and {@code /mesh/held/<host>}, are persistent ({@link PersistentParents}).
  */
 public final class HeldRegistry implements AutoCloseable {
@@ -88,6 +92,164 @@ public final class HeldRegistry implements AutoCloseable {
             return client.getChildren().forPath(path).stream().sorted().toList();
         } catch (KeeperException.NoNodeException e) {
             return List.of();
+        }
+    }
+
+    /**
+     * The held containers of one host that an apply or a window must obey now: {@link #read}, less the operator holds
+     * whose {@code until} has passed (an expired hold holds nothing, even before its host's agent deletes its node).
+     *
+     * @param now the time to judge expiry at
+     * @return each held node in force, by Docker name
+     * @throws Exception from ZooKeeper
+     */
+    public static Map<String, HeldRecord> inForce(CuratorFramework client, ZkPaths paths, String host, Instant now) throws Exception {
+        Map<String, HeldRecord> out = read(client, paths, host);
+        out.values().removeIf(h -> h.expiredAt(now));
+        return out;
+    }
+
+    /**
+     * Which window holds some of {@code names}, for a report that defers to it: the first of them held by a window
+     * (not by an operator, whose hold is no window).
+     *
+     * @param held  held nodes by Docker name
+     * @param names Docker names of the containers an apply met held
+     * @return the first such window's held node; {@code null} when every one is an operator's hold (or none is known)
+     */
+    public static HeldRecord windowHolding(Map<String, HeldRecord> held, List<String> names) {
+        for (String n : names) {
+            HeldRecord h = held.get(n);
+            if (h != null && !h.operatorHold()) return h;
+        }
+        return null;
+    }
+
+    /** Why {@link #hold} wrote nothing: the container already has a held node. */
+    public static final class AlreadyHeldException extends Exception {
+        private final HeldRecord existing;
+
+        AlreadyHeldException(HeldRecord existing, String message) {
+            super(message);
+            this.existing = existing;
+        }
+
+        /** @return the node already there ({@link HeldRecord#unreadable} when unreadable, null when it went meanwhile) */
+        public HeldRecord existing() { return existing; }
+    }
+
+    /**
+     * Writes an operator's hold ({@code mesh hold}) as a persistent node: it outlives every session and restart, and
+     * ends by {@link #release}, or at its {@code until} (the host's agent deletes it then, {@link #deleteExpired}).
+     * Refused, writing nothing, when the container already has a held node (a window's, or another operator hold
+     * still in force); an expired operator hold is replaced (versioned: whoever else changed it meanwhile wins).
+     *
+     * @param record a record made by {@link HeldRecord#operator}
+     * @throws AlreadyHeldException naming the window or operator hold already there
+     * @throws Exception            from ZooKeeper
+     */
+    public static void hold(CuratorFramework client, ZkPaths paths, HeldRecord record) throws Exception {
+        if (!record.operatorHold()) throw new IllegalArgumentException("not an operator hold: " + record);
+        PersistentParents.ensure(client, paths.held(record.host()));
+        String path = paths.held(record.host(), record.container());
+        try {
+            client.create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(record));
+            return;
+        } catch (KeeperException.NodeExistsException e) {
+            // read below
+        }
+        Stat st = new Stat();
+        byte[] data;
+        try {
+            data = client.getData().storingStatIn(st).forPath(path);
+        } catch (KeeperException.NoNodeException gone) {
+            throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " was being held or released meanwhile; try again");
+        }
+        HeldRecord there = Json.readOrNull(data, HeldRecord.class);
+        if (there == null) there = HeldRecord.unreadable(record.host(), record.container());
+        if (there.operatorHold() && there.expiredAt(Times.now())) {
+            try {
+                client.setData().withVersion(st.getVersion()).forPath(path, Json.bytes(record));
+                return;
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
+                throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " changed meanwhile; try again");
+            }
+        }
+        throw new AlreadyHeldException(there, record.container() + " on " + record.host() + " is already " + there.reason());
+    }
+
+    /**
+     * Deletes an operator's hold ({@code mesh release}). A window's held node is never deleted here: it ends with its
+     * window.
+     *
+     * @return the hold deleted; {@code null} when there was none
+     * @throws AlreadyHeldException when the node is a window's (nothing deleted)
+     * @throws Exception            from ZooKeeper
+     */
+    public static HeldRecord release(CuratorFramework client, ZkPaths paths, String host, String container) throws Exception {
+        String path = paths.held(host, container);
+        Stat st = new Stat();
+        byte[] data;
+        try {
+            data = client.getData().storingStatIn(st).forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        HeldRecord there = Json.readOrNull(data, HeldRecord.class);
+        if (there == null || !there.operatorHold()) {
+            HeldRecord shown = there == null ? HeldRecord.unreadable(host, container) : there;
+            throw new AlreadyHeldException(shown, container + " on " + host + " is " + shown.reason() + ", not by an operator: it ends with its window");
+        }
+        try {
+            client.delete().withVersion(st.getVersion()).forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+        return there;
+    }
+
+    /**
+     * Deletes an operator hold whose {@code until} has passed, only if its node is still the one read (versioned):
+     * an operator who placed a new hold meanwhile keeps it. The host's agent calls it.
+     *
+     * @param now the time to judge expiry at
+     * @return true when this call deleted it
+     * @throws Exception from ZooKeeper
+     */
+    public static boolean deleteExpired(CuratorFramework client, ZkPaths paths, String host, String container, Instant now) throws Exception {
+        String path = paths.held(host, container);
+        Stat st = new Stat();
+        try {
+            HeldRecord h = Json.readOrNull(client.getData().storingStatIn(st).forPath(path), HeldRecord.class);
+            if (h == null || !h.expiredAt(now)) return false;
+            client.delete().withVersion(st.getVersion()).forPath(path);
+            return true;
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Records in an operator hold that its container was stopped ({@code --stop}), versioned, so that no agent stops it
+     * again after a restart.
+     *
+     * @param read the hold as read before the stop
+     * @param at   when it was stopped
+     * @return true when recorded; false when the node changed or went meanwhile (released, or replaced)
+     * @throws Exception from ZooKeeper
+     */
+    public static boolean markStopped(CuratorFramework client, ZkPaths paths, HeldRecord read, Instant at) throws Exception {
+        String path = paths.held(read.host(), read.container());
+        Stat st = new Stat();
+        try {
+            HeldRecord now = Json.readOrNull(client.getData().storingStatIn(st).forPath(path), HeldRecord.class);
+            if (now == null || !read.equals(now)) return false;
+            HeldRecord marked = new HeldRecord(now.host(), now.module(), now.container(), now.containerId(), null, null, now.since(),
+                    now.by(), now.hold().stoppedAt(at));
+            client.setData().withVersion(st.getVersion()).forPath(path, Json.bytes(marked));
+            return true;
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+            return false;
         }
     }
 

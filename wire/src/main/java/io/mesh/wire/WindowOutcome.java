@@ -15,8 +15,9 @@ public enum WindowOutcome implements WireName {
     /** Its process died or left it; another mesh process finished it from the journal. */
     RECOVERED,
     /**
-     * Not run, nothing stopped: it had not begun by its schedule's {@code start-by} (waiting for a fleet-wide slot or
-     * the lock); {@code error} says why (SPEC.md, "Fleet-wide windows").
+     * The window did not open and stopped nothing; {@code error} says why (SPEC.md, "Fleet-wide windows"):
+     * {@code start-by passed} (it had not begun by its schedule's {@code start-by}, waiting for a fleet-wide slot or the
+     * lock), or {@code held by operator} (one of its {@code while-stopped} containers is held by {@code mesh hold}).
      */
     SKIPPED,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */

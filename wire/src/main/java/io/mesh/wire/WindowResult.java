@@ -48,11 +48,13 @@ public record WindowResult(String schedule, String window, Instant startedAt, In
     }
 
     /**
+     * A window that did not open, finished now: nothing was stopped and no step ran.
+     *
      * @param schedule  schedule name
      * @param window    window id
-     * @param startedAt when the window began to wait
-     * @param why       why it did not run, such as {@code start-by passed}
-     * @return a window that stopped nothing and ran no step
+     * @param startedAt when it was to open (or began to wait for its slot)
+     * @param why       why it was skipped, such as {@code start-by passed ...} or {@code held by operator ...}
+     * @return a {@code skipped} result without exit code, held containers or log lines
      */
     public static WindowResult skipped(String schedule, String window, Instant startedAt, String why) {
         return new WindowResult(schedule, window, startedAt, Times.now(), WindowOutcome.SKIPPED, null, List.of(), List.of(), why);

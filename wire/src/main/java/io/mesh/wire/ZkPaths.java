@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
  * {root}/locks/{module}/{host}       Curator InterProcessMutex; lock children carry {@link LockHolder}
  * {root}/windows/{host}/{module}     ephemeral    window       {@link WindowRecord}
  * {root}/held/{host}/{container}     ephemeral    window       {@link HeldRecord}
+ *                                     or persistent, coordinator (mesh hold): {@link HeldRecord} with hold
  * {root}/reports/{host}/{module}     persistent   agent        {@link ApplyReport}
  * {root}/agents/{host}               ephemeral    agent        {@link AgentRecord}
  * {root}/history/{module}/rev-{seq} persistent-sequential  coordinator, in the push's transaction; newest 50 kept

@@ -80,7 +80,7 @@ class WireJsonTest {
 
     @Test
     void everyWindowOutcomeAndRequestStateIsSpecs() {
-        for (String o : new String[]{"succeeded", "step-failed", "timed-out", "failed", "recovered"}) {
+        for (String o : new String[]{"succeeded", "step-failed", "timed-out", "failed", "skipped", "recovered"}) {
             String w = "{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":null,\"finishedAt\":null,\"outcome\":\"" + o
                     + "\",\"exitCode\":null,\"held\":[],\"logTail\":[],\"error\":null}";
             assertThat(roundTrip(w, WindowResult.class)).isEqualTo(w);
@@ -164,6 +164,31 @@ class WireJsonTest {
         assertThat(withoutFinishedAt(Json.text(WindowResult.failed("gc", "w-1", t, List.of(), "no lock")))).isEqualTo(
                 "{\"schedule\":\"gc\",\"window\":\"w-1\",\"startedAt\":\"2026-11-30T03:30:00Z\",\"finishedAt\":\"-\","
                         + "\"outcome\":\"failed\",\"exitCode\":null,\"held\":[],\"logTail\":[],\"error\":\"no lock\"}");
+    }
+
+    /**
+     * SPEC.md, "ZooKeeper layout": an operator's held node carries hold {by, reason, since, until} instead of schedule
+     * and window; a window's held node is written as before (decision 0015).
+     */
+    @Test
+    void heldNodesOfAWindowAndOfAnOperator() {
+        String window = "{\"host\":\"host-a\",\"module\":\"store\",\"container\":\"store-registry\",\"containerId\":\"3f2a\","
+                + "\"schedule\":\"garbage-collect\",\"window\":\"w-1\",\"since\":\"2026-11-30T03:30:00Z\",\"by\":{\"pid\":7,\"process\":\"mesh-agent run\"}}";
+        assertThat(roundTrip(window, HeldRecord.class)).isEqualTo(window);
+        String operator = "{\"host\":\"host-a\",\"module\":\"store\",\"container\":\"store-registry\",\"since\":\"2026-11-30T03:30:00Z\","
+                + "\"by\":{\"pid\":9,\"process\":\"mesh-coordinator\"},\"hold\":{\"by\":\"alice\",\"reason\":\"disk swap\","
+                + "\"since\":\"2026-11-30T03:30:00Z\",\"until\":\"2026-11-30T05:30:00Z\"}}";
+        assertThat(roundTrip(operator, HeldRecord.class)).isEqualTo(operator);
+        Instant t = Instant.parse("2026-11-30T03:30:00Z");
+        HeldRecord h = HeldRecord.operator("host-a", "store", "store-registry", null, new ProcessRef(9, "mesh-coordinator"),
+                new HeldRecord.OperatorHold("alice", "disk swap", t, t.plusSeconds(7200), null, null));
+        assertThat(Json.text(h)).isEqualTo(operator);
+        assertThat(h.operatorHold()).isTrue();
+        assertThat(h.reason()).isEqualTo("held by operator alice: disk swap (since 2026-11-30T03:30:00Z, until 2026-11-30T05:30:00Z)");
+        assertThat(h.expiredAt(t.plusSeconds(7199))).isFalse();
+        assertThat(h.expiredAt(t.plusSeconds(7200))).isTrue();
+        assertThat(Json.read(window.getBytes(StandardCharsets.UTF_8), HeldRecord.class).expiredAt(t.plusSeconds(1_000_000))).isFalse();
+        assertThat(WindowResult.skipped("gc", "w-1", t, "held by operator: store-registry").outcome().wire()).isEqualTo("skipped");
     }
 
     private static String withoutFinishedAt(String json) {

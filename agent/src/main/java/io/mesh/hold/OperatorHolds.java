@@ -1,0 +1,265 @@
+package io.mesh.hold;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.section.HostFence;
+import io.mesh.section.ModuleSection;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.zk.MeshStore;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.utils.ZKPaths;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * An agent's side of operator holds ({@code mesh hold}, SPEC.md "Operator holds"; decision 0015). Watches its host's
+ * held nodes ({@code /mesh/held/<host>}, a {@link CuratorCache}) and, for each operator hold:
+ * <ul>
+ *   <li>at its {@code until}: deletes its node (versioned: {@link HeldRegistry#deleteExpired}) and asks for an apply of
+ *       its module, so that the container reaches the desired state with no new push (an apply already treats an
+ *       expired hold as absent, {@link HeldRegistry#inForce});</li>
+ *   <li>when released (its node deleted): asks for an apply of its module at once;</li>
+ *   <li>with {@code stop}: stops the container once, under the module lock and the host fence (a
+ *       {@link ModuleSection}, as an apply), and records when in the node ({@link HeldRegistry#markStopped}), so that
+ *       a restarted agent does not stop it again; its restart policy becomes {@code no}, so that neither Docker nor a
+ *       reboot starts it while held (the apply after the release recreates it with its spec's policy).</li>
+ * </ul>
+ * Obeying the hold is the apply's and the window's business: both read it through {@link MeshStore#held}.
+ */
+public final class OperatorHolds implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(OperatorHolds.class);
+    /** Slice of the wait for the module lock and fence before a stop; the wait is retried while the hold stands. */
+    private static final Duration LOCK_SLICE = Duration.ofSeconds(2);
+
+    private final MeshStore store;
+    private final ContainerRuntime docker;
+    private final HostFence fences;
+    private final String host;
+    private final ProcessRef process;
+    private final Consumer<String> requestApply;
+    private final CuratorCache cache;
+    private final ScheduledExecutorService timer;
+    /** Stops run here, one at a time, off the cache's thread (they wait for locks and Docker). */
+    private final ExecutorService stops;
+    /** The expiry timer of each held node, by Docker name. */
+    private final Map<String, ScheduledFuture<?>> expiries = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * @param store        ZooKeeper access
+     * @param docker       the host's container runtime
+     * @param fences       the host's fences (the journal's: shared by every mesh process on the host)
+     * @param host         this host's id
+     * @param process      this process, as its lock node names it
+     * @param timer        where expiry timers run (the daemon's timer)
+     * @param requestApply asks for an apply of a module soon
+     */
+    public OperatorHolds(MeshStore store, ContainerRuntime docker, HostFence fences, String host, ProcessRef process,
+                         ScheduledExecutorService timer, Consumer<String> requestApply) {
+        this.store = store;
+        this.docker = docker;
+        this.fences = fences;
+        this.host = host;
+        this.process = process;
+        this.timer = timer;
+        this.requestApply = requestApply;
+        this.cache = CuratorCache.build(store.client(), store.paths().held(host));
+        this.stops = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "operator-holds-" + host);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts watching; the holds already there are met as created (so a restarted agent schedules their expiry). */
+    public void start() {
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((before, after) -> changed(after))
+                .forDeletes(this::deleted)
+                .build());
+        cache.start();
+    }
+
+    private HeldRecord record(ChildData node) {
+        if (node == null || !isChild(node.getPath())) return null;
+        HeldRecord h = node.getData() == null ? null : Json.readOrNull(node.getData(), HeldRecord.class);
+        return h != null && h.operatorHold() ? h : null;
+    }
+
+    private boolean isChild(String path) {
+        return ZKPaths.getPathAndNode(path).getPath().equals(store.paths().held(host));
+    }
+
+    private void changed(ChildData node) {
+        HeldRecord h = record(node);
+        if (h == null || closed) return;
+        String container = ZKPaths.getNodeFromPath(node.getPath());
+        ScheduledFuture<?> was = expiries.remove(container);
+        if (was != null) was.cancel(false);
+        if (h.hold().until() != null) {
+            long ms = Math.max(0, Duration.between(Times.now(), h.hold().until()).toMillis());
+            try {
+                expiries.put(container, timer.schedule(() -> expire(h), ms, TimeUnit.MILLISECONDS));
+            } catch (RejectedExecutionException e) {
+                return; // stopping
+            }
+        }
+        if (h.hold().stops() && h.hold().stoppedAt() == null && !h.expiredAt(Times.now())) {
+            try {
+                stops.submit(() -> stop(h));
+            } catch (RejectedExecutionException e) {
+                // stopping: the next agent of the host stops it (stoppedAt is still unset)
+            }
+        }
+    }
+
+    private void deleted(ChildData node) {
+        HeldRecord h = record(node);
+        if (h == null || closed) return;
+        ScheduledFuture<?> was = expiries.remove(h.container());
+        if (was != null) was.cancel(false);
+        log.info("operator hold host={} container={} ended (by {}: {}); applying module {}", host, h.container(), h.hold().by(),
+                h.hold().reason(), h.module());
+        requestApply.accept(h.module());
+    }
+
+    /** At {@code until}: the node goes (versioned), and the module is applied whether or not this call deleted it. */
+    private void expire(HeldRecord h) {
+        if (closed) return;
+        try {
+            if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), Times.now())) {
+                log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),
+                        h.hold().until(), h.hold().by(), h.hold().reason());
+            }
+        } catch (Exception e) {
+            // The apply treats it as absent all the same; the next agent start or hold change deletes it.
+            log.warn("operator hold host={} container={} expired; its node was not deleted: {}", host, h.container(), e.toString());
+        }
+        requestApply.accept(h.module());
+    }
+
+    /**
+     * Stops a held container once, under the module lock and the host fence, while the hold still stands and is not
+     * yet marked stopped. Retries the lock while it is busy (an apply or a window of the module).
+     */
+    private void stop(HeldRecord h) {
+        while (!closed) {
+            ModuleSection section = new ModuleSection(store, fences, h.module(), host, process, LockHolder.APPLY);
+            try {
+                if (!section.lock(LOCK_SLICE) || !section.fence(LOCK_SLICE)) continue;
+                // Read again holding the lock: released, replaced or already stopped meanwhile means nothing to do.
+                HeldRecord now = store.held(host).get(h.container());
+                if (now == null || !now.equals(h)) return;
+                ContainerRuntime guarded = section.guarded(docker);
+                String id = guarded.idByName(h.container());
+                if (id != null) {
+                    guarded.updateRestartPolicy(id, "no"); // not started again by Docker while held
+                    guarded.stop(id, stopTimeout(h));
+                }
+                section.unfence();
+                boolean marked = HeldRegistry.markStopped(store.client(), store.paths(), h, Times.now());
+                log.info("operator hold host={} container={} by {}: {} ({}){}", host, h.container(), h.hold().by(), h.hold().reason(),
+                        id == null ? "no such container: nothing to stop" : "stopped " + id,
+                        marked ? "" : "; the hold changed meanwhile, its node is left as it is");
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                log.warn("operator hold host={} container={}: stop failed ({}); trying again in {}s", host, h.container(), e.toString(),
+                        LOCK_SLICE.toSeconds());
+                try {
+                    Thread.sleep(LOCK_SLICE.toMillis());
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            } finally {
+                section.close();
+            }
+        }
+    }
+
+    /** @return the container's stop grace from the module's desired spec, else Docker's 10 s */
+    private int stopTimeout(HeldRecord h) {
+        try {
+            DesiredRecord d = store.desired(h.module());
+            String prefix = h.module() + "-";
+            ContainerSpec cs = d == null || d.spec() == null || !h.container().startsWith(prefix) ? null
+                    : d.spec().containers().get(h.container().substring(prefix.length()));
+            return Optional.ofNullable(cs).map(ContainerSpec::stopTimeoutSeconds).orElse(10);
+        } catch (Exception e) {
+            return 10;
+        }
+    }
+
+    /**
+     * Whether a window must be skipped: one of its {@code while-stopped} containers is held by an operator (SPEC.md,
+     * "Fleet-wide windows": {@code skipped}, {@code held by operator}). A window never stops a container an operator
+     * holds, nor starts one an operator stopped.
+     *
+     * @param held        this host's held nodes in force ({@link MeshStore#held})
+     * @param spec        the module's desired spec
+     * @param whileStopped the schedule's {@code while-stopped} names
+     * @return why the window is skipped, starting {@code held by operator}; {@code null} when it may run
+     */
+    public static String skipWindow(Map<String, HeldRecord> held, ModuleSpec spec, List<String> whileStopped) {
+        List<String> why = new ArrayList<>();
+        for (String name : whileStopped) {
+            HeldRecord h = held.get(spec.dockerName(name));
+            if (h != null && h.operatorHold()) why.add(h.container() + " (by " + h.hold().by() + ": " + h.hold().reason() + ", until "
+                    + (h.hold().until() == null ? "released" : h.hold().until()) + ")");
+        }
+        return why.isEmpty() ? null : "held by operator: " + String.join(", ", why) + "; nothing was stopped";
+    }
+
+    /**
+     * Whether a report is deferred by operator holds alone: no window, no rollout, and every {@code held} container held
+     * by an operator. Such an apply is not retried on a back-off: this class applies the module when a hold ends
+     * (release or {@code until}), and the reconcile interval still runs.
+     *
+     * @param r an apply's report, may be {@code null}
+     * @return true for such a report
+     */
+    public static boolean deferredByOperatorOnly(ApplyReport r) {
+        if (r == null || r.outcome() != ApplyOutcome.DEFERRED || r.window() != null || r.rollout() != null) return false;
+        List<ApplyReport.ContainerResult> held = r.containers().stream().filter(c -> c.action() == ContainerAction.HELD).toList();
+        return !held.isEmpty() && held.stream().allMatch(c -> !c.reasons().isEmpty() && c.reasons().get(0).startsWith(HeldRecord.OPERATOR_REASON));
+    }
+
+    /** Stops watching; a stop under way is interrupted between Docker calls. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        cache.close();
+        expiries.values().forEach(f -> f.cancel(false));
+        stops.shutdownNow();
+    }
+}

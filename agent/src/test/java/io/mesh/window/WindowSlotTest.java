@@ -84,13 +84,7 @@ class WindowSlotTest {
         assertThat(first.acquire(Times.now().plusSeconds(10))).isTrue();
         assertThat(first.state()).isEqualTo(WindowSlot.State.HELD);
         WindowSlot second = slot(store, "h2", "w-2", Duration.ofMinutes(5), Times.now().plusSeconds(30));
-        CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
-            try {
-                return second.acquire(Times.now().plusSeconds(20));
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> got = acquireAsync(second, 20);
         // zkCli's view: the running window's claim and lease, the waiting one in the queue, each as JSON
         await().atMost(Duration.ofSeconds(5)).until(() -> children(ZkPaths.slotQueue(slotPath)).size() == 1);
         List<SlotRecord> queue = records(ZkPaths.slotQueue(slotPath));
@@ -180,18 +174,23 @@ class WindowSlotTest {
         WindowSlot first = slot(store, "h1", "w-1", Duration.ofMinutes(5), Times.now().plusSeconds(30));
         assertThat(first.acquire(Times.now().plusSeconds(10))).isTrue();
         WindowSlot second = slot(store, "h2", "w-2", Duration.ofMinutes(5), Times.now().plusSeconds(60));
-        CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
-            try {
-                return second.acquire(Times.now().plusSeconds(60));
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> got = acquireAsync(second, 60);
         await().atMost(Duration.ofSeconds(5)).until(() -> children(ZkPaths.slotQueue(slotPath)).size() == 1);
         second.cancel();
         assertThat(got.get(5, TimeUnit.SECONDS)).isFalse();
         await().atMost(Duration.ofSeconds(5)).until(() -> children(ZkPaths.slotQueue(slotPath)).isEmpty());
         first.close();
+    }
+
+    /** @return {@link WindowSlot#acquire} on another thread, with a start-by that many seconds from now */
+    private static CompletableFuture<Boolean> acquireAsync(WindowSlot slot, int seconds) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return slot.acquire(Times.now().plusSeconds(seconds));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     private static List<String> children(String path) throws Exception {

@@ -65,7 +65,8 @@ import java.util.stream.Collectors;
  *       this process, and a module waiting on a window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
  *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
- *   <li>cron windows ({@link WindowScheduler}) run on one window thread per module, through {@link WindowRunner};</li>
+ *   <li>cron and requested windows ({@link WindowScheduler}, {@link WindowRequests}) run each on a thread of their own,
+ *       through {@link WindowRunner}: windows of one module wait for each other at the module lock, visibly;</li>
  *   <li>plans ({@code mesh push --plan}) of this host are answered read-only by {@link PlanRequests}.</li>
  * </ul>
  */
@@ -89,8 +90,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> windowThreads = new ConcurrentHashMap<>();
-    /** The window each module's window thread runs now (cron or requested): what a shutdown waits for. */
-    private final Map<String, RunningWindow> windowsRunning = new ConcurrentHashMap<>();
+    /** The windows the window threads run now (cron or requested), each by a key of its own: what a shutdown waits for. */
+    private final Map<Object, RunningWindow> windowsRunning = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
@@ -305,7 +306,7 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
-     * Runs a window of a module on its window thread (windows of one module run one at a time).
+     * Runs a window of a module on a thread of its own (windows of one module run one at a time: the module lock).
      *
      * @param module   module name
      * @param schedule schedule name
@@ -321,17 +322,20 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     private Future<WindowResult> runWindow(String module, String schedule, Instant firedAt) {
+        // A thread per window, not one per module: a second window of the module waits where operators see it, for
+        // its slot or the module lock (mesh windows, mesh locks), not in a thread's queue (issue 14).
         ExecutorService exec = windowThreads.computeIfAbsent(module,
-                m -> Executors.newSingleThreadExecutor(r -> thread(r, "window-" + m)));
+                m -> Executors.newCachedThreadPool(r -> thread(r, "window-" + m)));
         return exec.submit(() -> {
             // A window still queued when the daemon is told to stop does not begin: it would stop containers on the
-            // way out. One already running is let finish (close()).
+            // way out. One already running is let finish (close()); one waiting for its slot or the lock is cancelled.
             if (stopping.get()) throw new IllegalStateException("the agent is stopping: window " + module + "/" + schedule + " not started");
-            windowsRunning.put(module, new RunningWindow(module, schedule, Times.now()));
+            Object key = new Object();
+            windowsRunning.put(key, new RunningWindow(module, schedule, Times.now()));
             try {
                 return windows.run(module, schedule, config.windowLockWait(), firedAt);
             } finally {
-                windowsRunning.remove(module);
+                windowsRunning.remove(key);
             }
         });
     }
@@ -429,8 +433,8 @@ public final class AgentDaemon implements AutoCloseable {
             }
             if (now.isAfter(giveUpAt)) {
                 log.error("stopping: {} not ended by {}; exiting anyway: its journal under {} lets the next mesh process on "
-                        + "this host finish it", windowsRunning.isEmpty() ? "a window" : windowsRunning.keySet().stream()
-                        .map(m -> "the window of module " + m).collect(Collectors.joining(", ")),
+                        + "this host finish it", windowsRunning.isEmpty() ? "a window" : windowsRunning.values().stream()
+                        .map(w -> "the window of module " + w.module()).distinct().collect(Collectors.joining(", ")),
                         seconds(giveUpAt), config.stateDir());
                 return;
             }

@@ -179,8 +179,8 @@ public final class WindowRunner {
     private volatile boolean closing;
 
     /**
-     * Ends every wait for a jitter or a slot (the agent stops): those windows stop nothing and report that the agent is
-     * stopping. A window holding its slot is not affected.
+     * Ends every wait for a jitter, a slot or the module lock (the agent stops): those windows stop nothing and report
+     * that the agent is stopping. A window holding the lock is not affected.
      */
     public void cancelWaiting() {
         closing = true;
@@ -253,7 +253,21 @@ public final class WindowRunner {
                 Duration left = Duration.between(Times.now(), startBy);
                 wait = left.isNegative() ? Duration.ZERO : Collections.min(List.of(lockWait, left));
             }
-            if (!section.lock(wait)) {
+            Thread me = Thread.currentThread();
+            waiting.add(me); // cancelWaiting ends a wait for the lock too: nothing is stopped yet
+            boolean locked;
+            try {
+                locked = !closing && section.lock(wait);
+            } catch (InterruptedException e) {
+                if (closing) return finish(module, WindowResult.failed(schedule, windowId, since, List.of(),
+                        "the agent is stopping: the window had not begun; nothing was stopped"), null);
+                throw e;
+            } finally {
+                waiting.remove(me);
+            }
+            if (closing && !locked) return finish(module, WindowResult.failed(schedule, windowId, since, List.of(),
+                    "the agent is stopping: the window had not begun; nothing was stopped"), null);
+            if (!locked) {
                 if (startBy != null && !Times.now().isBefore(startBy)) {
                     return finish(module, WindowResult.skipped(schedule, windowId, since, "start-by passed: not begun by " + startBy
                             + ", waiting for the module lock (an apply or another window holds it)"), null);

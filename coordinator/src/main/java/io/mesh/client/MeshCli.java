@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.WireName;
@@ -791,6 +792,14 @@ public final class MeshCli implements Runnable {
                             out.flush();
                         }
                     }
+                    if (state == WindowRequestState.RUNNING) {
+                        String waits = waitingBehind(client, host, module, schedule);
+                        if (waits != null && !waits.equals(saidWaiting)) {
+                            saidWaiting = waits;
+                            out.println(request + "  " + waits);
+                            out.flush();
+                        }
+                    }
                     if (state == WindowRequestState.DONE) {
                         try {
                             client.delete(path);
@@ -808,6 +817,52 @@ public final class MeshCli implements Runnable {
                     return fail(TIMEOUT, "timed out after " + timeout + " with " + request + " " + shown
                             + "; follow it with: zkcli get /mesh/requests/" + host + "/" + request);
                 }
+            }
+        }
+
+        /** What the window waited behind, last said (each new wait is said once). */
+        private String saidWaiting;
+
+        /**
+         * What a requested window waits behind, from the coordinator's views: its fleet-wide slot's queue
+         * ({@code /v1/windows}) or the module lock's waiters ({@code /v1/locks}); {@code null} when it waits for
+         * neither (or the coordinator does not answer: asked again at the next poll).
+         */
+        static String waitingBehind(CoordinatorClient client, String host, String module, String schedule) throws InterruptedException {
+            try {
+                CoordinatorClient.Response w = client.get("/v1/windows");
+                if (w.status() == 200) {
+                    for (JsonNode slot : w.json().path("slots")) {
+                        int i = 0;
+                        for (JsonNode q : slot.path("queue")) {
+                            i++;
+                            JsonNode r = q.path("record");
+                            if (!host.equals(r.path("host").asText()) || !module.equals(r.path("module").asText())
+                                    || !schedule.equals(r.path("schedule").asText())) continue;
+                            List<String> running = new ArrayList<>();
+                            for (JsonNode x : slot.path("running")) {
+                                JsonNode xr = x.path("record");
+                                running.add(xr.path("module").asText() + "/" + xr.path("schedule").asText() + " on " + xr.path("host").asText());
+                            }
+                            return "waits for slot " + slot.path("key").asText() + " (limit " + slot.path("limit").asText() + "), "
+                                    + (i == 1 ? "first" : "number " + i) + " in its queue" + (running.isEmpty() ? "" : ", behind " + String.join(", ", running));
+                        }
+                    }
+                }
+                CoordinatorClient.Response l = client.get("/v1/locks");
+                if (l.status() != 200) return null;
+                for (JsonNode lock : l.json().path("locks")) {
+                    if (!host.equals(lock.path("host").asText()) || !module.equals(lock.path("module").asText())) continue;
+                    JsonNode holder = lock.path("holder");
+                    boolean waiting = false;
+                    for (JsonNode x : lock.path("waiters")) waiting |= LockHolder.windowPurpose(schedule).equals(x.path("purpose").asText());
+                    if (!waiting || !holder.isObject()) return null;
+                    return "waits for the module lock of " + module + " on " + host + ", behind " + holder.path("purpose").asText()
+                            + " (pid " + holder.path("pid").asText() + ", since " + text(holder.path("since")) + "); mesh locks shows it";
+                }
+                return null;
+            } catch (IOException | RuntimeException e) {
+                return null;
             }
         }
 

@@ -119,18 +119,34 @@ class OperatorCommandsTest {
         assertThat(row).contains("r2", "deferred", "sweep w-", container);
         assertThat(status.out()).contains("1 open window", "deferred: 0 pending, 1 deferred");
 
+        // A second request for the same window queues where operators see it: for the module lock, behind the first
+        // and the deferred apply (issue 14: it used to wait silently in the agent's window thread).
+        CompletableFuture<ClientRun> second = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
+        await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                assertThat(mesh("locks").out()).containsPattern(fx.module + "\\s+" + HOST + "\\s+waits \\d\\s+window:sweep"));
+
         fx.release();
         ClientRun w = window.get(90, TimeUnit.SECONDS);
         assertThat(w.code()).as(w.toString()).isEqualTo(MeshCli.OK);
         assertThat(w.out()).containsPattern("window-\\d{10}  asked host " + HOST + " to run " + fx.module + "/sweep");
         assertThat(w.out()).contains("running (agent pid", "outcome: succeeded", "held " + container, "step exit 0", "sweeping", "swept");
-        // The client deleted its request once read.
+        // The client deleted its request once read (the second one's is still there).
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().requests(HOST))).hasSize(1);
+
+        // The second window runs once the first gave the lock back (before or after the deferred apply: the apply asks
+        // for the lock in slices, so the lock's queue does not keep its place).
+        fx.awaitHeld();
+        fx.release();
+        ClientRun w2 = second.get(90, TimeUnit.SECONDS);
+        assertThat(w2.code()).as(w2.toString()).isEqualTo(MeshCli.OK);
+        assertThat(w2.out()).contains("waits for the module lock of " + fx.module + " on " + HOST + ", behind window:sweep", "outcome: succeeded");
         assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().requests(HOST))).isEmpty();
 
         ClientRun p = push.get(90, TimeUnit.SECONDS);
         assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
         assertThat(p.out()).contains(HOST + "  " + fx.module + "  pending", "deferred (window sweep w-", HOST + "  " + fx.module + "  applied r2");
         assertThat(p.out().indexOf("deferred (window sweep")).isLessThan(p.out().indexOf("applied r2"));
+
 
         assertThat(mesh("held").out()).contains("no container is held");
         assertThat(mesh("windows").out()).contains("no window is open");
@@ -143,9 +159,10 @@ class OperatorCommandsTest {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             String agent = get(fx.agentMetrics().resolve("/metrics"));
             assertThat(agent).contains("mesh_applies_total{module=\"" + fx.module + "\",outcome=\"applied\"} ",
-                    "mesh_applies_total{module=\"" + fx.module + "\",outcome=\"deferred\"} 1",
-                    "mesh_windows_total{module=\"" + fx.module + "\",outcome=\"succeeded\"} 1",
-                    "mesh_window_duration_seconds_count{outcome=\"succeeded\"} 1",
+                    "mesh_applies_total{module=\"" + fx.module + "\",outcome=\"deferred\"} ",
+                    // the window asked for, and the second request for it that queued behind it
+                    "mesh_windows_total{module=\"" + fx.module + "\",outcome=\"succeeded\"} 2",
+                    "mesh_window_duration_seconds_count{outcome=\"succeeded\"} 2",
                     "mesh_apply_duration_seconds_bucket{outcome=\"applied\",le=\"+Inf\"} ",
                     "mesh_lock_wait_seconds_count{purpose=\"apply\"} ", "mesh_lock_wait_seconds_count{purpose=\"window\"} ",
                     "mesh_held_containers 0", "mesh_open_windows 0", "mesh_zookeeper_connected 1", "# TYPE mesh_apply_duration_seconds histogram");

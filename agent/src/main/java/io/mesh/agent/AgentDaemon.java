@@ -249,7 +249,11 @@ public final class AgentDaemon implements AutoCloseable {
         FreezeRecord f = deleted || node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
         if (f != null && f.until() != null) {
             // A little past until, so that the apply's own reading of the clock finds the freeze over.
-            long ms = Math.max(0, Duration.between(Times.now(), f.until()).toMillis()) + THAW_MARGIN_MS;
+            // Bounded: a freeze written by hand with an until in the far future would overflow a delay in ms (a review
+            // found a listener throwing); the reconcile meets it again long before a day has passed.
+            Duration left = Duration.between(Times.now(), f.until());
+            long ms = (left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis())
+                    + THAW_MARGIN_MS;
             try {
                 thaws.put(name, timer.schedule(ask, ms, TimeUnit.MILLISECONDS));
             } catch (RejectedExecutionException e) {

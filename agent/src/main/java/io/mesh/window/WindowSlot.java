@@ -67,14 +67,15 @@ public final class WindowSlot implements AutoCloseable {
      * @param module   the window's module
      * @param schedule the window's schedule name
      * @param s        its schedule
-     * @param all      every module's desired spec (the window's own among them or not)
+     * @param all      every module's desired spec (the window's own among them or not: {@code s} counts either way)
      * @return the slot, or empty when the schedule has no fleet-wide limit
      */
     public static Optional<Limit> limit(ZkPaths paths, String module, String schedule, ScheduleSpec s, Collection<ModuleSpec> all) {
         if (s.group() != null) {
             int min = s.maxConcurrent() == null ? Integer.MAX_VALUE : s.maxConcurrent();
+            // every module's schedules, the window's own module's among them (two schedules of one module may name it)
             for (ModuleSpec m : all) {
-                if (m == null || m.module().equals(module)) continue;
+                if (m == null) continue;
                 for (ScheduleSpec o : m.schedules().values()) {
                     if (s.group().equals(o.group()) && o.maxConcurrent() != null) min = Math.min(min, o.maxConcurrent());
                 }

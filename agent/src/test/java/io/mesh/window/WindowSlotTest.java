@@ -59,6 +59,11 @@ class WindowSlotTest {
         assertThat(WindowSlot.limit(paths, "a", "gc", schedule(3, "registries"),
                 List.of(module("b", schedule(2, "registries")), module("c", schedule(5, "registries")), module("d", schedule(1, "other")))))
                 .contains(new WindowSlot.Limit("group-registries", "/mesh/slots/group-registries", 2));
+        // two schedules of one module in one group: the other one's max-concurrent counts too (a review found three
+        // windows running in a group of limit 1 when it did not)
+        ModuleSpec two = new ModuleSpec("a", List.of("*"), Map.of(), Map.of("s1", schedule(1, "g"), "s2", schedule(3, "g")), null);
+        assertThat(WindowSlot.limit(paths, "a", "s2", two.schedules().get("s2"), List.of(two)))
+                .contains(new WindowSlot.Limit("group-g", "/mesh/slots/group-g", 1));
         assertThat(WindowSlot.limit(paths, "store", "gc", schedule(2, null), List.of()))
                 .contains(new WindowSlot.Limit("window-store-gc", "/mesh/slots/window-store-gc", 2));
         assertThat(WindowSlot.limit(paths, "store", "gc", schedule(null, null), List.of())).isEmpty();

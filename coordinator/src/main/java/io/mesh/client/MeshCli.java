@@ -1385,6 +1385,11 @@ public final class MeshCli implements Runnable {
             PrintWriter out = out();
             out.println((all ? "every module" : module) + " frozen until " + text(j.path("until")) + " by " + text(j.path("by"))
                     + ": " + j.path("reason").asText() + " (mesh thaw " + (all ? "--all" : module) + " ends it sooner)");
+            JsonNode was = j.path("replaced");
+            if (was.isObject()) {
+                out.println("  replaces the freeze until " + text(was.path("until")) + " by " + text(was.path("by")) + ": "
+                        + was.path("reason").asText());
+            }
             out.flush();
             return OK;
         }

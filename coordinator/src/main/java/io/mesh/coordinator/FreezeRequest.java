@@ -21,6 +21,8 @@ public record FreezeRequest(String target, String reason, Instant until) {
     /** Longest reason taken, in characters: it travels in every frozen module's report. */
     public static final int MAX_REASON = 500;
     private static final Set<String> FIELDS = Set.of("module", "all", "for", "until", "reason");
+    /** The longest a freeze may last: it always ends by itself, in a time an operator still remembers it. */
+    static final java.time.Duration MAX_LENGTH = java.time.Duration.ofDays(366);
     private static final String EXAMPLE = "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"release weekend\"}";
 
     /** A body refused: the field it names and a message with the fix; nothing was written. */
@@ -90,6 +92,10 @@ public record FreezeRequest(String target, String reason, Instant until) {
             if (!until.isAfter(now)) {
                 throw new InvalidException("until", "until: " + until + " has passed (it is " + now + " here): give a time to come, or use for");
             }
+        }
+        if (until.isAfter(now.plus(MAX_LENGTH))) {
+            throw new InvalidException(hasFor ? "for" : "until", (hasFor ? "for" : "until") + ": a freeze lasts at most "
+                    + MAX_LENGTH.toDays() + " days (until " + now.plus(MAX_LENGTH) + "): give a nearer end, and freeze again then if need be");
         }
         JsonNode reason = json.get("reason");
         if (reason == null || reason.isNull() || !reason.isTextual() || reason.asText().isBlank()) {

@@ -554,8 +554,11 @@ public final class HttpApi implements AutoCloseable {
             sendField(ex, 400, "body", "the body must be JSON such as {\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\",\"stop\":false}");
             return;
         }
+        // X-Mesh-User is what the client says its user is, not proven: the hold records where it came from too, as a
+        // window request does.
         String user = ex.header("X-Mesh-User");
-        String by = user == null || user.isBlank() ? by(token != null, false) : abbreviate(user.strip());
+        String by = (user == null || user.isBlank() ? by(token != null, false) : abbreviate(user.strip()).replaceAll("\\p{Cntrl}", "?"))
+                + " from " + ex.remoteHost();
         HeldRecord h;
         try {
             h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
@@ -829,10 +832,24 @@ public final class HttpApi implements AutoCloseable {
             sendField(ex, 400, e.field, e.getMessage());
             return;
         }
+        // A module never pushed is refused: a typo would leave the module meant unfrozen (a review's find).
+        if (!request.target().equals(FreezeRecord.ALL) && client.checkExists().forPath(paths.desired(request.target())) == null) {
+            sendField(ex, 404, "module", "module: no module '" + request.target() + "' was pushed (mesh status lists the modules): "
+                    + "freeze a module by its name, or every module with all");
+            return;
+        }
+        // Freezing again replaces the freeze: the answer names the one replaced, so that shortening someone's freeze is
+        // never silent (a review's find).
+        FreezeStore.Freeze replaced = freezes.list().stream()
+                .filter(f -> f.active() && (request.target().equals(FreezeRecord.ALL) ? f.all() : request.target().equals(f.module())))
+                .findFirst().orElse(null);
         FreezeStore.Freeze written = freezes.freeze(request, by(token != null, false), now);
-        LOG.info("freeze of {} until {} by {} from {}: \"{}\"", written.all() ? "every module" : "module " + written.module(),
-                written.until(), written.by(), ex.remote(), abbreviate(written.reason()));
-        send(ex, 201, written);
+        LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
+                written.until(), written.by(), ex.remote(), abbreviate(written.reason()),
+                replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
+        com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
+        if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
+        send(ex, 201, out);
     }
 
     /** {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all}: a thaw. */

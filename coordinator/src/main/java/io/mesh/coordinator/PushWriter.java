@@ -12,6 +12,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -226,6 +227,7 @@ public final class PushWriter {
             // after this read fails this transaction (and the next attempt reads its desired nodes again); one that
             // committed before it is in what this reads. So two racing pushes never both pass this check.
             List<ManifestError> taken = dockerNamesTaken(modules);
+            taken.addAll(slotKeysTaken(modules));
             if (!taken.isEmpty()) throw new ManifestException(taken);
             List<Change> withStats = new ArrayList<>();
             for (Change c : changes) withStats.add(new Change(c.spec(), c.module(), c.hosts(), client.checkExists().forPath(paths.desired(c.module()))));
@@ -593,6 +595,50 @@ public final class PushWriter {
         return errors;
     }
 
+    /**
+     * A schedule's own slot, {@code /mesh/slots/window-<module>-<schedule>} (SPEC's key), must be its alone: names
+     * joined by '-' can meet (module {@code a-b} schedule {@code c}, module {@code a} schedule {@code b-c}), and two
+     * schedules sharing a slot would throttle each other (a review found it). Refused at push time, against the other
+     * modules desired now and the documents of this push.
+     *
+     * @param modules the modules of this push, in document order
+     * @return one error per schedule whose slot is another schedule's
+     */
+    private List<ManifestError> slotKeysTaken(List<ModuleSpec> modules) throws Exception {
+        Set<String> pushed = new HashSet<>();
+        for (ModuleSpec m : modules) pushed.add(m.module());
+        Map<String, String> owners = new HashMap<>(); // slot key -> "schedule 's' of module 'm'"
+        for (String other : ZkReads.children(client, paths.desired())) {
+            if (pushed.contains(other)) continue;
+            DesiredRecord d;
+            try {
+                d = ZkReads.read(client, paths.desired(other), DesiredRecord.class);
+            } catch (RuntimeException e) {
+                continue; // unreadable: its agents report it
+            }
+            if (d == null || d.spec() == null) continue;
+            for (Map.Entry<String, ScheduleSpec> s : d.spec().schedules().entrySet()) {
+                if (s.getValue().maxConcurrent() != null && s.getValue().group() == null) {
+                    owners.putIfAbsent(paths.windowSlots(other, s.getKey()), "schedule '" + s.getKey() + "' of module '" + other + "' (desired now)");
+                }
+            }
+        }
+        List<ManifestError> errors = new ArrayList<>();
+        for (int i = 0; i < modules.size(); i++) {
+            ModuleSpec m = modules.get(i);
+            for (Map.Entry<String, ScheduleSpec> s : m.schedules().entrySet()) {
+                if (s.getValue().maxConcurrent() == null || s.getValue().group() != null) continue;
+                String key = paths.windowSlots(m.module(), s.getKey());
+                String owner = owners.putIfAbsent(key, "schedule '" + s.getKey() + "' of module '" + m.module() + "' (document " + (i + 1) + ")");
+                if (owner != null) {
+                    errors.add(new ManifestError(i + 1, "schedules." + s.getKey() + ".max-concurrent", "its slot " + key
+                            + " is also the slot of " + owner + ": rename the schedule, or give both schedules one group"));
+                }
+            }
+        }
+        return errors;
+    }
+
     private static byte[] pushData(PushRecord record, Map<String, List<String>> hostsByModule) {
         ObjectNode node = Json.MAPPER.valueToTree(record);
         node.set("hosts", Json.MAPPER.valueToTree(hostsByModule));
@@ -642,6 +688,7 @@ public final class PushWriter {
     public Validated validate(String text, String revision) throws Exception {
         Validated v = parse(text, revision, new ArrayList<>());
         List<ManifestError> taken = dockerNamesTaken(v.modules());
+        taken.addAll(slotKeysTaken(v.modules()));
         if (!taken.isEmpty()) throw new ManifestException(taken);
         return v;
     }

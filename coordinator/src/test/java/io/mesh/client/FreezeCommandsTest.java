@@ -7,6 +7,7 @@ import io.mesh.wire.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,6 +23,14 @@ class FreezeCommandsTest {
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
     @RegisterExtension
     final CoordinatorExtension api = new CoordinatorExtension(zk);
+    /** An end within a freeze's longest length (366 days), whole seconds. */
+    static final String LATER = java.time.Instant.now().plus(java.time.Duration.ofDays(200)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+
+    /** Freezes are of modules that were pushed: {@code store}'s desired node exists. */
+    @org.junit.jupiter.api.BeforeEach
+    void storeWasPushed() throws Exception {
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("store"), "{}".getBytes(StandardCharsets.UTF_8));
+    }
 
     private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
 
@@ -29,12 +38,12 @@ class FreezeCommandsTest {
     void theBodyIsCheckedBeforeItIsSent() {
         assertThat(MeshCli.Freeze.body("store", false, "2h", null, "weekend"))
                 .containsExactly(Map.entry("module", "store"), Map.entry("for", "2h"), Map.entry("reason", "weekend"));
-        assertThat(MeshCli.Freeze.body(null, true, null, "2099-01-01T00:00:00Z", "r"))
-                .containsExactly(Map.entry("all", true), Map.entry("until", "2099-01-01T00:00:00Z"), Map.entry("reason", "r"));
+        assertThat(MeshCli.Freeze.body(null, true, null, LATER, "r"))
+                .containsExactly(Map.entry("all", true), Map.entry("until", LATER), Map.entry("reason", "r"));
         assertThatThrownBy(() -> MeshCli.Freeze.body("store", true, "2h", null, "r")).hasMessageContaining("MODULE or --all, not both");
         assertThatThrownBy(() -> MeshCli.Freeze.body(null, false, "2h", null, "r")).hasMessageContaining("--all");
         assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, null, null, "r")).hasMessageContaining("--for DURATION");
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", "2099-01-01T00:00:00Z", "r")).hasMessageContaining("not both");
+        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", LATER, "r")).hasMessageContaining("not both");
         assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2 hours", null, "r")).hasMessageContaining("--for:");
         assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, null, "monday", "r")).hasMessageContaining("--until:");
         assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", null, " ")).hasMessageContaining("--reason");
@@ -53,15 +62,15 @@ class FreezeCommandsTest {
         FreezeRecord r = Json.read(zk.client().getData().forPath(zk.paths().freeze("store")), FreezeRecord.class);
         assertThat(r.reason()).isEqualTo("release weekend");
 
-        ClientRun all = mesh("freeze", "--all", "--until", "2099-01-01T00:00:00Z", "--reason", "year end");
+        ClientRun all = mesh("freeze", "--all", "--until", LATER, "--reason", "year end");
         assertThat(all.code()).as(all.err()).isEqualTo(MeshCli.OK);
         ClientRun list = mesh("freezes");
         assertThat(list.code()).isEqualTo(MeshCli.OK);
-        assertThat(list.out()).contains("(all)").contains("2099-01-01T00:00:00Z").contains("store").contains("release weekend");
+        assertThat(list.out()).contains("(all)").contains(LATER).contains("store").contains("release weekend");
 
         ClientRun status = mesh("status");
         assertThat(status.code()).as(status.err()).isEqualTo(MeshCli.OK);
-        assertThat(status.out()).contains("frozen: every module until 2099-01-01T00:00:00Z").contains("frozen: store until")
+        assertThat(status.out()).contains("frozen: every module until " + LATER).contains("frozen: store until")
                 .contains("mesh thaw store");
 
         ClientRun refused = mesh("freeze", "store", "--until", "2001-01-01T00:00:00Z", "--reason", "r");

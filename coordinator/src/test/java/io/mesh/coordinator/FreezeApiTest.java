@@ -27,6 +27,14 @@ class FreezeApiTest {
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
     @RegisterExtension
     final CoordinatorExtension api = new CoordinatorExtension(zk);
+    /** An end within a freeze's longest length (366 days), whole seconds. */
+    static final String LATER = java.time.Instant.now().plus(java.time.Duration.ofDays(200)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+
+    /** Freezes are of modules that were pushed: {@code store}'s desired node exists. */
+    @org.junit.jupiter.api.BeforeEach
+    void storeWasPushed() throws Exception {
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("store"), "{}".getBytes(StandardCharsets.UTF_8));
+    }
 
     private Answer freeze(String body) throws Exception {
         return api.post("/v1/freezes", body.getBytes(StandardCharsets.UTF_8), Map.of());
@@ -50,9 +58,9 @@ class FreezeApiTest {
         String data = new String(zk.client().getData().forPath(zk.paths().freeze("store")), StandardCharsets.UTF_8);
         assertThat(data).startsWith("{\"by\":").contains("\"reason\":").doesNotContain("\n");
 
-        Answer all = freeze("{\"all\":true,\"until\":\"2099-01-01T00:00:00Z\",\"reason\":\"year end\"}");
+        Answer all = freeze("{\"all\":true,\"until\":\"" + LATER + "\",\"reason\":\"year end\"}");
         assertThat(all.status()).as(all.body()).isEqualTo(201);
-        assertThat(node(FreezeRecord.ALL).until()).isEqualTo(Instant.parse("2099-01-01T00:00:00Z"));
+        assertThat(node(FreezeRecord.ALL).until()).isEqualTo(Instant.parse(LATER));
 
         JsonNode list = api.get("/v1/freezes").json().path("freezes");
         assertThat(list).hasSize(2);
@@ -60,9 +68,21 @@ class FreezeApiTest {
         assertThat(list.get(1).path("module").asText()).isEqualTo("store");
         assertThat(list.get(1).path("active").asBoolean()).isTrue();
 
-        // Freezing again replaces the freeze (a new reason, a new end).
-        assertThat(freeze("{\"module\":\"store\",\"for\":\"30m\",\"reason\":\"extended\"}").status()).isEqualTo(201);
+        // Freezing again replaces the freeze (a new reason, a new end), and the answer names the one it replaced.
+        Answer again = freeze("{\"module\":\"store\",\"for\":\"30m\",\"reason\":\"extended\"}");
+        assertThat(again.status()).isEqualTo(201);
+        assertThat(again.json().path("replaced").path("reason").asText()).isEqualTo("release weekend");
         assertThat(node("store").reason()).isEqualTo("extended");
+
+        // A module never pushed is refused (a typo would leave the module meant unfrozen); so is an end past 366 days.
+        Answer typo = freeze("{\"module\":\"stroe\",\"for\":\"1h\",\"reason\":\"typo\"}");
+        assertThat(typo.status()).isEqualTo(404);
+        assertThat(typo.json().path("field").asText()).isEqualTo("module");
+        assertThat(zk.client().checkExists().forPath(zk.paths().freeze("stroe"))).isNull();
+        Answer far = freeze("{\"module\":\"store\",\"until\":\"+1000000000-12-31T23:59:59Z\",\"reason\":\"far\"}");
+        assertThat(far.status()).as(far.body()).isEqualTo(400);
+        assertThat(far.json().path("field").asText()).isEqualTo("until");
+        assertThat(node("store").reason()).as("nothing written").isEqualTo("extended");
 
         assertThat(api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(200);
         assertThat(zk.client().checkExists().forPath(zk.paths().freeze("store"))).isNull();
@@ -83,7 +103,7 @@ class FreezeApiTest {
         cases.put("{\"all\":false,\"for\":\"2h\",\"reason\":\"r\"}", "all");
         cases.put("{\"module\":\"Store!\",\"for\":\"2h\",\"reason\":\"r\"}", "module");
         cases.put("{\"module\":\"store\",\"reason\":\"r\"}", "for");
-        cases.put("{\"module\":\"store\",\"for\":\"2h\",\"until\":\"2099-01-01T00:00:00Z\",\"reason\":\"r\"}", "until");
+        cases.put("{\"module\":\"store\",\"for\":\"2h\",\"until\":\"" + LATER + "\",\"reason\":\"r\"}", "until");
         cases.put("{\"module\":\"store\",\"for\":\"two hours\",\"reason\":\"r\"}", "for");
         cases.put("{\"module\":\"store\",\"for\":\"0s\",\"reason\":\"r\"}", "for");
         cases.put("{\"module\":\"store\",\"for\":7200,\"reason\":\"r\"}", "for");

@@ -71,6 +71,32 @@ class PushApiTest {
         assertThat(desiredJson.at("/spec/schedules/garbage-collect/while-stopped/0").asText()).isEqualTo("registry");
     }
 
+    /** A module with one container and a schedule of its own slot ({@code max-concurrent}). */
+    static String slotted(String module, String schedule) {
+        return "module: " + module + "\nhosts: [host-a]\ncontainers:\n  app: {image: mesh-demo/busybox:1}\n"
+                + "schedules:\n  " + schedule + ":\n    cron: \"30 3 * * *\"\n    max-concurrent: 1\n"
+                + "    step: {image: mesh-demo/busybox:1, command: [\"true\"]}\n";
+    }
+
+    @Test
+    void aScheduleWhoseSlotKeyIsAnotherSchedulesIsRefusedAndNothingIsWritten() throws Exception {
+        // window-<module>-<schedule>: module a-b schedule c and module a schedule b-c meet at /mesh/slots/window-a-b-c
+        Answer first = api.post("/v1/pushes", slotted("a-b", "c").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        assertThat(first.status()).as(first.body()).isBetween(201, 202); // 202: host-a has no agent here
+        Answer other = api.post("/v1/pushes", slotted("a", "b-c").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r2"));
+        assertThat(other.status()).as(other.body()).isEqualTo(400);
+        assertThat(other.body()).contains("schedules.b-c.max-concurrent", "/mesh/slots/window-a-b-c", "schedule 'c' of module 'a-b'",
+                "rename the schedule, or give both schedules one group");
+        assertThat(zk.client().checkExists().forPath(zk.paths().desired("a"))).as("nothing written").isNull();
+        // the same within one push; and a group instead of its own slot is accepted
+        Answer both = api.post("/v1/pushes", (slotted("x-y", "z") + "---\n" + slotted("x", "y-z")).getBytes(StandardCharsets.UTF_8), Map.of());
+        assertThat(both.status()).as(both.body()).isEqualTo(400);
+        assertThat(both.body()).contains("\"document\":2", "schedules.y-z.max-concurrent", "(document 1)");
+        Answer grouped = api.post("/v1/pushes", slotted("a", "b-c").replace("max-concurrent: 1\n", "max-concurrent: 1\n    group: g\n")
+                .getBytes(StandardCharsets.UTF_8), Map.of());
+        assertThat(grouped.status()).as(grouped.body()).isBetween(201, 202);
+    }
+
     @Test
     void pushesGetIncreasingIdsAndTheLatestWinsTheDesiredNode() throws Exception {
         List<String> ids = new ArrayList<>();

@@ -265,8 +265,11 @@ public final class WindowRunner {
             } finally {
                 waiting.remove(me);
             }
-            if (closing && !locked) return finish(module, WindowResult.failed(schedule, windowId, since, List.of(),
-                    "the agent is stopping: the window had not begun; nothing was stopped"), null);
+            if (closing) { // stopping, whether or not the lock came: nothing is stopped yet, so the window does not begin
+                Thread.interrupted(); // a cancel's interrupt that came after the lock must not reach the fence or Docker
+                return finish(module, WindowResult.failed(schedule, windowId, since, List.of(),
+                        "the agent is stopping: the window had not begun; nothing was stopped"), null);
+            }
             if (!locked) {
                 if (startBy != null && !Times.now().isBefore(startBy)) {
                     return finish(module, WindowResult.skipped(schedule, windowId, since, "start-by passed: not begun by " + startBy

@@ -175,16 +175,16 @@ public final class WindowSlot implements AutoCloseable {
                 List<SlotRecord> orphans = orphans(l);
                 if (orphans.isEmpty() || runningLeases(l) + 1 + orphans.size() <= limit.limit()) {
                     lease = l;
-                    // The lease reads running before the claim exists: a claim always has a running lease or none.
+                    // Out of the queue first, so that no reader sees it both waiting and running (a test saw three
+                    // queued beside a claim); then the lease reads running before the claim exists: a claim always has
+                    // a running lease or none.
+                    deleteQuietly(queueNode);
+                    queueNode = null;
                     setQuietly(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), l.getNodeName()), running);
                     claimNode = ZKPaths.makePath(ZkPaths.slotClaims(limit.path()), waiting.host() + "--" + waiting.module() + "--" + waiting.window());
                     client.create().orSetData().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
                             .forPath(claimNode, Json.bytes(running));
                     held = state.compareAndSet(State.WAITING, State.HELD);
-                    if (held) {
-                        deleteQuietly(queueNode); // no longer waiting: the claim and the lease show it running
-                        queueNode = null;
-                    }
                     return held;
                 }
                 // A window whose session went still counts until its containers are ready again (its claim): wait.

@@ -237,8 +237,7 @@ public final class WindowRunner {
 
     /** How long a running window's claim counts if never given back: its journal deadline, then its readiness wait. */
     private static Duration claimFor(ModuleSpec spec, ScheduleSpec s) {
-        int stopBudget = s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
-        return s.timeoutDuration().plusSeconds(stopBudget + 30).plus(Durations.parse(ReadySpec.DEFAULT_DEADLINE)).plusMinutes(1);
+        return s.timeoutDuration().plusSeconds(stopBudget(spec, s) + 30).plus(Durations.parse(ReadySpec.DEFAULT_DEADLINE)).plusMinutes(1);
     }
 
     private WindowResult runLocked(ModuleSection section, String module, String schedule, String windowId, Instant since,
@@ -346,7 +345,7 @@ public final class WindowRunner {
             held.add(new WindowJournal.HeldContainer(dockerName, id, policy.equals("no") ? null : policy));
             nodes.add(new String[] {dockerName, id});
         }
-        int stopBudget = s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
+        int stopBudget = stopBudget(spec, s);
         String stepName = module + "." + schedule + "." + windowId;
         WindowJournal.Entry entry = new WindowJournal.Entry(host, module, schedule, windowId, since,
                 since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), process, WindowJournal.thisProcessStart(),
@@ -406,6 +405,11 @@ public final class WindowRunner {
         WindowJournal.Entry next = entry.opening(stage);
         journal.write(next);
         return next;
+    }
+
+    /** @return the seconds the schedule's held containers may take to stop, one after another: part of its deadline */
+    private static int stopBudget(ModuleSpec spec, ScheduleSpec s) {
+        return s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
     }
 
     private static int stopTimeout(ModuleSpec spec, String name) {

@@ -244,7 +244,7 @@ class MaintenanceIT {
     /** @return the engine's events since {@code from} that change the named container */
     private static List<Event> changes(EngineEvents e, String name, long from) {
         return e.all().stream().filter(ev -> EngineEvents.time(ev) >= from && name.equals(EngineEvents.name(ev))
-                && List.of("create", "start", "kill", "die", "stop", "destroy", "rename", "restart", "pause").contains(EngineEvents.action(ev))).toList();
+                && RolloutIT.CHANGES.contains(EngineEvents.action(ev))).toList();
     }
 
     private static void assertNoOverlap(List<long[]> spans, String what) {

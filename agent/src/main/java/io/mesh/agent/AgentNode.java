@@ -4,6 +4,7 @@ import io.mesh.wire.AgentRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.PersistentParents;
+import io.mesh.wire.ZkNode;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -97,13 +98,10 @@ public final class AgentNode implements AutoCloseable {
             } catch (KeeperException.NodeExistsException e) {
                 // someone has it: look who
             }
-            Stat stat = new Stat();
-            byte[] bytes;
-            try {
-                bytes = client.getData().storingStatIn(stat).forPath(path);
-            } catch (KeeperException.NoNodeException gone) {
-                continue; // went between the create and the read
-            }
+            ZkNode node = ZkNode.read(client, path);
+            if (node == null) continue; // went between the create and the read
+            byte[] bytes = node.data();
+            Stat stat = node.stat();
             if (stat.getEphemeralOwner() == sessionId()) break; // this session made it (a retried create)
             AgentRecord holder = parse(bytes);
             String who = describe(holder, bytes, stat);

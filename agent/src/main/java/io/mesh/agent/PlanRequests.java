@@ -10,6 +10,7 @@ import io.mesh.wire.PlanAnswer;
 import io.mesh.wire.PlanState;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.watch.PersistentWatcher;
@@ -17,7 +18,6 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -133,14 +133,9 @@ public final class PlanRequests implements AutoCloseable {
     /** Answers one plan when this host's node is pending. */
     void answer(String plan) throws Exception {
         String path = paths.plan(plan, host);
-        Stat stat = new Stat();
-        byte[] data;
-        try {
-            data = client.getData().storingStatIn(stat).forPath(path);
-        } catch (KeeperException.NoNodeException e) {
-            return; // not asked of this host, or deleted
-        }
-        PlanAnswer pending = Json.readOrNull(data, PlanAnswer.class);
+        ZkNode node = ZkNode.read(client, path);
+        if (node == null) return; // not asked of this host, or deleted
+        PlanAnswer pending = node.as(PlanAnswer.class);
         if (pending == null || pending.state() != PlanState.PENDING) return;
         PlanAnswer answer;
         try {
@@ -152,7 +147,7 @@ public final class PlanRequests implements AutoCloseable {
             answer = pending.failed(me, Times.now(), "the agent of " + host + " could not plan: " + describe(e));
         }
         try {
-            client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(answer));
+            client.setData().withVersion(node.version()).forPath(path, Json.bytes(answer));
         } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
             return; // answered or deleted meanwhile: never overwrite
         }

@@ -8,6 +8,7 @@ import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;
 import io.mesh.wire.WindowRequestState;
 import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -204,13 +205,10 @@ public final class WindowRequests implements AutoCloseable {
         for (String name : names) {
             if (!name.startsWith(ZkPaths.WINDOW_REQUEST_PREFIX) || claimed.contains(name)) continue;
             String path = paths.request(host, name);
-            Stat stat = new Stat();
-            WindowRequest req;
-            try {
-                req = Json.readOrNull(client.getData().storingStatIn(stat).forPath(path), WindowRequest.class);
-            } catch (KeeperException.NoNodeException e) {
-                continue;
-            }
+            ZkNode node = ZkNode.read(client, path);
+            if (node == null) continue;
+            Stat stat = node.stat();
+            WindowRequest req = node.as(WindowRequest.class);
             try {
                 if (req == null) {
                     if (Instant.ofEpochMilli(stat.getMtime()).plus(ttl).isBefore(now)) client.delete().withVersion(stat.getVersion()).forPath(path);

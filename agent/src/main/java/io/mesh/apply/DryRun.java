@@ -30,26 +30,13 @@ import java.util.Objects;
  * <p>It only reads: one labelled container list and one image inspect per image from Docker, the held and window
  * nodes from ZooKeeper. It takes no lock (it writes nothing, so there is nothing to guard), never pulls, never logs a
  * container's output. What it reads may change before a push lands: a plan is a forecast, not a reservation.
+ *
+ * @param store  ZooKeeper access (held and window nodes)
+ * @param docker the local engine, read only
+ * @param host   this host's id
+ * @param policy the agent's policy, as the apply checks it
  */
-public final class DryRun {
-    private final MeshStore store;
-    private final ContainerRuntime docker;
-    private final String host;
-    private final Policy policy;
-
-    /**
-     * @param store  ZooKeeper access (held and window nodes)
-     * @param docker the local engine, read only
-     * @param host   this host's id
-     * @param policy the agent's policy, as the apply checks it
-     */
-    public DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy) {
-        this.store = store;
-        this.docker = docker;
-        this.host = host;
-        this.policy = policy;
-    }
-
+public record DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy) {
     /**
      * @param spec the module as it would be pushed
      * @return what an apply of it would do here; {@code null} when the module does not run on this host and has no

@@ -31,30 +31,15 @@ import io.mesh.wire.Json;
  * host off them) and closes exactly the stages the journal says opened, in reverse ({@link WindowClosing}); the
  * caller records the result, outcome {@code recovered}, once it has given the fence back ({@link #record}). The rule:
  * docs/design.md, "Crash recovery".
+ *
+ * @param store   ZooKeeper access
+ * @param docker  the local container runtime
+ * @param host    this host's id
+ * @param process this process
+ * @param journal the host's window journal
  */
-public final class WindowRecovery {
+public record WindowRecovery(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal) {
     private static final Logger log = LoggerFactory.getLogger(WindowRecovery.class);
-
-    private final MeshStore store;
-    private final ContainerRuntime docker;
-    private final String host;
-    private final ProcessRef process;
-    private final WindowJournal journal;
-
-    /**
-     * @param store   ZooKeeper access
-     * @param docker  the local container runtime
-     * @param host    this host's id
-     * @param process this process
-     * @param journal the host's window journal
-     */
-    public WindowRecovery(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal) {
-        this.store = store;
-        this.docker = docker;
-        this.host = host;
-        this.process = process;
-        this.journal = journal;
-    }
 
     /**
      * The open window of a module on this host, as the host itself records it: the journal entry under

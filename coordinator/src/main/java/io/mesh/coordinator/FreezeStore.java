@@ -19,23 +19,12 @@ import java.util.List;
  * The coordinator's side of {@code /mesh/freezes} (SPEC.md, "Freezes"; docs/decisions/0014-freezes.md): write a
  * freeze, delete it (a thaw), list them. The agents only read these nodes; a freeze past its {@code until} is left
  * in place (it no longer holds) until a thaw or a new freeze of the same name replaces it.
+ *
+ * @param client a started Curator client
+ * @param paths  the layout
+ * @param clock  for {@code since} and whether a freeze still holds
  */
-public final class FreezeStore {
-    private final CuratorFramework client;
-    private final ZkPaths paths;
-    private final Clock clock;
-
-    /**
-     * @param client a started Curator client
-     * @param paths  the layout
-     * @param clock  for {@code since} and whether a freeze still holds
-     */
-    public FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
-        this.client = client;
-        this.paths = paths;
-        this.clock = clock;
-    }
-
+public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
     /**
      * One freeze node, as {@code GET /v1/freezes} lists it.
      *

@@ -39,8 +39,13 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>Targeted hosts: those the manifest's modules name, and those the modules' desired nodes name now (an apply there
  * would remove what the manifest no longer gives them); {@code *} is every host with an agent node.
+ *
+ * @param client    a started Curator client
+ * @param paths     the layout
+ * @param validator the push's validation, the same a push goes through
+ * @param clock     source of {@code requestedAt}
  */
-public final class PlanStore {
+public record PlanStore(CuratorFramework client, ZkPaths paths, PushWriter validator, Clock clock) {
     /** Plans kept: the newest this many ... */
     public static final int KEEP = 20;
     /** ... and none older than this. */
@@ -49,24 +54,6 @@ public final class PlanStore {
     private static final int MAX_ATTEMPTS = 10;
 
     private static final Logger LOG = LoggerFactory.getLogger(PlanStore.class);
-
-    private final CuratorFramework client;
-    private final ZkPaths paths;
-    private final PushWriter validator;
-    private final Clock clock;
-
-    /**
-     * @param client    a started Curator client
-     * @param paths     the layout
-     * @param validator the push's validation, the same a push goes through
-     * @param clock     source of {@code requestedAt}
-     */
-    public PlanStore(CuratorFramework client, ZkPaths paths, PushWriter validator, Clock clock) {
-        this.client = client;
-        this.paths = paths;
-        this.validator = validator;
-        this.clock = clock;
-    }
 
     /**
      * What was written.

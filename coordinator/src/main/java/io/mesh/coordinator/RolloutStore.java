@@ -2,10 +2,10 @@ package io.mesh.coordinator;
 
 import io.mesh.wire.Json;
 import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 
 import java.time.Clock;
 import java.util.Optional;
@@ -14,23 +14,13 @@ import java.util.Optional;
  * An operator's side of {@code /mesh/rollouts/<module>} (SPEC.md, "Rollouts"; docs/decisions/0013-rollouts.md): read
  * it, resume or abort it. Every move is a write at the version read, as the agents' moves are, so a coordinator keeps
  * nothing and any coordinator may do it.
+ *
+ * @param client a started Curator client
+ * @param paths  the layout
+ * @param clock  for the record's times
  */
-public final class RolloutStore {
+public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) {
     private static final int MAX_ATTEMPTS = 20;
-    private final CuratorFramework client;
-    private final ZkPaths paths;
-    private final Clock clock;
-
-    /**
-     * @param client a started Curator client
-     * @param paths  the layout
-     * @param clock  for the record's times
-     */
-    public RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) {
-        this.client = client;
-        this.paths = paths;
-        this.clock = clock;
-    }
 
     /**
      * @param module module name (checked by the caller)
@@ -59,20 +49,15 @@ public final class RolloutStore {
     public Optional<RolloutRecord> move(String module, Move move, String by, String push) throws Exception {
         String path = paths.rollout(module);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            Stat stat = new Stat();
-            byte[] data;
-            try {
-                data = client.getData().storingStatIn(stat).forPath(path);
-            } catch (KeeperException.NoNodeException e) {
-                return Optional.empty();
-            }
-            RolloutRecord r = Json.read(data, RolloutRecord.class);
+            ZkNode node = ZkNode.read(client, path);
+            if (node == null) return Optional.empty();
+            RolloutRecord r = Json.read(node.data(), RolloutRecord.class);
             if (push != null && !push.equals(r.push())) {
                 throw new IllegalStateException("the rollout of " + module + " is of " + r.push() + " now, not " + push + " (a newer push replaced it)");
             }
             RolloutRecord next = move == Move.RESUME ? r.resume(by, clock.instant()) : r.abort(by, clock.instant());
             try {
-                client.setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
+                client.setData().withVersion(node.version()).forPath(path, Json.bytes(next));
                 return Optional.of(next.withoutPrevious());
             } catch (KeeperException.BadVersionException e) {
                 // an agent moved it meanwhile: read again

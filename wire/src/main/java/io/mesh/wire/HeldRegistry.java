@@ -4,7 +4,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -158,18 +157,15 @@ public final class HeldRegistry implements AutoCloseable {
         } catch (KeeperException.NodeExistsException e) {
             // read below
         }
-        Stat st = new Stat();
-        byte[] data;
-        try {
-            data = client.getData().storingStatIn(st).forPath(path);
-        } catch (KeeperException.NoNodeException gone) {
+        ZkNode node = ZkNode.read(client, path);
+        if (node == null) {
             throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " was being held or released meanwhile; try again");
         }
-        HeldRecord there = Json.readOrNull(data, HeldRecord.class);
+        HeldRecord there = node.as(HeldRecord.class);
         if (there == null) there = HeldRecord.unreadable(record.host(), record.container());
         if (there.operatorHold() && there.expiredAt(Times.now())) {
             try {
-                client.setData().withVersion(st.getVersion()).forPath(path, Json.bytes(record));
+                client.setData().withVersion(node.version()).forPath(path, Json.bytes(record));
                 return;
             } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
                 throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " changed meanwhile; try again");
@@ -188,20 +184,15 @@ public final class HeldRegistry implements AutoCloseable {
      */
     public static HeldRecord release(CuratorFramework client, ZkPaths paths, String host, String container) throws Exception {
         String path = paths.held(host, container);
-        Stat st = new Stat();
-        byte[] data;
-        try {
-            data = client.getData().storingStatIn(st).forPath(path);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        }
-        HeldRecord there = Json.readOrNull(data, HeldRecord.class);
+        ZkNode node = ZkNode.read(client, path);
+        if (node == null) return null;
+        HeldRecord there = node.as(HeldRecord.class);
         if (there == null || !there.operatorHold()) {
             HeldRecord shown = there == null ? HeldRecord.unreadable(host, container) : there;
             throw new AlreadyHeldException(shown, container + " on " + host + " is " + shown.reason() + ", not by an operator: it ends with its window");
         }
         try {
-            client.delete().withVersion(st.getVersion()).forPath(path);
+            client.delete().withVersion(node.version()).forPath(path);
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
@@ -218,11 +209,11 @@ public final class HeldRegistry implements AutoCloseable {
      */
     public static boolean deleteExpired(CuratorFramework client, ZkPaths paths, String host, String container, Instant now) throws Exception {
         String path = paths.held(host, container);
-        Stat st = new Stat();
+        ZkNode node = ZkNode.read(client, path);
+        HeldRecord h = node == null ? null : node.as(HeldRecord.class);
+        if (h == null || !h.expiredAt(now)) return false;
         try {
-            HeldRecord h = Json.readOrNull(client.getData().storingStatIn(st).forPath(path), HeldRecord.class);
-            if (h == null || !h.expiredAt(now)) return false;
-            client.delete().withVersion(st.getVersion()).forPath(path);
+            client.delete().withVersion(node.version()).forPath(path);
             return true;
         } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
             return false;
@@ -240,13 +231,13 @@ public final class HeldRegistry implements AutoCloseable {
      */
     public static boolean markStopped(CuratorFramework client, ZkPaths paths, HeldRecord read, Instant at) throws Exception {
         String path = paths.held(read.host(), read.container());
-        Stat st = new Stat();
+        ZkNode node = ZkNode.read(client, path);
+        HeldRecord now = node == null ? null : node.as(HeldRecord.class);
+        if (now == null || !read.equals(now)) return false;
+        HeldRecord marked = new HeldRecord(now.host(), now.module(), now.container(), now.containerId(), null, null, now.since(),
+                now.by(), now.hold().stoppedAt(at));
         try {
-            HeldRecord now = Json.readOrNull(client.getData().storingStatIn(st).forPath(path), HeldRecord.class);
-            if (now == null || !read.equals(now)) return false;
-            HeldRecord marked = new HeldRecord(now.host(), now.module(), now.container(), now.containerId(), null, null, now.since(),
-                    now.by(), now.hold().stoppedAt(at));
-            client.setData().withVersion(st.getVersion()).forPath(path, Json.bytes(marked));
+            client.setData().withVersion(node.version()).forPath(path, Json.bytes(marked));
             return true;
         } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
             return false;

@@ -28,7 +28,7 @@ class ArchitectureTest {
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
         for (String p : new String[] {"wire", "zk", "docker", "lock", "policy", "section", "window", "apply", "agent", "metrics",
-                "rollout", "freeze", "coordinator", "client"}) {
+                "rollout", "freeze", "hold", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -45,6 +45,7 @@ class ArchitectureTest {
                 .layer("section").definedBy("io.mesh.section..")
                 .layer("rollout").definedBy("io.mesh.rollout..")
                 .layer("freeze").definedBy("io.mesh.freeze..")
+                .layer("hold").definedBy("io.mesh.hold..")
                 .layer("window").definedBy("io.mesh.window..")
                 .layer("apply").definedBy("io.mesh.apply..")
                 .layer("metrics").definedBy("io.mesh.metrics..")
@@ -54,13 +55,14 @@ class ArchitectureTest {
                 .whereLayer("agent").mayNotBeAccessedByAnyLayer()
                 .whereLayer("apply").mayOnlyBeAccessedByLayers("agent")
                 .whereLayer("window").mayOnlyBeAccessedByLayers("apply", "agent")
-                .whereLayer("section").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("section").mayOnlyBeAccessedByLayers("hold", "window", "apply", "agent")
                 .whereLayer("rollout").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
+                .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
-                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "window", "apply", "agent")
-                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "window", "apply", "agent")
+                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "window", "apply", "agent")
+                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "window", "apply", "agent")
                 .whereLayer("metrics").mayOnlyBeAccessedByLayers("agent")
                 .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")
                 .whereLayer("client").mayNotBeAccessedByAnyLayer();

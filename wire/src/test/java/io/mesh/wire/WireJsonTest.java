@@ -38,14 +38,14 @@ class WireJsonTest {
             + "\"by\":{\"pid\":18951,\"process\":\"mesh window run by root from 127.0.0.1 via mesh-coordinator\"},\"state\":\"running\","
             + "\"runner\":{\"pid\":29182,\"process\":\"mesh-agent run\"},\"startedAt\":\"2026-11-30T10:21:46.072Z\"}";
 
-    /** docs/zkcli.md, "Freezes": a frozen module's report, deferred with its freeze; nothing was done. */
+    /** docs/zkcli.md, "Other nodes" (freezes): a frozen module's report, deferred with its freeze; nothing was done. */
     static final String FROZEN = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":\"r3\",\"push\":\"push-0000000003\","
             + "\"outcome\":\"deferred\",\"startedAt\":\"2026-11-30T03:30:01Z\",\"finishedAt\":\"2026-11-30T03:30:01.010Z\","
             + "\"window\":null,\"containers\":[],"
             + "\"lastApplied\":{\"push\":\"push-0000000002\",\"revision\":\"r2\",\"at\":\"2026-11-30T03:00:00Z\"},"
             + "\"freeze\":{\"by\":\"token\",\"reason\":\"release weekend\",\"since\":\"2026-11-30T02:00:00Z\",\"until\":\"2026-11-30T06:00:00Z\"}}";
 
-    /** docs/zkcli.md, "Freezes": the data of /mesh/freezes/store. */
+    /** docs/zkcli.md, "Other nodes" (freezes): the data of /mesh/freezes/store. */
     static final String FREEZE = "{\"by\":\"token\",\"reason\":\"release weekend\",\"since\":\"2026-11-30T02:00:00Z\",\"until\":\"2026-11-30T06:00:00Z\"}";
 
     @Test

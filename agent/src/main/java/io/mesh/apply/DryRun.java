@@ -3,6 +3,8 @@ package io.mesh.apply;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.policy.Policy;
+import io.mesh.secrets.DigestKey;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
@@ -15,6 +17,7 @@ import io.mesh.wire.PlanOutcome;
 import io.mesh.wire.WindowRecord;
 import io.mesh.zk.MeshStore;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -36,18 +39,34 @@ public final class DryRun {
     private final ContainerRuntime docker;
     private final String host;
     private final Policy policy;
+    private final SecretsDir secrets;
 
     /**
+     * A plan with the default {@code --secrets-dir} and {@code --state-dir}.
+     *
      * @param store  ZooKeeper access (held and window nodes)
      * @param docker the local engine, read only
      * @param host   this host's id
      * @param policy the agent's policy, as the apply checks it
      */
     public DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy) {
+        this(store, docker, host, policy, new SecretsDir(SecretsDir.DEFAULT, new DigestKey(Path.of("/var/lib/mesh/agent"))));
+    }
+
+    /**
+     * @param store   ZooKeeper access (held and window nodes)
+     * @param docker  the local engine, read only
+     * @param host    this host's id
+     * @param policy  the agent's policy, as the apply checks it
+     * @param secrets the host's secrets dir, read as the apply reads it (a plan shows {@code secret changed: NAME} and
+     *                a secret that cannot be read, never a value)
+     */
+    public DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy, SecretsDir secrets) {
         this.store = store;
         this.docker = docker;
         this.host = host;
         this.policy = policy;
+        this.secrets = secrets;
     }
 
     /**
@@ -63,7 +82,8 @@ public final class DryRun {
         if (want.isEmpty() && observed.isEmpty()) return null;
         Map<String, HeldRecord> held = store.held(host);
         WindowRecord window = store.window(host, module);
-        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held);
+        Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
+        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read));
         Map<String, Boolean> images = new HashMap<>();
         List<ContainerPlan> containers = new ArrayList<>();
         boolean fails = false;
@@ -76,6 +96,12 @@ public final class DryRun {
             String image = null;
             if (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE) {
                 image = s.image();
+                List<String> unreadable = ApplyExecution.secretProblems(read, a);
+                if (!unreadable.isEmpty()) {
+                    action = ContainerAction.FAILED; // as the apply reports a container whose secrets cannot be read
+                    reasons.addAll(unreadable);
+                    problems.addAll(unreadable);
+                }
                 List<String> refusals = ApplyExecution.refusals(policy, a, s);
                 if (!refusals.isEmpty()) {
                     action = ContainerAction.FAILED; // as the apply reports a refused container

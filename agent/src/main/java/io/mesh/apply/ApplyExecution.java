@@ -302,8 +302,20 @@ final class ApplyExecution {
         }
     }
 
+    /**
+     * One container's calls; its result's reasons carry what the container printed (log lines, healthcheck output)
+     * with its secret values taken out (decision 18).
+     */
     private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
                                     Images images) {
+        ContainerResult r = executeCalls(a, spec, desired, before, images);
+        SecretsDir.Resolved s = secrets.get(a.name());
+        if (s == null || r == null) return r;
+        return r.withReasons(s.redaction().apply(r.reasons()));
+    }
+
+    private ContainerResult executeCalls(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
+                                         Images images) {
         String id = a.existingId();
         ContainerResult refused = refuse(a, spec); // before anything is created, stopped or pulled
         if (refused != null) return refused;

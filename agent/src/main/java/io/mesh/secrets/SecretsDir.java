@@ -49,11 +49,12 @@ public final class SecretsDir {
      *
      * @param digests  by secret name, the digest of each file that could be read
      * @param delivery what the container's create gives Docker
-     * @param problems one line per secret that cannot be had (naming it and its file, and the fix); empty when all can
+     * @param problems  one line per secret that cannot be had (naming it and its file, and the fix); empty when all can
+     * @param redaction takes the values out of what the container prints, before it goes into a report
      */
-    public record Resolved(Map<String, String> digests, SecretDelivery delivery, List<String> problems) {
+    public record Resolved(Map<String, String> digests, SecretDelivery delivery, List<String> problems, Redaction redaction) {
         /** A container without secrets. */
-        public static final Resolved NONE = new Resolved(Map.of(), SecretDelivery.NONE, List.of());
+        public static final Resolved NONE = new Resolved(Map.of(), SecretDelivery.NONE, List.of(), Redaction.NONE);
 
         /** Copies. */
         public Resolved {
@@ -78,21 +79,31 @@ public final class SecretsDir {
         Map<String, String> env = new LinkedHashMap<>();
         List<SecretDelivery.FileMount> files = new ArrayList<>();
         List<String> problems = new ArrayList<>();
+        Map<String, String> texts = new LinkedHashMap<>(); // for the redaction of what the container prints
         for (Map.Entry<String, SecretRef> e : spec.secrets().entrySet()) {
             String name = e.getKey();
             SecretRef ref = e.getValue();
             String where = "secret " + name + ": file " + ref.file();
             try {
                 Path real = locate(ref.file(), where);
-                if (ref.deliveredAsFile()) {
-                    try (InputStream in = Files.newInputStream(real)) {
+                if (ref.deliveredAsFile() && Files.size(real) > MAX_ENV_BYTES) {
+                    try (InputStream in = Files.newInputStream(real)) { // large: digested as it streams, never held
                         digests.put(name, key.digest(in));
                     }
                     files.add(new SecretDelivery.FileMount(real, ref.target()));
+                } else if (ref.deliveredAsFile()) {
+                    byte[] bytes = Files.readAllBytes(real);
+                    digests.put(name, key.digest(new ByteArrayInputStream(bytes)));
+                    files.add(new SecretDelivery.FileMount(real, ref.target()));
+                    String text = utf8(bytes, bytes.length);
+                    if (text != null) texts.put(name, text);
+                    Arrays.fill(bytes, (byte) 0);
                 } else {
                     byte[] bytes = envBytes(real, where);
                     digests.put(name, key.digest(new ByteArrayInputStream(bytes)));
-                    env.put(name, envValue(bytes, where));
+                    String value = envValue(bytes, where);
+                    env.put(name, value);
+                    texts.put(name, value);
                     Arrays.fill(bytes, (byte) 0);
                 }
             } catch (Refused r) {
@@ -104,7 +115,8 @@ public final class SecretsDir {
                 problems.add(where + " cannot be read (" + x.getClass().getSimpleName() + "): make it readable by the agent");
             }
         }
-        return new Resolved(digests, problems.isEmpty() ? new SecretDelivery(env, files) : SecretDelivery.NONE, problems);
+        return new Resolved(digests, problems.isEmpty() ? new SecretDelivery(env, files) : SecretDelivery.NONE, problems,
+                Redaction.of(texts));
     }
 
     /** @return the file's real path, checked to be a regular file inside the secrets dir */
@@ -150,11 +162,20 @@ public final class SecretsDir {
                 throw new Refused(where + " holds a NUL byte, which an environment variable cannot: give it a target to mount it as a file");
             }
         }
+        String text = utf8(bytes, n);
+        if (text == null) {
+            throw new Refused(where + " is not UTF-8 text, which an environment variable needs: give it a target to mount it as a file");
+        }
+        return text;
+    }
+
+    /** @return the first {@code n} bytes as UTF-8 text, or {@code null} when they are not */
+    private static String utf8(byte[] bytes, int n) {
         try {
             return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes, 0, n)).toString();
         } catch (CharacterCodingException e) {
-            throw new Refused(where + " is not UTF-8 text, which an environment variable needs: give it a target to mount it as a file");
+            return null;
         }
     }
 

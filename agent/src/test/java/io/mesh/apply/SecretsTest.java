@@ -269,6 +269,32 @@ class SecretsTest {
         assertNoLogLineHasAValue();
     }
 
+    /** A container that prints both its secrets and exits: the report carries its log lines, without the values. */
+    @Test
+    void whatTheContainerPrintsReachesTheReportWithoutItsSecrets() throws Exception {
+        String password = secretValue();
+        String key = secretValue();
+        writeSecret("db/password", password);
+        writeSecret("tls.key", "-----BEGIN KEY-----\n" + key + "\n-----END KEY-----\n");
+        zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  web:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"echo connecting with $DB_PASSWORD; cat /run/secrets/tls.key; exit 3\"]\n"
+                + "    network: none\n    restart: \"no\"\n"
+                + "    secrets:\n"
+                + "      DB_PASSWORD: {file: db/password}\n"
+                + "      tls-key: {file: tls.key, target: /run/secrets/tls.key}\n", "r1");
+
+        ApplyReport r = applier.apply(module, () -> false);
+
+        assertThat(r.outcome()).as(Json.text(r)).isEqualTo(ApplyOutcome.FAILED);
+        List<String> reasons = container(r, "web").reasons();
+        assertThat(reasons).as(Json.text(r)).contains("log: connecting with <secret DB_PASSWORD>", "log: <secret tls-key>");
+        String report = new String(zk.client().getData().forPath(zk.paths().report(HOST, module)), StandardCharsets.UTF_8);
+        assertThat(report).contains("<secret DB_PASSWORD>");
+        znodes().forEach((path, data) -> assertThat(data).as(path).doesNotContain(password, key));
+        assertNoLogLineHasAValue();
+    }
+
     /** Docker actions that change a container (an exec of the test's is none). */
     private static final Set<String> CHANGES = Set.of("create", "start", "stop", "kill", "die", "destroy", "rename", "update", "restart");
 

@@ -101,6 +101,21 @@ class SecretsDirTest {
         assertThat(secrets.resolve(spec(Map.of("blob", SecretRef.mounted("big", "/b")))).problems()).isEmpty();
     }
 
+    /** What the container prints loses each value: an env secret's, a text file's whole text and each of its lines. */
+    @Test
+    void theRedactionTakesOutEachValueAndEachLineOfAFile() throws Exception {
+        Files.writeString(dir.resolve("p"), "hunter22\n");
+        Files.writeString(dir.resolve("pem"), "-----BEGIN-----\nAAAABBBB\n-----END-----\n");
+        Files.writeString(dir.resolve("short"), "abc");
+        SecretsDir.Resolved r = secrets.resolve(spec(Map.of("P", SecretRef.env("p"), "pem", SecretRef.mounted("pem", "/k"),
+                "S", SecretRef.env("short"))));
+
+        assertThat(r.redaction().apply("login hunter22 failed; key AAAABBBB")).isEqualTo("login <secret P> failed; key <secret pem>");
+        assertThat(r.redaction().apply("abc stays")).as("shorter than " + Redaction.MIN_LENGTH).isEqualTo("abc stays");
+        assertThat(r.redaction().toString()).doesNotContain("hunter22", "AAAABBBB").contains("P", "pem");
+        assertThat(r.toString()).doesNotContain("hunter22", "AAAABBBB");
+    }
+
     @Test
     void aMissingSecretsDirSaysToCreateIt() {
         SecretsDir none = new SecretsDir(tmp.resolve("absent"), new DigestKey(state));

@@ -1,6 +1,8 @@
 package io.mesh.agent;
 
 import io.mesh.policy.Policy;
+import io.mesh.secrets.DigestKey;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.ZkPaths;
 
 import java.nio.file.Path;
@@ -16,15 +18,29 @@ import java.time.Duration;
  * @param applyLockWait     how long an apply waits for the module lock before reporting {@code deferred} (2 s)
  * @param windowLockWait    how long a window waits for the module lock (an apply in progress) before failing (10 min)
  * @param policy            what containers and steps may do to this host ({@code --allow-*}; {@link Policy#DEFAULT})
+ * @param secretsDir        where the files containers' {@code secrets} name live ({@code --secrets-dir};
+ *                          {@link SecretsDir#DEFAULT})
  */
 public record AgentConfig(String host, ZkPaths paths, Path stateDir, Duration reconcileInterval,
-                          Duration applyLockWait, Duration windowLockWait, Policy policy) {
+                          Duration applyLockWait, Duration windowLockWait, Policy policy, Path secretsDir) {
     /** mesh's version, as {@code /mesh/agents/<host>} reports it. */
     public static final String VERSION = "0.1.0";
 
-    /** A null policy is {@link Policy#DEFAULT}. */
+    /** A null policy is {@link Policy#DEFAULT}, a null secrets dir {@link SecretsDir#DEFAULT}. */
     public AgentConfig {
         policy = policy == null ? Policy.DEFAULT : policy;
+        secretsDir = secretsDir == null ? SecretsDir.DEFAULT : secretsDir;
+    }
+
+    /** A configuration with the default secrets dir. */
+    public AgentConfig(String host, ZkPaths paths, Path stateDir, Duration reconcileInterval,
+                       Duration applyLockWait, Duration windowLockWait, Policy policy) {
+        this(host, paths, stateDir, reconcileInterval, applyLockWait, windowLockWait, policy, SecretsDir.DEFAULT);
+    }
+
+    /** @return the secrets dir, its digests keyed by the key in the state dir (decision 18) */
+    public SecretsDir secrets() {
+        return new SecretsDir(secretsDir, new DigestKey(stateDir));
     }
 
     /**

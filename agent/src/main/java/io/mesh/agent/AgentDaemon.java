@@ -2,6 +2,7 @@ package io.mesh.agent;
 
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
@@ -117,7 +118,8 @@ public final class AgentDaemon implements AutoCloseable {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
-        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy());
+        SecretsDir secrets = config.secrets();
+        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy(), secrets);
         this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
         this.scheduler = new WindowScheduler(timer, this::fireWindow, Clock.systemUTC(), config.stateDir(),
@@ -128,7 +130,7 @@ public final class AgentDaemon implements AutoCloseable {
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
-                new DryRun(store, docker, config.host(), config.policy()));
+                new DryRun(store, docker, config.host(), config.policy(), secrets));
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply);
     }
 
@@ -191,8 +193,9 @@ public final class AgentDaemon implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
-        log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] started", config.host(),
-                config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy());
+        log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] secrets-dir={} started", config.host(),
+                config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy(),
+                config.secretsDir());
     }
 
     /**

@@ -35,6 +35,7 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>
  * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--docker-timeout 30s] [--state-dir DIR]
+ *                   [--secrets-dir DIR]
  *                   [--reconcile-interval 60s] [--apply-lock-wait 2s] [--zk-auth-file F]
  *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-cap CAP]...
  * mesh-agent window --host H --module M --schedule S [same common options]
@@ -71,6 +72,9 @@ public final class AgentMain implements Runnable {
         String dockerTimeout;
         @Option(names = "--state-dir", defaultValue = "/var/lib/mesh/agent", description = "Local state directory (default: ${DEFAULT-VALUE}).")
         Path stateDir;
+        @Option(names = "--secrets-dir", defaultValue = "/etc/mesh/secrets", paramLabel = "DIR",
+                description = "Where the files named by containers' secrets live; keep it readable by the agent only (default: ${DEFAULT-VALUE}).")
+        Path secretsDir;
         @Option(names = "--window-lock-wait", defaultValue = "10m", description = "How long a window waits for the module lock (default: ${DEFAULT-VALUE}).")
         String windowLockWait;
         @Mixin
@@ -94,7 +98,7 @@ public final class AgentMain implements Runnable {
             process.selectLogFormat();
             return new AgentConfig(ZkPaths.checkHost(host), process.paths(), stateDir, reconcile,
                     applyLockWait, Durations.parse(windowLockWait),
-                    new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
+                    new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap), secretsDir);
         }
 
         /** @return the Docker engine of {@code --docker-host}, its calls bounded by {@code --docker-timeout} */

@@ -5,6 +5,8 @@ import io.mesh.freeze.FreezeGate;
 import io.mesh.lock.ModuleLock;
 import io.mesh.policy.Policy;
 import io.mesh.rollout.RolloutGate;
+import io.mesh.secrets.DigestKey;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
 import io.mesh.window.WindowJournal;
@@ -72,6 +74,7 @@ public final class Applier {
     private final WindowRecovery recovery;
     private final SessionGuard session;
     private final Policy policy;
+    private final SecretsDir secrets;
     private final HostFence fences;
     private final ReportWriter reports;
     private final NoOpReconcile noOp;
@@ -104,7 +107,25 @@ public final class Applier {
      */
     public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
                    WindowJournal journal, Policy policy) {
+        this(store, docker, host, process, applyLockWait, journal, policy,
+                new SecretsDir(SecretsDir.DEFAULT, new DigestKey(journal.stateDir())));
+    }
+
+    /**
+     * @param store         ZooKeeper access
+     * @param docker        the local engine
+     * @param host          this host's id
+     * @param process       this process, for lock nodes
+     * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
+     * @param journal       the host's window journal ({@code --state-dir})
+     * @param policy        what containers may do to this host; checked before every create and recreate
+     * @param secrets       the host's secrets dir ({@code --secrets-dir}), read at every apply and reconcile of a
+     *                      module with secrets
+     */
+    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
+                   WindowJournal journal, Policy policy, SecretsDir secrets) {
         this.policy = policy;
+        this.secrets = secrets;
         this.store = store;
         this.docker = docker;
         this.host = host;
@@ -115,7 +136,7 @@ public final class Applier {
         this.session = store.session();
         this.fences = journal.fences();
         this.reports = new ReportWriter(store);
-        this.noOp = new NoOpReconcile(store, docker, host, reports);
+        this.noOp = new NoOpReconcile(store, docker, host, reports, secrets);
         this.rollouts = new RolloutGate(store, host, process);
         this.freezes = new FreezeGate(store, Clock.systemUTC());
     }
@@ -217,7 +238,7 @@ public final class Applier {
                 }
                 // Frozen: no Docker call on the module (a journalled window's recovery above still ran: windows still run).
                 List<ContainerResult> results = newest == null || frozen != null ? null : admission.toApply() == null ? List.of()
-                        : new ApplyExecution(section.guarded(docker), policy, host).run(admission.toApply(), held,
+                        : new ApplyExecution(section.guarded(docker), policy, host, secrets).run(admission.toApply(), held,
                                 admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);

@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.policy.Policy;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
@@ -55,18 +56,23 @@ final class ApplyExecution {
     private final Policy policy;
     private final String host;
     private final Readiness readiness;
+    private final SecretsDir secretsDir;
     private Map<String, ContainerResult> reverted = Map.of();
+    /** By container name, its secrets as read at the start of this apply. */
+    private Map<String, SecretsDir.Resolved> secrets = Map.of();
 
     /**
      * @param docker the section's guarded runtime
      * @param policy what containers may do to this host
-     * @param host   this host's id
+     * @param host    this host's id
+     * @param secrets the host's secrets dir, read for each container with secrets
      */
-    ApplyExecution(ContainerRuntime docker, Policy policy, String host) {
+    ApplyExecution(ContainerRuntime docker, Policy policy, String host, SecretsDir secrets) {
         this.docker = docker;
         this.policy = policy;
         this.host = host;
         this.readiness = new Readiness(docker);
+        this.secretsDir = secrets;
     }
 
     /**
@@ -92,12 +98,34 @@ final class ApplyExecution {
             throws InterruptedException {
         this.reverted = reverted;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        this.secrets = resolve(secretsDir, want);
         List<ObservedContainer> observed = docker.moduleContainers(desired.module());
         if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(desired.module());
         Map<String, ObservedContainer> byId = new LinkedHashMap<>();
         observed.forEach(o -> byId.put(o.id(), o));
-        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held);
+        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets));
         return executeAll(plan, want, desired, byId);
+    }
+
+    /**
+     * Reads the secrets of every container that has some, once per apply (and per plan and no-op reconcile): no watch,
+     * a rotated file is seen at the next of these (decision 18).
+     *
+     * @return by container name, its secrets; containers without secrets are left out
+     */
+    static Map<String, SecretsDir.Resolved> resolve(SecretsDir dir, Map<String, ContainerSpec> want) {
+        Map<String, SecretsDir.Resolved> out = new HashMap<>();
+        want.forEach((name, spec) -> {
+            if (!spec.secrets().isEmpty()) out.put(name, dir.resolve(spec));
+        });
+        return out;
+    }
+
+    /** @return by container name, its secrets' digests, as the planner takes them */
+    static Map<String, Map<String, String>> digests(Map<String, SecretsDir.Resolved> secrets) {
+        Map<String, Map<String, String>> out = new HashMap<>();
+        secrets.forEach((name, r) -> out.put(name, r.digests()));
+        return out;
     }
 
     /**
@@ -274,10 +302,24 @@ final class ApplyExecution {
         }
     }
 
+    /**
+     * One container's calls; its result's reasons carry what the container printed (log lines, healthcheck output)
+     * with its secret values taken out (decision 18).
+     */
     private ContainerResult execute(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
                                     Images images) {
+        ContainerResult r = executeCalls(a, spec, desired, before, images);
+        SecretsDir.Resolved s = secrets.get(a.name());
+        if (s == null || r == null) return r;
+        return r.withReasons(s.redaction().apply(r.reasons()));
+    }
+
+    private ContainerResult executeCalls(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
+                                         Images images) {
         String id = a.existingId();
         ContainerResult refused = refuse(a, spec); // before anything is created, stopped or pulled
+        if (refused != null) return refused;
+        refused = secretsMissing(a);
         if (refused != null) return refused;
         try {
             switch (a.action()) {
@@ -288,7 +330,7 @@ final class ApplyExecution {
                 }
                 case CREATE -> {
                     images.ensure(spec.image());
-                    String newId = docker.create(a.dockerName(), spec, labels(desired, a.name(), spec));
+                    String newId = create(a.dockerName(), a.name(), spec, desired);
                     try {
                         docker.start(newId);
                     } catch (RuntimeException e) {
@@ -358,7 +400,7 @@ final class ApplyExecution {
         images.ensure(spec.image());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String prevName = a.dockerName() + PREV_SUFFIX;
-        String newId = outOfTheWay(desired.module(), nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
+        String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
         ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
         boolean wasRunning = before != null && before.running();
         String oldPolicy = null;
@@ -442,7 +484,7 @@ final class ApplyExecution {
                                                     ObservedContainer before, Images images) {
         images.ensure(spec.image());
         String nextName = a.dockerName() + NEXT_SUFFIX;
-        String newId = outOfTheWay(desired.module(), nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
+        String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
         try {
             docker.remove(before.id());
         } catch (RuntimeException e) {
@@ -493,13 +535,24 @@ final class ApplyExecution {
         }
     }
 
-    static Map<String, String> labels(DesiredRecord desired, String name, ContainerSpec spec) {
+    /** Creates a container with its labels and its secrets as read at the start of this apply. */
+    private String create(String dockerName, String name, ContainerSpec spec, DesiredRecord desired) {
+        SecretsDir.Resolved s = secrets.getOrDefault(name, SecretsDir.Resolved.NONE);
+        return docker.create(dockerName, spec, labels(desired, name, spec, s.digests()), s.delivery());
+    }
+
+    /**
+     * @param digests by secret name, the digest of each secret file as read at the start of this apply
+     * @return the labels of a managed container: the spec hash takes the digests in; the {@code mesh.spec} label shows
+     *         env values and secrets as digests only (decision 18)
+     */
+    static Map<String, String> labels(DesiredRecord desired, String name, ContainerSpec spec, Map<String, String> digests) {
         Map<String, String> l = new LinkedHashMap<>();
         l.put(Labels.MODULE, desired.module());
         l.put(Labels.CONTAINER, name);
-        l.put(Labels.SPEC_HASH, SpecDiff.hash(spec));
+        l.put(Labels.SPEC_HASH, SpecDiff.hash(spec, digests));
         l.put(Labels.REVISION, desired.revision() == null ? "" : desired.revision());
-        l.put(Labels.SPEC, SpecDiff.canonical(spec));
+        l.put(Labels.SPEC, SpecDiff.label(spec, digests));
         if (spec.ready() != null) l.put(Labels.READY, Json.text(spec.ready()));
         return l;
     }
@@ -533,6 +586,28 @@ final class ApplyExecution {
         List<String> reasons = new ArrayList<>(action.reasons());
         reasons.addAll(refusals);
         return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
+    }
+
+    /**
+     * A create or recreate of a container whose secrets cannot all be read is not made: the container fails naming
+     * each secret and its file, and what runs keeps running (decision 18).
+     *
+     * @return {@code null} when its secrets were read (or it has none, or the action is neither); else a {@code failed}
+     *         result keeping the existing container's id
+     */
+    private ContainerResult secretsMissing(PlannedAction action) {
+        List<String> problems = secretProblems(secrets, action);
+        if (problems.isEmpty()) return null;
+        List<String> reasons = new ArrayList<>(problems);
+        reasons.add(action.existingId() == null ? "not created" : "not recreated: the container that runs is left as it is");
+        return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
+    }
+
+    /** @return the secret problems of a planned create or recreate (shared by the apply and a plan); empty otherwise */
+    static List<String> secretProblems(Map<String, SecretsDir.Resolved> secrets, PlannedAction action) {
+        if (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE) return List.of();
+        SecretsDir.Resolved r = secrets.get(action.name());
+        return r == null ? List.of() : r.problems();
     }
 
     /**

@@ -39,6 +39,18 @@ public final class ApplyPlanner {
      */
     public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired,
                                            List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        return plan(module, desired, observed, held, Map.of());
+    }
+
+    /**
+     * As {@link #plan(String, Map, List, Map)}, for containers with secrets: each one's spec hash takes in its
+     * secrets' digests on this host, so a changed secret file recreates it (decision 18).
+     *
+     * @param secretDigests by container name, by secret name, the digest of each secret file on this host
+     *                      ({@link io.mesh.secrets.SecretsDir}); missing for containers without secrets
+     */
+    public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired, List<ObservedContainer> observed,
+                                           Map<String, HeldRecord> held, Map<String, Map<String, String>> secretDigests) {
         Map<String, ObservedContainer> primary = new LinkedHashMap<>();
         for (ObservedContainer c : observed) primary.put(c.dockerName(), c);
         Set<String> claimed = new HashSet<>();
@@ -60,10 +72,12 @@ public final class ApplyPlanner {
                 continue;
             }
             ContainerSpec want = e.getValue();
+            Map<String, String> digests = secretDigests.getOrDefault(name, Map.of());
+            String hash = SpecDiff.hash(want, digests);
             List<String> reasons = new ArrayList<>();
-            if (!SpecDiff.hash(want).equals(now.specHash())) {
-                reasons.addAll(SpecDiff.reasons(SpecDiff.parse(now.specJson()), want));
-                if (reasons.isEmpty()) reasons.add("spec changed (hash " + now.specHash() + " -> " + SpecDiff.hash(want) + ")");
+            if (!hash.equals(now.specHash())) {
+                reasons.addAll(SpecDiff.reasons(SpecDiff.parse(now.specJson()), want, digests));
+                if (reasons.isEmpty()) reasons.add("spec changed (hash " + now.specHash() + " -> " + hash + ")");
             }
             if (reasons.isEmpty() && now.state() != null && now.state().startsWith("restarting")) {
                 out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.CRASH_LOOP, List.of("crash-looping: Docker restarts it by its "

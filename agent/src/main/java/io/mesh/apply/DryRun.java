@@ -3,6 +3,7 @@ package io.mesh.apply;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.policy.Policy;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
@@ -34,9 +35,11 @@ import java.util.Objects;
  * @param store  ZooKeeper access (held and window nodes)
  * @param docker the local engine, read only
  * @param host   this host's id
- * @param policy the agent's policy, as the apply checks it
+ * @param policy  the agent's policy, as the apply checks it
+ * @param secrets the host's secrets dir, read as the apply reads it (a plan shows {@code secret changed: NAME} and a
+ *                secret that cannot be read, never a value)
  */
-public record DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy) {
+public record DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy, SecretsDir secrets) {
     /**
      * @param spec the module as it would be pushed
      * @return what an apply of it would do here; {@code null} when the module does not run on this host and has no
@@ -50,7 +53,8 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
         if (want.isEmpty() && observed.isEmpty()) return null;
         Map<String, HeldRecord> held = store.held(host);
         WindowRecord window = store.window(host, module);
-        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held);
+        Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
+        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read));
         Map<String, Boolean> images = new HashMap<>();
         List<ContainerPlan> containers = new ArrayList<>();
         boolean fails = false;
@@ -63,6 +67,12 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
             String image = null;
             if (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE) {
                 image = s.image();
+                List<String> unreadable = ApplyExecution.secretProblems(read, a);
+                if (!unreadable.isEmpty()) {
+                    action = ContainerAction.FAILED; // as the apply reports a container whose secrets cannot be read
+                    reasons.addAll(unreadable);
+                    problems.addAll(unreadable);
+                }
                 List<String> refusals = ApplyExecution.refusals(policy, a, s);
                 if (!refusals.isEmpty()) {
                     action = ContainerAction.FAILED; // as the apply reports a refused container

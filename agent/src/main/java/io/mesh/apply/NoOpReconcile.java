@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
@@ -25,12 +26,14 @@ final class NoOpReconcile {
     private final ContainerRuntime docker;
     private final String host;
     private final ReportWriter reports;
+    private final SecretsDir secrets;
 
-    NoOpReconcile(MeshStore store, ContainerRuntime docker, String host, ReportWriter reports) {
+    NoOpReconcile(MeshStore store, ContainerRuntime docker, String host, ReportWriter reports, SecretsDir secrets) {
         this.store = store;
         this.docker = docker;
         this.host = host;
         this.reports = reports;
+        this.secrets = secrets;
     }
 
     /**
@@ -59,7 +62,11 @@ final class NoOpReconcile {
             }
             there.add(r);
         }
-        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of());
+        // Secret files are read at every reconcile (decision 18): a rotated one changes its container's hash, and one
+        // that can no longer be read goes the locked way, which reports it.
+        Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
+        if (read.values().stream().anyMatch(r -> !r.complete())) return null;
+        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of(), ApplyExecution.digests(read));
         if (plan.size() != there.size()) return null;
         for (int i = 0; i < plan.size(); i++) {
             PlannedAction a = plan.get(i);

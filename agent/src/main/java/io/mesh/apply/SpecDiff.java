@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.SecretRef;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -16,11 +18,17 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * A container spec's canonical form and hash (the {@code mesh.spec} and {@code mesh.spec-hash} labels), and the
- * reasons an apply gives when a spec changed, field by field. Pure functions.
+ * A container spec's canonical form and hash (the {@code mesh.spec-hash} label), the form shown in the
+ * {@code mesh.spec} label, and the reasons an apply gives when a spec changed, field by field. Pure functions.
+ *
+ * <p>Decision 18: the hash is of the canonical form as it always was (env values as written, so upgrading mesh
+ * recreates nothing) plus, for a container with secrets, each secret's keyed digest (so a changed secret file
+ * recreates it). The label shows env values and secrets only as digests; a label written before that, with env values
+ * as written, still compares right.
  */
 public final class SpecDiff {
     private static final ObjectMapper CANONICAL = JsonMapper.builder()
@@ -51,13 +59,79 @@ public final class SpecDiff {
     }
 
     /**
-     * @param spec a container spec
+     * @param spec a container spec without secrets (a spec with secrets hashes with their digests:
+     *             {@link #hash(ContainerSpec, Map)})
      * @return the first 16 hex digits of the SHA-256 of its canonical JSON
      */
     public static String hash(ContainerSpec spec) {
+        return hash(spec, Map.of());
+    }
+
+    /**
+     * @param spec    a container spec
+     * @param digests by secret name, the digest of each secret's file on this host
+     *                ({@link io.mesh.secrets.SecretsDir}); a secret without one hashes as unreadable
+     * @return the first 16 hex digits of the SHA-256 of its canonical JSON with the secrets' digests in it; for a spec
+     *         without secrets, of {@link #canonical} exactly, as before secrets existed
+     */
+    public static String hash(ContainerSpec spec, Map<String, String> digests) {
+        String text = spec.secrets().isEmpty() ? canonical(spec) : write(withSecretDigests(CANONICAL.valueToTree(spec), digests));
+        return sha256(text, 8);
+    }
+
+    /**
+     * The {@code mesh.spec} label: the canonical form with each env value replaced by {@link #envDigest} and each secret
+     * carrying its digest, so that an apply can say which variable or secret changed without the label showing any
+     * value.
+     *
+     * @param spec    a container spec
+     * @param digests by secret name, the digest of each secret's file on this host
+     * @return the label's JSON
+     */
+    public static String label(ContainerSpec spec, Map<String, String> digests) {
+        if (spec.env().isEmpty() && spec.secrets().isEmpty()) return canonical(spec);
+        ObjectNode tree = withSecretDigests(CANONICAL.valueToTree(spec), digests);
+        if (tree.get("env") instanceof ObjectNode env) {
+            env.properties().forEach(e -> e.setValue(env.textNode(envDigest(e.getValue().asText()))));
+        }
+        return write(tree);
+    }
+
+    /**
+     * @param value an env value
+     * @return {@code sha256:} and the first 16 hex digits of the SHA-256 of its UTF-8 bytes; not keyed, so an operator
+     *         can check it ({@code printf %s "$v" | sha256sum}): the value is in the desired node anyway (decision 18)
+     */
+    public static String envDigest(String value) {
+        return "sha256:" + sha256(value, 8);
+    }
+
+    /** Each secret's node rebuilt with its digest, keys in order (digest, file, target). */
+    private static ObjectNode withSecretDigests(ObjectNode tree, Map<String, String> digests) {
+        if (tree.get("secrets") instanceof ObjectNode secrets) {
+            secrets.properties().forEach(e -> {
+                ObjectNode s = secrets.objectNode();
+                String d = digests.get(e.getKey());
+                s.put("digest", d == null ? "unreadable" : d);
+                s.setAll((ObjectNode) e.getValue());
+                e.setValue(s);
+            });
+        }
+        return tree;
+    }
+
+    private static String write(ObjectNode tree) {
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(canonical(spec).getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(d, 0, 8);
+            return CANONICAL.writeValueAsString(tree);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String sha256(String text, int bytes) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d, 0, bytes);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -77,14 +151,28 @@ public final class SpecDiff {
     }
 
     /**
-     * What changed from one spec to another, as {@code field: old -> new}. Environment values are not shown (they
-     * may be secrets): only which variables were added, removed or changed.
+     * What changed from one spec to another, for a spec without secrets ({@link #reasons(ContainerSpec, ContainerSpec, Map)}).
      *
      * @param before the spec the container was created from, or {@code null} when unknown
      * @param after  the desired spec
      * @return reasons, empty when nothing differs
      */
     public static List<String> reasons(ContainerSpec before, ContainerSpec after) {
+        return reasons(before, after, Map.of());
+    }
+
+    /**
+     * What changed from one spec to another, as {@code field: old -> new}. Environment values are not shown (the
+     * label has their digests only): which variables were added, removed or changed; nor are secrets: which were
+     * added or removed, and {@code secret changed: NAME} when its file, target or digest differs.
+     *
+     * @param before  the spec the container was created from ({@link #parse} of its label), or {@code null} when unknown
+     * @param after   the desired spec
+     * @param digests by secret name, the digest of each of {@code after}'s secrets on this host; a secret without one
+     *                (its file cannot be read) is not compared
+     * @return reasons, empty when nothing differs
+     */
+    public static List<String> reasons(ContainerSpec before, ContainerSpec after, Map<String, String> digests) {
         List<String> r = new ArrayList<>();
         if (before == null) {
             r.add("spec changed (the container's previous spec is not recorded)");
@@ -102,7 +190,28 @@ public final class SpecDiff {
         field(r, "pid", before.pid(), after.pid());
         field(r, "cap-add", before.capAdd(), after.capAdd());
         if (!Objects.equals(before.healthcheck(), after.healthcheck())) r.add("healthcheck: changed");
+        secretReasons(r, before.secrets(), after.secrets(), digests);
         return r;
+    }
+
+    private static void secretReasons(List<String> r, Map<String, SecretRef> a, Map<String, SecretRef> b, Map<String, String> digests) {
+        TreeSet<String> added = new TreeSet<>(b.keySet());
+        added.removeAll(a.keySet());
+        TreeSet<String> removed = new TreeSet<>(a.keySet());
+        removed.removeAll(b.keySet());
+        if (!added.isEmpty()) r.add("secrets: added " + String.join(", ", added));
+        if (!removed.isEmpty()) r.add("secrets: removed " + String.join(", ", removed));
+        for (Map.Entry<String, SecretRef> e : new TreeMap<>(b).entrySet()) {
+            SecretRef was = a.get(e.getKey());
+            SecretRef now = e.getValue();
+            if (was == null) continue;
+            List<String> how = new ArrayList<>();
+            if (!Objects.equals(was.file(), now.file())) how.add("file " + was.file() + " -> " + now.file());
+            if (!Objects.equals(was.target(), now.target())) how.add("target " + was.target() + " -> " + now.target());
+            String digest = digests.get(e.getKey());
+            if (how.isEmpty() && digest != null && !digest.equals(was.digest())) r.add("secret changed: " + e.getKey());
+            else if (!how.isEmpty()) r.add("secret changed: " + e.getKey() + " (" + String.join(", ", how) + ")");
+        }
     }
 
     private static void field(List<String> r, String name, Object a, Object b) {
@@ -115,7 +224,12 @@ public final class SpecDiff {
         TreeSet<String> removed = new TreeSet<>(a.keySet());
         removed.removeAll(b.keySet());
         TreeSet<String> changed = new TreeSet<>();
-        for (String k : a.keySet()) if (b.containsKey(k) && !Objects.equals(a.get(k), b.get(k))) changed.add(k);
+        // The label holds digests (a label of an older mesh, values as written): either matches an unchanged value.
+        for (String k : a.keySet()) {
+            if (!b.containsKey(k)) continue;
+            String was = a.get(k), now = b.get(k);
+            if (!Objects.equals(was, now) && !Objects.equals(was, envDigest(now))) changed.add(k);
+        }
         if (!added.isEmpty()) r.add("env: added " + String.join(", ", added));
         if (!removed.isEmpty()) r.add("env: removed " + String.join(", ", removed));
         if (!changed.isEmpty()) r.add("env: changed " + String.join(", ", changed));

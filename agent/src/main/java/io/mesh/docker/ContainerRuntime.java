@@ -67,6 +67,19 @@ public interface ContainerRuntime {
      */
     String create(String dockerName, ContainerSpec spec, Map<String, String> labels);
 
+    /**
+     * Creates (does not start) a container with its secrets (decision 18). A runtime that cannot deliver secrets
+     * refuses a container that has some rather than create it without them.
+     *
+     * @param secrets environment values and files to mount read-only; {@link SecretDelivery#NONE} for none
+     * @return its id
+     * @throws UnsupportedOperationException when there are secrets and this runtime cannot deliver them
+     */
+    default String create(String dockerName, ContainerSpec spec, Map<String, String> labels, SecretDelivery secrets) {
+        if (!secrets.isEmpty()) throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot deliver secrets");
+        return create(dockerName, spec, labels);
+    }
+
     /** Starts a container; a running one is left as it is. @throws NoSuchContainerException when it no longer exists */
     void start(String id);
 

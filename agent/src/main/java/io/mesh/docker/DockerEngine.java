@@ -18,6 +18,8 @@ import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HealthCheck;
 import com.github.dockerjava.api.command.HealthState;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
 import com.github.dockerjava.api.model.RestartPolicy;
@@ -39,6 +41,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -94,6 +97,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         if (callTimeout == null || callTimeout.isNegative() || callTimeout.isZero()) {
             throw new IllegalArgumentException("the Docker call timeout must be positive, not " + callTimeout);
         }
+        SecretSafeLogging.hold(); // before the first call: docker-java's DEBUG line of a create prints its Env
         String h = dockerHost != null && !dockerHost.isBlank() ? dockerHost
                 : System.getenv("DOCKER_HOST") != null && !System.getenv("DOCKER_HOST").isBlank() ? System.getenv("DOCKER_HOST")
                 : DEFAULT_HOST;
@@ -325,13 +329,31 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public String create(String dockerName, ContainerSpec spec, Map<String, String> labels) {
+        return create(dockerName, spec, labels, SecretDelivery.NONE);
+    }
+
+    /**
+     * Creates (does not start) a managed container with its secrets: their env values join the spec's (the parser
+     * keeps the names apart), their files are bind mounts, read-only, of the checked file itself (a mount, unlike a
+     * bind, is never made when its source is missing). Nothing here logs the delivery's values.
+     *
+     * @param secrets what the container's secrets deliver ({@link io.mesh.secrets.SecretsDir})
+     */
+    @Override
+    public String create(String dockerName, ContainerSpec spec, Map<String, String> labels, SecretDelivery secrets) {
+        Map<String, String> allEnv = new TreeMap<>(spec.env());
+        allEnv.putAll(secrets.env());
         CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName).withLabels(labels)
-                .withEnv(env(spec.env())).withStopTimeout(spec.stopTimeoutSeconds());
+                .withEnv(env(allEnv)).withStopTimeout(spec.stopTimeoutSeconds());
         if (!spec.command().isEmpty()) cmd.withCmd(spec.command());
         HostConfig hc = HostConfig.newHostConfig()
                 .withNetworkMode(spec.network())
                 .withRestartPolicy(RestartPolicy.parse(spec.restart()))
                 .withBinds(spec.volumes().stream().map(Bind::parse).toList());
+        if (!secrets.files().isEmpty()) {
+            hc.withMounts(secrets.files().stream().map(f -> new Mount().withType(MountType.BIND).withSource(f.source().toString())
+                    .withTarget(f.target()).withReadOnly(true)).toList());
+        }
         // What the agent's Policy allowed (it refuses these unless configured to allow them).
         if (spec.runsPrivileged()) hc.withPrivileged(true);
         if (spec.sharesHostPid()) hc.withPidMode(ContainerSpec.PID_HOST);

@@ -155,6 +155,11 @@ public final class WindowJournal {
         this.dir = stateDir.resolve("windows");
     }
 
+    /** @return the agent's {@code --state-dir} this journal lives in */
+    public Path stateDir() {
+        return dir.getParent();
+    }
+
     /** @return this process's start time, for {@link Entry#ownerStart()} */
     public static Instant thisProcessStart() {
         return ProcessHandle.current().info().startInstant().orElse(null);

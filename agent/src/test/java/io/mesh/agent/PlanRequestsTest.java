@@ -2,6 +2,8 @@ package io.mesh.agent;
 
 import io.mesh.apply.DryRun;
 import io.mesh.policy.Policy;
+import io.mesh.secrets.DigestKey;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
@@ -20,7 +22,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -62,9 +66,13 @@ class PlanRequestsTest {
         return Json.readOrNull(zk.client().getData().forPath(zk.paths().plan(plan, host)), PlanAnswer.class);
     }
 
+    @TempDir
+    Path state;
+
     void start() {
         requests = new PlanRequests(zk.client(), zk.paths(), "host-a", ProcessRef.current("mesh-agent run (test)"),
-                new DryRun(new MeshStore(zk.client(), zk.paths()), TestDocker.engine(), "host-a", Policy.DEFAULT));
+                new DryRun(new MeshStore(zk.client(), zk.paths()), TestDocker.engine(), "host-a", Policy.DEFAULT,
+                        new SecretsDir(state.resolve("secrets"), new DigestKey(state))));
         requests.start();
     }
 

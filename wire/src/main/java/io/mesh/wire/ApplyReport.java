@@ -203,6 +203,14 @@ public record ApplyReport(String host, String module, String revision, String pu
         }
 
         /**
+         * @param reasons other reasons (such as the same with a container's secret values taken out)
+         * @return this result with them
+         */
+        public ContainerResult withReasons(List<String> reasons) {
+            return new ContainerResult(name, container, action, List.copyOf(reasons), id, health, imageId);
+        }
+
+        /**
          * @param reason such as {@code held by window garbage-collect since ...}
          * @param id     Docker container id, {@code null} when its held node is gone meanwhile
          * @return a container an open window holds, left untouched

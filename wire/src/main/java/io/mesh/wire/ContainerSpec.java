@@ -31,6 +31,9 @@ import java.util.TreeMap;
  *                    ({@link ReadySpec}); not part of the spec hash
  * @param dependsOn   containers of the same module this one is created and started after, each with its condition
  *                    ({@link DependsOn}); not part of the spec hash (it orders the apply, Docker does not see it)
+ * @param secrets     by environment variable name (or, with a target, secret name), where each secret's value lives
+ *                    under the agent's {@code --secrets-dir} ({@link SecretRef}; SPEC.md, "Secrets"); the values
+ *                    themselves are never in a spec
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
@@ -38,7 +41,8 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                             List<String> ports, List<String> volumes, String restart,
                             @JsonProperty("stop-timeout") String stopTimeout, Boolean privileged, String pid,
                             @JsonProperty("cap-add") List<String> capAdd, Healthcheck healthcheck, ReadySpec ready,
-                            @JsonProperty("depends-on") Map<String, DependsOn> dependsOn) {
+                            @JsonProperty("depends-on") Map<String, DependsOn> dependsOn,
+                            Map<String, SecretRef> secrets) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -65,13 +69,24 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         privileged = Boolean.TRUE.equals(privileged) ? Boolean.TRUE : null;
         capAdd = capAdd == null ? List.of() : List.copyOf(capAdd);
         dependsOn = dependsOn == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(dependsOn));
+        // Empty is left out of the canonical form, so a spec without secrets hashes as before they existed.
+        secrets = secrets == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(secrets));
+    }
+
+    /** A spec without {@code secrets}. */
+    public ContainerSpec(String image, List<String> command, Map<String, String> env, String network, List<String> ports,
+                         List<String> volumes, String restart, String stopTimeout, Boolean privileged, String pid,
+                         List<String> capAdd, Healthcheck healthcheck, ReadySpec ready, Map<String, DependsOn> dependsOn) {
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready,
+                dependsOn, null);
     }
 
     /** A spec without {@code depends-on}. */
     public ContainerSpec(String image, List<String> command, Map<String, String> env, String network, List<String> ports,
                          List<String> volumes, String restart, String stopTimeout, Boolean privileged, String pid,
                          List<String> capAdd, Healthcheck healthcheck, ReadySpec ready) {
-        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready, null);
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready,
+                null, null);
     }
 
     /**
@@ -101,7 +116,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
      */
     public ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                          List<String> ports, List<String> volumes, String restart, String stopTimeout) {
-        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null, null);
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null, null, null);
     }
 
     /** @return {@code ready}, or the defaults */

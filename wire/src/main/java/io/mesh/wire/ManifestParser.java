@@ -66,7 +66,10 @@ public final class ManifestParser {
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules", "rollout");
     private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
     private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout",
-            "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on");
+            "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets");
+    private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
+    /** A file-delivered secret's name: it names nothing in Docker, only the secret in reasons. */
+    private static final Pattern SECRET_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
     private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
     private static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
     /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
@@ -418,6 +421,7 @@ public final class ManifestParser {
             }
         }
         c.volumes(node.get("volumes"), path + ".volumes");
+        secrets(c, path, node);
         JsonNode restart = node.get("restart");
         if (restart != null && restart.isBoolean() && "no".equals(c.text(restart, path + ".restart")) && node instanceof ObjectNode o) {
             restart = o.textNode("no"); // YAML 1.1 reads a bare no as false; the operator wrote the policy "no"
@@ -447,6 +451,60 @@ public final class ManifestParser {
                 } else if (!dup.add(cap)) {
                     c.error(path + ".cap-add[" + i + "]", "'" + cap + "' is listed twice: name each capability once");
                 }
+            }
+        }
+    }
+
+    /**
+     * {@code secrets} (SPEC.md, "Secrets"; decision 18): {@code NAME: {file}} is an environment variable, so NAME follows
+     * the variable rule and must not also be in {@code env}; {@code name: {file, target}} is mounted read-only at an
+     * absolute target that no other secret or volume of the container uses. {@code file} is relative to the agent's
+     * secrets dir and stays inside it as written (no {@code ..}); where it leads after links is the agent's check.
+     */
+    private void secrets(Check c, String container, JsonNode node) {
+        JsonNode secrets = node.get("secrets");
+        if (secrets == null || secrets.isNull()) return;
+        String path = container + ".secrets";
+        if (!secrets.isObject()) {
+            c.error(path, "must be a mapping of name to {file: relative/path} (an environment variable) or {file: ..., target: /abs/path}"
+                    + " (a file mounted read-only); got " + show(secrets));
+            return;
+        }
+        JsonNode env = node.get("env");
+        Set<String> taken = new HashSet<>(); // container paths of volumes and earlier secrets
+        List<String> volumes = node.get("volumes") != null && node.get("volumes").isArray() ? c.quietStrings(node.get("volumes")) : List.of();
+        for (String v : volumes) {
+            String[] parts = v.split(":", -1);
+            if (parts.length >= 2) taken.add(parts[1]);
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> i = secrets.fields(); i.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = i.next();
+            String name = e.getKey();
+            String p = path + "." + Check.printable(name);
+            JsonNode s = e.getValue();
+            if (!(s instanceof ObjectNode)) {
+                c.error(p, "must be {file: relative/path} or {file: relative/path, target: /abs/path}; got " + show(s));
+                continue;
+            }
+            c.onlyFields(s, p, SECRET_FIELDS);
+            c.secretFile(s.get("file"), p + ".file");
+            JsonNode target = s.get("target");
+            if (target == null) {
+                if (!ENV_KEY.matcher(name).matches()) {
+                    c.error(p, "'" + Check.printable(name) + "' is not a variable name (letters, digits and '_', not starting with a digit):"
+                            + " rename it, or give a target to mount it as a file");
+                } else if (env != null && env.isObject() && env.has(name)) {
+                    c.error(p, "'" + name + "' is also set in env: give the variable once, in env or in secrets");
+                }
+                continue;
+            }
+            if (!SECRET_NAME.matcher(name).matches()) {
+                c.error(p, "'" + Check.printable(name) + "' is not a secret name: use letters, digits, '_', '.' and '-', at most 63 characters");
+            }
+            if (!target.isTextual() || !Check.cleanAbsolute(target.asText()) || target.asText().equals("/")) {
+                c.error(p + ".target", "must be an absolute, clean path in the container other than /, such as /run/secrets/tls.key; got " + show(target));
+            } else if (!taken.add(target.asText())) {
+                c.error(p + ".target", "'" + target.asText() + "' is already mounted by a volume or another secret of this container: give each its own path");
             }
         }
     }
@@ -945,6 +1003,34 @@ public final class ManifestParser {
                     error(p, "container path '" + printable(dst) + "' must be absolute and clean, such as /var/lib/registry");
                 }
             }
+        }
+
+        /**
+         * A secret's {@code file}: relative to the secrets dir, clean, and inside it as written. It names where a
+         * value lives, so showing it in an error leaks nothing.
+         */
+        void secretFile(JsonNode n, String path) {
+            if (n == null) {
+                error(path, "missing: give the file's path relative to the agent's --secrets-dir, such as db/password");
+                return;
+            }
+            if (!n.isTextual() || n.asText().isEmpty()) {
+                error(path, "must be a path relative to the agent's --secrets-dir, such as db/password; got " + show(n));
+                return;
+            }
+            String f = n.asText();
+            if (f.startsWith("/")) {
+                error(path, "'" + printable(f) + "' is absolute: give it relative to the agent's --secrets-dir, such as db/password");
+            } else if (hasControl(f) || !cleanAbsolute("/" + f) || f.endsWith("/")) {
+                error(path, "'" + printable(f) + "' must be a clean relative path inside the agent's --secrets-dir (no '..', '.' or empty segments), such as db/password");
+            }
+        }
+
+        /** @return the strings of a list already checked by {@link #stringList} (whose errors are reported there) */
+        List<String> quietStrings(JsonNode n) {
+            List<String> out = new ArrayList<>();
+            n.forEach(e -> { if (e.isValueNode()) out.add(e.asText()); });
+            return out;
         }
 
         void duration(JsonNode n, String path, Duration max) {

@@ -33,7 +33,8 @@ import java.util.TreeSet;
 /**
  * The operator's one look at the fleet (issue 4): hosts &times; modules with revision, outcome, open window, held
  * containers and age of the last report; the open windows with when they should end and which push waits on them;
- * who holds and who waits for each module lock; the pushes not yet done. Read afresh from ZooKeeper at each call;
+ * who holds and who waits for each module lock; the pushes not yet done. Read at each call, the fleet-sized parts
+ * (agents, reports) from the coordinator's {@link FleetCache};
  * served as {@code GET /v1/fleet}, {@code /v1/windows}, {@code /v1/locks} and the page at {@code /}.
  */
 public final class FleetStatus {
@@ -46,17 +47,31 @@ public final class FleetStatus {
     private final PushStatus pushes;
     private final Clock clock;
     private final FreezeStore freezes;
+    private final NodeSource source;
 
     /**
+     * A status read from ZooKeeper at every call.
+     *
      * @param client a started Curator client
      * @param paths  the layout
      * @param clock  the clock report ages are measured with
      */
     public FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock) {
+        this(client, paths, clock, ZkReads.direct(client));
+    }
+
+    /**
+     * @param client a started Curator client: desired, held, lock, slot, push and freeze nodes are read from ZooKeeper
+     * @param paths  the layout
+     * @param clock  the clock report ages are measured with
+     * @param source where agents, reports and windows are read from (the coordinator's {@link FleetCache})
+     */
+    FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source) {
         this.client = client;
         this.paths = paths;
-        this.view = new FleetView(client, paths);
-        this.pushes = new PushStatus(client, paths);
+        this.view = new FleetView(client, paths, source);
+        this.pushes = new PushStatus(client, paths, source);
+        this.source = source;
         this.clock = clock;
         this.freezes = new FreezeStore(client, paths, clock);
     }
@@ -304,7 +319,7 @@ public final class FleetStatus {
                 ScheduleSpec s = d.spec().schedules().get(w.schedule());
                 if (s != null) endsBy = w.since().plus(s.timeoutDuration());
             }
-            ApplyReport r = ZkReads.read(client, paths.report(w.host(), w.module()), ApplyReport.class);
+            ApplyReport r = source.read(paths.report(w.host(), w.module()), ApplyReport.class);
             // deferred by this window (not by a rollout's wave nor a freeze), and not a reconcile of the push that already runs there
             boolean waiting = r != null && r.outcome() == ApplyOutcome.DEFERRED && r.rollout() == null && r.freeze() == null
                     && (r.lastApplied() == null || !Objects.equals(r.push(), r.lastApplied().push()));

@@ -9,24 +9,40 @@ import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
  * What the fleet looks like in ZooKeeper right now: held containers, open windows, agents and their last reports.
- * Every call reads ZooKeeper afresh; nodes that vanish while being read are left out.
+ * Read at each call from its {@link NodeSource} (held nodes from ZooKeeper); nodes that vanish while being read are
+ * left out.
  */
 public final class FleetView {
     private final CuratorFramework client;
     private final ZkPaths paths;
+    private final NodeSource source;
 
     /**
+     * A view that reads ZooKeeper at every call.
+     *
      * @param client a started Curator client
      * @param paths  the layout under the configured root
      */
     public FleetView(CuratorFramework client, ZkPaths paths) {
+        this(client, paths, ZkReads.direct(client));
+    }
+
+    /**
+     * @param client a started Curator client (held nodes are read from ZooKeeper)
+     * @param paths  the layout under the configured root
+     * @param source where agents, reports and windows are read from
+     */
+    FleetView(CuratorFramework client, ZkPaths paths, NodeSource source) {
         this.client = client;
         this.paths = paths;
+        this.source = source;
     }
 
     /**
@@ -61,9 +77,9 @@ public final class FleetView {
      */
     public List<WindowRecord> windows() throws Exception {
         List<WindowRecord> out = new ArrayList<>();
-        for (String host : ZkReads.children(client, paths.windows())) {
-            for (String module : ZkReads.children(client, paths.windows(host))) {
-                WindowRecord r = ZkReads.read(client, paths.window(host, module), WindowRecord.class);
+        for (String host : source.children(paths.windows())) {
+            for (String module : source.children(paths.windows(host))) {
+                WindowRecord r = source.read(paths.window(host, module), WindowRecord.class);
                 if (r != null) out.add(r);
             }
         }
@@ -75,15 +91,17 @@ public final class FleetView {
      * @throws Exception ZooKeeper errors
      */
     public List<Host> hosts() throws Exception {
-        TreeSet<String> hosts = new TreeSet<>(ZkReads.children(client, paths.agents()));
-        hosts.addAll(ZkReads.children(client, paths.reports()));
+        Set<String> agents = new HashSet<>(source.children(paths.agents()));
+        TreeSet<String> hosts = new TreeSet<>(agents);
+        hosts.addAll(source.children(paths.reports()));
         List<Host> out = new ArrayList<>();
         for (String host : hosts) {
-            AgentRecord agent = ZkReads.read(client, paths.agent(host), AgentRecord.class);
-            boolean online = agent != null || client.checkExists().forPath(paths.agent(host)) != null;
+            // online by the node's presence: an agent node whose data does not parse still means a live agent
+            boolean online = agents.contains(host);
+            AgentRecord agent = online ? source.read(paths.agent(host), AgentRecord.class) : null;
             List<ApplyReport> reports = new ArrayList<>();
-            for (String module : ZkReads.children(client, paths.reports(host))) {
-                ApplyReport r = ZkReads.read(client, paths.report(host, module), ApplyReport.class);
+            for (String module : source.children(paths.reports(host))) {
+                ApplyReport r = source.read(paths.report(host, module), ApplyReport.class);
                 if (r != null) reports.add(r);
             }
             out.add(new Host(host, online, agent, reports));

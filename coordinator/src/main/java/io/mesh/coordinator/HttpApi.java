@@ -43,6 +43,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -125,6 +126,8 @@ import java.util.regex.Pattern;
 public final class HttpApi implements AutoCloseable {
     /** Largest push body accepted by default, in bytes (1 MiB): {@link HttpLimits#MAX_PUSH_BYTES}. */
     public static final int MAX_BODY = HttpLimits.MAX_PUSH_BYTES;
+    /** How long {@link #start()} waits for the {@link FleetCache} to load before it serves anyway. */
+    static final Duration CACHE_LOAD_WAIT = Duration.ofSeconds(10);
     /** Largest body of a window request ({@code {"module","schedule"}}), in bytes. */
     public static final int MAX_REQUEST_BODY = 4096;
     /** Default number of pushes {@code GET /v1/pushes} lists. */
@@ -147,6 +150,8 @@ public final class HttpApi implements AutoCloseable {
     private final PushWriter writer;
     private final PushStatus status;
     private final FleetView fleet;
+    /** The fleet-sized subtrees the status reads are served from. */
+    private final FleetCache cache;
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
     private final HoldStore holds;
@@ -211,9 +216,10 @@ public final class HttpApi implements AutoCloseable {
         this.token = token;
         this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
-        this.status = new PushStatus(client, paths);
-        this.fleet = new FleetView(client, paths);
-        this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC());
+        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents()));
+        this.status = new PushStatus(client, paths, cache);
+        this.fleet = new FleetView(client, paths, cache);
+        this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC(), cache);
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
@@ -273,11 +279,18 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /**
-     * Starts serving.
+     * Starts the {@link FleetCache} and, once it has loaded (or after {@link #CACHE_LOAD_WAIT}), serving.
      *
      * @throws IllegalStateException when the server cannot start
      */
     public void start() {
+        cache.start();
+        try {
+            // Served from ZooKeeper until it has loaded; a fleet of 1,000 hosts loads in a few seconds.
+            if (!cache.awaitLoaded(CACHE_LOAD_WAIT)) LOG.warn("the fleet cache has not loaded within {}s; status is read from ZooKeeper until it has", CACHE_LOAD_WAIT.toSeconds());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         try {
             server.start();
         } catch (Exception e) {
@@ -294,6 +307,9 @@ public final class HttpApi implements AutoCloseable {
         if (host.contains(":")) host = "[" + host + "]";
         return URI.create("http://" + host + ":" + bound.getPort());
     }
+
+    /** @return the copy of the fleet-sized subtrees that status requests read */
+    FleetCache fleetCache() { return cache; }
 
     /** @return the counters served at {@code /metrics} */
     public Metrics metrics() { return metrics; }
@@ -321,6 +337,7 @@ public final class HttpApi implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("stopping the HTTP server: {}", e.toString());
         }
+        cache.close();
     }
 
     private void handle(Request request, Response response, Callback callback) {

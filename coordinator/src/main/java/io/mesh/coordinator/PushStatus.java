@@ -50,14 +50,27 @@ public final class PushStatus {
 
     private final CuratorFramework client;
     private final ZkPaths paths;
+    private final NodeSource source;
 
     /**
+     * Push statuses read from ZooKeeper at every call.
+     *
      * @param client a started Curator client
      * @param paths  the layout under the configured root
      */
     public PushStatus(CuratorFramework client, ZkPaths paths) {
+        this(client, paths, ZkReads.direct(client));
+    }
+
+    /**
+     * @param client a started Curator client: the push, desired and rollout nodes are read from ZooKeeper
+     * @param paths  the layout under the configured root
+     * @param source where agents and reports are read from
+     */
+    PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
         this.client = client;
         this.paths = paths;
+        this.source = source;
     }
 
     /**
@@ -158,12 +171,12 @@ public final class PushStatus {
             }
             hosts.put(m, h);
         }
-        Set<String> agents = new TreeSet<>(ZkReads.children(client, paths.agents()));
+        Set<String> agents = new TreeSet<>(source.children(paths.agents()));
         Map<String, Map<String, ApplyReport>> reports = new HashMap<>();
-        for (String host : ZkReads.children(client, paths.reports())) {
-            for (String module : ZkReads.children(client, paths.reports(host))) {
+        for (String host : source.children(paths.reports())) {
+            for (String module : source.children(paths.reports(host))) {
                 if (!hosts.containsKey(module)) continue;
-                ApplyReport r = ZkReads.read(client, paths.report(host, module), ApplyReport.class);
+                ApplyReport r = source.read(paths.report(host, module), ApplyReport.class);
                 if (r != null) reports.computeIfAbsent(host, k -> new HashMap<>()).put(module, r);
             }
         }

@@ -18,6 +18,14 @@ final class ZkReads {
 
     private ZkReads() {}
 
+    /** @return a {@link NodeSource} that reads ZooKeeper at every call, through {@code client} */
+    static NodeSource direct(CuratorFramework client) {
+        return new NodeSource() {
+            @Override public List<String> children(String path) throws Exception { return ZkReads.children(client, path); }
+            @Override public <T> T read(String path, Class<T> type) throws Exception { return ZkReads.read(client, path, type); }
+        };
+    }
+
     /**
      * @return the children's names, sorted; empty when the node does not exist
      * @throws Exception ZooKeeper errors other than a missing node
@@ -41,6 +49,11 @@ final class ZkReads {
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
+        return parse(path, data, type);
+    }
+
+    /** @return {@code data} as a record of {@code type}; {@code null} (with a warning) when it is empty or not that JSON */
+    static <T> T parse(String path, byte[] data, Class<T> type) {
         if (data == null || data.length == 0) return null;
         try {
             return Json.read(data, type);

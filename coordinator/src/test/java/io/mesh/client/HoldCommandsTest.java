@@ -62,6 +62,7 @@ class HoldCommandsTest {
         ApplyReport r = ApplyReport.deferred("host-a", "store", "r1", "push-0000000000", t, null, List.of(ApplyReport.ContainerResult.held(
                 "registry", "store-registry", "held by operator alice: disk swap (since " + t + ", until released)", "3f2a")));
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "store"), Json.bytes(r));
+        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-a", "store"));
         ClientRun s = mesh("status", "push-0000000000");
         assertThat(s.code()).as(s.toString()).isZero();
         assertThat(s.out()).contains("deferred", "store-registry held by operator alice: disk swap");

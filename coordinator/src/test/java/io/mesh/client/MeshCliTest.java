@@ -74,6 +74,7 @@ class MeshCliTest {
         } catch (KeeperException.NoNodeException e) {
             zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
         }
+        CoordinatorExtension.awaitServed(zk, path);
     }
 
     Path manifest(String yaml) throws Exception {
@@ -110,6 +111,7 @@ class MeshCliTest {
     void aPushToAHostWithoutAnAgentWarnsAndWaitStopsNamingIt() throws Exception {
         zk.client().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
                 .forPath(zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-a"));
         try {
             CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",
                     "--wait", "--timeout", "5m", "--interval", "200ms");

@@ -4,6 +4,7 @@ import io.mesh.testing.ScopedFixture;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
+import org.apache.zookeeper.data.Stat;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -16,6 +17,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * A running coordinator ({@link HttpApi} on 127.0.0.1, a free port) on the ZooKeeper of a {@link ZooKeeperExtension}
@@ -71,7 +76,25 @@ public final class CoordinatorExtension extends ScopedFixture {
     private HttpApi started(BearerToken t, WebhookSecret w, HttpLimits l) throws IOException {
         HttpApi a = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), t, w, l);
         a.start();
+        RUNNING.add(a);
         return a;
+    }
+
+    /** Coordinators started by any instance and not closed yet, in this JVM. */
+    private static final Set<HttpApi> RUNNING = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Waits until every coordinator this JVM's tests run serves {@code path} as ZooKeeper holds it now: a status read
+     * after a test wrote a report or an agent node by hand sees it, as an agent's own writes are seen a few
+     * milliseconds later ({@link FleetCache}).
+     *
+     * @param zk   the ZooKeeper the node was written to
+     * @param path the node written (or deleted)
+     * @throws Exception from ZooKeeper
+     */
+    public static void awaitServed(ZooKeeperExtension zk, String path) throws Exception {
+        Stat now = zk.client().checkExists().forPath(path);
+        await().atMost(Duration.ofSeconds(10)).until(() -> RUNNING.stream().allMatch(a -> a.fleetCache().serves(path, now)));
     }
 
     /**
@@ -102,11 +125,13 @@ public final class CoordinatorExtension extends ScopedFixture {
     public void close() {
         closeOthers();
         if (api != null) api.close();
+        if (api != null) RUNNING.remove(api);
         api = null;
     }
 
     private void closeOthers() {
         others.forEach(HttpApi::close);
+        RUNNING.removeAll(others);
         others.clear();
     }
 

@@ -40,6 +40,7 @@ class HoldApiTest {
                 .forPath(zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-b", "web"),
                 Json.bytes(StatusApiTest.report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.APPLIED, null)));
+        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-b", "web"));
     }
 
     private CoordinatorExtension.Answer hold(String json) throws Exception {

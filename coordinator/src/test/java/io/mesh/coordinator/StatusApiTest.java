@@ -45,11 +45,13 @@ public class StatusApiTest {
         } catch (KeeperException.NoNodeException e) {
             zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
         }
+        CoordinatorExtension.awaitServed(zk, path);
     }
 
     static void writeAgent(String host) throws Exception {
         zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
+        CoordinatorExtension.awaitServed(zk, zk.paths().agent(host));
     }
 
     private JsonNode target(JsonNode view, String host, String module) {

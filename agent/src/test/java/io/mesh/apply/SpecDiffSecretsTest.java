@@ -22,7 +22,7 @@ class SpecDiffSecretsTest {
     private static final String ENV_VALUE = "s3cr3t-env-value";
 
     private static ContainerSpec spec(Map<String, String> env, Map<String, SecretRef> secrets) {
-        return new ContainerSpec("img:1", List.of("serve"), env, null, null, null, null, null, null, null, null, null, null, null, secrets);
+        return ContainerSpec.builder("img:1").command(List.of("serve")).env(env).secrets(secrets).build();
     }
 
     /** A container as the apply labels it: hash with the digests, label with digests only. */

@@ -31,7 +31,7 @@ class SecretsDirTest {
     }
 
     private static ContainerSpec spec(Map<String, SecretRef> s) {
-        return new ContainerSpec("img", null, null, null, null, null, null, null, null, null, null, null, null, null, s);
+        return ContainerSpec.builder("img").secrets(s).build();
     }
 
     @Test

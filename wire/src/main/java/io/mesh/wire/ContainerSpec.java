@@ -31,6 +31,9 @@ import java.util.TreeMap;
  *                    ({@link ReadySpec}); not part of the spec hash
  * @param dependsOn   containers of the same module this one is created and started after, each with its condition
  *                    ({@link DependsOn}); not part of the spec hash (it orders the apply, Docker does not see it)
+ * @param pull        when the agent pulls the image, or {@code null} for {@link PullPolicy#DEFAULT}; not part of the
+ *                    spec hash (it says where the image comes from, not how Docker runs it: a changed policy alone
+ *                    recreates nothing; a pull that changes the image does, decision 20)
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
@@ -38,7 +41,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                             List<String> ports, List<String> volumes, String restart,
                             @JsonProperty("stop-timeout") String stopTimeout, Boolean privileged, String pid,
                             @JsonProperty("cap-add") List<String> capAdd, Healthcheck healthcheck, ReadySpec ready,
-                            @JsonProperty("depends-on") Map<String, DependsOn> dependsOn) {
+                            @JsonProperty("depends-on") Map<String, DependsOn> dependsOn, PullPolicy pull) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -71,7 +74,20 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
     public ContainerSpec(String image, List<String> command, Map<String, String> env, String network, List<String> ports,
                          List<String> volumes, String restart, String stopTimeout, Boolean privileged, String pid,
                          List<String> capAdd, Healthcheck healthcheck, ReadySpec ready) {
-        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready, null);
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready, null, null);
+    }
+
+    /** A spec without {@code pull}. */
+    public ContainerSpec(String image, List<String> command, Map<String, String> env, String network, List<String> ports,
+                         List<String> volumes, String restart, String stopTimeout, Boolean privileged, String pid,
+                         List<String> capAdd, Healthcheck healthcheck, ReadySpec ready, Map<String, DependsOn> dependsOn) {
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready, dependsOn, null);
+    }
+
+    /** @return this spec with {@code pull} set */
+    public ContainerSpec withPull(PullPolicy policy) {
+        return new ContainerSpec(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd,
+                healthcheck, ready, dependsOn, policy);
     }
 
     /**
@@ -101,11 +117,14 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
      */
     public ContainerSpec(String image, List<String> command, Map<String, String> env, String network,
                          List<String> ports, List<String> volumes, String restart, String stopTimeout) {
-        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null, null);
+        this(image, command, env, network, ports, volumes, restart, stopTimeout, null, null, null, null, null, null, null);
     }
 
     /** @return {@code ready}, or the defaults */
     public ReadySpec readiness() { return ready == null ? ReadySpec.DEFAULT : ready; }
+
+    /** @return {@code pull}, or its default {@link PullPolicy#MISSING} */
+    public PullPolicy pullPolicy() { return pull == null ? PullPolicy.DEFAULT : pull; }
 
     /** @return true when the container asks for Docker's privileged mode */
     public boolean runsPrivileged() { return Boolean.TRUE.equals(privileged); }

@@ -30,10 +30,11 @@ public final class SpecDiff {
             .build();
 
     /**
-     * {@code ready} says how the apply judges a container and {@code depends-on} in which order it acts, not how Docker
-     * runs it: a change of either recreates nothing.
+     * {@code ready} says how the apply judges a container, {@code depends-on} in which order it acts and {@code pull}
+     * where its image comes from, not how Docker runs it: a change of any of them recreates nothing (a pull that changes
+     * the image does, by the image: decision 20).
      */
-    @JsonIgnoreProperties({"ready", "depends-on"})
+    @JsonIgnoreProperties({"ready", "depends-on", "pull"})
     private interface OnlyWhatDockerRuns {}
 
     private SpecDiff() {}

@@ -229,6 +229,36 @@ class PrivateRegistryTest {
         assertThat(registry.pulls(from, Instant.now())).isEmpty();
     }
 
+    /**
+     * A {@code pull: always} container whose pull fails (here: the credentials went wrong) fails and runs on as it was:
+     * the report names the image it still runs, Docker saw nothing happen to it.
+     */
+    @Test
+    void aFailedPullOfARunningAlwaysContainerFailsItAndLeavesItRunning() throws Exception {
+        Files.writeString(config.resolve("config.json"), registry.configJsonWithAuths(AuthRegistry.PASSWORD));
+        Applier applier = applier();
+        assertThat(apply(applier, "    pull: always\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        InspectContainerResponse before = inspect("app");
+        Files.writeString(config.resolve("config.json"), registry.configJsonWithAuths("not-" + AuthRegistry.PASSWORD));
+        Instant from = Instant.now();
+        ApplyReport r = apply(applier, "    pull: always\n", "r2");
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        ContainerResult app = container(r, "app");
+        assertThat(app.action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(app.reasons()).singleElement().asString().startsWith("pull failed, the container runs on as it was: ")
+                .contains("refused the agent's credentials");
+        assertThat(app.id()).isEqualTo(before.getId());
+        assertThat(app.imageId()).isEqualTo(before.getImageId());
+        assertThat(app.imageDigest()).isEqualTo(registry.host() + "/hm/busybox@" + busyboxDigest);
+        assertThat(container(r, "local").action()).isEqualTo(ContainerAction.UNCHANGED);
+        assertThat(inspect("app").getId()).isEqualTo(before.getId());
+        assertThat(inspect("app").getState().getRunning()).isTrue();
+        assertThat(inspect("app").getState().getStartedAt()).isEqualTo(before.getState().getStartedAt());
+        long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+        assertThat(TestDocker.events(module, from, Instant.now()).stream().filter(e -> e.getTimeNano() >= fromNanos).toList())
+                .as("Docker's container events of the failed pull's apply").isEmpty();
+    }
+
     /** A plan says what each policy would do, and pulls nothing (Docker's events show no pull). */
     @Test
     void aPlanSaysWhatThePolicyWouldDoAndPullsNothing() throws Exception {

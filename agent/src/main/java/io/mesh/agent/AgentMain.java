@@ -228,11 +228,16 @@ public final class AgentMain implements Runnable {
      * @param args command line
      */
     public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** @return the command line {@link #main} runs: an error is one line on stderr, exit 3 for an unreachable peer, else 1 */
+    static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new AgentMain());
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("mesh-agent: " + e.getMessage());
             return e instanceof IllegalStateException ? UNREACHABLE : 1;
         });
-        System.exit(cl.execute(args));
+        return cl;
     }
 }

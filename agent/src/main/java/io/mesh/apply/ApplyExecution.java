@@ -259,7 +259,8 @@ final class ApplyExecution {
         private final Map<String, ImageInfo> byId = new ConcurrentHashMap<>();
 
         /**
-         * Before the plan: pulls the image of every {@code pull: always} container that is not held, so that the plan
+         * Before the plan: pulls the image of every {@code pull: always} container that is not held and that this
+         * agent's policy allows (a refused container is created, recreated and pulled for by nobody), so that the plan
          * sees which images the pulls changed. A failed pull is kept for the containers that use the image
          * ({@link #ensure}, {@link #pullFailure}); the others go on.
          *
@@ -270,7 +271,7 @@ final class ApplyExecution {
             for (Map.Entry<String, ContainerSpec> e : want.entrySet()) {
                 ContainerSpec spec = e.getValue();
                 if (spec.pullPolicy() != PullPolicy.ALWAYS || held.contains(ModuleSpec.dockerName(module, e.getKey()))
-                        || pulled.containsKey(spec.image())) continue;
+                        || pulled.containsKey(spec.image()) || !policy.refusals(spec).isEmpty()) continue;
                 try {
                     ImageInfo i = ensure(spec);
                     if (i != null) pulled.put(spec.image(), i.id());

@@ -259,6 +259,18 @@ class PrivateRegistryTest {
                 .as("Docker's container events of the failed pull's apply").isEmpty();
     }
 
+    /** A container the agent's policy refuses is pulled for by nobody, {@code pull: always} or not (security row 15). */
+    @Test
+    void aContainerThePolicyRefusesIsNotPulledFor() throws Exception {
+        Files.writeString(config.resolve("config.json"), registry.configJsonWithAuths(AuthRegistry.PASSWORD));
+        Instant from = Instant.now();
+        ApplyReport r = apply(applier(), "    pull: always\n    privileged: true\n", "r1");
+        assertThat(container(r, "app").action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(String.join("; ", container(r, "app").reasons())).contains("refused by this agent's policy");
+        assertThat(registry.pulls(from, Instant.now())).isEmpty();
+        assertThat(TestDocker.engine().imagePresent(image)).isFalse();
+    }
+
     /** A plan says what each policy would do, and pulls nothing (Docker's events show no pull). */
     @Test
     void aPlanSaysWhatThePolicyWouldDoAndPullsNothing() throws Exception {

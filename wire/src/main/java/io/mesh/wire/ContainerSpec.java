@@ -84,11 +84,6 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         this(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd, healthcheck, ready, dependsOn, null);
     }
 
-    /** @return this spec with {@code pull} set */
-    public ContainerSpec withPull(PullPolicy policy) {
-        return new ContainerSpec(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid, capAdd,
-                healthcheck, ready, dependsOn, policy);
-    }
 
     /**
      * One entry of {@code depends-on} (compose's meaning, SPEC.md "Health and readiness"; decision 10).

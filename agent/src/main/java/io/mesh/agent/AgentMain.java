@@ -2,6 +2,7 @@ package io.mesh.agent;
 
 import io.mesh.policy.Policy;
 import io.mesh.docker.DockerEngine;
+import io.mesh.docker.RegistryAuth;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.Durations;
@@ -23,6 +24,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,8 +36,8 @@ import java.util.concurrent.CountDownLatch;
  * {@code mesh-agent}: the per-host agent's command line (SPEC.md, "Commands").
  *
  * <pre>
- * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--docker-timeout 30s] [--state-dir DIR]
- *                   [--secrets-dir DIR]
+ * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--docker-timeout 30s] [--docker-config DIR]
+ *                   [--state-dir DIR] [--secrets-dir DIR]
  *                   [--reconcile-interval 60s] [--apply-lock-wait 2s] [--zk-auth-file F]
  *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-cap CAP]...
  *                   [--allow-device PATH]... [--allow-sysctl NAME|PREFIX.*]... [--allow-security-opt VALUE]...
@@ -71,6 +73,11 @@ public final class AgentMain implements Runnable {
                         + "must not hold a module lock for ever); a container's stop gets its stop timeout on top, a step's "
                         + "wait its schedule's timeout (default: ${DEFAULT-VALUE}).")
         String dockerTimeout;
+        @Option(names = "--docker-config", paramLabel = "DIR",
+                description = "Registry credentials for pulls: Docker's config.json in DIR, with auths (base64 user:password) and "
+                        + "credHelpers/credsStore (docker-credential-NAME programs on the agent's PATH), read at each pull "
+                        + "(default: DOCKER_CONFIG, else ~/.docker).")
+        Path dockerConfig;
         @Option(names = "--state-dir", defaultValue = "/var/lib/mesh/agent", description = "Local state directory (default: ${DEFAULT-VALUE}).")
         Path stateDir;
         @Option(names = "--secrets-dir", defaultValue = "/etc/mesh/secrets", paramLabel = "DIR",
@@ -115,9 +122,19 @@ public final class AgentMain implements Runnable {
                             .allowSecurityOpts(allowSecurityOpt).build(), secretsDir);
         }
 
-        /** @return the Docker engine of {@code --docker-host}, its calls bounded by {@code --docker-timeout} */
+        /**
+         * @return the Docker engine of {@code --docker-host}, its calls bounded by {@code --docker-timeout}, its pulls
+         *         with the credentials of {@code --docker-config}
+         * @throws IllegalArgumentException when {@code --docker-config} is no directory or its config.json cannot be read
+         */
         DockerEngine docker() {
-            return new DockerEngine(dockerHost, Durations.parse(dockerTimeout));
+            if (dockerConfig != null && !Files.isDirectory(dockerConfig)) {
+                throw new IllegalArgumentException("--docker-config " + dockerConfig + " is not a directory: give the directory"
+                        + " that holds Docker's " + RegistryAuth.CONFIG_FILE);
+            }
+            RegistryAuth auth = RegistryAuth.of(dockerConfig);
+            auth.check(); // a broken config.json is said at start, not at the first pull
+            return new DockerEngine(dockerHost, Durations.parse(dockerTimeout), auth);
         }
 
         /** @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured */
@@ -229,11 +246,16 @@ public final class AgentMain implements Runnable {
      * @param args command line
      */
     public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** @return the command line {@link #main} runs: an error is one line on stderr, exit 3 for an unreachable peer, else 1 */
+    static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new AgentMain());
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("mesh-agent: " + e.getMessage());
             return e instanceof IllegalStateException ? UNREACHABLE : 1;
         });
-        System.exit(cl.execute(args));
+        return cl;
     }
 }

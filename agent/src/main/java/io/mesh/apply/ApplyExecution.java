@@ -3,6 +3,8 @@ package io.mesh.apply;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.ImageInfo;
+import io.mesh.docker.ImageReference;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.docker.Readiness;
@@ -12,6 +14,8 @@ import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.Json;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PullPolicy;
 import io.mesh.zk.SessionGuard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,8 +107,10 @@ final class ApplyExecution {
         if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(desired.module());
         Map<String, ObservedContainer> byId = new LinkedHashMap<>();
         observed.forEach(o -> byId.put(o.id(), o));
-        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets));
-        return executeAll(plan, want, desired, byId);
+        Images images = new Images();
+        Map<String, String> pulled = images.pullAlways(want, held.keySet(), desired.module());
+        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets), pulled);
+        return images.withDigests(executeAll(plan, want, desired, byId, images), want);
     }
 
     /**
@@ -164,8 +170,7 @@ final class ApplyExecution {
      * what has started is let finish (a recreate is never cut in half) and nothing more starts.
      */
     private List<ContainerResult> executeAll(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
-                                             Map<String, ObservedContainer> byId) throws InterruptedException {
-        Images images = new Images();
+                                             Map<String, ObservedContainer> byId, Images images) throws InterruptedException {
         // Leftovers under a temporary name go first, one by one: run beside the recreate of the same container, both
         // would remove the same one, and dockerd answers the second with 409 "removal already in progress".
         Map<Integer, ContainerResult> first = new HashMap<>();
@@ -273,40 +278,139 @@ final class ApplyExecution {
     }
 
     /**
-     * The images of one apply: each is looked up (and pulled when missing) once, however many containers use it;
-     * its failure fails only the containers that use it, and is told in full once: the others name the container whose
-     * reasons say it (a missing image is reported once per apply, decision 17).
+     * The images of one apply, as each container's {@code pull} says (decision 20): each image is looked up, pulled or
+     * refused once per policy, however many containers use it; its failure fails only the containers that use it, and
+     * is told in full once: the others name the container whose reasons say it (a missing image is reported once per
+     * apply, decision 17). Then the registry digest of each image the apply's containers run, one image inspect per image.
      */
     private final class Images {
-        private final Map<String, CompletableFuture<Void>> seen = new ConcurrentHashMap<>();
+        private final Map<String, CompletableFuture<ImageInfo>> seen = new ConcurrentHashMap<>();
+        private final Map<String, ImageInfo> byId = new ConcurrentHashMap<>();
+        /** By the key of {@link #seen}, the Docker name of the container that asked for it first. */
         private final Map<String, String> askedFirst = new ConcurrentHashMap<>();
 
         /**
-         * The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks.
+         * Before the plan: pulls the image of every {@code pull: always} container that is not held and that this
+         * agent's policy allows (a refused container is created, recreated and pulled for by nobody), so that the plan
+         * sees which images the pulls changed. A failed pull is kept for the containers that use the image
+         * ({@link #ensure}, {@link #pullFailure}); the others go on.
          *
-         * @param image     the image
-         * @param container the Docker name of the container that needs it
+         * @return by image reference, the image id it names after its pull
          */
-        void ensure(String image, String container) {
-            CompletableFuture<Void> mine = new CompletableFuture<>();
-            askedFirst.putIfAbsent(image, container);
-            CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
+        Map<String, String> pullAlways(Map<String, ContainerSpec> want, java.util.Set<String> held, String module) {
+            Map<String, String> pulled = new HashMap<>();
+            for (Map.Entry<String, ContainerSpec> e : want.entrySet()) {
+                ContainerSpec spec = e.getValue();
+                if (spec.pullPolicy() != PullPolicy.ALWAYS || held.contains(ModuleSpec.dockerName(module, e.getKey()))
+                        || pulled.containsKey(spec.image()) || !policy.refusals(spec).isEmpty()) continue;
+                try {
+                    ImageInfo i = ensure(spec, ModuleSpec.dockerName(module, e.getKey()));
+                    if (i != null) pulled.put(spec.image(), i.id());
+                } catch (SessionGuard.SessionLostException ex) {
+                    throw ex;
+                } catch (RuntimeException ex) {
+                    log.warn("module {}: {}", module, describe(ex)); // reported on each container that uses the image
+                }
+            }
+            return pulled;
+        }
+
+        /**
+         * The first caller for an image and policy looks it up (and pulls it); the others wait for that, outside the
+         * map's locks.
+         *
+         * @param container the Docker name of the container that needs it
+         * @return the image as it is after the lookup or pull; {@code null} when not inspected ({@code missing})
+         * @throws IllegalStateException naming the image and the fix when it cannot be had by the container's policy
+         */
+        ImageInfo ensure(ContainerSpec spec, String container) {
+            PullPolicy policy = spec.pullPolicy();
+            String image = spec.image();
+            String key = policy.wire() + " " + image;
+            CompletableFuture<ImageInfo> mine = new CompletableFuture<>();
+            askedFirst.putIfAbsent(key, container);
+            CompletableFuture<ImageInfo> first = seen.putIfAbsent(key, mine);
             if (first == null) {
                 try {
-                    docker.ensureImage(image);
-                    mine.complete(null);
+                    mine.complete(lookUp(image, policy));
                 } catch (RuntimeException | Error e) {
                     mine.completeExceptionally(e); // the others waiting for this image must not wait for ever
                     throw e;
                 }
-                return;
+                return mine.join();
             }
             try {
-                first.join();
+                return first.join();
             } catch (CompletionException e) {
                 if (e.getCause() instanceof SessionGuard.SessionLostException r) throw r;
-                throw new IllegalStateException("image " + image + " is not available (see " + askedFirst.get(image) + ")", e.getCause());
+                String firstAsker = askedFirst.get(key);
+                // the container that asked first (before the plan, for pull: always) tells the error in full
+                if (container.equals(firstAsker) && e.getCause() instanceof RuntimeException r) throw r;
+                throw new IllegalStateException("image " + image + " is not available (see " + firstAsker + ")", e.getCause());
             }
+        }
+
+        private ImageInfo lookUp(String image, PullPolicy policy) {
+            switch (policy) {
+                case ALWAYS -> {
+                    docker.pull(image);
+                    return docker.inspectImage(image);
+                }
+                case NEVER -> {
+                    ImageInfo i = docker.inspectImage(image);
+                    if (i == null) {
+                        throw new IllegalStateException("image " + image + " is not on this host and its pull policy is never: load it"
+                                + " on the host (docker load, or docker pull " + image + "), or set pull: missing to let the agent pull it");
+                    }
+                    return i;
+                }
+                default -> {
+                    docker.ensureImage(image);
+                    return null;
+                }
+            }
+        }
+
+        /** @return why the pull of a {@code pull: always} image failed in this apply, or {@code null} when it did not */
+        RuntimeException pullFailure(ContainerSpec spec) {
+            CompletableFuture<ImageInfo> f = seen.get(PullPolicy.ALWAYS.wire() + " " + spec.image());
+            if (spec.pullPolicy() != PullPolicy.ALWAYS || f == null || !f.isCompletedExceptionally()) return null;
+            try {
+                f.join();
+                return null;
+            } catch (CompletionException e) {
+                return e.getCause() instanceof RuntimeException r ? r : e;
+            }
+        }
+
+        /**
+         * @return the results with {@code imageDigest} set where the image a container runs has a registry digest
+         *         (SPEC.md, "Images"); one image inspect per image
+         */
+        List<ContainerResult> withDigests(List<ContainerResult> results, Map<String, ContainerSpec> want) {
+            List<ContainerResult> out = new ArrayList<>(results.size());
+            for (ContainerResult r : results) {
+                ContainerSpec spec = want.get(r.name());
+                if (r.imageId() == null || r.imageDigest() != null || spec == null) {
+                    out.add(r);
+                    continue;
+                }
+                ImageInfo i;
+                try {
+                    i = byId.computeIfAbsent(r.imageId(), id -> {
+                        ImageInfo found = docker.inspectImage(id);
+                        return found == null ? new ImageInfo(id, List.of()) : found;
+                    });
+                } catch (SessionGuard.SessionLostException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    log.debug("no digest for image {}: {}", r.imageId(), describe(e)); // the report still names its id
+                    out.add(r);
+                    continue;
+                }
+                out.add(r.withImageDigest(i.digestFor(ImageReference.parse(spec.image()))));
+            }
+            return out;
         }
     }
 
@@ -332,12 +436,18 @@ final class ApplyExecution {
         try {
             switch (a.action()) {
                 case HELD, UNCHANGED -> {
+                    RuntimeException pull = a.action() == PlannedAction.Kind.UNCHANGED && spec != null ? images.pullFailure(spec) : null;
+                    if (pull != null) { // what runs is left running: only its image could not be checked
+                        return new ContainerResult(a.name(), a.dockerName(), ContainerAction.FAILED,
+                                plus(a.reasons(), List.of(), "pull failed, the container runs on as it was: " + describe(pull)), id,
+                                before == null ? null : before.health(), before == null ? null : before.imageId());
+                    }
                     return before == null ? result(a, a.action().reported(), a.reasons(), id)
                             : new ContainerResult(a.name(), a.dockerName(), a.action().reported(), List.copyOf(a.reasons()), id,
                             before.health(), before.imageId());
                 }
                 case CREATE -> {
-                    images.ensure(spec.image(), a.dockerName());
+                    images.ensure(spec, a.dockerName());
                     String newId = create(a.dockerName(), a.name(), spec, desired);
                     try {
                         docker.start(newId);
@@ -405,7 +515,8 @@ final class ApplyExecution {
     private ContainerResult recreate(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before, Images images) {
         if (before != null && before.markedForRemoval()) return replaceMarkedForRemoval(a, spec, desired, before, images);
         String oldId = a.existingId();
-        images.ensure(spec.image(), a.dockerName());
+        // before anything is stopped: an image that cannot be had leaves the old container running
+        images.ensure(spec, a.dockerName());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String prevName = a.dockerName() + PREV_SUFFIX;
         String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
@@ -490,7 +601,7 @@ final class ApplyExecution {
      */
     private ContainerResult replaceMarkedForRemoval(PlannedAction a, ContainerSpec spec, DesiredRecord desired,
                                                     ObservedContainer before, Images images) {
-        images.ensure(spec.image(), a.dockerName());
+        images.ensure(spec, a.dockerName());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
         try {

@@ -4,6 +4,7 @@ import io.mesh.docker.ObservedContainer;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.PullPolicy;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,13 +23,28 @@ import java.util.Set;
  *   <li>present, same spec hash, running → {@code UNCHANGED};</li>
  *   <li>present, same spec hash, restarting (Docker restarts it by its policy) → {@code CRASH_LOOP}: left alone,
  *       reported {@code failed};</li>
- *   <li>present but spec changed or not running → {@code RECREATE} with reasons;</li>
+ *   <li>present but spec changed or not running, or ({@code pull: always}) the pull just made gave its image reference
+ *       another image than the one it runs → {@code RECREATE} with reasons;</li>
  *   <li>a container of the module the spec no longer names, or a second container for the same name (left by a
  *       crash mid-recreate) → {@code REMOVE}.</li>
  * </ul>
  */
 public final class ApplyPlanner {
     private ApplyPlanner() {}
+
+    /** Image ids are shown as {@code docker ps} shows them: 12 hex digits, enough to tell builds apart. */
+    private static final int SHORT_ID = "sha256:".length() + 12;
+
+    /**
+     * @param running the image id the container runs
+     * @param pulled  the image id its reference names after the pull
+     * @return the reason {@code image changed: sha256:<12 hex> -> sha256:<12 hex> (pulled)}
+     */
+    static String imageChanged(String running, String pulled) {
+        return "image changed: " + shortId(running) + " -> " + shortId(pulled) + " (pulled)";
+    }
+
+    private static String shortId(String id) { return id.length() > SHORT_ID && id.startsWith("sha256:") ? id.substring(0, SHORT_ID) : id; }
 
     /**
      * @param module   module name
@@ -39,18 +55,21 @@ public final class ApplyPlanner {
      */
     public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired,
                                            List<ObservedContainer> observed, Map<String, HeldRecord> held) {
-        return plan(module, desired, observed, held, Map.of());
+        return plan(module, desired, observed, held, Map.of(), Map.of());
     }
 
     /**
-     * As {@link #plan(String, Map, List, Map)}, for containers with secrets: each one's spec hash takes in its
-     * secrets' digests on this host, so a changed secret file recreates it (decision 18).
+     * As {@link #plan(String, Map, List, Map)}, for containers with secrets or {@code pull: always}.
      *
      * @param secretDigests by container name, by secret name, the digest of each secret file on this host
-     *                      ({@link io.mesh.secrets.SecretsDir}); missing for containers without secrets
+     *                      ({@link io.mesh.secrets.SecretsDir}); missing for containers without secrets: a spec hash
+     *                      takes them in, so a changed secret file recreates (decision 18)
+     * @param pulled        by image reference, the image id it names after the pulls this apply made for its
+     *                      {@code pull: always} containers (decision 20); an image not pulled is not compared
      */
     public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired, List<ObservedContainer> observed,
-                                           Map<String, HeldRecord> held, Map<String, Map<String, String>> secretDigests) {
+                                           Map<String, HeldRecord> held, Map<String, Map<String, String>> secretDigests,
+                                           Map<String, String> pulled) {
         Map<String, ObservedContainer> primary = new LinkedHashMap<>();
         for (ObservedContainer c : observed) primary.put(c.dockerName(), c);
         Set<String> claimed = new HashSet<>();
@@ -78,6 +97,12 @@ public final class ApplyPlanner {
             if (!hash.equals(now.specHash())) {
                 reasons.addAll(SpecDiff.reasons(SpecDiff.parse(now.specJson()), want, digests));
                 if (reasons.isEmpty()) reasons.add("spec changed (hash " + now.specHash() + " -> " + hash + ")");
+            }
+            // A new build under the same tag may be the fix of a crash loop: checked before it.
+            String newImage = want.pullPolicy() == PullPolicy.ALWAYS ? pulled.get(want.image()) : null;
+            if (newImage != null && now.imageId() != null && !newImage.equals(now.imageId())
+                    && reasons.stream().noneMatch(r -> r.startsWith("image: "))) { // a new reference says it already
+                reasons.add(imageChanged(now.imageId(), newImage));
             }
             if (reasons.isEmpty() && now.state() != null && now.state().startsWith("restarting")) {
                 out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.CRASH_LOOP, List.of("crash-looping: Docker restarts it by its "

@@ -13,6 +13,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer.ContainerPlan;
 import io.mesh.wire.PlanAnswer.ModulePlan;
 import io.mesh.wire.PlanOutcome;
+import io.mesh.wire.PullPolicy;
 import io.mesh.wire.WindowRecord;
 import io.mesh.zk.MeshStore;
 
@@ -54,7 +55,7 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
         Map<String, HeldRecord> held = store.held(host);
         WindowRecord window = store.window(host, module);
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
-        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read));
+        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read), Map.of());
         Map<String, Boolean> images = new HashMap<>();
         List<ContainerPlan> containers = new ArrayList<>();
         boolean fails = false;
@@ -79,12 +80,23 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
                     reasons.addAll(refusals);
                     problems.addAll(refusals);
                 }
-                if (!images.computeIfAbsent(image, docker::imagePresent)) {
+                PullPolicy pull = s.pullPolicy();
+                boolean present = pull == PullPolicy.ALWAYS || images.computeIfAbsent(image, docker::imagePresent);
+                if (pull == PullPolicy.ALWAYS) {
+                    reasons.add("pull: always: the apply would pull " + image + " first (a plan never pulls)");
+                } else if (!present && pull == PullPolicy.NEVER) {
+                    String missing = "image " + image + " is not on this host and its pull policy is never: the apply would fail;"
+                            + " load it on the host (docker load), or set pull: missing";
+                    reasons.add(missing);
+                    problems.add(missing);
+                } else if (!present) {
                     String missing = "image " + image + " is not on this host: the apply would try to pull it (a plan never pulls);"
                             + " load it (docker load) or check the reference";
                     reasons.add(missing);
                     problems.add(missing);
                 }
+            } else if (a.action() == PlannedAction.Kind.UNCHANGED && s != null && s.pullPolicy() == PullPolicy.ALWAYS) {
+                reasons.add("pull: always: the apply would pull " + s.image() + " and recreate the container if that changes its image");
             } else if (a.action() == PlannedAction.Kind.CRASH_LOOP) {
                 problems.add(a.reasons().isEmpty() ? "crash-looping" : a.reasons().get(0));
             }

@@ -66,7 +66,7 @@ final class NoOpReconcile {
         // that can no longer be read goes the locked way, which reports it.
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
         if (read.values().stream().anyMatch(r -> !r.complete())) return null;
-        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of(), ApplyExecution.digests(read));
+        List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of(), ApplyExecution.digests(read), Map.of());
         if (plan.size() != there.size()) return null;
         for (int i = 0; i < plan.size(); i++) {
             PlannedAction a = plan.get(i);

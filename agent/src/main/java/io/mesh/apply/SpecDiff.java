@@ -38,10 +38,12 @@ public final class SpecDiff {
             .build();
 
     /**
-     * {@code ready} says how the apply judges a container, {@code depends-on} in which order it acts and
-     * {@code create-host-path} what it checks before a create, not how Docker runs it: a change of any recreates nothing.
+     * {@code ready} says how the apply judges a container, {@code depends-on} in which order it acts,
+     * {@code create-host-path} what it checks before a create and {@code pull} where its image comes from, not how
+     * Docker runs it: a change of any of them recreates nothing (a pull that changes the image does, by the image:
+     * decision 20).
      */
-    @JsonIgnoreProperties({"ready", "depends-on", "create-host-path"})
+    @JsonIgnoreProperties({"ready", "depends-on", "create-host-path", "pull"})
     private interface OnlyWhatDockerRuns {}
 
     private SpecDiff() {}

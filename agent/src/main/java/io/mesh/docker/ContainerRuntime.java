@@ -53,6 +53,21 @@ public interface ContainerRuntime {
     void ensureImage(String image);
 
     /**
+     * Pulls an image from its registry whether or not it is on this host ({@code pull: always}).
+     *
+     * @throws IllegalStateException naming the image, its registry and the fix when it cannot be pulled
+     */
+    void pull(String image);
+
+    /**
+     * Read only: never pulls.
+     *
+     * @param image image reference or id
+     * @return the image's id and repo digests, or {@code null} when it is not on this host (one image inspect)
+     */
+    ImageInfo inspectImage(String image);
+
+    /**
      * Read only: never pulls (a plan uses it, and a plan changes nothing).
      *
      * @param image image reference

@@ -53,7 +53,8 @@ import java.util.function.Supplier;
  *
  * <p>Errors surface as docker-java's runtime exceptions ({@code DockerException} and subclasses such as
  * {@link NotFoundException} and {@link ConflictException}) or as {@link DockerClientException} for time-outs;
- * callers turn them into {@code failed} results. Missing images are pulled once before a create.
+ * callers turn them into {@code failed} results. Images are pulled as a container's {@code pull} says (the apply
+ * decides, {@link #ensureImage}, {@link #pull}), with the credentials of {@link RegistryAuth}.
  *
  * <p><b>Nothing waits for ever</b>, so that a hung dockerd cannot hold a module lock and its fence: every call is
  * bounded ({@link #CALL_TIMEOUT}, {@link #PULL_TIMEOUT}; docs/design.md, "Docker calls are bounded") and then throws
@@ -80,6 +81,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     private final DockerClient waits;
     private final String host;
     private final Duration callTimeout;
+    private final RegistryAuth registryAuth;
     private final ScheduledThreadPoolExecutor watchdog;
 
     /**
@@ -95,6 +97,16 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      * @throws IllegalArgumentException when the timeout is not positive
      */
     public DockerEngine(String dockerHost, Duration callTimeout) {
+        this(dockerHost, callTimeout, RegistryAuth.of(null));
+    }
+
+    /**
+     * @param dockerHost   such as {@code unix:///var/run/docker.sock}; {@code null} for {@code DOCKER_HOST} or the default
+     * @param callTimeout  the longest a call that dockerd answers at once may take ({@link #CALL_TIMEOUT})
+     * @param registryAuth the credentials pulls send ({@code --docker-config})
+     * @throws IllegalArgumentException when the timeout is not positive
+     */
+    public DockerEngine(String dockerHost, Duration callTimeout, RegistryAuth registryAuth) {
         if (callTimeout == null || callTimeout.isNegative() || callTimeout.isZero()) {
             throw new IllegalArgumentException("the Docker call timeout must be positive, not " + callTimeout);
         }
@@ -107,6 +119,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         this.waits = DockerClientImpl.getInstance(config, http(config, Duration.ofSeconds(10), null));
         this.host = h;
         this.callTimeout = callTimeout;
+        this.registryAuth = registryAuth;
         this.watchdog = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "docker-watchdog");
             t.setDaemon(true);
@@ -281,20 +294,33 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     }
 
     /**
-     * Makes sure an image is on this host, pulling it when it is not.
+     * Makes sure an image is on this host, pulling it when it is not ({@code pull: missing}).
      *
      * @param image image reference
-     * @throws IllegalStateException naming the image when it is missing and cannot be pulled
+     * @throws IllegalStateException naming the image, its registry and the fix when it is missing and cannot be pulled
      */
     @Override
     public void ensureImage(String image) {
-        try {
-            bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
-            return;
-        } catch (NotFoundException e) {
-            // pull below
-        }
-        try (QuietPull pull = waits.pullImageCmd(image).exec(new QuietPull())) {
+        if (!imagePresent(image)) pull(image);
+    }
+
+    /**
+     * Pulls an image from its registry with this host's credentials for that registry ({@link RegistryAuth}), whether
+     * or not it is here, and waits for the pull's end (at most {@link #PULL_TIMEOUT}).
+     *
+     * @param image image reference; one with neither tag nor digest pulls {@code latest}, as {@code docker pull} does
+     * @throws IllegalStateException naming the image, its registry and the fix (credentials in {@code --docker-config}
+     *                               when the registry refused them) when the pull fails, or a credential helper does
+     * @throws DockerTimeoutException when the pull did not end in time
+     */
+    @Override
+    public void pull(String image) {
+        ImageReference ref = ImageReference.parse(image);
+        RegistryAuth.Credentials creds = registryAuth.forImage(ref);
+        // docker-java fills in credentials from its own idea of the config directory: the ones looked up here win,
+        // none included (an anonymous pull sends no X-Registry-Auth)
+        try (QuietPull pull = waits.pullImageCmd(ref.repository()).withTag(ref.pullTag()).withAuthConfig(creds.auth())
+                .exec(new QuietPull())) {
             boolean done;
             try {
                 done = pull.awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -304,18 +330,22 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             }
             pull.throwError();
             if (!done) throw new DockerTimeoutException(host, "the pull of image " + image, PULL_TIMEOUT, null);
-            bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while pulling image " + image, e);
+        } catch (DockerTimeoutException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
-            throw new IllegalStateException("image " + image + " is not on this host and could not be pulled ("
-                    + engineMessage(e) + "): load it with docker load or docker import, or fix the image reference", e);
+            throw new IllegalStateException(PullFailure.describe(image, ref, creds, registryAuth.dir(), engineMessage(e)), e);
+        }
+        if (inspectImage(image) == null) { // a pull by digest of another platform's image, or a tag moved meanwhile
+            throw new IllegalStateException("image " + image + " is not on this host after its pull from " + ref.registry()
+                    + ": check the reference and the image's platform");
         }
     }
 
     /**
-     * A pull's callback that keeps the pull's error for {@link #ensureImage} instead of logging it: docker-java's
+     * A pull's callback that keeps the pull's error for {@link #pull} instead of logging it: docker-java's
      * {@code ResultCallbackTemplate.onError} logs every error at ERROR with its stack trace, and an agent retrying a
      * push of a missing image logged one at every retry. The apply reports the error instead, in one line (decision 17).
      */
@@ -361,11 +391,17 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     /** One image inspect; never pulls. */
     @Override
     public boolean imagePresent(String image) {
+        return inspectImage(image) != null;
+    }
+
+    /** One image inspect; never pulls. */
+    @Override
+    public ImageInfo inspectImage(String image) {
         try {
-            bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
-            return true;
+            var i = bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
+            return new ImageInfo(i.getId(), i.getRepoDigests());
         } catch (NotFoundException e) {
-            return false;
+            return null;
         }
     }
 

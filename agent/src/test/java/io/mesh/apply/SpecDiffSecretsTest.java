@@ -38,7 +38,7 @@ class SpecDiffSecretsTest {
     }
 
     private static List<PlannedAction> plan(ContainerSpec want, ObservedContainer now, Map<String, String> digests) {
-        return ApplyPlanner.plan("store", Map.of("web", want), List.of(now), Map.of(), Map.of("web", digests));
+        return ApplyPlanner.plan("store", Map.of("web", want), List.of(now), Map.of(), Map.of("web", digests), Map.of());
     }
 
     @Test

@@ -64,6 +64,15 @@ public final class RecordingRuntime implements ContainerRuntime {
 
     @Override public boolean imagePresent(String image) { calls.incrementAndGet(); return true; }
 
+    @Override public void pull(String image) { calls.incrementAndGet(); }
+
+    /** Every image is here, under an id made of its name, and came from no registry. */
+    @Override
+    public io.mesh.docker.ImageInfo inspectImage(String image) {
+        calls.incrementAndGet();
+        return new io.mesh.docker.ImageInfo("sha256:" + Integer.toHexString(image.hashCode()), java.util.List.of());
+    }
+
     @Override
     public synchronized String create(String dockerName, ContainerSpec spec, Map<String, String> labels) {
         calls.incrementAndGet();

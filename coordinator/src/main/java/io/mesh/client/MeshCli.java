@@ -568,8 +568,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
-            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the open windows, the freezes in force and the pushes not yet done.",
-                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window), failed (with the error) or superseded (by the newer push named)."},
+            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the image each container runs (Docker's image id and the registry digest); then the open windows, the freezes in force and the pushes not yet done.",
+                    "With PUSH: that push on each host and module: pending, applied, deferred (with the window), failed (with the error) or superseded (by the newer push named); then each container's action and image."},
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status extends Lookup {
         @Parameters(index = "0", arity = "0..1", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
@@ -591,12 +591,42 @@ public final class MeshCli implements Runnable {
                     + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
             Table.of(v.path("targets"), Status::addTarget, "HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL")
                     .print(out, "no host targeted yet (a module for \"*\" waits for agents)");
+            out.println();
+            Table.of(v.path("targets"), Status::addTargetImages, "HOST", "CONTAINER", "ACTION", "IMAGE ID", "IMAGE DIGEST")
+                    .print(out, "no report names a container's image yet");
+        }
+
+        /** Adds the image of each container of a target's report: which build runs where (SPEC.md, "Images"). */
+        private static void addTargetImages(Table table, JsonNode t) {
+            for (JsonNode c : t.path("containers")) {
+                if (!c.hasNonNull("imageId")) continue;
+                table.add(t.path("host").asText(), c.path("container").asText(), c.path("action").asText(), shortImageId(c.path("imageId")),
+                        text(c.path("imageDigest")));
+            }
+        }
+
+        /** Adds the image of each container of each module of a host of GET /v1/fleet. */
+        private static void addHostImages(Table table, JsonNode h) {
+            for (JsonNode m : h.path("modules")) {
+                for (JsonNode i : m.path("images")) {
+                    table.add(h.path("host").asText(), i.path("container").asText(), shortImageId(i.path("imageId")), text(i.path("imageDigest")));
+                }
+            }
+        }
+
+        /** @return an image id as {@code docker ps} shows it: {@code sha256:} and 12 hex digits */
+        static String shortImageId(JsonNode id) {
+            String s = text(id);
+            return s.startsWith("sha256:") && s.length() > 19 ? s.substring(0, 19) : s;
         }
 
         /** Prints GET /v1/fleet as the operator's table. */
         static void fleetTable(JsonNode fleet, PrintWriter out) {
             Table.of(fleet.path("hosts"), Status::addHost, "HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL")
                     .print(out, "no host has an agent or a report yet");
+            out.println();
+            Table.of(fleet.path("hosts"), Status::addHostImages, "HOST", "CONTAINER", "IMAGE ID", "IMAGE DIGEST")
+                    .print(out, "no report names a container's image yet");
             JsonNode windows = fleet.path("windows");
             out.println();
             out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");

@@ -92,10 +92,28 @@ public final class FleetStatus {
      * @param held            Docker names of that module's containers held now on that host ({@code /mesh/held})
      * @param error           the last report's error
      * @param lastWindow      the last window that ended, from the report
+     * @param images          the image each container of the last report runs, in the report's order; containers
+     *                        whose image the report does not name (removed, failed before they ran) are left out
      */
     public record Cell(String module, String revision, String desiredRevision, String push, PushState outcome,
                        Instant finishedAt, Long ageSeconds, Double applySeconds, WindowRecord window, List<String> held, String error,
-                       WindowResult lastWindow) {}
+                       WindowResult lastWindow, List<RunningImage> images) {}
+
+    /**
+     * The image a container runs, as its host's last report names it (SPEC.md, "Images"): which build runs where.
+     *
+     * @param container   Docker name {@code <module>-<name>}
+     * @param imageId     Docker's image id ({@code sha256:...})
+     * @param imageDigest the registry's name of it ({@code <repository>@sha256:...}), {@code null} when it has none
+     */
+    public record RunningImage(String container, String imageId, String imageDigest) {
+        /** @return the images a report names, in its order */
+        static List<RunningImage> of(ApplyReport r) {
+            if (r == null || r.containers() == null) return List.of();
+            return r.containers().stream().filter(c -> c.imageId() != null)
+                    .map(c -> new RunningImage(c.container(), c.imageId(), c.imageDigest())).toList();
+        }
+    }
 
     /**
      * One host.
@@ -277,7 +295,8 @@ public final class FleetStatus {
                         r == null ? null : r.push(), outcome, finished,
                         finished == null ? null : Math.max(0, Duration.between(finished, now).toSeconds()),
                         finished == null || r.startedAt() == null ? null : Duration.between(r.startedAt(), finished).toMillis() / 1000.0,
-                        rawByKey.get(host + "/" + module), heldHere, r == null ? null : r.error(), r == null ? null : r.lastWindow()));
+                        rawByKey.get(host + "/" + module), heldHere, r == null ? null : r.error(), r == null ? null : r.lastWindow(),
+                        RunningImage.of(r)));
             }
             rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
         }

@@ -192,14 +192,31 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @param id        Docker container id after the apply (before it, for removed)
      * @param health    {@code healthy}, {@code unhealthy}, {@code starting} or {@code none} (no healthcheck), as Docker
      *                  last said; {@code null} when not known (removed, failed before it ran)
-     * @param imageId   the image the container runs ({@code sha256:...}); {@code null} when not known
+     * @param imageId   the image the container runs ({@code sha256:...}: Docker's image id, the digest of the image's
+     *                  configuration); {@code null} when not known
+     * @param imageDigest the same image as its registry names it, {@code <repository>@sha256:...} (the manifest digest
+     *                  a pull or push gave it, which {@code docker pull <imageDigest>} fetches again); {@code null} when
+     *                  the image never came from or went to a registry ({@code docker load}, {@code docker import}) or
+     *                  when {@code imageId} is not known (decision 20)
      */
     public record ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id,
                                   @JsonInclude(JsonInclude.Include.NON_NULL) String health,
-                                  @JsonInclude(JsonInclude.Include.NON_NULL) String imageId) {
+                                  @JsonInclude(JsonInclude.Include.NON_NULL) String imageId,
+                                  @JsonInclude(JsonInclude.Include.NON_NULL) String imageDigest) {
         /** A result with no health or image known. */
         public ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id) {
-            this(name, container, action, reasons, id, null, null);
+            this(name, container, action, reasons, id, null, null, null);
+        }
+
+        /** A result whose image's registry digest is not known (yet: {@link #withImageDigest}). */
+        public ContainerResult(String name, String container, ContainerAction action, List<String> reasons, String id,
+                               String health, String imageId) {
+            this(name, container, action, reasons, id, health, imageId, null);
+        }
+
+        /** @return this result with {@code imageDigest} set */
+        public ContainerResult withImageDigest(String digest) {
+            return new ContainerResult(name, container, action, reasons, id, health, imageId, digest);
         }
 
         /**

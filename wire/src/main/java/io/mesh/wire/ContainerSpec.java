@@ -59,6 +59,9 @@ import java.util.TreeMap;
  * @param secrets        by environment variable name (or, with a target, secret name), where each secret's value lives
  *                       under the agent's {@code --secrets-dir} ({@link SecretRef}; SPEC.md, "Secrets"); the values
  *                       themselves are never in a spec
+ * @param pull           when the agent pulls the image, or {@code null} for {@link PullPolicy#DEFAULT}; not part of the
+ *                       spec hash (it says where the image comes from, not how Docker runs it: a changed policy alone
+ *                       recreates nothing; a pull that changes the image does, decision 20)
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
@@ -74,7 +77,8 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                             @JsonProperty("stop-signal") String stopSignal, Boolean init, Logging logging, List<String> dns,
                             List<String> devices, Map<String, String> sysctls,
                             @JsonProperty("security-opt") List<String> securityOpt,
-                            @JsonProperty("create-host-path") Boolean createHostPath, Map<String, SecretRef> secrets) {
+                            @JsonProperty("create-host-path") Boolean createHostPath, Map<String, SecretRef> secrets,
+                            PullPolicy pull) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -141,7 +145,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                 .workingDir(workingDir).hostname(hostname).labels(labels).memory(memory).cpus(cpus).pidsLimit(pidsLimit)
                 .ulimits(ulimits).tmpfs(tmpfs).readOnly(readOnly).extraHosts(extraHosts).stopSignal(stopSignal).init(init)
                 .logging(logging).dns(dns).devices(devices).sysctls(sysctls).securityOpt(securityOpt)
-                .createHostPath(createHostPath).secrets(secrets);
+                .createHostPath(createHostPath).secrets(secrets).pull(pull);
     }
 
     /** Builds a {@link ContainerSpec} field by field, by SPEC's names; unset fields are absent. Not thread-safe. */
@@ -181,6 +185,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         private List<String> securityOpt;
         private Boolean createHostPath;
         private Map<String, SecretRef> secrets;
+        private PullPolicy pull;
 
         private Builder() {}
 
@@ -254,13 +259,15 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         public Builder createHostPath(Boolean v) { createHostPath = v; return this; }
         /** @return this, with {@code secrets} */
         public Builder secrets(Map<String, SecretRef> v) { secrets = v; return this; }
+        /** @return this, with {@code pull} */
+        public Builder pull(PullPolicy v) { pull = v; return this; }
 
         /** @return the spec, normalised as the record's constructor does */
         public ContainerSpec build() {
             return new ContainerSpec(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid,
                     capAdd, healthcheck, ready, dependsOn, entrypoint, user, workingDir, hostname, labels, memory, cpus,
                     pidsLimit, ulimits, tmpfs, readOnly, extraHosts, stopSignal, init, logging, dns, devices, sysctls,
-                    securityOpt, createHostPath, secrets);
+                    securityOpt, createHostPath, secrets, pull);
         }
     }
 
@@ -306,6 +313,9 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
 
     /** @return {@code ready}, or the defaults */
     public ReadySpec readiness() { return ready == null ? ReadySpec.DEFAULT : ready; }
+
+    /** @return {@code pull}, or its default {@link PullPolicy#MISSING} */
+    public PullPolicy pullPolicy() { return pull == null ? PullPolicy.DEFAULT : pull; }
 
     /** @return true when the container asks for Docker's privileged mode */
     public boolean runsPrivileged() { return Boolean.TRUE.equals(privileged); }

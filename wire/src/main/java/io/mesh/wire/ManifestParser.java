@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -38,6 +39,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Parses and validates a manifest: YAML, one module per document (SPEC.md, "Manifest").
@@ -62,11 +64,12 @@ public final class ManifestParser {
     private static final Pattern PORT = Pattern.compile("(?:(\\d{1,3}(?:\\.\\d{1,3}){3}):)?(\\d{1,5}):(\\d{1,5})(?:/(tcp|udp))?");
     private static final Pattern IMAGE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}");
     private static final Set<String> RESTART = Set.of("no", "on-failure", "unless-stopped", "always");
+    private static final Set<String> PULL = Arrays.stream(PullPolicy.values()).map(PullPolicy::wire).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules", "rollout");
     private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
     private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
-            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets"), ContainerFields.NAMES);
+            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull"), ContainerFields.NAMES);
     private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
     /** A file-delivered secret's name: it names nothing in Docker, only the secret in reasons. */
     private static final Pattern SECRET_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
@@ -437,6 +440,11 @@ public final class ManifestParser {
             c.error(path + ".restart", "must be one of no, on-failure, unless-stopped, always" + (restart.isBoolean() ? " (write \"no\" in quotes)" : "") + "; got " + show(restart));
         }
         c.duration(node.get("stop-timeout"), path + ".stop-timeout", Duration.ofHours(24));
+        JsonNode pull = node.get("pull");
+        if (pull != null && !(pull.isTextual() && PULL.contains(pull.asText()))) {
+            c.error(path + ".pull", "must be missing (pull when the image is not on the host; the default), always (pull at every"
+                    + " apply) or never (only an image already on the host); got " + show(pull));
+        }
         JsonNode privileged = node.get("privileged");
         if (privileged != null && !privileged.isBoolean()) {
             c.error(path + ".privileged", "must be true or false; got " + show(privileged));

@@ -301,7 +301,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public void ensureImage(String image) {
-        if (!imagePresent(image)) pull(image);
+        if (!imagePresent(image)) pull(image, true);
     }
 
     /**
@@ -315,6 +315,11 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public void pull(String image) {
+        pull(image, false);
+    }
+
+    /** {@link #pull(String)}; {@code absent}: the image is not on this host, which the failure's message says */
+    private void pull(String image, boolean absent) {
         ImageReference ref = ImageReference.parse(image);
         RegistryAuth.Credentials creds = registryAuth.forImage(ref);
         // docker-java fills in credentials from its own idea of the config directory: the ones looked up here win,
@@ -336,7 +341,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         } catch (DockerTimeoutException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            throw new IllegalStateException(PullFailure.describe(image, ref, creds, registryAuth.dir(), engineMessage(e)), e);
+            throw new IllegalStateException(PullFailure.describe(image, ref, creds, registryAuth.dir(), engineMessage(e), absent), e);
         }
         if (inspectImage(image) == null) { // a pull by digest of another platform's image, or a tag moved meanwhile
             throw new IllegalStateException("image " + image + " is not on this host after its pull from " + ref.registry()

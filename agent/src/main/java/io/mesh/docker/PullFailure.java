@@ -17,28 +17,34 @@ final class PullFailure {
      * @param creds  the credentials the pull sent
      * @param config the agent's {@code --docker-config} directory
      * @param docker Docker's error, its first line
+     * @param absent true when the image is not on the host ({@code pull: missing} pulled it for that reason)
      * @return the message of the container's {@code failed} reason
      */
-    static String describe(String image, ImageReference ref, RegistryAuth.Credentials creds, Path config, String docker) {
+    static String describe(String image, ImageReference ref, RegistryAuth.Credentials creds, Path config, String docker, boolean absent) {
         String host = ref.registry();
+        String opening = "image " + image + (absent ? " is not on this host and" : "") + " could not be pulled";
         String file = config.resolve(RegistryAuth.CONFIG_FILE).toString();
         if (refusedCredentials(docker)) {
             if (creds.auth() == null) {
-                return "image " + image + " could not be pulled: registry " + host + " wants credentials and the agent has none for it ("
+                return opening + ": registry " + host + " wants credentials and the agent has none for it ("
                         + docker + "): add them to " + file + " (an \"auths\" entry for " + ref.authKey()
                         + ", or a \"credHelpers\" entry naming a docker-credential-NAME program), or start the agent with"
                         + " --docker-config DIR naming a directory whose config.json has them";
             }
-            return "image " + image + " could not be pulled: registry " + host + " refused the agent's credentials from " + creds.source()
+            return opening + ": registry " + host + " refused the agent's credentials from " + creds.source()
                     + " (" + docker + "): fix them there (docker --config " + config + " login " + host + " writes them), or start"
                     + " the agent with --docker-config DIR naming a directory whose config.json has the right ones";
         }
         if (notFound(docker)) {
-            return "image " + image + " could not be pulled: registry " + host + " has no such image (" + docker
+            return opening + ": registry " + host + " has no such image (" + docker
                     + "): check the repository and the tag, and that the image was pushed there";
         }
-        return "image " + image + " could not be pulled from registry " + host + " (" + docker + "): check that the registry"
-                + " answers from this host, or load the image on the host (docker load) and set pull: missing";
+        if (absent) {
+            return opening + " from registry " + host + " (" + docker + "): load it with docker load or docker import, or fix the"
+                    + " image reference";
+        }
+        return opening + " from registry " + host + " (" + docker + "): check that the registry answers from this host, or load"
+                + " the image on the host (docker load) and set pull: missing";
     }
 
     /** Docker's words for a registry's 401 and 403, as dockerd 20.10 to 28 and Distribution give them. */

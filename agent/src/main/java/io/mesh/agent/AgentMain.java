@@ -37,6 +37,7 @@ import java.util.concurrent.CountDownLatch;
  * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--docker-timeout 30s] [--state-dir DIR]
  *                   [--reconcile-interval 60s] [--apply-lock-wait 2s] [--zk-auth-file F]
  *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-cap CAP]...
+ *                   [--allow-device PATH]... [--allow-sysctl NAME|PREFIX.*]... [--allow-security-opt VALUE]...
  * mesh-agent window --host H --module M --schedule S [same common options]
  * </pre>
  *
@@ -85,6 +86,17 @@ public final class AgentMain implements Runnable {
         @Option(names = "--allow-cap", paramLabel = "CAP",
                 description = "Allow containers to cap-add CAP, such as NET_ADMIN (repeatable). Default: none.")
         List<String> allowCap = new ArrayList<>();
+        @Option(names = "--allow-device", paramLabel = "PATH",
+                description = "Allow containers to map the host device PATH, such as /dev/fuse (repeatable). Default: none.")
+        List<String> allowDevice = new ArrayList<>();
+        @Option(names = "--allow-sysctl", paramLabel = "NAME",
+                description = "Allow containers to set the kernel parameter NAME, such as net.core.somaxconn, or every one under a "
+                        + "prefix written PREFIX.*, such as 'net.ipv4.*' (repeatable). Default: none.")
+        List<String> allowSysctl = new ArrayList<>();
+        @Option(names = "--allow-security-opt", paramLabel = "VALUE",
+                description = "Allow containers the security-opt VALUE, exactly as written, such as no-new-privileges:true or "
+                        + "seccomp=unconfined (repeatable). Default: none.")
+        List<String> allowSecurityOpt = new ArrayList<>();
 
         /**
          * @param reconcile     the daemon's reconcile interval
@@ -94,7 +106,9 @@ public final class AgentMain implements Runnable {
             process.selectLogFormat();
             return new AgentConfig(ZkPaths.checkHost(host), process.paths(), stateDir, reconcile,
                     applyLockWait, Durations.parse(windowLockWait),
-                    new Policy(allowHostPath, allowPrivileged, allowHostPid, allowCap));
+                    Policy.builder().allowHostPaths(allowHostPath).allowPrivileged(allowPrivileged).allowHostPid(allowHostPid)
+                            .allowCaps(allowCap).allowDevices(allowDevice).allowSysctls(allowSysctl)
+                            .allowSecurityOpts(allowSecurityOpt).build());
         }
 
         /** @return the Docker engine of {@code --docker-host}, its calls bounded by {@code --docker-timeout} */

@@ -246,14 +246,22 @@ final class ApplyExecution {
 
     /**
      * The images of one apply: each is looked up (and pulled when missing) once, however many containers use it;
-     * its failure fails only the containers that use it.
+     * its failure fails only the containers that use it, and is told in full once: the others name the container whose
+     * reasons say it (a missing image is reported once per apply, decision 17).
      */
     private final class Images {
         private final Map<String, CompletableFuture<Void>> seen = new ConcurrentHashMap<>();
+        private final Map<String, String> askedFirst = new ConcurrentHashMap<>();
 
-        /** The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks. */
-        void ensure(String image) {
+        /**
+         * The first caller for an image looks it up (and pulls it); the others wait for that, outside the map's locks.
+         *
+         * @param image     the image
+         * @param container the Docker name of the container that needs it
+         */
+        void ensure(String image, String container) {
             CompletableFuture<Void> mine = new CompletableFuture<>();
+            askedFirst.putIfAbsent(image, container);
             CompletableFuture<Void> first = seen.putIfAbsent(image, mine);
             if (first == null) {
                 try {
@@ -268,8 +276,8 @@ final class ApplyExecution {
             try {
                 first.join();
             } catch (CompletionException e) {
-                if (e.getCause() instanceof RuntimeException r) throw r;
-                throw e;
+                if (e.getCause() instanceof SessionGuard.SessionLostException r) throw r;
+                throw new IllegalStateException("image " + image + " is not available (see " + askedFirst.get(image) + ")", e.getCause());
             }
         }
     }
@@ -287,7 +295,7 @@ final class ApplyExecution {
                             before.health(), before.imageId());
                 }
                 case CREATE -> {
-                    images.ensure(spec.image());
+                    images.ensure(spec.image(), a.dockerName());
                     String newId = docker.create(a.dockerName(), spec, labels(desired, a.name(), spec));
                     try {
                         docker.start(newId);
@@ -355,7 +363,7 @@ final class ApplyExecution {
     private ContainerResult recreate(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before, Images images) {
         if (before != null && before.markedForRemoval()) return replaceMarkedForRemoval(a, spec, desired, before, images);
         String oldId = a.existingId();
-        images.ensure(spec.image());
+        images.ensure(spec.image(), a.dockerName());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String prevName = a.dockerName() + PREV_SUFFIX;
         String newId = outOfTheWay(desired.module(), nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
@@ -440,7 +448,7 @@ final class ApplyExecution {
      */
     private ContainerResult replaceMarkedForRemoval(PlannedAction a, ContainerSpec spec, DesiredRecord desired,
                                                     ObservedContainer before, Images images) {
-        images.ensure(spec.image());
+        images.ensure(spec.image(), a.dockerName());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String newId = outOfTheWay(desired.module(), nextName, null, () -> docker.create(nextName, spec, labels(desired, a.name(), spec)));
         try {
@@ -525,7 +533,7 @@ final class ApplyExecution {
      * Checks the container of a planned create or recreate against this agent's {@link Policy}.
      *
      * @return {@code null} when the action is allowed (or is neither a create nor a recreate); else a {@code failed}
-     *         result naming every refusal and the option that would allow it, keeping the existing container's id
+     *         result naming every refusal and the option (or fix) that would allow it, keeping the existing container's id
      */
     private ContainerResult refuse(PlannedAction action, ContainerSpec spec) {
         List<String> refusals = refusals(policy, action, spec);
@@ -536,13 +544,17 @@ final class ApplyExecution {
     }
 
     /**
-     * The policy check of a planned action, shared by the apply and a plan ({@link DryRun}).
+     * The checks of a planned action before any Docker call, shared by the apply and a plan ({@link DryRun}): the
+     * agent's policy, and host-path volume sources that are missing ({@link MissingHostPaths}).
      *
-     * @return {@code refused by this agent's policy: ...} for each refusal of a planned create or recreate; empty when
-     *         allowed or when the action is neither
+     * @return {@code refused by this agent's policy: ...} for each refusal of a planned create or recreate, then each
+     *         missing host path; empty when allowed or when the action is neither
      */
     static List<String> refusals(Policy policy, PlannedAction action, ContainerSpec spec) {
         if (spec == null || (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE)) return List.of();
-        return policy.refusals(spec).stream().map(r -> "refused by this agent's policy: " + r).toList();
+        List<String> out = new ArrayList<>();
+        policy.refusals(spec).forEach(r -> out.add("refused by this agent's policy: " + r));
+        out.addAll(MissingHostPaths.of(spec));
+        return out;
     }
 }

@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -30,10 +31,10 @@ public final class SpecDiff {
             .build();
 
     /**
-     * {@code ready} says how the apply judges a container and {@code depends-on} in which order it acts, not how Docker
-     * runs it: a change of either recreates nothing.
+     * {@code ready} says how the apply judges a container, {@code depends-on} in which order it acts and
+     * {@code create-host-path} what it checks before a create, not how Docker runs it: a change of any recreates nothing.
      */
-    @JsonIgnoreProperties({"ready", "depends-on"})
+    @JsonIgnoreProperties({"ready", "depends-on", "create-host-path"})
     private interface OnlyWhatDockerRuns {}
 
     private SpecDiff() {}
@@ -102,11 +103,44 @@ public final class SpecDiff {
         field(r, "pid", before.pid(), after.pid());
         field(r, "cap-add", before.capAdd(), after.capAdd());
         if (!Objects.equals(before.healthcheck(), after.healthcheck())) r.add("healthcheck: changed");
+        field(r, "entrypoint", before.entrypoint(), after.entrypoint());
+        field(r, "user", before.user(), after.user());
+        field(r, "working-dir", before.workingDir(), after.workingDir());
+        field(r, "hostname", before.hostname(), after.hostname());
+        field(r, "labels", before.labels(), after.labels());
+        field(r, "memory", before.memory(), after.memory());
+        field(r, "cpus", before.cpus(), after.cpus());
+        field(r, "pids-limit", before.pidsLimit(), after.pidsLimit());
+        field(r, "ulimits", ulimits(before.ulimits()), ulimits(after.ulimits()));
+        field(r, "tmpfs", before.tmpfs(), after.tmpfs());
+        field(r, "read-only", before.readOnlyRootfs(), after.readOnlyRootfs());
+        field(r, "extra-hosts", before.extraHosts(), after.extraHosts());
+        field(r, "stop-signal", before.stopSignal(), after.stopSignal());
+        field(r, "init", before.runsInit(), after.runsInit());
+        field(r, "logging", logging(before.logging()), logging(after.logging()));
+        field(r, "dns", before.dns(), after.dns());
+        field(r, "devices", before.devices(), after.devices());
+        field(r, "sysctls", before.sysctls(), after.sysctls());
+        field(r, "security-opt", before.securityOpt(), after.securityOpt());
         return r;
     }
 
+    /** {@code name: a -> b} when they differ; an absent value reads {@code unset}. */
     private static void field(List<String> r, String name, Object a, Object b) {
-        if (!Objects.equals(a, b)) r.add(name + ": " + a + " -> " + b);
+        if (!Objects.equals(a, b)) r.add(name + ": " + (a == null ? "unset" : a) + " -> " + (b == null ? "unset" : b));
+    }
+
+    /** {@code {nofile=1024:2048}}: soft and hard as {@code ulimit} shows them. */
+    private static Map<String, String> ulimits(Map<String, ContainerSpec.Ulimit> u) {
+        Map<String, String> out = new TreeMap<>();
+        u.forEach((k, v) -> out.put(k, v.soft() + ":" + v.hard()));
+        return out;
+    }
+
+    /** {@code json-file {max-size=1m}}, or {@code null} for the engine's default. */
+    private static String logging(ContainerSpec.Logging l) {
+        if (l == null) return null;
+        return (l.driver() == null ? "(default driver)" : l.driver()) + (l.options().isEmpty() ? "" : " " + l.options());
     }
 
     private static void envReasons(List<String> r, Map<String, String> a, Map<String, String> b) {

@@ -5,6 +5,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.PullImageResultCallback;
 import com.github.dockerjava.api.command.WaitContainerResultCallback;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerClientException;
@@ -289,18 +290,68 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         } catch (NotFoundException e) {
             // pull below
         }
-        try (var pull = waits.pullImageCmd(image).start()) {
-            if (!pull.awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new DockerTimeoutException(host, "the pull of image " + image, PULL_TIMEOUT, null);
+        try (QuietPull pull = waits.pullImageCmd(image).exec(new QuietPull())) {
+            boolean done;
+            try {
+                done = pull.awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RuntimeException e) {
+                pull.throwError(); // the engine's own answer, when there is one, says more than "Could not pull image"
+                throw e;
             }
+            pull.throwError();
+            if (!done) throw new DockerTimeoutException(host, "the pull of image " + image, PULL_TIMEOUT, null);
             bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while pulling image " + image, e);
         } catch (IOException | RuntimeException e) {
             throw new IllegalStateException("image " + image + " is not on this host and could not be pulled ("
-                    + firstLine(e.getMessage()) + "): load it with docker load/import, or fix the image reference", e);
+                    + engineMessage(e) + "): load it with docker load or docker import, or fix the image reference", e);
         }
+    }
+
+    /**
+     * A pull's callback that keeps the pull's error for {@link #ensureImage} instead of logging it: docker-java's
+     * {@code ResultCallbackTemplate.onError} logs every error at ERROR with its stack trace, and an agent retrying a
+     * push of a missing image logged one at every retry. The apply reports the error instead, in one line (decision 17).
+     */
+    private static final class QuietPull extends PullImageResultCallback {
+        private volatile Throwable error;
+
+        @Override
+        public void onError(Throwable t) {
+            if (error == null) error = t;
+            try {
+                close(); // ends the wait; the caller throws the error
+            } catch (IOException e) {
+                // closing only frees the connection
+            }
+        }
+
+        /** Throws the error the pull met, if any. */
+        void throwError() {
+            Throwable e = error;
+            if (e instanceof RuntimeException r) throw r;
+            if (e != null) throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * @return the engine's message in a docker-java error ({@code Status 404: {"message":"pull access denied ..."}}
+     *         reads {@code pull access denied ...}), else the error's first line
+     */
+    static String engineMessage(Throwable e) {
+        String m = firstLine(e.getMessage());
+        int json = m.indexOf("{\"message\":");
+        if (json >= 0) {
+            try {
+                String text = new ObjectMapper().readTree(m.substring(json)).path("message").asText("");
+                if (!text.isBlank()) return firstLine(text);
+            } catch (IOException ignored) {
+                // not JSON after all: the line as it is
+            }
+        }
+        return m;
     }
 
     /** One image inspect; never pulls. */
@@ -325,7 +376,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public String create(String dockerName, ContainerSpec spec, Map<String, String> labels) {
-        CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName).withLabels(labels)
+        CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName)
                 .withEnv(env(spec.env())).withStopTimeout(spec.stopTimeoutSeconds());
         if (!spec.command().isEmpty()) cmd.withCmd(spec.command());
         HostConfig hc = HostConfig.newHostConfig()
@@ -349,6 +400,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             cmd.withExposedPorts(exposed);
         }
         if (spec.healthcheck() != null) cmd.withHealthcheck(healthCheck(spec.healthcheck()));
+        ComposeOptions.apply(spec, cmd, hc, labels); // the operator's labels, then mesh's
         cmd.withHostConfig(hc);
         return bounded("the create of container " + dockerName, callTimeout, () -> cmd.exec().getId());
     }

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Planning is pure: desired spec + observed containers + held names → actions and reasons. */
 class ApplyPlannerTest {
     private static ContainerSpec spec(String image, Map<String, String> env) {
-        return new ContainerSpec(image, List.of("serve"), env, null, null, null, null, null);
+        return ContainerSpec.builder(image).command(List.of("serve")).env(env).build();
     }
 
     private static ObservedContainer observed(String id, String name, ContainerSpec s, boolean running, String state) {
@@ -94,8 +94,9 @@ class ApplyPlannerTest {
 
     @Test
     void theHashIgnoresMapOrderAndFillsDefaults() {
-        ContainerSpec x = new ContainerSpec("img:1", null, Map.of("A", "1", "B", "2"), null, null, null, null, null);
-        ContainerSpec y = new ContainerSpec("img:1", List.of(), new java.util.TreeMap<>(Map.of("B", "2", "A", "1")), "host", List.of(), List.of(), "unless-stopped", "10s");
+        ContainerSpec x = ContainerSpec.builder("img:1").env(Map.of("A", "1", "B", "2")).build();
+        ContainerSpec y = ContainerSpec.builder("img:1").command(List.of()).env(new java.util.TreeMap<>(Map.of("B", "2", "A", "1"))).network("host")
+                .ports(List.of()).volumes(List.of()).restart("unless-stopped").stopTimeout("10s").build();
         assertThat(SpecDiff.hash(x)).isEqualTo(SpecDiff.hash(y)).hasSize(16);
         assertThat(SpecDiff.hash(x)).isNotEqualTo(SpecDiff.hash(spec("img:1", Map.of("A", "1"))));
     }

@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The order of an apply's calls under {@code depends-on}, and when a dependency holds a dependent back. */
 class DependencyOrderTest {
     static ContainerSpec needs(Map<String, ContainerSpec.DependsOn> deps) {
-        return new ContainerSpec("img", null, null, null, null, null, null, null, null, null, null, null, null, deps);
+        return ContainerSpec.builder("img").dependsOn(deps).build();
     }
 
     static final ContainerSpec PLAIN = needs(null);

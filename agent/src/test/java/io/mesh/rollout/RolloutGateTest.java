@@ -20,7 +20,7 @@ class RolloutGateTest {
     static final Instant T = Instant.parse("2026-12-01T03:30:00Z");
 
     static RolloutRecord start(RolloutSpec r) {
-        ContainerSpec c = new ContainerSpec("img:2", null, null, null, null, null, null, null, null, null, null, null, null);
+        ContainerSpec c = ContainerSpec.builder("img:2").build();
         DesiredRecord d = new DesiredRecord("store", "r2", "push-0000000002", new ModuleSpec("store", List.of("*"), Map.of("app", c), Map.of(), r));
         return RolloutRecord.start(d, List.of("h1", "h2", "h3"), java.util.Set.of("h1", "h2", "h3"), null, "token", T);
     }

@@ -65,8 +65,8 @@ public final class ManifestParser {
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules", "rollout");
     private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
-    private static final Set<String> CONTAINER_FIELDS = Set.of("image", "command", "env", "network", "ports", "volumes", "restart", "stop-timeout",
-            "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on");
+    private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
+            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on"), ContainerFields.NAMES);
     private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
     private static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
     /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
@@ -79,6 +79,12 @@ public final class ManifestParser {
     private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group",
             "jitter", "start-by");
     private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> all = new HashSet<>(a);
+        all.addAll(b);
+        return Set.copyOf(all);
+    }
 
     /** Most problems listed in one {@link ManifestException}; the rest are counted. */
     public static final int MAX_ERRORS = 50;
@@ -437,6 +443,7 @@ public final class ManifestParser {
         }
         healthcheck(c, path + ".healthcheck", node.get("healthcheck"));
         ready(c, path + ".ready", node.get("ready"));
+        if (node instanceof ObjectNode o) ContainerFields.check(c, path, o);
         List<String> caps = c.stringList(node.get("cap-add"), path + ".cap-add", false);
         if (caps != null) {
             Set<String> dup = new HashSet<>();
@@ -779,7 +786,7 @@ public final class ManifestParser {
     }
 
     /** Collects errors for one document. */
-    private static final class Check {
+    static final class Check implements ContainerFields.Sink {
         private final int doc;
         private final List<ManifestError> errors;
         /** The text as written of each non-string scalar, by field path. */
@@ -788,11 +795,13 @@ public final class ManifestParser {
         Check(int doc, List<ManifestError> errors, Map<String, String> raw) { this.doc = doc; this.errors = errors; this.raw = raw; }
 
         /** @return the scalar's text as the operator wrote it (for numbers and booleans taken as strings) */
-        String text(JsonNode n, String path) {
+        @Override
+        public String text(JsonNode n, String path) {
             return n.isTextual() ? n.asText() : raw.getOrDefault(path, n.asText());
         }
 
-        void error(String field, String message) { errors.add(new ManifestError(doc, field, message)); }
+        @Override
+        public void error(String field, String message) { errors.add(new ManifestError(doc, field, message)); }
 
         void onlyFields(JsonNode node, String path, Set<String> allowed) {
             for (Iterator<String> i = node.fieldNames(); i.hasNext(); ) {
@@ -982,7 +991,7 @@ public final class ManifestParser {
             }
         }
 
-        private static boolean cleanAbsolute(String p) {
+        static boolean cleanAbsolute(String p) {
             if (!p.startsWith("/") || p.contains("//") || hasControl(p)) return false;
             for (String seg : p.substring(1).split("/")) {
                 if (seg.equals(".") || seg.equals("..")) return false;

@@ -17,7 +17,7 @@ class RolloutRecordTest {
     static final List<String> HOSTS = List.of("h3", "h1", "h2");
 
     static DesiredRecord desired(RolloutSpec r) {
-        ContainerSpec c = new ContainerSpec("img:2", null, null, null, null, null, null, null, null, null, null, null, null);
+        ContainerSpec c = ContainerSpec.builder("img:2").build();
         return new DesiredRecord("store", "r2", "push-0000000002", new ModuleSpec("store", List.of("*"), Map.of("app", c), Map.of(), r));
     }
 

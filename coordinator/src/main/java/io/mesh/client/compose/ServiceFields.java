@@ -82,6 +82,8 @@ final class ServiceFields {
     private final Map<String, JsonNode> out = new LinkedHashMap<>();
     private final ArrayNode tmpfs = F.arrayNode();
     private String network;
+    /** A short-syntax bind mount was read: compose would create its missing source. */
+    private boolean shortBind;
 
     private ServiceFields(ImportContext ctx, String service, String container, ObjectNode node) {
         this.ctx = ctx;
@@ -160,6 +162,10 @@ final class ServiceFields {
             }
         }
         if (!tmpfs.isEmpty()) out.put("tmpfs", tmpfs);
+        if (shortBind && !out.containsKey("create-host-path")) {
+            ctx.note(at, "a missing host path fails the container in mesh, where compose creates an empty directory: create it on every "
+                    + "host, or add create-host-path: true to the container");
+        }
         ObjectNode container = F.objectNode();
         for (String f : ORDER) if (out.containsKey(f)) container.set(f, out.get(f));
         return container;
@@ -504,10 +510,7 @@ final class ServiceFields {
         } else {
             absolute = Path.of(src).normalize().toString();
         }
-        if (type == null && !out.containsKey("create-host-path")) {
-            ctx.note(at, "a missing host path fails the container in mesh, where compose creates an empty directory: create it on every "
-                    + "host, or add create-host-path: true to the container");
-        }
+        if (type == null) shortBind = true;
         return absolute;
     }
 

@@ -491,11 +491,11 @@ class ApplierTest {
         String before = docker.inspect(module + "-web").getId();
         // A process bypassing the coordinator writes a spec with an unknown field.
         String bad = "{\"module\":\"" + module + "\",\"revision\":\"rX\",\"push\":\"push-0000000099\",\"spec\":{\"module\":\""
-                + module + "\",\"hosts\":[\"host-a\"],\"containers\":{\"web\":{\"image\":\"" + BUSYBOX + "\",\"user\":\"root\"}}}}";
+                + module + "\",\"hosts\":[\"host-a\"],\"containers\":{\"web\":{\"image\":\"" + BUSYBOX + "\",\"mem_limit\":\"1g\"}}}}";
         zk.client().setData().forPath(zk.paths().desired(module), bad.getBytes());
         ApplyReport r = applier.apply(module, () -> false);
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
-        assertThat(r.error()).contains("containers.web.user");
+        assertThat(r.error()).contains("containers.web.mem_limit");
         assertThat(docker.inspect(module + "-web").getId()).isEqualTo(before);
         assertThat(docker.inspect(module + "-web").getState().getRunning()).isTrue();
     }

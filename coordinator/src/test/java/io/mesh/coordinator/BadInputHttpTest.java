@@ -145,7 +145,7 @@ class BadInputHttpTest {
                 arguments("missing image", with("    image: " + TestDocker.BUSYBOX + "\n    command", "    command"), 1, "containers.web.image", "missing: give an image"),
                 // unknown fields
                 arguments("unknown module field", good() + "replicas: 3\n", 1, "replicas", "allowed here are"),
-                arguments("unknown container field", web("user: root"), 1, "containers.web.user", "allowed here are"),
+                arguments("unknown container field", web("mem_limit: 1g"), 1, "containers.web.mem_limit", "allowed here are"),
                 arguments("unknown schedule field", with("    timeout: 1m\n", "    timeout: 1m\n    retries: 3\n"), 1, "schedules.gc.retries", "allowed here are"),
                 arguments("unknown step field", with("volumes-from: web}", "volumes-from: web, user: root}"), 1, "schedules.gc.step.user", "allowed here are"),
                 // bad names: path traversal, slashes, control characters, case, length

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -350,17 +351,17 @@ final class ContainerFields {
      *
      * @return the strings, or empty when absent or refused (the refusal recorded)
      */
-    private static java.util.Optional<List<String>> list(Sink c, ObjectNode node, String field, String path, boolean single) {
+    private static Optional<List<String>> list(Sink c, ObjectNode node, String field, String path, boolean single) {
         JsonNode n = node.get(field);
         String at = path + "." + field;
-        if (n == null) return java.util.Optional.empty();
+        if (n == null) return Optional.empty();
         if (single && n.isTextual()) {
             n = node.arrayNode().add(n.asText());
             node.set(field, n);
         }
         if (!(n instanceof ArrayNode a)) {
             c.error(at, "must be a list of strings, such as [\"a\", \"b\"]" + (single ? " (or one string)" : "") + "; got " + describe(n));
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         List<String> out = new ArrayList<>();
         boolean ok = true;
@@ -375,7 +376,7 @@ final class ContainerFields {
             if (!e.isTextual()) a.set(i, a.textNode(t));
             out.add(t);
         }
-        return ok ? java.util.Optional.of(out) : java.util.Optional.empty();
+        return ok ? Optional.of(out) : Optional.empty();
     }
 
     /**

@@ -328,7 +328,7 @@ class ManifestParserTest {
                 arguments("network with a space", container("network: \"my net\""), 1, "containers.registry.network", "network name"),
                 // unknown fields at every level
                 arguments("unknown module field", GOOD + "replicas: 2\n", 1, "replicas", "allowed here are"),
-                arguments("unknown container field", container("user: root"), 1, "containers.registry.user", "allowed here are"),
+                arguments("unknown container field", container("mem_limit: 1g"), 1, "containers.registry.mem_limit", "allowed here are"),
                 arguments("unknown schedule field", schedule(CRON, STEP, "retries: 3"), 1, "schedules.gc.retries", "allowed here are"),
                 arguments("unknown step field", schedule(CRON, "step: {image: x, user: root}"), 1, "schedules.gc.step.user", "allowed here are"),
                 arguments("camelCase stopTimeout", container("stopTimeout: 5s"), 1, "containers.registry.stopTimeout", "stop-timeout"),

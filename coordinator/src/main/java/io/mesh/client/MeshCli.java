@@ -43,7 +43,8 @@ import java.util.stream.Stream;
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
  * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}, {@code rollout},
- * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}).
+ * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}), and {@code import-compose}, which needs
+ * no coordinator.
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
@@ -55,7 +56,7 @@ import java.util.stream.Stream;
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
         subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Hold.class, MeshCli.Release.class, MeshCli.Windows.class, MeshCli.Locks.class,
                 MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class, MeshCli.RolloutCmd.class,
-                MeshCli.Freeze.class, MeshCli.Thaw.class, MeshCli.Freezes.class, CommandLine.HelpCommand.class},
+                MeshCli.Freeze.class, MeshCli.Thaw.class, MeshCli.Freezes.class, ImportCompose.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",

@@ -26,6 +26,17 @@ record ClientRun(int code, String out, String err) {
         return of(coordinators, new StringWriter(), args);
     }
 
+    /** Runs the client with exactly these arguments, for a command that needs no coordinator ({@code import-compose}). */
+    static ClientRun local(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = MeshCli.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(args);
+        return new ClientRun(code, out.toString(), err.toString());
+    }
+
     /** As {@link #of(String, String...)}, printing into {@code out}, which another thread may read meanwhile. */
     static ClientRun of(String coordinators, StringWriter out, String... args) {
         StringWriter err = new StringWriter();

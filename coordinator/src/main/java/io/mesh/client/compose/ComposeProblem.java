@@ -1,0 +1,14 @@
+package io.mesh.client.compose;
+
+/**
+ * One thing {@code mesh import-compose} says about a compose file: a refusal (nothing is printed on stdout then) or a
+ * note (the manifest is printed, and the note tells what the import chose).
+ *
+ * @param path    where in the compose file, such as {@code services.web.build}; {@code --module} or {@code --hosts}
+ *                for a command-line option; empty for the file itself
+ * @param message what mesh does not do, or what it chose, and the fix
+ */
+public record ComposeProblem(String path, String message) {
+    @Override
+    public String toString() { return path.isEmpty() ? message : path + ": " + message; }
+}

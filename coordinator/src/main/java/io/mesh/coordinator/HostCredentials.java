@@ -7,9 +7,7 @@ import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 
 import java.io.IOException;
@@ -83,13 +81,7 @@ public final class HostCredentials {
             Files.writeString(tmp, "# ZooKeeper identity of mesh host " + host + " (mesh-coordinator credentials, " + clock.instant()
                     + "): give it to mesh-agent --zk-auth-file; keep it mode 0600\n" + hostAuth.fileText(), StandardCharsets.UTF_8);
             Optional<HostIdentity> before = HostIdentities.read(admin, paths, host);
-            HostIdentities.write(admin, paths, HostIdentity.of(hostAuth, clock.instant()));
-            done.add((before.isPresent() ? "replaced " : "registered ") + paths.identity(host) + " (user " + hostAuth.user()
-                    + "; readable by the admin identity only)");
-            MeshAcls rules = new MeshAcls(paths, adminAuth, h -> h.equals(host) ? Optional.of(hostAuth.id()) : Optional.empty());
-            for (String p : List.of(paths.reports(host), paths.held(host), paths.windows(host), paths.requests(host))) {
-                done.add(ownParent(p, rules.forPath(p)));
-            }
+            done.addAll(HostIdentities.register(admin, paths, adminAuth, hostAuth, clock.instant()));
             if (before.isPresent() && !before.get().digest().equals(hostAuth.id().getId())) done.addAll(dropOldNodes(host));
             MeshZk.secure(admin, paths, adminAuth); // every other node to its rule, the host's subtree among them
             done.add("ACLs of every node under " + paths.root() + " checked against their rules (host " + host + " may write its own nodes only)");
@@ -103,17 +95,6 @@ public final class HostCredentials {
             return done;
         } finally {
             Files.deleteIfExists(tmp);
-        }
-    }
-
-    /** Makes {@code path} with {@code acl}, or gives it {@code acl} when it exists. */
-    private String ownParent(String path, List<ACL> acl) throws Exception {
-        try {
-            admin.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl).forPath(path, "{}".getBytes(StandardCharsets.UTF_8));
-            return "created " + path + " " + describe(acl);
-        } catch (KeeperException.NodeExistsException e) {
-            admin.setACL().withACL(acl).forPath(path);
-            return "set the ACL of " + path + " " + describe(acl);
         }
     }
 
@@ -160,19 +141,4 @@ public final class HostCredentials {
         }
     }
 
-    private static String describe(List<ACL> acl) {
-        List<String> out = new ArrayList<>();
-        for (ACL a : acl) out.add(a.getId().getScheme() + ":" + ZkAuth.userOf(a.getId()) + ":" + perms(a.getPerms()));
-        return "[" + String.join(", ", out) + "]";
-    }
-
-    private static String perms(int p) {
-        StringBuilder b = new StringBuilder();
-        if ((p & 4) != 0) b.append('c');
-        if ((p & 8) != 0) b.append('d');
-        if ((p & 1) != 0) b.append('r');
-        if ((p & 2) != 0) b.append('w');
-        if ((p & 16) != 0) b.append('a');
-        return b.toString();
-    }
 }

@@ -3,11 +3,17 @@ package io.mesh.wire;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs.Perms;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -71,6 +77,53 @@ public final class HostIdentities {
         } catch (KeeperException.NoNodeException e) {
             return Optional.empty();
         }
+    }
+
+    /**
+     * Registers a host's identity: writes {@code /mesh/identities/<host>}, then makes the host's own parents
+     * ({@code /mesh/reports|held|windows|requests/<host>}) with the ACL {@link MeshAcls} gives them for that identity, or
+     * gives them that ACL when they exist. The rest of the layout is brought to its rules by {@link MeshZk#secure}.
+     *
+     * @param admin     a client of the admin identity
+     * @param paths     the layout
+     * @param adminAuth the admin identity
+     * @param hostAuth  the host's new identity ({@link ZkAuth#newHost})
+     * @param at        when it was issued
+     * @return what was done, one line each (no secret)
+     * @throws Exception from ZooKeeper
+     */
+    public static List<String> register(CuratorFramework admin, ZkPaths paths, ZkAuth adminAuth, ZkAuth hostAuth, Instant at) throws Exception {
+        HostIdentity identity = HostIdentity.of(hostAuth, at);
+        String host = identity.host();
+        boolean replaced = read(admin, paths, host).isPresent();
+        write(admin, paths, identity);
+        List<String> done = new ArrayList<>();
+        done.add((replaced ? "replaced " : "registered ") + paths.identity(host) + " (user " + hostAuth.user()
+                + "; readable by the admin identity only)");
+        MeshAcls rules = new MeshAcls(paths, adminAuth, h -> h.equals(host) ? Optional.of(hostAuth.id()) : Optional.empty());
+        for (String p : List.of(paths.reports(host), paths.held(host), paths.windows(host), paths.requests(host))) {
+            List<ACL> acl = rules.forPath(p);
+            try {
+                admin.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl).forPath(p, "{}".getBytes(StandardCharsets.UTF_8));
+                done.add("created " + p + " " + describe(acl));
+            } catch (KeeperException.NodeExistsException e) {
+                admin.setACL().withACL(acl).forPath(p);
+                done.add("set the ACL of " + p + " " + describe(acl));
+            }
+        }
+        return done;
+    }
+
+    /** @return an ACL as {@code zkCli getAcl} would sum it up, hashes left out: {@code [digest:mesh:cdrwa, world:anyone:r]} */
+    public static String describe(List<ACL> acl) {
+        List<String> out = new ArrayList<>();
+        for (ACL a : acl) {
+            int p = a.getPerms();
+            String perms = ((p & Perms.CREATE) != 0 ? "c" : "") + ((p & Perms.DELETE) != 0 ? "d" : "") + ((p & Perms.READ) != 0 ? "r" : "")
+                    + ((p & Perms.WRITE) != 0 ? "w" : "") + ((p & Perms.ADMIN) != 0 ? "a" : "");
+            out.add(a.getId().getScheme() + ":" + ZkAuth.userOf(a.getId()) + ":" + perms);
+        }
+        return "[" + String.join(", ", out) + "]";
     }
 
     /**

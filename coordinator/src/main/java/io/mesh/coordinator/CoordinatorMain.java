@@ -254,6 +254,8 @@ public final class CoordinatorMain implements Runnable {
                 admin = process.zkAuth();
                 if (admin == null) throw new IllegalArgumentException("--zk-auth-file ADMIN_FILE is required: the coordinators' "
                         + "ZooKeeper identity (user:password), with which host identities are issued");
+                if (!admin.admin()) throw new IllegalArgumentException("--zk-auth-file must hold the admin identity (the coordinators' "
+                        + "user:password), not host " + admin.host().orElseThrow() + "'s");
             } catch (IllegalArgumentException e) {
                 err.println("mesh-coordinator credentials: " + e.getMessage());
                 err.flush();

@@ -716,7 +716,7 @@ public final class HttpApi implements AutoCloseable {
         }
         metrics.accepted();
         LOG.info("push {} revision {} modules {} hosts {} from {} ({})", result.push(), result.revision(), result.modules(),
-                result.hosts(), ex.remote(), m.tokenName() != null ? "bearer token " + m.tokenName() : m.bySignature() ? "webhook signature" : "no credentials required");
+                result.hosts(), ex.remote(), m.tokenName() != null ? "bearer token" + (m.tokenName().equals(HistoryRecord.BY_TOKEN) ? "" : " " + m.tokenName()) : m.bySignature() ? "webhook signature" : "no credentials required");
         send(ex, 202, accepted(result));
     }
 

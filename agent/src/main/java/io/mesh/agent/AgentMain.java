@@ -137,10 +137,19 @@ public final class AgentMain implements Runnable {
             return new DockerEngine(dockerHost, Durations.parse(dockerTimeout), auth);
         }
 
-        /** @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured */
+        /**
+         * @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured
+         * @throws IllegalArgumentException when the credentials are another host's (decision 19: a host's agent
+         *                                  authenticates as that host)
+         */
         CuratorFramework connect(AgentConfig config) throws Exception {
             ZkAuth auth = process.zkAuth();
             ProcessOptions.warnWhenOpen(auth, LOG);
+            if (auth != null && auth.host().isPresent() && !auth.host().get().equals(config.host())) {
+                throw new IllegalArgumentException("--host " + config.host() + " but the ZooKeeper credentials are host "
+                        + auth.host().get() + "'s (user " + auth.user() + "): give the file mesh-coordinator credentials "
+                        + config.host() + " wrote");
+            }
             return MeshZk.connect(zk, Duration.ofSeconds(30), auth, config.paths());
         }
     }

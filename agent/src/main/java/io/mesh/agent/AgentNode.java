@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -230,7 +231,14 @@ public final class AgentNode implements AutoCloseable {
                         // back after the timeout). Not another agent: delete it, then make it again.
                         log.info("agent host={}: {} is still this process's node of its lost session; making it again", host, path);
                         c2.delete().withVersion(r.getStat().getVersion()).inBackground((c3, d) -> {
-                            if (active) keep();
+                            if (!active) return;
+                            if (d.getResultCode() == KeeperException.Code.NOAUTH.intValue()) {
+                                // A host identity may create under /mesh/agents but not delete (decision 19): the old
+                                // session's node goes when the ensemble expires it; look again in a second, not in a loop.
+                                CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> { if (active) keep(); });
+                            } else {
+                                keep();
+                            }
                         }).forPath(path);
                         return;
                     }
@@ -255,6 +263,8 @@ public final class AgentNode implements AutoCloseable {
         try {
             Stat s = client.checkExists().forPath(path);
             if (s != null && s.getEphemeralOwner() == sessionId()) client.delete().withVersion(s.getVersion()).forPath(path);
+        } catch (KeeperException.NoAuthException e) {
+            log.debug("agent host={}: {} not deleted (a host identity may not delete under /mesh/agents); it goes with the session", host, path);
         } catch (Exception e) {
             log.warn("agent host={}: {} not deleted ({}); it goes with the session", host, path, e.getMessage());
         }

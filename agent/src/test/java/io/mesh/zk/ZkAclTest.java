@@ -42,9 +42,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * ZooKeeper access control against a real server: mesh's processes authenticate with digest credentials and every
- * node they create carries {@link ZkAuth#acl()}; a client without them (or with a wrong password) can read
- * everything and write nothing.
+ * ZooKeeper access control against a real server, with every process sharing the admin identity (as before host
+ * identities; those are {@link HostIdentityAclTest}): every node carries {@link ZkAuth#acl()} (the shared parents also
+ * give the fleet create); a client without credentials (or with a wrong password) can read everything and write nothing.
  */
 class ZkAclTest {
     private static final byte[] X = "{}".getBytes(StandardCharsets.UTF_8);
@@ -115,7 +115,11 @@ class ZkAclTest {
                 paths.held(), paths.reports(), paths.agents(), paths.lock("store", "host-a"), paths.held("host-a"),
                 paths.windows("host-a"), paths.reports("host-a")));
         all.addAll(n.values());
-        for (String p : all) assertThat(mesh.getACL().forPath(p)).as(p).isEqualTo(expected);
+        // Parents every host creates in (decision 19) give the fleet identity create; the admin still owns them.
+        List<String> shared = List.of(paths.agents(), paths.locks(), paths.locks() + "/store");
+        List<ACL> sharedAcl = List.of(new ACL(ZooDefs.Perms.ALL, auth.id()), new ACL(ZooDefs.Perms.CREATE, auth.fleetId()),
+                new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+        for (String p : all) assertThat(mesh.getACL().forPath(p)).as(p).isEqualTo(shared.contains(p) ? sharedAcl : expected);
     }
 
     /** Clients that are not mesh: no credentials, mesh's user with a wrong password, another user with mesh's password. */

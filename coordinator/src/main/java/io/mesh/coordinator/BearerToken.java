@@ -1,56 +1,105 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.HistoryRecord;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * The shared secret that {@code POST /v1/pushes} requires as {@code Authorization: Bearer <token>}. Only its SHA-256
- * is kept; comparison is constant-time ({@link MessageDigest#isEqual}) over digests, so neither content nor length
- * leaks. {@link #toString()} never shows it.
+ * The bearer tokens that {@code POST /v1/pushes} (and every other write) takes as {@code Authorization: Bearer <token>},
+ * each with a name that becomes the push's {@code by} (SPEC.md, "History and rollback": {@code --token-file} holds
+ * {@code name:token} lines). A file of one line that is not {@code name:token} is the older single token, named
+ * {@value HistoryRecord#BY_TOKEN}. Only the tokens' SHA-256 digests are kept; a request's token is compared with every
+ * one of them ({@link MessageDigest#isEqual}, constant-time, no early exit), so neither content, length nor which
+ * token matched leaks through timing. {@link #toString()} shows the names only.
  */
 public final class BearerToken {
-    /** Environment variable holding the token when no token file is given. */
+    /** Environment variable holding a single token when no token file is given. */
     public static final String ENV = "MESH_TOKEN";
+    /** A token's name: what {@code by} shows. */
+    private static final Pattern NAMED = Pattern.compile("([a-z0-9][a-z0-9._@-]{0,63}):(.+)");
 
-    private final byte[] digest;
+    private final Map<String, byte[]> digests;
 
-    private BearerToken(String token) { this.digest = sha256(token); }
+    private BearerToken(Map<String, byte[]> digests) { this.digests = digests; }
 
     /**
      * @param token the secret; surrounding whitespace is removed
-     * @return the token
+     * @return a single token, named {@value HistoryRecord#BY_TOKEN}
      * @throws IllegalArgumentException when it is empty
      */
     public static BearerToken of(String token) {
         if (token == null || token.strip().isEmpty()) throw new IllegalArgumentException("the token is empty");
-        return new BearerToken(token.strip());
+        return new BearerToken(Map.of(HistoryRecord.BY_TOKEN, sha256(token.strip())));
     }
 
     /**
-     * @param file a file holding the token (first line; a trailing newline is fine)
-     * @return the token
+     * @param file a file of {@code name:token} lines ({@code #} comments and blank lines skipped), or of one token
+     * @return the tokens
      * @throws IOException              when the file cannot be read
-     * @throws IllegalArgumentException when it holds no token
+     * @throws IllegalArgumentException naming the line (never its text) when it holds no token, a line is not
+     *                                  {@code name:token}, or a name or token repeats
      */
     public static BearerToken fromFile(Path file) throws IOException {
-        String text = Files.readString(file, StandardCharsets.UTF_8);
-        String first = text.strip().lines().findFirst().orElse("");
-        if (first.isBlank()) throw new IllegalArgumentException("token file " + file + " is empty");
-        return of(first);
+        List<String> lines = Files.readString(file, StandardCharsets.UTF_8).lines().map(String::strip).toList();
+        Map<String, byte[]> out = new LinkedHashMap<>();
+        List<String> tokens = new ArrayList<>();
+        int count = (int) lines.stream().filter(l -> !l.isEmpty() && !l.startsWith("#")).count();
+        if (count == 0) throw new IllegalArgumentException("token file " + file + " is empty");
+        for (int i = 0; i < lines.size(); i++) {
+            String l = lines.get(i);
+            if (l.isEmpty() || l.startsWith("#")) continue;
+            Matcher m = NAMED.matcher(l);
+            if (!m.matches()) {
+                if (count == 1) return of(l); // the older form: one token, no name
+                throw new IllegalArgumentException("token file " + file + " line " + (i + 1) + ": write name:token, the name of "
+                        + "[a-z0-9][a-z0-9._@-]{0,63} (it becomes the push's by), the token after the first ':'");
+            }
+            String token = m.group(2).strip();
+            if (token.isEmpty() || out.containsKey(m.group(1)) || tokens.contains(token)) {
+                throw new IllegalArgumentException("token file " + file + " line " + (i + 1) + ": " + (token.isEmpty() ? "the token is empty"
+                        : out.containsKey(m.group(1)) ? "the name " + m.group(1) + " is given twice" : "the same token as an earlier line: give each name its own"));
+            }
+            tokens.add(token);
+            out.put(m.group(1), sha256(token));
+        }
+        return new BearerToken(Collections.unmodifiableMap(out));
     }
 
     /**
      * @param authorization the request's {@code Authorization} header, or {@code null}
-     * @return true when it is {@code Bearer <this token>}
+     * @return true when it is {@code Bearer <one of these tokens>}
      */
-    public boolean matches(String authorization) {
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) return false;
-        return MessageDigest.isEqual(digest, sha256(authorization.substring(7).strip()));
+    public boolean matches(String authorization) { return nameOf(authorization).isPresent(); }
+
+    /**
+     * @param authorization the request's {@code Authorization} header, or {@code null}
+     * @return the name of the token it carries; empty when it carries none of these
+     */
+    public Optional<String> nameOf(String authorization) {
+        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) return Optional.empty();
+        byte[] given = sha256(authorization.substring(7).strip());
+        String found = null;
+        for (Map.Entry<String, byte[]> e : digests.entrySet()) {
+            if (MessageDigest.isEqual(e.getValue(), given) && found == null) found = e.getKey();
+        }
+        return Optional.ofNullable(found);
     }
+
+    /** @return the tokens' names, in the file's order */
+    public List<String> names() { return List.copyOf(digests.keySet()); }
 
     private static byte[] sha256(String s) {
         try {
@@ -60,7 +109,7 @@ public final class BearerToken {
         }
     }
 
-    /** @return a placeholder: the token is never printed */
+    /** @return the names only: a token is never printed */
     @Override
-    public String toString() { return "BearerToken[***]"; }
+    public String toString() { return "BearerToken" + digests.keySet() + "[***]"; }
 }

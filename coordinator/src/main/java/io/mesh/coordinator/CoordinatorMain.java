@@ -24,12 +24,12 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code mesh-coordinator}: the main class of {@code coordinator/target/mesh-coordinator.jar}.
- * Its one command, {@code serve}, runs the HTTP API in front of ZooKeeper (and, without {@code --zk}, an embedded
- * ZooKeeper server) until SIGTERM or SIGINT.
+ * {@code serve} runs the HTTP API in front of ZooKeeper (and, without {@code --zk}, an embedded ZooKeeper server)
+ * until SIGTERM or SIGINT; {@code credentials HOST} issues a host's ZooKeeper identity ({@link HostCredentials}).
  */
 @Command(name = "mesh-coordinator", mixinStandardHelpOptions = true, version = "mesh-coordinator 0.1.0",
         description = "Takes pushes over HTTP and writes desired state into ZooKeeper; reports pushes per host.",
-        subcommands = {CoordinatorMain.Serve.class, CommandLine.HelpCommand.class})
+        subcommands = {CoordinatorMain.Serve.class, CoordinatorMain.Credentials.class, CommandLine.HelpCommand.class})
 public final class CoordinatorMain implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorMain.class);
 
@@ -92,8 +92,10 @@ public final class CoordinatorMain implements Runnable {
         int maxPushBytes;
 
         @Option(names = "--token-file", paramLabel = "FILE",
-                description = "File holding the bearer token that POST /v1/pushes requires (Authorization: Bearer <token>). "
-                        + "Default: the MESH_TOKEN environment variable; neither set means no token is required.")
+                description = "File of name:token lines: the bearer tokens POST /v1/pushes and every other write take "
+                        + "(Authorization: Bearer <token>); the token's name is the push's by. A file of one plain token "
+                        + "still works (by: token). Default: the MESH_TOKEN environment variable (one token); neither set "
+                        + "means no token is required.")
         Path tokenFile;
 
         @Option(names = "--webhook-secret-file", paramLabel = "FILE",
@@ -209,6 +211,72 @@ public final class CoordinatorMain implements Runnable {
             if (api != null) try { api.close(1); } catch (RuntimeException e) { LOG.warn("closing HTTP API: {}", e.toString()); }
             if (client != null) try { client.close(); } catch (RuntimeException e) { LOG.warn("closing ZooKeeper client: {}", e.toString()); }
             if (embedded != null) try { embedded.close(); } catch (RuntimeException e) { LOG.warn("closing embedded ZooKeeper: {}", e.toString()); }
+        }
+    }
+
+    /** {@code credentials HOST}: a host's ZooKeeper identity (SPEC.md, "Identities"; decision 19). */
+    @Command(name = "credentials", mixinStandardHelpOptions = true,
+            description = {"Issues host HOST's ZooKeeper identity: writes FILE (mode 0600) for that host's mesh-agent --zk-auth-file, "
+                    + "registers it under /mesh/identities, makes the host's own nodes (/mesh/reports|held|windows|requests/HOST) "
+                    + "with ACLs that let that host alone write them, and prints what it did.",
+                    "Runs with the admin identity (--zk-auth-file, the coordinators' file). Issuing again replaces the identity."})
+    public static final class Credentials implements Callable<Integer> {
+        @CommandLine.Parameters(index = "0", paramLabel = "HOST", description = "The host id, as its agent's --host.")
+        String host;
+
+        @Option(names = "--out", paramLabel = "FILE", required = true, description = "The credentials file to write (mode 0600).")
+        Path out;
+
+        @Option(names = "--force", description = "Replace --out when it exists.")
+        boolean force;
+
+        @Option(names = "--zk", paramLabel = "CONNECT", defaultValue = "${env:MESH_ZK:-" + MeshZk.DEFAULT_CONNECT + "}",
+                description = "ZooKeeper connect string (default: $MESH_ZK, else ${DEFAULT-VALUE}).")
+        String zk;
+
+        @Mixin
+        ProcessOptions process;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** @return 0 when issued; 2 for bad usage (nothing written); 1 when ZooKeeper or the file system failed */
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            ZkPaths paths;
+            ZkAuth admin;
+            try {
+                process.selectLogFormat();
+                paths = process.paths();
+                ZkPaths.checkHost(host);
+                admin = process.zkAuth();
+                if (admin == null) throw new IllegalArgumentException("--zk-auth-file ADMIN_FILE is required: the coordinators' "
+                        + "ZooKeeper identity (user:password), with which host identities are issued");
+                if (!admin.admin()) throw new IllegalArgumentException("--zk-auth-file must hold the admin identity (the coordinators' "
+                        + "user:password), not host " + admin.host().orElseThrow() + "'s");
+            } catch (IllegalArgumentException e) {
+                err.println("mesh-coordinator credentials: " + e.getMessage());
+                err.flush();
+                return CommandLine.ExitCode.USAGE;
+            }
+            try (CuratorFramework client = MeshZk.connect(zk, Duration.ofSeconds(30), admin, paths)) {
+                for (String line : new HostCredentials(client, paths, admin, java.time.Clock.systemUTC()).issue(host, this.out, force)) {
+                    out.println(line);
+                }
+                out.flush();
+                return 0;
+            } catch (IllegalArgumentException e) {
+                err.println("mesh-coordinator credentials: " + e.getMessage());
+                err.flush();
+                return CommandLine.ExitCode.USAGE;
+            } catch (Exception e) {
+                err.println("mesh-coordinator credentials: " + e.getMessage());
+                err.flush();
+                LOG.debug("credentials failed", e);
+                return 1;
+            }
         }
     }
 

@@ -574,7 +574,7 @@ public final class HttpApi implements AutoCloseable {
         // X-Mesh-User is what the client says its user is, not proven: the hold records where it came from too, as a
         // window request does.
         String user = ex.header("X-Mesh-User");
-        String by = (user == null || user.isBlank() ? by(token != null, false) : abbreviate(user.strip()).replaceAll("\\p{Cntrl}", "?"))
+        String by = (user == null || user.isBlank() ? by(ex) : abbreviate(user.strip()).replaceAll("\\p{Cntrl}", "?"))
                 + " from " + ex.remoteHost();
         HeldRecord h;
         try {
@@ -647,7 +647,7 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /** A manifest body that passed a push's checks, and how its request was authorised. */
-    private record Manifest(String text, boolean byToken, boolean bySignature) {}
+    private record Manifest(String text, String tokenName, boolean bySignature) {}
 
     /**
      * What {@code POST /v1/pushes} and {@code POST /v1/plans} both take: a push's credentials, then a manifest body of at
@@ -662,7 +662,8 @@ public final class HttpApi implements AutoCloseable {
         String authorization = ex.header("Authorization");
         String signature = ex.header(WebhookSecret.HEADER);
         boolean protectedPush = token != null || webhook != null;
-        boolean byToken = token != null && authorization != null && token.matches(authorization);
+        String tokenName = token == null ? null : token.nameOf(authorization).orElse(null);
+        boolean byToken = tokenName != null;
         boolean bySignature = !byToken && webhook != null && signature != null;
         if (protectedPush && !byToken && !bySignature) {
             if (authorization == null && signature == null) refuse(ex, what, rejected, 401, Metrics.UNAUTHORIZED, "no credentials");
@@ -699,7 +700,7 @@ public final class HttpApi implements AutoCloseable {
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(body)).toString();
-            return new Manifest(text, byToken, bySignature);
+            return new Manifest(text, tokenName, bySignature);
         } catch (CharacterCodingException e) {
             rejected.accept(Metrics.INVALID);
             send(ex, 400, Map.of("errors", List.of(new ManifestError(1, "", "the body is not UTF-8: save the manifest as UTF-8 and push again"))));
@@ -713,7 +714,7 @@ public final class HttpApi implements AutoCloseable {
         if (m == null) return;
         PushWriter.Result result;
         try {
-            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(by(m.byToken(), m.bySignature()), ex.header(SOURCE_HEADER)));
+            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(by(m.tokenName(), m.bySignature()), ex.header(SOURCE_HEADER)));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -732,21 +733,28 @@ public final class HttpApi implements AutoCloseable {
         }
         metrics.accepted();
         LOG.info("push {} revision {} modules {} hosts {} from {} ({})", result.push(), result.revision(), result.modules(),
-                result.hosts(), ex.remote(), m.byToken() ? "bearer token" : m.bySignature() ? "webhook signature" : "no credentials required");
+                result.hosts(), ex.remote(), m.tokenName() != null ? "bearer token" + (m.tokenName().equals(HistoryRecord.BY_TOKEN) ? "" : " " + m.tokenName()) : m.bySignature() ? "webhook signature" : "no credentials required");
         send(ex, 202, accepted(result));
     }
 
     /**
-     * Who pushed: a push's {@code by} ({@link HistoryRecord#by()}). The one place that says it: named tokens (SPEC.md,
-     * "History and rollback": {@code --token-file} with {@code name:token} lines) will return the token's name here.
+     * Who pushed: a push's {@code by} ({@link HistoryRecord#by()}): the name of the bearer token the request carried
+     * ({@link BearerToken}: {@code --token-file} with {@code name:token} lines, SPEC.md "History and rollback"; the
+     * older single token is {@value HistoryRecord#BY_TOKEN}), else {@value HistoryRecord#BY_WEBHOOK} for a signed push,
+     * else {@value HistoryRecord#BY_ANONYMOUS}.
      *
-     * @param byToken     the request carried the configured bearer token
+     * @param tokenName   the name of the token the request carried, or {@code null}
      * @param bySignature the request was signed with the webhook secret
      */
-    static String by(boolean byToken, boolean bySignature) {
-        if (byToken) return HistoryRecord.BY_TOKEN;
+    static String by(String tokenName, boolean bySignature) {
+        if (tokenName != null) return tokenName;
         if (bySignature) return HistoryRecord.BY_WEBHOOK;
         return HistoryRecord.BY_ANONYMOUS;
+    }
+
+    /** @return {@link #by(String, boolean)} of a request that passed {@link #authorized}: its token's name */
+    private String by(Exchange ex) {
+        return by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), false);
     }
 
     /** {@code GET /v1/modules/{module}/history}. */
@@ -781,7 +789,7 @@ public final class HttpApi implements AutoCloseable {
         Optional<RolloutRecord> r;
         try {
             r = PushWriter.MODULE_NAME.matcher(module).matches()
-                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(token != null, false), push)
+                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(ex), push)
                     : Optional.empty();
         } catch (IllegalStateException e) {
             send(ex, 409, error(e.getMessage() + ": mesh rollout status " + abbreviate(module) + " shows it"));
@@ -860,7 +868,7 @@ public final class HttpApi implements AutoCloseable {
         FreezeStore.Freeze replaced = freezes.list().stream()
                 .filter(f -> f.active() && (request.target().equals(FreezeRecord.ALL) ? f.all() : request.target().equals(f.module())))
                 .findFirst().orElse(null);
-        FreezeStore.Freeze written = freezes.freeze(request, by(token != null, false), now);
+        FreezeStore.Freeze written = freezes.freeze(request, by(ex), now);
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), abbreviate(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
@@ -892,7 +900,7 @@ public final class HttpApi implements AutoCloseable {
                 "(mesh history " + abbreviate(module) + " lists them)");
         if (!body.read()) return;
         String target = body.push();
-        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER))));
+        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(by(ex), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();
         LOG.info("push {} rollback of module {} to {} (revision {}) hosts {} from {}", result.push(), module, result.rollbackOf(),
@@ -906,7 +914,7 @@ public final class HttpApi implements AutoCloseable {
     private void deleteModule(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "deletes")) return;
         PushWriter.Result result = written(ex, () -> writer.delete(module, ex.header(REVISION_HEADER),
-                new PushWriter.Origin(by(token != null, false), ex.header(SOURCE_HEADER))));
+                new PushWriter.Origin(by(ex), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();
         LOG.info("push {} deletes module {} (revision {}) from hosts {} from {}", result.push(), module, result.revision(), result.hosts(), ex.remote());

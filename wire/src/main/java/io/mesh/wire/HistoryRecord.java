@@ -16,9 +16,9 @@ import java.time.Instant;
  * @param push       the push, such as {@code push-0000000002}
  * @param spec       the module's spec as the push wrote it; {@code null} for a delete
  * @param pushedAt   when the coordinator took the push (the push record's {@code receivedAt})
- * @param by         who pushed: {@value #BY_WEBHOOK} for a signed webhook push, {@value #BY_TOKEN} for one with the
- *                   bearer token, {@value #BY_ANONYMOUS} when the coordinator asks for no credentials (named tokens
- *                   will put the token's name here)
+ * @param by         who pushed: the name of the bearer token ({@code --token-file} {@code name:token} lines;
+ *                   {@value #BY_TOKEN} for the older single token), {@value #BY_WEBHOOK} for a signed webhook push,
+ *                   {@value #BY_ANONYMOUS} when the coordinator asks for no credentials
  * @param source     the push's {@code X-Mesh-Source} header (such as a commit id), or {@code null}
  * @param action     push, rollback or delete
  * @param rollbackOf for a rollback, the push whose spec it pushed again; else {@code null} (and not written)
@@ -31,7 +31,7 @@ public record HistoryRecord(String module, String revision, String push, ModuleS
     public static final int KEPT = 50;
     /** {@code by} of a push signed with the webhook secret. */
     public static final String BY_WEBHOOK = "webhook";
-    /** {@code by} of a push with the bearer token. */
+    /** {@code by} of a push with the older single (unnamed) bearer token. */
     public static final String BY_TOKEN = "token";
     /** {@code by} of a push to a coordinator that asks for no credentials. */
     public static final String BY_ANONYMOUS = "anonymous";

@@ -2,7 +2,6 @@ package io.mesh.wire;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -17,18 +16,20 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * Curator clients as every mesh process makes them: same retry policy, same session timeout, and the same access
- * control (docs/security.md).
+ * control (docs/security.md, docs/decisions/0019-host-identities.md).
  *
  * <p>With credentials ({@link ZkAuth}: {@code --zk-auth-file} or {@code MESH_ZK_AUTH}), the client authenticates
- * with ZooKeeper's {@code digest} scheme and its {@link ACLProvider} gives every node it creates the ACL
- * {@link ZkAuth#acl()}: mesh's identity may do everything, {@code world:anyone} may only read. {@link #secure}
- * then makes sure the root and its top-level nodes exist with that ACL, and tightens nodes under the root that an
- * earlier, unauthenticated mesh left open. Without credentials mesh works as before with open ACLs (demos and
- * tests); production must set them.
+ * with ZooKeeper's {@code digest} scheme and {@link MeshAcls} gives every node it creates the ACL of its path: the
+ * admin identity (coordinators) or the host's own may change it, {@code world:anyone} may only read. {@link #secure}
+ * then makes the layout fit the identity (or refuses to start). Without credentials mesh works as before with open
+ * ACLs (demos and tests); production must set them.
  */
 public final class MeshZk {
     /** Default connect string, {@code 127.0.0.1:2181}. */
@@ -53,36 +54,34 @@ public final class MeshZk {
      * @throws InterruptedException  when interrupted while waiting
      */
     public static CuratorFramework connect(String connect, Duration waitFor) throws InterruptedException {
-        return connect(connect, waitFor, null);
+        return open(connect, waitFor, null, new ZkPaths(ZkPaths.DEFAULT_ROOT));
     }
 
     /**
-     * Starts a client and waits for its first connection.
+     * Starts a client and waits for its first connection, without looking at the layout ({@link #secure} does).
      *
      * @param connect ZooKeeper connect string
      * @param waitFor how long to wait for the first connection
-     * @param auth    mesh's credentials: the client authenticates with them and every node it creates gets
-     *                {@link ZkAuth#acl()}; {@code null} for none (open ACLs)
+     * @param auth    this process's identity: the client authenticates as it (and as the fleet, {@link ZkAuth}) and
+     *                every node it creates gets the ACL {@link MeshAcls} gives its path; {@code null} for none (open
+     *                ACLs)
+     * @param paths   the layout, which the ACLs follow
      * @return a started client; close it when done
      * @throws IllegalStateException when no connection is made within {@code waitFor}
      * @throws InterruptedException  when interrupted while waiting
      */
-    public static CuratorFramework connect(String connect, Duration waitFor, ZkAuth auth) throws InterruptedException {
+    public static CuratorFramework open(String connect, Duration waitFor, ZkAuth auth, ZkPaths paths) throws InterruptedException {
         CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
                 .connectionTimeoutMs((int) CONNECTION_TIMEOUT.toMillis())
                 .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000));
+        AtomicReference<CuratorFramework> self = new AtomicReference<>();
         if (auth != null) {
-            b.authorization(ZkAuth.SCHEME, auth.credentials()).aclProvider(new ACLProvider() {
-                @Override
-                public List<ACL> getDefaultAcl() { return auth.acl(); }
-
-                @Override
-                public List<ACL> getAclForPath(String path) { return auth.acl(); }
-            });
+            b.authorization(auth.authorizations()).aclProvider(acls(auth, paths, self::get));
         }
         CuratorFramework client = b.build();
+        self.set(client);
         client.start();
         if (!client.blockUntilConnected((int) waitFor.toMillis(), TimeUnit.MILLISECONDS)) {
             client.close();
@@ -92,21 +91,27 @@ public final class MeshZk {
         return client;
     }
 
+    /** @return the ACL rules of {@code auth}; an admin's look host identities up through {@code client} */
+    private static MeshAcls acls(ZkAuth auth, ZkPaths paths, Supplier<CuratorFramework> client) {
+        if (!auth.admin()) return new MeshAcls(paths, auth, host -> Optional.empty());
+        HostIdentities ids = new HostIdentities(client, paths);
+        return new MeshAcls(paths, auth, ids::idOf);
+    }
+
     /**
-     * Starts a client as a mesh process does ({@link #connect(String, Duration, ZkAuth)}), then {@link #secure}s the
-     * layout.
+     * Starts a client as a mesh process does ({@link #open}), then {@link #secure}s the layout.
      *
      * @param connect ZooKeeper connect string
      * @param waitFor how long to wait for the first connection
-     * @param auth    mesh's credentials, or {@code null}
+     * @param auth    this process's identity, or {@code null}
      * @param paths   the layout
      * @return a started client
-     * @throws IllegalStateException when ZooKeeper does not answer, or when the layout is protected and {@code auth}
-     *                               is {@code null} or not mesh's identity
+     * @throws IllegalStateException when ZooKeeper does not answer, or when the layout does not fit {@code auth}
+     *                               ({@link #secure})
      * @throws Exception             from ZooKeeper
      */
     public static CuratorFramework connect(String connect, Duration waitFor, ZkAuth auth, ZkPaths paths) throws Exception {
-        CuratorFramework client = connect(connect, waitFor, auth);
+        CuratorFramework client = open(connect, waitFor, auth, paths);
         try {
             secure(client, paths, auth);
             return client;
@@ -117,23 +122,28 @@ public final class MeshZk {
     }
 
     /**
-     * Makes the layout safe for the credentials given.
+     * Makes the layout safe for the identity given, or refuses to start (docs/decisions/0019-host-identities.md).
      *
      * <ul>
-     *   <li>With credentials: creates the root and its top-level nodes ({@code desired}, {@code pushes},
-     *       {@code locks}, {@code windows}, {@code held}, {@code reports}, {@code agents}) with data {@code {}} when
-     *       missing, and gives every node under the root that anyone may write (left by a mesh run without
-     *       credentials) the ACL {@link ZkAuth#acl()}. A node already owned by another identity is left alone and
+     *   <li>An admin identity: creates the root and its top-level nodes ({@code desired}, {@code pushes},
+     *       {@code history}, {@code locks}, {@code windows}, {@code held}, {@code reports}, {@code agents},
+     *       {@code slots}, {@code requests}) with data {@code {}} when missing; gives every node under the root that
+     *       anyone may write (left by a mesh run without credentials), and every node of this identity whose ACL is
+     *       not the one {@link MeshAcls} gives its path now (made before host identities, or before its host was
+     *       registered), that ACL. Nodes of a host or of the fleet are left alone; a node of any other identity is
      *       named in a warning.</li>
+     *   <li>A host's identity: checks that its own parents exist ({@code mesh-coordinator credentials} makes them)
+     *       and that it may write them.</li>
      *   <li>Without credentials: fails when the root exists and the world may not create under it (the other mesh
      *       processes run with credentials: this one could read but not write).</li>
      * </ul>
      *
-     * @param client a started client made by {@link #connect(String, Duration, ZkAuth)} with the same {@code auth}
+     * @param client a started client made by {@link #open} with the same {@code auth}
      * @param paths  the layout
-     * @param auth   mesh's credentials, or {@code null}
-     * @throws IllegalStateException naming the fix when the root is protected and this process has no credentials, or
-     *                               when the root belongs to another identity
+     * @param auth   this process's identity, or {@code null}
+     * @throws IllegalStateException naming the fix when the root is protected and this process has no credentials,
+     *                               when the root belongs to another identity, or when a host's nodes are missing or
+     *                               not writable with its credentials
      * @throws Exception             from ZooKeeper
      */
     public static void secure(CuratorFramework client, ZkPaths paths, ZkAuth auth) throws Exception {
@@ -146,8 +156,13 @@ public final class MeshZk {
             }
             return;
         }
+        if (!auth.admin()) {
+            checkHost(client, paths, auth);
+            return;
+        }
+        MeshAcls acls = acls(auth, paths, () -> client);
         for (String p : List.of(root, paths.desired(), paths.pushes(), paths.history(), paths.locks(), paths.windows(), paths.held(),
-                paths.reports(), paths.agents())) {
+                paths.reports(), paths.agents(), paths.slots(), paths.requests())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {
                 client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(p, EMPTY_JSON);
@@ -156,6 +171,7 @@ public final class MeshZk {
             }
         }
         int tightened = 0;
+        int aligned = 0;
         Deque<String> todo = new ArrayDeque<>(List.of(root));
         while (!todo.isEmpty()) {
             String p = todo.pop();
@@ -168,28 +184,64 @@ public final class MeshZk {
                 continue; // an ephemeral node went meanwhile
             }
             for (String c : children) todo.push(p.equals("/") ? "/" + c : p + "/" + c);
-            if (acl.equals(auth.acl())) continue;
+            List<ACL> rule = acls.forPath(p);
+            if (acl.equals(rule)) continue;
             boolean open = worldMay(acl, ZooDefs.Perms.WRITE | ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE | ZooDefs.Perms.ADMIN);
-            if (!open) {
-                if (acl.stream().anyMatch(a -> a.getId().equals(auth.id()))) continue; // ours, set by hand
+            boolean ours = acl.stream().anyMatch(a -> a.getId().equals(auth.id()) && a.getPerms() == ZooDefs.Perms.ALL);
+            if (!open && !ours) {
+                if (MeshAcls.namesMeshIdentity(acl)) continue; // a host's node, or a shared parent a host made
                 if (p.equals(root)) {
                     throw new IllegalStateException("ZooKeeper " + root + " belongs to another identity than '" + auth.user()
-                            + "': check --zk-auth-file / " + ZkAuth.ENV + " (every mesh process must use mesh's credentials)");
+                            + "': check --zk-auth-file / " + ZkAuth.ENV + " (coordinators use mesh's admin credentials)");
                 }
                 log.warn("{} belongs to another ZooKeeper identity than '{}': mesh cannot write it", p, auth.user());
                 continue;
             }
             try {
-                client.setACL().withACL(auth.acl()).forPath(p);
-                tightened++;
+                client.setACL().withACL(rule).forPath(p);
+                if (open) tightened++;
+                else aligned++;
             } catch (KeeperException.NoNodeException gone) {
                 // went meanwhile
             } catch (KeeperException.NoAuthException e) {
                 log.warn("{} has ACL {} and mesh may not change it: fix it with zkCli setAcl", p, acl);
             }
         }
-        if (tightened > 0) log.info("ZooKeeper ACLs: {} node(s) under {} were open and now carry mesh's ACL (user {})",
+        if (tightened > 0) log.info("ZooKeeper ACLs: {} node(s) under {} were open and now carry mesh's ACLs (user {})",
                 tightened, root, auth.user());
+        if (aligned > 0) log.info("ZooKeeper ACLs: {} node(s) under {} now carry the ACL their path gets (host identities, decision 19)",
+                aligned, root);
+    }
+
+    /**
+     * A host's process starts only where {@code mesh-coordinator credentials} made its nodes, and only with the
+     * credentials it issued last: it rewrites {@code /mesh/reports/<host>} with the data it has, which only the
+     * host's current identity may.
+     */
+    private static void checkHost(CuratorFramework client, ZkPaths paths, ZkAuth auth) throws Exception {
+        String host = auth.host().orElseThrow();
+        String issue = "mesh-coordinator credentials " + host + " --zk-auth-file ADMIN_FILE --out FILE";
+        if (auth.fleetId() == null) {
+            throw new IllegalStateException("the identity of host " + host + " lacks its " + ZkAuth.FLEET_USER
+                    + " line: use the whole file " + issue + " writes");
+        }
+        for (String p : List.of(paths.reports(host), paths.held(host), paths.windows(host), paths.requests(host))) {
+            if (client.checkExists().forPath(p) == null) {
+                throw new IllegalStateException("ZooKeeper has no " + p + ": host " + host + "'s nodes are made when its credentials "
+                        + "are issued; run " + issue + " (with the admin identity) and start this process with that FILE");
+            }
+        }
+        String probe = paths.reports(host);
+        Stat st = new Stat();
+        byte[] data = client.getData().storingStatIn(st).forPath(probe);
+        try {
+            client.setData().withVersion(st.getVersion()).forPath(probe, data);
+        } catch (KeeperException.BadVersionException raced) {
+            // written meanwhile by another process of this host: it may write
+        } catch (KeeperException.NoAuthException e) {
+            throw new IllegalStateException("user " + auth.user() + " may not write " + probe + ": these are not the credentials "
+                    + "last issued for host " + host + " (or not its at all); use the newest file of " + issue);
+        }
     }
 
     /** @return true when {@code world:anyone} has any of {@code perms} */

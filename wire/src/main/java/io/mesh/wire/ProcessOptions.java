@@ -17,9 +17,11 @@ public final class ProcessOptions {
     String zkRoot;
 
     @Option(names = "--zk-auth-file", paramLabel = "FILE",
-            description = "File whose first line is mesh's ZooKeeper digest credentials, user:password (default: the "
-                    + ZkAuth.ENV + " environment variable). With them every node mesh creates is writable by mesh only "
-                    + "and readable by anyone; without them ACLs are open (demos and tests only: see docs/security.md).")
+            description = "File of this process's ZooKeeper digest credentials, user:password: the admin identity "
+                    + "(coordinators), or a host's identity as mesh-coordinator credentials HOST writes it (host-HOST and a "
+                    + ZkAuth.FLEET_USER + " line) (default: the " + ZkAuth.ENV + " environment variable). With them every node "
+                    + "mesh creates is writable by its owner only and readable by anyone; without them ACLs are open (demos "
+                    + "and tests only: see docs/security.md).")
     Path zkAuthFile;
 
     @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:" + LogFormat.ENV + ":-text}",

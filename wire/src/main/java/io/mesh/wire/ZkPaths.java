@@ -26,6 +26,8 @@ import java.util.regex.Pattern;
  * {root}/plans/plan-{seq}/{host}     persistent   coordinator, then the agent of {host}  {@link PlanAnswer}
  * {root}/freezes/{module}            persistent   coordinator  {@link FreezeRecord} (mesh freeze MODULE)
  * {root}/freezes/_all                persistent   coordinator  {@link FreezeRecord} (mesh freeze --all)
+ * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@link HostIdentity}; readable by the
+ *                                     admin identity only (docs/decisions/0019-host-identities.md)
  * </pre>
  *
  * The root defaults to {@code /mesh} (flag {@code --zk-root}). Every node's data is one line of UTF-8 JSON
@@ -154,6 +156,11 @@ public final class ZkPaths {
     public String freeze(String module) { return ZKPaths.makePath(freezes(), module); }
     /** @return {@code {root}/freezes/_all}: the freeze of every module ({@link FreezeRecord#ALL}) */
     public String freezeAll() { return freeze(FreezeRecord.ALL); }
+
+    /** @return {@code {root}/identities} */
+    public String identities() { return root + "/identities"; }
+    /** @return {@code {root}/identities/{host}}: the host's ZooKeeper identity ({@link HostIdentity}) */
+    public String identity(String host) { return ZKPaths.makePath(identities(), host); }
 
     /** @return {@code {root}/slots} */
     public String slots() { return root + "/slots"; }

@@ -1,0 +1,279 @@
+package io.mesh.zk;
+
+import io.mesh.agent.AgentNode;
+import io.mesh.lock.ModuleLock;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.HostIdentities;
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.ZkAuth;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * One ZooKeeper identity per host (SPEC.md "Identities", docs/decisions/0019-host-identities.md) against a real
+ * server: hosts {@code hi-a} and {@code hi-b} are registered as {@code mesh-coordinator credentials} does
+ * ({@link HostIdentities#register}); A's nodes are made by mesh's own code paths (report, window and held nodes,
+ * agent node, module lock, a slot lease) with A's client, and B's identity, from a raw Curator client that sets its
+ * own ACLs, is refused every write, delete and take of them ({@code NoAuth}) while A may do its own.
+ */
+class HostIdentityAclTest {
+    private static final byte[] X = "{}".getBytes(StandardCharsets.UTF_8);
+    private static final String A = "hi-a";
+    private static final String B = "hi-b";
+    private static final String MODULE = "hi-store";
+    private final ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
+    private final ZkAuth admin = ZkAuth.parse("mesh:admin-s3cret");
+    private final ZkAuth hostA = ZkAuth.newHost(A, admin);
+    private final ZkAuth hostB = ZkAuth.newHost(B, admin);
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private CuratorFramework coordinator;
+
+    @BeforeEach
+    void register() throws Exception {
+        coordinator = mesh(admin);
+        HostIdentities.register(coordinator, paths, admin, hostA, Instant.now());
+        HostIdentities.register(coordinator, paths, admin, hostB, Instant.now());
+        MeshZk.secure(coordinator, paths, admin);
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) closing.get(i).close();
+    }
+
+    /** A client as a mesh process makes it: its identity, {@code MeshAcls}, the start checks. */
+    private CuratorFramework mesh(ZkAuth auth) throws Exception {
+        CuratorFramework c = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), auth, paths);
+        closing.add(c);
+        return c;
+    }
+
+    /** A raw Curator client authenticated as {@code auth} (both its lines), with Curator's default, open, ACLs. */
+    private CuratorFramework raw(ZkAuth auth) throws Exception {
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(zk.connect())
+                .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
+        if (auth != null) b.authorization(auth.authorizations());
+        CuratorFramework c = b.build();
+        c.start();
+        assertThat(c.blockUntilConnected(20, TimeUnit.SECONDS)).isTrue();
+        closing.add(c);
+        return c;
+    }
+
+    private static void refused(String what, Executable write) {
+        Throwable t = catchThrowable(write::execute);
+        assertThat(t).as(what).isInstanceOf(KeeperException.NoAuthException.class);
+    }
+
+    /** Host A's nodes, each made by the mesh code that makes it in an agent, with A's client. */
+    private record Nodes(String report, String window, String held, String agent, String lockChild, String lease) {}
+
+    private Nodes populateAsA(CuratorFramework a) throws Exception {
+        new MeshStore(a, paths).writeReport(ApplyReport.applied(A, MODULE, "r1", "push-0000000000", Instant.now(), null, List.of()));
+        HeldRegistry held = HeldRegistry.publish(a, paths, A, MODULE, "gc", "w-1", Instant.now(),
+                List.<String[]>of(new String[]{MODULE + "-registry", "0123abcd"}), ProcessRef.current("test"), Duration.ofSeconds(10));
+        closing.add(held);
+        AgentNode agent = new AgentNode(a, paths.agent(A), new AgentRecord(A, "test", ProcessHandle.current().pid(), Instant.now()), () -> {});
+        agent.claim();
+        closing.add(agent);
+        ModuleLock lock = new ModuleLock(a, paths, MODULE, A, ProcessRef.current("test"), LockHolder.APPLY);
+        assertThat(lock.acquire(Duration.ofSeconds(5))).isTrue();
+        closing.add(lock::release);
+        String lockChild = paths.lock(MODULE, A) + "/" + a.getChildren().forPath(paths.lock(MODULE, A)).get(0);
+        InterProcessSemaphoreV2 slot = new InterProcessSemaphoreV2(a, paths.windowSlots(MODULE, "gc"), 2);
+        Lease lease = slot.acquire(5, TimeUnit.SECONDS);
+        assertThat(lease).isNotNull();
+        closing.add(lease);
+        return new Nodes(paths.report(A, MODULE), paths.window(A, MODULE), paths.held(A, MODULE + "-registry"), paths.agent(A), lockChild,
+                ZkPaths.slotLeases(paths.windowSlots(MODULE, "gc")) + "/" + lease.getNodeName());
+    }
+
+    @Test
+    void hostBCannotWriteDeleteOrTakeHostAsNodesAndAMayDoItsOwn() throws Exception {
+        Nodes n = populateAsA(mesh(hostA));
+        CuratorFramework b = raw(hostB);
+
+        for (String p : List.of(n.report(), n.window(), n.held(), n.agent(), n.lockChild(), n.lease())) {
+            refused("setData " + p, () -> b.setData().forPath(p, X));
+            // (a slot lease is under a shared parent: deleting it is the documented limit, the next test)
+            if (!p.equals(n.lease())) refused("delete " + p, () -> b.delete().forPath(p));
+            refused("setAcl " + p, () -> b.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(p));
+        }
+        // Take: a node in A's name, under A's parents.
+        refused("create a held node of A", () -> b.create().withMode(CreateMode.EPHEMERAL).forPath(paths.held(A, MODULE + "-web"), X));
+        refused("create a window node of A", () -> b.create().withMode(CreateMode.EPHEMERAL).forPath(paths.window(A, "hi-other"), X));
+        refused("create a report of A", () -> b.create().forPath(paths.report(A, "hi-other"), X));
+        refused("create a window request of A", () -> b.create().forPath(paths.request(A, "window-0000000001"), X));
+        refused("create a lock child of A", () -> b.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(paths.lock(MODULE, A) + "/_c_00000000-0000-0000-0000-000000000000-lock-", X));
+        refused("delete A's lock node", () -> b.delete().forPath(paths.lock(MODULE, A)));
+        refused("delete A's held parent", () -> b.delete().forPath(paths.held(A)));
+        refused("create another host's parent", () -> b.create().forPath(paths.held("hi-c"), X));
+        assertThat(catchThrowable(() -> b.create().withMode(CreateMode.EPHEMERAL).forPath(n.agent(), X)))
+                .as("A's agent node cannot be taken while A has it").isInstanceOf(KeeperException.NodeExistsException.class);
+        ModuleLock bTakesAsLock = new ModuleLock(b, paths, MODULE, A, ProcessRef.current("host b"), LockHolder.APPLY);
+        assertThat(catchThrowable(() -> bTakesAsLock.acquire(Duration.ofMillis(500)))).as("B taking A's module lock")
+                .isInstanceOf(KeeperException.NoAuthException.class);
+
+        // B's own nodes, through the same code, beside A's: its report, held nodes and the same module's lock on B.
+        CuratorFramework bMesh = mesh(hostB);
+        new MeshStore(bMesh, paths).writeReport(ApplyReport.applied(B, MODULE, "r1", "push-0000000000", Instant.now(), null, List.of()));
+        ModuleLock bLock = new ModuleLock(bMesh, paths, MODULE, B, ProcessRef.current("host b"), LockHolder.APPLY);
+        assertThat(bLock.acquire(Duration.ofSeconds(5))).isTrue();
+        bLock.release();
+
+        // What ZooKeeper holds is A's, unchanged, and readable by anyone.
+        CuratorFramework anyone = raw(null);
+        assertThat(Json.read(anyone.getData().forPath(n.report()), ApplyReport.class).host()).isEqualTo(A);
+        assertThat(anyone.getChildren().forPath(paths.held(A))).containsExactly(MODULE + "-registry");
+        assertThat(anyone.getChildren().forPath(paths.lock(MODULE, A))).hasSize(1);
+        assertThat(anyone.getACL().forPath(n.held())).as("A's held node: A may do everything, anyone may read")
+                .extracting(acl -> acl.getId().getScheme() + ":" + ZkAuth.userOf(acl.getId()) + ":" + acl.getPerms())
+                .containsExactly("digest:host-hi-a:" + ZooDefs.Perms.ALL, "world:anyone:" + ZooDefs.Perms.READ);
+
+        // A may change and delete its own.
+        CuratorFramework a = raw(hostA);
+        a.setData().forPath(n.report(), Json.bytes(ApplyReport.applied(A, MODULE, "r2", "push-0000000001", Instant.now(), null, List.of())));
+        a.delete().forPath(n.report());
+        assertThat(anyone.checkExists().forPath(n.report())).isNull();
+    }
+
+    /** Limits of ZooKeeper's parent-level create/delete rights on shared parents, pinned so that a change is seen. */
+    @Test
+    void onSharedParentsEveryHostMayCreateAndDeleteButNotChangeAnothersNode() throws Exception {
+        Nodes n = populateAsA(mesh(hostA));
+        CuratorFramework b = raw(hostB);
+        // A slot: B takes a lease beside A's through the same recipe; it cannot change A's lease's data...
+        Lease bLease = new InterProcessSemaphoreV2(mesh(hostB), paths.windowSlots(MODULE, "gc"), 2).acquire(5, TimeUnit.SECONDS);
+        assertThat(bLease).isNotNull();
+        closing.add(bLease);
+        refused("setData A's lease", () -> b.setData().forPath(n.lease(), X));
+        // ...but delete is a right on the parent, which every host has: the documented limit (decision 19).
+        b.delete().forPath(n.lease());
+        assertThat(b.checkExists().forPath(n.lease())).isNull();
+        // /mesh/agents: every host may create (its own node), none may delete another's.
+        refused("delete A's agent node", () -> b.delete().forPath(n.agent()));
+        // A module's lock node: B may create its own host's lock node, not delete A's.
+        refused("delete A's lock node", () -> b.delete().forPath(paths.lock(MODULE, A)));
+    }
+
+    @Test
+    void onlyTheCoordinatorWritesDesiredPushesHistoryPlansAndFreezes() throws Exception {
+        coordinator.create().forPath(paths.desired(MODULE), X);
+        coordinator.create().forPath(paths.push("push-0000000000"), X);
+        coordinator.create().creatingParentsIfNeeded().forPath(paths.freeze(MODULE), X);
+        coordinator.create().creatingParentsIfNeeded().forPath(paths.history(MODULE, "rev-0000000000"), X);
+        coordinator.create().creatingParentsIfNeeded().forPath(paths.plan("plan-0000000001", A), X);
+        coordinator.create().forPath(paths.request(A, "window-0000000001"), X);
+        coordinator.setData().forPath(paths.desired(MODULE), "{\"module\":\"x\"}".getBytes(StandardCharsets.UTF_8));
+
+        for (ZkAuth host : List.of(hostA, hostB)) {
+            CuratorFramework h = raw(host);
+            refused(host.user() + " creates desired", () -> h.create().forPath(paths.desired("hi-web"), X));
+            refused(host.user() + " sets desired", () -> h.setData().forPath(paths.desired(MODULE), X));
+            refused(host.user() + " deletes desired", () -> h.delete().forPath(paths.desired(MODULE)));
+            refused(host.user() + " creates a push", () -> h.create().forPath(paths.push("push-0000000009"), X));
+            refused(host.user() + " sets the push counter", () -> h.setData().forPath(paths.pushes(), X));
+            refused(host.user() + " writes history", () -> h.setData().forPath(paths.history(MODULE, "rev-0000000000"), X));
+            refused(host.user() + " freezes", () -> h.create().forPath(paths.freezeAll(), X));
+            refused(host.user() + " thaws", () -> h.delete().forPath(paths.freeze(MODULE)));
+            refused(host.user() + " plans", () -> h.create().forPath(paths.plan("plan-0000000002"), X));
+            refused(host.user() + " reads identities", () -> h.getData().forPath(paths.identity(A)));
+        }
+        // A plan's or window request's node for A: A answers it, B may not.
+        CuratorFramework a = raw(hostA), b = raw(hostB);
+        a.setData().forPath(paths.plan("plan-0000000001", A), "{\"answer\":1}".getBytes(StandardCharsets.UTF_8));
+        refused("B answers A's plan", () -> b.setData().forPath(paths.plan("plan-0000000001", A), X));
+        refused("B writes A's request", () -> b.setData().forPath(paths.request(A, "window-0000000001"), X));
+        a.setData().forPath(paths.request(A, "window-0000000001"), X);
+        a.delete().forPath(paths.request(A, "window-0000000001"));
+
+        // An operator hold of A's container: A's agent records the stop, B cannot.
+        Instant now = Times.now();
+        HeldRecord hold = HeldRecord.operator(A, MODULE, MODULE + "-registry", null, ProcessRef.current("mesh-coordinator (test)"),
+                new HeldRecord.OperatorHold("alice", "disk swap", now, null, Boolean.TRUE, null));
+        HeldRegistry.hold(coordinator, paths, hold);
+        refused("B marks A's hold", () -> b.setData().forPath(paths.held(A, MODULE + "-registry"), X));
+        assertThat(HeldRegistry.markStopped(mesh(hostA), paths, hold, now)).isTrue();
+    }
+
+    @Test
+    void aHostProcessRefusesToStartWithoutItsNodesOrWithCredentialsIssuedBefore() throws Exception {
+        ZkAuth unregistered = ZkAuth.newHost("hi-c", admin);
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), unregistered, paths))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(paths.reports("hi-c")).hasMessageContaining("mesh-coordinator credentials hi-c");
+
+        ZkAuth again = ZkAuth.newHost(A, admin);
+        HostIdentities.register(coordinator, paths, admin, again, Instant.now());
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), hostA, paths))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not the credentials last issued for host " + A);
+        mesh(again);
+
+        ZkAuth noFleet = ZkAuth.parse("host-" + B + ":" + "whatever");
+        assertThatThrownBy(() -> MeshZk.connect(zk.connect(), Duration.ofSeconds(20), noFleet, paths))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining(ZkAuth.FLEET_USER);
+    }
+
+    /** Nodes made when every process shared the admin identity become the host's to write once it is registered. */
+    @Test
+    void nodesOfTheSharedIdentityEraBecomeWritableByTheirHostOnceRegistered() throws Exception {
+        String host = "hi-legacy";
+        // The agent of hi-legacy shared the admin identity: its report and lock node are the admin's.
+        new MeshStore(coordinator, paths).writeReport(ApplyReport.applied(host, MODULE, "r1", "push-0000000000", Instant.now(), null, List.of()));
+        ModuleLock old = new ModuleLock(coordinator, paths, MODULE, host, ProcessRef.current("shared"), LockHolder.APPLY);
+        assertThat(old.acquire(Duration.ofSeconds(5))).isTrue();
+        old.release();
+        ZkAuth own = ZkAuth.newHost(host, admin);
+        refused("before registration", () -> raw(own).setData().forPath(paths.report(host, MODULE), X));
+
+        HostIdentities.register(coordinator, paths, admin, own, Instant.now());
+        MeshZk.secure(coordinator, paths, admin);
+
+        CuratorFramework h = mesh(own);
+        new MeshStore(h, paths).writeReport(ApplyReport.applied(host, MODULE, "r2", "push-0000000001", Instant.now(), null, List.of()));
+        ModuleLock now = new ModuleLock(h, paths, MODULE, host, ProcessRef.current("own"), LockHolder.APPLY);
+        assertThat(now.acquire(Duration.ofSeconds(5))).isTrue();
+        now.release();
+        refused("another host on the migrated report", () -> raw(hostB).setData().forPath(paths.report(host, MODULE), X));
+        Stat st = new Stat();
+        assertThat(Json.read(raw(null).getData().storingStatIn(st).forPath(paths.report(host, MODULE)), ApplyReport.class).revision()).isEqualTo("r2");
+        List<ACL> acl = coordinator.getACL().forPath(paths.report(host, MODULE));
+        assertThat(acl).extracting(x -> ZkAuth.userOf(x.getId())).contains("mesh", "host-" + host, "anyone");
+    }
+}

@@ -1,0 +1,87 @@
+package io.mesh.coordinator;
+
+import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HistoryRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.PushRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Named push tokens (SPEC.md, "History and rollback": {@code --token-file} holds {@code name:token} lines and the
+ * name is the push's {@code by}), against a real ZooKeeper: the name lands in the push record, the history and a
+ * freeze; the older one-token file still works as {@code by: token}; a bad file is refused naming the line, never its
+ * text.
+ */
+class NamedTokensTest {
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    @TempDir
+    Path dir;
+
+    private Path file(String text) throws Exception {
+        Path f = Files.createTempFile(dir, "tokens", ".txt");
+        Files.writeString(f, text);
+        return f;
+    }
+
+    private Answer push(String token) throws Exception {
+        return api.post("/v1/pushes", Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("Authorization", "Bearer " + token));
+    }
+
+    @Test
+    void theTokensNameIsThePushsByInItsRecordItsHistoryAndAFreeze() throws Exception {
+        api.restart(BearerToken.fromFile(file("# who may push\nalice:tok-alice-1\n\nci-main:tok:with:colons\n")), null);
+        Answer byCi = push("tok:with:colons");
+        Answer byAlice = push("tok-alice-1");
+        assertThat(byCi.status()).as(byCi.body()).isEqualTo(202);
+        assertThat(byAlice.status()).as(byAlice.body()).isEqualTo(202);
+        assertThat(push("alice").status()).as("a name is not a token").isEqualTo(403);
+        assertThat(push("tok-alice-2").status()).isEqualTo(403);
+
+        PushRecord record = Json.read(zk.client().getData().forPath(zk.paths().push(byCi.json().path("push").asText())), PushRecord.class);
+        assertThat(record.by()).isEqualTo("ci-main");
+        List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
+        assertThat(history).extracting(HistoryRecord::by).containsExactly("alice", "ci-main");
+
+        Answer f = api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8),
+                Map.of("Authorization", "Bearer tok-alice-1"));
+        assertThat(f.status()).as(f.body()).isIn(200, 201);
+        assertThat(Json.read(zk.client().getData().forPath(zk.paths().freeze("web")), FreezeRecord.class).by()).isEqualTo("alice");
+    }
+
+    @Test
+    void aFileOfOnePlainTokenStillWorksAsByToken() throws Exception {
+        api.restart(BearerToken.fromFile(file("s3cret-plain-token\n")), null);
+        assertThat(push("s3cret-plain-token").status()).isEqualTo(202);
+        assertThat(new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web"))
+                .extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_TOKEN);
+    }
+
+    @Test
+    void aBadTokenFileIsRefusedNamingTheLineAndNotItsText() throws Exception {
+        assertThatThrownBy(() -> BearerToken.fromFile(file("alice:tok-1\nNot A Name!:tok-2\n")))
+                .hasMessageContaining("line 2").hasMessageContaining("name:token").hasMessageNotContaining("tok-2");
+        assertThatThrownBy(() -> BearerToken.fromFile(file("alice:tok-1\nalice:tok-2\n")))
+                .hasMessageContaining("line 2").hasMessageContaining("alice").hasMessageNotContaining("tok-2");
+        assertThatThrownBy(() -> BearerToken.fromFile(file("alice:tok-1\nbob:tok-1\n")))
+                .hasMessageContaining("line 2").hasMessageNotContaining("tok-1");
+        assertThatThrownBy(() -> BearerToken.fromFile(file("# nothing\n\n"))).hasMessageContaining("empty");
+        assertThat(BearerToken.fromFile(file("alice:tok-1\nbob:tok-2\n")).toString()).contains("alice", "bob").doesNotContain("tok-");
+    }
+}

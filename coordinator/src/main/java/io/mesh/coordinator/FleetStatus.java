@@ -49,16 +49,6 @@ public final class FleetStatus {
     private final FreezeStore freezes;
     private final NodeSource source;
 
-    /**
-     * A status read from ZooKeeper at every call.
-     *
-     * @param client a started Curator client
-     * @param paths  the layout
-     * @param clock  the clock report ages are measured with
-     */
-    public FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock) {
-        this(client, paths, clock, ZkReads.direct(client));
-    }
 
     /**
      * @param client a started Curator client: desired, held, lock, slot, push and freeze nodes are read from ZooKeeper

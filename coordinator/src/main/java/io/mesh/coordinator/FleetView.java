@@ -18,33 +18,12 @@ import java.util.TreeSet;
  * What the fleet looks like in ZooKeeper right now: held containers, open windows, agents and their last reports.
  * Read at each call from its {@link NodeSource} (held nodes from ZooKeeper); nodes that vanish while being read are
  * left out.
+ *
+ * @param client a started Curator client (held nodes are read from ZooKeeper)
+ * @param paths  the layout under the configured root
+ * @param source where agents, reports and windows are read from
  */
-public final class FleetView {
-    private final CuratorFramework client;
-    private final ZkPaths paths;
-    private final NodeSource source;
-
-    /**
-     * A view that reads ZooKeeper at every call.
-     *
-     * @param client a started Curator client
-     * @param paths  the layout under the configured root
-     */
-    public FleetView(CuratorFramework client, ZkPaths paths) {
-        this(client, paths, ZkReads.direct(client));
-    }
-
-    /**
-     * @param client a started Curator client (held nodes are read from ZooKeeper)
-     * @param paths  the layout under the configured root
-     * @param source where agents, reports and windows are read from
-     */
-    FleetView(CuratorFramework client, ZkPaths paths, NodeSource source) {
-        this.client = client;
-        this.paths = paths;
-        this.source = source;
-    }
-
+public record FleetView(CuratorFramework client, ZkPaths paths, NodeSource source) {
     /**
      * One host as {@code GET /v1/hosts} shows it.
      *

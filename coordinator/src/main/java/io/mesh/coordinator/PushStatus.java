@@ -43,35 +43,14 @@ import java.util.regex.Pattern;
  * <p>Counting: {@code superseded} is settled, like {@code applied} and {@code failed} (the push is {@code done} when no
  * target is pending or deferred), but it is not applied: the push's {@code state} is {@code applied} only when every
  * target applied, and {@code superseded} when none failed, none is pending or deferred and some are superseded.
+ *
+ * @param client a started Curator client: the push, desired and rollout nodes are read from ZooKeeper
+ * @param paths  the layout under the configured root
+ * @param source where agents and reports are read from
  */
-public final class PushStatus {
+public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
     /** Push node names: {@code push-} and ten digits. */
     public static final Pattern PUSH_NAME = Pattern.compile("push-\\d{10}");
-
-    private final CuratorFramework client;
-    private final ZkPaths paths;
-    private final NodeSource source;
-
-    /**
-     * Push statuses read from ZooKeeper at every call.
-     *
-     * @param client a started Curator client
-     * @param paths  the layout under the configured root
-     */
-    public PushStatus(CuratorFramework client, ZkPaths paths) {
-        this(client, paths, ZkReads.direct(client));
-    }
-
-    /**
-     * @param client a started Curator client: the push, desired and rollout nodes are read from ZooKeeper
-     * @param paths  the layout under the configured root
-     * @param source where agents and reports are read from
-     */
-    PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
-        this.client = client;
-        this.paths = paths;
-        this.source = source;
-    }
 
     /**
      * One host and module of a push.

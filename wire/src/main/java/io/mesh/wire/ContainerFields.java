@@ -178,23 +178,26 @@ final class ContainerFields {
             }
             JsonNode v = e.getValue();
             if (v.isIntegralNumber()) { // compose's short form: soft and hard alike
-                if (!limitOk(v)) c.error(at, "must be a whole number from 0, such as 65535; got " + describe(v));
+                if (!limitOk(v)) c.error(at, "must be a whole number from 0 (or -1, unlimited), such as 65535; got " + describe(v));
                 else e.setValue(u.objectNode().put("soft", v.asLong()).put("hard", v.asLong()));
                 continue;
             }
             if (!(v instanceof ObjectNode o) || !o.has("soft") || !o.has("hard") || o.size() != 2) {
                 c.error(at, "must be {soft: N, hard: N}, or one number for both, such as 65535; got " + describe(v));
             } else if (!limitOk(o.get("soft")) || !limitOk(o.get("hard"))) {
-                c.error(at, "soft and hard must be whole numbers from 0, such as {soft: 20000, hard: 40000}");
-            } else if (o.get("soft").asLong() > o.get("hard").asLong()) {
+                c.error(at, "soft and hard must be whole numbers from 0 (or -1, unlimited), such as {soft: 20000, hard: 40000}");
+            } else if (unlimitedAsMax(o.get("soft").asLong()) > unlimitedAsMax(o.get("hard").asLong())) {
                 c.error(at + ".soft", o.get("soft").asLong() + " is above the hard limit " + o.get("hard").asLong() + ": the soft limit must not exceed the hard one");
             }
         }
     }
 
+    /** A limit: a whole number from 0, or Docker's -1 for unlimited (as {@code memlock: -1} for OpenSearch). */
     private static boolean limitOk(JsonNode n) {
-        return n != null && n.isIntegralNumber() && n.canConvertToLong() && n.asLong() >= 0;
+        return n != null && n.isIntegralNumber() && n.canConvertToLong() && n.asLong() >= -1;
     }
+
+    private static long unlimitedAsMax(long limit) { return limit == -1 ? Long.MAX_VALUE : limit; }
 
     private static void tmpfs(Sink c, String path, ObjectNode node) {
         list(c, node, "tmpfs", path, true).ifPresent(l -> {

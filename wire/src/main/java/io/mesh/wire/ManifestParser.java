@@ -58,7 +58,10 @@ public final class ManifestParser {
     public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}");
     private static final String NAME_RULE = "lower-case letters, digits and '-', starting with a letter or digit, at most 40 characters";
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    /** A secret delivered as a variable: a name every shell and program reads. */
     private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    /** An {@code env} key: Docker takes any; '.' and '-' too, as settings such as OpenSearch's {@code discovery.type} need. */
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");
     private static final Pattern NETWORK = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
     private static final Pattern VOLUME_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final Pattern PORT = Pattern.compile("(?:(\\d{1,3}(?:\\.\\d{1,3}){3}):)?(\\d{1,5}):(\\d{1,5})(?:/(tcp|udp))?");
@@ -973,8 +976,8 @@ public final class ManifestParser {
             }
             for (Iterator<Map.Entry<String, JsonNode>> i = n.fields(); i.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = i.next();
-                if (!ENV_KEY.matcher(e.getKey()).matches()) {
-                    error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits and '_', not starting with a digit");
+                if (!ENV_NAME.matcher(e.getKey()).matches()) {
+                    error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits, '_', '.' and '-', starting with a letter or '_'");
                 }
                 JsonNode v = e.getValue();
                 String vp = path + "." + printable(e.getKey());

@@ -88,6 +88,7 @@ class ContainerFieldsParseTest {
             tmpfs: /run                                 | tmpfs: [/run]
             dns: 192.0.2.53                             | dns: [192.0.2.53]
             ulimits: {nproc: 100}                       | ulimits: {nproc: {soft: 100, hard: 100}}
+            ulimits: {memlock: -1}                      | ulimits: {memlock: {soft: -1, hard: -1}}
             memory: 1G                                  | memory: 1g
             memory: 1073741824                          | memory: "1073741824"
             cpus: "2.0"                                 | cpus: 2
@@ -158,6 +159,7 @@ class ContainerFieldsParseTest {
             ulimits: {nofile: {soft: 10}}                   | containers.web.ulimits.nofile                | must be {soft: N, hard: N}
             ulimits: {nofile: {soft: 20, hard: 10}}         | containers.web.ulimits.nofile.soft           | must not exceed the hard one
             ulimits: {nofile: -5}                           | containers.web.ulimits.nofile                | whole number from 0
+            ulimits: {nofile: {soft: -1, hard: 100}}        | containers.web.ulimits.nofile.soft           | must not exceed the hard one
             ulimits: [nofile]                               | containers.web.ulimits                       | {nofile: {soft: 20000, hard: 40000}, nproc: 65535}
             tmpfs: [run]                                    | containers.web.tmpfs[0]                      | an absolute container path
             tmpfs: ["/run:size=1m;rm"]                      | containers.web.tmpfs[0]                      | comma-separated options such as size=64m

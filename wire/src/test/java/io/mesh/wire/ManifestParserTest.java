@@ -235,6 +235,14 @@ class ManifestParserTest {
         assertThat(m.schedules().get("gc").step().env()).containsExactlyEntriesOf(Map.of("N", "42"));
     }
 
+    /** Docker takes any variable name; settings such as OpenSearch's {@code discovery.type} are dotted. */
+    @Test
+    void envKeysMayHoldDotsAndDashes() throws Exception {
+        ModuleSpec m = parser.parse(container("env: {discovery.type: single-node, xpack-enabled: \"false\"}")).get(0);
+        assertThat(m.containers().get("registry").env()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "discovery.type", "single-node", "xpack-enabled", "false"));
+    }
+
     @Test
     void numbersInCommandsBecomeTheTextAsWritten() throws Exception {
         ModuleSpec m = parser.parse(container("command: [sleep, 1.50, 10]")).get(0);
@@ -318,6 +326,7 @@ class ManifestParserTest {
                 arguments("command holds a mapping", container("command: [a, {b: c}]"), 1, "containers.registry.command[1]", "must be a string"),
                 arguments("env is a list", container("env: [A=1]"), 1, "containers.registry.env", "mapping of variable name"),
                 arguments("env value is a mapping", container("env: {A: {b: c}}"), 1, "containers.registry.env.A", "string value"),
+                arguments("env key starts with a digit", container("env: {1A: b}"), 1, "containers.registry.env.1A", "not a variable name"),
                 arguments("env value is null", container("env: {A: }"), 1, "containers.registry.env.A", "string value"),
                 arguments("env name starts with a digit", container("env: {1A: x}"), 1, "containers.registry.env.1A", "not starting with a digit"),
                 arguments("schedules is a list", GOOD + "schedules: [gc]\n", 1, "schedules", "mapping of schedule name"),

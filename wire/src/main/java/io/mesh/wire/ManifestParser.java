@@ -977,7 +977,7 @@ public final class ManifestParser {
             for (Iterator<Map.Entry<String, JsonNode>> i = n.fields(); i.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = i.next();
                 if (!ENV_NAME.matcher(e.getKey()).matches()) {
-                    error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits, '_', '.' and '-', starting with a letter or '_'");
+                    error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits, '_', '.' and '-', not starting with a digit");
                 }
                 JsonNode v = e.getValue();
                 String vp = path + "." + printable(e.getKey());

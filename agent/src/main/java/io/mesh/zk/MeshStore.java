@@ -14,6 +14,7 @@ import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;
@@ -116,13 +117,8 @@ public final class MeshStore {
             Optional<ChildData> d = cache.get(path);
             return d.isEmpty() ? null : parseDesired(path, module, d.get().getData());
         }
-        byte[] data;
-        try {
-            data = client.getData().forPath(path);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        }
-        return parseDesired(path, module, data);
+        ZkNode node = ZkNode.read(client, path);
+        return node == null ? null : parseDesired(path, module, node.data());
     }
 
     private volatile CuratorCache desiredCache;

@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.Json;
+import io.mesh.wire.ZkNode;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
@@ -43,13 +44,8 @@ final class ZkReads {
      * @throws Exception ZooKeeper errors other than a missing node
      */
     static <T> T read(CuratorFramework client, String path, Class<T> type) throws Exception {
-        byte[] data;
-        try {
-            data = client.getData().forPath(path);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        }
-        return parse(path, data, type);
+        ZkNode node = ZkNode.read(client, path);
+        return node == null ? null : parse(path, node.data(), type);
     }
 
     /** @return {@code data} as a record of {@code type}; {@code null} (with a warning) when it is empty or not that JSON */

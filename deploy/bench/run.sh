@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mesh's benchmarks, B1–B6 (docs/benchmarks.md says what each measures), side by side with docker-compose 1.29 and
+# mesh's benchmarks, B1–B8 (docs/benchmarks.md says what each measures), side by side with docker-compose 1.29 and
 # raw ZooKeeper, in one bounded run (well under 15 minutes; a watchdog stops it at 14). Root on Debian, from a clone:
 #
 #   bash deploy/bench/run.sh            # everything, then writes docs/benchmarks.md
@@ -118,6 +118,8 @@ bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.proper
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --plain true --prefix b6plain --launches 4 --settle-s 5 --idle-s 10
 bench "B6" 90 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --launches 4 --settle-s 10 --idle-s 20
+bench "B8" 90 io.mesh.bench.AgentIdleBench --zk-file "$work/zk.properties" --results "$results" \
+  --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --modules 10 --settle-s 15
 
 "$java_bin" -cp "$cp" -Dbench.notes=deploy/bench/notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \
   --before deploy/bench/before.properties,deploy/bench/before-8320b44.properties,deploy/bench/before-33feb8a.properties --out "$out"

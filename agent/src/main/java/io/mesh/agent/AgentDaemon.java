@@ -4,6 +4,7 @@ import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.exec.IdleThreads;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.window.WindowJournal;
@@ -62,8 +63,9 @@ import java.util.stream.Collectors;
  *   <li>a {@link CuratorCache} on {@code /mesh/freezes}: a freeze that goes or changes asks for the module's apply
  *       again (every module's, for {@code _all}), and a timer asks at its {@code until}, so that the newest revision
  *       lands when the freeze ends with no new push (docs/decisions/0014-freezes.md);</li>
- *   <li>one apply thread per module ({@link ModuleWorker}): requests coalesce, applies of a module never overlap in
- *       this process, and a module waiting on a window does not hold up the others;</li>
+ *   <li>applies of each module one at a time ({@link ModuleWorker}), on a thread of their own while they run and none
+ *       while idle: requests coalesce, applies of a module never overlap in this process, and a module waiting on a
+ *       window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
  *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
  *   <li>cron and requested windows ({@link WindowScheduler}, {@link WindowRequests}) run each on a thread of their own,
@@ -90,7 +92,10 @@ public final class AgentDaemon implements AutoCloseable {
     private final WindowJournal journal;
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
-    private final Map<String, ExecutorService> windowThreads = new ConcurrentHashMap<>();
+    /** The apply threads: one per module applying now, none kept while idle ({@link ModuleWorker}). */
+    private final ExecutorService applyThreads = IdleThreads.onDemand("apply");
+    /** The window threads: one per window running now, none kept while idle. */
+    private final ExecutorService windowThreads = IdleThreads.onDemand("window");
     /** The windows the window threads run now (cron or requested), each by a key of its own: what a shutdown waits for. */
     private final Map<Object, RunningWindow> windowsRunning = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
@@ -133,6 +138,13 @@ public final class AgentDaemon implements AutoCloseable {
                 new DryRun(store, docker, config.host(), config.policy(), secrets));
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply);
     }
+
+    /**
+     * @return the daemon's one timer thread (reconcile, retries, thaws, hold expiries, cron): others schedule here too,
+     *         so that an agent at rest has one timer thread; a task that waits on ZooKeeper or Docker hands its work to
+     *         another thread (it would delay the others). Shut down by {@link #close()}.
+     */
+    ScheduledExecutorService timer() { return timer; }
 
     /**
      * Makes this process the agent of its host ({@code /mesh/agents/<host>}), before anything else is written: refuses
@@ -331,17 +343,19 @@ public final class AgentDaemon implements AutoCloseable {
     private Future<WindowResult> runWindow(String module, String schedule, Instant firedAt) {
         // A thread per window, not one per module: a second window of the module waits where operators see it, for
         // its slot or the module lock (mesh windows, mesh locks), not in a thread's queue (issue 14).
-        ExecutorService exec = windowThreads.computeIfAbsent(module,
-                m -> Executors.newCachedThreadPool(r -> thread(r, "window-" + m)));
-        return exec.submit(() -> {
+        return windowThreads.submit(() -> {
             // A window still queued when the daemon is told to stop does not begin: it would stop containers on the
             // way out. One already running is let finish (close()); one waiting for its slot or the lock is cancelled.
             if (stopping.get()) throw new IllegalStateException("the agent is stopping: window " + module + "/" + schedule + " not started");
             Object key = new Object();
             windowsRunning.put(key, new RunningWindow(module, schedule, Times.now()));
+            Thread t = Thread.currentThread();
+            String name = t.getName();
+            t.setName("window-" + module); // as the log lines show it
             try {
                 return windows.run(module, schedule, config.windowLockWait(), firedAt);
             } finally {
+                t.setName(name);
                 windowsRunning.remove(key);
             }
         });
@@ -356,32 +370,88 @@ public final class AgentDaemon implements AutoCloseable {
      */
     private record RunningWindow(String module, String schedule, Instant began) {}
 
-    /** The apply thread of one module. */
+    /**
+     * The applies of one module, one at a time, on a thread of {@link #applyThreads} while there is one to do: requests
+     * coalesce ({@code pending}), and a request made while an apply runs makes one more apply after it.
+     */
     private final class ModuleWorker {
         private final String module;
-        private final ExecutorService exec;
-        private final AtomicBoolean queued = new AtomicBoolean();
+        /** An apply is asked for and has not begun; guarded by this. */
+        private boolean pending;
+        /** A thread runs this module's applies now; guarded by this. */
+        private boolean running;
 
         ModuleWorker(String module) {
             this.module = module;
-            this.exec = Executors.newSingleThreadExecutor(r -> thread(r, "apply-" + module));
         }
 
         void request() {
-            if (stopping.get()) return;
-            if (queued.compareAndSet(false, true)) exec.submit(this::run);
+            synchronized (this) {
+                if (stopping.get() || pending) return;
+                pending = true;
+            }
+            startIfIdle();
+        }
+
+        /** Starts a drain when an apply is asked for and none runs. */
+        private void startIfIdle() {
+            synchronized (this) {
+                if (running || !pending || stopping.get()) return;
+                running = true;
+            }
+            try {
+                applyThreads.execute(this::drain);
+            } catch (RejectedExecutionException e) {
+                synchronized (this) { // shutting down
+                    running = false;
+                }
+            }
+        }
+
+        synchronized boolean running() { return running; }
+
+        /** Applies while asked; the thread carries the module's name meanwhile, as the log lines show it. */
+        private void drain() {
+            Thread t = Thread.currentThread();
+            String name = t.getName();
+            t.setName("apply-" + module);
+            boolean idle = false; // running was cleared together with the last look at pending
+            try {
+                while (true) {
+                    synchronized (this) {
+                        if (!pending || stopping.get()) {
+                            running = false;
+                            idle = true;
+                            return;
+                        }
+                        pending = false;
+                    }
+                    if (!run()) return; // interrupted: the daemon stops
+                }
+            } finally {
+                t.setName(name);
+                if (!idle) {
+                    // Left by an interrupt or an Error: a request made meanwhile found this drain running and must
+                    // not be lost, or pending would stay set and refuse every later request.
+                    synchronized (this) {
+                        running = false;
+                    }
+                    startIfIdle();
+                }
+            }
         }
 
         /** Back-off of the retry after a failed apply, in ms; reset by a successful one. */
         private long retryMs;
         /**
-         * The one retry waiting, if any (only this worker's thread reads and writes it): a run that a reconcile or a
-         * watch asked for while a retry waits must not start a second chain of retries (a review saw twelve at once).
+         * The one retry waiting, if any (only the thread of this module's drain reads and writes it, one at a time): a
+         * run that a reconcile or a watch asked for while a retry waits must not start a second chain of retries (a
+         * review saw twelve at once).
          */
         private ScheduledFuture<?> retry;
 
-        private void run() {
-            queued.set(false);
+        /** @return false when interrupted (the daemon stops) */
+        private boolean run() {
             boolean failed;
             try {
                 ApplyReport r = applier.apply(module, stopping::get);
@@ -394,7 +464,7 @@ public final class AgentDaemon implements AutoCloseable {
                         && !OperatorHolds.deferredByOperatorOnly(r));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                return false;
             } catch (RuntimeException e) {
                 log.error("apply host={} module={} crashed", config.host(), module, e);
                 failed = true;
@@ -403,9 +473,9 @@ public final class AgentDaemon implements AutoCloseable {
                 retryMs = 0;
                 if (retry != null) retry.cancel(false);
                 retry = null;
-                return;
+                return true;
             }
-            if (retry != null && !retry.isDone()) return; // one retry is already waiting
+            if (retry != null && !retry.isDone()) return true; // one retry is already waiting
             // A failed or deferred apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
             retryMs = Math.min(retryMs == 0 ? RETRY_FIRST_MS : retryMs * 2, config.reconcileInterval().toMillis());
             if (!stopping.get()) {
@@ -415,6 +485,7 @@ public final class AgentDaemon implements AutoCloseable {
                     // shutting down
                 }
             }
+            return true;
         }
     }
 
@@ -424,7 +495,7 @@ public final class AgentDaemon implements AutoCloseable {
         Map<String, String> said = new HashMap<>();
         Map<String, WaitFor> known = new HashMap<>();
         Instant remindAt = began.plus(SHUTDOWN_REMINDER);
-        while (!windowThreads.values().stream().allMatch(ExecutorService::isTerminated)) {
+        while (!windowThreads.isTerminated()) {
             Instant now = Times.now();
             boolean remind = !now.isBefore(remindAt);
             if (remind) remindAt = now.plus(SHUTDOWN_REMINDER);
@@ -445,13 +516,11 @@ public final class AgentDaemon implements AutoCloseable {
                         seconds(giveUpAt), config.stateDir());
                 return;
             }
-            for (ExecutorService w : windowThreads.values()) {
-                try {
-                    if (!w.awaitTermination(200, TimeUnit.MILLISECONDS)) break;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+            try {
+                windowThreads.awaitTermination(200, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
     }
@@ -528,19 +597,19 @@ public final class AgentDaemon implements AutoCloseable {
         holds.close();
         scheduler.close();
         timer.shutdownNow();
-        workers.values().forEach(w -> w.exec.shutdownNow());
-        windowThreads.values().forEach(ExecutorService::shutdown);
+        applyThreads.shutdownNow();
+        windowThreads.shutdown();
         windows.cancelWaiting(); // a window waiting for its jitter or slot stopped nothing: it ends now
         awaitWindows();
-        for (ModuleWorker w : workers.values()) {
-            try {
-                if (!w.exec.awaitTermination(1, TimeUnit.SECONDS)) {
-                    log.info("stopping: waiting up to 30s for the apply of module {} to end", w.module);
-                    w.exec.awaitTermination(29, TimeUnit.SECONDS);
+        try {
+            if (!applyThreads.awaitTermination(1, TimeUnit.SECONDS)) {
+                for (ModuleWorker w : workers.values()) {
+                    if (w.running()) log.info("stopping: waiting up to 30s for the apply of module {} to end", w.module);
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                applyThreads.awaitTermination(29, TimeUnit.SECONDS);
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         rollouts.close();
         freezes.close();

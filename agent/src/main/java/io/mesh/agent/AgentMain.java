@@ -201,7 +201,7 @@ public final class AgentMain implements Runnable {
             if (metricsAddress != null) {
                 System.err.println("mesh-agent: metrics at " + metrics.serve(metricsAddress) + "/metrics");
             }
-            WindowRequests requests = new WindowRequests(client, config.paths(), config.host(), me, daemon::runWindow, ttl);
+            WindowRequests requests = new WindowRequests(client, config.paths(), config.host(), me, daemon::runWindow, ttl, daemon.timer());
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 daemon.close();

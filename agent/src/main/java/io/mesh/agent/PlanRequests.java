@@ -1,6 +1,7 @@
 package io.mesh.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.exec.IdleThreads;
 import io.mesh.apply.DryRun;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestException;
@@ -26,7 +27,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -69,11 +69,7 @@ public final class PlanRequests implements AutoCloseable {
         this.me = me;
         this.dryRun = dryRun;
         this.watcher = new PersistentWatcher(client, paths.plans(), true);
-        this.worker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "plans-" + host);
-            t.setDaemon(true);
-            return t;
-        });
+        this.worker = IdleThreads.serial("plans-" + host); // no thread while no plan is asked
     }
 
     /** Starts watching; returns at once. */

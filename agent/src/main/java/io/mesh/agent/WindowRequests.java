@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.exec.IdleThreads;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
@@ -31,8 +32,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
 /**
@@ -59,7 +63,12 @@ public final class WindowRequests implements AutoCloseable {
     private final CuratorCache cache;
     private final Set<String> claimed = ConcurrentHashMap.newKeySet();
     private final ExecutorService waiters;
-    private final ScheduledExecutorService sweeper;
+    /** Where the TTL sweep is scheduled; it runs on a thread of {@link #waiters}, never on this timer's thread. */
+    private final ScheduledExecutorService timer;
+    /** Whether {@link #timer} is this object's own (shut down by {@link #close()}) or the daemon's. */
+    private final boolean ownTimer;
+    private final AtomicBoolean sweeping = new AtomicBoolean();
+    private volatile ScheduledFuture<?> sweeps;
 
     /**
      * @param client a started Curator client
@@ -71,6 +80,16 @@ public final class WindowRequests implements AutoCloseable {
      */
     public WindowRequests(CuratorFramework client, ZkPaths paths, String host, ProcessRef me,
                           BiFunction<String, String, Future<WindowResult>> runner, Duration ttl) {
+        this(client, paths, host, me, runner, ttl, null);
+    }
+
+    /**
+     * @param timer where the TTL sweep is scheduled, such as the daemon's ({@link AgentDaemon#timer()}), so that an
+     *              agent at rest keeps no thread of its own for it; {@code null} for one of this object's own
+     * @see #WindowRequests(CuratorFramework, ZkPaths, String, ProcessRef, BiFunction, Duration)
+     */
+    public WindowRequests(CuratorFramework client, ZkPaths paths, String host, ProcessRef me,
+                          BiFunction<String, String, Future<WindowResult>> runner, Duration ttl, ScheduledExecutorService timer) {
         this.client = client;
         this.paths = paths;
         this.host = host;
@@ -79,14 +98,13 @@ public final class WindowRequests implements AutoCloseable {
         this.ttl = ttl;
         this.store = new MeshStore(client, paths);
         this.cache = CuratorCache.build(client, paths.requests(host));
-        this.waiters = Executors.newCachedThreadPool(r -> daemon(r, "window-request"));
-        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "window-request-sweeper"));
-    }
-
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
+        this.waiters = IdleThreads.onDemand("window-request");
+        this.ownTimer = timer == null;
+        this.timer = timer != null ? timer : Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "window-request-sweeper");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /**
@@ -106,11 +124,21 @@ public final class WindowRequests implements AutoCloseable {
                 .build());
         cache.start();
         long every = Math.max(1000, Math.min(60_000, ttl.toMillis() / 4));
-        sweeper.scheduleWithFixedDelay(() -> {
+        // Off the timer's thread: a sweep waits on ZooKeeper, the daemon's timers must not. One sweep at a time.
+        sweeps = timer.scheduleWithFixedDelay(() -> {
+            if (!sweeping.compareAndSet(false, true)) return;
             try {
-                sweep(false);
-            } catch (Exception e) {
-                log.warn("window requests of host={}: sweep failed: {}", host, e.toString());
+                waiters.execute(() -> {
+                    try {
+                        sweep(false);
+                    } catch (Exception e) {
+                        log.warn("window requests of host={}: sweep failed: {}", host, e.toString());
+                    } finally {
+                        sweeping.set(false);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                sweeping.set(false); // closing
             }
         }, every, every, TimeUnit.MILLISECONDS);
     }
@@ -237,7 +265,8 @@ public final class WindowRequests implements AutoCloseable {
     @Override
     public void close() {
         cache.close();
-        sweeper.shutdownNow();
+        if (sweeps != null) sweeps.cancel(false);
+        if (ownTimer) timer.shutdownNow();
         waiters.shutdown();
         try {
             if (!waiters.awaitTermination(10, TimeUnit.SECONDS)) waiters.shutdownNow();

@@ -28,6 +28,7 @@ import com.github.dockerjava.api.model.VolumesFrom;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import io.mesh.exec.IdleThreads;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Healthcheck;
@@ -126,6 +127,9 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             return t;
         });
         watchdog.setRemoveOnCancelPolicy(true); // a call that answers in time leaves nothing queued
+        // ... so its thread can end when no call is under way: no thread of its own while the agent is at rest (B8).
+        watchdog.setKeepAliveTime(IdleThreads.IDLE.toMillis(), TimeUnit.MILLISECONDS);
+        watchdog.allowCoreThreadTimeOut(true);
     }
 
     private static ApacheDockerHttpClient http(DefaultDockerClientConfig config, Duration connect, Duration response) {

@@ -1,5 +1,6 @@
 package io.mesh.hold;
 
+import io.mesh.exec.IdleThreads;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
@@ -31,7 +32,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -91,11 +91,7 @@ public final class OperatorHolds implements AutoCloseable {
         this.timer = timer;
         this.requestApply = requestApply;
         this.cache = CuratorCache.build(store.client(), store.paths().held(host));
-        this.stops = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "operator-holds-" + host);
-            t.setDaemon(true);
-            return t;
-        });
+        this.stops = IdleThreads.serial("operator-holds-" + host); // no thread while nothing is to stop
     }
 
     /** Starts watching; the holds already there are met as created (so a restarted agent schedules their expiry). */

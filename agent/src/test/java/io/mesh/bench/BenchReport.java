@@ -113,6 +113,10 @@ public final class BenchReport {
         s.append("| B6 agent start → first report | p50 ").append(v("b6.first_report_p50_ms")).append(" ms (max ").append(v("b6.first_report_max_ms"))
                 .append("; first launch, creating 2 containers: ").append(v("b6.first_report_create_ms")).append(" ms) | | | ≤ 2 s | ")
                 .append(met(start <= 2000, start)).append(" |\n");
+        double b8t = d("b8.threads"), b8rss = d("b8.rss_idle_mb");
+        s.append("| B8 agent at rest, ").append(v("b8.modules")).append(" modules of 1 container (`mesh-agent run`, -Xmx64m) | ")
+                .append(v("b8.threads")).append(" threads (").append(v("b8.java_threads")).append(" Java), ").append(v("b8.rss_idle_mb"))
+                .append(" MB RSS | | | ≤ 12 threads; ≤ 120 MB | ").append(met(b8t <= 12, b8t)).append(" / ").append(met(b8rss <= 120, b8rss)).append(" |\n");
 
         s.append("\n## Before and after the product changes\n\n");
         s.append("Each \"before\" column is a commit before product changes made for these benchmarks, measured with the benches of its "

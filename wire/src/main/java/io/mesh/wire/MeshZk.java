@@ -17,6 +17,9 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -75,7 +78,8 @@ public final class MeshZk {
                 .connectString(connect)
                 .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
                 .connectionTimeoutMs((int) CONNECTION_TIMEOUT.toMillis())
-                .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000));
+                .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000))
+                .runSafeService(runSafeService());
         AtomicReference<CuratorFramework> self = new AtomicReference<>();
         if (auth != null) {
             b.authorization(auth.authorizations()).aclProvider(acls(auth, paths, self::get));
@@ -89,6 +93,21 @@ public final class MeshZk {
                     + "s: check --zk (default " + DEFAULT_CONNECT + ") and that the ensemble is up");
         }
         return client;
+    }
+
+    /**
+     * Curator's {@code runSafe} executor (CuratorCache and other recipes hand listener calls to it) as Curator makes it,
+     * one thread, tasks in order, except that its thread ends after 5 s without a task: Curator's own keeps its thread
+     * for good once used, even after the client closes, and an agent at rest needs none (issue 16, B8).
+     */
+    private static ExecutorService runSafeService() {
+        ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "Curator-SafeNotifyService");
+            t.setDaemon(true);
+            return t;
+        });
+        e.allowCoreThreadTimeOut(true);
+        return e;
     }
 
     /** @return the ACL rules of {@code auth}; an admin's look host identities up through {@code client} */

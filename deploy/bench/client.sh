@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The client's cost (docs/benchmarks.md, "Client and jar sizes, issue 12" and "Client start, issue 12"): the size of
-# each shaded jar, and the wall time of `deploy/bin/mesh --help` and of `deploy/bin/mesh status`, RUNS times each
-# (default 10), median and range, the variants interleaved run by run. `status` asks MESH_COORDINATOR when it is set
-# (then `curl` of the same GET /v1/fleet is measured too, as the floor), else a URL that refuses connections
+# each shaded jar, and the wall time of `deploy/bin/mesh --help`, `deploy/bin/mesh status` and `deploy/bin/mesh held`, RUNS times each
+# (default 10), median and range, the variants interleaved run by run. `status` and `held` ask MESH_COORDINATOR when it
+# is set (then `curl` of the same GET /v1/fleet and GET /v1/held is measured too, as the floor), else a URL that refuses connections
 # (127.0.0.1:1). After a build (`mvn -B -q package -DskipTests`):
 #
 #   bash deploy/bench/client.sh                          # the built coordinator/target/mesh-coordinator.jar
@@ -43,8 +43,9 @@ for _ in $(seq 1 "$runs"); do
   for i in "${!jars[@]}"; do
     ms mesh "$i" --help >>"$work/help.$i"
     ms mesh "$i" status >>"$work/status.$i"
+    ms mesh "$i" held >>"$work/held.$i"
   done
-  [ -z "${MESH_COORDINATOR:-}" ] || ms curl -sf "$coordinator/v1/fleet" >>"$work/curl"
+  [ -z "${MESH_COORDINATOR:-}" ] || { ms curl -sf "$coordinator/v1/fleet" >>"$work/curl"; ms curl -sf "$coordinator/v1/held" >>"$work/curl-held"; }
 done
 for i in "${!jars[@]}"; do
   if [ "$first" -gt 0 ] && grep -q cds_archive "${launchers[$i]}"; then
@@ -58,7 +59,9 @@ for i in "${!jars[@]}"; do
   echo "${launchers[$i]} ${jars[$i]}"
   echo "  mesh --help:                      $(stats <"$work/help.$i")"
   echo "  mesh status ($coordinator): $(stats <"$work/status.$i")"
+  echo "  mesh held ($coordinator):   $(stats <"$work/held.$i")"
   [ ! -f "$work/first.$i" ] || echo "  mesh status, first use (makes the archive): $(stats <"$work/first.$i")"
 done
 [ ! -f "$work/curl" ] || echo "curl $coordinator/v1/fleet: $(stats <"$work/curl")"
+[ ! -f "$work/curl-held" ] || echo "curl $coordinator/v1/held:  $(stats <"$work/curl-held")"
 echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -54,9 +54,6 @@ import java.util.stream.Stream;
  */
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
-        subcommands = {MeshCli.Push.class, MeshCli.Status.class, MeshCli.Held.class, MeshCli.Hold.class, MeshCli.Release.class, MeshCli.Windows.class, MeshCli.Locks.class,
-                MeshCli.WindowCmd.class, MeshCli.History.class, MeshCli.Rollback.class, MeshCli.Delete.class, MeshCli.RolloutCmd.class,
-                MeshCli.Freeze.class, MeshCli.Thaw.class, MeshCli.Freezes.class, ImportCompose.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",
@@ -79,6 +76,15 @@ public final class MeshCli implements Runnable {
     /** Environment variable holding the bearer token when no {@code --token-file} is given. */
     public static final String ENV_TOKEN = "MESH_TOKEN";
 
+    /**
+     * The commands, in the order {@code mesh --help} lists them. Here rather than in {@code @Command(subcommands)}, which
+     * picocli would build all of, by reflection, before every run: {@link #commandLine(String...)} builds only the one
+     * a run names (docs/benchmarks.md, "Client start").
+     */
+    static final List<Class<?>> COMMANDS = List.of(Push.class, Status.class, Held.class, Hold.class, Release.class, Windows.class, Locks.class,
+            WindowCmd.class, History.class, Rollback.class, Delete.class, RolloutCmd.class, Freeze.class, Thaw.class, Freezes.class,
+            ImportCompose.class, CommandLine.HelpCommand.class);
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -88,16 +94,42 @@ public final class MeshCli implements Runnable {
      * @param args such as {@code push manifests/ --wait}
      */
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(args).execute(args));
     }
 
     /**
-     * @return the client's command line, with the handler that turns exceptions into exit codes
+     * @return the client's command line with every command, with the handler that turns exceptions into exit codes
      *         ({@value #UNREACHABLE} when the coordinator cannot be reached, else {@value #FAILED}); set its out and
      *         err writers to capture output
      */
     public static CommandLine commandLine() {
+        return withCommands(COMMANDS);
+    }
+
+    /**
+     * The client's command line for one run: when {@code args} start with a command's name, only that command is
+     * built (a quarter of a second less for a command that lives half a second); else, for {@code --help}, {@code help},
+     * no command or an unknown one, every command, as {@link #commandLine()}. A command parses, prints and exits the
+     * same either way: its usage, errors and suggestions are its own, and {@code mesh} has no option of its own that
+     * could come before it.
+     *
+     * @param args the arguments the command line will execute
+     * @return as {@link #commandLine()}
+     */
+    public static CommandLine commandLine(String... args) {
+        if (args.length > 0) {
+            for (Class<?> command : COMMANDS) {
+                if (command != CommandLine.HelpCommand.class && command.getAnnotation(Command.class).name().equals(args[0])) {
+                    return withCommands(List.of(command));
+                }
+            }
+        }
+        return commandLine();
+    }
+
+    private static CommandLine withCommands(List<Class<?>> commands) {
         CommandLine cl = new CommandLine(new MeshCli());
+        for (Class<?> command : commands) cl.addSubcommand(command);
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             PrintWriter err = commandLine.getErr();
             if (ex instanceof CoordinatorClient.UnreachableException) {

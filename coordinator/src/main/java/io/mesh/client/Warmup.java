@@ -21,10 +21,24 @@ import java.util.List;
  * they load: the HTTP client, Jackson, the tables. Nothing leaves this process; it prints nothing.
  */
 public final class Warmup {
-    /** One answer for every path: a fleet, and the empty lists of the other lookups. */
-    private static final byte[] ANSWER = ("{\"hosts\":[{\"host\":\"warmup\",\"online\":true,\"modules\":[{\"module\":\"m\",\"revision\":\"r\","
-            + "\"desiredRevision\":\"r\",\"outcome\":\"applied\",\"window\":null,\"held\":[],\"ageSeconds\":1.5}]}],"
-            + "\"windows\":[],\"pendingPushes\":[],\"held\":[],\"locks\":[]}").getBytes(StandardCharsets.UTF_8);
+    /**
+     * One answer for every path: a fleet and the lookups with one entry of each kind, so that every line
+     * {@code status} and {@code held} print runs (each string concatenation's shape is archived, not made at each run).
+     */
+    private static final byte[] ANSWER = ("{\"hosts\":[{\"host\":\"warmup\",\"online\":true,\"modules\":["
+            + "{\"module\":\"m\",\"revision\":\"r\",\"desiredRevision\":\"s\",\"outcome\":\"failed\",\"error\":\"e\","
+            + "\"window\":{\"schedule\":\"s\",\"window\":\"window-0000000001\",\"since\":\"2026-01-01T00:00:00Z\"},\"held\":[\"m-c\"],"
+            + "\"ageSeconds\":1.5,\"images\":[{\"container\":\"m-c\",\"imageId\":\"sha256:0123456789abcdef0123\",\"imageDigest\":\"d\"}]}]},"
+            + "{\"host\":\"idle\",\"online\":false,\"modules\":[]}],"
+            + "\"windows\":[{\"host\":\"warmup\",\"module\":\"m\"}],"
+            + "\"freezes\":[{\"module\":\"m\",\"until\":\"2026-01-01T00:00:00Z\",\"by\":\"u\",\"reason\":\"r\"}],"
+            + "\"pendingPushes\":[{\"push\":\"push-0000000001\",\"revision\":\"r\",\"state\":\"pending\","
+            + "\"counts\":{\"pending\":1,\"superseded\":1}}],"
+            + "\"held\":[{\"host\":\"warmup\",\"container\":\"m-c\",\"module\":\"m\",\"schedule\":\"s\",\"window\":\"w\","
+            + "\"since\":\"2026-01-01T00:00:00Z\",\"by\":{\"pid\":1,\"process\":\"p\"}}],"
+            + "\"holds\":[{\"host\":\"warmup\",\"container\":\"m-d\",\"module\":\"m\",\"expired\":true,"
+            + "\"hold\":{\"by\":\"u\",\"reason\":\"r\",\"until\":\"2026-01-01T00:00:00Z\",\"stop\":true}}],\"locks\":[]}")
+            .getBytes(StandardCharsets.UTF_8);
 
     private Warmup() {}
 
@@ -55,7 +69,7 @@ public final class Warmup {
             List<Integer> codes = new ArrayList<>();
             for (List<String> command : List.of(List.of("status", url), List.of("status", "--json", url), List.of("held", url),
                     List.of("--help"))) {
-                CommandLine cl = MeshCli.commandLine();
+                CommandLine cl = MeshCli.commandLine(command.toArray(String[]::new));
                 cl.setOut(new PrintWriter(Writer.nullWriter()));
                 cl.setErr(new PrintWriter(Writer.nullWriter()));
                 codes.add(cl.execute(command.toArray(String[]::new)));

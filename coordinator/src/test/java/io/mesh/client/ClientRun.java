@@ -30,7 +30,7 @@ record ClientRun(int code, String out, String err) {
     static ClientRun local(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cl = MeshCli.commandLine();
+        CommandLine cl = MeshCli.commandLine(args);
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         int code = cl.execute(args);
@@ -40,12 +40,13 @@ record ClientRun(int code, String out, String err) {
     /** As {@link #of(String, String...)}, printing into {@code out}, which another thread may read meanwhile. */
     static ClientRun of(String coordinators, StringWriter out, String... args) {
         StringWriter err = new StringWriter();
-        CommandLine cl = MeshCli.commandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
         List<String> all = new ArrayList<>(List.of(args));
         if (all.stream().noneMatch(a -> a.startsWith("--coordinator")) && !all.contains("--help")) all.add("--coordinator=" + coordinators);
-        int code = cl.execute(all.toArray(String[]::new));
+        String[] argv = all.toArray(String[]::new);
+        CommandLine cl = MeshCli.commandLine(argv);  // as main builds it: only the command run
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(argv);
         return new ClientRun(code, out.toString(), err.toString());
     }
 }

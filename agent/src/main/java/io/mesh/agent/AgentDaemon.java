@@ -125,7 +125,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.journal = new WindowJournal(config.stateDir());
         SecretsDir secrets = config.secrets();
         this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy(), secrets);
-        this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy());
+        this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy(), secrets);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
         this.scheduler = new WindowScheduler(timer, this::fireWindow, Clock.systemUTC(), config.stateDir(),
                 WindowScheduler.MAX_SLEEP);

@@ -243,7 +243,8 @@ public final class AgentMain implements Runnable {
                     return 2;
                 }
                 WindowRunner runner = new WindowRunner(store, docker, config.host(),
-                        ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy());
+                        ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy(),
+                        config.secrets());
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
                 System.out.println(Json.text(r));
                 return r.succeeded() ? 0 : 1;

@@ -132,7 +132,7 @@ public final class Applier {
         this.process = process;
         this.applyLockWait = applyLockWait;
         this.journal = journal;
-        this.recovery = new WindowRecovery(store, docker, host, process, journal);
+        this.recovery = new WindowRecovery(store, docker, host, process, journal, secrets);
         this.session = store.session();
         this.fences = journal.fences();
         this.reports = new ReportWriter(store);

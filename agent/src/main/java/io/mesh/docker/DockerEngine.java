@@ -408,9 +408,24 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     public ImageInfo inspectImage(String image) {
         try {
             var i = bounded("an inspect of image " + image, callTimeout, () -> docker.inspectImageCmd(image).exec());
-            return new ImageInfo(i.getId(), i.getRepoDigests());
+            return new ImageInfo(i.getId(), i.getRepoDigests(), i.getConfig() == null ? null : i.getConfig().getLabels());
         } catch (NotFoundException e) {
             return null;
+        }
+    }
+
+    /**
+     * Refuses an image carrying a label in mesh's namespace, before anything is created: Docker merges an image's
+     * labels into its container's, so {@code LABEL mesh.window=...} would stand in for mesh's own (decision 20).
+     *
+     * @throws IllegalStateException naming the image, the label and the fix
+     */
+    private void refuseMeshLabels(String image) {
+        ImageInfo i = inspectImage(image);
+        String label = i == null ? null : i.meshLabel();
+        if (label != null) {
+            throw new IllegalStateException("image " + image + " carries the label " + label + ", and only mesh may set labels starting "
+                    + Labels.PREFIX + " (Docker copies an image's labels onto its containers): rebuild the image without it; nothing was created");
         }
     }
 
@@ -437,6 +452,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public String create(String dockerName, ContainerSpec spec, Map<String, String> labels, SecretDelivery secrets) {
+        refuseMeshLabels(spec.image());
         Map<String, String> allEnv = new TreeMap<>(spec.env());
         allEnv.putAll(secrets.env());
         CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName)
@@ -609,6 +625,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     @Override
     public String createStep(String name, StepSpec step, String volumesFrom, Map<String, String> labels) {
         ensureImage(step.image());
+        refuseMeshLabels(step.image());
         CreateContainerCmd cmd = docker.createContainerCmd(step.image()).withName(name).withLabels(labels)
                 .withEnv(env(step.env()));
         if (!step.command().isEmpty()) cmd.withCmd(step.command());

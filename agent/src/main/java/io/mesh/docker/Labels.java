@@ -8,6 +8,8 @@ package io.mesh.docker;
  * and {@link #MODULE}, and are never adopted, started or removed by an apply.
  */
 public final class Labels {
+    /** mesh's namespace: only mesh sets labels starting so; an image carrying one is refused ({@link ImageInfo#meshLabel}). */
+    public static final String PREFIX = "mesh.";
     public static final String MODULE = "mesh.module";
     public static final String CONTAINER = "mesh.container";
     public static final String SPEC_HASH = "mesh.spec-hash";

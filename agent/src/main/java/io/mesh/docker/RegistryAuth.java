@@ -1,5 +1,7 @@
 package io.mesh.docker;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -130,18 +132,31 @@ public final class RegistryAuth {
     private Config config() {
         Path f = file();
         if (!Files.isRegularFile(f)) return new Config(JSON.createObjectNode(), new DockerConfigFile());
+        JsonNode json;
+        DockerConfigFile file;
         try {
-            JsonNode json = JSON.readTree(f.toFile());
+            json = JSON.readTree(f.toFile());
             if (json == null || !json.isObject()) throw new IOException("not a JSON object");
-            for (JsonNode h : json.path("credHelpers")) checkHelperName(h.asText(), "credHelpers");
-            if (json.hasNonNull("credsStore")) checkHelperName(json.path("credsStore").asText(), "credsStore");
-            return new Config(json, DockerConfigFile.loadConfig(JSON, dir.toString()));
+            file = DockerConfigFile.loadConfig(JSON, dir.toString());
         } catch (IOException | RuntimeException e) {
-            String why = e.getCause() != null && e.getCause().getMessage() != null ? e.getCause().getMessage() : e.getMessage();
-            throw new IllegalArgumentException("cannot read " + f + " (" + DockerEngine.firstLine(why) + "): fix it as Docker's config.json,"
+            // Never the parser's message: Jackson quotes the offending token, which may be a credential (an unquoted auth).
+            throw new IllegalArgumentException("cannot read " + f + " (" + where(e) + "): fix it as Docker's config.json,"
                     + " {\"auths\": {\"HOST\": {\"auth\": \"<base64 of user:password>\"}}, \"credHelpers\": {\"HOST\": \"NAME\"}},"
-                    + " or point --docker-config at another directory", e);
+                    + " or point --docker-config at another directory");
         }
+        for (JsonNode h : json.path("credHelpers")) checkHelperName(h.asText(), "credHelpers");
+        if (json.hasNonNull("credsStore")) checkHelperName(json.path("credsStore").asText(), "credsStore");
+        return new Config(json, file);
+    }
+
+    /** Where {@code config.json} is broken, as line and column when the parser knows them; nothing from the file's content. */
+    private static String where(Exception e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof JsonProcessingException j && j.getLocation() != null && j.getLocation() != JsonLocation.NA) {
+                return "not valid JSON at line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr();
+            }
+        }
+        return "not a JSON object of Docker's config.json form";
     }
 
     private void checkHelperName(String name, String field) {
@@ -188,10 +203,9 @@ public final class RegistryAuth {
             String stderr = new String(err.get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8).strip();
             if (p.exitValue() != 0) {
                 if (stdout.contains(NOT_FOUND) || stderr.contains(NOT_FOUND)) return null;
-                // Its output may hold a secret: only the first line of its error output is shown.
+                // Its output may hold a secret (even its error output): only the exit code is shown, and how to see the rest.
                 throw new IllegalStateException("credential helper " + exe + " failed for " + serverAddress + " (exit " + p.exitValue()
-                        + (stderr.isEmpty() ? "" : ": " + DockerEngine.firstLine(stderr)) + "): check it by hand with: echo "
-                        + serverAddress + " | " + exe + " get");
+                        + "): check it by hand with: echo " + serverAddress + " | " + exe + " get");
             }
             JsonNode a;
             try {

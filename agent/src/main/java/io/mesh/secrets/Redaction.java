@@ -62,6 +62,21 @@ public final class Redaction {
         return lines.stream().map(this::apply).toList();
     }
 
+    /**
+     * @param other another container's redaction
+     * @return one that takes out the values of both, longest first
+     */
+    public Redaction plus(Redaction other) {
+        if (other.names.isEmpty()) return this;
+        if (names.isEmpty()) return other;
+        List<Map.Entry<String, String>> all = new ArrayList<>(names.entrySet());
+        all.addAll(other.names.entrySet());
+        all.sort(Comparator.comparingInt((Map.Entry<String, String> e) -> e.getKey().length()).reversed());
+        Map<String, String> merged = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : all) merged.putIfAbsent(e.getKey(), e.getValue());
+        return new Redaction(merged);
+    }
+
     /** @return the names of the secrets taken out, never a value */
     @Override
     public String toString() {

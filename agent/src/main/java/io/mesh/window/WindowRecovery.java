@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
@@ -37,8 +38,10 @@ import io.mesh.wire.Json;
  * @param host    this host's id
  * @param process this process
  * @param journal the host's window journal
+ * @param secrets the host's secrets dir: a finished step's log lines lose the secrets it could read
  */
-public record WindowRecovery(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal) {
+public record WindowRecovery(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
+                             SecretsDir secrets) {
     private static final Logger log = LoggerFactory.getLogger(WindowRecovery.class);
 
     /**
@@ -110,8 +113,21 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
                 + process.process() + " (pid " + process.pid() + ")");
         notes.addAll(closing.notes());
         if (closing.error() != null) notes.add(closing.error());
-        return WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames, closing.logTail(),
+        return WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames, redacted(e, closing.logTail()),
                 String.join("; ", notes));
+    }
+
+    /** The step's log lines without the secrets it could read (decision 18); none when the spec cannot be read. */
+    private List<String> redacted(WindowJournal.Entry e, List<String> lines) {
+        if (lines == null || lines.isEmpty()) return lines;
+        try {
+            DesiredRecord d = store.desired(e.module());
+            return StepRedaction.of(secrets, d == null ? null : d.spec(), e.schedule()).apply(lines);
+        } catch (Exception x) {
+            log.warn("window {}: its step's log lines are left out: the desired state to redact them by cannot be read ({})", e.window(),
+                    WindowRunner.describe(x));
+            return List.of();
+        }
     }
 
     /**

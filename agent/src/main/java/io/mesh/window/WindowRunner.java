@@ -6,6 +6,8 @@ import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
+import io.mesh.secrets.DigestKey;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
@@ -60,6 +62,7 @@ public final class WindowRunner {
     private final WindowJournal journal;
     private final WindowRecovery recovery;
     private final Policy policy;
+    private final SecretsDir secrets;
 
     /**
      * @param store   ZooKeeper access
@@ -82,13 +85,29 @@ public final class WindowRunner {
      */
     public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
                         Policy policy) {
+        this(store, docker, host, process, journal, policy, new SecretsDir(SecretsDir.DEFAULT, new DigestKey(journal.stateDir())));
+    }
+
+    /**
+     * @param store   ZooKeeper access
+     * @param docker  the local container runtime
+     * @param host    this host's id
+     * @param process this process, for the lock, window and held nodes
+     * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
+     * @param policy  what a step may mount from this host; checked before anything is stopped
+     * @param secrets the host's secrets dir ({@code --secrets-dir}): a step's log lines lose the secret values of the
+     *                container its {@code volumes-from} names (decision 18)
+     */
+    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
+                        Policy policy, SecretsDir secrets) {
         this.policy = policy;
+        this.secrets = secrets;
         this.store = store;
         this.docker = docker;
         this.host = host;
         this.process = process;
         this.journal = journal;
-        this.recovery = new WindowRecovery(store, docker, host, process, journal);
+        this.recovery = new WindowRecovery(store, docker, host, process, journal, secrets);
     }
 
     /** @return a new window id, such as {@code w-20261130T033000Z-3f2a} */
@@ -397,7 +416,9 @@ public final class WindowRunner {
                 : step.exitCode() == 0 ? WindowOutcome.SUCCEEDED : WindowOutcome.STEP_FAILED;
         if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
         else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
-        return WindowResult.ended(schedule, entry.window(), entry.since(), outcome, step.exitCode(), heldNames, step.logTail(), error);
+        // volumes-from mounts that container's file secrets too: the step can print them (decision 18)
+        List<String> tail = step.logTail() == null ? null : StepRedaction.of(secrets, spec, schedule).apply(step.logTail());
+        return WindowResult.ended(schedule, entry.window(), entry.since(), outcome, step.exitCode(), heldNames, tail, error);
     }
 
     /** Journals a stage as opened, before it acts. */

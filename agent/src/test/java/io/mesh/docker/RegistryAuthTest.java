@@ -111,14 +111,14 @@ class RegistryAuthTest {
                 .hasMessageContaining(bin.toString()).hasMessageContaining("install it");
     }
 
-    /** A failing helper is named with its first line of error output, never its standard output (it may hold a secret). */
+    /** A failing helper is named with its exit code, never its output (either stream may hold a secret). */
     @Test
     void aFailingHelperIsNamedWithHowToTryItByHand() throws Exception {
-        helper("broken", "echo 'half-written-secret'; echo 'cannot reach the vault' >&2; exit 3");
+        helper("broken", "echo 'half-written-secret'; echo 'vault said: token s3cr3t-in-stderr rejected' >&2; exit 3");
         configJson("{\"credHelpers\":{\"127.0.0.1:5000\":\"broken\"}}");
         assertThatThrownBy(() -> auth().forImage(PRIVATE)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("exit 3: cannot reach the vault").hasMessageContaining("echo 127.0.0.1:5000 | ")
-                .hasMessageNotContaining("half-written-secret");
+                .hasMessageContaining("(exit 3)").hasMessageContaining("echo 127.0.0.1:5000 | ")
+                .hasMessageNotContaining("half-written-secret").hasMessageNotContaining("s3cr3t-in-stderr");
         helper("nonsense", "echo 'not json'");
         configJson("{\"credHelpers\":{\"127.0.0.1:5000\":\"nonsense\"}}");
         assertThatThrownBy(() -> auth().forImage(PRIVATE)).hasMessageContaining("answered no {\"Username\", \"Secret\"} JSON");
@@ -132,6 +132,19 @@ class RegistryAuthTest {
         configJson("{\"credHelpers\":{\"127.0.0.1:5000\":\"../../bin/sh\"}}");
         assertThatThrownBy(() -> auth().check()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("credHelpers names '../../bin/sh'");
+    }
+
+    /** Jackson quotes the offending token, here an unquoted base64 user:password: the error names only file and place. */
+    @Test
+    void aMalformedConfigJsonNeverQuotesItsContent() throws Exception {
+        String secret = basic("user:s3cr3t").replace("=", "");
+        configJson("{\"auths\":{\"reg\":{\n  \"auth\": " + secret + "}}}");
+        assertThatThrownBy(() -> auth().forImage(PRIVATE)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(config.resolve("config.json").toString()).hasMessageContaining("line 2, column")
+                .hasMessageNotContaining(secret).hasMessageNotContaining(secret.substring(0, 8))
+                .hasNoCause();
+        configJson("[\"" + secret + "\"]");
+        assertThatThrownBy(() -> auth().check()).hasMessageContaining("not a JSON object").hasMessageNotContaining(secret);
     }
 
     @Test

@@ -1,0 +1,105 @@
+package io.mesh.window;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.mesh.apply.Applier;
+import io.mesh.docker.DockerEngine;
+import io.mesh.policy.Policy;
+import io.mesh.secrets.DigestKey;
+import io.mesh.secrets.SecretsDir;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowOutcome;
+import io.mesh.wire.WindowResult;
+import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A window step with {@code volumes-from: web} mounts web's file secrets too, so it can print them: the window's
+ * result, the report and the log carry its log lines with web's secret values taken out (decision 18). Real engine,
+ * real ZooKeeper; the report read from its znode.
+ */
+class StepSecretsTest {
+    private static final String HOST = "host-a";
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    private DockerEngine docker;
+    private String module;
+    private Path stateDir;
+    private Path secretsDir;
+    private ListAppender<ILoggingEvent> logs;
+    private Level level;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        docker = TestDocker.engine();
+        module = TestDocker.uniqueModule("fa-");
+        stateDir = Files.createTempDirectory("fa-state");
+        secretsDir = Files.createTempDirectory("fa-secrets");
+        logs = new ListAppender<>();
+        logs.start();
+        ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(logs);
+        Logger mesh = (Logger) LoggerFactory.getLogger("io.mesh");
+        level = mesh.getLevel();
+        mesh.setLevel(Level.DEBUG);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
+        ((Logger) LoggerFactory.getLogger("io.mesh")).setLevel(level);
+        TestDocker.clean(module);
+        for (Path dir : List.of(secretsDir, stateDir)) {
+            try (var files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    void aStepThatPrintsItsVolumesFromContainersSecretReportsItRedacted() throws Exception {
+        String key = "fa-secret-" + UUID.randomUUID();
+        Files.writeString(secretsDir.resolve("tls.key"), key + "\n");
+        zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  web:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    network: none\n    stop-timeout: 1s\n"
+                + "    secrets:\n      tls-key: {file: tls.key, target: /run/secrets/tls.key}\n"
+                + "schedules:\n  dump:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
+                + "    step:\n      image: " + BUSYBOX + "\n      volumes-from: web\n"
+                + "      command: [sh, -c, \"echo key is; cat /run/secrets/tls.key; exit 3\"]\n    timeout: 1m\n", "r1");
+        MeshStore store = new MeshStore(zk.client(), zk.paths());
+        ProcessRef me = ProcessRef.current("mesh-agent (test)");
+        WindowJournal journal = new WindowJournal(stateDir);
+        SecretsDir secrets = new SecretsDir(secretsDir, new DigestKey(stateDir));
+        new Applier(store, docker, HOST, me, Duration.ofSeconds(2), journal, Policy.DEFAULT, secrets).apply(module, () -> false);
+
+        WindowResult w = new WindowRunner(store, docker, HOST, me, journal, Policy.DEFAULT, secrets).run(module, "dump", Duration.ofSeconds(5));
+
+        assertThat(w.outcome()).as(Json.text(w)).isEqualTo(WindowOutcome.STEP_FAILED); // it ran, and printed
+        assertThat(w.logTail()).as(Json.text(w)).contains("key is", "<secret tls-key>");
+        assertThat(Json.text(w)).doesNotContain(key);
+        String report = new String(zk.client().getData().forPath(zk.paths().report(HOST, module)), StandardCharsets.UTF_8);
+        assertThat(report).contains("<secret tls-key>").doesNotContain(key);
+        assertThat(logs.list).isNotEmpty().allSatisfy(e -> assertThat(e.getFormattedMessage()).doesNotContain(key));
+        assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("<secret tls-key>"));
+    }
+}

@@ -190,6 +190,21 @@ class ComposeImportTest {
     }
 
     @Test
+    void createHostPathIsSetOnlyWhenEveryLongBindAsksForItAsMeshsIsPerContainer() throws Exception {
+        String asks = "{type: bind, source: /srv/a, target: /a, bind: {create_host_path: true}}";
+        ComposeImport.Imported all = convert("services:\n  s:\n    image: x:1\n    network_mode: host\n    volumes:\n"
+                + "      - " + asks + "\n      - /srv/short:/short\n      - data:/data\nvolumes: {data: {}}\n");
+        assertThat(all.spec().containers().get("s").createHostPath()).isTrue();
+        assertThat(all.notes()).extracting(ComposeProblem::path).doesNotContain("services.s", "services.s.volumes[0].bind.create_host_path");
+
+        ComposeImport.Imported mixed = convert("services:\n  s:\n    image: x:1\n    network_mode: host\n    volumes:\n"
+                + "      - " + asks + "\n      - {type: bind, source: /srv/b, target: /b}\n");
+        assertThat(mixed.spec().containers().get("s").createHostPath()).isNull();
+        assertThat(mixed.notes()).filteredOn(n -> n.path().equals("services.s.volumes[0].bind.create_host_path")).singleElement()
+                .extracting(ComposeProblem::message).asString().contains("services.s.volumes[1]", "per container");
+    }
+
+    @Test
     void environmentAndLabelsInBothFormsAndAValueFromTheShellIsRefused() throws Exception {
         ContainerSpec c = container("services:\n  s: {image: x:1, network_mode: host, environment: [A=1, B=x=y, C=], labels: [a.b=c, flag]}\n", "s");
         assertThat(c.env()).containsEntry("A", "1").containsEntry("B", "x=y").containsEntry("C", "");

@@ -1100,12 +1100,6 @@ public final class ManifestParser {
             return s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f);
         }
 
-        static String printable(String s) {
-            StringBuilder b = new StringBuilder();
-            s.codePoints().limit(60).forEach(cp -> {
-                if (cp < 0x20 || cp == 0x7f) b.append(String.format("\\u%04x", cp)); else b.appendCodePoint(cp);
-            });
-            return b.toString();
-        }
+        static String printable(String s) { return Printable.of(s, 60); }
     }
 }

@@ -235,6 +235,16 @@ class ComposeImportTest {
     }
 
     @Test
+    void namesAndValuesWithControlCharactersArePrintedEscapedOnOneLine() {
+        List<ComposeProblem> p = refusals("services:\n  \"web\\nhosts: ['*']\": {image: x:1, network_mode: host}\n"
+                + "  s: {image: x:1, network_mode: host, volumes: [\"~/a\\r\\nb:/x\"], \"x\\u001b[2Jy\": 1}\n");
+        assertThat(p).hasSizeGreaterThanOrEqualTo(3);
+        assertThat(p).allSatisfy(x -> assertThat(x.toString()).doesNotContainPattern("[\\x00-\\x1f\\x7f]"));
+        assertThat(p).extracting(ComposeProblem::path).contains("services.web\\u000ahosts: ['*']", "services.s.x\\u001b[2Jy");
+        assertThat(p).extracting(ComposeProblem::message).anyMatch(m -> m.contains("'~/a\\u000d\\u000ab'"));
+    }
+
+    @Test
     void theYamlItselfOneDocumentNoCustomTagsNoAliasBomb() {
         assertThat(refusals("services: {s: {image: x:1}}\n---\nservices: {}\n").get(0).message()).contains("2 YAML documents");
         assertThat(refusals("services:\n  s: {image: x:1, network_mode: host, environment: !reset {}}\n")).extracting(ComposeProblem::path)

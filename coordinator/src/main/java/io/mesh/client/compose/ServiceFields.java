@@ -791,7 +791,10 @@ final class ServiceFields {
                     if (nullIsEmpty) m.put(e.getKey(), "");
                     else ctx.refuse(ep, noValue(e.getKey()));
                 } else {
-                    text(e.getValue(), ep, s -> m.put(e.getKey(), s));
+                    text(e.getValue(), ep, s -> {
+                        m.put(e.getKey(), s);
+                        if (field.equals("env")) secretLooking(e.getKey(), s, ep);
+                    });
                 }
             });
         } else if (v.isArray()) {
@@ -806,6 +809,7 @@ final class ServiceFields {
                     else {
                         m.put(k, eq < 0 ? "" : s.substring(eq + 1));
                         ctx.origin(to + "." + field + "." + k, p + "[" + index + "]");
+                        if (field.equals("env")) secretLooking(k, eq < 0 ? "" : s.substring(eq + 1), ip);
                     }
                 });
             }
@@ -814,6 +818,17 @@ final class ServiceFields {
             return;
         }
         use.accept(m);
+    }
+
+    /**
+     * Notes an environment variable named like a secret ({@code *PASSWORD*}, {@code *SECRET*}, {@code *TOKEN*}): it is
+     * imported as written, so its value goes into ZooKeeper and its history (decision 21); mesh's secrets keep it out.
+     */
+    private void secretLooking(String key, String value, String p) {
+        String k = key.toUpperCase(Locale.ROOT);
+        if (value.isEmpty() || !(k.contains("PASSWORD") || k.contains("SECRET") || k.contains("TOKEN"))) return;
+        ctx.note(p, "'" + key + "' looks like a secret and is imported as a plain env value, stored in ZooKeeper and the push history: "
+                + "give it through mesh's secrets instead (secrets: {" + key + ": {file: PATH}} in the manifest, SPEC.md \"Secrets\")");
     }
 
     private static String noValue(String key) {

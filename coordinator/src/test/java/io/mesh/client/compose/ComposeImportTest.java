@@ -214,6 +214,18 @@ class ComposeImportTest {
     }
 
     @Test
+    void anEnvValueNamedLikeASecretIsImportedAsWrittenWithANotePointingAtMeshsSecrets() throws Exception {
+        ComposeImport.Imported i = convert("services:\n  s: {image: x:1, network_mode: host, environment: {DB_Password: hunter2, MODE: prod, API_TOKEN: ''}}\n"
+                + "  t: {image: x:1, network_mode: host, environment: [JWT_SECRET=abc, PORT=80]}\n");
+        assertThat(i.spec().containers().get("s").env()).containsEntry("DB_Password", "hunter2");
+        assertThat(i.notes()).extracting(ComposeProblem::path).contains("services.s.environment.DB_Password", "services.t.environment[0]")
+                .doesNotContain("services.s.environment.MODE", "services.s.environment.API_TOKEN", "services.t.environment[1]");
+        assertThat(i.notes()).filteredOn(n -> n.path().equals("services.t.environment[0]")).singleElement()
+                .extracting(ComposeProblem::message).asString().contains("'JWT_SECRET'", "mesh's secrets", "secrets: {JWT_SECRET: {file: PATH}}")
+                .doesNotContain("abc");
+    }
+
+    @Test
     void dependsOnConditionsMapAndWhatMeshDoesNotDoIsRefused() throws Exception {
         ContainerSpec c = container("services:\n  a: {image: x:1, network_mode: host, healthcheck: {test: 'true'}}\n  b: {image: x:1, network_mode: host}\n"
                 + "  c: {image: x:1, network_mode: host, depends_on: {a: {condition: service_healthy, restart: false}, b: {condition: service_started}}}\n", "c");
@@ -232,6 +244,9 @@ class ComposeImportTest {
         assertThat(c.command()).containsExactly("a", "b c");
         assertThat(refusals("services:\n  s: {image: x:1, network_mode: host, entrypoint: []}\n")).extracting(ComposeProblem::path)
                 .containsExactly("services.s.entrypoint");
+        // a multi-line sh -c script (decision 21: a script file, or one line joined with ';')
+        assertThat(refusals("services:\n  s:\n    image: x:1\n    network_mode: host\n    command: [sh, -c, \"a\\nb\"]\n"))
+                .singleElement().extracting(ComposeProblem::message).asString().contains("control character");
     }
 
     @Test

@@ -51,7 +51,9 @@ public record FleetView(CuratorFramework client, ZkPaths paths, NodeSource sourc
     }
 
     /**
-     * @return every open window, from {@code {root}/windows/<host>/<module>}, sorted by host then module
+     * @return every open window, from {@code {root}/windows/<host>/<module>}, sorted by host then module; a record
+     *         naming another host or module than its path is shown as its path's (under per-host identities a host
+     *         writes only under its own path, so the path is the truth: docs/decisions/0019-host-identities.md)
      * @throws Exception ZooKeeper errors
      */
     public List<WindowRecord> windows() throws Exception {
@@ -59,7 +61,11 @@ public record FleetView(CuratorFramework client, ZkPaths paths, NodeSource sourc
         for (String host : source.children(paths.windows())) {
             for (String module : source.children(paths.windows(host))) {
                 WindowRecord r = source.read(paths.window(host, module), WindowRecord.class);
-                if (r != null) out.add(r);
+                if (r == null) continue;
+                if (!host.equals(r.host()) || !module.equals(r.module())) {
+                    r = new WindowRecord(host, module, r.schedule(), r.window(), r.since(), r.held(), r.by());
+                }
+                out.add(r);
             }
         }
         return out;

@@ -259,6 +259,34 @@ public class StatusApiTest {
         assertThat(api.get("/metrics").body()).contains("mesh_held_containers 2\n");
     }
 
+    /** Decision 19: host A writes only under its own paths, so a record naming another host is read as its path's. */
+    @Test
+    void aHeldOrWindowNodeNamingAnotherHostIsShownUnderItsPath() throws Exception {
+        ProcessRef by = new ProcessRef(777, "mesh-agent window");
+        // host-a forges records that claim host-b's containers and window, each written under host-a's own paths
+        HeldRecord forgedHeld = new HeldRecord("host-b", "web", "web-api", "9c1d", "garbage-collect", "w-2", T0, by);
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(zk.paths().held("host-a", "store-registry"), Json.bytes(forgedHeld));
+        WindowRecord forgedWindow = new WindowRecord("host-b", "web", "garbage-collect", "w-2", T0, List.of("web-api"), by);
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(zk.paths().window("host-a", "store"), Json.bytes(forgedWindow));
+        CoordinatorExtension.awaitServed(zk, zk.paths().window("host-a", "store"));
+
+        JsonNode held = api.get("/v1/held").json();
+        assertThat(held.get("held")).hasSize(1);
+        assertThat(Json.MAPPER.treeToValue(held.get("held").get(0), HeldRecord.class))
+                .isEqualTo(HeldRecord.unreadable("host-a", "store-registry"));
+        WindowRecord shown = Json.MAPPER.treeToValue(held.get("windows").get(0), WindowRecord.class);
+        assertThat(List.of(shown.host(), shown.module())).containsExactly("host-a", "store");
+        assertThat(held.get("windows")).hasSize(1);
+
+        JsonNode fleet = api.get("/v1/fleet").json();
+        assertThat(fleet.get("hosts").findValuesAsText("host")).doesNotContain("host-b").contains("host-a");
+        assertThat(fleet.get("windows").get(0).get("host").asText()).isEqualTo("host-a");
+        assertThat(fleet.get("held").get(0).get("host").asText()).isEqualTo("host-a");
+        assertThat(fleet.get("held").get(0).get("container").asText()).isEqualTo("store-registry");
+    }
+
     @Test
     void hostsListsAgentsAndTheirReports() throws Exception {
         writeAgent("host-a");

@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The held registry: the one home of {@code /mesh/held/<host>/<container>} (and of the window node published with
  * it), for the agent and the coordinator alike. A window publishes ({@link #publish}); every reader reads through
- * {@link #read} or {@link #readAll}, where a node whose data does not parse still means held (issue 11 rule 8).
+ * {@link #read} or {@link #readAll}, where a node whose data does not parse still means held (issue 11 rule 8), and
+ * so does one whose {@code host} or {@code container} differs from its path: under per-host identities a host writes
+ * only under its own path, so the path is the truth (docs/decisions/0019-host-identities.md).
  *
  * <p>The nodes are Curator {@link PersistentNode}s in {@code EPHEMERAL} mode, so that they come back by themselves
  * after the window's process gets a new ZooKeeper session, and vanish with the process. An operator's hold
@@ -40,7 +42,8 @@ public final class HeldRegistry implements AutoCloseable {
      * @param client a started Curator client
      * @param paths  the layout
      * @param host   host id
-     * @return each held node's record; one whose data does not parse reads as {@link HeldRecord#unreadable}
+     * @return each held node's record; one whose data does not parse, or names another host or container than its
+     *         path, reads as {@link HeldRecord#unreadable} of its path
      * @throws Exception from ZooKeeper
      */
     public static Map<String, HeldRecord> read(CuratorFramework client, ZkPaths paths, String host) throws Exception {
@@ -58,10 +61,20 @@ public final class HeldRegistry implements AutoCloseable {
             } catch (KeeperException.NoNodeException e) {
                 continue; // released meanwhile
             }
-            HeldRecord h = Json.readOrNull(data, HeldRecord.class);
-            out.put(name, h != null ? h : HeldRecord.unreadable(host, name));
+            out.put(name, recordAt(data, host, name));
         }
         return out;
+    }
+
+    /**
+     * @return the record in {@code data} when it parses and names {@code host} and {@code container}, the node's path;
+     *         else {@link HeldRecord#unreadable} of that path (still held: a host may forge its own node's data, not
+     *         another host's path)
+     */
+    private static HeldRecord recordAt(byte[] data, String host, String container) {
+        HeldRecord h = Json.readOrNull(data, HeldRecord.class);
+        if (h != null && host.equals(h.host()) && container.equals(h.container())) return h;
+        return HeldRecord.unreadable(host, container);
     }
 
     /**
@@ -161,8 +174,7 @@ public final class HeldRegistry implements AutoCloseable {
         if (node == null) {
             throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " was being held or released meanwhile; try again");
         }
-        HeldRecord there = node.as(HeldRecord.class);
-        if (there == null) there = HeldRecord.unreadable(record.host(), record.container());
+        HeldRecord there = recordAt(node.data(), record.host(), record.container());
         if (there.operatorHold() && there.expiredAt(Times.now())) {
             try {
                 client.setData().withVersion(node.version()).forPath(path, Json.bytes(record));
@@ -186,10 +198,9 @@ public final class HeldRegistry implements AutoCloseable {
         String path = paths.held(host, container);
         ZkNode node = ZkNode.read(client, path);
         if (node == null) return null;
-        HeldRecord there = node.as(HeldRecord.class);
-        if (there == null || !there.operatorHold()) {
-            HeldRecord shown = there == null ? HeldRecord.unreadable(host, container) : there;
-            throw new AlreadyHeldException(shown, container + " on " + host + " is " + shown.reason() + ", not by an operator: it ends with its window");
+        HeldRecord there = recordAt(node.data(), host, container);
+        if (!there.operatorHold()) {
+            throw new AlreadyHeldException(there, container + " on " + host + " is " + there.reason() + ", not by an operator: it ends with its window");
         }
         try {
             client.delete().withVersion(node.version()).forPath(path);

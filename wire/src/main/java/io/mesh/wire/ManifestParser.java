@@ -476,7 +476,7 @@ public final class ManifestParser {
     /**
      * {@code secrets} (SPEC.md, "Secrets"; decision 18): {@code NAME: {file}} is an environment variable, so NAME follows
      * the variable rule and must not also be in {@code env}; {@code name: {file, target}} is mounted read-only at an
-     * absolute target that no other secret or volume of the container uses. {@code file} is relative to the agent's
+     * absolute target that no other secret, volume or tmpfs of the container uses. {@code file} is relative to the agent's
      * secrets dir and stays inside it as written (no {@code ..}); where it leads after links is the agent's check.
      */
     private void secrets(Check c, String container, JsonNode node) {
@@ -494,6 +494,12 @@ public final class ManifestParser {
         for (String v : volumes) {
             String[] parts = v.split(":", -1);
             if (parts.length >= 2) taken.add(parts[1]);
+        }
+        // Docker refuses a bind at a tmpfs's own path ("Duplicate mount point") at create; one under a tmpfs works.
+        JsonNode tmpfsNode = node.get("tmpfs");
+        Set<String> tmpfs = new HashSet<>();
+        for (String t : tmpfsNode == null ? List.<String>of() : tmpfsNode.isTextual() ? List.of(tmpfsNode.asText()) : c.quietStrings(tmpfsNode)) {
+            tmpfs.add(t.split(":", 2)[0]);
         }
         for (Iterator<Map.Entry<String, JsonNode>> i = secrets.fields(); i.hasNext(); ) {
             Map.Entry<String, JsonNode> e = i.next();
@@ -521,6 +527,10 @@ public final class ManifestParser {
             }
             if (!target.isTextual() || !Check.cleanAbsolute(target.asText()) || target.asText().equals("/")) {
                 c.error(p + ".target", "must be an absolute, clean path in the container other than /, such as /run/secrets/tls.key; got " + show(target));
+            } else if (tmpfs.contains(target.asText())) {
+                c.error(p + ".target", "'" + target.asText() + "' is also a tmpfs of this container, and Docker mounts one thing at a path:"
+                        + " mount the secret at another path (a file under the tmpfs works, such as " + target.asText() + "/" + Check.printable(name) + "),"
+                        + " or remove the tmpfs");
             } else if (!taken.add(target.asText())) {
                 c.error(p + ".target", "'" + target.asText() + "' is already mounted by a volume or another secret of this container: give each its own path");
             }
@@ -1100,12 +1110,6 @@ public final class ManifestParser {
             return s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f);
         }
 
-        static String printable(String s) {
-            StringBuilder b = new StringBuilder();
-            s.codePoints().limit(60).forEach(cp -> {
-                if (cp < 0x20 || cp == 0x7f) b.append(String.format("\\u%04x", cp)); else b.appendCodePoint(cp);
-            });
-            return b.toString();
-        }
+        static String printable(String s) { return Printable.of(s, 60); }
     }
 }

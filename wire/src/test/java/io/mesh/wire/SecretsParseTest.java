@@ -88,6 +88,16 @@ class SecretsParseTest {
                 "containers.web.secrets.tls.target", "already mounted by a volume");
     }
 
+    /** Docker refuses it only at create ("Duplicate mount point"); a secret under a tmpfs mounts fine and is accepted. */
+    @Test
+    void aFileSecretAtATmpfsPathIsRefusedOneUnderATmpfsIsNot() throws Exception {
+        assertRefused(module("tmpfs: [\"/run/tls:size=1m\"]", "secrets: {tls: {file: a, target: /run/tls}}"),
+                "containers.web.secrets.tls.target", "also a tmpfs of this container");
+        assertRefused(module("tmpfs: /run/tls", "secrets: {tls: {file: a, target: /run/tls}}"),
+                "containers.web.secrets.tls.target", "mount the secret at another path");
+        assertThat(parser.parse(module("tmpfs: [/run]", "secrets: {tls: {file: a, target: /run/tls}}"))).hasSize(1);
+    }
+
     private void assertRefused(String text, String field, String message) {
         ManifestException e = catchThrowableOfType(ManifestException.class, () -> parser.parse(text));
         assertThat(e).as(text).isNotNull();

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ManifestParser;
+import io.mesh.wire.Printable;
 import io.mesh.wire.ModuleSpec;
 
 import java.nio.file.Path;
@@ -128,7 +129,7 @@ public final class ComposeImport {
             if (refused.isEmpty()) return new Imported(yaml, parsed.get(0), ctx.notes());
         } catch (ManifestException e) {
             for (ManifestError error : e.errors()) {
-                String at = ctx.composePath(error.field());
+                String at = Printable.of(ctx.composePath(error.field())); // as the refusals' paths are
                 if (refused.stream().anyMatch(r -> !r.path().isEmpty() && (at.equals(r.path()) || at.startsWith(r.path() + ".")))) continue;
                 String mesh = error.field().isEmpty() || at.equals(error.field()) ? "" : " (mesh's " + error.field() + ")";
                 refused.add(new ComposeProblem(at, error.message() + mesh));

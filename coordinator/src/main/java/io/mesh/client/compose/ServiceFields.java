@@ -84,6 +84,8 @@ final class ServiceFields {
     private String network;
     /** A short-syntax bind mount was read: compose would create its missing source. */
     private boolean shortBind;
+    /** Compose paths of long-syntax binds with {@code bind.create_host_path: true}, and of those without it. */
+    private final List<String> bindsCreating = new ArrayList<>(), bindsNotCreating = new ArrayList<>();
 
     private ServiceFields(ImportContext ctx, String service, String container, ObjectNode node) {
         this.ctx = ctx;
@@ -162,13 +164,31 @@ final class ServiceFields {
             }
         }
         if (!tmpfs.isEmpty()) out.put("tmpfs", tmpfs);
-        if (shortBind && !out.containsKey("create-host-path")) {
+        createHostPath();
+        if (shortBind && bindsCreating.isEmpty()) {
             ctx.note(at, "a missing host path fails the container in mesh, where compose creates an empty directory: create it on every "
                     + "host, or add create-host-path: true to the container");
         }
         ObjectNode container = F.objectNode();
         for (String f : ORDER) if (out.containsKey(f)) container.set(f, out.get(f));
         return container;
+    }
+
+    /**
+     * mesh's {@code create-host-path} is per container, compose's {@code create_host_path} per bind: set it only when
+     * every long-syntax bind asks for it (a short one's source compose creates anyway), else one bind's would create
+     * the others' missing sources, which compose refuses.
+     */
+    private void createHostPath() {
+        if (bindsCreating.isEmpty()) return;
+        String first = bindsCreating.get(0) + ".bind.create_host_path";
+        if (bindsNotCreating.isEmpty()) {
+            out.put("create-host-path", F.booleanNode(true));
+            ctx.origin(to + ".create-host-path", first);
+        } else {
+            ctx.note(first, "not imported: " + bindsNotCreating.get(0) + " does not ask for it, and mesh's create-host-path is per container, "
+                    + "so a missing source fails the container; create the sources on every host, or ask create_host_path on every bind");
+        }
     }
 
     private void put(String field, JsonNode value, String composePath) {
@@ -428,10 +448,7 @@ final class ServiceFields {
             if (k.startsWith("x-") || Set.of("type", "source", "target", "read_only").contains(k)) continue;
             if (k.equals("bind") && type.equals("bind") && e.getValue().isObject()) {
                 e.getValue().fields().forEachRemaining(b -> {
-                    if (b.getKey().equals("create_host_path")) {
-                        if (b.getValue().asText().equalsIgnoreCase("true")) out.put("create-host-path", F.booleanNode(true));
-                        ctx.origin(to + ".create-host-path", p + ".bind.create_host_path");
-                    } else {
+                    if (!b.getKey().equals("create_host_path")) {
                         ctx.refuse(p + ".bind." + b.getKey(), "mesh does not do a bind mount's " + b.getKey() + ": remove it");
                     }
                 });
@@ -474,6 +491,10 @@ final class ServiceFields {
                     return null;
                 }
                 String source = source(src.asText(), p + ".source", type);
+                if (source != null && type.equals("bind")) {
+                    boolean create = o.path("bind").path("create_host_path").asText("false").equalsIgnoreCase("true");
+                    (create ? bindsCreating : bindsNotCreating).add(p);
+                }
                 return source == null ? null : source + ":" + target + (ro ? ":ro" : "");
             }
             default -> {
@@ -770,7 +791,10 @@ final class ServiceFields {
                     if (nullIsEmpty) m.put(e.getKey(), "");
                     else ctx.refuse(ep, noValue(e.getKey()));
                 } else {
-                    text(e.getValue(), ep, s -> m.put(e.getKey(), s));
+                    text(e.getValue(), ep, s -> {
+                        m.put(e.getKey(), s);
+                        if (field.equals("env")) secretLooking(e.getKey(), s, ep);
+                    });
                 }
             });
         } else if (v.isArray()) {
@@ -785,6 +809,7 @@ final class ServiceFields {
                     else {
                         m.put(k, eq < 0 ? "" : s.substring(eq + 1));
                         ctx.origin(to + "." + field + "." + k, p + "[" + index + "]");
+                        if (field.equals("env")) secretLooking(k, eq < 0 ? "" : s.substring(eq + 1), ip);
                     }
                 });
             }
@@ -793,6 +818,17 @@ final class ServiceFields {
             return;
         }
         use.accept(m);
+    }
+
+    /**
+     * Notes an environment variable named like a secret ({@code *PASSWORD*}, {@code *SECRET*}, {@code *TOKEN*}): it is
+     * imported as written, so its value goes into ZooKeeper and its history (decision 21); mesh's secrets keep it out.
+     */
+    private void secretLooking(String key, String value, String p) {
+        String k = key.toUpperCase(Locale.ROOT);
+        if (value.isEmpty() || !(k.contains("PASSWORD") || k.contains("SECRET") || k.contains("TOKEN"))) return;
+        ctx.note(p, "'" + key + "' looks like a secret and is imported as a plain env value, stored in ZooKeeper and the push history: "
+                + "give it through mesh's secrets instead (secrets: {" + key + ": {file: PATH}} in the manifest, SPEC.md \"Secrets\")");
     }
 
     private static String noValue(String key) {

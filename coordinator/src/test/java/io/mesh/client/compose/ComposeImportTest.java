@@ -190,12 +190,39 @@ class ComposeImportTest {
     }
 
     @Test
+    void createHostPathIsSetOnlyWhenEveryLongBindAsksForItAsMeshsIsPerContainer() throws Exception {
+        String asks = "{type: bind, source: /srv/a, target: /a, bind: {create_host_path: true}}";
+        ComposeImport.Imported all = convert("services:\n  s:\n    image: x:1\n    network_mode: host\n    volumes:\n"
+                + "      - " + asks + "\n      - /srv/short:/short\n      - data:/data\nvolumes: {data: {}}\n");
+        assertThat(all.spec().containers().get("s").createHostPath()).isTrue();
+        assertThat(all.notes()).extracting(ComposeProblem::path).doesNotContain("services.s", "services.s.volumes[0].bind.create_host_path");
+
+        ComposeImport.Imported mixed = convert("services:\n  s:\n    image: x:1\n    network_mode: host\n    volumes:\n"
+                + "      - " + asks + "\n      - {type: bind, source: /srv/b, target: /b}\n");
+        assertThat(mixed.spec().containers().get("s").createHostPath()).isNull();
+        assertThat(mixed.notes()).filteredOn(n -> n.path().equals("services.s.volumes[0].bind.create_host_path")).singleElement()
+                .extracting(ComposeProblem::message).asString().contains("services.s.volumes[1]", "per container");
+    }
+
+    @Test
     void environmentAndLabelsInBothFormsAndAValueFromTheShellIsRefused() throws Exception {
         ContainerSpec c = container("services:\n  s: {image: x:1, network_mode: host, environment: [A=1, B=x=y, C=], labels: [a.b=c, flag]}\n", "s");
         assertThat(c.env()).containsEntry("A", "1").containsEntry("B", "x=y").containsEntry("C", "");
         assertThat(c.labels()).containsEntry("a.b", "c").containsEntry("flag", "");
         assertThat(refusals("services:\n  s: {image: x:1, network_mode: host, environment: [A=1, A=2, HOME]}\n"))
                 .extracting(ComposeProblem::path).containsExactly("services.s.environment[1]", "services.s.environment[2]");
+    }
+
+    @Test
+    void anEnvValueNamedLikeASecretIsImportedAsWrittenWithANotePointingAtMeshsSecrets() throws Exception {
+        ComposeImport.Imported i = convert("services:\n  s: {image: x:1, network_mode: host, environment: {DB_Password: hunter2, MODE: prod, API_TOKEN: ''}}\n"
+                + "  t: {image: x:1, network_mode: host, environment: [JWT_SECRET=abc, PORT=80]}\n");
+        assertThat(i.spec().containers().get("s").env()).containsEntry("DB_Password", "hunter2");
+        assertThat(i.notes()).extracting(ComposeProblem::path).contains("services.s.environment.DB_Password", "services.t.environment[0]")
+                .doesNotContain("services.s.environment.MODE", "services.s.environment.API_TOKEN", "services.t.environment[1]");
+        assertThat(i.notes()).filteredOn(n -> n.path().equals("services.t.environment[0]")).singleElement()
+                .extracting(ComposeProblem::message).asString().contains("'JWT_SECRET'", "mesh's secrets", "secrets: {JWT_SECRET: {file: PATH}}")
+                .doesNotContain("abc");
     }
 
     @Test
@@ -217,6 +244,19 @@ class ComposeImportTest {
         assertThat(c.command()).containsExactly("a", "b c");
         assertThat(refusals("services:\n  s: {image: x:1, network_mode: host, entrypoint: []}\n")).extracting(ComposeProblem::path)
                 .containsExactly("services.s.entrypoint");
+        // a multi-line sh -c script (decision 21: a script file, or one line joined with ';')
+        assertThat(refusals("services:\n  s:\n    image: x:1\n    network_mode: host\n    command: [sh, -c, \"a\\nb\"]\n"))
+                .singleElement().extracting(ComposeProblem::message).asString().contains("control character");
+    }
+
+    @Test
+    void namesAndValuesWithControlCharactersArePrintedEscapedOnOneLine() {
+        List<ComposeProblem> p = refusals("services:\n  \"web\\nhosts: ['*']\": {image: x:1, network_mode: host}\n"
+                + "  s: {image: x:1, network_mode: host, volumes: [\"~/a\\r\\nb:/x\"], \"x\\u001b[2Jy\": 1}\n");
+        assertThat(p).hasSizeGreaterThanOrEqualTo(3);
+        assertThat(p).allSatisfy(x -> assertThat(x.toString()).doesNotContainPattern("[\\x00-\\x1f\\x7f]"));
+        assertThat(p).extracting(ComposeProblem::path).contains("services.web\\u000ahosts: ['*']", "services.s.x\\u001b[2Jy");
+        assertThat(p).extracting(ComposeProblem::message).anyMatch(m -> m.contains("'~/a\\u000d\\u000ab'"));
     }
 
     @Test

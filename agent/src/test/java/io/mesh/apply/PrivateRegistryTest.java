@@ -324,9 +324,10 @@ class PrivateRegistryTest {
         assertThat(registry.pulls(t3, Instant.now())).as("a no-op reconcile does not pull").isEmpty();
 
         // a new build under the same tag
-        String build2 = TestDocker.engine().client().commitCmd(TestDocker.engine().client().createContainerCmd(BUSYBOX)
-                .withName(module + "-build2").withLabels(Map.of(io.mesh.docker.Labels.MODULE, module)).exec().getId())
-                .withLabels(Map.of("hm.build", "2")).exec();
+        // made from a container without mesh's labels: an image carrying mesh.* labels is refused (decision 20)
+        String buildContainer = TestDocker.engine().client().createContainerCmd(BUSYBOX).withName(module + "-build2").exec().getId();
+        String build2 = TestDocker.engine().client().commitCmd(buildContainer).withLabels(Map.of("hm.build", "2")).exec();
+        TestDocker.engine().client().removeContainerCmd(buildContainer).withForce(true).exec();
         images.add(build2);
         String digest2 = registry.push(build2, "hm/busybox", "1");
         assertThat(digest2).isNotEqualTo(busyboxDigest);

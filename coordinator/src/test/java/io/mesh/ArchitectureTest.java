@@ -28,7 +28,7 @@ class ArchitectureTest {
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
         for (String p : new String[] {"wire", "zk", "docker", "lock", "policy", "section", "window", "apply", "agent", "metrics",
-                "rollout", "freeze", "hold", "secrets", "coordinator", "client"}) {
+                "rollout", "freeze", "hold", "secrets", "exec", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -47,6 +47,7 @@ class ArchitectureTest {
                 .layer("freeze").definedBy("io.mesh.freeze..")
                 .layer("hold").definedBy("io.mesh.hold..")
                 .layer("secrets").definedBy("io.mesh.secrets..")
+                .layer("exec").definedBy("io.mesh.exec..")
                 .layer("window").definedBy("io.mesh.window..")
                 .layer("apply").definedBy("io.mesh.apply..")
                 .layer("metrics").definedBy("io.mesh.metrics..")
@@ -60,7 +61,8 @@ class ArchitectureTest {
                 .whereLayer("rollout").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "agent")
-                .whereLayer("secrets").mayOnlyBeAccessedByLayers("apply", "agent")
+                .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("exec").mayOnlyBeAccessedByLayers("docker", "hold", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
                 .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "window", "apply", "agent")

@@ -26,6 +26,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -655,7 +656,7 @@ public final class MeshCli implements Runnable {
 
         /** Prints GET /v1/fleet as the operator's table. */
         static void fleetTable(JsonNode fleet, PrintWriter out) {
-            Table.of(fleet.path("hosts"), Status::addHost, "HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL")
+            Table.of(fleet.path("hosts"), (t, h) -> addHost(t, h, fleet.path("at")), "HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL")
                     .print(out, "no host has an agent or a report yet");
             out.println();
             Table.of(fleet.path("hosts"), Status::addHostImages, "HOST", "CONTAINER", "IMAGE ID", "IMAGE DIGEST")
@@ -686,8 +687,11 @@ public final class MeshCli implements Runnable {
                     text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t));
         }
 
-        /** Adds a host of GET /v1/fleet: a row for each of its modules, or one of dashes when it has none. */
-        private static void addHost(Table table, JsonNode h) {
+        /**
+         * Adds a host of GET /v1/fleet: a row for each of its modules, or one of dashes when it has none; a report's age
+         * is the fleet's {@code at} minus its {@code finishedAt}.
+         */
+        private static void addHost(Table table, JsonNode h, JsonNode at) {
             String agent = h.path("online").asBoolean() ? "online" : "OFFLINE";
             if (h.path("modules").isEmpty()) table.add(h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", "");
             for (JsonNode m : h.path("modules")) {
@@ -697,7 +701,7 @@ public final class MeshCli implements Runnable {
                 if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
                 String detail = WireName.of(PushState.class, m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
                 table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
-                        w.isObject() ? window(w) : "-", joinText(m.path("held")), age(m.path("ageSeconds")), detail);
+                        w.isObject() ? window(w) : "-", joinText(m.path("held")), age(at, m.path("finishedAt")), detail);
             }
         }
     }
@@ -1159,9 +1163,15 @@ public final class MeshCli implements Runnable {
         return by.path("pid").asText() + (by.hasNonNull("process") ? " (" + by.path("process").asText() + ")" : "");
     }
 
-    private static String age(JsonNode seconds) {
-        if (seconds == null || !seconds.isNumber()) return "-";
-        long s = seconds.asLong();
+    /** @return the time from {@code since} to {@code at} (both ISO-8601), short: {@code 42s}, {@code 5m}; {@code -} without both */
+    private static String age(JsonNode at, JsonNode since) {
+        if (!at.isTextual() || !since.isTextual()) return "-";
+        long s;
+        try {
+            s = Math.max(0, Duration.between(Instant.parse(since.asText()), Instant.parse(at.asText())).toSeconds());
+        } catch (DateTimeException e) {
+            return "-";
+        }
         if (s < 90) return s + "s";
         if (s < 90 * 60) return (s / 60) + "m";
         if (s < 36 * 3600) return (s / 3600) + "h";

@@ -25,10 +25,10 @@ public final class Warmup {
      * One answer for every path: a fleet and the lookups with one entry of each kind, so that every line
      * {@code status} and {@code held} print runs (each string concatenation's shape is archived, not made at each run).
      */
-    private static final byte[] ANSWER = ("{\"hosts\":[{\"host\":\"warmup\",\"online\":true,\"modules\":["
+    private static final byte[] ANSWER = ("{\"at\":\"2026-01-01T00:01:00Z\",\"hosts\":[{\"host\":\"warmup\",\"online\":true,\"modules\":["
             + "{\"module\":\"m\",\"revision\":\"r\",\"desiredRevision\":\"s\",\"outcome\":\"failed\",\"error\":\"e\","
             + "\"window\":{\"schedule\":\"s\",\"window\":\"window-0000000001\",\"since\":\"2026-01-01T00:00:00Z\"},\"held\":[\"m-c\"],"
-            + "\"ageSeconds\":1.5,\"images\":[{\"container\":\"m-c\",\"imageId\":\"sha256:0123456789abcdef0123\",\"imageDigest\":\"d\"}]}]},"
+            + "\"finishedAt\":\"2026-01-01T00:00:00Z\",\"images\":[{\"container\":\"m-c\",\"imageId\":\"sha256:0123456789abcdef0123\",\"imageDigest\":\"d\"}]}]},"
             + "{\"host\":\"idle\",\"online\":false,\"modules\":[]}],"
             + "\"windows\":[{\"host\":\"warmup\",\"module\":\"m\"}],"
             + "\"freezes\":[{\"module\":\"m\",\"until\":\"2026-01-01T00:00:00Z\",\"by\":\"u\",\"reason\":\"r\"}],"

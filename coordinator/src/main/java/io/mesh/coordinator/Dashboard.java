@@ -196,7 +196,7 @@ public final class Dashboard {
         if (c.desiredRevision() != null && !c.desiredRevision().equals(c.revision())) {
             b.append(" <span class=\"rev\">→ ").append(esc(c.desiredRevision())).append("</span>");
         }
-        if (c.finishedAt() != null) b.append("<br><small>report ").append(age(c.ageSeconds())).append("</small>");
+        if (c.finishedAt() != null) b.append("<br><small>report ").append(age(c.ageSeconds(now))).append("</small>");
         if (c.window() != null) {
             b.append("<br><strong class=\"tag window\">WINDOW OPEN</strong> ").append(esc(c.window().schedule()))
                     .append(" since ").append(time(c.window().since(), now));

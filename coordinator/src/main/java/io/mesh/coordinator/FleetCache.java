@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -43,6 +44,8 @@ final class FleetCache implements NodeSource, AutoCloseable {
     private final Map<String, NavigableSet<String>> children = new ConcurrentHashMap<>();
     /** The record last parsed from each node, with the data it was parsed from. */
     private final Map<String, Parsed> parsed = new ConcurrentHashMap<>();
+    /** Counts every change seen in any subtree; see {@link #generation()}. */
+    private final AtomicLong generation = new AtomicLong();
 
     private record Parsed(ChildData from, Class<?> type, Object value) {}
 
@@ -60,6 +63,7 @@ final class FleetCache implements NodeSource, AutoCloseable {
                     .forCreates(this::created)
                     .forDeletes(this::deleted)
                     .forInitialized(this::initialized)
+                    .forChanges((before, after) -> generation.incrementAndGet())
                     .build());
             caches.add(cache);
         }
@@ -79,6 +83,17 @@ final class FleetCache implements NodeSource, AutoCloseable {
     boolean awaitLoaded(Duration wait) throws InterruptedException {
         return loaded.await(wait.toMillis(), TimeUnit.MILLISECONDS);
     }
+
+    /**
+     * A number that grows with every create, change and delete the cache sees (CuratorCache calls its listeners after it
+     * stored the change, so what is read after this number was taken is at least as new as the number says). Equal
+     * numbers, read while {@link State#READY}, mean nothing under the subtrees changed between the reads: an answer
+     * derived from them may be kept until the number moves (docs/decisions/0022-status-from-a-cache.md).
+     *
+     * @return the count of changes so far; -1 until every subtree has loaded (reads go to ZooKeeper until then)
+     */
+    @Override
+    public long generation() { return state.get() == State.READY ? generation.get() : -1; }
 
     /** @return where the cache is in its life */
     State state() { return state.get(); }
@@ -143,20 +158,26 @@ final class FleetCache implements NodeSource, AutoCloseable {
         if (loading.decrementAndGet() == 0 && state.compareAndSet(State.LOADING, State.READY)) loaded.countDown();
     }
 
+    // Each handler moves the generation last, after the index: a reader that sees the new number sees the change.
+
     private void created(ChildData node) {
         String path = node.getPath();
-        if (roots.contains(path)) return;
-        ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
-        children.computeIfAbsent(pn.getPath(), k -> new ConcurrentSkipListSet<>()).add(pn.getNode());
+        if (!roots.contains(path)) {
+            ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
+            children.computeIfAbsent(pn.getPath(), k -> new ConcurrentSkipListSet<>()).add(pn.getNode());
+        }
+        generation.incrementAndGet();
     }
 
     private void deleted(ChildData node) {
         String path = node.getPath();
         parsed.remove(path);
         children.remove(path);
-        if (roots.contains(path)) return;
-        ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
-        NavigableSet<String> siblings = children.get(pn.getPath());
-        if (siblings != null) siblings.remove(pn.getNode());
+        if (!roots.contains(path)) {
+            ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
+            NavigableSet<String> siblings = children.get(pn.getPath());
+            if (siblings != null) siblings.remove(pn.getNode());
+        }
+        generation.incrementAndGet();
     }
 }

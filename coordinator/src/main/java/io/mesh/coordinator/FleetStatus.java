@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -9,6 +10,8 @@ import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushState;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.Json;
 import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.WindowRecord;
@@ -16,6 +19,8 @@ import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,6 +34,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The operator's one look at the fleet (issue 4): hosts &times; modules with revision, outcome, open window, held
@@ -48,6 +54,7 @@ public final class FleetStatus {
     private final Clock clock;
     private final FreezeStore freezes;
     private final NodeSource source;
+    private final AtomicReference<Memo> memo = new AtomicReference<>();
 
 
     /**
@@ -75,8 +82,8 @@ public final class FleetStatus {
      * @param push            push of the last report
      * @param outcome         the last report's outcome ({@code applied | deferred | failed}), {@code pending} without a
      *                        report or when the report is older than the desired push
-     * @param finishedAt      when the last report's apply finished
-     * @param ageSeconds      seconds since {@code finishedAt}, {@code null} without a report
+     * @param finishedAt      when the last report's apply finished (a client shows its age as the fleet's {@code at}
+     *                        minus this: an age in the answer would make every answer differ, so none could be reused)
      * @param applySeconds    how long the last reported apply took ({@code finishedAt - startedAt}), {@code null} without one
      * @param window          the window open now on that host for that module ({@code /mesh/windows}), else {@code null}
      * @param held            Docker names of that module's containers held now on that host ({@code /mesh/held})
@@ -86,8 +93,16 @@ public final class FleetStatus {
      *                        whose image the report does not name (removed, failed before they ran) are left out
      */
     public record Cell(String module, String revision, String desiredRevision, String push, PushState outcome,
-                       Instant finishedAt, Long ageSeconds, Double applySeconds, WindowRecord window, List<String> held, String error,
-                       WindowResult lastWindow, List<RunningImage> images) {}
+                       Instant finishedAt, Double applySeconds, WindowRecord window, List<String> held, String error,
+                       WindowResult lastWindow, List<RunningImage> images) {
+        /**
+         * @param at when the fleet was read ({@link Fleet#at})
+         * @return whole seconds from {@code finishedAt} to {@code at}, at least 0; {@code null} without a report
+         */
+        public Long ageSeconds(Instant at) {
+            return finishedAt == null ? null : Math.max(0, Duration.between(finishedAt, at).toSeconds());
+        }
+    }
 
     /**
      * The image a container runs, as its host's last report names it (SPEC.md, "Images"): which build runs where.
@@ -165,7 +180,7 @@ public final class FleetStatus {
      * @param freezes       the freezes in force, {@code _all} first (docs/decisions/0014-freezes.md)
      * @param slots         fleet-wide window slots with a running or waiting window (docs/decisions/0016-window-slots.md)
      */
-    public record Fleet(Instant at, List<HostRow> hosts, List<OpenWindow> windows, List<HeldRecord> held,
+    public record Fleet(@JsonInclude(JsonInclude.Include.NON_NULL) Instant at, List<HostRow> hosts, List<OpenWindow> windows, List<HeldRecord> held,
                         List<PendingPush> pendingPushes, List<FreezeStore.Freeze> freezes,
                         List<Slot> slots) {}
 
@@ -235,17 +250,86 @@ public final class FleetStatus {
     }
 
     /**
+     * What a fleet is derived from besides the agents and reports: read from ZooKeeper at every call, so that what a
+     * push, a hold or a freeze just wrote is seen at once (docs/decisions/0022-status-from-a-cache.md).
+     */
+    private record Inputs(Map<String, DesiredRecord> desired, Map<String, DesiredRecord> deleted, List<HeldRecord> held,
+                          List<WindowRecord> windows, List<String> recentPushes, Map<String, RolloutRecord> rollouts,
+                          List<FreezeStore.Freeze> freezes, List<Slot> slots) {}
+
+    /** The last fleet derived, with the cache generation and inputs it came from, and its JSON without {@code at}. */
+    private record Memo(long generation, Inputs inputs, Fleet fleet, byte[] jsonWithoutAt) {}
+
+    /**
      * @return the fleet now
      * @throws Exception ZooKeeper errors
      */
     public Fleet fleet() throws Exception {
+        return memo().fleet();
+    }
+
+    /**
+     * The fleet as {@code GET /v1/fleet} sends it: the JSON of {@link #fleet()}. While neither the cache's generation
+     * nor the inputs moved, the answer is the last one's bytes with a new {@code at} in front, so that a status at
+     * rest costs the same at 10 hosts as at 1,000 (issue 16, B7; decision 22).
+     *
+     * @return the JSON, UTF-8
+     * @throws Exception ZooKeeper errors
+     */
+    public byte[] fleetJson() throws Exception {
+        Memo m = memo();
+        byte[] at = Json.MAPPER.writeValueAsBytes(m.fleet().at());
+        byte[] rest = m.jsonWithoutAt(); // {"hosts":...}
+        ByteArrayOutputStream out = new ByteArrayOutputStream(rest.length + at.length + 8);
+        out.write(AT_FIELD);
+        out.write(at);
+        out.write(',');
+        out.write(rest, 1, rest.length - 1);
+        return out.toByteArray();
+    }
+
+    private static final byte[] AT_FIELD = "{\"at\":".getBytes(StandardCharsets.UTF_8);
+
+    /** @return the fleet now, derived again only when the cache or the inputs moved since the last one */
+    private Memo memo() throws Exception {
+        // The generation first: what is read after it is at least as new, so a memo is never older than its number.
+        long generation = source.generation();
         Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+        Inputs in = inputs(now);
+        Memo last = memo.get();
+        if (generation >= 0 && last != null && last.generation() == generation && last.inputs().equals(in)) {
+            return new Memo(generation, in, withAt(last.fleet(), now), last.jsonWithoutAt());
+        }
+        Fleet f = derive(now, in);
+        Memo m = new Memo(generation, in, f, Json.MAPPER.writeValueAsBytes(withAt(f, null)));
+        if (generation >= 0) memo.set(m);
+        return m;
+    }
+
+    private static Fleet withAt(Fleet f, Instant at) {
+        return new Fleet(at, f.hosts(), f.windows(), f.held(), f.pendingPushes(), f.freezes(), f.slots());
+    }
+
+    private Inputs inputs(Instant now) throws Exception {
         Map<String, DesiredRecord> deleted = new TreeMap<>();
         Map<String, DesiredRecord> desired = desired(deleted);
-        List<HeldRecord> held = view.held();
-        List<OpenWindow> windows = windows(desired);
+        Map<String, RolloutRecord> rollouts = new TreeMap<>();
+        for (String m : ZkReads.children(client, paths.rollouts())) {
+            RolloutRecord r = ZkReads.read(client, paths.rollout(m), RolloutRecord.class);
+            if (r != null) rollouts.put(m, r);
+        }
+        return new Inputs(desired, deleted, view.held(), view.windows(), recentPushes(), rollouts,
+                freezes.list().stream().filter(FreezeStore.Freeze::active).toList(), slots());
+    }
+
+    /** The fleet from its inputs and the cache's (or ZooKeeper's) agents and reports. */
+    private Fleet derive(Instant now, Inputs in) throws Exception {
+        Map<String, DesiredRecord> deleted = in.deleted();
+        Map<String, DesiredRecord> desired = in.desired();
+        List<HeldRecord> held = in.held();
+        List<OpenWindow> windows = windows(desired, in.windows());
         Map<String, OpenWindow> windowByKey = new HashMap<>();
-        List<WindowRecord> raw = view.windows();
+        List<WindowRecord> raw = in.windows();
         Map<String, WindowRecord> rawByKey = new HashMap<>();
         for (WindowRecord w : raw) rawByKey.put(w.host() + "/" + w.module(), w);
         for (OpenWindow w : windows) windowByKey.put(w.host() + "/" + w.module(), w);
@@ -283,15 +367,13 @@ public final class FleetStatus {
                 Instant finished = r == null ? null : r.finishedAt();
                 cells.add(new Cell(module, r == null ? null : r.revision(), d == null ? null : d.revision(),
                         r == null ? null : r.push(), outcome, finished,
-                        finished == null ? null : Math.max(0, Duration.between(finished, now).toSeconds()),
                         finished == null || r.startedAt() == null ? null : Duration.between(r.startedAt(), finished).toMillis() / 1000.0,
                         rawByKey.get(host + "/" + module), heldHere, r == null ? null : r.error(), r == null ? null : r.lastWindow(),
                         RunningImage.of(r)));
             }
             rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
         }
-        return new Fleet(now, rows, windows, held, pendingPushes(), freezes.list().stream().filter(FreezeStore.Freeze::active).toList(),
-                slots());
+        return new Fleet(now, rows, windows, held, pendingPushes(in.recentPushes()), in.freezes(), in.slots());
     }
 
     private Map<String, DesiredRecord> desired() throws Exception { return desired(new TreeMap<>()); }
@@ -317,11 +399,11 @@ public final class FleetStatus {
      * @return every open window with its end and the push waiting on it, sorted by host then module
      * @throws Exception ZooKeeper errors
      */
-    public List<OpenWindow> windows() throws Exception { return windows(desired()); }
+    public List<OpenWindow> windows() throws Exception { return windows(desired(), view.windows()); }
 
-    private List<OpenWindow> windows(Map<String, DesiredRecord> desired) throws Exception {
+    private List<OpenWindow> windows(Map<String, DesiredRecord> desired, List<WindowRecord> raw) throws Exception {
         List<OpenWindow> out = new ArrayList<>();
-        for (WindowRecord w : view.windows()) {
+        for (WindowRecord w : raw) {
             Instant endsBy = null;
             DesiredRecord d = desired.get(w.module());
             if (d != null && w.since() != null) {
@@ -358,9 +440,15 @@ public final class FleetStatus {
      * @return the newest {@value #RECENT_PUSHES} pushes that are not done (some host pending or deferred), newest first
      * @throws Exception ZooKeeper errors
      */
-    public List<PendingPush> pendingPushes() throws Exception {
-        List<String> names = ZkReads.children(client, paths.pushes()).stream().filter(n -> ZkPaths.pushSeq(n) >= 0)
+    public List<PendingPush> pendingPushes() throws Exception { return pendingPushes(recentPushes()); }
+
+    /** @return the newest {@value #RECENT_PUSHES} push node names, newest first */
+    private List<String> recentPushes() throws Exception {
+        return ZkReads.children(client, paths.pushes()).stream().filter(n -> ZkPaths.pushSeq(n) >= 0)
                 .sorted(Comparator.comparingLong(ZkPaths::pushSeq).reversed()).limit(RECENT_PUSHES).toList();
+    }
+
+    private List<PendingPush> pendingPushes(List<String> names) throws Exception {
         List<PendingPush> out = new ArrayList<>();
         for (String n : names) {
             Optional<PushStatus.View> v = pushes.of(n);

@@ -406,7 +406,7 @@ public final class HttpApi implements AutoCloseable {
             case "/ui/fragment" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", Dashboard.fragment(fleetStatus.fleet())); }
             case "/ui/mesh.css" -> { if (get(ex)) resource(ex, "mesh.css", "text/css; charset=utf-8"); }
             case "/ui/mesh.js" -> { if (get(ex)) resource(ex, "mesh.js", "text/javascript; charset=utf-8"); }
-            case "/v1/fleet" -> { if (get(ex)) send(ex, 200, fleetStatus.fleet()); }
+            case "/v1/fleet" -> { if (get(ex)) sendJson(ex, fleetStatus.fleetJson()); }
             case "/v1/windows" -> {
                 if (get(ex)) {
                     Map<String, Object> out = new LinkedHashMap<>();
@@ -1135,6 +1135,12 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private static void sendBytes(Exchange ex, int status, byte[] bytes) { ex.send(status, bytes); }
+
+    /** Sends JSON already serialised, with status 200. */
+    private static void sendJson(Exchange ex, byte[] json) {
+        ex.responseHeader("Content-Type", "application/json; charset=utf-8");
+        sendBytes(ex, 200, json);
+    }
 
     /**
      * {@code POST /v1/plans}: a push's credentials, body limits and validation; then the plan is written

@@ -116,7 +116,7 @@ public final class Metrics {
         }
         out.family("mesh_report_age_seconds", "gauge", "Seconds since the last report of each module on each host finished.");
         for (FleetStatus.HostRow h : f.hosts()) for (FleetStatus.Cell c : h.modules()) {
-            if (c.ageSeconds() != null) out.sample("mesh_report_age_seconds", labels(h, c), c.ageSeconds());
+            if (c.finishedAt() != null) out.sample("mesh_report_age_seconds", labels(h, c), c.ageSeconds(f.at()));
         }
         out.family("mesh_lock_waiters", "gauge", "Processes waiting for each module lock on each host.");
         for (FleetStatus.Lock lock : locks) out.sample("mesh_lock_waiters", lockLabels(lock), lock.waiters().size());

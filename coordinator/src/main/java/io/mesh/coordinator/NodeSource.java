@@ -22,4 +22,11 @@ interface NodeSource {
      * @throws Exception ZooKeeper errors other than a missing node
      */
     <T> T read(String path, Class<T> type) throws Exception;
+
+    /**
+     * @return a number that moves whenever what this source serves may have changed, so that an answer derived from
+     *         it may be kept while it stands still ({@link FleetCache#generation()}); negative when the source cannot
+     *         say (it reads ZooKeeper at each call): then nothing may be kept
+     */
+    default long generation() { return -1; }
 }

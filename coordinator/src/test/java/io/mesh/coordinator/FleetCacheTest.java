@@ -5,15 +5,20 @@ import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -75,6 +80,48 @@ public class FleetCacheTest {
         // node, the reports' parent, two reports). Client pings land in both counts alike.
         assertThat(at100).as("ZooKeeper requests of 3 status calls at 10 hosts: %d, at 100: %d", at10, at100)
                 .isLessThan(at10 + 30);
+    }
+
+    @Test
+    void aFleetAtRestIsDerivedOnceAndEveryChangeIsSeenAtTheNextCall() throws Exception {
+        String push = api.push(Manifests.TWO).json().get("push").asText();
+        fleetOf(3, push);
+        try (FleetCache cache = new FleetCache(zk.client(), List.of(zk.paths().reports(), zk.paths().agents()))) {
+            cache.start();
+            assertThat(cache.awaitLoaded(Duration.ofSeconds(10))).isTrue();
+            FleetStatus status = new FleetStatus(zk.client(), zk.paths(), Clock.systemUTC(), cache);
+
+            FleetStatus.Fleet first = status.fleet();
+            FleetStatus.Fleet again = status.fleet();
+            assertThat(again.hosts()).as("nothing moved: the same derivation serves").isSameAs(first.hosts());
+            // the bytes served are those of the record, with the time of the call
+            JsonNode json = Json.MAPPER.readTree(status.fleetJson());
+            JsonNode expected = Json.MAPPER.readTree(Json.MAPPER.writeValueAsBytes(status.fleet()));
+            assertThat(Instant.parse(json.path("at").asText())).isAfterOrEqualTo(again.at());
+            ((ObjectNode) json).remove("at");
+            ((ObjectNode) expected).remove("at");
+            assertThat(json).isEqualTo(expected);
+            assertThat(json.path("hosts").size()).as("h000-h002, and host-a and host-b the manifest names").isEqualTo(5);
+
+            // a report the cache holds: seen once the cache has it
+            String path = zk.paths().report("h000", "store");
+            zk.client().setData().forPath(path, Json.bytes(StatusApiTest.report("h000", "store", "r9", push, ApplyOutcome.FAILED, "boom")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> cell(status.fleet(), "h000", "store").revision().equals("r9"));
+            assertThat(Json.MAPPER.readTree(status.fleetJson()).toString()).contains("\"r9\"", "boom");
+
+            // what is read from ZooKeeper at each call (a push's desired node): seen at the very next call
+            FleetStatus.Fleet before = status.fleet();
+            assertThat(api.post("/v1/pushes", Manifests.store("[h000]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r5"))
+                    .status()).isEqualTo(202);
+            FleetStatus.Fleet after = status.fleet();
+            assertThat(after.hosts()).isNotSameAs(before.hosts());
+            assertThat(cell(after, "h000", "store").desiredRevision()).isEqualTo("r5");
+        }
+    }
+
+    private static FleetStatus.Cell cell(FleetStatus.Fleet f, String host, String module) {
+        return f.hosts().stream().filter(h -> h.host().equals(host)).flatMap(h -> h.modules().stream())
+                .filter(c -> c.module().equals(module)).findFirst().orElseThrow();
     }
 
     /** Writes agent nodes and both modules' reports of hosts h000..h(n-1), and waits until the coordinator serves them. */

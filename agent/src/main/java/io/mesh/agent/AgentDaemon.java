@@ -103,7 +103,7 @@ public final class AgentDaemon implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
-    /** {@code /mesh/rollouts}: a move of a module's rollout asks this host's apply of the module again (decision 13). */
+    /** {@code /mesh/rollouts}, with each rollout's hosts' nodes: a move asks this host's apply of the module again (decision 13). */
     private final CuratorCache rollouts;
     /** {@code /mesh/freezes}: a freeze that ends asks this host's apply of the module again (decision 14). */
     private final CuratorCache freezes;

@@ -174,7 +174,7 @@ class RolloutIT {
             assertThat(again.code).as("an ended rollout cannot be aborted again: %s", again.text).isEqualTo(MeshCli.BAD_INPUT);
 
             // mesh rollback to v1: an ordinary push, in waves, that restores v1's spec on every host, with every
-            // coordinator down once it is taken (the agents move the rollout themselves).
+            // coordinator down once it is taken (the agents move their own nodes of the rollout and derive it from them).
             MeshRun rollback = run("rollback", module, "--to", push1Id, coordinator);
             assertThat(rollback.code).as(rollback.text).isEqualTo(MeshCli.OK);
             String rollbackId = rollback.out.substring(0, rollback.out.indexOf(' '));

@@ -135,9 +135,12 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      * else {@code done} when every host is done, or failed and settled; else {@code rolling}.
      *
      * @param children the nodes under this one (any order; others' pushes are ignored)
-     * @return this record with the lists, state and note derived; its control fields unchanged
+     * @return this record with the lists, state and note derived; its control fields unchanged. A rollout with hosts
+     *         but no node under it at all was started before hosts had nodes (every push writes them): it is returned
+     *         as it is, so that a fold does not wipe its lists
      */
     public RolloutRecord view(Collection<RolloutHostRecord> children) {
+        if (children.isEmpty() && !hosts.isEmpty()) return this;
         Map<String, RolloutHostRecord> byHost = new TreeMap<>();
         for (RolloutHostRecord c : children) {
             if (c != null && c.host() != null && push != null && push.equals(c.push())) byHost.put(c.host(), c);

@@ -432,9 +432,9 @@ public final class RolloutGate {
      *
      * @param next    from the rollout (derived) and this host's state in it, this host's next state
      * @param error   for a move to {@code failed}, why
-     * @param guarded when true, the write also checks that the rollout node and every other host's node are as read
-     *                (one ZooKeeper multi): a move whose rule reads other hosts ({@link #full}) or the operator's
-     *                moves must not act on what changed meanwhile
+     * @param guarded when true, the write also checks that the rollout node and (with {@code maxParallel}) every other
+     *                host's node are as read (one ZooKeeper multi): a move whose rule reads other hosts ({@link #full})
+     *                or the operator's moves must not act on what changed meanwhile
      * @return the rollout as derived after the write (or as found, when {@code next} changed nothing); null when the
      *         node is not the rollout of this push any more
      * @throws IllegalStateException when this host's node is missing (deleted by hand) or changed under each attempt
@@ -460,7 +460,7 @@ public final class RolloutGate {
             if (guarded) {
                 ops.add(store.client().transactionOp().check().withVersion(nodes.parentStat().getVersion()).forPath(store.paths().rollout(module)));
                 for (Map.Entry<String, RolloutNodes.Child> c : nodes.children().entrySet()) {
-                    if (c.getKey().equals(host)) continue;
+                    if (c.getKey().equals(host) || r.maxParallel() == null) continue; // without max-parallel no rule reads them
                     ops.add(store.client().transactionOp().check().withVersion(c.getValue().stat().getVersion())
                             .forPath(store.paths().rolloutHost(module, c.getKey())));
                 }

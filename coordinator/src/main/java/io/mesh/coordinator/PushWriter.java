@@ -502,8 +502,8 @@ public final class PushWriter {
      * The rollout nodes of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
      * starts a rollout ({@link RolloutRecord#start}: its targets, for {@code ["*"]} the hosts with an agent now, and the
      * desired state it replaces) with one {@code waiting} child per host, which that host alone may write
-     * ({@link io.mesh.wire.MeshAcls}); any other push of the module deletes an older rollout. An older rollout is
-     * deleted, children first, and the new one created: at any version, since a push replaces whatever rollout ran, so
+     * ({@link io.mesh.wire.MeshAcls}); any other push of the module deletes an older rollout. An older rollout's
+     * children are deleted and the new ones created, its node overwritten: at any version, since a push replaces whatever rollout ran, so
      * the agents' moves of the older one must not make a busy rollout refuse the push that fixes it (a move that races
      * it writes a child of the older push, which the new rollout counts as waiting until its host moves again).
      *
@@ -521,10 +521,15 @@ public final class PushWriter {
         }
         if (old != null) {
             for (String h : old) ops.add(client.transactionOp().delete().forPath(ZKPaths.makePath(path, h)));
-            ops.add(client.transactionOp().delete().forPath(path));
         }
-        if (rollout == null) return ops;
-        ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(rollout)));
+        if (rollout == null) {
+            if (old != null) ops.add(client.transactionOp().delete().forPath(path));
+            return ops;
+        }
+        // An existing rollout node is overwritten, not created again: its version keeps growing, so an agent's move
+        // read before this push fails its check of it (a node created again would start at version 0 once more).
+        ops.add(old == null ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(rollout))
+                : client.transactionOp().setData().forPath(path, Json.bytes(rollout)));
         for (RolloutHostRecord h : rollout.startChildren()) {
             ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.rolloutHost(c.module(), h.host()), Json.bytes(h)));
         }

@@ -15,10 +15,11 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Folds each rollout's hosts' children into {@code /mesh/rollouts/<module>}'s {@code done}, {@code applying},
@@ -36,8 +37,13 @@ final class RolloutFold implements AutoCloseable {
     private final CuratorFramework client;
     private final ZkPaths paths;
     private final CuratorCache cache;
+    /**
+     * How long after a move its fold is written, in ms: the moves of a wave meanwhile are folded in one write, so that
+     * folds seldom make an agent's checked move read again (it checks the rollout node's version).
+     */
+    static final long FOLD_DELAY_MS = 100;
     /** One thread: folds of a module never race each other in this process; a module asked twice is folded once. */
-    private final ExecutorService folding = Executors.newSingleThreadExecutor(r -> {
+    private final ScheduledExecutorService folding = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "mesh-rollout-fold");
         t.setDaemon(true);
         return t;
@@ -82,7 +88,7 @@ final class RolloutFold implements AutoCloseable {
     private void ask(String module) {
         if (!asked.add(module)) return;
         try {
-            folding.execute(() -> {
+            folding.schedule(() -> {
                 asked.remove(module);
                 try {
                     fold(module);
@@ -90,7 +96,7 @@ final class RolloutFold implements AutoCloseable {
                     // The next move of the rollout, or the next coordinator's start, folds it again; readers derive it.
                     LOG.warn("rollout of module {} not folded: {}", module, e.toString());
                 }
-            });
+            }, FOLD_DELAY_MS, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closed) {
             asked.remove(module);
         }

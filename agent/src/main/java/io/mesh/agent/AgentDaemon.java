@@ -17,6 +17,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
@@ -36,6 +37,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -101,7 +103,7 @@ public final class AgentDaemon implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
-    /** {@code /mesh/rollouts}: a move of a module's rollout asks this host's apply of the module again (decision 13). */
+    /** {@code /mesh/rollouts}, with each rollout's hosts' nodes: a move asks this host's apply of the module again (decision 13). */
     private final CuratorCache rollouts;
     /** {@code /mesh/freezes}: a freeze that ends asks this host's apply of the module again (decision 14). */
     private final CuratorCache freezes;
@@ -238,17 +240,30 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
-     * A module's rollout moved: this host applies the module again when the move may let it act (a slot may be free
-     * for it, the rollout was reverted or aborted, or it is done and this host joined late); not for moves that change
-     * nothing for it, since every host sees every move of every host (decision 13).
+     * A module's rollout moved (its node, or a host's node under it): this host applies the module again when the
+     * move may let it act (a slot may be free for it, the rollout was reverted or aborted, or it is done and this host
+     * joined late); not for moves that change nothing for it, since every host sees every move of every host, and each
+     * move is seen twice (the host's node, then a coordinator's fold of it) (decision 13). The rollout is derived from
+     * this cache's copy of the node and its children; the apply reads ZooKeeper again.
      */
     private void rolloutMoved(ChildData node) {
-        if (stopping.get() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(config.paths().rollouts())) return;
-        String module = ZKPaths.getNodeFromPath(node.getPath());
+        if (stopping.get() || !node.getPath().startsWith(config.paths().rollouts() + "/")) return;
+        String rel = node.getPath().substring(config.paths().rollouts().length() + 1);
+        String module = rel.contains("/") ? rel.substring(0, rel.indexOf('/')) : rel;
         if (!workers.containsKey(module)) return;
-        RolloutRecord r = node.getData() == null ? null : Json.readOrNull(node.getData(), RolloutRecord.class);
+        String parent = config.paths().rollout(module);
+        RolloutRecord p = rollouts.get(parent).map(ChildData::getData).map(d -> Json.readOrNull(d, RolloutRecord.class)).orElse(null);
+        List<RolloutHostRecord> children = rollouts.stream()
+                .filter(c -> ZKPaths.getPathAndNode(c.getPath()).getPath().equals(parent) && c.getData() != null)
+                .map(c -> Json.readOrNull(c.getData(), RolloutHostRecord.class)).filter(Objects::nonNull).toList();
+        RolloutRecord r = p == null ? null : p.view(children);
+        RolloutRecord seen = r == null ? null : rolloutsSeen.put(module, r);
+        if (r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
         if (r == null || mayAct(r, config.host())) worker(module).request();
     }
+
+    /** The rollout each module was last seen at by {@link #rolloutMoved}: a fold of a move seen already wakes no one. */
+    private final Map<String, RolloutRecord> rolloutsSeen = new ConcurrentHashMap<>();
 
     /**
      * A freeze node was written or deleted: its modules (every one, for {@code _all}) are asked again now, which a thaw

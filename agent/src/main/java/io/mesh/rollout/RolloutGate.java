@@ -7,19 +7,21 @@ import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutHostState;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -29,7 +31,8 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
+import java.util.TreeMap;
+import java.util.function.BiFunction;
 
 /**
  * Whether a module's rollout lets this host apply its newest push now (SPEC.md, "Rollouts";
@@ -37,8 +40,10 @@ import java.util.function.UnaryOperator;
  * lock, before the host fence: {@link #admit} answers with what to apply (the push, or the previous revision the
  * rollout keeps here) and, for a host in a wave, holds one lease of {@code /mesh/slots/rollout-<module>} (Curator's
  * {@code InterProcessSemaphoreV2}, at most {@code maxParallel}) until {@link Admission#finished}: after the readiness
- * wait, so that no more than {@code maxParallel} hosts are ever between a stop and ready. A module without
- * {@code rollout} costs nothing: no ZooKeeper call.
+ * wait, so that no more than {@code maxParallel} hosts are ever between a stop and ready. It reads the rollout as
+ * {@link RolloutRecord#view} derives it from the rollout node and its hosts' children ({@link RolloutNodes}), and writes
+ * only this host's child, at the version read (SPEC.md, "Identities": the rollout node is coordinators'). A module
+ * without {@code rollout} costs nothing: no ZooKeeper call.
  */
 public final class RolloutGate {
     private static final Logger log = LoggerFactory.getLogger(RolloutGate.class);
@@ -107,6 +112,11 @@ public final class RolloutGate {
                             + m + " goes on, mesh rollout abort " + m + " stops it");
                 }
                 if (r.state() != RolloutState.ROLLING) yield new Verdict(Decision.WAIT, "the rollout of " + r.push() + " is " + r.state());
+                // A host that was not a target when the push was taken has no node of its own to move: it comes after.
+                if (!r.allHosts().contains(host)) {
+                    yield new Verdict(Decision.WAIT, "this host was not among the hosts of the rollout of " + r.push()
+                            + " when it was pushed: it applies the push once the rollout is done");
+                }
                 if (!r.canary().contains(host) && !r.canariesDone()) {
                     yield new Verdict(Decision.WAIT, "waiting for the canaries " + r.canary() + " to be ready (done: " + r.done() + ")");
                 }
@@ -131,7 +141,7 @@ public final class RolloutGate {
      */
     public boolean settled(DesiredRecord desired) throws Exception {
         if (!hasRollout(desired)) return true;
-        RolloutRecord r = read(desired.module(), null);
+        RolloutRecord r = view(read(desired.module()));
         if (r == null || !r.of(desired)) return !newer(r, desired) || (r == null && Objects.equals(store.desiredPushNow(desired.module()), desired.push()));
         return decide(r, host).decision() == Decision.APPLY;
     }
@@ -162,7 +172,7 @@ public final class RolloutGate {
         if (!hasRollout(desired)) return new Admission(this, desired, null, null, null, null, false);
         String module = desired.module();
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            RolloutRecord r = read(module, null);
+            RolloutRecord r = view(read(module));
             if (r == null || !r.of(desired)) {
                 // Behind a newer push: apply nothing of this one (it could be the very push a rollout paused).
                 // A node gone with the desired node unchanged in ZooKeeper is one deleted by hand: no rollout then.
@@ -176,7 +186,7 @@ public final class RolloutGate {
                 case APPLY:
                     return new Admission(this, desired, null, null, null, null, false);
                 case WAIT:
-                    update(desired, x -> x.waiting(host, Times.now()));
+                    // Nothing to write: this host's node says waiting since the push (or where its last apply left it).
                     return keep(desired, r, ApplyOutcome.DEFERRED, v.why());
                 case KEEP_PREVIOUS:
                     return keep(desired, r, ApplyOutcome.FAILED, v.why());
@@ -185,19 +195,16 @@ public final class RolloutGate {
                     Lease lease = null;
                     if (r.maxParallel() != null) {
                         lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
-                        if (lease == null) {
-                            RolloutRecord now = update(desired, x -> x.waiting(host, Times.now()));
-                            RolloutRecord shown = now == null ? r : now;
-                            return keep(desired, shown, ApplyOutcome.DEFERRED, waitingForSlot(shown));
-                        }
+                        if (lease == null) return keep(desired, r, ApplyOutcome.DEFERRED, waitingForSlot(r));
                     }
                     // Counted applying only if the rollout still admits this host (a resume, an abort, a failure elsewhere
-                    // may have moved it since the read): else decide again. A lease is never left behind by a throw.
+                    // may have moved it since the read): the write checks that the rollout node and every other host's
+                    // node are as read, else it decides again. A lease is never left behind by a throw.
                     Lease held = lease;
                     RolloutRecord moved;
                     try {
-                        moved = update(desired, x -> decide(x, host).decision() == Decision.APPLY_IN_WAVE && !full(x, host)
-                                ? x.applying(host, Times.now()) : x);
+                        moved = move(desired, (x, mine) -> decide(x, host).decision() == Decision.APPLY_IN_WAVE && !full(x, host)
+                                ? RolloutHostState.APPLYING : mine, null, true);
                     } catch (Exception | Error e) {
                         returnLease(held);
                         throw e;
@@ -345,7 +352,7 @@ public final class RolloutGate {
             boolean counted = slot != null || outcome == null;
             close();
             if (outcome != null || stale || !hasRollout(desired) || !counted) return;
-            gate.update(desired, x -> x.applying().contains(gate.host) ? x.backToWaiting(gate.host, Times.now()) : x);
+            gate.move(desired, (x, mine) -> mine == RolloutHostState.APPLYING ? RolloutHostState.WAITING : mine, null, false);
         }
 
         /**
@@ -380,14 +387,12 @@ public final class RolloutGate {
             boolean counted = slot != null || outcome == null;
             close();
             if (outcome != null || stale || !hasRollout(desired) || !counted) return;
-            String host = gate.host;
-            Instant now = Times.now();
-            UnaryOperator<RolloutRecord> move = switch (result) {
-                case APPLIED -> x -> x.applying().contains(host) || x.waiting().contains(host) ? x.done(host, now) : x;
-                case FAILED -> x -> x.applying().contains(host) ? x.failed(host, error == null ? "failed" : error, now) : x;
-                default -> x -> x.applying().contains(host) ? x.backToWaiting(host, now) : x;
+            BiFunction<RolloutRecord, RolloutHostState, RolloutHostState> move = switch (result) {
+                case APPLIED -> (x, mine) -> mine == RolloutHostState.APPLYING || mine == RolloutHostState.WAITING ? RolloutHostState.DONE : mine;
+                case FAILED -> (x, mine) -> mine == RolloutHostState.APPLYING ? RolloutHostState.FAILED : mine;
+                default -> (x, mine) -> mine == RolloutHostState.APPLYING ? RolloutHostState.WAITING : mine;
             };
-            gate.update(desired, move);
+            gate.move(desired, move, error == null ? "failed" : error, false);
         }
 
         /** Gives the slot back, if held. Never throws. */
@@ -409,49 +414,73 @@ public final class RolloutGate {
         }
     }
 
-    /** @return the rollout node of the module, its stat in {@code stat} (when given); null when none or unreadable */
-    private RolloutRecord read(String module, Stat stat) throws Exception {
-        byte[] data;
-        try {
-            data = stat == null ? store.client().getData().forPath(store.paths().rollout(module))
-                    : store.client().getData().storingStatIn(stat).forPath(store.paths().rollout(module));
-        } catch (KeeperException.NoNodeException e) {
-            return null;
+    /** @return the rollout node of the module and its hosts' children; null when it has none */
+    private RolloutNodes read(String module) throws Exception {
+        RolloutNodes n = RolloutNodes.read(store.client(), store.paths(), module);
+        if (n != null && n.parent() == null) {
+            log.warn("{} does not hold a rollout record; the push is applied as without one", store.paths().rollout(module));
         }
-        RolloutRecord r = Json.readOrNull(data, RolloutRecord.class);
-        if (r == null) log.warn("{} does not hold a rollout record; the push is applied as without one", store.paths().rollout(module));
-        return r;
+        return n;
     }
+
+    /** @return the rollout derived from its nodes; null when none or unreadable */
+    private static RolloutRecord view(RolloutNodes n) { return n == null ? null : n.view(); }
 
     /**
-     * Moves the rollout of {@code desired}'s push by {@code move}, at the version read (read again after a lost race).
+     * Moves this host's node of the rollout of {@code desired}'s push, at the version read (read again after a lost
+     * race): the one node of a rollout an agent writes (decision 13).
      *
-     * @return the record as written (or as found, when {@code move} changed nothing); null when the node is not the
-     *         rollout of this push any more
+     * @param next    from the rollout (derived) and this host's state in it, this host's next state
+     * @param error   for a move to {@code failed}, why
+     * @param guarded when true, the write also checks that the rollout node and (with {@code maxParallel}) every other
+     *                host's node are as read (one ZooKeeper multi): a move whose rule reads other hosts ({@link #full})
+     *                or the operator's moves must not act on what changed meanwhile
+     * @return the rollout as derived after the write (or as found, when {@code next} changed nothing); null when the
+     *         node is not the rollout of this push any more
+     * @throws IllegalStateException when this host's node is missing (deleted by hand) or changed under each attempt
      */
-    private RolloutRecord update(DesiredRecord desired, UnaryOperator<RolloutRecord> move) throws Exception {
-        String path = store.paths().rollout(desired.module());
+    private RolloutRecord move(DesiredRecord desired, BiFunction<RolloutRecord, RolloutHostState, RolloutHostState> next, String error,
+                               boolean guarded) throws Exception {
+        String module = desired.module();
+        String path = store.paths().rolloutHost(module, host);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            Stat stat = new Stat();
-            RolloutRecord r = read(desired.module(), stat);
+            RolloutNodes nodes = read(module);
+            RolloutRecord r = view(nodes);
             if (r == null || !r.of(desired)) return null;
-            RolloutRecord next = move.apply(r);
-            if (same(r, next)) return r;
-            try {
-                store.client().setData().withVersion(stat.getVersion()).forPath(path, Json.bytes(next));
-                if (next.state() != r.state()) log.info("rollout module={} push={} state={} by host={} ({})", r.module(), r.push(), next.state(), host, next.note());
-                return next;
-            } catch (KeeperException.BadVersionException e) {
-                // another host moved it meanwhile: read again, after a short random pause so that many hosts moving it
-                // at once (a wave ending) do not all read and lose together again
-                Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5L + 5L * Math.min(attempt, 20)));
+            RolloutNodes.Child mine = nodes.children().get(host);
+            if (mine == null) {
+                throw new IllegalStateException(path + " is missing: the push writes one node per host of the rollout and only a new push"
+                        + " removes it; push again, or mesh rollout abort " + module);
             }
+            RolloutHostState now = r.push().equals(mine.record().push()) ? mine.record().state() : RolloutHostState.WAITING;
+            RolloutHostState to = next.apply(r, now);
+            if (to == now) return r;
+            RolloutHostRecord written = mine.record().moved(r.push(), to, error, Times.now());
+            List<CuratorOp> ops = new ArrayList<>();
+            if (guarded) {
+                ops.add(store.client().transactionOp().check().withVersion(nodes.parentStat().getVersion()).forPath(store.paths().rollout(module)));
+                for (Map.Entry<String, RolloutNodes.Child> c : nodes.children().entrySet()) {
+                    if (c.getKey().equals(host) || r.maxParallel() == null) continue; // without max-parallel no rule reads them
+                    ops.add(store.client().transactionOp().check().withVersion(c.getValue().stat().getVersion())
+                            .forPath(store.paths().rolloutHost(module, c.getKey())));
+                }
+            }
+            ops.add(store.client().transactionOp().setData().withVersion(mine.stat().getVersion()).forPath(path, Json.bytes(written)));
+            try {
+                store.client().transaction().forOperations(ops);
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+                // another host moved, a coordinator folded, resumed or aborted it, or a push replaced it: read again,
+                // after a short random pause so that many hosts moving at once (a wave ending) do not all lose together again
+                Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5L + 5L * Math.min(attempt, 20)));
+                continue;
+            }
+            Map<String, RolloutHostRecord> children = new TreeMap<>();
+            nodes.children().forEach((h, c) -> children.put(h, c.record()));
+            children.put(host, written);
+            RolloutRecord after = nodes.parent().view(children.values());
+            if (after.state() != r.state()) log.info("rollout module={} push={} state={} by host={} ({})", module, r.push(), after.state(), host, after.note());
+            return after;
         }
         throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " writes");
-    }
-
-    private static boolean same(RolloutRecord a, RolloutRecord b) {
-        return a.state() == b.state() && a.done().equals(b.done()) && a.applying().equals(b.applying()) && a.waiting().equals(b.waiting())
-                && a.failed().equals(b.failed()) && Objects.equals(a.note(), b.note());
     }
 }

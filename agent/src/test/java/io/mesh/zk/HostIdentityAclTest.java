@@ -3,6 +3,16 @@ package io.mesh.zk;
 import io.mesh.agent.AgentNode;
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.rollout.RolloutGate;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutHostState;
+import io.mesh.wire.RolloutNodes;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.RolloutSpec;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
@@ -17,6 +27,7 @@ import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryOneTime;
@@ -36,6 +47,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -47,7 +60,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * server: hosts {@code hi-a} and {@code hi-b} are registered as {@code mesh-coordinator credentials} does
  * ({@link HostIdentities#register}); A's nodes are made by mesh's own code paths (report, window and held nodes,
  * agent node, module lock, a slot lease) with A's client, and B's identity, from a raw Curator client that sets its
- * own ACLs, is refused every write, delete and take of them ({@code NoAuth}) while A may do its own.
+ * own ACLs, is refused every write, delete and take of them ({@code NoAuth}) while A may do its own; a rollout's node is
+ * the coordinators', and each host writes only its own node under it.
  */
 class HostIdentityAclTest {
     private static final byte[] X = "{}".getBytes(StandardCharsets.UTF_8);
@@ -230,6 +244,58 @@ class HostIdentityAclTest {
         HeldRegistry.hold(coordinator, paths, hold);
         refused("B marks A's hold", () -> b.setData().forPath(paths.held(A, MODULE + "-registry"), X));
         assertThat(HeldRegistry.markStopped(mesh(hostA), paths, hold, now)).isTrue();
+    }
+
+    /**
+     * SPEC "Identities": coordinators alone write a rollout's state. The push's transaction (as {@code PushWriter} writes
+     * it) makes the rollout node, the coordinators' alone, and one node per host, which that host's agent moves through
+     * {@link RolloutGate} (a multi that also checks the other hosts' nodes) and no other host may touch.
+     */
+    @Test
+    void onlyCoordinatorsWriteARolloutAndEachHostOnlyItsOwnNodeInIt() throws Exception {
+        ContainerSpec app = ContainerSpec.builder("img:2").build();
+        DesiredRecord desired = new DesiredRecord(MODULE, "r2", "push-0000000002",
+                new ModuleSpec(MODULE, List.of("*"), Map.of("app", app), Map.of(), new RolloutSpec("1", 1, null)));
+        RolloutRecord rollout = RolloutRecord.start(desired, List.of(A, B), Set.of(A, B), null, "test", Instant.now());
+        assertThat(rollout.canary()).containsExactly(A);
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(coordinator.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.rollout(MODULE), Json.bytes(rollout)));
+        for (RolloutHostRecord h : rollout.startChildren()) {
+            ops.add(coordinator.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.rolloutHost(MODULE, h.host()), Json.bytes(h)));
+        }
+        coordinator.create().creatingParentsIfNeeded().forPath(paths.rollouts(), X);
+        coordinator.transaction().forOperations(ops);
+
+        CuratorFramework a = raw(hostA), b = raw(hostB);
+        for (CuratorFramework h : List.of(a, b)) {
+            refused("a host marks the rollout done", () -> h.setData().forPath(paths.rollout(MODULE), X));
+            refused("a host adds a host to the rollout", () -> h.create().forPath(paths.rolloutHost(MODULE, "hi-c"), X));
+        }
+        refused("B moves A's node", () -> b.setData().forPath(paths.rolloutHost(MODULE, A), X));
+        refused("B removes A from the rollout", () -> b.delete().forPath(paths.rolloutHost(MODULE, A)));
+        refused("B sets A's node's ACL", () -> b.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(paths.rolloutHost(MODULE, A)));
+        assertThat(raw(null).getACL().forPath(paths.rolloutHost(MODULE, A))).as("A's node: the admin's, A may read and write it")
+                .extracting(acl -> acl.getId().getScheme() + ":" + ZkAuth.userOf(acl.getId()) + ":" + acl.getPerms())
+                .containsExactly("digest:mesh:" + ZooDefs.Perms.ALL, "digest:host-hi-a:" + (ZooDefs.Perms.READ | ZooDefs.Perms.WRITE),
+                        "world:anyone:" + ZooDefs.Perms.READ);
+
+        // A, the canary, moves its own node through the agent's code: applying in a slot, then done.
+        RolloutGate gate = new RolloutGate(new MeshStore(mesh(hostA), paths), A, ProcessRef.current("test"));
+        try (RolloutGate.Admission admitted = gate.admit(desired)) {
+            assertThat(admitted.keepsPrevious()).isFalse();
+            assertThat(admitted.holdsSlot()).isTrue();
+            assertThat(RolloutNodes.readView(coordinator, paths, MODULE).applying()).containsExactly(A);
+            admitted.finished(ApplyOutcome.APPLIED, null);
+        }
+        RolloutRecord view = RolloutNodes.readView(coordinator, paths, MODULE);
+        assertThat(view.done()).containsExactly(A);
+        assertThat(view.waiting()).containsExactly(B);
+        assertThat(Json.read(coordinator.getData().forPath(paths.rolloutHost(MODULE, A)), RolloutHostRecord.class).state())
+                .isEqualTo(RolloutHostState.DONE);
+        assertThat(Json.read(coordinator.getData().forPath(paths.rollout(MODULE)), RolloutRecord.class)).as("the rollout node: as pushed")
+                .isEqualTo(rollout);
+        // B writes its own node.
+        b.setData().forPath(paths.rolloutHost(MODULE, B), Json.bytes(RolloutHostRecord.waiting(B, desired.push(), Instant.now())));
     }
 
     @Test

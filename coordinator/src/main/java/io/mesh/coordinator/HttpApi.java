@@ -109,8 +109,8 @@ import java.util.regex.Pattern;
  *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent"}}.</li>
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
- *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} (without the spec it
- *       replaces); 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
+ *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} as its hosts' children say
+ *       ({@link io.mesh.wire.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
  *       pushes), optional body {@code {"push":"push-..."}}: {@code 200} with the record as written; {@code 409} when it
  *       is not paused (resume), has ended (abort), or is of another push than the body names
  *       (docs/decisions/0013-rollouts.md).</li>
@@ -144,6 +144,8 @@ public final class HttpApi implements AutoCloseable {
     private final CuratorFramework client;
     private final ZkPaths paths;
     private final RolloutStore rollouts;
+    /** Folds the rollouts' hosts' children into their rollout nodes (decision 13). */
+    private final RolloutFold rolloutFold;
     private final FreezeStore freezes;
     private final BearerToken token;
     private final WebhookSecret webhook;
@@ -224,6 +226,7 @@ public final class HttpApi implements AutoCloseable {
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
+        this.rolloutFold = new RolloutFold(client, paths);
         this.freezes = new FreezeStore(client, paths, Clock.systemUTC());
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
@@ -285,6 +288,7 @@ public final class HttpApi implements AutoCloseable {
      */
     public void start() {
         cache.start();
+        rolloutFold.start();
         try {
             // Served from ZooKeeper until it has loaded; a fleet of 1,000 hosts loads in a few seconds.
             if (!cache.awaitLoaded(CACHE_LOAD_WAIT)) LOG.warn("the fleet cache has not loaded within {}s; status is read from ZooKeeper until it has", CACHE_LOAD_WAIT.toSeconds());
@@ -338,6 +342,7 @@ public final class HttpApi implements AutoCloseable {
             LOG.warn("stopping the HTTP server: {}", e.toString());
         }
         cache.close();
+        rolloutFold.close();
     }
 
     private void handle(Request request, Response response, Callback callback) {

@@ -10,6 +10,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -161,7 +162,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         }
         Map<String, RolloutRecord> rollouts = new TreeMap<>();
         for (String m : modules) {
-            RolloutRecord r = ZkReads.read(client, paths.rollout(m), RolloutRecord.class);
+            RolloutRecord r = RolloutNodes.readView(client, paths, m); // the hosts' children, not the fold, which may lag
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
         return Optional.of(derive(record, hosts, agents, reports, rollouts));

@@ -11,11 +11,13 @@ import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
+import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -462,10 +464,14 @@ public final class PushWriter {
                         ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
                         : client.transactionOp().setData().withVersion(c.desired().getVersion()).forPath(path, data));
                 ops.addAll(historyOps(c, h));
-                byte[] rollout = rolloutData(c, record, now, origin);
-                if (rollout != null) bytes += rollout.length + paths.rollout(c.module()).length();
-                CuratorOp op = rolloutOp(c, rollout);
-                if (op != null) ops.add(op);
+                RolloutRecord rollout = rolloutOf(c, record, now, origin);
+                if (rollout != null) {
+                    bytes += Json.bytes(rollout).length + paths.rollout(c.module()).length();
+                    for (RolloutHostRecord child : rollout.startChildren()) {
+                        bytes += Json.bytes(child).length + paths.rolloutHost(c.module(), child.host()).length();
+                    }
+                }
+                ops.addAll(rolloutOps(c, rollout));
             }
             if (bytes > MAX_TRANSACTION_BYTES) {
                 throw new TooLargeException(bytes, "this push is " + bytes + " bytes as one ZooKeeper transaction (each module's spec is written"
@@ -478,7 +484,8 @@ public final class PushWriter {
             try {
                 client.transaction().forOperations(ops);
                 return result;
-            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException | KeeperException.NoNodeException e) {
+            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException | KeeperException.NoNodeException
+                     | KeeperException.NotEmptyException e) {
                 // Curator retries a transaction after a connection loss: the first try may have committed.
                 if (Arrays.equals(dataOrNull(paths.push(push)), pushData)) return result;
                 if (attempt >= MAX_ATTEMPTS) {
@@ -492,32 +499,50 @@ public final class PushWriter {
     }
 
     /**
-     * The rollout node of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
+     * The rollout nodes of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
      * starts a rollout ({@link RolloutRecord#start}: its targets, for {@code ["*"]} the hosts with an agent now, and the
-     * desired state it replaces); any other push of the module deletes the rollout node of an older push. Written at
-     * any version: a push replaces whatever rollout ran, so the agents' moves of the older one (each at the version it
-     * read) must not make a busy rollout refuse the push that fixes it; their next write finds the new push and stops.
+     * desired state it replaces) with one {@code waiting} child per host, which that host alone may write
+     * ({@link io.mesh.wire.MeshAcls}); any other push of the module deletes an older rollout. An older rollout's
+     * children are deleted and the new ones created, its node overwritten: at any version, since a push replaces whatever rollout ran, so
+     * the agents' moves of the older one must not make a busy rollout refuse the push that fixes it (a move that races
+     * it writes a child of the older push, which the new rollout counts as waiting until its host moves again).
      *
-     * @param data the rollout node's data ({@link #rolloutData}), {@code null} for none
-     * @return the operation, or {@code null} when there is nothing to write
+     * @param rollout the rollout to start ({@link #rolloutOf}), {@code null} for none
+     * @return the operations, none when there is nothing to write
      */
-    private CuratorOp rolloutOp(Change c, byte[] data) throws Exception {
+    private List<CuratorOp> rolloutOps(Change c, RolloutRecord rollout) throws Exception {
         String path = paths.rollout(c.module());
-        Stat rollout = client.checkExists().forPath(path);
-        if (data == null) {
-            return rollout == null ? null : client.transactionOp().delete().forPath(path);
+        List<CuratorOp> ops = new ArrayList<>();
+        List<String> old;
+        try {
+            old = client.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            old = null;
         }
-        return rollout == null ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, data)
-                : client.transactionOp().setData().forPath(path, data);
+        if (old != null) {
+            for (String h : old) ops.add(client.transactionOp().delete().forPath(ZKPaths.makePath(path, h)));
+        }
+        if (rollout == null) {
+            if (old != null) ops.add(client.transactionOp().delete().forPath(path));
+            return ops;
+        }
+        // An existing rollout node is overwritten, not created again: its version keeps growing, so an agent's move
+        // read before this push fails its check of it (a node created again would start at version 0 once more).
+        ops.add(old == null ? client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(rollout))
+                : client.transactionOp().setData().forPath(path, Json.bytes(rollout)));
+        for (RolloutHostRecord h : rollout.startChildren()) {
+            ops.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths.rolloutHost(c.module(), h.host()), Json.bytes(h)));
+        }
+        return ops;
     }
 
-    /** @return the data of the rollout a push of {@code record} starts, or {@code null} for a spec without {@code rollout} */
-    private byte[] rolloutData(Change c, DesiredRecord record, Instant now, Origin origin) throws Exception {
+    /** @return the rollout a push of {@code record} starts, or {@code null} for a spec without {@code rollout} */
+    private RolloutRecord rolloutOf(Change c, DesiredRecord record, Instant now, Origin origin) throws Exception {
         if (c.spec() == null || c.spec().rollout() == null) return null;
         List<String> online = ZkReads.children(client, paths.agents());
         List<String> targets = c.spec().hosts().contains(ModuleSpec.ALL_HOSTS) ? online : c.spec().hosts();
         DesiredRecord previous = c.desired() == null ? null : desiredOrNull(c.module(), new Stat());
-        return Json.bytes(RolloutRecord.start(record, targets, Set.copyOf(online), previous, origin.by(), now));
+        return RolloutRecord.start(record, targets, Set.copyOf(online), previous, origin.by(), now);
     }
 
     private static HistoryRecord historyRecord(Change c, Planned p, String push, Instant now, Origin origin) {

@@ -1,8 +1,8 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.Json;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
-import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -12,8 +12,9 @@ import java.util.Optional;
 
 /**
  * An operator's side of {@code /mesh/rollouts/<module>} (SPEC.md, "Rollouts"; docs/decisions/0013-rollouts.md): read
- * it, resume or abort it. Every move is a write at the version read, as the agents' moves are, so a coordinator keeps
- * nothing and any coordinator may do it.
+ * it as derived from the node and its hosts' children ({@link RolloutNodes}), resume or abort it. Every move is a
+ * write of the rollout node at the version read, as the folds are, so a coordinator keeps nothing and any coordinator
+ * may do it.
  *
  * @param client a started Curator client
  * @param paths  the layout
@@ -24,11 +25,12 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
 
     /**
      * @param module module name (checked by the caller)
-     * @return the module's rollout, without the spec it replaces; empty when the module has none
+     * @return the module's rollout as its hosts' children say now, without the spec it replaces; empty when the module
+     *         has none
      * @throws Exception ZooKeeper errors
      */
     public Optional<RolloutRecord> read(String module) throws Exception {
-        RolloutRecord r = ZkReads.read(client, paths.rollout(module), RolloutRecord.class);
+        RolloutRecord r = RolloutNodes.readView(client, paths, module);
         return Optional.ofNullable(r == null ? null : r.withoutPrevious());
     }
 
@@ -37,11 +39,12 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
 
     /**
      * @param module module name
-     * @param move   resume (a paused rollout goes on) or abort (it stops for good)
+     * @param move   resume (a paused rollout goes on; the hosts failed now are recorded as resumed past) or abort (it
+     *               stops for good)
      * @param by     who asks
      * @param push   the push whose rollout the operator means (as {@code mesh rollout status} showed it), or
      *               {@code null} for the current one
-     * @return the rollout as written; empty when the module has no rollout
+     * @return the rollout as written and derived; empty when the module has no rollout
      * @throws IllegalStateException when the rollout is not where the move applies (not paused, ended already), or is
      *                               of another push than {@code push}
      * @throws Exception             ZooKeeper errors
@@ -49,18 +52,19 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
     public Optional<RolloutRecord> move(String module, Move move, String by, String push) throws Exception {
         String path = paths.rollout(module);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            ZkNode node = ZkNode.read(client, path);
-            if (node == null) return Optional.empty();
-            RolloutRecord r = Json.read(node.data(), RolloutRecord.class);
+            RolloutNodes nodes = RolloutNodes.read(client, paths, module);
+            if (nodes == null) return Optional.empty();
+            RolloutRecord r = nodes.view();
+            if (r == null) throw new IllegalStateException(path + " does not hold a rollout record");
             if (push != null && !push.equals(r.push())) {
                 throw new IllegalStateException("the rollout of " + module + " is of " + r.push() + " now, not " + push + " (a newer push replaced it)");
             }
             RolloutRecord next = move == Move.RESUME ? r.resume(by, clock.instant()) : r.abort(by, clock.instant());
             try {
-                client.setData().withVersion(node.version()).forPath(path, Json.bytes(next));
-                return Optional.of(next.withoutPrevious());
+                client.setData().withVersion(nodes.parentStat().getVersion()).forPath(path, Json.bytes(next));
+                return Optional.of(next.view(nodes.children().values().stream().map(RolloutNodes.Child::record).toList()).withoutPrevious());
             } catch (KeeperException.BadVersionException e) {
-                // an agent moved it meanwhile: read again
+                // a fold or another operator wrote it meanwhile: read again
             }
         }
         throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " attempts: try again");

@@ -5,6 +5,7 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.ZkPaths;
@@ -100,7 +101,7 @@ public final class RolloutBench {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS);
         RolloutRecord r = null;
         while (System.nanoTime() < end) {
-            r = Json.readOrNull(zk.getData().forPath(paths.rollout("roll")), RolloutRecord.class);
+            r = RolloutNodes.readView(zk, paths, "roll"); // the hosts' nodes: the fold may lag
             if (r != null && push.equals(r.push()) && r.state() == RolloutState.DONE) return r;
             if (r != null && push.equals(r.push()) && r.state().stopped()) throw new IllegalStateException("rollout stopped: " + r);
             Thread.sleep(20);

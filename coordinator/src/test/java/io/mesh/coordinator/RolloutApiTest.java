@@ -3,6 +3,9 @@ package io.mesh.coordinator;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutHostState;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import org.apache.zookeeper.data.Stat;
@@ -10,14 +13,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The coordinator's side of rollouts, against a real ZooKeeper (decision 13): the push writes the rollout node in its
- * transaction, a push without {@code rollout} deletes it, and {@code /v1/rollouts/{module}} reads, resumes and aborts
- * it, refusing what does not fit with the field and the fix.
+ * transaction with one node per host, a newer push replaces them, a push without {@code rollout} deletes them, the
+ * coordinator folds the hosts' nodes into the rollout node, and {@code /v1/rollouts/{module}} reads (the hosts' nodes),
+ * resumes and aborts it, refusing what does not fit with the field and the fix.
  */
 class RolloutApiTest {
     @RegisterExtension
@@ -48,6 +56,15 @@ class RolloutApiTest {
         Stat desired = zk.client().checkExists().forPath(zk.paths().desired("store"));
         Stat rollout = zk.client().checkExists().forPath(zk.paths().rollout("store"));
         assertThat(rollout.getMzxid()).as("one transaction").isEqualTo(desired.getMzxid());
+        assertThat(zk.client().getChildren().forPath(zk.paths().rollout("store"))).as("one node per host")
+                .containsExactlyInAnyOrder("host-a", "host-b", "host-c");
+        for (String h : List.of("host-a", "host-b", "host-c")) {
+            Stat c = zk.client().checkExists().forPath(zk.paths().rolloutHost("store", h));
+            assertThat(c.getMzxid()).as("%s's node in the push's transaction", h).isEqualTo(desired.getMzxid());
+            RolloutHostRecord hr = child(h);
+            assertThat(hr.push()).isEqualTo(push);
+            assertThat(hr.state()).isEqualTo(RolloutHostState.WAITING);
+        }
         RolloutRecord r = node();
         assertThat(r.push()).isEqualTo(push);
         assertThat(r.state()).isEqualTo(RolloutState.ROLLING);
@@ -59,9 +76,55 @@ class RolloutApiTest {
         assertThat(shown.json().path("push").asText()).isEqualTo(push);
         assertThat(shown.json().has("previous")).as("views leave the previous spec out").isFalse();
 
+        // A newer push with rollout replaces the hosts' nodes: a move of the older rollout does not carry over.
+        moveChild("host-a", push, RolloutHostState.DONE, null);
+        Answer again = api.push(manifest("rollout: {canary: 1}\n"));
+        String push2 = again.json().path("push").asText();
+        assertThat(child("host-a").push()).isEqualTo(push2);
+        assertThat(child("host-a").state()).isEqualTo(RolloutHostState.WAITING);
+
         assertThat(api.push(manifest("")).status()).isEqualTo(202);
-        assertThat(zk.client().checkExists().forPath(zk.paths().rollout("store"))).as("deleted by the push without rollout").isNull();
+        assertThat(zk.client().checkExists().forPath(zk.paths().rollout("store"))).as("deleted, with its hosts' nodes, by the push without rollout").isNull();
         assertThat(api.get("/v1/rollouts/store").status()).isEqualTo(404);
+    }
+
+    private RolloutHostRecord child(String host) throws Exception {
+        return Json.read(zk.client().getData().forPath(zk.paths().rolloutHost("store", host)), RolloutHostRecord.class);
+    }
+
+    /** What a host's agent writes: its own node, at the version read. */
+    private void moveChild(String host, String push, RolloutHostState state, String error) throws Exception {
+        Stat st = new Stat();
+        RolloutHostRecord c = Json.read(zk.client().getData().storingStatIn(st).forPath(zk.paths().rolloutHost("store", host)), RolloutHostRecord.class);
+        zk.client().setData().withVersion(st.getVersion()).forPath(zk.paths().rolloutHost("store", host), Json.bytes(c.moved(push, state, error, Instant.now())));
+    }
+
+    @Test
+    void theCoordinatorFoldsTheHostsNodesIntoTheRolloutNodeAndResumeRecordsWhatItResumedPast() throws Exception {
+        assertThat(api.push(manifest("")).status()).isEqualTo(202); // the revision the rollout's previous keeps
+        Answer a = api.push(manifest("rollout: {canary: 1, max-parallel: 1}\n"));
+        String push = a.json().path("push").asText();
+        moveChild("host-a", push, RolloutHostState.FAILED, "not ready");
+        Answer paused = api.get("/v1/rollouts/store");
+        assertThat(paused.json().path("state").asText()).as("the view reads the hosts' nodes, fold or not").isEqualTo("paused");
+        assertThat(paused.json().path("failed")).extracting(JsonNode::asText).containsExactly("host-a");
+        await().atMost(Duration.ofSeconds(10)).until(() -> node().state() == RolloutState.PAUSED);
+        RolloutRecord folded = node();
+        assertThat(folded.failed()).containsExactly("host-a");
+        assertThat(folded.waiting()).containsExactly("host-b", "host-c");
+        assertThat(folded.note()).isEqualTo("host-a failed: not ready");
+        assertThat(folded.previous()).as("a fold keeps the control fields").isNotNull();
+
+        Answer resumed = move("resume", "{\"push\":\"" + push + "\"}");
+        assertThat(resumed.status()).as(resumed.body()).isEqualTo(200);
+        assertThat(resumed.json().path("state").asText()).isEqualTo("rolling");
+        assertThat(node().resumedPast()).as("written in the rollout node").containsExactly("host-a");
+        moveChild("host-b", push, RolloutHostState.DONE, null);
+        moveChild("host-c", push, RolloutHostState.DONE, null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> node().state() == RolloutState.DONE);
+        assertThat(node().done()).containsExactly("host-b", "host-c");
+        assertThat(node().failed()).as("resumed past, settled").containsExactly("host-a");
+        assertThat(api.get("/v1/rollouts/store").json().path("state").asText()).isEqualTo("done");
     }
 
     @Test

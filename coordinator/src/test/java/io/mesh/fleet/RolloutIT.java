@@ -6,6 +6,7 @@ import com.github.dockerjava.api.model.Event;
 import io.mesh.client.CoordinatorClient;
 import io.mesh.client.MeshCli;
 import io.mesh.wire.Json;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.ZkPaths;
@@ -173,7 +174,7 @@ class RolloutIT {
             assertThat(again.code).as("an ended rollout cannot be aborted again: %s", again.text).isEqualTo(MeshCli.BAD_INPUT);
 
             // mesh rollback to v1: an ordinary push, in waves, that restores v1's spec on every host, with every
-            // coordinator down once it is taken (the agents move the rollout themselves).
+            // coordinator down once it is taken (the agents move their own nodes of the rollout and derive it from them).
             MeshRun rollback = run("rollback", module, "--to", push1Id, coordinator);
             assertThat(rollback.code).as(rollback.text).isEqualTo(MeshCli.OK);
             String rollbackId = rollback.out.substring(0, rollback.out.indexOf(' '));
@@ -185,9 +186,16 @@ class RolloutIT {
                     return rollbackId.equals(r.push()) && r.state() == RolloutState.DONE;
                 });
                 for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+                assertThat(rolloutNode(zk, paths, module).state()).as("the rollout node's own state: no coordinator up to fold it")
+                        .isNotEqualTo(RolloutState.DONE);
             } finally {
                 fleet.up(); // both coordinators again
             }
+            // The first coordinator back folds what the hosts' nodes say into the rollout node (SPEC's fields for zkCli).
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).until(() -> {
+                RolloutRecord folded = rolloutNode(zk, paths, module);
+                return rollbackId.equals(folded.push()) && folded.state() == RolloutState.DONE && folded.done().containsAll(hosts);
+            });
             MeshRun rolledBack = run("status", rollbackId, coordinator);
             assertThat(rolledBack.code).as(rolledBack.text).isEqualTo(MeshCli.OK);
             assertThat(rolledBack.out).contains("state applied");
@@ -293,7 +301,18 @@ class RolloutIT {
         return f;
     }
 
+    /**
+     * @return the module's rollout as its hosts' nodes say (decision 13): with every coordinator down the rollout node's
+     *         own lists are not folded, the hosts' nodes are the truth
+     */
     private static RolloutRecord rollout(CuratorFramework zk, ZkPaths paths, String module) throws Exception {
+        RolloutRecord r = RolloutNodes.readView(zk, paths, module);
+        if (r == null) throw new IllegalStateException(paths.rollout(module) + " is missing or not a rollout record");
+        return r;
+    }
+
+    /** @return the rollout node itself, as {@code zkCli get} shows it: its lists are a coordinator's fold */
+    private static RolloutRecord rolloutNode(CuratorFramework zk, ZkPaths paths, String module) throws Exception {
         return Json.read(zk.getData().forPath(paths.rollout(module)), RolloutRecord.class);
     }
 

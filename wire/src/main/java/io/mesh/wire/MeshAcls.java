@@ -26,12 +26,13 @@ import static org.apache.zookeeper.ZooDefs.Ids.ANYONE_ID_UNSAFE;
  * identities, identities/{host}                      admin: all (no one else reads)
  * agents, locks, slots; locks/{module}               admin: all; fleet: create; world: read
  * slots/{key}, slots/{key}/{queue|claims|leases|locks} admin: all; fleet: create, delete, read; world: read
- * rollouts/{module}                                  admin: all; fleet: read, write; world: read
  * {reports|held|windows|requests}/{host},
  *   locks/{module}/{host}                            admin: all; host: create, delete, read, write; world: read
  * {reports|held|windows}/{host}/{node},
- *   requests/{host}/{request}, plans/{plan}/{host}   admin: all; host: read, write; world: read
- * anything else                                      admin: all; world: read
+ *   requests/{host}/{request}, plans/{plan}/{host},
+ *   rollouts/{module}/{host}                         admin: all; host: read, write; world: read
+ * anything else (rollouts/{module} too: coordinators
+ *   alone write a rollout's state, SPEC "Identities")  admin: all; world: read
  * </pre>
  * ("host" is the host's identity from {@link HostIdentities}; a host without one gets no entry.) Rules for a host's
  * process: locks/{module} fleet: create; slots/{key} and their four children fleet: create, delete, read; anything else
@@ -101,15 +102,13 @@ public final class MeshAcls implements ACLProvider {
             out.add(new ACL(Perms.CREATE, auth.fleetId()));
         } else if (slotParent(p)) {
             out.add(new ACL(CRD, auth.fleetId()));
-        } else if (p.length == 2 && p[0].equals("rollouts")) {
-            out.add(new ACL(RW, auth.fleetId()));
         } else if (p.length == 2 && PER_HOST.contains(p[0])) {
             hostIds.apply(p[1]).ifPresent(id -> out.add(new ACL(CRDW, id)));
         } else if (p.length == 3 && p[0].equals("locks")) {
             hostIds.apply(p[2]).ifPresent(id -> out.add(new ACL(CRDW, id)));
         } else if (p.length == 3 && PER_HOST.contains(p[0])) {
             hostIds.apply(p[1]).ifPresent(id -> out.add(new ACL(RW, id)));
-        } else if (p.length == 3 && p[0].equals("plans")) {
+        } else if (p.length == 3 && (p[0].equals("plans") || p[0].equals("rollouts"))) {
             hostIds.apply(p[2]).ifPresent(id -> out.add(new ACL(RW, id)));
         }
         out.add(new ACL(Perms.READ, ANYONE_ID_UNSAFE));

@@ -5,36 +5,43 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
  * Data of {@code /mesh/rollouts/<module>} (SPEC.md, "Rollouts"; docs/decisions/0013-rollouts.md): the rollout of the
- * module's newest push, written by the coordinator in the push's transaction, then moved by each agent for its own
- * host ({@link #waiting}, {@link #applying}, {@link #done}, {@link #failed}) and by the coordinator for an operator
- * ({@link #resume}, {@link #abort}), always by a write at the version read. The transitions are pure functions here,
- * so both sides move it by the same rules.
+ * module's newest push, written by coordinators alone (SPEC.md, "Identities"): started in the push's transaction with
+ * one {@link RolloutHostRecord} child per host, resumed or aborted for an operator, and folded. Each host's agent
+ * writes only its own child; {@link #view} derives where the rollout is from this node's control fields
+ * ({@link #hosts}, {@link #onFailure}, an abort, {@link #resumedPast}) and the children, and a coordinator writes that
+ * view back here ({@link #done}, {@link #applying}, {@link #waiting}, {@link #failed}, {@link #state}), so that
+ * {@code zkCli} shows SPEC's fields. The rules are pure functions here, so agents and coordinators apply the same ones.
  *
  * @param module      module name
  * @param push        the push being rolled out
  * @param revision    its revision
- * @param state       where the rollout is
+ * @param state       where the rollout is ({@code aborted} is written by an operator's abort; the others are folded)
  * @param canary      the hosts that go first
  * @param done        hosts that applied the push and are ready
  * @param applying    hosts applying it now (each holds a slot of {@code /mesh/slots/rollout-<module>})
  * @param waiting     hosts whose wave has not come; they keep the previous revision
  * @param failed      hosts whose apply of the push failed; they keep the previous revision
  * @param since       when the rollout began (the push)
- * @param hosts       the hosts the push targeted when it was taken (for {@code ["*"]}: those with an agent)
+ * @param hosts       the hosts the push targeted when it was taken (for {@code ["*"]}: those with an agent); each has
+ *                    a child node
  * @param maxParallel hosts applying at once, resolved from {@code max-parallel}; {@code null} for no limit
  * @param onFailure   what a failure does
  * @param previous    the desired state before the push (what hosts that have not started keep), {@code null} for a
  *                    module that had none
  * @param by          who pushed
  * @param note        why the rollout is where it is (the failure that paused it, who resumed or aborted it)
- * @param resumedAt   when an operator last resumed it, else {@code null}: the hosts that failed before it count as
- *                    settled
+ * @param resumedAt   when an operator last resumed it, else {@code null}
+ * @param resumedPast the hosts that had failed when it was last resumed: their failures no longer pause it and they
+ *                    count as settled
  * @param changedAt   when the record last changed
  */
 @JsonPropertyOrder({"module", "push", "revision", "state", "canary", "done", "applying", "waiting", "failed", "since"})
@@ -42,7 +49,8 @@ import java.util.TreeSet;
 public record RolloutRecord(String module, String push, String revision, RolloutState state, List<String> canary,
                             List<String> done, List<String> applying, List<String> waiting, List<String> failed,
                             Instant since, List<String> hosts, Integer maxParallel, RolloutSpec.OnFailure onFailure,
-                            DesiredRecord previous, String by, String note, Instant resumedAt, Instant changedAt) {
+                            DesiredRecord previous, String by, String note, Instant resumedAt, List<String> resumedPast,
+                            Instant changedAt) {
     public RolloutRecord {
         canary = sorted(canary);
         done = sorted(done);
@@ -50,10 +58,11 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         waiting = sorted(waiting);
         failed = sorted(failed);
         hosts = sorted(hosts);
+        resumedPast = sorted(resumedPast);
         onFailure = onFailure == null ? RolloutSpec.OnFailure.PAUSE : onFailure;
     }
 
-    private static List<String> sorted(List<String> l) { return l == null ? List.of() : List.copyOf(new TreeSet<>(l)); }
+    private static List<String> sorted(Collection<String> l) { return l == null ? List.of() : List.copyOf(new TreeSet<>(l)); }
 
     /**
      * The record a push writes.
@@ -65,7 +74,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      * @param previous the desired state it replaces, or {@code null}
      * @param by       who pushed
      * @param at       when
-     * @return a {@code rolling} record with every host waiting
+     * @return a {@code rolling} record with every host waiting; {@link #startChildren} are its children
      */
     public static RolloutRecord start(DesiredRecord desired, List<String> hosts, Set<String> online, DesiredRecord previous,
                                       String by, Instant at) {
@@ -77,13 +86,18 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         DesiredRecord prev = previous == null || previous.tombstone() || previous.spec() == null ? null : previous;
         return new RolloutRecord(desired.module(), desired.push(), desired.revision(),
                 targets.isEmpty() ? RolloutState.DONE : RolloutState.ROLLING, canary, List.of(), List.of(), targets, List.of(), at,
-                targets, r.resolveMaxParallel(targets.size()), r.onFailureOrDefault(), prev, by, null, null, at);
+                targets, r.resolveMaxParallel(targets.size()), r.onFailureOrDefault(), prev, by, null, null, null, at);
+    }
+
+    /** @return the children a push writes with this record: one {@code waiting} node per host */
+    public List<RolloutHostRecord> startChildren() {
+        return hosts.stream().map(h -> RolloutHostRecord.waiting(h, push, since)).toList();
     }
 
     /** @return this record without the previous spec (for views: it is the desired state a push replaced) */
     public RolloutRecord withoutPrevious() {
         return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
-                onFailure, null, by, note, resumedAt, changedAt);
+                onFailure, null, by, note, resumedAt, resumedPast, changedAt);
     }
 
     /** @return true when this record is the rollout of {@code desired}'s push */
@@ -103,98 +117,107 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /**
      * @return true when every canary is settled: done, or failed where a failure does not stop the rollout
-     *         ({@code on-failure: continue}, or before a resume)
+     *         ({@code on-failure: continue}, or resumed past)
      */
     public boolean canariesDone() {
-        return canary.stream().allMatch(h -> done.contains(h) || (failedSettled() && failed.contains(h)));
+        return canary.stream().allMatch(h -> done.contains(h) || (failed.contains(h) && failedSettled(h)));
     }
 
-    /** @return true when a failed host counts as settled: under {@code on-failure: continue}, or after a resume */
-    private boolean failedSettled() { return onFailure == RolloutSpec.OnFailure.CONTINUE || resumedAt != null; }
-
-    /** @return this record with {@code host} waiting (a host not named yet; one already named is left where it is) */
-    public RolloutRecord waiting(String host, Instant at) {
-        if (done.contains(host) || applying.contains(host) || waiting.contains(host) || failed.contains(host)) return this;
-        return with(state, done, applying, plus(waiting, host), failed, note, at);
-    }
-
-    /** @return this record with {@code host} applying (it took a slot) */
-    public RolloutRecord applying(String host, Instant at) {
-        return with(state, minus(done, host), plus(applying, host), minus(waiting, host), minus(failed, host), note, at);
-    }
-
-    /** @return this record with {@code host} done; {@code done} when every host is settled */
-    public RolloutRecord done(String host, Instant at) {
-        return with(state, plus(done, host), minus(applying, host), minus(waiting, host), minus(failed, host), note, at).settle();
-    }
+    /** @return true when {@code host}'s failure counts as settled: under {@code on-failure: continue}, or resumed past */
+    private boolean failedSettled(String host) { return onFailure == RolloutSpec.OnFailure.CONTINUE || resumedPast.contains(host); }
 
     /**
-     * @param why what failed, for {@link #note}
-     * @return this record with {@code host} failed, and the state {@code on-failure} says
+     * Where the rollout is, derived from this node's control fields and the hosts' children: the one rule agents decide
+     * by and coordinators fold by (decision 13). Each host of {@link #hosts} is where its child says, {@code waiting}
+     * without one; a child of another push (left by a write that raced a newer push) counts as none. The state:
+     * {@code aborted} when an operator aborted it; else {@code reverted} when a host failed under
+     * {@code on-failure: revert}; else {@code paused} when a host failed under {@code pause} and was not resumed past;
+     * else {@code done} when every host is done, or failed and settled; else {@code rolling}.
+     *
+     * @param children the nodes under this one (any order; others' pushes are ignored)
+     * @return this record with the lists, state and note derived; its control fields unchanged. A rollout with hosts
+     *         but no node under it at all was started before hosts had nodes (every push writes them): it is returned
+     *         as it is, so that a fold does not wipe its lists
      */
-    public RolloutRecord failed(String host, String why, Instant at) {
-        RolloutState next = switch (onFailure) {
-            case PAUSE -> state == RolloutState.ROLLING ? RolloutState.PAUSED : state;
-            case REVERT -> state == RolloutState.ROLLING || state == RolloutState.PAUSED ? RolloutState.REVERTED : state;
-            case CONTINUE -> state;
-        };
-        String n = next == state ? note : host + " failed: " + why;
-        return with(next, minus(done, host), minus(applying, host), minus(waiting, host), plus(failed, host), n, at).settle();
+    public RolloutRecord view(Collection<RolloutHostRecord> children) {
+        if (children.isEmpty() && !hosts.isEmpty()) return this;
+        Map<String, RolloutHostRecord> byHost = new TreeMap<>();
+        for (RolloutHostRecord c : children) {
+            if (c != null && c.host() != null && push != null && push.equals(c.push())) byHost.put(c.host(), c);
+        }
+        TreeSet<String> all = new TreeSet<>(hosts);
+        all.addAll(byHost.keySet());
+        List<String> d = new ArrayList<>(), a = new ArrayList<>(), w = new ArrayList<>(), f = new ArrayList<>();
+        Instant changed = changedAt;
+        for (String h : all) {
+            RolloutHostRecord c = byHost.get(h);
+            RolloutHostState s = c == null || c.state() == null ? RolloutHostState.WAITING : c.state();
+            switch (s) {
+                case DONE -> d.add(h);
+                case APPLYING -> a.add(h);
+                case FAILED -> f.add(h);
+                default -> w.add(h);
+            }
+            if (c != null && c.since() != null && (changed == null || c.since().isAfter(changed))) changed = c.since();
+        }
+        List<String> unsettled = f.stream().filter(h -> !resumedPast.contains(h)).toList();
+        RolloutState s;
+        String n = note;
+        if (state == RolloutState.ABORTED) {
+            s = RolloutState.ABORTED;
+        } else if (onFailure == RolloutSpec.OnFailure.REVERT && !f.isEmpty()) {
+            s = RolloutState.REVERTED;
+            n = failureNote(f.get(0), byHost);
+        } else if (onFailure == RolloutSpec.OnFailure.PAUSE && !unsettled.isEmpty()) {
+            s = RolloutState.PAUSED;
+            n = failureNote(unsettled.get(0), byHost);
+        } else if (d.size() + f.size() == all.size()) {
+            s = RolloutState.DONE; // every failed host is settled here: continue, or resumed past
+        } else {
+            s = RolloutState.ROLLING;
+        }
+        return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous, by, n,
+                resumedAt, resumedPast, changed);
     }
 
-    /** @return this record with {@code host} back among the waiting (its apply was deferred by a window) */
-    public RolloutRecord backToWaiting(String host, Instant at) {
-        return with(state, done, minus(applying, host), plus(waiting, host), failed, note, at);
+    private static String failureNote(String host, Map<String, RolloutHostRecord> byHost) {
+        RolloutHostRecord c = byHost.get(host);
+        return host + " failed: " + (c == null || c.error() == null ? "failed" : c.error());
     }
 
     /**
-     * A paused rollout goes on: the hosts that failed keep the previous revision and count as settled.
+     * @param other another record
+     * @return true when both show the same progress: state, the four lists and the note (what a fold writes)
+     */
+    public boolean sameProgress(RolloutRecord other) {
+        return other != null && state == other.state && done.equals(other.done) && applying.equals(other.applying)
+                && waiting.equals(other.waiting) && failed.equals(other.failed) && java.util.Objects.equals(note, other.note);
+    }
+
+    /**
+     * A paused rollout goes on: the hosts failed now keep the previous revision and count as settled. Called on the
+     * {@link #view}, the result is what the coordinator writes.
      *
      * @param by who resumed it
-     * @return the record {@code rolling} again (or {@code done})
+     * @return the record {@code rolling} again, with {@link #resumedPast} the hosts failed now
      * @throws IllegalStateException when it is not paused
      */
     public RolloutRecord resume(String by, Instant at) {
         if (state != RolloutState.PAUSED) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not paused");
         return new RolloutRecord(module, push, revision, RolloutState.ROLLING, canary, done, applying, waiting, failed, since, hosts,
-                maxParallel, onFailure, previous, this.by, "resumed by " + by + " after " + failed + " failed", at, at).settle();
+                maxParallel, onFailure, previous, this.by, "resumed by " + by + " after " + failed + " failed", at, failed, at);
     }
 
     /**
-     * The rollout stops for good: hosts that have not applied the push keep the previous revision.
+     * The rollout stops for good: hosts that have not applied the push keep the previous revision. Called on the
+     * {@link #view}, the result is what the coordinator writes.
      *
      * @param by who aborted it
      * @throws IllegalStateException when it has ended already
      */
     public RolloutRecord abort(String by, Instant at) {
         if (state.ended()) throw new IllegalStateException("the rollout of " + module + " has ended already (" + state + ")");
-        return with(RolloutState.ABORTED, done, applying, waiting, failed, "aborted by " + by, at);
-    }
-
-    /** {@code done} once every host is done, or failed where a failure does not stop the rollout. */
-    private RolloutRecord settle() {
-        boolean failedSettled = failedSettled();
-        if (state != RolloutState.ROLLING) return this;
-        for (String h : allHosts()) {
-            if (!done.contains(h) && !(failedSettled && failed.contains(h))) return this;
-        }
-        return with(RolloutState.DONE, done, applying, waiting, failed, note, changedAt);
-    }
-
-    private RolloutRecord with(RolloutState s, List<String> d, List<String> a, List<String> w, List<String> f, String n, Instant at) {
-        return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous, by, n,
-                resumedAt, at);
-    }
-
-    private static List<String> plus(List<String> l, String h) {
-        List<String> c = new ArrayList<>(l);
-        if (!c.contains(h)) c.add(h);
-        return c;
-    }
-
-    private static List<String> minus(List<String> l, String h) {
-        List<String> c = new ArrayList<>(l);
-        c.remove(h);
-        return c;
+        return new RolloutRecord(module, push, revision, RolloutState.ABORTED, canary, done, applying, waiting, failed, since, hosts,
+                maxParallel, onFailure, previous, by(), "aborted by " + by, resumedAt, resumedPast, at);
     }
 }

@@ -149,6 +149,8 @@ public final class ZkPaths {
     public String rollouts() { return root + "/rollouts"; }
     /** @return {@code {root}/rollouts/{module}}: the module's rollout ({@link RolloutRecord}) */
     public String rollout(String module) { return ZKPaths.makePath(rollouts(), module); }
+    /** @return {@code {root}/rollouts/{module}/{host}}: one host's progress in it ({@link RolloutHostRecord}) */
+    public String rolloutHost(String module, String host) { return ZKPaths.makePath(rollout(module), host); }
 
     /** @return {@code {root}/freezes} */
     public String freezes() { return root + "/freezes"; }

@@ -52,53 +52,115 @@ class RolloutRecordTest {
         assertThat(RolloutRecord.start(d, HOSTS, java.util.Set.of("h3"), null, "token", T).canary()).containsExactlyInAnyOrder("h3", "h1");
     }
 
-    @Test
-    void everyHostDoneIsDone() {
-        RolloutRecord r = start(new RolloutSpec(null, null, null));
-        for (String h : HOSTS) r = r.applying(h, T).done(h, T);
-        assertThat(r.state()).isEqualTo(RolloutState.DONE);
-        assertThat(r.done()).containsExactly("h1", "h2", "h3");
-        assertThat(r.applying()).isEmpty();
+    /** @return {@code r}'s view with each {@code host=state[:error]} of {@code moves} as its child says */
+    static RolloutRecord view(RolloutRecord r, String... moves) {
+        Map<String, RolloutHostRecord> children = new java.util.TreeMap<>();
+        for (RolloutHostRecord c : r.startChildren()) children.put(c.host(), c);
+        for (String m : moves) {
+            String[] hs = m.split("[=:]", 3);
+            children.put(hs[0], RolloutHostRecord.waiting(hs[0], r.push(), T)
+                    .moved(r.push(), WireName.of(RolloutHostState.class, hs[1]), hs.length > 2 ? hs[2] : null, T.plusSeconds(1)));
+        }
+        return r.view(children.values());
     }
 
     @Test
-    void aFailurePausesThenResumeSettlesTheFailedHost() {
-        RolloutRecord r = start(new RolloutSpec("1", 1, RolloutSpec.OnFailure.PAUSE)).applying("h1", T).failed("h1", "not ready", T);
-        assertThat(r.state()).isEqualTo(RolloutState.PAUSED);
-        assertThat(r.note()).contains("h1 failed: not ready");
-        assertThatThrownBy(() -> start(new RolloutSpec(null, null, null)).resume("op", T)).isInstanceOf(IllegalStateException.class);
-        r = r.resume("op", T);
-        assertThat(r.state()).isEqualTo(RolloutState.ROLLING);
-        assertThat(r.resumedAt()).isEqualTo(T);
-        assertThat(r.by()).as("who pushed stays").isEqualTo("token");
-        r = r.applying("h2", T).done("h2", T).applying("h3", T).done("h3", T);
-        assertThat(r.state()).as("a host failed before the resume counts as settled").isEqualTo(RolloutState.DONE);
+    void thePushWritesOneWaitingChildPerHostAndTheViewShowsThemWaiting() {
+        RolloutRecord r = start(new RolloutSpec("1", 1, null));
+        assertThat(r.startChildren()).extracting(RolloutHostRecord::host).containsExactly("h1", "h2", "h3");
+        assertThat(r.startChildren()).allSatisfy(c -> {
+            assertThat(c.state()).isEqualTo(RolloutHostState.WAITING);
+            assertThat(c.push()).isEqualTo(r.push());
+        });
+        RolloutRecord v = view(r);
+        assertThat(v.state()).isEqualTo(RolloutState.ROLLING);
+        assertThat(v.waiting()).containsExactly("h1", "h2", "h3");
+        assertThat(v.sameProgress(r)).as("the start is its own fold").isTrue();
+        assertThat(r.view(List.of(r.startChildren().get(0))).waiting()).as("a listed host without a child counts as waiting")
+                .containsExactly("h1", "h2", "h3");
+        RolloutRecord legacy = view(r, "h1=done", "h2=applying"); // as a rollout started before hosts had nodes shows
+        assertThat(legacy.view(List.of())).as("a rollout without any host node is left as it is: a fold does not wipe it")
+                .isEqualTo(legacy);
+    }
+
+    @Test
+    void everyHostDoneIsDoneAndTheListsComeFromTheChildrenNotTheParent() {
+        RolloutRecord r = start(new RolloutSpec(null, null, null));
+        RolloutRecord mid = view(r, "h1=done", "h2=applying");
+        assertThat(mid.state()).isEqualTo(RolloutState.ROLLING);
+        assertThat(mid.done()).containsExactly("h1");
+        assertThat(mid.applying()).containsExactly("h2");
+        assertThat(mid.waiting()).containsExactly("h3");
+        assertThat(mid.changedAt()).as("the newest child's since").isEqualTo(T.plusSeconds(1));
+        RolloutRecord all = view(mid, "h1=done", "h2=done", "h3=done");
+        assertThat(all.state()).as("a folded parent's lists are not read: the children are").isEqualTo(RolloutState.DONE);
+        assertThat(all.done()).containsExactly("h1", "h2", "h3");
+        assertThat(all.applying()).isEmpty();
+        assertThat(view(r, "h1=done", "h2=done").state()).isEqualTo(RolloutState.ROLLING);
+    }
+
+    @Test
+    void aChildOfAnotherPushCountsAsWaiting() {
+        RolloutRecord r = start(new RolloutSpec(null, null, null));
+        RolloutHostRecord stale = new RolloutHostRecord("h1", "push-0000000001", RolloutHostState.FAILED, T, "old");
+        RolloutRecord v = r.view(List.of(stale));
+        assertThat(v.failed()).isEmpty();
+        assertThat(v.waiting()).contains("h1");
+        assertThat(v.state()).isEqualTo(RolloutState.ROLLING);
+    }
+
+    @Test
+    void aFailurePausesThenResumeRecordsWhatItResumedPast() {
+        RolloutRecord r = start(new RolloutSpec("1", 1, RolloutSpec.OnFailure.PAUSE));
+        RolloutRecord paused = view(r, "h1=failed:not ready");
+        assertThat(paused.state()).isEqualTo(RolloutState.PAUSED);
+        assertThat(paused.note()).isEqualTo("h1 failed: not ready");
+        assertThat(paused.canariesDone()).isFalse();
+        assertThatThrownBy(() -> view(r).resume("op", T)).isInstanceOf(IllegalStateException.class).hasMessageContaining("not paused");
+
+        RolloutRecord resumed = paused.resume("op", T); // what the coordinator writes in the parent
+        assertThat(resumed.resumedPast()).containsExactly("h1");
+        assertThat(resumed.resumedAt()).isEqualTo(T);
+        assertThat(resumed.by()).as("who pushed stays").isEqualTo("token");
+        RolloutRecord going = view(resumed, "h1=failed:not ready");
+        assertThat(going.state()).as("h1's failure no longer pauses").isEqualTo(RolloutState.ROLLING);
+        assertThat(going.note()).startsWith("resumed by op");
+        assertThat(going.canariesDone()).as("the failed canary is settled").isTrue();
+        assertThat(view(resumed, "h1=failed:x", "h2=failed:disk full").state()).as("a new failure pauses again")
+                .isEqualTo(RolloutState.PAUSED);
+        assertThat(view(resumed, "h1=failed:x", "h2=failed:disk full").note()).isEqualTo("h2 failed: disk full");
+        assertThat(view(resumed, "h1=failed:x", "h2=done", "h3=done").state()).as("a host failed before the resume counts as settled")
+                .isEqualTo(RolloutState.DONE);
     }
 
     @Test
     void revertAndContinue() {
-        assertThat(start(new RolloutSpec(null, null, RolloutSpec.OnFailure.REVERT)).applying("h1", T).failed("h1", "x", T).state())
-                .isEqualTo(RolloutState.REVERTED);
-        RolloutRecord c = start(new RolloutSpec(null, null, RolloutSpec.OnFailure.CONTINUE)).applying("h1", T).failed("h1", "x", T);
-        assertThat(c.state()).isEqualTo(RolloutState.ROLLING);
-        c = c.applying("h2", T).done("h2", T).applying("h3", T).done("h3", T);
-        assertThat(c.state()).isEqualTo(RolloutState.DONE);
+        RolloutRecord rev = start(new RolloutSpec(null, null, RolloutSpec.OnFailure.REVERT));
+        assertThat(view(rev, "h1=done", "h2=failed:x").state()).isEqualTo(RolloutState.REVERTED);
+        assertThat(view(rev, "h1=done", "h2=failed:x").note()).isEqualTo("h2 failed: x");
+        RolloutRecord c = start(new RolloutSpec(null, null, RolloutSpec.OnFailure.CONTINUE));
+        assertThat(view(c, "h1=failed:x").state()).isEqualTo(RolloutState.ROLLING);
+        assertThat(view(c, "h1=failed:x", "h2=done", "h3=done").state()).isEqualTo(RolloutState.DONE);
     }
 
     @Test
-    void abortEndsItAndCannotAbortTwice() {
-        RolloutRecord r = start(new RolloutSpec(null, null, null)).abort("op", T);
+    void abortEndsItWhateverTheChildrenSayAndCannotAbortTwice() {
+        RolloutRecord r = view(start(new RolloutSpec(null, null, null)), "h1=done").abort("op", T);
         assertThat(r.state()).isEqualTo(RolloutState.ABORTED);
-        assertThatThrownBy(() -> r.abort("op", T)).isInstanceOf(IllegalStateException.class).hasMessageContaining("ended");
+        assertThat(r.note()).isEqualTo("aborted by op");
+        RolloutRecord after = view(r, "h1=done", "h2=done", "h3=done");
+        assertThat(after.state()).as("an abort is the parent's, not derived").isEqualTo(RolloutState.ABORTED);
+        assertThat(after.done()).containsExactly("h1", "h2", "h3");
+        assertThatThrownBy(() -> after.abort("op", T)).isInstanceOf(IllegalStateException.class).hasMessageContaining("ended");
     }
 
     @Test
-    void aHostNotTargetedAtPushTimeJoinsTheRecordAndMustFinish() {
-        RolloutRecord r = start(new RolloutSpec(null, null, null)).waiting("h9", T);
-        assertThat(r.waiting()).contains("h9");
-        for (String h : HOSTS) r = r.applying(h, T).done(h, T);
-        assertThat(r.state()).isEqualTo(RolloutState.ROLLING);
-        assertThat(r.applying("h9", T).done("h9", T).state()).isEqualTo(RolloutState.DONE);
+    void theViewIsAFunctionOfItsInputsSoCoordinatorsFoldingAtOnceAgree() {
+        RolloutRecord r = start(new RolloutSpec("1", 1, null));
+        RolloutRecord a = view(r, "h2=applying", "h1=done");
+        RolloutRecord b = view(r, "h1=done", "h2=applying");
+        assertThat(a).isEqualTo(b);
+        assertThat(view(a, "h1=done", "h2=applying")).as("folding a fold changes nothing").isEqualTo(a);
     }
 
     @Test

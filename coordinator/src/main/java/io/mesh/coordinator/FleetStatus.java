@@ -10,7 +10,6 @@ import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushState;
-import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.SlotRecord;
@@ -250,12 +249,12 @@ public final class FleetStatus {
     }
 
     /**
-     * What a fleet is derived from besides the agents and reports: read from ZooKeeper at every call, so that what a
-     * push, a hold or a freeze just wrote is seen at once (docs/decisions/0022-status-from-a-cache.md).
+     * What a fleet is derived from besides the cache (agents, reports, rollouts, push nodes): read from ZooKeeper at
+     * every call, so that what a push, a hold or a freeze just wrote is seen at once
+     * (docs/decisions/0022-status-from-a-cache.md).
      */
     private record Inputs(Map<String, DesiredRecord> desired, Map<String, DesiredRecord> deleted, List<HeldRecord> held,
-                          List<WindowRecord> windows, List<String> recentPushes, Map<String, RolloutRecord> rollouts,
-                          List<FreezeStore.Freeze> freezes, List<Slot> slots) {}
+                          List<WindowRecord> windows, List<String> recentPushes, List<FreezeStore.Freeze> freezes, List<Slot> slots) {}
 
     /** The last fleet derived, with the cache generation and inputs it came from, and its JSON without {@code at}. */
     private record Memo(long generation, Inputs inputs, Fleet fleet, byte[] jsonWithoutAt) {}
@@ -313,12 +312,7 @@ public final class FleetStatus {
     private Inputs inputs(Instant now) throws Exception {
         Map<String, DesiredRecord> deleted = new TreeMap<>();
         Map<String, DesiredRecord> desired = desired(deleted);
-        Map<String, RolloutRecord> rollouts = new TreeMap<>();
-        for (String m : ZkReads.children(client, paths.rollouts())) {
-            RolloutRecord r = ZkReads.read(client, paths.rollout(m), RolloutRecord.class);
-            if (r != null) rollouts.put(m, r);
-        }
-        return new Inputs(desired, deleted, view.held(), view.windows(), recentPushes(), rollouts,
+        return new Inputs(desired, deleted, view.held(), view.windows(), recentPushes(),
                 freezes.list().stream().filter(FreezeStore.Freeze::active).toList(), slots());
     }
 

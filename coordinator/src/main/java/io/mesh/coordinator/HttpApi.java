@@ -218,7 +218,7 @@ public final class HttpApi implements AutoCloseable {
         this.token = token;
         this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
-        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents()));
+        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes()));
         this.status = new PushStatus(client, paths, cache);
         this.fleet = new FleetView(client, paths, cache);
         this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC(), cache);

@@ -10,13 +10,14 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
+import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
-import java.io.UncheckedIOException;
+import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -123,18 +124,26 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      */
     public Optional<View> of(String push) throws Exception {
         if (push == null || !PUSH_NAME.matcher(push).matches()) return Optional.empty();
-        byte[] data;
-        try {
-            data = client.getData().forPath(paths.push(push));
-        } catch (KeeperException.NoNodeException e) {
-            return Optional.empty();
+        // A push node is written once: the cache's copy is the node, and a push the cache has not seen yet (just
+        // taken by this or another coordinator) is read from ZooKeeper.
+        JsonNode tree = source.read(paths.push(push), JsonNode.class);
+        if (tree == null) {
+            byte[] data;
+            try {
+                data = client.getData().forPath(paths.push(push));
+            } catch (KeeperException.NoNodeException e) {
+                return Optional.empty();
+            }
+            try {
+                tree = Json.MAPPER.readTree(data);
+            } catch (IOException e) {
+                throw new IllegalStateException("push node " + paths.push(push) + " does not hold a push record: " + e.getMessage(), e);
+            }
         }
         PushRecord record;
-        JsonNode tree;
         try {
-            record = Json.read(data, PushRecord.class);
-            tree = Json.MAPPER.readTree(data);
-        } catch (UncheckedIOException e) {
+            record = Json.MAPPER.treeToValue(tree, PushRecord.class);
+        } catch (IOException e) {
             throw new IllegalStateException("push node " + paths.push(push) + " does not hold a push record: " + e.getMessage(), e);
         }
         List<String> modules = record.modules() == null ? List.of() : record.modules();
@@ -162,10 +171,25 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         }
         Map<String, RolloutRecord> rollouts = new TreeMap<>();
         for (String m : modules) {
-            RolloutRecord r = RolloutNodes.readView(client, paths, m); // the hosts' children, not the fold, which may lag
+            RolloutRecord r = rolloutView(m);
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
         return Optional.of(derive(record, hosts, agents, reports, rollouts));
+    }
+
+    /**
+     * @return the module's rollout as its hosts' children say (not the fold, which may lag: {@link RolloutNodes}), read
+     *         through {@link #source}; {@code null} when it has none
+     */
+    private RolloutRecord rolloutView(String module) throws Exception {
+        RolloutRecord parent = source.read(paths.rollout(module), RolloutRecord.class);
+        if (parent == null) return null;
+        List<RolloutHostRecord> children = new ArrayList<>();
+        for (String host : source.children(paths.rollout(module))) {
+            RolloutHostRecord c = source.read(paths.rolloutHost(module, host), RolloutHostRecord.class);
+            if (c != null && host.equals(c.host())) children.add(c);
+        }
+        return parent.view(children);
     }
 
     /**

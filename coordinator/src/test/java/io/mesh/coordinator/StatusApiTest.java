@@ -38,6 +38,12 @@ public class StatusApiTest {
                 error, null, null, null);
     }
 
+    /** Writes a report as an agent does ({@code MeshStore}), and waits until the coordinator serves it. */
+    private static void served(io.mesh.zk.MeshStore agentStore, ApplyReport r) throws Exception {
+        agentStore.writeReport(r);
+        CoordinatorExtension.awaitServed(zk, zk.paths().report(r.host(), r.module()));
+    }
+
     static void writeReport(ApplyReport r) throws Exception {
         String path = zk.paths().report(r.host(), r.module());
         try {
@@ -125,11 +131,11 @@ public class StatusApiTest {
         String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         assertThat(api.get("/v1/pushes/" + p0).json().get("state").asText()).isEqualTo("applied");
         assertThat(api.get("/v1/pushes/" + p1).json().get("state").asText()).isEqualTo("pending");
 
-        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
         JsonNode v0 = api.get("/v1/pushes/" + p0).json();
         JsonNode t = target(v0, "host-a", "store");
         assertThat(t.get("state").asText()).isEqualTo("superseded");
@@ -155,9 +161,9 @@ public class StatusApiTest {
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         String p2 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r3")).json().get("push").asText();
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
-        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
-        agentStore.writeReport(report("host-a", "store", "r3", p2, ApplyOutcome.DEFERRED, null));
+        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "r3", p2, ApplyOutcome.DEFERRED, null));
 
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("applied");
@@ -182,11 +188,11 @@ public class StatusApiTest {
         failed = new ApplyReport(failed.host(), failed.module(), failed.revision(), failed.push(), failed.outcome(), failed.startedAt(),
                 failed.finishedAt(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", ContainerAction.REVERTED,
                 List.of("not ready"), "3f2a")), failed.error(), null, null, null);
-        agentStore.writeReport(failed);
+        served(agentStore, failed);
         JsonNode v = api.get("/v1/pushes/" + bad).json();
         assertThat(v.get("state").asText()).isEqualTo("failed");
 
-        agentStore.writeReport(report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
         v = api.get("/v1/pushes/" + bad).json();
         JsonNode t = target(v, "host-a", "store");
         assertThat(t.get("state").asText()).isEqualTo("superseded");
@@ -210,8 +216,8 @@ public class StatusApiTest {
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         // Written as the agent writes them: MeshStore carries the last applied push through a deferral.
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        agentStore.writeReport(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
-        agentStore.writeReport(report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
+        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
         assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
         assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", "store")), ApplyReport.class);

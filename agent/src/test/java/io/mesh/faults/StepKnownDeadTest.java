@@ -1,5 +1,6 @@
 package io.mesh.faults;
 
+import io.mesh.window.HostContext;
 import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.ContainerRuntime;
@@ -74,8 +75,8 @@ class StepKnownDeadTest {
         String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        WindowRunner runner = new WindowRunner(fx.store, brokenWait(fx.docker), fx.host, ProcessRef.current("fault test window"),
-                new WindowJournal(fx.stateDir));
+        WindowRunner runner = new WindowRunner(HostContext.of(fx.store, brokenWait(fx.docker), fx.host,
+                ProcessRef.current("fault test window"), new WindowJournal(fx.stateDir)));
         WindowResult r = runner.run(fx.module, SCHEDULE, Duration.ofSeconds(30));
         Duration elapsed = Duration.between(t0, Instant.now());
         System.out.println("window: " + r + " after " + elapsed.toMillis() + " ms");

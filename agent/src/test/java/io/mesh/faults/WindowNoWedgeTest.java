@@ -1,5 +1,6 @@
 package io.mesh.faults;
 
+import io.mesh.window.HostContext;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ChildJvm;
@@ -133,7 +134,8 @@ class WindowNoWedgeTest {
         String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        WindowRunner runner = new WindowRunner(fx.store, fx.docker, fx.host, ProcessRef.current("fault test window"), new WindowJournal(fx.stateDir));
+        WindowRunner runner = new WindowRunner(HostContext.of(fx.store, fx.docker, fx.host, ProcessRef.current("fault test window"),
+                new WindowJournal(fx.stateDir)));
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {

@@ -16,6 +16,7 @@ import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
 import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -42,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * read from Docker (inspect, image {@code pull} events), the registry (its manifest digests) and the report node in
  * ZooKeeper.
  */
+@Tag("slow") // a registry container and real pulls: the full run, not --fast
 class PrivateRegistryTest {
     private static final String SERVE = "[sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]";
     private static AuthRegistry registry;

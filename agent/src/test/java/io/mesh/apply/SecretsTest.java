@@ -24,6 +24,7 @@ import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -53,6 +54,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and no znode, Docker label, report or log line has it; a rotated file recreates the container with
  * {@code secret changed: NAME}; a file that cannot be had fails its container alone, naming the file.
  */
+@Tag("slow") // recreates containers as secret files rotate: the full run, not --fast
 class SecretsTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();

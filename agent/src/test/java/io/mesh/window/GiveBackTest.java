@@ -9,6 +9,7 @@ import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -32,6 +33,7 @@ import static org.awaitility.Awaitility.await;
  * long returned. Once the step has started every stop has returned: the journal says so, and closing it stops nothing.
  * Real engine, real ZooKeeper; evidence from Docker's events.
  */
+@Tag("slow") // windows with a 4 s step on the real engine: the full run, not --fast
 class GiveBackTest {
     private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension

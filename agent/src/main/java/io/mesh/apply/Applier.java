@@ -92,7 +92,7 @@ public final class Applier {
         this.session = store.session();
         this.fences = context.journal().fences();
         this.reports = new ReportWriter(store);
-        this.noOp = new NoOpReconcile(store, docker, host, reports, context.secrets());
+        this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
         this.freezes = new FreezeGate(store, Clock.systemUTC());
     }

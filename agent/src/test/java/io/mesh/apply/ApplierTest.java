@@ -1,13 +1,13 @@
 package io.mesh.apply;
 
-import io.mesh.window.HostContext;
-import io.mesh.testing.ApplierExtension;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.CuratorFramework;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.window.HostContext;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;

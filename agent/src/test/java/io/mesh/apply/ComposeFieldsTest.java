@@ -1,6 +1,5 @@
 package io.mesh.apply;
 
-import io.mesh.testing.ApplierExtension;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -11,6 +10,7 @@ import com.github.dockerjava.api.model.Ulimit;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.policy.Policy;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;

@@ -1,10 +1,10 @@
 package io.mesh.apply;
 
-import io.mesh.testing.ApplierExtension;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.BuildImageResultCallback;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;

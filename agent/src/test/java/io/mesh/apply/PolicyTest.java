@@ -1,10 +1,10 @@
 package io.mesh.apply;
 
-import io.mesh.testing.ApplierExtension;
 import io.mesh.policy.Policy;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.WindowRunner;

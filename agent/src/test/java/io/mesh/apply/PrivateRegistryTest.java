@@ -1,12 +1,12 @@
 package io.mesh.apply;
 
-import io.mesh.testing.ApplierExtension;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.RegistryAuth;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.AuthRegistry;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;

@@ -1,8 +1,8 @@
 package io.mesh.apply;
 
-import io.mesh.testing.ApplierExtension;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;

@@ -1,6 +1,5 @@
 package io.mesh.apply;
 
-import io.mesh.testing.ApplierExtension;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -14,6 +13,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;

@@ -1,9 +1,9 @@
 package io.mesh.window;
 
-import io.mesh.testing.ApplierExtension;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;

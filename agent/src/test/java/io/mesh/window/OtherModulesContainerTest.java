@@ -1,10 +1,10 @@
 package io.mesh.window;
 
-import io.mesh.testing.ApplierExtension;
 import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.HostConfig;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;

@@ -1,6 +1,5 @@
 package io.mesh.window;
 
-import io.mesh.testing.ApplierExtension;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -8,6 +7,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.mesh.docker.DockerEngine;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
 import io.mesh.wire.WindowOutcome;

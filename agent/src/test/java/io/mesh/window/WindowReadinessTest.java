@@ -1,8 +1,8 @@
 package io.mesh.window;
 
-import io.mesh.testing.ApplierExtension;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.testing.ZooKeeperExtension;

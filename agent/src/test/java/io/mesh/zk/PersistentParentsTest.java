@@ -1,9 +1,9 @@
 package io.mesh.zk;
 
-import io.mesh.window.HostContext;
 import io.mesh.bench.RecordingRuntime;
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.DesiredRecord;

@@ -1,6 +1,5 @@
 package io.mesh.zk;
 
-import org.apache.curator.framework.AuthInfo;
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
@@ -11,6 +10,7 @@ import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.CreateMode;

@@ -1,10 +1,10 @@
 package io.mesh.client;
 
-import io.mesh.wire.PrintingCommand;
 import io.mesh.client.compose.ComposeImport;
 import io.mesh.client.compose.ComposeProblem;
 import io.mesh.client.compose.ComposeRefusedException;
 import io.mesh.wire.ManifestParser;
+import io.mesh.wire.PrintingCommand;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

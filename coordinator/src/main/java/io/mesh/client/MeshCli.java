@@ -1,11 +1,11 @@
 package io.mesh.client;
 
-import io.mesh.wire.PrintingCommand;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
+import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.WireName;

@@ -1,9 +1,9 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.Durations;
 import io.mesh.wire.ListenAddress;
 import io.mesh.wire.MeshZk;
+import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.ProcessOptions;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;

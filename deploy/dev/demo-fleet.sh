@@ -15,24 +15,11 @@ set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 cd "$repo"
 
-say()  { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-fail() { printf '\n\033[31mFLEET DEMO FAILED: %s\033[0m\n' "$*" >&2; exit 1; }
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.5 s
-  local secs=$1 what=$2; shift 2
-  local end=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $end ] || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.5
-  done
-}
+DEMO_NAME="FLEET DEMO"
+source deploy/dev/lib.sh
 
 say "Setting up: Java, Maven, the Docker engine, the demo images and the jars"
-bash deploy/dev/java.sh
-bash deploy/dev/docker-engine.sh
-if [ ! -f agent/target/mesh-agent.jar ] || [ ! -f coordinator/target/mesh-coordinator.jar ]; then
-  echo "building the jars (mvn package -DskipTests)"
-  mvn -B -q package -DskipTests
-fi
+set_up
 
 fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
 state=$(mktemp -d /tmp/mesh-fleet-demo.XXXXXX)
@@ -154,9 +141,7 @@ for i in 1 2 3; do zkcli stat "/mesh/held/fleet-$i/store-$i-registry" >/dev/null
 echo "the window of store-$open on fleet-$open is open; the other two wait for the slot"
 
 say "While the window of fleet-$open is open: pushing r2 of the three stores (REGISTRY_LOG_LEVEL info -> debug)"
-deploy/bin/mesh push "$state/r2.yaml" --revision r2 | tee "$state/push-r2.out"
-push2=$(awk '/^push-/{print $1; exit}' "$state/push-r2.out")
-[ -n "$push2" ] || fail "no push id in the output of mesh push"
+push_revision "$state/r2.yaml" r2 "$state/push-r2.out"; push2=$PUSH
 wait_for 30 "store-$open deferred by its window" sh -c "deploy/bin/mesh status $push2 | grep 'store-$open' | grep -q deferred"
 deploy/bin/mesh status "$push2" | tee "$state/status-r2.out"
 for i in 1 2 3; do

@@ -18,26 +18,11 @@ REG=127.0.0.1:5000
 HOST=host-a
 export MESH_COORDINATOR=$COORD
 
-say()  { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-fail() { printf '\n\033[31mDEMO FAILED: %s\033[0m\n' "$*" >&2; exit 1; }
-# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.5 s
-wait_for() {
-  local secs=$1 what=$2; shift 2
-  local end=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $end ] || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.5
-  done
-}
+source deploy/dev/lib.sh
 port_free() { ! (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null; }
 
 say "Setting up: Java, Maven, the Docker engine and the demo images"
-bash deploy/dev/java.sh
-bash deploy/dev/docker-engine.sh
-if [ ! -f agent/target/mesh-agent.jar ] || [ ! -f coordinator/target/mesh-coordinator.jar ]; then
-  echo "building the jars (mvn package -DskipTests)"
-  mvn -B -q package -DskipTests
-fi
+set_up
 # Leftovers of an earlier run that could not clean up (its registry may hold 127.0.0.1:5000) go first.
 leftover=$(docker ps -aq --filter label=mesh.module=store)
 [ -z "$leftover" ] || { echo "removing containers of module store left by an earlier run: $leftover"; docker rm -f $leftover >/dev/null; }
@@ -108,9 +93,7 @@ wait_for 30 "store-registry stopped by the window" sh -c "[ \"\$(docker inspect 
 echo "store-registry is stopped: held by the window, not broken"
 
 say "While the window is open: pushing a changed store (revision r2: REGISTRY_LOG_LEVEL info -> debug)"
-deploy/bin/mesh push "$state/store-r2.yaml" --revision r2 | tee "$state/push-r2.out"
-push2=$(awk '/^push-/{print $1; exit}' "$state/push-r2.out")
-[ -n "$push2" ] || fail "no push id in the output of mesh push"
+push_revision "$state/store-r2.yaml" r2 "$state/push-r2.out"; push2=$PUSH
 wait_for 30 "$push2 deferred on $HOST" sh -c "deploy/bin/mesh status $push2 | grep -q deferred"
 deploy/bin/mesh status "$push2"
 

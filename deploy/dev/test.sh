@@ -5,8 +5,8 @@
 # after the jars are packaged, the integration tests on the fleet on one machine (failsafe, *IT: they bring
 # deploy/dev/fleet.sh up and down themselves). Exit code: Maven's (an IT that fails fails it).
 #
-# --fast: the edit-test loop (about two minutes): `mvn test` without the tests that restart dockerd (tag
-# restarts-dockerd), the slow fault tests (tag slow) and the fleet's integration tests. CI runs everything.
+# --fast: the edit-test loop (its measured time: README, "The tests"): `mvn test` without the tests that restart
+# dockerd (tag restarts-dockerd), the slow tests (tag slow) and the fleet's integration tests. CI runs everything.
 set -euo pipefail
 fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi

@@ -2,11 +2,11 @@ package io.mesh.agent;
 
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
-import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.exec.IdleThreads;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
@@ -125,9 +125,9 @@ public final class AgentDaemon implements AutoCloseable {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
-        SecretsDir secrets = config.secrets();
-        this.applier = new Applier(store, docker, config.host(), process, config.applyLockWait(), journal, config.policy(), secrets);
-        this.windows = new WindowRunner(store, docker, config.host(), process, journal, config.policy(), secrets);
+        HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets());
+        this.applier = new Applier(here, config.applyLockWait());
+        this.windows = new WindowRunner(here);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
         this.scheduler = new WindowScheduler(timer, this::fireWindow, Clock.systemUTC(), config.stateDir(),
                 WindowScheduler.MAX_SLEEP);
@@ -137,7 +137,7 @@ public final class AgentDaemon implements AutoCloseable {
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
-                new DryRun(store, docker, config.host(), config.policy(), secrets));
+                new DryRun(store, docker, config.host(), here.policy(), here.secrets()));
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply);
     }
 

@@ -3,6 +3,7 @@ package io.mesh.agent;
 import io.mesh.policy.Policy;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.RegistryAuth;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.Durations;
@@ -242,9 +243,9 @@ public final class AgentMain implements Runnable {
                             : "module '" + module + "' has no schedule '" + schedule + "'; it has " + desired.spec().schedules().keySet()));
                     return 2;
                 }
-                WindowRunner runner = new WindowRunner(store, docker, config.host(),
+                WindowRunner runner = new WindowRunner(new HostContext(store, docker, config.host(),
                         ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy(),
-                        config.secrets());
+                        config.secrets()));
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
                 System.out.println(Json.text(r));
                 return r.succeeded() ? 0 : 1;

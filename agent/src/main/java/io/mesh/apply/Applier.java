@@ -3,12 +3,10 @@ package io.mesh.apply;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.lock.ModuleLock;
-import io.mesh.policy.Policy;
 import io.mesh.rollout.RolloutGate;
-import io.mesh.secrets.DigestKey;
-import io.mesh.secrets.SecretsDir;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
 import io.mesh.wire.ApplyOutcome;
@@ -65,16 +63,13 @@ public final class Applier {
     /** How many blips one apply waits out before it reports the outage. */
     static final int MAX_BLIPS = 3;
 
+    private final HostContext context;
     private final MeshStore store;
     private final ContainerRuntime docker;
     private final String host;
-    private final ProcessRef process;
     private final Duration applyLockWait;
-    private final WindowJournal journal;
     private final WindowRecovery recovery;
     private final SessionGuard session;
-    private final Policy policy;
-    private final SecretsDir secrets;
     private final HostFence fences;
     private final ReportWriter reports;
     private final NoOpReconcile noOp;
@@ -84,61 +79,31 @@ public final class Applier {
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
     /**
-     * @param store         ZooKeeper access
-     * @param docker        the local engine
-     * @param host          this host's id
-     * @param process       this process, for lock nodes
+     * @param context       this host's store, engine, id, process, journal, policy and secrets dir
      * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
-     * @param journal       the host's window journal ({@code --state-dir})
+     */
+    public Applier(HostContext context, Duration applyLockWait) {
+        this.context = context;
+        this.store = context.store();
+        this.docker = context.docker();
+        this.host = context.host();
+        this.applyLockWait = applyLockWait;
+        this.recovery = context.recovery();
+        this.session = store.session();
+        this.fences = context.journal().fences();
+        this.reports = new ReportWriter(store);
+        this.noOp = new NoOpReconcile(context, reports);
+        this.rollouts = new RolloutGate(store, host, context.process());
+        this.freezes = new FreezeGate(store, Clock.systemUTC());
+    }
+
+    /**
+     * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a
+     * {@link HostContext} themselves.
      */
     public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
                    WindowJournal journal) {
-        this(store, docker, host, process, applyLockWait, journal, Policy.DEFAULT);
-    }
-
-    /**
-     * @param store         ZooKeeper access
-     * @param docker        the local engine
-     * @param host          this host's id
-     * @param process       this process, for lock nodes
-     * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
-     * @param journal       the host's window journal ({@code --state-dir})
-     * @param policy        what containers may do to this host; checked before every create and recreate
-     */
-    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
-                   WindowJournal journal, Policy policy) {
-        this(store, docker, host, process, applyLockWait, journal, policy,
-                new SecretsDir(SecretsDir.DEFAULT, new DigestKey(journal.stateDir())));
-    }
-
-    /**
-     * @param store         ZooKeeper access
-     * @param docker        the local engine
-     * @param host          this host's id
-     * @param process       this process, for lock nodes
-     * @param applyLockWait how long to wait for the module lock before reporting {@code deferred} (default 2 s)
-     * @param journal       the host's window journal ({@code --state-dir})
-     * @param policy        what containers may do to this host; checked before every create and recreate
-     * @param secrets       the host's secrets dir ({@code --secrets-dir}), read at every apply and reconcile of a
-     *                      module with secrets
-     */
-    public Applier(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, Duration applyLockWait,
-                   WindowJournal journal, Policy policy, SecretsDir secrets) {
-        this.policy = policy;
-        this.secrets = secrets;
-        this.store = store;
-        this.docker = docker;
-        this.host = host;
-        this.process = process;
-        this.applyLockWait = applyLockWait;
-        this.journal = journal;
-        this.recovery = new WindowRecovery(store, docker, host, process, journal, secrets);
-        this.session = store.session();
-        this.fences = journal.fences();
-        this.reports = new ReportWriter(store);
-        this.noOp = new NoOpReconcile(store, docker, host, reports, secrets);
-        this.rollouts = new RolloutGate(store, host, process);
-        this.freezes = new FreezeGate(store, Clock.systemUTC());
+        this(HostContext.of(store, docker, host, process, journal), applyLockWait);
     }
 
     /**
@@ -174,7 +139,7 @@ public final class Applier {
                 }
                 desired = store.desired(module);
                 boolean journalled = journalled(module);
-                if (desired == null && !journalled && WindowRecovery.open(journal, docker, module).isEmpty()) return null;
+                if (desired == null && !journalled && WindowRecovery.open(context.journal(), docker, module).isEmpty()) return null;
                 // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
                 // report its delete once, even with nothing of it here, so that the delete's push is done on them.
                 if (elsewhereOnly(desired, journalled, module) && !owesDeleteReport(desired, module)) return null;
@@ -184,7 +149,7 @@ public final class Applier {
                     ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
                     if (last != null) return last;
                 }
-                section = new ModuleSection(store, fences, module, host, process, LockHolder.APPLY);
+                section = new ModuleSection(store, fences, module, host, context.process(), LockHolder.APPLY);
                 if (!section.lock(applyLockWait)) {
                     desired = awaitLock(section, module, desired, started, stopping);
                     if (desired == AWAIT_STOPPED) return null;
@@ -212,8 +177,8 @@ public final class Applier {
                 }
                 // Fenced: a journalled window is not running (its process would hold the fence from before its first
                 // stop to after its last start), whoever wrote it: finish it now. No state defers an apply for ever.
-                Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
-                if (open.isPresent() && WindowRecovery.mayRunElsewhere(journal, open.get())) {
+                Optional<WindowJournal.Entry> open = WindowRecovery.open(context.journal(), docker, module);
+                if (open.isPresent() && WindowRecovery.mayRunElsewhere(context.journal(), open.get())) {
                     // A window of a process with another --state-dir (another fence): defer to it until it ends or
                     // its deadline passes. Every mesh process of a host should share --state-dir (decision 8).
                     WindowJournal.Entry j = open.get();
@@ -238,7 +203,7 @@ public final class Applier {
                 }
                 // Frozen: no Docker call on the module (a journalled window's recovery above still ran: windows still run).
                 List<ContainerResult> results = newest == null || frozen != null ? null : admission.toApply() == null ? List.of()
-                        : new ApplyExecution(section.guarded(docker), policy, host, secrets).run(admission.toApply(), held,
+                        : new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets()).run(admission.toApply(), held,
                                 admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
@@ -344,7 +309,7 @@ public final class Applier {
                 log.warn("apply host={} module={} holds the module lock and waits for the host fence, held by {}", host, module,
                         section.fenceHolder());
             }
-            Optional<WindowJournal.Entry> e = WindowRecovery.open(journal, docker, module);
+            Optional<WindowJournal.Entry> e = WindowRecovery.open(context.journal(), docker, module);
             String key = desired == null ? null : desired.push() + "/" + desired.revision();
             if (e.isPresent() && key != null && !key.equals(deferredFor)) {
                 WindowJournal.Entry j = e.get();
@@ -387,7 +352,7 @@ public final class Applier {
 
     /** @throws WindowJournal.UnreadableException when the module's journal entry exists but cannot be read */
     private boolean journalled(String module) {
-        return journal.read(module).isPresent();
+        return context.journal().read(module).isPresent();
     }
 
     /** The report of an apply that ran: {@code applied}, or {@code failed} naming each failed container. */

@@ -2,12 +2,12 @@ package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.secrets.SecretsDir;
+import io.mesh.window.HostContext;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,18 +22,12 @@ import java.util.Objects;
  */
 final class NoOpReconcile {
     private static final Logger log = LoggerFactory.getLogger(Applier.class);
-    private final MeshStore store;
-    private final ContainerRuntime docker;
-    private final String host;
+    private final HostContext context;
     private final ReportWriter reports;
-    private final SecretsDir secrets;
 
-    NoOpReconcile(MeshStore store, ContainerRuntime docker, String host, ReportWriter reports, SecretsDir secrets) {
-        this.store = store;
-        this.docker = docker;
-        this.host = host;
+    NoOpReconcile(HostContext context, ReportWriter reports) {
+        this.context = context;
         this.reports = reports;
-        this.secrets = secrets;
     }
 
     /**
@@ -50,9 +44,9 @@ final class NoOpReconcile {
                 || !Objects.equals(last.revision(), desired.revision())) {
             return null;
         }
-        ContainerRuntime.ModuleView view = docker.moduleView(module);
+        ContainerRuntime.ModuleView view = context.docker().moduleView(module);
         if (!view.steps().isEmpty()) return null;
-        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        Map<String, ContainerSpec> want = desired.spec().runsOn(context.host()) ? desired.spec().containers() : Map.of();
         List<ContainerResult> there = new ArrayList<>(); // what the report left running, in plan order
         for (ContainerResult r : last.containers()) {
             if (r.action() == ContainerAction.REMOVED) continue;
@@ -64,7 +58,7 @@ final class NoOpReconcile {
         }
         // Secret files are read at every reconcile (decision 18): a rotated one changes its container's hash, and one
         // that can no longer be read goes the locked way, which reports it.
-        Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
+        Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(context.secrets(), want);
         if (read.values().stream().anyMatch(r -> !r.complete())) return null;
         List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of(), ApplyExecution.digests(read), Map.of());
         if (plan.size() != there.size()) return null;
@@ -79,8 +73,8 @@ final class NoOpReconcile {
         // Two ZooKeeper reads, after Docker (on 2 cores, reads sent before the list waited for it anyway): is the
         // report still the one this process wrote, is any container of the module held.
         try {
-            if (!store.reportIsOurs(host, module)) return null;
-            List<String> held = store.heldNames(host);
+            if (!context.store().reportIsOurs(context.host(), module)) return null;
+            List<String> held = context.store().heldNames(context.host());
             if (plan.stream().anyMatch(a -> held.contains(a.dockerName()))) return null;
         } catch (Exception e) {
             return null; // ZooKeeper did not answer: the locked way says so
@@ -95,7 +89,7 @@ final class NoOpReconcile {
      */
     boolean nothingHere(String module) {
         try {
-            ContainerRuntime.ModuleView view = docker.moduleView(module);
+            ContainerRuntime.ModuleView view = context.docker().moduleView(module);
             return view.containers().isEmpty() && view.steps().isEmpty();
         } catch (RuntimeException e) {
             log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, Applier.describe(e));

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -152,6 +153,50 @@ public final class SpecDiff {
         }
     }
 
+    /** Adds to {@code r} why one field differs between two specs, if it does. */
+    private interface Compared {
+        void add(List<String> r, ContainerSpec before, ContainerSpec after);
+    }
+
+    /** @return the field {@code name}, whose change reads {@code name: old -> new} */
+    private static Compared shown(String name, Function<ContainerSpec, Object> value) {
+        return (r, a, b) -> field(r, name, value.apply(a), value.apply(b));
+    }
+
+    /** The fields of a container's spec, in the order {@link #reasons} lists their changes; the secrets come last. */
+    private static final List<Compared> FIELDS = List.of(
+            shown("image", ContainerSpec::image),
+            shown("command", ContainerSpec::command),
+            (r, a, b) -> envReasons(r, a.env(), b.env()),
+            shown("network", ContainerSpec::network),
+            shown("ports", ContainerSpec::ports),
+            shown("volumes", ContainerSpec::volumes),
+            shown("restart", ContainerSpec::restart),
+            shown("stop-timeout", ContainerSpec::stopTimeout),
+            shown("privileged", ContainerSpec::runsPrivileged),
+            shown("pid", ContainerSpec::pid),
+            shown("cap-add", ContainerSpec::capAdd),
+            (r, a, b) -> { if (!Objects.equals(a.healthcheck(), b.healthcheck())) r.add("healthcheck: changed"); },
+            shown("entrypoint", ContainerSpec::entrypoint),
+            shown("user", ContainerSpec::user),
+            shown("working-dir", ContainerSpec::workingDir),
+            shown("hostname", ContainerSpec::hostname),
+            shown("labels", ContainerSpec::labels),
+            shown("memory", ContainerSpec::memory),
+            shown("cpus", ContainerSpec::cpus),
+            shown("pids-limit", ContainerSpec::pidsLimit),
+            shown("ulimits", s -> ulimits(s.ulimits())),
+            shown("tmpfs", ContainerSpec::tmpfs),
+            shown("read-only", ContainerSpec::readOnlyRootfs),
+            shown("extra-hosts", ContainerSpec::extraHosts),
+            shown("stop-signal", ContainerSpec::stopSignal),
+            shown("init", ContainerSpec::runsInit),
+            shown("logging", s -> logging(s.logging())),
+            shown("dns", ContainerSpec::dns),
+            shown("devices", ContainerSpec::devices),
+            shown("sysctls", ContainerSpec::sysctls),
+            shown("security-opt", ContainerSpec::securityOpt));
+
     /**
      * What changed from one spec to another, for a spec without secrets ({@link #reasons(ContainerSpec, ContainerSpec, Map)}).
      *
@@ -180,37 +225,7 @@ public final class SpecDiff {
             r.add("spec changed (the container's previous spec is not recorded)");
             return r;
         }
-        field(r, "image", before.image(), after.image());
-        field(r, "command", before.command(), after.command());
-        envReasons(r, before.env(), after.env());
-        field(r, "network", before.network(), after.network());
-        field(r, "ports", before.ports(), after.ports());
-        field(r, "volumes", before.volumes(), after.volumes());
-        field(r, "restart", before.restart(), after.restart());
-        field(r, "stop-timeout", before.stopTimeout(), after.stopTimeout());
-        field(r, "privileged", before.runsPrivileged(), after.runsPrivileged());
-        field(r, "pid", before.pid(), after.pid());
-        field(r, "cap-add", before.capAdd(), after.capAdd());
-        if (!Objects.equals(before.healthcheck(), after.healthcheck())) r.add("healthcheck: changed");
-        field(r, "entrypoint", before.entrypoint(), after.entrypoint());
-        field(r, "user", before.user(), after.user());
-        field(r, "working-dir", before.workingDir(), after.workingDir());
-        field(r, "hostname", before.hostname(), after.hostname());
-        field(r, "labels", before.labels(), after.labels());
-        field(r, "memory", before.memory(), after.memory());
-        field(r, "cpus", before.cpus(), after.cpus());
-        field(r, "pids-limit", before.pidsLimit(), after.pidsLimit());
-        field(r, "ulimits", ulimits(before.ulimits()), ulimits(after.ulimits()));
-        field(r, "tmpfs", before.tmpfs(), after.tmpfs());
-        field(r, "read-only", before.readOnlyRootfs(), after.readOnlyRootfs());
-        field(r, "extra-hosts", before.extraHosts(), after.extraHosts());
-        field(r, "stop-signal", before.stopSignal(), after.stopSignal());
-        field(r, "init", before.runsInit(), after.runsInit());
-        field(r, "logging", logging(before.logging()), logging(after.logging()));
-        field(r, "dns", before.dns(), after.dns());
-        field(r, "devices", before.devices(), after.devices());
-        field(r, "sysctls", before.sysctls(), after.sysctls());
-        field(r, "security-opt", before.securityOpt(), after.securityOpt());
+        for (Compared f : FIELDS) f.add(r, before, after);
         secretReasons(r, before.secrets(), after.secrets(), digests);
         return r;
     }

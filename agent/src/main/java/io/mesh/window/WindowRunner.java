@@ -2,12 +2,9 @@ package io.mesh.window;
 
 import io.mesh.hold.OperatorHolds;
 import io.mesh.wire.HeldRegistry;
-import io.mesh.policy.Policy;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
-import io.mesh.secrets.DigestKey;
-import io.mesh.secrets.SecretsDir;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
@@ -55,59 +52,27 @@ public final class WindowRunner {
     /** How long the held and window nodes may take to be confirmed before the window gives up, stopping nothing. */
     static final Duration NODE_CREATE_WAIT = Duration.ofSeconds(15);
 
+    private final HostContext context;
     private final MeshStore store;
     private final ContainerRuntime docker;
     private final String host;
-    private final ProcessRef process;
-    private final WindowJournal journal;
     private final WindowRecovery recovery;
-    private final Policy policy;
-    private final SecretsDir secrets;
+
+    /** @param context this host's store, engine, id, process, journal, policy and secrets dir */
+    public WindowRunner(HostContext context) {
+        this.context = context;
+        this.store = context.store();
+        this.docker = context.docker();
+        this.host = context.host();
+        this.recovery = context.recovery();
+    }
 
     /**
-     * @param store   ZooKeeper access
-     * @param docker  the local container runtime
-     * @param host    this host's id
-     * @param process this process, for the lock, window and held nodes
-     * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
+     * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a
+     * {@link HostContext} themselves.
      */
     public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal) {
-        this(store, docker, host, process, journal, Policy.DEFAULT);
-    }
-
-    /**
-     * @param store   ZooKeeper access
-     * @param docker  the local container runtime
-     * @param host    this host's id
-     * @param process this process, for the lock, window and held nodes
-     * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
-     * @param policy  what a step may mount from this host; checked before anything is stopped
-     */
-    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
-                        Policy policy) {
-        this(store, docker, host, process, journal, policy, new SecretsDir(SecretsDir.DEFAULT, new DigestKey(journal.stateDir())));
-    }
-
-    /**
-     * @param store   ZooKeeper access
-     * @param docker  the local container runtime
-     * @param host    this host's id
-     * @param process this process, for the lock, window and held nodes
-     * @param journal the host's window journal ({@code --state-dir}), shared by every mesh process on the host
-     * @param policy  what a step may mount from this host; checked before anything is stopped
-     * @param secrets the host's secrets dir ({@code --secrets-dir}): a step's log lines lose the secret values of the
-     *                container its {@code volumes-from} names (decision 18)
-     */
-    public WindowRunner(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
-                        Policy policy, SecretsDir secrets) {
-        this.policy = policy;
-        this.secrets = secrets;
-        this.store = store;
-        this.docker = docker;
-        this.host = host;
-        this.process = process;
-        this.journal = journal;
-        this.recovery = new WindowRecovery(store, docker, host, process, journal, secrets);
+        this(HostContext.of(store, docker, host, process, journal));
     }
 
     /** @return a new window id, such as {@code w-20261130T033000Z-3f2a} */
@@ -156,7 +121,7 @@ public final class WindowRunner {
                 if (limit.isPresent()) {
                     WindowSlot.Limit l = limit.get();
                     slot = new WindowSlot(store, l, new SlotRecord(l.key(), l.limit(), host, module, schedule, windowId,
-                            SlotState.WAITING, firedAt, Times.now(), startBy, process), claimFor(d.spec(), s));
+                            SlotState.WAITING, firedAt, Times.now(), startBy, context.process()), claimFor(d.spec(), s));
                     waiting.add(slot);
                     boolean held;
                     try {
@@ -184,7 +149,7 @@ public final class WindowRunner {
             return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "could not take the window's slot: "
                     + describe(e) + "; nothing was stopped"), null);
         }
-        ModuleSection section = new ModuleSection(store, journal.fences(), module, host, process, LockHolder.windowPurpose(schedule));
+        ModuleSection section = new ModuleSection(store, context.journal().fences(), module, host, context.process(), LockHolder.windowPurpose(schedule));
         try {
             return runLocked(section, module, schedule, windowId, since, lockWait, startBy);
         } finally {
@@ -302,9 +267,9 @@ public final class WindowRunner {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(),
                         "module " + module + " has no schedule '" + schedule + "'; it has " + desired.spec().schedules().keySet()), desired);
             }
-            if (!policy.refusals(s.step()).isEmpty()) { // before anything is stopped
+            if (!context.policy().refusals(s.step()).isEmpty()) { // before anything is stopped
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
-                        + String.join("; ", policy.refusals(s.step()))), desired);
+                        + String.join("; ", context.policy().refusals(s.step()))), desired);
             }
             // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's.
             String skip = OperatorHolds.skipWindow(store.held(host), desired.spec(), s.whileStopped());
@@ -315,14 +280,14 @@ public final class WindowRunner {
                         : "the module lock lapsed (ZooKeeper session lost) before the window started; nothing was stopped"), desired);
             }
             // Fenced: a journalled window of this module is not running, whoever wrote it. Finish it first.
-            Optional<WindowJournal.Entry> open = WindowRecovery.open(journal, docker, module);
-            if (open.isPresent() && WindowRecovery.mayRunElsewhere(journal, open.get())) {
+            Optional<WindowJournal.Entry> open = WindowRecovery.open(context.journal(), docker, module);
+            if (open.isPresent() && WindowRecovery.mayRunElsewhere(context.journal(), open.get())) {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of " + module
                         + " is open in process " + open.get().owner().pid() + ", which uses another --state-dir; not opening another"), desired);
             }
             if (open.isPresent()) recovered = recovery.recover(open.get(), section);
             Holding holding = holding(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
-            published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, holding.nodes(), process, NODE_CREATE_WAIT);
+            published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, holding.nodes(), context.process(), NODE_CREATE_WAIT);
             result = hold(desired.spec(), schedule, s, holding.entry(), section);
         } catch (InterruptedException e) {
             throw e;
@@ -367,7 +332,7 @@ public final class WindowRunner {
         int stopBudget = stopBudget(spec, s);
         String stepName = module + "." + schedule + "." + windowId;
         WindowJournal.Entry entry = new WindowJournal.Entry(host, module, schedule, windowId, since,
-                since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), process, WindowJournal.thisProcessStart(),
+                since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), context.process(), WindowJournal.thisProcessStart(),
                 stepName, List.copyOf(held), List.of());
         return new Holding(entry, nodes);
     }
@@ -377,7 +342,7 @@ public final class WindowRunner {
         String module = spec.module();
         List<String> heldNames = entry.held().stream().map(WindowJournal.HeldContainer::container).toList();
         ContainerRuntime guarded = section.guarded(docker);
-        journal.write(entry); // throws before anything changed when --state-dir cannot be written
+        context.journal().write(entry); // throws before anything changed when --state-dir cannot be written
         String error = null;
         StepResult step = null;
         try {
@@ -395,7 +360,7 @@ public final class WindowRunner {
                 if (h.restorePolicy() != null) guarded.updateRestartPolicy(h.containerId(), "no");
                 section.checkLock(); // a window whose lock lapsed stops nothing more: not even journalled as sent
                 entry = entry.stopping(h.containerId());
-                journal.write(entry);
+                context.journal().write(entry);
                 guarded.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
             }
             entry = opening(entry.stopsReturned(), WindowStage.STEP_STARTED); // every stop returned
@@ -404,7 +369,7 @@ public final class WindowRunner {
             error = describe(e);
             if (!entry.openedStages().contains(WindowStage.HELD)) error += "; nothing was stopped";
         } finally {
-            WindowClosing closing = new WindowClosing(section.fenced(docker), journal, entry).closeAll();
+            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry).closeAll();
             if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();
             if (step == null && closing.exitCode() != null) {
                 step = new StepResult(closing.exitCode(), closing.stepKilled(), closing.logTail());
@@ -417,14 +382,14 @@ public final class WindowRunner {
         if (error == null && step.timedOut()) error = "step killed at its timeout of " + s.timeout();
         else if (error == null && step.exitCode() != 0) error = "step exited " + step.exitCode();
         // volumes-from mounts that container's file secrets too: the step can print them (decision 18)
-        List<String> tail = step.logTail() == null ? null : StepRedaction.of(secrets, spec, schedule).apply(step.logTail());
+        List<String> tail = step.logTail() == null ? null : StepRedaction.of(context.secrets(), spec, schedule).apply(step.logTail());
         return WindowResult.ended(schedule, entry.window(), entry.since(), outcome, step.exitCode(), heldNames, tail, error);
     }
 
     /** Journals a stage as opened, before it acts. */
     private WindowJournal.Entry opening(WindowJournal.Entry entry, WindowStage stage) {
         WindowJournal.Entry next = entry.opening(stage);
-        journal.write(next);
+        context.journal().write(next);
         return next;
     }
 

@@ -9,6 +9,7 @@ import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,7 @@ import static org.awaitility.Awaitility.await;
  * applied, no apply, window, plan, hold or Docker watchdog thread is left, and the next push still lands (a thread
  * comes back for it). Evidence: ZooKeeper reports, {@code docker inspect}, and the threads of this JVM.
  */
+@Tag("slow") // waits for a daemon's threads to go idle: the full run, not --fast
 class AgentAtRestTest {
     private static final String HOST = "hb8-host";
     /** The names of the threads that exist only while there is work (IdleThreads, DockerEngine's watchdog). */

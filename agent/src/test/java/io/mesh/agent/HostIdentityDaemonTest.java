@@ -17,8 +17,6 @@ import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
@@ -76,14 +74,7 @@ class HostIdentityDaemonTest {
     }
 
     private CuratorFramework raw(ZkAuth auth) throws Exception {
-        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(zk.connect())
-                .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
-        if (auth != null) b.authorization(auth.authorizations());
-        CuratorFramework c = b.build();
-        c.start();
-        assertThat(c.blockUntilConnected(20, TimeUnit.SECONDS)).isTrue();
-        closing.add(c);
-        return c;
+        return zk.plainClient(auth);
     }
 
     /** @return "scheme:user:perms" of each entry, as anyone reads it (hashes hidden) */

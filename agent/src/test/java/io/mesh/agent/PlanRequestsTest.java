@@ -18,6 +18,7 @@ import io.mesh.wire.Times;
 import io.mesh.zk.MeshStore;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * is never answered again.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Tag("slow") // an agent answering plans on the real engine: the full run, not --fast
 class PlanRequestsTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();

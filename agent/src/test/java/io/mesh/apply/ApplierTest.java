@@ -4,9 +4,10 @@ import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.CuratorFramework;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
+import io.mesh.window.HostContext;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
@@ -19,7 +20,6 @@ import io.mesh.wire.Times;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,21 +41,17 @@ import static org.awaitility.Awaitility.await;
 class ApplierTest {
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "ap");
     private DockerEngine docker;
     private Applier applier;
     private String module;
 
     @BeforeEach
-    void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("ap");
-        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
-    }
-
-    @AfterEach
-    void tearDown() {
-        TestDocker.clean(module);
+    void setUp() {
+        docker = here.docker();
+        module = here.module();
+        applier = here.applier();
     }
 
     /** Readiness is ReadinessTest's: here a container counts as soon as it runs. */
@@ -84,8 +80,7 @@ class ApplierTest {
             cache.start();
             store.readDesiredFrom(cache);
             await().atMost(Duration.ofSeconds(10)).until(() -> store.desired(module) != null);
-            Applier elsewhere = new Applier(store, docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                    new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
+            Applier elsewhere = here.applier(HostContext.of(store, docker, ApplierExtension.HOST, ProcessRef.current("test"), here.journal()));
             zk.server().stop();
             AtomicBoolean stopping = new AtomicBoolean();
             try {
@@ -296,8 +291,7 @@ class ApplierTest {
                         throw e.getCause();
                     }
                 });
-        Applier dying = new Applier(new MeshStore(zk.client(), zk.paths()), cut, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
+        Applier dying = here.applier(here.context().withDocker(cut));
         zk.setDesired(yaml(BUSYBOX, "two", false) + always, "r2");
         dying.apply(module, () -> false);
         assertThat(docker.idByName(prev)).as("the old container, aside").isEqualTo(oldId);

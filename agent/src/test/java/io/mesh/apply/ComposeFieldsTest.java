@@ -10,16 +10,14 @@ import com.github.dockerjava.api.model.Ulimit;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.policy.Policy;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ProcessRef;
-import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,7 +28,6 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -51,32 +48,30 @@ class ComposeFieldsTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension();
     private DockerEngine docker;
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "hc-");
     private String module;
     private Path dir;
-    private WindowJournal journal;
 
     /** What every container of these tests runs: it stops within a second of SIGTERM, SIGINT or SIGUSR1. */
     private static final String SERVE = "trap 'exit 0' TERM INT USR1; while true; do sleep 1; done";
 
     @BeforeEach
     void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("hc-");
+        docker = here.docker();
+        module = here.module();
         dir = Files.createTempDirectory("hc-compose");
-        journal = new WindowJournal(Files.createTempDirectory("hc-state"));
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        TestDocker.clean(module);
         try (var files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 
     private Applier applier(Policy policy) {
-        return new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                journal, policy);
+        return here.applier(here.context().withPolicy(policy));
     }
 
     /** Module with container {@code web} ({@code network: none} unless a line says otherwise), carrying these lines. */

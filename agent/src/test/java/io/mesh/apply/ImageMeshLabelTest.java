@@ -4,15 +4,13 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.BuildImageResultCallback;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
-import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,7 +18,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -34,19 +31,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (decision 20). Real engine (an image built here from busybox, no network), real ZooKeeper; Docker's events.
  */
 class ImageMeshLabelTest {
-    private static final String HOST = "host-a";
+    private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "fa-");
     private DockerEngine docker;
     private String module;
     private String image;
-    private Path stateDir;
 
     @BeforeEach
     void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("fa-");
-        stateDir = Files.createTempDirectory("fa-state");
+        docker = here.docker();
+        module = here.module();
         image = "fa-evil-" + UUID.randomUUID().toString().substring(0, 8) + ":1";
         Path context = Files.createTempDirectory("fa-build");
         Files.writeString(context.resolve("Dockerfile"), "FROM " + BUSYBOX + "\nLABEL mesh.window=w-evil\n");
@@ -64,10 +61,8 @@ class ImageMeshLabelTest {
     void anImageCarryingAMeshLabelFailsItsContainerAndNothingIsCreated() throws Exception {
         zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
                 + "  web:\n    image: " + image + "\n    pull: never\n    command: [sh, -c, \"sleep 60\"]\n    network: none\n", "r1");
-        MeshStore store = new MeshStore(zk.client(), zk.paths());
         try (DockerEvents events = DockerEvents.record(module)) {
-            ApplyReport r = new Applier(store, docker, HOST, ProcessRef.current("test"), Duration.ofSeconds(2), new WindowJournal(stateDir))
-                    .apply(module, () -> false);
+            ApplyReport r = here.applier().apply(module, () -> false);
             events.settle();
             ApplyReport.ContainerResult web = r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
             assertThat(web.action()).as(Json.text(r)).isEqualTo(ContainerAction.FAILED);

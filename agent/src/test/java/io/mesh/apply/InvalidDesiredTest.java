@@ -2,15 +2,11 @@ package io.mesh.apply;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.DockerEngine;
-import io.mesh.testing.TestDocker;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
-import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -19,7 +15,6 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.stream.Stream;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
@@ -34,26 +29,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 class InvalidDesiredTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "inv"); // one module for the class (PER_CLASS)
     private DockerEngine docker;
     private Applier applier;
-    private final String module = TestDocker.uniqueModule("inv");
+    private String module;
     private InspectContainerResponse running;
 
     @BeforeAll
     void runAModule() throws Exception {
-        docker = TestDocker.engine();
-        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(java.nio.file.Files.createTempDirectory("mesh-state")));
+        docker = here.docker();
+        module = here.module();
+        applier = here.applier();
         zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX
                 + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 1s\n", "r1");
         assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         running = docker.inspect(module + "-web");
         assertThat(running.getState().getRunning()).isTrue();
-    }
-
-    @AfterAll
-    void clean() {
-        TestDocker.clean(module);
     }
 
     private String head() {

@@ -4,19 +4,17 @@ import io.mesh.policy.Policy;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
-import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,17 +39,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class PolicyTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "pol");
     private DockerEngine docker;
     private String module;
     private Path allowed;
-    private WindowJournal journal;
 
     @BeforeEach
     void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("pol");
+        docker = here.docker();
+        module = here.module();
         allowed = Files.createTempDirectory("mesh-policy");
-        journal = new WindowJournal(Files.createTempDirectory("mesh-state"));
     }
 
     @AfterEach
@@ -63,8 +61,7 @@ class PolicyTest {
     }
 
     private Applier applier(Policy policy) {
-        return new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                journal, policy);
+        return here.applier(here.context().withPolicy(policy));
     }
 
     /** A module with container {@code web} carrying these extra lines. */
@@ -215,8 +212,7 @@ class PolicyTest {
         assertThat(applier(Policy.DEFAULT).apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         InspectContainerResponse before = docker.inspect(module + "-web");
 
-        WindowRunner runner = new WindowRunner(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"),
-                journal, Policy.DEFAULT);
+        WindowRunner runner = here.windows();
         WindowResult w = runner.run(module, "gc", Duration.ofSeconds(5));
 
         assertThat(w.succeeded()).isFalse();

@@ -6,17 +6,17 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.docker.RegistryAuth;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.AuthRegistry;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,7 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * read from Docker (inspect, image {@code pull} events), the registry (its manifest digests) and the report node in
  * ZooKeeper.
  */
+@Tag("slow") // a registry container and real pulls: the full run, not --fast
 class PrivateRegistryTest {
     private static final String SERVE = "[sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]";
     private static AuthRegistry registry;
@@ -58,6 +58,8 @@ class PrivateRegistryTest {
     Path bin;
     @TempDir
     Path state;
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "hm-");
     private final List<DockerEngine> engines = new ArrayList<>();
     private final List<String> images = new ArrayList<>();
     private String module;
@@ -76,7 +78,7 @@ class PrivateRegistryTest {
 
     @BeforeEach
     void setUp() {
-        module = TestDocker.uniqueModule("hm-");
+        module = here.module();
         image = registry.host() + "/hm/busybox:1";
         registry.removeLocal(image); // each test starts with the image away from this host
         registry.removeLocal(registry.host() + "/hm/busybox@" + busyboxDigest);
@@ -84,7 +86,7 @@ class PrivateRegistryTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        TestDocker.clean(module);
+        TestDocker.clean(module); // before the images it runs are removed (the extension cleans again after)
         for (String ref : List.of(image, registry.host() + "/hm/busybox@" + busyboxDigest)) registry.removeLocal(ref);
         for (String id : images) {
             try {
@@ -100,8 +102,7 @@ class PrivateRegistryTest {
     private Applier applier() throws Exception {
         DockerEngine e = new DockerEngine(null, DockerEngine.CALL_TIMEOUT, new RegistryAuth(config, List.of(bin)));
         engines.add(e);
-        return new Applier(new MeshStore(zk.client(), zk.paths()), e, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(Files.createTempDirectory("hm-state")));
+        return here.applier(here.context().withDocker(e));
     }
 
     /** One module: container {@code app} (these lines), and container {@code local} from an image on this host. */

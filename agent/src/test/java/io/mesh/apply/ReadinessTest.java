@@ -2,22 +2,18 @@ package io.mesh.apply;
 
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
-import io.mesh.wire.ProcessRef;
-import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -36,23 +32,19 @@ class ReadinessTest {
 
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "rd");
     private DockerEngine docker;
     private Applier applier;
     private String module;
     private String web;
 
     @BeforeEach
-    void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("rd");
+    void setUp() {
+        docker = here.docker();
+        module = here.module();
         web = module + "-web";
-        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(Files.createTempDirectory("mesh-state")));
-    }
-
-    @AfterEach
-    void tearDown() {
-        TestDocker.clean(module);
+        applier = here.applier();
     }
 
     /** @param web the container's settings below its name, each line indented by four spaces */
@@ -151,8 +143,7 @@ class ReadinessTest {
                 });
         String bad = "    command: [sh, -c, \"echo no config; exit 3\"]\n    restart: always\n    ready: {min-healthy: 1s}\n";
         zk.setDesired(yaml(bad), "r2");
-        new Applier(new MeshStore(zk.client(), zk.paths()), cut, "host-a", ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(Files.createTempDirectory("mesh-state"))).apply(module, () -> false);
+        here.applier(here.context().withDocker(cut)).apply(module, () -> false);
         assertThat(docker.idByName(web + ".mesh-prev")).as("the previous container, aside").isEqualTo(before);
         assertThat(docker.idByName(web)).as("the new one under the name").isNotEqualTo(before);
 

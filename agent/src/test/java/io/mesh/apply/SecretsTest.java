@@ -11,22 +11,20 @@ import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.Frame;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
-import io.mesh.policy.Policy;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
-import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +36,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -57,14 +54,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and no znode, Docker label, report or log line has it; a rotated file recreates the container with
  * {@code secret changed: NAME}; a file that cannot be had fails its container alone, naming the file.
  */
+@Tag("slow") // recreates containers as secret files rotate: the full run, not --fast
 class SecretsTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    private static final String HOST = "host-a";
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "hs-");
+    private static final String HOST = ApplierExtension.HOST;
     private DockerEngine docker;
     private String module;
     private Path secretsDir;
-    private Path stateDir;
     private Applier applier;
     private ListAppender<ILoggingEvent> logs;
     private final Map<String, Level> levels = new LinkedHashMap<>();
@@ -73,12 +72,10 @@ class SecretsTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("hs-");
+        docker = here.docker();
+        module = here.module();
         secretsDir = Files.createTempDirectory("hs-secrets");
-        stateDir = Files.createTempDirectory("hs-state");
-        applier = new Applier(new MeshStore(zk.client(), zk.paths()), docker, HOST, ProcessRef.current("test"), Duration.ofSeconds(2),
-                new WindowJournal(stateDir), Policy.DEFAULT, new SecretsDir(secretsDir, new DigestKey(stateDir)));
+        applier = here.applier(here.context().withSecrets(new SecretsDir(secretsDir, new DigestKey(here.stateDir()))));
         logs = new ListAppender<>();
         logs.start();
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(logs);
@@ -94,11 +91,8 @@ class SecretsTest {
     void tearDown() throws Exception {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
         levels.forEach((name, level) -> ((Logger) LoggerFactory.getLogger(name)).setLevel(level));
-        TestDocker.clean(module);
-        for (Path dir : List.of(secretsDir, stateDir)) {
-            try (var files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        try (var files = Files.walk(secretsDir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 

@@ -7,6 +7,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>The registry is stopped by hand first, as its window would have: an apply that did not know better would read
  * "stopped" as "broken" and recreate it (the seed's bug).
  */
+@Tag("slow") // a fault test on the real engine: the full run, not --fast
 class FailSafeTest {
     @RegisterExtension
     final FaultFixture fx = new FaultFixture();

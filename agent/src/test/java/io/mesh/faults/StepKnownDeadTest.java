@@ -5,6 +5,7 @@ import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
@@ -38,9 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code runStep} starts the step for real and then throws as a broken wait stream does. (A real broken stream is
  * hard to make on demand: restarting dockerd also stops the step.)
  *
- * <p>On the code before commit 00dc6f7 the window treated the exception as the end of the step and started the held
- * container at once, beside the running step (the seed's bug: the registry takes writes while the collector runs).
- * Both tests catch that: the registry's start comes before the step's die.
+ * <p>The bug both tests catch (the held container started beside the running step): docs/failure-model.md, row 21.
  */
 @Tag("slow")
 class StepKnownDeadTest {
@@ -74,8 +73,8 @@ class StepKnownDeadTest {
         String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        WindowRunner runner = new WindowRunner(fx.store, brokenWait(fx.docker), fx.host, ProcessRef.current("fault test window"),
-                new WindowJournal(fx.stateDir));
+        WindowRunner runner = new WindowRunner(HostContext.of(fx.store, brokenWait(fx.docker), fx.host,
+                ProcessRef.current("fault test window"), new WindowJournal(fx.stateDir)));
         WindowResult r = runner.run(fx.module, SCHEDULE, Duration.ofSeconds(30));
         Duration elapsed = Duration.between(t0, Instant.now());
         System.out.println("window: " + r + " after " + elapsed.toMillis() + " ms");

@@ -5,6 +5,7 @@ import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.ApplyOutcome;
@@ -113,17 +114,8 @@ class WindowNoWedgeTest {
      * registry runs again, its {@code always} policy is back, the journal and the znodes are gone, no step runs, and
      * the next apply is {@code applied}, not deferred.
      *
-     * <p>On the code before commit 00dc6f7 the interrupt stayed pending after the stop, and every Docker call then
-     * fails at once (docker-java's connection pool gives up on an interrupted thread), the restart of the held
-     * container included; its retry loop's sleep ended on the interrupt too. The registry was left stopped: this test
-     * catches that. (An interrupt during the step itself is absorbed by docker-java's wait, which clears it and is
-     * taken as the step's timeout: that path kills the step and ends well on both codes, so it is not the one tested.)
-     *
-     * <p>This case also failed on 00dc6f7: the interrupt cuts the stop's HTTP call ({@code ClosedByInterruptException}:
-     * the Docker socket is an interruptible channel), but dockerd goes on with the stop. The window closed its stages at
-     * once: the policy went back, the start found the registry still running (a no-op), the journal and nodes went; and
-     * at the stop-timeout dockerd SIGKILLed the registry, left stopped, nobody's. Fixed in 62aa106 (a held container
-     * whose stop may still be under way is stopped again before it is started); hence the check past the stop-timeout.
+     * <p>The bugs it catches (the interrupt left pending, and a stop dockerd finished after the window gave its
+     * container back, hence the check past the stop-timeout): docs/failure-model.md, row 20; the fix, commit 62aa106.
      */
     @Test
     void aWindowInterruptedWhileItStopsItsContainersGivesThemBack() throws Exception {
@@ -133,7 +125,8 @@ class WindowNoWedgeTest {
         String id = fx.inspect(fx.registry).getId();
         Instant t0 = Instant.now();
 
-        WindowRunner runner = new WindowRunner(fx.store, fx.docker, fx.host, ProcessRef.current("fault test window"), new WindowJournal(fx.stateDir));
+        WindowRunner runner = new WindowRunner(HostContext.of(fx.store, fx.docker, fx.host, ProcessRef.current("fault test window"),
+                new WindowJournal(fx.stateDir)));
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {

@@ -1,16 +1,23 @@
 package io.mesh.testing;
 
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A real ZooKeeper server ({@link TestZk}: Curator's {@link TestingServer} on a free loopback port, admin server off)
- * and a connected client, as a JUnit 5 extension.
+ * and a connected client, as a JUnit 5 extension; {@link #plainClient} makes the clients of other identities a test logs in as.
  *
  * <pre>{@code
  * @RegisterExtension static final ZooKeeperExtension zk = new ZooKeeperExtension();   // one server for the class
@@ -26,6 +33,7 @@ public final class ZooKeeperExtension extends ScopedFixture {
     private final Map<String, String> serverProperties = new LinkedHashMap<>();
     private boolean resetBeforeEach;
     private TestZk zk;
+    private final List<CuratorFramework> plainClients = new ArrayList<>();
 
     /**
      * Sets a system property while the server starts, and clears it afterwards: ZooKeeper reads some settings once,
@@ -67,6 +75,35 @@ public final class ZooKeeperExtension extends ScopedFixture {
                 else System.setProperty(k, v);
             });
         }
+    }
+
+    /** Closes the test's {@link #plainClient}s, newest first. */
+    @Override
+    protected void afterEachTest() {
+        for (int i = plainClients.size() - 1; i >= 0; i--) plainClients.get(i).close();
+        plainClients.clear();
+    }
+
+    /**
+     * A client as a test's other party makes it: plain Curator, logged in with {@code authorizations} (none: anyone),
+     * Curator's default (open) ACLs, connected; closed after the test.
+     *
+     * @throws IllegalStateException when it does not connect within 20 s
+     */
+    public CuratorFramework plainClient(List<AuthInfo> authorizations) throws InterruptedException {
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(connect())
+                .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
+        if (!authorizations.isEmpty()) b.authorization(authorizations);
+        CuratorFramework c = b.build();
+        plainClients.add(c);
+        c.start();
+        if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) throw new IllegalStateException("a plain client did not connect to " + connect());
+        return c;
+    }
+
+    /** @return a {@link #plainClient} logged in as {@code auth} (both lines of a host's identity), or as no one for {@code null} */
+    public CuratorFramework plainClient(ZkAuth auth) throws InterruptedException {
+        return plainClient(auth == null ? List.of() : auth.authorizations());
     }
 
     /** Stops the client and the server; nothing when they are not running. */

@@ -1,22 +1,19 @@
 package io.mesh.window;
 
 import com.github.dockerjava.api.model.Event;
-import io.mesh.apply.Applier;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
-import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -36,24 +33,20 @@ import static org.awaitility.Awaitility.await;
  * long returned. Once the step has started every stop has returned: the journal says so, and closing it stops nothing.
  * Real engine, real ZooKeeper; evidence from Docker's events.
  */
+@Tag("slow") // windows with a 4 s step on the real engine: the full run, not --fast
 class GiveBackTest {
-    private static final String HOST = "host-a";
+    private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "gb");
     private DockerEngine docker;
     private String module;
-    private Path stateDir;
 
     @BeforeEach
-    void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("gb");
-        stateDir = Files.createTempDirectory("mesh-agent");
-    }
-
-    @AfterEach
-    void tearDown() {
-        TestDocker.clean(module);
+    void setUp() {
+        docker = here.docker();
+        module = here.module();
     }
 
     @Test
@@ -63,13 +56,11 @@ class GiveBackTest {
                 + "    network: none\n    restart: always\n    stop-timeout: 2s\n"
                 + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
                 + "    step:\n      image: " + BUSYBOX + "\n      command: [sh, -c, \"sleep 4\"]\n    timeout: 1m\n", "r1");
-        MeshStore store = new MeshStore(zk.client(), zk.paths());
-        ProcessRef me = ProcessRef.current("mesh-agent (test)");
-        WindowJournal journal = new WindowJournal(stateDir);
-        new Applier(store, docker, HOST, me, Duration.ofSeconds(2), journal).apply(module, () -> false);
+        WindowJournal journal = here.journal();
+        here.applier().apply(module, () -> false);
         CompletableFuture<WindowResult> window = CompletableFuture.supplyAsync(() -> {
             try {
-                return new WindowRunner(store, docker, HOST, me, journal).run(module, "gc", Duration.ofSeconds(5));
+                return here.windows().run(module, "gc", Duration.ofSeconds(5));
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -87,7 +78,7 @@ class GiveBackTest {
         String id = docker.client().createContainerCmd(BUSYBOX).withName(web).withCmd(TestDocker.SERVE)
                 .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
         docker.client().startContainerCmd(id).exec(); // started by dockerd as it came back, say
-        WindowJournal journal = new WindowJournal(stateDir);
+        WindowJournal journal = here.journal();
         Instant since = Instant.now();
         WindowJournal.Entry entry = new WindowJournal.Entry(HOST, module, "gc", "w-test", since, since.plusSeconds(60),
                 ProcessRef.current("gone"), since, module + ".gc.w-test",

@@ -2,24 +2,20 @@ package io.mesh.window;
 
 import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.HostConfig;
-import io.mesh.apply.Applier;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
-import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
-import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -35,25 +31,24 @@ import static org.assertj.core.api.Assertions.assertThat;
  * events for the other module's container, recorded live. Real engine, real ZooKeeper.
  */
 class OtherModulesContainerTest {
-    private static final String HOST = "host-a";
+    private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "om");
     private DockerEngine docker;
     private String module;
     private String other;
-    private Path stateDir;
 
     @BeforeEach
-    void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("om");
+    void setUp() {
+        docker = here.docker();
+        module = here.module();
         other = module + "-x";
-        stateDir = Files.createTempDirectory("mesh-agent");
     }
 
     @AfterEach
     void tearDown() {
-        TestDocker.clean(module);
         TestDocker.clean(other);
     }
 
@@ -77,15 +72,12 @@ class OtherModulesContainerTest {
     void neitherAWindowNorAnApplyTouchesAnotherModulesContainerUnderThisModulesName() throws Exception {
         String foreign = foreignWeb();
         zk.setDesired(yaml(), "r1");
-        MeshStore store = new MeshStore(zk.client(), zk.paths());
-        WindowJournal journal = new WindowJournal(stateDir);
-        ProcessRef me = ProcessRef.current("mesh-agent (test)");
         try (DockerEvents events = DockerEvents.record(other::equals)) {
             Instant from = Instant.now(); // the recorder also replays the container's own create and start
-            WindowResult w = new WindowRunner(store, docker, HOST, me, journal).run(module, "gc", Duration.ofSeconds(5));
+            WindowResult w = here.windows().run(module, "gc", Duration.ofSeconds(5));
             assertThat(w.held()).as("held by the window %s", w).isEmpty();
 
-            ApplyReport r = new Applier(store, docker, HOST, me, Duration.ofSeconds(2), journal).apply(module, () -> false);
+            ApplyReport r = here.applier().apply(module, () -> false);
             assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.FAILED);
 
             events.settle();

@@ -4,18 +4,14 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import io.mesh.apply.Applier;
 import io.mesh.docker.DockerEngine;
-import io.mesh.policy.Policy;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
-import io.mesh.testing.TestDocker;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
-import io.mesh.zk.MeshStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.List;
 import java.util.UUID;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
@@ -42,18 +37,18 @@ class StepSecretsTest {
     private static final String HOST = "host-a";
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "fa-");
     private DockerEngine docker;
     private String module;
-    private Path stateDir;
     private Path secretsDir;
     private ListAppender<ILoggingEvent> logs;
     private Level level;
 
     @BeforeEach
     void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("fa-");
-        stateDir = Files.createTempDirectory("fa-state");
+        docker = here.docker();
+        module = here.module();
         secretsDir = Files.createTempDirectory("fa-secrets");
         logs = new ListAppender<>();
         logs.start();
@@ -67,11 +62,8 @@ class StepSecretsTest {
     void tearDown() throws Exception {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
         ((Logger) LoggerFactory.getLogger("io.mesh")).setLevel(level);
-        TestDocker.clean(module);
-        for (Path dir : List.of(secretsDir, stateDir)) {
-            try (var files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        try (var files = Files.walk(secretsDir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 
@@ -86,13 +78,10 @@ class StepSecretsTest {
                 + "schedules:\n  dump:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
                 + "    step:\n      image: " + BUSYBOX + "\n      volumes-from: web\n"
                 + "      command: [sh, -c, \"echo key is; cat /run/secrets/tls.key; exit 3\"]\n    timeout: 1m\n", "r1");
-        MeshStore store = new MeshStore(zk.client(), zk.paths());
-        ProcessRef me = ProcessRef.current("mesh-agent (test)");
-        WindowJournal journal = new WindowJournal(stateDir);
-        SecretsDir secrets = new SecretsDir(secretsDir, new DigestKey(stateDir));
-        new Applier(store, docker, HOST, me, Duration.ofSeconds(2), journal, Policy.DEFAULT, secrets).apply(module, () -> false);
+        HostContext withSecrets = here.context().withSecrets(new SecretsDir(secretsDir, new DigestKey(here.stateDir())));
+        here.applier(withSecrets).apply(module, () -> false);
 
-        WindowResult w = new WindowRunner(store, docker, HOST, me, journal, Policy.DEFAULT, secrets).run(module, "dump", Duration.ofSeconds(5));
+        WindowResult w = new WindowRunner(withSecrets).run(module, "dump", Duration.ofSeconds(5));
 
         assertThat(w.outcome()).as(Json.text(w)).isEqualTo(WindowOutcome.STEP_FAILED); // it ran, and printed
         assertThat(w.logTail()).as(Json.text(w)).contains("key is", "<secret tls-key>");

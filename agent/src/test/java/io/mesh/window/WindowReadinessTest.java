@@ -1,22 +1,18 @@
 package io.mesh.window;
 
 import com.github.dockerjava.api.model.Event;
-import io.mesh.apply.Applier;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
-import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -31,26 +27,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Tag("slow") // waits out min-healthy, deadlines and Docker's restart back-off: the full run, not --fast
 class WindowReadinessTest {
-    private static final String HOST = "host-a";
+    private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "wr");
     private DockerEngine docker;
     private String module;
-    private MeshStore store;
-    private WindowJournal journal;
-    private final ProcessRef me = ProcessRef.current("mesh-agent (test)");
 
     @BeforeEach
-    void setUp() throws Exception {
-        docker = TestDocker.engine();
-        module = TestDocker.uniqueModule("wr");
-        store = new MeshStore(zk.client(), zk.paths());
-        journal = new WindowJournal(Files.createTempDirectory("mesh-agent"));
-    }
-
-    @AfterEach
-    void tearDown() {
-        TestDocker.clean(module);
+    void setUp() {
+        docker = here.docker();
+        module = here.module();
     }
 
     /** @param web the command of the held container, which marks its first run in /tmp/ran */
@@ -60,7 +48,7 @@ class WindowReadinessTest {
                 + "    restart: \"no\"\n    ready: " + ready + "\n"
                 + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
                 + "    step:\n      image: " + BUSYBOX + "\n      command: [\"true\"]\n    timeout: 1m\n", "r1");
-        assertThat(new Applier(store, docker, HOST, me, Duration.ofSeconds(2), journal).apply(module, () -> false).outcome())
+        assertThat(here.applier().apply(module, () -> false).outcome())
                 .isEqualTo(ApplyOutcome.APPLIED);
     }
 
@@ -70,7 +58,7 @@ class WindowReadinessTest {
         String id = docker.idByName(module + "-web");
         long zxid = zk.client().checkExists().forPath("/").getPzxid();
         Instant from = Instant.now();
-        WindowResult w = new WindowRunner(store, docker, HOST, me, journal).run(module, "gc", Duration.ofSeconds(5));
+        WindowResult w = here.windows().run(module, "gc", Duration.ofSeconds(5));
         assertThat(w.succeeded()).as("result %s", w).isTrue();
         List<Event> events = TestDocker.events(module, from, Instant.now());
         long started = events.stream().filter(e -> id.equals(e.getId()) && TestDocker.action(e).equals("start"))
@@ -88,7 +76,7 @@ class WindowReadinessTest {
         // Runs the first time; exits at once every time after (as if the step had broken what it needs).
         push("test -e /tmp/ran && echo cannot read /data/index && exit 5; touch /tmp/ran; trap 'exit 0' TERM; while true; do sleep 1; done",
                 "{min-healthy: 2s}");
-        WindowResult w = new WindowRunner(store, docker, HOST, me, journal).run(module, "gc", Duration.ofSeconds(5));
+        WindowResult w = here.windows().run(module, "gc", Duration.ofSeconds(5));
         assertThat(w.succeeded()).as("result %s", w).isFalse();
         assertThat(w.error()).contains(module + "-web is not ready again: not ready: exited (5)").contains("log: cannot read /data/index");
         assertThat(zk.client().checkExists().forPath(zk.paths().held(HOST, module + "-web"))).as("released all the same").isNull();

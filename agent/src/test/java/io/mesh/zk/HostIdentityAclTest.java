@@ -26,11 +26,9 @@ import io.mesh.wire.Times;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
@@ -99,14 +97,7 @@ class HostIdentityAclTest {
 
     /** A raw Curator client authenticated as {@code auth} (both its lines), with Curator's default, open, ACLs. */
     private CuratorFramework raw(ZkAuth auth) throws Exception {
-        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(zk.connect())
-                .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
-        if (auth != null) b.authorization(auth.authorizations());
-        CuratorFramework c = b.build();
-        c.start();
-        assertThat(c.blockUntilConnected(20, TimeUnit.SECONDS)).isTrue();
-        closing.add(c);
-        return c;
+        return zk.plainClient(auth);
     }
 
     private static void refused(String what, Executable write) {

@@ -3,6 +3,7 @@ package io.mesh.zk;
 import io.mesh.bench.RecordingRuntime;
 import io.mesh.lock.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.DesiredRecord;
@@ -85,8 +86,8 @@ class PersistentParentsTest {
                 Json.bytes(new DesiredRecord("store", "r1", ZkPaths.pushName(1), spec)));
         RecordingRuntime runtime = new RecordingRuntime(); // the window's ZooKeeper side is what this test is about
         runtime.create(spec.dockerName("registry"), spec.containers().get("registry"), Map.of("mesh.module", "store", "mesh.container", "registry"));
-        WindowRunner runner = new WindowRunner(new MeshStore(zk.client(), paths), runtime, "host-a", me,
-                new WindowJournal(Files.createTempDirectory("mesh-state")));
+        WindowRunner runner = new WindowRunner(HostContext.of(new MeshStore(zk.client(), paths), runtime, "host-a", me,
+                new WindowJournal(Files.createTempDirectory("mesh-state"))));
         WindowResult r = runner.run("store", "gc", Duration.ofSeconds(5));
         assertThat(r.succeeded()).as(Json.text(r)).isTrue();
         assertThat(r.held()).containsExactly("store-registry");

@@ -10,10 +10,9 @@ import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
@@ -68,14 +67,7 @@ class ZkAclTest {
 
     /** A plain Curator client: no credentials, or the ones given, and Curator's default (open) ACL provider. */
     private CuratorFramework plain(String digest) throws Exception {
-        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(zk.connect())
-                .retryPolicy(new RetryOneTime(100)).sessionTimeoutMs(15_000);
-        if (digest != null) b.authorization("digest", digest.getBytes(StandardCharsets.UTF_8));
-        CuratorFramework c = b.build();
-        c.start();
-        assertThat(c.blockUntilConnected(20, TimeUnit.SECONDS)).isTrue();
-        closing.add(c);
-        return c;
+        return zk.plainClient(digest == null ? List.of() : List.of(new AuthInfo("digest", digest.getBytes(StandardCharsets.UTF_8))));
     }
 
     /** Writes one node of every kind as mesh's processes do, with the mesh client. */

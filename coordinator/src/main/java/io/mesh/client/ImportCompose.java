@@ -4,7 +4,7 @@ import io.mesh.client.compose.ComposeImport;
 import io.mesh.client.compose.ComposeProblem;
 import io.mesh.client.compose.ComposeRefusedException;
 import io.mesh.wire.ManifestParser;
-import picocli.CommandLine;
+import io.mesh.wire.PrintingCommand;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -18,7 +18,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.Callable;
 
 /**
  * {@code mesh import-compose FILE --hosts H,...}: prints the module manifest for a compose file (SPEC.md, "Containers";
@@ -33,7 +32,7 @@ import java.util.concurrent.Callable;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:the manifest is printed (notes, if any, on stderr)",
                 "2:refused: the file cannot be read, or fields mesh does not do (each printed as 'path: why and the fix'); or a usage error"})
-public final class ImportCompose implements Callable<Integer> {
+public final class ImportCompose extends PrintingCommand {
     @Parameters(index = "0", paramLabel = "FILE", description = "The compose file, such as compose.yaml.")
     Path file;
 
@@ -45,14 +44,11 @@ public final class ImportCompose implements Callable<Integer> {
             description = "The hosts the module runs on, such as host-a,host-b, or '*' for every host. Required: a manifest that runs everywhere should say so.")
     List<String> hosts;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
     /** @return the exit code: {@value MeshCli#OK} printed, {@value MeshCli#BAD_INPUT} refused */
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = out();
+        PrintWriter err = err();
         String text;
         try {
             if (Files.size(file) > ManifestParser.MAX_CHARS) return fail(err, file + " is over " + ManifestParser.MAX_CHARS + " bytes: a compose file is smaller");

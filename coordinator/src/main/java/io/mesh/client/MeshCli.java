@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
+import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.WireName;
@@ -37,7 +38,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
@@ -217,21 +217,12 @@ public final class MeshCli implements Runnable {
      * own command line for output and for errors, which start with the command's name ({@code mesh push: ...}).
      */
     @Command(mixinStandardHelpOptions = true, exitCodeListHeading = "%nExit codes:%n")
-    abstract static class CoordinatorCommand implements Callable<Integer> {
+    abstract static class CoordinatorCommand extends PrintingCommand {
         @Mixin
         Connection connection;
 
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
         /** @return a client of {@code --coordinator} ({@link Connection#client}) */
         CoordinatorClient client() { return connection.client(spec.commandLine()); }
-
-        /** @return the command's output */
-        PrintWriter out() { return spec.commandLine().getOut(); }
-
-        /** @return the command's error stream */
-        PrintWriter err() { return spec.commandLine().getErr(); }
 
         /** Prints {@code mesh <command>: <message>} on the error stream. */
         void warn(String message) {
@@ -1236,7 +1227,7 @@ public final class MeshCli implements Runnable {
             j.path("warnings").forEach(w -> warn(w.asText()));
             if (!waiting.await) return OK;
             Push follower = new Push(); // push --wait's follow, its messages under this command's name
-            follower.spec = spec;
+            follower.printAs(this);
             return follower.follow(client, push, polling, out);
         }
     }

@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import io.mesh.wire.Durations;
 import io.mesh.wire.ListenAddress;
 import io.mesh.wire.MeshZk;
+import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.ProcessOptions;
 import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
@@ -19,7 +20,6 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -55,7 +55,7 @@ public final class CoordinatorMain implements Runnable {
             description = {"Serves the mesh HTTP API (POST /v1/pushes, GET /v1/pushes/{push}, /v1/fleet, /v1/held, /v1/windows, /v1/locks, /v1/hosts, window requests, /healthz, /metrics) and the page at /.",
                     "Without --zk, first starts an embedded ZooKeeper server on 127.0.0.1:<--embedded-zk-port> with its data under --state-dir, and prints its connect string.",
                     "Stops cleanly on SIGTERM or SIGINT."})
-    public static final class Serve implements Callable<Integer> {
+    public static final class Serve extends PrintingCommand {
         @Option(names = "--zk", paramLabel = "CONNECT",
                 description = "ZooKeeper connect string, such as 127.0.0.1:2181 or a:2181,b:2181,c:2181. Default: start an embedded server.")
         String zk;
@@ -106,9 +106,6 @@ public final class CoordinatorMain implements Runnable {
         @Mixin
         ProcessOptions process;
 
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
         private final CountDownLatch stopped = new CountDownLatch(1);
 
         /**
@@ -118,8 +115,8 @@ public final class CoordinatorMain implements Runnable {
          */
         @Override
         public Integer call() throws Exception {
-            PrintWriter out = spec.commandLine().getOut();
-            PrintWriter err = spec.commandLine().getErr();
+            PrintWriter out = out();
+            PrintWriter err = err();
             ZkPaths paths;
             InetSocketAddress address;
             BearerToken token;
@@ -220,7 +217,7 @@ public final class CoordinatorMain implements Runnable {
                     + "registers it under /mesh/identities, makes the host's own nodes (/mesh/reports|held|windows|requests/HOST) "
                     + "with ACLs that let that host alone write them, and prints what it did.",
                     "Runs with the admin identity (--zk-auth-file, the coordinators' file). Issuing again replaces the identity."})
-    public static final class Credentials implements Callable<Integer> {
+    public static final class Credentials extends PrintingCommand {
         @CommandLine.Parameters(index = "0", paramLabel = "HOST", description = "The host id, as its agent's --host.")
         String host;
 
@@ -237,14 +234,11 @@ public final class CoordinatorMain implements Runnable {
         @Mixin
         ProcessOptions process;
 
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
         /** @return 0 when issued; 2 for bad usage (nothing written); 1 when ZooKeeper or the file system failed */
         @Override
         public Integer call() {
-            PrintWriter out = spec.commandLine().getOut();
-            PrintWriter err = spec.commandLine().getErr();
+            PrintWriter out = out();
+            PrintWriter err = err();
             ZkPaths paths;
             ZkAuth admin;
             try {

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import java.util.Map;
 import org.apache.zookeeper.server.embedded.ExitHandler;
 import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
 
@@ -18,6 +19,19 @@ public final class EmbeddedZk implements AutoCloseable {
     public static final int DEFAULT_PORT = 2181;
     /** How long {@link #start} waits for the server to serve, in milliseconds. */
     public static final long START_TIMEOUT_MS = 30_000;
+
+    /**
+     * The settings that are the same at every start: ZooKeeper's usual standalone timing, the admin server off, the
+     * four-letter words the runbook uses, and old snapshots purged daily (five kept).
+     */
+    private static final Map<String, String> SETTINGS = Map.of(
+            "tickTime", "2000",
+            "initLimit", "10",
+            "syncLimit", "5",
+            "admin.enableServer", "false",
+            "4lw.commands.whitelist", "srvr,stat,ruok,mntr",
+            "autopurge.snapRetainCount", "5",
+            "autopurge.purgeInterval", "24");
 
     private final ZooKeeperServerEmbedded server;
     private final int port;
@@ -41,16 +55,10 @@ public final class EmbeddedZk implements AutoCloseable {
         Path base = stateDir.resolve("zookeeper").toAbsolutePath();
         Files.createDirectories(base.resolve("data"));
         Properties p = new Properties();
+        p.putAll(SETTINGS);
         p.setProperty("clientPort", Integer.toString(port));
         p.setProperty("clientPortAddress", "127.0.0.1");
         p.setProperty("dataDir", base.resolve("data").toString());
-        p.setProperty("tickTime", "2000");
-        p.setProperty("initLimit", "10");
-        p.setProperty("syncLimit", "5");
-        p.setProperty("admin.enableServer", "false");
-        p.setProperty("4lw.commands.whitelist", "srvr,stat,ruok,mntr");
-        p.setProperty("autopurge.snapRetainCount", "5");
-        p.setProperty("autopurge.purgeInterval", "24");
         ZooKeeperServerEmbedded server = ZooKeeperServerEmbedded.builder()
                 .baseDir(base)
                 .configuration(p)

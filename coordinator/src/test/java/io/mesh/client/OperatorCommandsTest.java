@@ -5,6 +5,7 @@ import io.mesh.coordinator.OpsFixture;
 import io.mesh.testing.TestZk;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -37,6 +38,7 @@ import static org.awaitility.Awaitility.await;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("slow") // every operator command against a coordinator and an agent: the full run, not --fast
 class OperatorCommandsTest {
     @RegisterExtension
     static final OpsFixture fx = new OpsFixture();

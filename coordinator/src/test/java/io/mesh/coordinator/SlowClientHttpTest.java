@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -42,6 +43,7 @@ import static org.awaitility.Awaitility.await;
  * <p>{@code quick}: read timeout {@value #QUICK_SECONDS}s, for the timeouts. {@code patient}: read timeout 30s, so
  * that an answer within a few seconds cannot be a timeout: it came without the body.
  */
+@Tag("slow") // waits out the HTTP server's read timeouts: the full run, not --fast
 class SlowClientHttpTest {
     static final int QUICK_SECONDS = 2;
     static final String TOKEN = "s3cret-token";

@@ -7,6 +7,7 @@ import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,7 @@ import static org.awaitility.Awaitility.await;
  * with no new push and no thaw.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("slow") // waits for a freeze to end by itself: the full run, not --fast
 class FreezeExpiryTest {
     private static final String HOST = "host-frz-expiry";
     @RegisterExtension

@@ -15,6 +15,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * defers every module; a window still runs while frozen. The end of a freeze by itself: {@link FreezeExpiryTest}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Tag("slow") // a coordinator and an agent daemon, end to end: the full run, not --fast
 class FreezeTest {
     private static final String HOST = "host-frz";
     private static final Duration LANDS = FreezeSteps.LANDS;

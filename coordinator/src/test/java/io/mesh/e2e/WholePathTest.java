@@ -9,6 +9,7 @@ import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -29,6 +30,7 @@ import static org.awaitility.Awaitility.await;
  * daemon; a push during a window reads {@code deferred} naming the window in {@code GET /v1/pushes/{push}}, the held
  * container shows in {@code GET /v1/held}, and the push reads {@code applied} once the window ends.
  */
+@Tag("slow") // a coordinator and an agent daemon, end to end: the full run, not --fast
 class WholePathTest {
     private static final String HOST = "host-a";
     @RegisterExtension

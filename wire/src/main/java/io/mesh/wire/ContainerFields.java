@@ -126,8 +126,7 @@ final class ContainerFields {
         String p = path + ".labels";
         ObjectNode labels = mapping(c, node, "labels", p, "a mapping of label to value, such as {com.example.team: store}");
         if (labels == null) return;
-        for (Iterator<Map.Entry<String, JsonNode>> i = labels.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : labels.properties()) {
             String k = e.getKey();
             if (k.isEmpty() || k.length() > 255 || hasControl(k)) {
                 c.error(p + "." + show(k), "'" + show(k) + "' is not a label key: give 1 to 255 printable characters, such as com.example.team");
@@ -169,8 +168,7 @@ final class ContainerFields {
         String p = path + ".ulimits";
         ObjectNode u = mapping(c, node, "ulimits", p, "a mapping of resource to limits, such as {nofile: {soft: 20000, hard: 40000}, nproc: 65535}");
         if (u == null) return;
-        for (Iterator<Map.Entry<String, JsonNode>> i = u.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : u.properties()) {
             String at = p + "." + show(e.getKey());
             if (!ULIMITS.contains(e.getKey())) {
                 c.error(at, "'" + show(e.getKey()) + "' is not a resource Docker limits: use one of " + new TreeSet<>(ULIMITS));
@@ -223,8 +221,7 @@ final class ContainerFields {
         JsonNode n = node.get("extra-hosts");
         if (n instanceof ObjectNode o) { // compose's mapping form: name: ip
             ArrayNode lines = node.arrayNode();
-            for (Iterator<Map.Entry<String, JsonNode>> i = o.fields(); i.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = i.next();
+            for (Map.Entry<String, JsonNode> e : o.properties()) {
                 lines.add(e.getKey() + ":" + (e.getValue().isValueNode() ? c.text(e.getValue(), p + "." + e.getKey()) : ""));
             }
             node.set("extra-hosts", lines);
@@ -415,8 +412,7 @@ final class ContainerFields {
             return null;
         }
         if (field.equals("ulimits")) return o; // values are checked by the caller
-        for (Iterator<Map.Entry<String, JsonNode>> i = o.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : o.properties()) {
             JsonNode v = e.getValue();
             String at = path + "." + show(e.getKey());
             if (!v.isValueNode() || v.isNull()) {

@@ -377,8 +377,7 @@ public final class ManifestParser {
             // An agent reading the desired node back would find no containers and refuse it on every host.
             c.error("containers", "empty: give at least one container, as name: {image: ...}");
         } else {
-            for (Iterator<Map.Entry<String, JsonNode>> i = containers.fields(); i.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = i.next();
+            for (Map.Entry<String, JsonNode> e : containers.properties()) {
                 String path = "containers." + Check.printable(e.getKey());
                 if (c.nameOk(e.getKey(), path)) containerNames.add(e.getKey());
                 else badNames.add(e.getKey());
@@ -390,8 +389,7 @@ public final class ManifestParser {
             if (!schedules.isObject()) {
                 c.error("schedules", "must be a mapping of schedule name to cron, step and timeout, not a " + kind(schedules));
             } else {
-                for (Iterator<Map.Entry<String, JsonNode>> i = schedules.fields(); i.hasNext(); ) {
-                    Map.Entry<String, JsonNode> e = i.next();
+                for (Map.Entry<String, JsonNode> e : schedules.properties()) {
                     String path = "schedules." + Check.printable(e.getKey());
                     c.nameOk(e.getKey(), path);
                     schedule(c, path, e.getValue(), containerNames, badNames);
@@ -501,8 +499,7 @@ public final class ManifestParser {
         for (String t : tmpfsNode == null ? List.<String>of() : tmpfsNode.isTextual() ? List.of(tmpfsNode.asText()) : c.quietStrings(tmpfsNode)) {
             tmpfs.add(t.split(":", 2)[0]);
         }
-        for (Iterator<Map.Entry<String, JsonNode>> i = secrets.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : secrets.properties()) {
             String name = e.getKey();
             String p = path + "." + Check.printable(name);
             JsonNode s = e.getValue();
@@ -580,8 +577,7 @@ public final class ManifestParser {
      */
     private void dependsOn(Check c, ObjectNode containers, Set<String> names) {
         Map<String, Set<String>> edges = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> i = containers.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : containers.properties()) {
             if (!(e.getValue() instanceof ObjectNode container) || !container.has("depends-on")) continue;
             String path = "containers." + Check.printable(e.getKey()) + ".depends-on";
             JsonNode d = container.get("depends-on");
@@ -984,8 +980,7 @@ public final class ManifestParser {
                 error(path, "must be a mapping of variable name to value, such as {KEY: \"value\"}; got " + show(n));
                 return;
             }
-            for (Iterator<Map.Entry<String, JsonNode>> i = n.fields(); i.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = i.next();
+            for (Map.Entry<String, JsonNode> e : n.properties()) {
                 if (!ENV_NAME.matcher(e.getKey()).matches()) {
                     error(path + "." + printable(e.getKey()), "'" + printable(e.getKey()) + "' is not a variable name: use letters, digits, '_', '.' and '-', not starting with a digit");
                 }

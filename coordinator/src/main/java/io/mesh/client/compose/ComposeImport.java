@@ -201,8 +201,7 @@ public final class ComposeImport {
             String name = null;
             boolean external = false;
             if (e.getValue() instanceof ObjectNode settings) {
-                for (Iterator<Map.Entry<String, JsonNode>> i = settings.fields(); i.hasNext(); ) {
-                    Map.Entry<String, JsonNode> s = i.next();
+                for (Map.Entry<String, JsonNode> s : settings.properties()) {
                     String v = s.getValue().isValueNode() ? s.getValue().asText() : null;
                     switch (s.getKey()) {
                         case "name" -> name = v;
@@ -239,8 +238,7 @@ public final class ComposeImport {
             ctx.refuse("services", "missing or empty: give at least one service");
             return containers;
         }
-        for (Iterator<Map.Entry<String, JsonNode>> i = s.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : s.properties()) {
             String service = e.getKey();
             String p = "services." + service;
             String container = containerName(service);

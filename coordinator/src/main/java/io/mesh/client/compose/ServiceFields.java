@@ -109,8 +109,7 @@ final class ServiceFields {
         ctx.origin(to, at);
         network();
         if (service.get("image") == null && service.get("build") == null) ctx.refuse(at, "has no image: name the image to run, such as postgres:16");
-        for (Iterator<Map.Entry<String, JsonNode>> i = service.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : service.properties()) {
             String key = e.getKey();
             JsonNode v = e.getValue();
             String p = at + "." + key;
@@ -234,8 +233,7 @@ final class ServiceFields {
                 text(nets.get(i), p + "[" + i + "]", s -> { names.add(s); ctx.origin(to + ".network", p + "[" + index + "]"); });
             }
         } else if (nets.isObject()) {
-            for (Iterator<Map.Entry<String, JsonNode>> i = nets.fields(); i.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = i.next();
+            for (Map.Entry<String, JsonNode> e : nets.properties()) {
                 names.add(e.getKey());
                 ctx.origin(to + ".network", p + "." + e.getKey());
                 if (e.getValue() instanceof ObjectNode settings) {
@@ -442,8 +440,7 @@ final class ServiceFields {
 
     private String longVolume(ObjectNode o, String p) {
         String type = o.path("type").asText("");
-        for (Iterator<Map.Entry<String, JsonNode>> i = o.fields(); i.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = i.next();
+        for (Map.Entry<String, JsonNode> e : o.properties()) {
             String k = e.getKey();
             if (k.startsWith("x-") || Set.of("type", "source", "target", "read_only").contains(k)) continue;
             if (k.equals("bind") && type.equals("bind") && e.getValue().isObject()) {
@@ -635,8 +632,7 @@ final class ServiceFields {
                 String ep = p + "." + e.getKey();
                 String condition = "started";
                 if (e.getValue() instanceof ObjectNode dep) {
-                    for (Iterator<Map.Entry<String, JsonNode>> i = dep.fields(); i.hasNext(); ) {
-                        Map.Entry<String, JsonNode> f = i.next();
+                    for (Map.Entry<String, JsonNode> f : dep.properties()) {
                         String fv = f.getValue().asText();
                         switch (f.getKey()) {
                             case "condition" -> {

@@ -31,9 +31,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * B1 (no-op apply of a 20-container module) and B2 (recreate all 20), mesh's Applier against the real Docker engine
- * and a real ZooKeeper ensemble, side by side with docker-compose 1.29 on the equivalent compose file, and (B1) with
- * the floor: the one labelled container list that shows nothing changed.
+ * B1 (no-op apply of a 20-container module) and B2 (recreate all 20, two workloads), mesh's Applier against the real
+ * Docker engine and a real ZooKeeper ensemble, side by side with docker-compose 1.29 on the equivalent compose file
+ * and with the floor: for B1 the one labelled container list that shows nothing changed, for B2
+ * {@link RecreateFloor}.
  *
  * <p>Args: --zk CONNECT --results FILE [--containers 20] [--b1-rounds 10] [--b1-per-round 10] [--b2-rounds 3]
  * [--compose docker-compose].
@@ -81,14 +82,16 @@ public final class ApplyBench {
 
             if (only.contains("breakdown")) breakdown(results, client, paths, docker, module, host);
             if (only.contains("b1")) b1(a, results, docker, applier, module, compose, b1Rounds, b1PerRound, n);
-            if (only.contains("b2")) b2(results, client, paths, applier, module, host, compose, composeFile, composeModule, b2Rounds, n);
+            if (only.contains("b2")) b2(results, client, paths, applier, module, host, composeBin, dir, b2Rounds, n);
         } finally {
             try {
                 run(compose, "down", "-t", "1");
             } catch (Exception e) {
                 Bench.log("apply", "compose down: " + e.getMessage());
             }
-            for (String m : List.of(module, composeModule)) for (String id : docker.containersWithLabel(Labels.MODULE, m)) docker.remove(id);
+            for (String m : List.of(module, composeModule, module + "-ignores", module + "-exits", module + "-exits-compose")) {
+                for (String id : docker.containersWithLabel(Labels.MODULE, m)) docker.remove(id);
+            }
             try {
                 client.delete().deletingChildrenIfNeeded().forPath(paths.root());
             } catch (Exception ignored) {
@@ -193,31 +196,97 @@ public final class ApplyBench {
         docker.client().listContainersCmd().withShowAll(true).withLabelFilter(Map.of(Labels.MODULE, module)).exec();
     }
 
-    private static void b2(Path results, CuratorFramework client, ZkPaths paths, Applier applier, String module, String host,
-                           List<String> compose, Path composeFile, String composeModule, int rounds, int n) throws Exception {
-        List<Double> mesh = new ArrayList<>(), comp = new ArrayList<>();
-        for (int r = 1; r <= rounds; r++) {
-            setDesired(client, paths, manifest(module, host, n, r), r);
-            long t = System.nanoTime();
-            ApplyReport rep = applier.apply(module, () -> false);
-            double ms = Bench.ms(System.nanoTime() - t);
-            long recreated = rep.containers().stream().filter(c -> c.action() == ContainerAction.RECREATED).count();
-            if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B2 apply: " + Json.text(rep));
-            mesh.add(ms);
-            t = System.nanoTime();
-            run(compose, "up", "-d", "--force-recreate", "-t", "1");
-            comp.add(Bench.ms(System.nanoTime() - t));
-            Bench.log("B2", "round " + r + "/" + rounds + ": mesh " + Bench.f(ms) + " ms, compose " + Bench.f(comp.get(comp.size() - 1)) + " ms");
-        }
+    /** B2's workload whose process ignores SIGTERM: every stop waits out the 1 s stop timeout, then SIGKILL. */
+    static final String IGNORES_TERM = "trap '' TERM; while true; do sleep 1; done";
+    /** B2's workload that exits on SIGTERM at once ({@code wait} is cut short by a trapped signal; {@code sleep} is not). */
+    static final String EXITS_ON_TERM = "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done";
+
+    /**
+     * B2, per workload (SIGTERM ignored; SIGTERM obeyed): a push changes every container's env and mesh's Applier
+     * recreates all 20 ({@code ready: {min-healthy: 0s}}), against {@link RecreateFloor} (the same recreate's six
+     * Docker calls per container, all at once, through docker-java) and, on the SIGTERM workload,
+     * {@code docker-compose up -d --force-recreate -t 1}. Each round runs each side once, in an order that rotates.
+     */
+    private static void b2(Path results, CuratorFramework client, ZkPaths paths, Applier applier, String base, String host,
+                           String composeBin, Path dir, int rounds, int n) throws Exception {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("b2.containers", n);
         m.put("b2.samples", rounds);
-        m.put("b2.mesh.p50_ms", Bench.median(mesh));
-        m.put("b2.mesh.max_ms", Bench.pct(mesh, 100));
-        m.put("b2.compose.p50_ms", Bench.median(comp));
-        m.put("b2.compose.max_ms", Bench.pct(comp, 100));
-        m.put("b2.ratio.compose", Bench.median(mesh) / Bench.median(comp));
+        for (String w : List.of("ignores", "exits")) {
+            String module = base + "-" + w, command = w.equals("ignores") ? IGNORES_TERM : EXITS_ON_TERM;
+            boolean withCompose = w.equals("exits");
+            Path composeFile = dir.resolve("b2-" + w + ".yml");
+            List<String> compose = List.of(composeBin, "-p", module.replace("-", ""), "-f", composeFile.toString());
+            setDesired(client, paths, manifest(module, host, n, 0, command), 0);
+            ApplyReport first = applier.apply(module, () -> false);
+            if (first.outcome() != ApplyOutcome.APPLIED) throw new IllegalStateException("B2 first apply: " + Json.text(first));
+            List<Double> mesh = new ArrayList<>(), floor = new ArrayList<>(), comp = new ArrayList<>();
+            try (RecreateFloor f = new RecreateFloor(module + "-floor", command, n)) {
+                f.up();
+                if (withCompose) {
+                    Files.writeString(composeFile, composeYaml(module + "-compose", n, 0, command));
+                    run(compose, "up", "-d");
+                }
+                for (int r = 1; r <= rounds; r++) {
+                    setDesired(client, paths, manifest(module, host, n, r, command), r);
+                    if (withCompose) Files.writeString(composeFile, composeYaml(module + "-compose", n, r, command));
+                    for (int k = 0; k < 3; k++) {
+                        int side = (k + r) % 3;
+                        long t = System.nanoTime();
+                        if (side == 0) {
+                            ApplyReport rep = applier.apply(module, () -> false);
+                            long recreated = rep.containers().stream().filter(c -> c.action() == ContainerAction.RECREATED).count();
+                            if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B2 apply: " + Json.text(rep));
+                            mesh.add(Bench.ms(System.nanoTime() - t));
+                        } else if (side == 1) {
+                            f.recreate(r);
+                            floor.add(Bench.ms(System.nanoTime() - t));
+                        } else if (withCompose) {
+                            run(compose, "up", "-d", "--force-recreate", "-t", "1");
+                            comp.add(Bench.ms(System.nanoTime() - t));
+                        }
+                    }
+                    Bench.log("B2", w + " round " + r + "/" + rounds + ": mesh " + Bench.f(mesh.get(mesh.size() - 1)) + " ms, floor "
+                            + Bench.f(floor.get(floor.size() - 1)) + " ms" + (withCompose ? ", compose " + Bench.f(comp.get(comp.size() - 1)) + " ms" : ""));
+                }
+            } finally {
+                if (withCompose) {
+                    try {
+                        run(compose, "down", "-t", "1");
+                    } catch (Exception e) {
+                        Bench.log("B2", "compose down: " + e.getMessage());
+                    }
+                }
+            }
+            String k = "b2." + w;
+            m.put(k + ".mesh.p50_ms", Bench.median(mesh));
+            m.put(k + ".mesh.max_ms", Bench.pct(mesh, 100));
+            m.put(k + ".floor.p50_ms", Bench.median(floor));
+            m.put(k + ".floor.max_ms", Bench.pct(floor, 100));
+            m.put(k + ".ratio.floor", Bench.median(mesh) / Bench.median(floor));
+            if (withCompose) {
+                m.put(k + ".compose.p50_ms", Bench.median(comp));
+                m.put(k + ".ratio.compose", Bench.median(mesh) / Bench.median(comp));
+            }
+        }
         Bench.result(results, m);
+    }
+
+    /** B2's module: n containers running {@code command}, ready as soon as they run ({@code min-healthy: 0s}). */
+    static String manifest(String module, String host, int n, int round, String command) {
+        StringBuilder sb = new StringBuilder("module: " + module + "\nhosts: [" + host + "]\ncontainers:\n");
+        for (int i = 0; i < n; i++) {
+            sb.append(String.format("  c%02d:\n", i))
+                    .append("    image: mesh-demo/busybox:1\n")
+                    .append("    command: [sh, -c, \"").append(command).append("\"]\n")
+                    .append("    env: {BENCH_ROUND: \"").append(round).append("\"}\n")
+                    .append("    network: host\n    restart: unless-stopped\n    stop-timeout: 1s\n    ready: {min-healthy: 0s}\n");
+        }
+        return sb.toString();
+    }
+
+    static String composeYaml(String labelModule, int n, int round, String command) {
+        return composeYaml(labelModule, n, round).replace(SERVE, command.replace("$", "$$")); // compose interpolates $
     }
 
     static String manifest(String module, String host, int n, int round) {

@@ -35,7 +35,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * B4: a window opens (WindowRunner.run is called) until a watcher in ANOTHER JVM is notified of the held znode;
- * against a raw ZooKeeper create until the same watcher is notified. The window runs with the SIMULATED
+ * against the floor, what any window that takes a lock before it publishes must do, with the plain ZooKeeper client:
+ * create-sequential + getChildren (the lock, whose parent persists, as mesh's: decision 5), then create (the held
+ * node), until the same watcher is notified. The window runs with the SIMULATED
  * {@link RecordingRuntime} (no Docker: the step and the stops return at once), so the figure is mesh's ZooKeeper
  * path: module lock, journal, desired read, window and held nodes. Opener on server s0, watcher on server s1, both
  * sides. Iterations alternate raw/mesh.
@@ -58,7 +60,7 @@ public final class HeldVisibilityBench {
         String tag = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
         String module = "bench-held-" + tag, host = "bench-host";
         ZkPaths paths = new ZkPaths("/bench-held-" + tag);
-        String rawParent = "/bench-held-raw-" + tag;
+        String rawParent = "/bench-held-raw-" + tag, rawLock = rawParent + "/lock";
 
         Process watcher = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m",
                 "-cp", System.getProperty("java.class.path"), HeldWatcher.class.getName(), zk.getProperty("s1"))
@@ -74,14 +76,17 @@ public final class HeldVisibilityBench {
         try {
             if (!up.await(30, TimeUnit.SECONDS)) throw new IllegalStateException("no ZooKeeper session");
             raw.create(rawParent, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            raw.create(rawLock, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
             String yaml = "module: " + module + "\nhosts: [" + host + "]\ncontainers:\n  c1:\n    image: mesh-demo/busybox:1\n"
-                    + "    command: [sleep, \"3600\"]\n    stop-timeout: 1s\nschedules:\n  gc:\n    cron: \"0 0 1 1 *\"\n"
+                    + "    command: [sleep, \"3600\"]\n    stop-timeout: 1s\n    ready: {min-healthy: 0s}\nschedules:\n  gc:\n    cron: \"0 0 1 1 *\"\n"
                     + "    while-stopped: [c1]\n    step:\n      image: mesh-demo/busybox:1\n      command: [\"true\"]\n    timeout: 1m\n";
             ModuleSpec spec = new ManifestParser().parse(yaml).get(0);
             client.create().creatingParentsIfNeeded().forPath(paths.desired(module),
                     Json.bytes(new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec)));
             RecordingRuntime runtime = new RecordingRuntime();
-            runtime.create(spec.dockerName("c1"), spec.containers().get("c1"), Map.of("mesh.module", module, "mesh.container", "c1"));
+            // as an apply creates it: with its ready (min-healthy 0s), so a window's close does not wait the default 2 s
+            runtime.create(spec.dockerName("c1"), spec.containers().get("c1"), Map.of(io.mesh.docker.Labels.MODULE, module,
+                    io.mesh.docker.Labels.CONTAINER, "c1", io.mesh.docker.Labels.READY, Json.text(spec.containers().get("c1").ready())));
             // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
             MeshStore store = new MeshStore(client, paths);
             desiredCache = Bench.desiredCache(client, paths, store);
@@ -97,9 +102,13 @@ public final class HeldVisibilityBench {
                 String p = rawParent + "/held-" + i;
                 arm(toWatcher, fromWatcher, p);
                 long t0 = micros();
+                // the floor: the lock (create-sequential + getChildren), then the held node
+                String lockNode = raw.create(rawLock + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL);
+                if (!raw.getChildren(rawLock, false).contains(lockNode.substring(rawLock.length() + 1))) throw new IllegalStateException("lock node missing");
                 raw.create(p, "{\"held\":true}".getBytes(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
                 long seen = seen(fromWatcher);
                 raw.delete(p, -1);
+                raw.delete(lockNode, -1);
                 if (i >= warm) rawMs.add((seen - t0) / 1000.0);
                 // mesh
                 arm(toWatcher, fromWatcher, heldPath);

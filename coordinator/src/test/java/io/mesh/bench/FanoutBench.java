@@ -31,8 +31,10 @@ import java.util.concurrent.TimeUnit;
  * B5: push (the coordinator's {@link PushWriter}: one ZooKeeper transaction) until every SIMULATED host has written
  * its report for it, with 100, 300 and 1,000 hosts and 10 modules on every host ("*"). Each simulated host is the
  * real agent daemon with its own ZooKeeper session and a recording runtime instead of Docker ({@link FanoutHosts},
- * several hosts JVMs). A host's latency is the newest mtime of its 10 reports for the push minus the time the push
- * was written; reported p50/p99 over hosts and the slowest host, over several pushes.
+ * several hosts JVMs). The floor, up at the same time under another root, in the same JVM layout: as many hosts
+ * doing only the ZooKeeper operations an apply needs ({@link FloorHosts}); pushes alternate between the two, the
+ * side going first alternating too. A host's latency is the newest mtime of its 10 reports for the push minus the
+ * time the push was written; reported p50/p99 over hosts and the slowest host (the median over pushes), each side.
  *
  * <p>Args: --zk-file FILE --results FILE [--hosts 100,300,1000] [--per-jvm 250] [--pushes 3] [--wait-s 90]
  */
@@ -62,67 +64,95 @@ public final class FanoutBench {
 
     private static void run(String connect, int hosts, int perJvm, int pushes, int waitS, String root, Map<String, Object> out)
             throws Exception {
-        ZkPaths paths = new ZkPaths(root);
         Path state = Files.createTempDirectory("mesh-bench-fanout");
         List<Process> jvms = new ArrayList<>();
         CuratorFramework obs = MeshZk.connect(connect, Duration.ofSeconds(30));
-        CuratorCache cache = null;
+        List<CuratorCache> caches = new ArrayList<>();
         try {
             long t = System.nanoTime();
-            jvms.addAll(startHosts(connect, root, hosts, perJvm, state));
+            jvms.addAll(startHosts(FanoutHosts.class, connect, root, hosts, perJvm, state));
             Bench.log("B5", hosts + " simulated hosts up in " + jvms.size() + " JVM(s), " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
+            t = System.nanoTime();
+            jvms.addAll(startHosts(FloorHosts.class, connect, root + "-floor", hosts, perJvm, state));
+            Bench.log("B5", hosts + " floor hosts up, " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
 
-            // push -> host/module -> mtime of its first applied report for that push. Kept for every push,
-            // so that a report written before the push's id is known here still counts.
-            Map<String, Map<String, Long>> reported = new ConcurrentHashMap<>();
-            cache = CuratorCache.build(obs, paths.reports());
-            cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((before, after) -> {
-                ChildData d = after;
-                if (d.getData() == null || d.getData().length == 0) return;
-                try {
-                    JsonNode n = Json.MAPPER.readTree(d.getData());
-                    String push = n.path("push").asText(null);
-                    if (push == null || WireName.of(ApplyOutcome.class, n.path("outcome").asText()) != ApplyOutcome.APPLIED) return; // a failed apply is not delivered
-                    String key = n.path("host").asText() + "/" + n.path("module").asText();
-                    reported.computeIfAbsent(push, p -> new ConcurrentHashMap<>()).putIfAbsent(key, d.getStat().getMtime());
-                } catch (Exception ignored) {
-                    // not a report
-                }
-            }).build());
-            cache.start();
-
-            PushWriter writer = new PushWriter(obs, paths, Clock.systemUTC());
-            List<Double> lat = new ArrayList<>(), slowest = new ArrayList<>();
-            for (int k = 0; k <= pushes; k++) {
-                long t0 = System.currentTimeMillis();
-                PushWriter.Result r = writer.write(manifest(k), "r" + k);
-                Map<String, Long> done = reported.computeIfAbsent(r.push(), p -> new ConcurrentHashMap<>());
-                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS);
-                while (done.size() < hosts * MODULES && System.nanoTime() < end) Thread.sleep(20);
-                if (done.size() < hosts * MODULES) {
-                    throw new IllegalStateException(hosts + " hosts, push " + k + ": only " + done.size() + " of " + hosts * MODULES
-                            + " reports within " + waitS + " s");
-                }
-                Map<String, Long> newest = new LinkedHashMap<>(); // host -> newest of its 10 reports
-                done.forEach((key, mtime) -> newest.merge(key.substring(0, key.indexOf('/')), mtime, Math::max));
-                List<Double> these = new ArrayList<>();
-                newest.values().forEach(m -> these.add((double) (m - t0)));
-                Bench.log("B5", hosts + " hosts, push " + k + (k == 0 ? " (warm-up)" : "") + ": p50 " + Bench.f(Bench.median(these))
-                        + " ms, p99 " + Bench.f(Bench.pct(these, 99)) + " ms, every host " + Bench.f(Bench.pct(these, 100)) + " ms");
-                if (k == 0) continue;
-                lat.addAll(these);
-                slowest.add(Bench.pct(these, 100));
+            // per side: push -> host/module -> mtime of its first applied report for that push. Kept for every
+            // push, so that a report written before the push's id is known here still counts.
+            Map<String, Map<String, Map<String, Long>>> reported = new LinkedHashMap<>();
+            Map<String, PushWriter> writers = new LinkedHashMap<>();
+            for (String side : List.of("mesh", "floor")) {
+                ZkPaths paths = new ZkPaths(side.equals("mesh") ? root : root + "-floor");
+                Map<String, Map<String, Long>> seen = new ConcurrentHashMap<>();
+                reported.put(side, seen);
+                writers.put(side, new PushWriter(obs, paths, Clock.systemUTC()));
+                CuratorCache cache = CuratorCache.build(obs, paths.reports());
+                cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((before, after) -> {
+                    if (after.getData() == null || after.getData().length == 0) return;
+                    try {
+                        JsonNode n = Json.MAPPER.readTree(after.getData());
+                        String push = n.path("push").asText(null);
+                        if (push == null || WireName.of(ApplyOutcome.class, n.path("outcome").asText()) != ApplyOutcome.APPLIED) return; // a failed apply is not delivered
+                        String key = n.path("host").asText() + "/" + n.path("module").asText();
+                        seen.computeIfAbsent(push, p -> new ConcurrentHashMap<>()).putIfAbsent(key, after.getStat().getMtime());
+                    } catch (Exception ignored) {
+                        // not a report
+                    }
+                }).build());
+                cache.start();
+                caches.add(cache);
             }
-            out.put("b5.h" + hosts + ".p50_ms", Bench.median(lat));
-            out.put("b5.h" + hosts + ".p99_ms", Bench.pct(lat, 99));
-            out.put("b5.h" + hosts + ".all_hosts_ms", Bench.median(slowest));
-            out.put("b5.h" + hosts + ".pushes", pushes);
-            out.put("b5.h" + hosts + ".jvms", jvms.size());
+
+            Map<String, List<Double>> lat = new LinkedHashMap<>(), slowest = new LinkedHashMap<>();
+            for (int k = 0; k <= pushes; k++) {
+                // the side that goes first alternates
+                for (String side : k % 2 == 0 ? List.of("mesh", "floor") : List.of("floor", "mesh")) {
+                    List<Double> these = push(writers.get(side), reported.get(side), k, hosts, waitS, side);
+                    if (k == 0) continue; // warm-up
+                    lat.computeIfAbsent(side, x -> new ArrayList<>()).addAll(these);
+                    slowest.computeIfAbsent(side, x -> new ArrayList<>()).add(Bench.pct(these, 100));
+                }
+            }
+            for (String side : List.of("mesh", "floor")) {
+                String key = "b5.h" + hosts + "." + side;
+                out.put(key + ".p50_ms", Bench.median(lat.get(side)));
+                out.put(key + ".p99_ms", Bench.pct(lat.get(side), 99));
+                out.put(key + ".all_hosts_ms", Bench.median(slowest.get(side)));
+            }
+            String key = "b5.h" + hosts;
+            out.put(key + ".ratio.all_hosts", Bench.median(slowest.get("mesh")) / Bench.median(slowest.get("floor")));
+            out.put(key + ".ratio.p99", Bench.pct(lat.get("mesh"), 99) / Bench.pct(lat.get("floor"), 99));
+            out.put(key + ".pushes", pushes);
+            out.put(key + ".jvms", jvms.size() / 2);
         } finally {
-            if (cache != null) cache.close();
+            for (CuratorCache c : caches) c.close();
             stopHosts(jvms);
             obs.close();
         }
+    }
+
+    /**
+     * One push, then waits until every host has reported it applied.
+     *
+     * @return each host's latency: the newest mtime of its reports for the push minus the moment before the push (ms)
+     */
+    private static List<Double> push(PushWriter writer, Map<String, Map<String, Long>> reported, int k, int hosts, int waitS,
+                                     String side) throws Exception {
+        long t0 = System.currentTimeMillis();
+        PushWriter.Result r = writer.write(manifest(k), "r" + k);
+        Map<String, Long> done = reported.computeIfAbsent(r.push(), p -> new ConcurrentHashMap<>());
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitS);
+        while (done.size() < hosts * MODULES && System.nanoTime() < end) Thread.sleep(20);
+        if (done.size() < hosts * MODULES) {
+            throw new IllegalStateException(side + ", " + hosts + " hosts, push " + k + ": only " + done.size() + " of " + hosts * MODULES
+                    + " reports within " + waitS + " s");
+        }
+        Map<String, Long> newest = new LinkedHashMap<>(); // host -> newest of its 10 reports
+        done.forEach((key, mtime) -> newest.merge(key.substring(0, key.indexOf('/')), mtime, Math::max));
+        List<Double> these = new ArrayList<>();
+        newest.values().forEach(m -> these.add((double) (m - t0)));
+        Bench.log("B5", side + ", " + hosts + " hosts, push " + k + (k == 0 ? " (warm-up)" : "") + ": p50 " + Bench.f(Bench.median(these))
+                + " ms, p99 " + Bench.f(Bench.pct(these, 99)) + " ms, every host " + Bench.f(Bench.pct(these, 100)) + " ms");
+        return these;
     }
 
     /**
@@ -131,7 +161,7 @@ public final class FanoutBench {
      *
      * @return the hosts JVMs
      */
-    static List<Process> startHosts(String connect, String root, int hosts, int perJvm, Path state) throws Exception {
+    static List<Process> startHosts(Class<?> main, String connect, String root, int hosts, int perJvm, Path state) throws Exception {
         List<Process> jvms = new ArrayList<>();
         for (int from = 0; from < hosts; from += perJvm) {
             int count = Math.min(perJvm, hosts - from);
@@ -139,13 +169,13 @@ public final class FanoutBench {
                     "-Xmx1g", "-Xss256k", "-XX:+UseParallelGC",
                     "-XX:TieredStopAtLevel=1")); // C1 only, as deploy/bin/mesh-agent; 250 agents share this heap, so parallel GC
             String extra = System.getenv("BENCH_HOSTS_JAVA_OPTS"); // e.g. a JFR recording while profiling
-            if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", String.valueOf(from)).split(" ")));
+            if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.replace("%from", main.getSimpleName() + "-" + from).split(" ")));
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
-                    FanoutHosts.class.getName(), "--zk", connect, "--root", root, "--from", String.valueOf(from),
+                    main.getName(), "--zk", connect, "--root", root, "--from", String.valueOf(from),
                     "--count", String.valueOf(count), "--state", state.toString()));
             ProcessBuilder pb = new ProcessBuilder(cmd);
             pb.environment().put("MESH_LOG_LEVEL", "WARN");
-            pb.redirectError(state.resolve("hosts-" + from + ".log").toFile());
+            pb.redirectError(state.resolve(main.getSimpleName() + "-" + from + ".log").toFile());
             jvms.add(pb.start());
         }
         for (Process p : jvms) {
@@ -165,7 +195,10 @@ public final class FanoutBench {
         }
     }
 
-    /** 10 modules on every host, 2 containers each; push k changes every container (env), so every host recreates. */
+    /**
+     * 10 modules on every host, 2 containers each; push k changes every container (env), so every host recreates.
+     * {@code ready: {min-healthy: 0s}}: a recreated container counts once it runs (the default waits 2 s; the floor none).
+     */
     static String manifest(int k) {
         StringBuilder sb = new StringBuilder();
         for (int m = 0; m < MODULES; m++) {
@@ -173,7 +206,8 @@ public final class FanoutBench {
             sb.append("module: fan").append(m).append("\nhosts: [\"*\"]\ncontainers:\n");
             for (String c : List.of("web", "worker")) {
                 sb.append("  ").append(c).append(":\n    image: mesh-demo/busybox:1\n    command: [sleep, \"3600\"]\n")
-                        .append("    env: {PUSH: \"").append(k).append("\"}\n    stop-timeout: 1s\n");
+                        .append("    env: {PUSH: \"").append(k).append("\"}\n    stop-timeout: 1s\n")
+                        .append("    ready: {min-healthy: 0s}\n"); // the readiness wait is the operator's choice, not mesh's cost
             }
         }
         return sb.toString();

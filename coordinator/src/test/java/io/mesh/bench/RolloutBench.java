@@ -49,7 +49,7 @@ public final class RolloutBench {
         CuratorFramework obs = MeshZk.connect(connect, Duration.ofSeconds(30));
         List<Process> jvms = new ArrayList<>();
         try {
-            jvms.addAll(FanoutBench.startHosts(connect, root, hosts, 250, state));
+            jvms.addAll(FanoutBench.startHosts(FanoutHosts.class, connect, root, hosts, 250, state));
             Bench.log("B10", hosts + " simulated hosts up");
             PushWriter writer = new PushWriter(obs, paths, Clock.systemUTC());
             Map<String, Object> out = new LinkedHashMap<>();

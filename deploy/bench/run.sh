@@ -115,6 +115,7 @@ kill "$zkq" "$zkq_hold" 2>/dev/null || true
 # B5: mesh's simulated hosts and the floor's plain ZooKeeper hosts up together, pushes alternating; a warm-up push and
 # one measured push per side and size (two would not fit the 14 minutes with 1,000 hosts).
 bench "B5" 330 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 1 --per-jvm 250 --wait-s 150
+bench "B7" 150 io.mesh.bench.StatusBench --results "$results" --hosts 100,1000
 bench "B10" 150 io.mesh.bench.RolloutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100 --max-parallel 10 --wait-s 120
 docker_up
 bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \

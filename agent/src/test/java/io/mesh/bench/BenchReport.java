@@ -119,7 +119,16 @@ public final class BenchReport {
         line(s, "B8 agent at rest, " + v("b8.modules") + " modules (`mesh-agent run`, -Xmx64m)", v("b8.threads") + " threads ("
                 + v("b8.java_threads") + " Java), " + v("b8.rss_idle_mb") + " MB RSS", "", Double.NaN, "≤ 12 threads; ≤ 120 MB",
                 met(b8t <= 12, b8t) + " / " + met(b8rss <= 120, b8rss));
-        s.append("\nB7 and B9 are measured by hand (below).\n\n");
+        double f100 = d("b7.h100.fleet.p99_ms"), f1000 = d("b7.h1000.fleet.p99_ms");
+        line(s, "B7 `GET /v1/fleet` (what `mesh status` prints), 1,000 hosts × 10 modules, p99", ms("b7.h1000.fleet.p99_ms")
+                        + " (100 hosts: " + ms("b7.h100.fleet.p99_ms") + "; " + v("b7.h1000.fleet.zk_requests_per_call") + " ZooKeeper requests a call)",
+                "one report read: " + ms("b7.h1000.floor_one_read.p99_ms"), Double.NaN, "≤ 100 ms, not growing with the fleet",
+                met(f1000 <= 100 && f1000 <= 1.5 * f100, f100, f1000));
+        double polls = d("b7.h1000.push_status.zk_requests_per_call");
+        line(s, "B7 push status (what `mesh push --wait` polls), 1,000 hosts, ZooKeeper requests a call", v("b7.h1000.push_status.zk_requests_per_call")
+                        + " (p99 " + ms("b7.h1000.push_status.p99_ms") + ")", "", Double.NaN, "no load beyond the coordinator's watches",
+                met(polls < 1, polls));
+        s.append("\nB9 is measured by hand (below).\n\n");
         s.append("## Machine\n\n| | |\n|---|---|\n");
         for (String k : new String[] {"nproc", "memory", "kernel", "java", "docker", "compose", "load"}) {
             s.append("| ").append(k).append(" | ").append(mach.getProperty(k, "?")).append(" |\n");

@@ -120,4 +120,23 @@ class RolloutGateZkTest {
             two.shutdownNow();
         }
     }
+
+    /**
+     * A host that was not a target when the push was taken (an agent started after a {@code ["*"]} push) has no node
+     * of its own: once the rollout is done it applies the push, and the end of that apply must not fail for want of a
+     * node it was never given (decision 13, Consequences).
+     */
+    @Test
+    void aHostThatJoinedAfterThePushAppliesOnceDoneWithoutANodeOfItsOwn() throws Exception {
+        DesiredRecord d = desired(new RolloutSpec("1", null, null));
+        RolloutRecord r = push(d, List.of("rh-1"));
+        set("rh-1", r.push(), RolloutHostState.DONE);
+        assertThat(view().state()).isEqualTo(RolloutState.DONE);
+        try (RolloutGate.Admission late = gate("rh-9").admit(d)) {
+            assertThat(late.keepsPrevious()).as("the rollout is done: the late host applies the push").isFalse();
+            late.finished(ApplyOutcome.APPLIED, null); // threw IllegalStateException: .../rh-9 is missing
+        }
+        assertThat(zk.client().checkExists().forPath(zk.paths().rolloutHost(MODULE, "rh-9"))).isNull();
+        assertThat(view().state()).isEqualTo(RolloutState.DONE);
+    }
 }

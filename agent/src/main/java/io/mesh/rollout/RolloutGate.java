@@ -449,6 +449,9 @@ public final class RolloutGate {
             if (r == null || !r.of(desired)) return null;
             RolloutNodes.Child mine = nodes.children().get(host);
             if (mine == null) {
+                // A host that was not a target when the push was taken has no node and nothing to move: it applies once
+                // the rollout is done (decision 13, Consequences).
+                if (!r.hosts().contains(host)) return r;
                 throw new IllegalStateException(path + " is missing: the push writes one node per host of the rollout and only a new push"
                         + " removes it; push again, or mesh rollout abort " + module);
             }

@@ -120,4 +120,41 @@ class RolloutGateZkTest {
             two.shutdownNow();
         }
     }
+
+    /**
+     * A host that was not a target when the push was taken (an agent started after a {@code ["*"]} push) has no node
+     * of its own: once the rollout is done it applies the push, and the end of that apply must not fail for want of a
+     * node it was never given (decision 13, Consequences).
+     */
+    @Test
+    void aHostThatJoinedAfterThePushAppliesOnceDoneWithoutANodeOfItsOwn() throws Exception {
+        DesiredRecord d = desired(new RolloutSpec("1", null, null));
+        RolloutRecord r = push(d, List.of("rh-1"));
+        set("rh-1", r.push(), RolloutHostState.DONE);
+        assertThat(view().state()).isEqualTo(RolloutState.DONE);
+        try (RolloutGate.Admission late = gate("rh-9").admit(d)) {
+            assertThat(late.keepsPrevious()).as("the rollout is done: the late host applies the push").isFalse();
+            late.finished(ApplyOutcome.APPLIED, null); // threw IllegalStateException: .../rh-9 is missing
+        }
+        assertThat(zk.client().checkExists().forPath(zk.paths().rolloutHost(MODULE, "rh-9"))).isNull();
+        assertThat(view().state()).isEqualTo(RolloutState.DONE);
+    }
+
+    /**
+     * A host may write its own node with anything (decision 13): a failed node whose error is near a node's limit. The
+     * other hosts' reports quote the rollout's note ({@code rollout}: why they wait), and a report over ZooKeeper's
+     * {@code jute.maxbuffer} costs each of them its connection: what one host wrote must not reach the others unbounded.
+     */
+    @Test
+    void oneHostsErrorReachesTheOthersReportsBounded() throws Exception {
+        DesiredRecord d = desired(new RolloutSpec("1", null, null));
+        RolloutRecord r = push(d, List.of("rh-1", "rh-2"));
+        zk.client().setData().forPath(zk.paths().rolloutHost(MODULE, "rh-1"), Json.bytes(RolloutHostRecord.waiting("rh-1", r.push(), Instant.now())
+                .moved(r.push(), RolloutHostState.FAILED, "x".repeat(1_000_000), Instant.now())));
+        try (RolloutGate.Admission other = gate("rh-2").admit(d)) {
+            assertThat(other.outcome()).isEqualTo(ApplyOutcome.DEFERRED);
+            assertThat(other.why()).contains("paused");
+            assertThat(other.why().length()).as("the report's rollout of a host waiting on rh-1's failure").isLessThan(64 * 1024);
+        }
+    }
 }

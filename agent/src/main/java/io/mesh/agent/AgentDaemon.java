@@ -18,6 +18,7 @@ import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
@@ -36,12 +37,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -133,6 +136,7 @@ public final class AgentDaemon implements AutoCloseable {
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
         this.rollouts = CuratorCache.build(client, config.paths().rollouts());
+        applier.readRolloutsFrom(this::cachedRollout);
         this.freezes = CuratorCache.build(client, config.paths().freezes());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
@@ -192,6 +196,7 @@ public final class AgentDaemon implements AutoCloseable {
         cache.start();
         rollouts.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> rolloutMoved(after))
+                .forDeletes(node -> parsedRollouts.remove(node.getPath()))
                 .build());
         rollouts.start();
         freezes.listenable().addListener(CuratorCacheListener.builder()
@@ -251,15 +256,61 @@ public final class AgentDaemon implements AutoCloseable {
         String rel = node.getPath().substring(config.paths().rollouts().length() + 1);
         String module = rel.contains("/") ? rel.substring(0, rel.indexOf('/')) : rel;
         if (!workers.containsKey(module)) return;
-        String parent = config.paths().rollout(module);
-        RolloutRecord p = rollouts.get(parent).map(ChildData::getData).map(d -> Json.readOrNull(d, RolloutRecord.class)).orElse(null);
-        List<RolloutHostRecord> children = rollouts.stream()
-                .filter(c -> ZKPaths.getPathAndNode(c.getPath()).getPath().equals(parent) && c.getData() != null)
-                .map(c -> Json.readOrNull(c.getData(), RolloutHostRecord.class)).filter(Objects::nonNull).toList();
-        RolloutRecord r = p == null ? null : p.view(children);
+        // A wave's moves come in bursts (each host's, then a fold): look once per burst, not once per node, since each
+        // look derives the rollout from every host's node.
+        if (!rolloutLooks.add(module)) return;
+        try {
+            timer.schedule(() -> {
+                rolloutLooks.remove(module);
+                lookAtRollout(module);
+            }, ROLLOUT_LOOK_DELAY_MS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            rolloutLooks.remove(module);
+        }
+    }
+
+    /** How long a move of a rollout waits for the moves that come with it before this host looks, in milliseconds. */
+    static final long ROLLOUT_LOOK_DELAY_MS = 50;
+
+    /** Modules with a look at their rollout scheduled ({@link #rolloutMoved}). */
+    private final Set<String> rolloutLooks = ConcurrentHashMap.newKeySet();
+
+    /** Each host node of a rollout as last parsed, with the cache's data it was parsed from (one parse per version). */
+    private final Map<String, ParsedHost> parsedRollouts = new ConcurrentHashMap<>();
+
+    private record ParsedHost(ChildData from, RolloutHostRecord record) {}
+
+    private void lookAtRollout(String module) {
+        if (stopping.get()) return;
+        RolloutNodes nodes = cachedRollout(module);
+        RolloutRecord r = nodes == null ? null : nodes.view();
         RolloutRecord seen = r == null ? null : rolloutsSeen.put(module, r);
         if (r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
         if (r == null || mayAct(r, config.host())) worker(module).request();
+    }
+
+    /**
+     * @return the module's rollout node and its hosts' nodes as this agent's copy of {@code /mesh/rollouts} holds them
+     *         (a host's node whose record names another host is left out, as {@link RolloutNodes#read} does);
+     *         {@code null} when it holds no rollout node of the module
+     */
+    private RolloutNodes cachedRollout(String module) {
+        String parent = config.paths().rollout(module);
+        ChildData p = rollouts.get(parent).orElse(null);
+        if (p == null || p.getData() == null) return null;
+        Map<String, RolloutNodes.Child> children = new TreeMap<>();
+        rollouts.stream().filter(c -> ZKPaths.getPathAndNode(c.getPath()).getPath().equals(parent) && c.getData() != null).forEach(c -> {
+            String host = ZKPaths.getNodeFromPath(c.getPath());
+            ParsedHost parsed = parsedRollouts.get(c.getPath());
+            // CuratorCache keeps a new ChildData for each version it sees: the same instance is the same data.
+            if (parsed == null || parsed.from() != c) {
+                parsed = new ParsedHost(c, Json.readOrNull(c.getData(), RolloutHostRecord.class));
+                parsedRollouts.put(c.getPath(), parsed);
+            }
+            RolloutHostRecord h = parsed.record();
+            if (h != null && host.equals(h.host())) children.put(host, new RolloutNodes.Child(h, c.getStat()));
+        });
+        return new RolloutNodes(Json.readOrNull(p.getData(), RolloutRecord.class), p.getStat(), Collections.unmodifiableMap(children));
     }
 
     /** The rollout each module was last seen at by {@link #rolloutMoved}: a fold of a move seen already wakes no one. */

@@ -4,6 +4,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.lock.ModuleLock;
 import io.mesh.rollout.RolloutGate;
+import io.mesh.wire.RolloutNodes;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
 import io.mesh.window.HostContext;
@@ -38,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 /**
  * The apply: brings one module on this host to its newest desired state, inside the module's critical section
@@ -96,6 +98,12 @@ public final class Applier {
         this.rollouts = new RolloutGate(store, host, context.process());
         this.freezes = new FreezeGate(store, Clock.systemUTC());
     }
+
+    /**
+     * @param nodes a module's rollout nodes as the agent's copy holds them, for the decisions that change nothing
+     *              ({@link RolloutGate#readFrom})
+     */
+    public void readRolloutsFrom(Function<String, RolloutNodes> nodes) { rollouts.readFrom(nodes); }
 
     /**
      * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a

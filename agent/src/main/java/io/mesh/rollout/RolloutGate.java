@@ -33,6 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.TreeMap;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * Whether a module's rollout lets this host apply its newest push now (SPEC.md, "Rollouts";
@@ -59,6 +60,8 @@ public final class RolloutGate {
     private final MeshStore store;
     private final String host;
     private final ProcessRef process;
+    /** The agent's copy of a module's rollout nodes ({@link #readFrom}); answers nothing until set. */
+    private volatile Function<String, RolloutNodes> cached = module -> null;
 
     /**
      * @param store   ZooKeeper access
@@ -70,6 +73,18 @@ public final class RolloutGate {
         this.host = host;
         this.process = process;
     }
+
+    /**
+     * Lets decisions that change nothing be taken from the agent's copy of {@code /mesh/rollouts} (its
+     * {@code CuratorCache}): a wait, a full wave, and the no-op reconcile's "this host keeps the push". Read from
+     * ZooKeeper, each of them cost a read of every host's node, and every waiting host makes them whenever a slot is
+     * given back. Anything else (a move, a verdict that would let this host apply or keep the previous revision) is
+     * read from ZooKeeper, and a move is written at the versions read there. A copy that lags only makes a host wait
+     * until the copy catches up, which wakes it (decision 13).
+     *
+     * @param nodes a module's rollout nodes as the copy holds them; {@code null} when it holds none
+     */
+    public void readFrom(Function<String, RolloutNodes> nodes) { this.cached = nodes; }
 
     /** What the rollout lets this host do with the newest push. */
     public enum Decision {
@@ -141,6 +156,8 @@ public final class RolloutGate {
      */
     public boolean settled(DesiredRecord desired) throws Exception {
         if (!hasRollout(desired)) return true;
+        RolloutRecord c = view(cached.apply(desired.module()));
+        if (c != null && c.of(desired) && decide(c, host).decision() == Decision.APPLY) return true;
         RolloutRecord r = view(read(desired.module()));
         if (r == null || !r.of(desired)) return !newer(r, desired) || (r == null && Objects.equals(store.desiredPushNow(desired.module()), desired.push()));
         return decide(r, host).decision() == Decision.APPLY;
@@ -171,6 +188,12 @@ public final class RolloutGate {
     public Admission admit(DesiredRecord desired) throws Exception {
         if (!hasRollout(desired)) return new Admission(this, desired, null, null, null, null, false);
         String module = desired.module();
+        RolloutRecord c = view(cached.apply(module));
+        if (c != null && c.of(desired)) {
+            Verdict v = decide(c, host);
+            if (v.decision() == Decision.WAIT) return keep(desired, c, ApplyOutcome.DEFERRED, v.why());
+            if (v.decision() == Decision.APPLY_IN_WAVE && full(c, host)) return keep(desired, c, ApplyOutcome.DEFERRED, waitingForSlot(c));
+        }
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             RolloutRecord r = view(read(module));
             if (r == null || !r.of(desired)) {

@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The operator's one look at the fleet (issue 4): hosts &times; modules with revision, outcome, open window, held
- * containers and age of the last report; the open windows with when they should end and which push waits on them;
+ * containers and when the last report finished; the open windows with when they should end and which push waits on them;
  * who holds and who waits for each module lock; the pushes not yet done. Read at each call, the fleet-sized parts
  * (agents, reports) from the coordinator's {@link FleetCache};
  * served as {@code GET /v1/fleet}, {@code /v1/windows}, {@code /v1/locks} and the page at {@code /}.

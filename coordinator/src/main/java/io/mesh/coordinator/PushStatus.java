@@ -46,9 +46,9 @@ import java.util.regex.Pattern;
  * target is pending or deferred), but it is not applied: the push's {@code state} is {@code applied} only when every
  * target applied, and {@code superseded} when none failed, none is pending or deferred and some are superseded.
  *
- * @param client a started Curator client: the push, desired and rollout nodes are read from ZooKeeper
+ * @param client a started Curator client: a push node the cache has not seen yet, and the desired node of a push written without its hosts, are read from ZooKeeper
  * @param paths  the layout under the configured root
- * @param source where agents and reports are read from
+ * @param source where agents, reports, push nodes and rollout nodes are read from (the coordinator's {@link FleetCache})
  */
 public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
     /** Push node names: {@code push-} and ten digits. */

@@ -73,9 +73,15 @@ public final class PushWriter {
     /**
      * Most bytes of data and paths one push's transaction may carry: ZooKeeper refuses a request over its
      * {@code jute.maxbuffer} (1 MiB by default) by closing the connection, which a client sees as an outage; 64 KiB are
-     * left for the operations' framing and ACLs. Each module's spec is written twice (desired and history node).
+     * left for the request's own framing. Each module's spec is written twice (desired and history node).
      */
     public static final int MAX_TRANSACTION_BYTES = (1 << 20) - (64 << 10);
+    /**
+     * Bytes counted for each operation of a push's transaction besides its data and path: its header and its ACL (up to
+     * three digest entries, about 60 bytes each). A rollout adds two operations per host (its child's delete and
+     * create), so these count at fleet size: a 6,000-host rollout passed the check without them and was over the limit.
+     */
+    static final int OP_OVERHEAD_BYTES = 256;
 
     private static final Logger LOG = LoggerFactory.getLogger(PushWriter.class);
 
@@ -473,9 +479,10 @@ public final class PushWriter {
                 }
                 ops.addAll(rolloutOps(c, rollout));
             }
+            bytes += (long) ops.size() * OP_OVERHEAD_BYTES;
             if (bytes > MAX_TRANSACTION_BYTES) {
                 throw new TooLargeException(bytes, "this push is " + bytes + " bytes as one ZooKeeper transaction (each module's spec is written"
-                        + " twice: its desired node and its history node; three times with a rollout, whose node keeps the spec it replaces), over the " + MAX_TRANSACTION_BYTES + " bytes ZooKeeper takes in one"
+                        + " twice: its desired node and its history node; three times with a rollout, whose node keeps the spec it replaces, and a rollout writes a node per host, about 400 bytes each: roll out to fewer hosts per push), over the " + MAX_TRANSACTION_BYTES + " bytes ZooKeeper takes in one"
                         + " request: split it into several pushes of a few modules each (a push changes only the modules it names)");
             }
             Runnable hook = beforeTransaction;

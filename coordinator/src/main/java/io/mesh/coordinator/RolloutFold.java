@@ -41,7 +41,7 @@ final class RolloutFold implements AutoCloseable {
      * How long after a move its fold is written, in ms: the moves of a wave meanwhile are folded in one write, so that
      * folds seldom make an agent's checked move read again (it checks the rollout node's version).
      */
-    static final long FOLD_DELAY_MS = 100;
+    static final long FOLD_DELAY_MS = 500;
     /** One thread: folds of a module never race each other in this process; a module asked twice is folded once. */
     private final ScheduledExecutorService folding = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "mesh-rollout-fold");

@@ -9,6 +9,7 @@ import org.apache.zookeeper.KeeperException;
 
 import java.time.Clock;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * An operator's side of {@code /mesh/rollouts/<module>} (SPEC.md, "Rollouts"; docs/decisions/0013-rollouts.md): read
@@ -64,7 +65,8 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
                 client.setData().withVersion(nodes.parentStat().getVersion()).forPath(path, Json.bytes(next));
                 return Optional.of(next.view(nodes.children().values().stream().map(RolloutNodes.Child::record).toList()).withoutPrevious());
             } catch (KeeperException.BadVersionException e) {
-                // a fold or another operator wrote it meanwhile: read again
+                // a fold or another operator wrote it meanwhile: read again, after a pause that lets a busy wave's folds pass
+                Thread.sleep(ThreadLocalRandom.current().nextLong(5, 20L + 20L * attempt));
             }
         }
         throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " attempts: try again");

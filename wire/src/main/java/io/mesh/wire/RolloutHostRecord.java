@@ -19,6 +19,9 @@ import java.time.Instant;
 @JsonPropertyOrder({"host", "push", "state", "since", "error"})
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RolloutHostRecord(String host, String push, RolloutHostState state, Instant since, String error) {
+    /** How much of an apply's error an agent writes into its node, in characters (a report has the whole of it). */
+    public static final int ERROR_CHARS = 2_000;
+
     /**
      * @return a host of {@code push}'s rollout whose wave has not come, as the push writes it
      */
@@ -32,6 +35,8 @@ public record RolloutHostRecord(String host, String push, RolloutHostState state
      * @return this host moved to {@code next} at {@code at}, in {@code push}'s rollout
      */
     public RolloutHostRecord moved(String push, RolloutHostState next, String error, Instant at) {
-        return new RolloutHostRecord(host, push, next, at, next == RolloutHostState.FAILED ? error : null);
+        String e = next != RolloutHostState.FAILED ? null
+                : error != null && error.length() > ERROR_CHARS ? error.substring(0, ERROR_CHARS) + "…" : error;
+        return new RolloutHostRecord(host, push, next, at, e);
     }
 }

@@ -4,10 +4,15 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A module's rollout as read from ZooKeeper (docs/decisions/0013-rollouts.md): {@code /mesh/rollouts/<module>} and its
@@ -20,6 +25,9 @@ import java.util.TreeMap;
  * @param children   by host, each child's record (a child that does not parse is left out) and stat
  */
 public record RolloutNodes(RolloutRecord parent, Stat parentStat, Map<String, Child> children) {
+    /** How long the reads of a rollout's host nodes may take together before {@link #read} gives up. */
+    static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
+
     /**
      * @param record the child's record
      * @param stat   its stat at the read
@@ -44,13 +52,31 @@ public record RolloutNodes(RolloutRecord parent, Stat parentStat, Map<String, Ch
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
-        Map<String, Child> children = new TreeMap<>();
+        // All children at once (asynchronous reads, answered in order on one connection): a move checked at the versions
+        // read fails when any of them changed meanwhile, so the time the reads take is the time a wave's moves collide in.
+        Map<String, Child> children = new ConcurrentSkipListMap<>();
+        CountDownLatch answered = new CountDownLatch(names.size());
+        AtomicReference<KeeperException> failed = new AtomicReference<>();
         for (String host : names) {
-            ZkNode c = ZkNode.read(client, paths.rolloutHost(module, host));
-            RolloutHostRecord r = c == null ? null : c.as(RolloutHostRecord.class);
-            if (r != null && host.equals(r.host())) children.put(host, new Child(r, c.stat()));
+            client.getData().inBackground((c, event) -> {
+                try {
+                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                    if (code == KeeperException.Code.OK) {
+                        RolloutHostRecord r = Json.readOrNull(event.getData(), RolloutHostRecord.class);
+                        if (r != null && host.equals(r.host())) children.put(host, new Child(r, event.getStat()));
+                    } else if (code != KeeperException.Code.NONODE) {
+                        failed.compareAndSet(null, KeeperException.create(code, event.getPath()));
+                    }
+                } finally {
+                    answered.countDown();
+                }
+            }).forPath(paths.rolloutHost(module, host));
         }
-        return new RolloutNodes(node.as(RolloutRecord.class), node.stat(), Collections.unmodifiableMap(children));
+        if (!answered.await(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new KeeperException.OperationTimeoutException();
+        }
+        if (failed.get() != null) throw failed.get();
+        return new RolloutNodes(node.as(RolloutRecord.class), node.stat(), Collections.unmodifiableMap(new TreeMap<>(children)));
     }
 
     /**

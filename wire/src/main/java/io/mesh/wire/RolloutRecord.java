@@ -180,9 +180,18 @@ public record RolloutRecord(String module, String push, String revision, Rollout
                 resumedAt, resumedPast, changed);
     }
 
+    /**
+     * How much of a failed host's {@code error} the note quotes, in characters: a host writes its own node with anything
+     * its ACL allows, and the note goes into the rollout node and every waiting host's report, so it must stay far
+     * below ZooKeeper's 1 MB node limit whatever a host wrote.
+     */
+    public static final int NOTE_ERROR_CHARS = 300;
+
     private static String failureNote(String host, Map<String, RolloutHostRecord> byHost) {
         RolloutHostRecord c = byHost.get(host);
-        return host + " failed: " + (c == null || c.error() == null ? "failed" : c.error());
+        String error = c == null || c.error() == null ? "failed" : c.error();
+        if (error.length() > NOTE_ERROR_CHARS) error = error.substring(0, NOTE_ERROR_CHARS) + "…";
+        return host + " failed: " + error;
     }
 
     /**

@@ -75,12 +75,11 @@ public final class RolloutGate {
     }
 
     /**
-     * Lets decisions that change nothing be taken from the agent's copy of {@code /mesh/rollouts} (its
-     * {@code CuratorCache}): a wait, a full wave, and the no-op reconcile's "this host keeps the push". Read from
-     * ZooKeeper, each of them cost a read of every host's node, and every waiting host makes them whenever a slot is
-     * given back. Anything else (a move, a verdict that would let this host apply or keep the previous revision) is
-     * read from ZooKeeper, and a move is written at the versions read there. A copy that lags only makes a host wait
-     * until the copy catches up, which wakes it (decision 13).
+     * Lets the first look of a decision be the agent's copy of {@code /mesh/rollouts} (its {@code CuratorCache}): read
+     * from ZooKeeper, each look costs a read of every host's node, and every waiting host looks whenever a slot is
+     * given back. A move (to applying, done, failed) reads the nodes from ZooKeeper and is written at the versions read
+     * there; what the copy lets a host keep without a move (done, or failed, aborted, reverted) does not go back within
+     * a push. A copy that lags only makes a host wait until it catches up, which wakes it (decision 13).
      *
      * @param nodes a module's rollout nodes as the copy holds them; {@code null} when it holds none
      */
@@ -157,7 +156,7 @@ public final class RolloutGate {
     public boolean settled(DesiredRecord desired) throws Exception {
         if (!hasRollout(desired)) return true;
         RolloutRecord c = view(cached.apply(desired.module()));
-        if (c != null && c.of(desired) && decide(c, host).decision() == Decision.APPLY) return true;
+        if (c != null && c.of(desired)) return decide(c, host).decision() == Decision.APPLY; // false: admit decides, locked
         RolloutRecord r = view(read(desired.module()));
         if (r == null || !r.of(desired)) return !newer(r, desired) || (r == null && Objects.equals(store.desiredPushNow(desired.module()), desired.push()));
         return decide(r, host).decision() == Decision.APPLY;
@@ -189,13 +188,11 @@ public final class RolloutGate {
         if (!hasRollout(desired)) return new Admission(this, desired, null, null, null, null, false);
         String module = desired.module();
         RolloutRecord c = view(cached.apply(module));
-        if (c != null && c.of(desired)) {
-            Verdict v = decide(c, host);
-            if (v.decision() == Decision.WAIT) return keep(desired, c, ApplyOutcome.DEFERRED, v.why());
-            if (v.decision() == Decision.APPLY_IN_WAVE && full(c, host)) return keep(desired, c, ApplyOutcome.DEFERRED, waitingForSlot(c));
-        }
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            RolloutRecord r = view(read(module));
+            // The first look may be the agent's copy: a move it lets this host make is read and checked again in
+            // ZooKeeper (move), and what it lets a host keep (done, failed, aborted, reverted) does not go back
+            // within a push. A look after a lost move reads ZooKeeper.
+            RolloutRecord r = attempt == 0 && c != null && c.of(desired) ? c : view(read(module));
             if (r == null || !r.of(desired)) {
                 // Behind a newer push: apply nothing of this one (it could be the very push a rollout paused).
                 // A node gone with the desired node unchanged in ZooKeeper is one deleted by hand: no rollout then.

@@ -291,7 +291,7 @@ public final class AgentDaemon implements AutoCloseable {
 
     /**
      * @return the module's rollout node and its hosts' nodes as this agent's copy of {@code /mesh/rollouts} holds them
-     *         (a host's node whose record names another host is left out, as {@link RolloutNodes#read} does);
+     *         (the hosts' nodes that {@link RolloutNodes#counts});
      *         {@code null} when it holds no rollout node of the module
      */
     private RolloutNodes cachedRollout(String module) {
@@ -308,7 +308,7 @@ public final class AgentDaemon implements AutoCloseable {
                 parsedRollouts.put(c.getPath(), parsed);
             }
             RolloutHostRecord h = parsed.record();
-            if (h != null && host.equals(h.host())) children.put(host, new RolloutNodes.Child(h, c.getStat()));
+            if (RolloutNodes.counts(host, h)) children.put(host, new RolloutNodes.Child(h, c.getStat()));
         });
         return new RolloutNodes(Json.readOrNull(p.getData(), RolloutRecord.class), p.getStat(), Collections.unmodifiableMap(children));
     }

@@ -178,7 +178,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
     }
 
     /**
-     * @return the module's rollout as its hosts' children say (not the fold, which may lag: {@link RolloutNodes}), read
+     * @return the module's rollout as its hosts' children say (those that {@link RolloutNodes#counts}; not the fold, which may lag), read
      *         through {@link #source}; {@code null} when it has none
      */
     private RolloutRecord rolloutView(String module) throws Exception {
@@ -187,7 +187,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         List<RolloutHostRecord> children = new ArrayList<>();
         for (String host : source.children(paths.rollout(module))) {
             RolloutHostRecord c = source.read(paths.rolloutHost(module, host), RolloutHostRecord.class);
-            if (c != null && host.equals(c.host())) children.add(c);
+            if (RolloutNodes.counts(host, c)) children.add(c);
         }
         return parent.view(children);
     }

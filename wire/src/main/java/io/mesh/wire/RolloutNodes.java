@@ -35,6 +35,20 @@ public record RolloutNodes(RolloutRecord parent, Stat parentStat, Map<String, Ch
     public record Child(RolloutHostRecord record, Stat stat) {}
 
     /**
+     * The one rule for which hosts' nodes a rollout is derived from: a host's node counts only when its record parses and
+     * names the host it is the node of (a node whose record names another host is ignored, so a host cannot speak for
+     * another by writing the other's name into its own node; decision 13). Every reader applies it: {@link #read}, the
+     * agents' cached copy, the coordinators' push status.
+     *
+     * @param host   the host the node is the child of ({@code /mesh/rollouts/<module>/<host>})
+     * @param record its parsed record, {@code null} when it did not parse
+     * @return whether the node takes part in the rollout's view
+     */
+    public static boolean counts(String host, RolloutHostRecord record) {
+        return record != null && host.equals(record.host());
+    }
+
+    /**
      * Reads the rollout node, then its children (a child deleted between the two reads is left out).
      *
      * @param client a started Curator client
@@ -63,7 +77,7 @@ public record RolloutNodes(RolloutRecord parent, Stat parentStat, Map<String, Ch
                     KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
                     if (code == KeeperException.Code.OK) {
                         RolloutHostRecord r = Json.readOrNull(event.getData(), RolloutHostRecord.class);
-                        if (r != null && host.equals(r.host())) children.put(host, new Child(r, event.getStat()));
+                        if (counts(host, r)) children.put(host, new Child(r, event.getStat()));
                     } else if (code != KeeperException.Code.NONODE) {
                         failed.compareAndSet(null, KeeperException.create(code, event.getPath()));
                     }

@@ -122,6 +122,24 @@ class RolloutGateZkTest {
     }
 
     /**
+     * A host's node that names another host (rh-2 writing "rh-1 failed" into its own node, which its ACL lets it write)
+     * is not counted as rh-1's: the canary's place and the rollout's state come from rh-1's node alone.
+     */
+    @Test
+    void aHostsNodeNamingAnotherHostIsNotCounted() throws Exception {
+        DesiredRecord d = desired(new RolloutSpec("1", 1, null));
+        RolloutRecord r = push(d, List.of("rh-1", "rh-2"));
+        zk.client().setData().forPath(zk.paths().rolloutHost(MODULE, "rh-2"),
+                Json.bytes(RolloutHostRecord.waiting("rh-1", r.push(), Instant.now()).moved(r.push(), RolloutHostState.FAILED, "forged", Instant.now())));
+        RolloutRecord v = view();
+        assertThat(v.state()).as("rh-2's node claims rh-1 failed").isEqualTo(RolloutState.ROLLING);
+        assertThat(v.failed()).isEmpty();
+        try (RolloutGate.Admission canary = gate("rh-1").admit(d)) {
+            assertThat(canary.keepsPrevious()).as("rh-1 is still the canary, free to apply").isFalse();
+        }
+    }
+
+    /**
      * A host that was not a target when the push was taken (an agent started after a {@code ["*"]} push) has no node
      * of its own: once the rollout is done it applies the push, and the end of that apply must not fail for want of a
      * node it was never given (decision 13, Consequences).

@@ -6,10 +6,11 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -62,7 +63,20 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         onFailure = onFailure == null ? RolloutSpec.OnFailure.PAUSE : onFailure;
     }
 
-    private static List<String> sorted(Collection<String> l) { return l == null ? List.of() : List.copyOf(new TreeSet<>(l)); }
+    private static List<String> sorted(Collection<String> l) {
+        if (l == null) return List.of();
+        // Every reader derives the rollout at each move of every host (view), from lists already in order: keep them
+        // as they are then, instead of sorting each again (B10: docs/benchmarks.md).
+        if (l instanceof List<String> list && ascending(list)) return List.copyOf(list);
+        return List.copyOf(new TreeSet<>(l));
+    }
+
+    private static boolean ascending(List<String> l) {
+        for (int i = 1; i < l.size(); i++) {
+            if (l.get(i - 1).compareTo(l.get(i)) >= 0) return false;
+        }
+        return true;
+    }
 
     /**
      * The record a push writes.
@@ -105,6 +119,18 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         return desired != null && push != null && push.equals(desired.push());
     }
 
+    /**
+     * @param host a host id
+     * @return true when the record names the host, targeted or met since (one of {@link #allHosts()}), without building
+     *         that list: asked at each look of each host
+     */
+    public boolean names(String host) {
+        for (List<String> l : List.of(hosts, done, applying, waiting, failed)) {
+            if (Collections.binarySearch(l, host) >= 0) return true;
+        }
+        return false;
+    }
+
     /** @return every host the record names, targeted or met since */
     public List<String> allHosts() {
         TreeSet<String> all = new TreeSet<>(hosts);
@@ -141,12 +167,18 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      */
     public RolloutRecord view(Collection<RolloutHostRecord> children) {
         if (children.isEmpty() && !hosts.isEmpty()) return this;
-        Map<String, RolloutHostRecord> byHost = new TreeMap<>();
+        Map<String, RolloutHostRecord> byHost = new HashMap<>();
         for (RolloutHostRecord c : children) {
             if (c != null && c.host() != null && push != null && push.equals(c.push())) byHost.put(c.host(), c);
         }
-        TreeSet<String> all = new TreeSet<>(hosts);
-        all.addAll(byHost.keySet());
+        // Every agent derives this at each move of every host: no sorting when the children are the push's hosts (hosts
+        // is sorted already), which they are but for a host added by hand.
+        Collection<String> all = hosts;
+        if (!byHost.keySet().stream().allMatch(h -> Collections.binarySearch(hosts, h) >= 0)) {
+            TreeSet<String> more = new TreeSet<>(hosts);
+            more.addAll(byHost.keySet());
+            all = more;
+        }
         List<String> d = new ArrayList<>(), a = new ArrayList<>(), w = new ArrayList<>(), f = new ArrayList<>();
         Instant changed = changedAt;
         for (String h : all) {

@@ -262,7 +262,7 @@ public final class AgentDaemon implements AutoCloseable {
         try {
             timer.schedule(() -> {
                 rolloutLooks.remove(module);
-                lookAtRollout(module);
+                lookAtRollout(module, null);
             }, ROLLOUT_LOOK_DELAY_MS, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopped) {
             rolloutLooks.remove(module);
@@ -280,13 +280,31 @@ public final class AgentDaemon implements AutoCloseable {
 
     private record ParsedHost(ChildData from, RolloutHostRecord record) {}
 
-    private void lookAtRollout(String module) {
+    /**
+     * @param module      the module whose rollout moved
+     * @param applyingThen null for the look a move asks for; for the later look of a host whose turn had not come
+     *                     ({@link RolloutGate#turnDelayMs}), the hosts applying when the place it looks for was freed:
+     *                     when another host has begun since, that place was taken, and the next freed one asks again
+     */
+    private void lookAtRollout(String module, List<String> applyingThen) {
         if (stopping.get()) return;
         RolloutNodes nodes = cachedRollout(module);
         RolloutRecord r = nodes == null ? null : nodes.view();
         RolloutRecord seen = r == null ? null : rolloutsSeen.put(module, r);
-        if (r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
-        if (r == null || mayAct(r, config.host())) worker(module).request();
+        if (applyingThen == null && r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
+        if (r != null && !mayAct(r, config.host())) return;
+        if (r != null && applyingThen != null && !applyingThen.containsAll(r.applying())) return;
+        long turn = applyingThen == null && r != null ? RolloutGate.turnDelayMs(r, config.host()) : 0;
+        if (turn == 0) {
+            worker(module).request();
+            return;
+        }
+        List<String> applyingNow = r.applying();
+        try {
+            timer.schedule(() -> lookAtRollout(module, applyingNow), turn, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            // stopping
+        }
     }
 
     /**

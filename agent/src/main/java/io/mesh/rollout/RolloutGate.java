@@ -127,7 +127,7 @@ public final class RolloutGate {
                 }
                 if (r.state() != RolloutState.ROLLING) yield new Verdict(Decision.WAIT, "the rollout of " + r.push() + " is " + r.state());
                 // A host that was not a target when the push was taken has no node of its own to move: it comes after.
-                if (!r.allHosts().contains(host)) {
+                if (!r.names(host)) {
                     yield new Verdict(Decision.WAIT, "this host was not among the hosts of the rollout of " + r.push()
                             + " when it was pushed: it applies the push once the rollout is done");
                 }
@@ -247,6 +247,33 @@ public final class RolloutGate {
      */
     static boolean full(RolloutRecord r, String host) {
         return r.maxParallel() != null && !r.applying().contains(host) && r.applying().size() >= r.maxParallel();
+    }
+
+    /** How much later each waiting host past the free places looks at a freed slot ({@link #turnDelayMs}), in milliseconds. */
+    public static final long TURN_STEP_MS = 100;
+    /** The longest {@link #turnDelayMs}: past it every waiting host looks, whoever is before it. */
+    public static final long TURN_MAX_MS = 2_000;
+
+    /**
+     * When a move of the rollout may have freed a place in a wave, how long this host waits before it tries for it:
+     * none when it is among the first waiting hosts (by name) that fit the free places, {@link #TURN_STEP_MS} more for
+     * each waiting host before it past them, at most {@link #TURN_MAX_MS}; then it tries only if no other host began
+     * applying meanwhile (the agent checks: {@code AgentDaemon.lookAtRollout}). Without it every waiting host tries the
+     * slots' semaphore at each freed place, and all but one lose (a lock, a semaphore try and a report: about 7
+     * ZooKeeper writes a host, each time; docs/benchmarks.md, B10); with it one or two try, and a host before it
+     * that is down or slow only delays it. Every host still looks at every move, so no host waits for one that never
+     * comes.
+     *
+     * @param r    the rollout, as last seen
+     * @param host this host
+     * @return the delay in milliseconds; 0 when there is no {@code max-parallel} or this host is not waiting in a wave
+     */
+    public static long turnDelayMs(RolloutRecord r, String host) {
+        if (r.maxParallel() == null || decide(r, host).decision() != Decision.APPLY_IN_WAVE) return 0;
+        int rank = r.waiting().indexOf(host);
+        int free = r.maxParallel() - r.applying().size();
+        if (rank < 0 || rank < free) return 0;
+        return Math.min(TURN_MAX_MS, (rank - Math.max(free, 0) + 1) * TURN_STEP_MS);
     }
 
     private static String waitingForSlot(RolloutRecord r) {

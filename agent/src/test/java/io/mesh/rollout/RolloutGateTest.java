@@ -108,6 +108,19 @@ class RolloutGateTest {
     }
 
     @Test
+    void aFreedPlaceIsTriedFirstByTheWaitingHostsThatFitItTheOthersLookLater() {
+        RolloutRecord s = start(new RolloutSpec("1", 1, null));
+        RolloutRecord r = view(s, "h1=done");
+        assertThat(RolloutGate.turnDelayMs(r, "h2")).as("first waiting host, one place free").isZero();
+        assertThat(RolloutGate.turnDelayMs(r, "h3")).as("second: it tries if the place is still free then").isEqualTo(RolloutGate.TURN_STEP_MS);
+        RolloutRecord goesOn = start(new RolloutSpec("1", 1, RolloutSpec.OnFailure.CONTINUE));
+        assertThat(RolloutGate.turnDelayMs(view(goesOn, "h1=done", "h2=failed"), "h3")).as("h2 failed, the rollout goes on: h3 is first").isZero();
+        assertThat(RolloutGate.turnDelayMs(view(goesOn, "h1=done"), "h3")).isEqualTo(RolloutGate.TURN_STEP_MS);
+        assertThat(RolloutGate.turnDelayMs(view(s), "h3")).as("waiting for the canary: no place to try").isZero();
+        assertThat(RolloutGate.turnDelayMs(view(start(new RolloutSpec(null, 1, null)), "h1=done"), "h3")).as("no max-parallel").isZero();
+    }
+
+    @Test
     void aHostThatJoinedAfterThePushWaitsUntilTheRolloutIsDone() {
         RolloutRecord s = start(new RolloutSpec(null, null, null));
         assertThat(decide(view(s, "h1=done"), "h9")).isEqualTo(Decision.WAIT);

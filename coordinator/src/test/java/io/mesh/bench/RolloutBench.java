@@ -54,10 +54,12 @@ public final class RolloutBench {
             PushWriter writer = new PushWriter(obs, paths, Clock.systemUTC());
             Map<String, Object> out = new LinkedHashMap<>();
             for (int k = 0; k <= 1; k++) {
+                long z0 = mark(obs, root);
                 long t0 = System.nanoTime();
                 PushWriter.Result r = writer.write(manifest(k, maxParallel), "r" + k);
                 RolloutRecord done = awaitDone(obs, paths, r.push(), waitS);
                 double totalS = (System.nanoTime() - t0) / 1e9;
+                long txns = mark(obs, root) - z0 - 1; // the ensemble's writes in between: this bench's hosts alone use it
                 double sum = 0;
                 int counted = 0;
                 List<double[]> spans = new ArrayList<>(); // {start ms, duration s}
@@ -79,7 +81,7 @@ public final class RolloutBench {
                 }
                 Bench.log("B10", "push " + k + (k == 0 ? " (warm-up: first apply)" : "") + ": " + done.done().size() + " hosts done in "
                         + Bench.f(totalS) + " s; their applies sum to " + Bench.f(sum) + " s (" + counted + " reports), / max-parallel "
-                        + maxParallel + " = " + Bench.f(ideal) + " s; ratio " + Bench.f(totalS / ideal) + "; in lockstep waves " + Bench.f(lockstep) + " s");
+                        + maxParallel + " = " + Bench.f(ideal) + " s; ratio " + Bench.f(totalS / ideal) + "; in lockstep waves " + Bench.f(lockstep) + " s; " + txns + " ZooKeeper writes");
                 if (k == 0) continue;
                 out.put("b10.hosts", hosts);
                 out.put("b10.max_parallel", maxParallel);
@@ -88,6 +90,7 @@ public final class RolloutBench {
                 out.put("b10.ideal_s", ideal);
                 out.put("b10.ratio", totalS / ideal);
                 out.put("b10.lockstep_s", lockstep);
+                out.put("b10.zk_writes", txns);
                 out.put("b10.runtime", "simulated (RecordingRuntime, no Docker); ready.min-healthy 1s");
             }
             Bench.result(results, out);
@@ -95,6 +98,13 @@ public final class RolloutBench {
             FanoutBench.stopHosts(jvms);
             obs.close();
         }
+    }
+
+    /** @return the zxid of a write to a marker node under {@code root}: zxids count the ensemble's writes */
+    private static long mark(CuratorFramework zk, String root) throws Exception {
+        String path = root + "/bench-marker";
+        if (zk.checkExists().forPath(path) == null) zk.create().creatingParentsIfNeeded().forPath(path);
+        return zk.setData().forPath(path, new byte[0]).getMzxid();
     }
 
     private static RolloutRecord awaitDone(CuratorFramework zk, ZkPaths paths, String push, int waitS) throws Exception {

@@ -185,7 +185,7 @@ public final class RolloutGate {
      * @throws Exception from ZooKeeper
      */
     public Admission admit(DesiredRecord desired) throws Exception {
-        if (!hasRollout(desired)) return new Admission(this, desired, null, null, null, null, false);
+        if (!hasRollout(desired)) return Admission.push(this, desired, null);
         String module = desired.module();
         RolloutRecord c = view(cached.apply(module));
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -199,12 +199,12 @@ public final class RolloutGate {
                 if (newer(r, desired) && (r != null || !Objects.equals(store.desiredPushNow(module), desired.push()))) {
                     return Admission.stale(this, desired);
                 }
-                return new Admission(this, desired, null, null, null, null, false); // a node not of this push, older: no rollout
+                return Admission.push(this, desired, null); // a node not of this push, older: no rollout
             }
             Verdict v = decide(r, host);
             switch (v.decision()) {
                 case APPLY:
-                    return new Admission(this, desired, null, null, null, null, false);
+                    return Admission.push(this, desired, null);
                 case WAIT:
                     // Nothing to write: this host's node says waiting since the push (or where its last apply left it).
                     return keep(desired, r, ApplyOutcome.DEFERRED, v.why());
@@ -229,7 +229,7 @@ public final class RolloutGate {
                         returnLease(held);
                         throw e;
                     }
-                    if (moved != null && moved.applying().contains(host)) return new Admission(this, desired, held, null, null, null, false);
+                    if (moved != null && moved.applying().contains(host)) return Admission.push(this, desired, held);
                     returnLease(held);
                     if (moved != null && full(moved, host)) return keep(desired, moved, ApplyOutcome.DEFERRED, waitingForSlot(moved));
                     continue;
@@ -309,25 +309,25 @@ public final class RolloutGate {
         ApplyReport last = store.report(host, module);
         ApplyReport.Applied applied = last == null ? null : last.lastApplied();
         if (applied == null || applied.push() == null) {
-            return new Admission(this, desired, null, new DesiredRecord(module, null, null, ModuleSpec.nowhere(module)), outcome, why, false);
+            return Admission.keep(this, desired, null, new DesiredRecord(module, null, null, ModuleSpec.nowhere(module)), outcome, why);
         }
         // A host that applied this push (a done host of a reverted rollout) goes back to the spec the push replaced.
         if (applied.push().equals(r.push())) {
             DesiredRecord prev = r.previous() != null ? r.previous() : new DesiredRecord(module, null, null, ModuleSpec.nowhere(module));
-            if (r.maxParallel() == null) return new Admission(this, desired, null, prev, outcome, why, false);
+            if (r.maxParallel() == null) return Admission.keep(this, desired, null, prev, outcome, why);
             // Going back is a recreate like going forward: in a slot, so a revert never has more than max-parallel hosts
             // between stop and ready. No slot now: nothing changes here, and the failed outcome's retry asks again soon.
             Lease lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
             if (lease == null) {
-                return new Admission(this, desired, null, null, outcome, why + "; waiting for a slot (max-parallel " + r.maxParallel()
-                        + ") to go back to the previous revision", false);
+                return Admission.keep(this, desired, null, null, outcome, why + "; waiting for a slot (max-parallel " + r.maxParallel()
+                        + ") to go back to the previous revision");
             }
-            return new Admission(this, desired, lease, prev, outcome, why, false);
+            return Admission.keep(this, desired, lease, prev, outcome, why);
         }
-        if (r.previous() != null && applied.push().equals(r.previous().push())) return new Admission(this, desired, null, r.previous(), outcome, why, false);
+        if (r.previous() != null && applied.push().equals(r.previous().push())) return Admission.keep(this, desired, null, r.previous(), outcome, why);
         DesiredRecord kept = history(module, applied.push());
-        return new Admission(this, desired, null, kept, outcome, kept == null ? why + "; the spec of " + applied.push()
-                + ", which this host last applied, is no longer in the module's history: nothing here is changed" : why, false);
+        return Admission.keep(this, desired, null, kept, outcome, kept == null ? why + "; the spec of " + applied.push()
+                + ", which this host last applied, is no longer in the module's history: nothing here is changed" : why);
     }
 
     /** Specs this process read from history, by module and push: a waiting host asks at each move of the rollout. */
@@ -382,6 +382,20 @@ public final class RolloutGate {
             this.stale = stale;
         }
 
+        /** The push is applied: there is no rollout of it, it lets this host apply, or ({@code slot} given) in a wave. */
+        static Admission push(RolloutGate gate, DesiredRecord desired, Lease slot) {
+            return new Admission(gate, desired, slot, null, null, null, false);
+        }
+
+        /**
+         * The rollout keeps this host on {@code previous} (or, when {@code null}, as it is), reported {@code outcome}
+         * with {@code why}; {@code slot} when going back is a recreate in a slot.
+         */
+        static Admission keep(RolloutGate gate, DesiredRecord desired, Lease slot, DesiredRecord previous, ApplyOutcome outcome, String why) {
+            return new Admission(gate, desired, slot, previous, Objects.requireNonNull(outcome), why, false);
+        }
+
+        /** The desired state read is behind the rollout node: nothing is applied now. */
         static Admission stale(RolloutGate gate, DesiredRecord desired) {
             return new Admission(gate, desired, null, null, null, null, true);
         }

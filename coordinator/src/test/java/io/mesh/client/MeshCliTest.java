@@ -102,31 +102,6 @@ class MeshCliTest {
         }
     }
 
-    /**
-     * A push naming a host that has no agent says so at once, and {@code --wait} stops, naming it, once only such hosts
-     * are left (after {@link MeshCli.Push#NO_AGENT_GRACE}), instead of waiting out its timeout (issue 13: a typo in
-     * {@code hosts} looked like a push that never finished).
-     */
-    @Test
-    void aPushToAHostWithoutAnAgentWarnsAndWaitStopsNamingIt() throws Exception {
-        zk.client().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-a"));
-        try {
-            CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",
-                    "--wait", "--timeout", "5m", "--interval", "200ms");
-            String push = "push-0000000000";
-            awaitPush(push);
-            report("host-a", "store", "r1", push, ApplyOutcome.APPLIED, null);
-            ClientRun r = run.get(60, TimeUnit.SECONDS);
-            assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
-            assertThat(r.err()).contains("host hots-b has no agent").doesNotContain("host host-a has no agent");
-            assertThat(r.out()).contains("host-a  store  applied r1", push + " not applied on hots-b: no agent runs there");
-        } finally {
-            zk.client().delete().forPath(zk.paths().agent("host-a"));
-        }
-    }
-
     @Test
     void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
         Path f = manifest(Manifests.TWO);

@@ -10,7 +10,6 @@ import io.mesh.wire.ManifestParser;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,7 +33,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * them, against a real ZooKeeper: in the push's own transaction, bounded, never for a refused request (SPEC.md,
  * "History and rollback"; docs/decisions/0011-history-rollback-delete.md). The agents' side is RollbackDeleteTest.
  */
-@Tag("slow") // fifty-odd pushes through a coordinator: the full run, not --fast
 class HistoryTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();

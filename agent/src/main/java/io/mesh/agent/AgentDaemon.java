@@ -286,11 +286,14 @@ public final class AgentDaemon implements AutoCloseable {
      *                     ({@link RolloutGate#turnDelayMs}), the hosts applying when the place it looks for was freed:
      *                     when another host has begun since, that place was taken, and the next freed one asks again
      */
-    private void lookAtRollout(String module, List<String> applyingThen) {
+    void lookAtRollout(String module, List<String> applyingThen) {
         if (stopping.get()) return;
         RolloutNodes nodes = cachedRollout(module);
         RolloutRecord r = nodes == null ? null : nodes.view();
-        RolloutRecord seen = r == null ? null : rolloutsSeen.put(module, r);
+        // Only a move's look records what was seen: a later turn's look run between a burst reaching the cache and the
+        // burst's own look would make that look take the burst for a fold already seen (and no host would try for the
+        // place it freed; RolloutTurnTest).
+        RolloutRecord seen = r == null || applyingThen != null ? null : rolloutsSeen.put(module, r);
         if (applyingThen == null && r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
         if (r != null && !mayAct(r, config.host())) return;
         if (r != null && applyingThen != null && !applyingThen.containsAll(r.applying())) return;
@@ -312,7 +315,7 @@ public final class AgentDaemon implements AutoCloseable {
      *         (the hosts' nodes that {@link RolloutNodes#counts});
      *         {@code null} when it holds no rollout node of the module
      */
-    private RolloutNodes cachedRollout(String module) {
+    RolloutNodes cachedRollout(String module) {
         String parent = config.paths().rollout(module);
         ChildData p = rollouts.get(parent).orElse(null);
         if (p == null || p.getData() == null) return null;

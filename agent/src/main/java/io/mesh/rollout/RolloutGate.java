@@ -256,13 +256,14 @@ public final class RolloutGate {
 
     /**
      * When a move of the rollout may have freed a place in a wave, how long this host waits before it tries for it:
-     * none when it is among the first waiting hosts (by name) that fit the free places, {@link #TURN_STEP_MS} more for
-     * each waiting host before it past them, at most {@link #TURN_MAX_MS}; then it tries only if no other host began
-     * applying meanwhile (the agent checks: {@code AgentDaemon.lookAtRollout}). Without it every waiting host tries the
+     * none when it is among the first waiting hosts (by name; before every canary is done, the first waiting canaries)
+     * that fit the free places, {@link #TURN_STEP_MS} more for each such host before it past them, at most
+     * {@link #TURN_MAX_MS}; then it tries only if no other host began applying meanwhile (the agent checks:
+     * {@code AgentDaemon.lookAtRollout}), since the host that began makes a move of its own, at which every host looks
+     * again. Without it every waiting host tries the
      * slots' semaphore at each freed place, and all but one lose (a lock, a semaphore try and a report: about 7
      * ZooKeeper writes a host, each time; docs/benchmarks.md, B10); with it one or two try, and a host before it
-     * that is down or slow only delays it. Every host still looks at every move, so no host waits for one that never
-     * comes.
+     * that is down or slow only delays it, by a step each (at most {@link #TURN_MAX_MS}).
      *
      * @param r    the rollout, as last seen
      * @param host this host
@@ -270,7 +271,9 @@ public final class RolloutGate {
      */
     public static long turnDelayMs(RolloutRecord r, String host) {
         if (r.maxParallel() == null || decide(r, host).decision() != Decision.APPLY_IN_WAVE) return 0;
-        int rank = r.waiting().indexOf(host);
+        // In line only the hosts that may take a place now: before every canary is done, the waiting canaries.
+        List<String> line = r.canariesDone() ? r.waiting() : r.waiting().stream().filter(r.canary()::contains).toList();
+        int rank = line.indexOf(host);
         int free = r.maxParallel() - r.applying().size();
         if (rank < 0 || rank < free) return 0;
         return Math.min(TURN_MAX_MS, (rank - Math.max(free, 0) + 1) * TURN_STEP_MS);

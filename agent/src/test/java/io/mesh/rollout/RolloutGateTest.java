@@ -121,6 +121,19 @@ class RolloutGateTest {
     }
 
     @Test
+    void aCanarysTurnCountsOnlyTheCanariesBeforeIt() {
+        ContainerSpec app = ContainerSpec.builder("img:2").build();
+        DesiredRecord d = new DesiredRecord("store", "r2", "push-0000000002", new ModuleSpec("store", List.of("*"), Map.of("app", app),
+                Map.of(), new RolloutSpec("1", 2, null)));
+        // h1 and h2 had no agent at the push: the canaries are h3 and h4; one place.
+        RolloutRecord s = RolloutRecord.start(d, List.of("h1", "h2", "h3", "h4", "h5"), java.util.Set.of("h3", "h4", "h5"), null, "t", T);
+        assertThat(s.canary()).containsExactly("h3", "h4");
+        RolloutRecord r = view(s, "h3=done");
+        assertThat(decide(r, "h1")).isEqualTo(Decision.WAIT);
+        assertThat(RolloutGate.turnDelayMs(r, "h4")).as("the only host that may act, behind h1 and h2, which may not").isZero();
+    }
+
+    @Test
     void aHostThatJoinedAfterThePushWaitsUntilTheRolloutIsDone() {
         RolloutRecord s = start(new RolloutSpec(null, null, null));
         assertThat(decide(view(s, "h1=done"), "h9")).isEqualTo(Decision.WAIT);

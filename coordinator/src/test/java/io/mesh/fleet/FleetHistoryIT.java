@@ -476,7 +476,8 @@ class FleetHistoryIT {
             long runStart = System.currentTimeMillis();
             long end = runStart + run.toMillis();
             long hardEnd = runStart + run.toMillis() * 2;
-            long[] until = {end};
+            // The workers go on until the loop below ends the run (at end, or later while too few operations were made).
+            long[] until = {hardEnd};
             nemesis.start(hardEnd);
             AtomicInteger revision = new AtomicInteger();
             AtomicInteger windowSeq = new AtomicInteger();
@@ -536,9 +537,11 @@ class FleetHistoryIT {
             }));
             // Until the end of the run, and on (bounded) until enough operations and faults were made.
             AtomicInteger applied = new AtomicInteger();
-            Thread sampler = new Thread(() -> sampleApplies(zk, paths, mods, hosts, applied, until), "history-applies");
-            sampler.setDaemon(true);
-            sampler.start();
+            Map<String, String> sampled = new HashMap<>();
+            workers.add(worker("applies", until, () -> {
+                sampleApplies(zk, paths, mods, hosts, sampled, applied);
+                Thread.sleep(500);
+            }));
             while (true) {
                 Thread.sleep(1_000);
                 long now = System.currentTimeMillis();
@@ -830,31 +833,29 @@ class FleetHistoryIT {
     }
 
     /**
-     * Counts the modules' applies while the run lasts ({@code until[0]} not 0), as {@link #evidenceOperations} counts
-     * them afterwards: a report whose outcome, finish or revision changed since the last look, a look every 500 ms. A
-     * look that ZooKeeper does not answer (the nemesis's quorum loss) is skipped.
+     * One look at the modules' reports, counting the applies since the last look as {@link #evidenceOperations} counts
+     * them afterwards ({@link #applyKey}); a report ZooKeeper does not give now (the nemesis's quorum loss) is skipped.
+     *
+     * @param last    by report, its key at the last look
+     * @param applied the count so far
      */
-    private static void sampleApplies(CuratorFramework zk, ZkPaths paths, List<Mod> mods, List<String> hosts, AtomicInteger applied,
-                                      long[] until) {
-        Map<String, String> last = new HashMap<>();
-        while (until[0] != 0) {
-            for (Mod m : mods) {
-                for (String h : m.on(hosts)) {
-                    try {
-                        ApplyReport r = Json.read(zk.getData().forPath(paths.report(h, m.name)), ApplyReport.class);
-                        String key = r.outcome() + "|" + r.finishedAt() + "|" + r.revision();
-                        if (r.outcome() != null && !key.equals(last.put(h + "/" + m.name, key))) applied.incrementAndGet();
-                    } catch (Exception e) {
-                        // no answer now, or no report yet: the next look
-                    }
+    private static void sampleApplies(CuratorFramework zk, ZkPaths paths, List<Mod> mods, List<String> hosts, Map<String, String> last,
+                                      AtomicInteger applied) {
+        for (Mod m : mods) {
+            for (String h : m.on(hosts)) {
+                try {
+                    ApplyReport r = Json.read(zk.getData().forPath(paths.report(h, m.name)), ApplyReport.class);
+                    if (r.outcome() != null && !applyKey(r).equals(last.put(h + "/" + m.name, applyKey(r)))) applied.incrementAndGet();
+                } catch (Exception e) {
+                    // no answer now, or no report yet: the next look
                 }
             }
-            try {
-                Thread.sleep(500);
-            } catch (InterruptedException e) {
-                return;
-            }
         }
+    }
+
+    /** @return what makes a report's write an apply of its own: its outcome, finish and revision */
+    private static String applyKey(ApplyReport r) {
+        return r.outcome() + "|" + r.finishedAt() + "|" + r.revision();
     }
 
     /**
@@ -872,8 +873,7 @@ class FleetHistoryIT {
             if (c.path().startsWith(paths.reports() + "/") && ours.test(moduleOf(c.path(), 4))) {
                 try {
                     ApplyReport r = Json.read(c.data(), ApplyReport.class);
-                    String key = r.outcome() + "|" + r.finishedAt() + "|" + r.revision();
-                    if (r.outcome() != null && !key.equals(last.put(c.path(), key))) applies++;
+                    if (r.outcome() != null && !applyKey(r).equals(last.put(c.path(), applyKey(r)))) applies++;
                 } catch (RuntimeException ignored) {
                     // not a report
                 }

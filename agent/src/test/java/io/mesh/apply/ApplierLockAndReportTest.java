@@ -28,8 +28,6 @@ import java.util.concurrent.CompletableFuture;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,17 +54,11 @@ class ApplierLockAndReportTest {
         applier = here.applier();
     }
 
-    /** Readiness is ReadinessTest's: here a container counts as soon as it runs. */
     private String yaml(String webImage, String webEnv, boolean withWorker) {
-        return "module: " + module + "\nhosts: [host-a]\ncontainers:\n"
-                + "  web:\n    image: " + webImage + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
-                + "    env: {MODE: \"" + webEnv + "\"}\n    network: host\n    stop-timeout: 2s\n    ready: {min-healthy: 0s}\n"
-                + (withWorker ? "  worker:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 2s\n    ready: {min-healthy: 0s}\n" : "");
+        return WebAndWorker.yaml(module, webImage, webEnv, withWorker);
     }
 
-    private static Map<String, ContainerResult> byName(ApplyReport r) {
-        return r.containers().stream().collect(Collectors.toMap(ContainerResult::name, Function.identity()));
-    }
+    private static Map<String, ContainerResult> byName(ApplyReport r) { return WebAndWorker.byName(r); }
 
     /**
      * A module of another host with nothing of it here gets no report from this host, also while ZooKeeper is down:

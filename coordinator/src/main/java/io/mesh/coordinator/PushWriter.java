@@ -51,8 +51,8 @@ import java.util.regex.Pattern;
  * Validates a manifest and writes it as one push: the push node, every module's desired node and every module's
  * history node (with the deletes that keep the newest {@value HistoryRecord#KEPT}) in ONE ZooKeeper transaction, with
  * a {@code setData} on {@code {root}/pushes} at the version just read, retried when a racing writer wins, at least
- * {@link #MAX_ATTEMPTS} times and for at least {@link #RACE_BUDGET_MS} (SPEC.md, "Coordinator HTTP API" and "History and rollback"; docs/design.md, "Push ids",
- * "Docker names" and "History, rollback and delete"). A rollback ({@link #rollback}) and a delete ({@link #delete})
+ * {@link #MAX_ATTEMPTS} times and for at least {@link #RACE_BUDGET_MS} (SPEC.md, "Coordinator HTTP API" and "History
+ * and rollback"; docs/design.md, "Push ids", "Docker names" and "History, rollback and delete"). A rollback ({@link #rollback}) and a delete ({@link #delete})
  * are pushes written the same way (docs/decisions/0011-history-rollback-delete.md). The push node is a
  * {@link PushRecord} plus {@code hosts} (docs/design.md, "ZooKeeper layout"). Thread-safe.
  */

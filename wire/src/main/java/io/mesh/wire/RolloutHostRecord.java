@@ -35,8 +35,18 @@ public record RolloutHostRecord(String host, String push, RolloutHostState state
      * @return this host moved to {@code next} at {@code at}, in {@code push}'s rollout
      */
     public RolloutHostRecord moved(String push, RolloutHostState next, String error, Instant at) {
-        String e = next != RolloutHostState.FAILED ? null
-                : error != null && error.length() > ERROR_CHARS ? error.substring(0, ERROR_CHARS) + "…" : error;
-        return new RolloutHostRecord(host, push, next, at, e);
+        return new RolloutHostRecord(host, push, next, at, next != RolloutHostState.FAILED || error == null ? null : cut(error, ERROR_CHARS));
+    }
+
+    /**
+     * How a host's error is cut wherever it is copied (its node, the rollout's note): a host writes its own node with
+     * anything its ACL allows.
+     *
+     * @param error the error
+     * @param chars the most characters kept
+     * @return {@code error}, or its first {@code chars} characters and "…"
+     */
+    static String cut(String error, int chars) {
+        return error.length() > chars ? error.substring(0, chars) + "…" : error;
     }
 }

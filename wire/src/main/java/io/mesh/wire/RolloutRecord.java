@@ -121,24 +121,14 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /**
      * @param host a host id
-     * @return true when the record names the host, targeted or met since (one of {@link #allHosts()}), without building
-     *         that list: asked at each look of each host
+     * @return true when the record names the host, targeted or met since (in {@code hosts} or any of the state lists,
+     *         each sorted: a binary search each; asked at each look of each host)
      */
     public boolean names(String host) {
         for (List<String> l : List.of(hosts, done, applying, waiting, failed)) {
             if (Collections.binarySearch(l, host) >= 0) return true;
         }
         return false;
-    }
-
-    /** @return every host the record names, targeted or met since */
-    public List<String> allHosts() {
-        TreeSet<String> all = new TreeSet<>(hosts);
-        all.addAll(done);
-        all.addAll(applying);
-        all.addAll(waiting);
-        all.addAll(failed);
-        return List.copyOf(all);
     }
 
     /**
@@ -221,9 +211,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     private static String failureNote(String host, Map<String, RolloutHostRecord> byHost) {
         RolloutHostRecord c = byHost.get(host);
-        String error = c == null || c.error() == null ? "failed" : c.error();
-        if (error.length() > NOTE_ERROR_CHARS) error = error.substring(0, NOTE_ERROR_CHARS) + "…";
-        return host + " failed: " + error;
+        return host + " failed: " + (c == null || c.error() == null ? "failed" : RolloutHostRecord.cut(c.error(), NOTE_ERROR_CHARS));
     }
 
     /**

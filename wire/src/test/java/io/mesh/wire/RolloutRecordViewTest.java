@@ -87,7 +87,9 @@ class RolloutRecordViewTest {
             for (int i = 1; i < l.size(); i++) assertThat(l.get(i - 1).compareTo(l.get(i))).isNegative();
             for (String h : l) assertThat(seen.add(h)).as("%s in one list only", h).isTrue();
         }
-        for (String h : pool) assertThat(v.names(h)).as(h).isEqualTo(v.allHosts().contains(h));
+        TreeSet<String> named = new TreeSet<>(v.hosts());
+        for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed())) named.addAll(l);
+        for (String h : pool) assertThat(v.names(h)).as(h).isEqualTo(named.contains(h));
         assertThat(v.names("zz")).isFalse();
     }
 }

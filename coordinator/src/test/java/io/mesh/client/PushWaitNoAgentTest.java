@@ -6,10 +6,12 @@ import io.mesh.coordinator.StatusApiTest;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -56,8 +58,8 @@ class PushWaitNoAgentTest {
      */
     @Test
     void aPushToAHostWithoutAnAgentWarnsAndWaitStopsNamingIt() throws Exception {
-        zk.client().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
         CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-a"));
         try {
             CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",

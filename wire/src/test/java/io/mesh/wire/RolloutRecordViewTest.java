@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -62,26 +64,16 @@ class RolloutRecordViewTest {
         Collections.shuffle(children, rnd);
         RolloutRecord v = r.view(children);
         if (children.isEmpty() && !r.hosts().isEmpty()) return;
-        // reference
+        // reference, written apart from the view's loop: every host sorted, grouped by its child's state
         Map<String, RolloutHostRecord> byHost = new HashMap<>();
         for (RolloutHostRecord c : children) if (r.push().equals(c.push())) byHost.put(c.host(), c);
         TreeSet<String> all = new TreeSet<>(hosts);
         all.addAll(byHost.keySet());
-        List<String> d = new ArrayList<>(), a = new ArrayList<>(), w = new ArrayList<>(), f = new ArrayList<>();
-        for (String h : all) {
-            RolloutHostRecord c = byHost.get(h);
-            RolloutHostState s = c == null || c.state() == null ? RolloutHostState.WAITING : c.state();
-            switch (s) {
-                case DONE -> d.add(h);
-                case APPLYING -> a.add(h);
-                case FAILED -> f.add(h);
-                default -> w.add(h);
-            }
-        }
-        assertThat(v.done()).isEqualTo(d);
-        assertThat(v.applying()).isEqualTo(a);
-        assertThat(v.waiting()).isEqualTo(w);
-        assertThat(v.failed()).isEqualTo(f);
+        Map<RolloutHostState, List<String>> listed = all.stream().collect(Collectors.groupingBy(h -> listedAs(byHost.get(h))));
+        assertThat(v.done()).isEqualTo(listed.getOrDefault(RolloutHostState.DONE, List.of()));
+        assertThat(v.applying()).isEqualTo(listed.getOrDefault(RolloutHostState.APPLYING, List.of()));
+        assertThat(v.waiting()).isEqualTo(listed.getOrDefault(RolloutHostState.WAITING, List.of()));
+        assertThat(v.failed()).isEqualTo(listed.getOrDefault(RolloutHostState.FAILED, List.of()));
         Set<String> seen = new HashSet<>();
         for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed())) {
             for (int i = 1; i < l.size(); i++) assertThat(l.get(i - 1).compareTo(l.get(i))).isNegative();
@@ -91,5 +83,11 @@ class RolloutRecordViewTest {
         for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed())) named.addAll(l);
         for (String h : pool) assertThat(v.names(h)).as(h).isEqualTo(named.contains(h));
         assertThat(v.names("zz")).isFalse();
+    }
+
+    /** The list a host is in by its child of the push: waiting without one, or with a state no list is for. */
+    private static RolloutHostState listedAs(RolloutHostRecord child) {
+        RolloutHostState s = child == null ? null : child.state();
+        return EnumSet.of(RolloutHostState.DONE, RolloutHostState.APPLYING, RolloutHostState.FAILED).contains(s) ? s : RolloutHostState.WAITING;
     }
 }

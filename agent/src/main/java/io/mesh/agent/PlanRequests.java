@@ -10,6 +10,7 @@ import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer;
 import io.mesh.wire.PlanState;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.QueuedOnce;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
@@ -24,8 +25,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -53,7 +52,8 @@ public final class PlanRequests implements AutoCloseable {
     private final ManifestParser parser = new ManifestParser();
     private final PersistentWatcher watcher;
     private final ExecutorService worker;
-    private final Set<String> queued = ConcurrentHashMap.newKeySet();
+    /** A plan asked again (an event and a sweep) before its answer starts is answered once. */
+    private final QueuedOnce answers;
 
     /**
      * @param client a started Curator client
@@ -70,6 +70,7 @@ public final class PlanRequests implements AutoCloseable {
         this.dryRun = dryRun;
         this.watcher = new PersistentWatcher(client, paths.plans(), true);
         this.worker = IdleThreads.serial("plans-" + host); // no thread while no plan is asked
+        this.answers = new QueuedOnce(worker::submit);
     }
 
     /** Starts watching; returns at once. */
@@ -111,19 +112,13 @@ public final class PlanRequests implements AutoCloseable {
     }
 
     private void submit(String plan) {
-        if (!queued.add(plan)) return;
-        try {
-            worker.submit(() -> {
-                queued.remove(plan);
-                try {
-                    answer(plan);
-                } catch (Exception e) {
-                    log.warn("plan {} host={}: not answered: {}", plan, host, e.toString());
-                }
-            });
-        } catch (RejectedExecutionException closed) {
-            queued.remove(plan);
-        }
+        answers.ask(plan, () -> {
+            try {
+                answer(plan);
+            } catch (Exception e) {
+                log.warn("plan {} host={}: not answered: {}", plan, host, e.toString());
+            }
+        });
     }
 
     /** Answers one plan when this host's node is pending. */

@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.Json;
+import io.mesh.wire.QueuedOnce;
 import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
@@ -13,10 +14,7 @@ import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +46,7 @@ final class RolloutFold implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final Set<String> asked = ConcurrentHashMap.newKeySet();
+    private final QueuedOnce asked = new QueuedOnce(run -> folding.schedule(run, FOLD_DELAY_MS, TimeUnit.MILLISECONDS));
 
     /**
      * @param client a started Curator client with the admin identity (the rollout nodes are coordinators' alone)
@@ -86,20 +84,14 @@ final class RolloutFold implements AutoCloseable {
     }
 
     private void ask(String module) {
-        if (!asked.add(module)) return;
-        try {
-            folding.schedule(() -> {
-                asked.remove(module);
-                try {
-                    fold(module);
-                } catch (Exception e) {
-                    // The next move of the rollout, or the next coordinator's start, folds it again; readers derive it.
-                    LOG.warn("rollout of module {} not folded: {}", module, e.toString());
-                }
-            }, FOLD_DELAY_MS, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException closed) {
-            asked.remove(module);
-        }
+        asked.ask(module, () -> {
+            try {
+                fold(module);
+            } catch (Exception e) {
+                // The next move of the rollout, or the next coordinator's start, folds it again; readers derive it.
+                LOG.warn("rollout of module {} not folded: {}", module, e.toString());
+            }
+        });
     }
 
     /**

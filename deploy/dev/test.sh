@@ -5,10 +5,8 @@
 # after the jars are packaged, the integration tests on the fleet on one machine (failsafe, *IT: they bring
 # deploy/dev/fleet.sh up and down themselves). Exit code: Maven's (an IT that fails fails it).
 #
-# --fast: the edit-test loop, `mvn test` without the tests that restart dockerd (tag restarts-dockerd), the fleet's
-# integration tests, and the classes tagged slow (fault tests on the ensemble, paths through agent daemons, registry
-# pulls, waits for timers: the shortest eight 14-19 s each beside three other test JVMs, the fault tests up to 150 s).
-# 80 s from a compiled tree, 94 s from a clean clone, on 2 idle cores (README, "The tests"). CI runs everything.
+# --fast: the edit-test loop, `mvn test` without the tests tagged restarts-dockerd or slow and without the fleet's
+# integration tests (what it leaves out and why: README, "The tests"). CI runs everything.
 set -euo pipefail
 fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi

@@ -137,6 +137,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.cache = CuratorCache.build(client, config.paths().desired());
         this.rollouts = CuratorCache.build(client, config.paths().rollouts());
         applier.readRolloutsFrom(this::cachedRollout);
+        applier.wakeOnRolloutSlotLeases(this::rolloutSlotLeasesChanged);
         this.freezes = CuratorCache.build(client, config.paths().freezes());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
@@ -266,6 +267,23 @@ public final class AgentDaemon implements AutoCloseable {
             }, ROLLOUT_LOOK_DELAY_MS, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopped) {
             rolloutLooks.remove(module);
+        }
+    }
+
+    /**
+     * The leases of a module's rollout slots changed after this host found them all taken: it applies the module again
+     * when the rollout, as this agent's copy holds it, may let it act. Runs on the timer, not ZooKeeper's event thread.
+     */
+    private void rolloutSlotLeasesChanged(String module) {
+        if (stopping.get() || !workers.containsKey(module)) return;
+        try {
+            timer.execute(() -> {
+                RolloutNodes nodes = cachedRollout(module);
+                RolloutRecord r = nodes == null ? null : nodes.view();
+                if (r == null || mayAct(r, config.host())) worker(module).request();
+            });
+        } catch (RejectedExecutionException stopped) {
+            // stopping
         }
     }
 

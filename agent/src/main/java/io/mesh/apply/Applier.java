@@ -39,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -104,6 +105,9 @@ public final class Applier {
      *              ({@link RolloutGate#readFrom})
      */
     public void readRolloutsFrom(Function<String, RolloutNodes> nodes) { rollouts.readFrom(nodes); }
+
+    /** @param module told a module whose rollout slots changed after this host found them taken ({@link RolloutGate#wakeOnSlotLeases}) */
+    public void wakeOnRolloutSlotLeases(Consumer<String> module) { rollouts.wakeOnSlotLeases(module); }
 
     /**
      * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a

@@ -15,6 +15,7 @@ import io.mesh.wire.RolloutState;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
+import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -28,11 +29,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.TreeMap;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -51,7 +54,7 @@ public final class RolloutGate {
     /**
      * How long an apply holding the module lock waits for a slot before it reports {@code waiting} and lets the lock
      * go (a waiting host must not hold up a window of its own module): the next slot freed wakes it (the agent watches
-     * {@code /mesh/rollouts}).
+     * {@code /mesh/rollouts}, and this gate the slots' leases: {@link #watchSlots}).
      */
     static final long SLOT_WAIT_MS = 300;
     /** Writes at the version read that lost a race and are read again before giving up. */
@@ -62,6 +65,10 @@ public final class RolloutGate {
     private final ProcessRef process;
     /** The agent's copy of a module's rollout nodes ({@link #readFrom}); answers nothing until set. */
     private volatile Function<String, RolloutNodes> cached = module -> null;
+    /** Told a module whose slots' leases changed after this host found them all taken ({@link #wakeOnSlotLeases}). */
+    private volatile Consumer<String> slotLeasesChanged = module -> { };
+    /** Modules whose slots' leases this gate watches now: one watch each at a time. */
+    private final Set<String> watchingSlots = ConcurrentHashMap.newKeySet();
 
     /**
      * @param store   ZooKeeper access
@@ -84,6 +91,15 @@ public final class RolloutGate {
      * @param nodes a module's rollout nodes as the copy holds them; {@code null} when it holds none
      */
     public void readFrom(Function<String, RolloutNodes> nodes) { this.cached = nodes; }
+
+    /**
+     * Whom to tell when the leases of a module's slots change after this host tried for one and found them all taken:
+     * a lease can be held by a host still applying the module's previous push, and giving it back moves nothing of
+     * this push's rollout, so no move wakes this host (decision 13; {@code RolloutStaleLeaseTest}).
+     *
+     * @param module called with the module, on ZooKeeper's event thread: hand the work over
+     */
+    public void wakeOnSlotLeases(Consumer<String> module) { this.slotLeasesChanged = module; }
 
     /** What the rollout lets this host do with the newest push. */
     public enum Decision {
@@ -215,7 +231,10 @@ public final class RolloutGate {
                     Lease lease = null;
                     if (r.maxParallel() != null) {
                         lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
-                        if (lease == null) return keep(desired, r, ApplyOutcome.DEFERRED, waitingForSlot(r));
+                        if (lease == null) {
+                            watchSlots(module, r.maxParallel());
+                            return keep(desired, r, ApplyOutcome.DEFERRED, waitingForSlot(r));
+                        }
                     }
                     // Counted applying only if the rollout still admits this host (a resume, an abort, a failure elsewhere
                     // may have moved it since the read): the write checks that the rollout node and every other host's
@@ -282,6 +301,40 @@ public final class RolloutGate {
         return "waiting for a slot: max-parallel " + r.maxParallel() + ", applying now " + r.applying();
     }
 
+    /**
+     * Watches the leases of the module's slots (the children Curator's semaphore keeps under {@code leases}), this host
+     * having found them all taken, until fewer than {@code maxParallel} are held: then tells
+     * {@link #wakeOnSlotLeases}'s listener once. Other hosts' tries that lose add and remove a lease of their own
+     * without freeing a slot: those changes only set the watch again, or every waiting host would wake every other at
+     * each try. A watch already set is kept; a failure leaves the wake to the rollout's next move or the reconcile.
+     */
+    private void watchSlots(String module, int maxParallel) {
+        if (watchingSlots.add(module)) watchLeases(module, maxParallel);
+    }
+
+    /** Reads the leases in the background (it runs again from ZooKeeper's event thread), leaving the watch. */
+    private void watchLeases(String module, int maxParallel) {
+        if (!watchingSlots.contains(module)) return; // told already: this chain of watches ends
+        try {
+            store.client().getChildren().usingWatcher((CuratorWatcher) event -> watchLeases(module, maxParallel))
+                    .inBackground((client, event) -> {
+                        if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
+                            notWatched(module, KeeperException.Code.get(event.getResultCode()).name());
+                        } else if (event.getChildren().size() < maxParallel && watchingSlots.remove(module)) {
+                            slotLeasesChanged.accept(module);
+                        }
+                    })
+                    .forPath(ZkPaths.slotLeases(store.paths().rolloutSlots(module)));
+        } catch (Exception e) {
+            notWatched(module, e.toString());
+        }
+    }
+
+    private void notWatched(String module, String why) {
+        watchingSlots.remove(module);
+        log.warn("slots of module {} not watched ({}): host {} waits for the rollout's next move or its reconcile", module, why, host);
+    }
+
     /** @return the module's slots, a lease carrying this host's JSON */
     private InterProcessSemaphoreV2 slots(DesiredRecord desired, int maxParallel) {
         InterProcessSemaphoreV2 slots = new InterProcessSemaphoreV2(store.client(), store.paths().rolloutSlots(desired.module()), maxParallel);
@@ -321,6 +374,7 @@ public final class RolloutGate {
             // between stop and ready. No slot now: nothing changes here, and the failed outcome's retry asks again soon.
             Lease lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);
             if (lease == null) {
+                watchSlots(module, r.maxParallel());
                 return Admission.keep(this, desired, null, null, outcome, why + "; waiting for a slot (max-parallel " + r.maxParallel()
                         + ") to go back to the previous revision");
             }

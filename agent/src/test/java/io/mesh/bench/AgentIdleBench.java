@@ -10,6 +10,7 @@ import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,13 +22,18 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 
 /**
  * B8: the real agent ({@code deploy/bin/mesh-agent run}, the shaded jar, {@code JAVA_OPTS=-Xmx64m}) at rest with 10
  * modules of one {@code sleep} container each ({@code network: none}): once every module's report says
  * {@code applied} and a settle time has passed, its live threads ({@code /proc/<pid>/status} Threads, and the names
  * {@code jcmd <pid> Thread.print} lists, grouped with digits folded), {@code VmRSS}, and with {@code --nmt true} the
- * JVM's own account of its native memory ({@code jcmd <pid> VM.native_memory summary}).
+ * JVM's own account of its native memory ({@code jcmd <pid> VM.native_memory summary}). The floor, in the same run:
+ * the same launcher, flags and settle time running {@link IdleMain}, a {@code main} that only sleeps.
  *
  * <p>Args: --results FILE --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar [--zk-file FILE (else a
  * TestingServer in this JVM)] [--modules 10] [--settle-s 10] [--xmx 64m] [--java-opts "..." (after -Xmx)]
@@ -86,6 +92,9 @@ public final class AgentIdleBench {
             long javaThreads = dump.lines().filter(l -> l.startsWith("\"") && l.matches("^\"[^\"]*\" #[0-9]+ .*")
                     && !l.startsWith("\"Attach Listener\"")).count();
             Bench.log("B8", "threads by name (digits folded), Thread.print: " + groups);
+            Map<String, String> floor = idleJvm(a.get("launcher"), opts.trim(), state, settle);
+            Bench.log("B8", "floor, a main that only sleeps through the same launcher: " + floor.get("Threads") + " threads, "
+                    + floor.get("VmRSS") + " RSS");
             if (nmt) Bench.log("B8", "native memory:\n" + jcmd(pid, "VM.native_memory", "summary"));
             Map<String, Object> m = new LinkedHashMap<>();
             m.put(b + ".xmx", xmx);
@@ -97,6 +106,8 @@ public final class AgentIdleBench {
             m.put(b + ".rss_idle_mb", kb(status.get("VmRSS")) / 1024.0);
             m.put(b + ".rss_peak_mb", kb(status.get("VmHWM")) / 1024.0);
             m.put(b + ".thread_names", groups.toString().replace('=', ':'));
+            m.put(b + ".floor_threads", floor.get("Threads"));
+            m.put(b + ".floor_rss_mb", kb(floor.get("VmRSS")) / 1024.0);
             Bench.result(results, m);
         } finally {
             if (agent != null) {
@@ -115,6 +126,42 @@ public final class AgentIdleBench {
             client.close();
             docker.close();
             if (zkServer != null) zkServer.close();
+        }
+    }
+
+    /**
+     * Runs {@link IdleMain} from a jar of its own through {@code launcher} (as {@code MESH_AGENT_JAR}, with the agent's
+     * {@code JAVA_OPTS}), waits until it has started and {@code settle} seconds more, and reads its {@code /proc} status.
+     */
+    private static Map<String, String> idleJvm(String launcher, String opts, Path dir, int settle) throws Exception {
+        Path jar = dir.resolve("idle.jar");
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, IdleMain.class.getName());
+        String entry = IdleMain.class.getName().replace('.', '/') + ".class";
+        try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest);
+             InputStream in = IdleMain.class.getClassLoader().getResourceAsStream(entry)) {
+            out.putNextEntry(new JarEntry(entry));
+            in.transferTo(out);
+            out.closeEntry();
+        }
+        Path log = dir.resolve("idle.log");
+        ProcessBuilder pb = new ProcessBuilder(launcher);
+        pb.environment().put("JAVA_OPTS", opts);
+        pb.environment().put("MESH_AGENT_JAR", jar.toString());
+        pb.redirectErrorStream(true).redirectOutput(log.toFile());
+        Process idle = pb.start();
+        try {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!Files.readString(log).contains(IdleMain.STARTED)) {
+                if (System.nanoTime() > end || !idle.isAlive()) throw new IllegalStateException("the idle JVM did not start: see " + log);
+                Thread.sleep(50);
+            }
+            Thread.sleep(settle * 1000L); // the agent's settle time, the same for both
+            return status(idle.pid());
+        } finally {
+            idle.destroy();
+            if (!idle.waitFor(10, TimeUnit.SECONDS)) idle.destroyForcibly();
         }
     }
 

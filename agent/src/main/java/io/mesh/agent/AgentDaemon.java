@@ -310,7 +310,7 @@ public final class AgentDaemon implements AutoCloseable {
         RolloutRecord r = nodes == null ? null : nodes.view();
         // Only a move's look records what was seen: a later turn's look run between a burst reaching the cache and the
         // burst's own look would make that look take the burst for a fold already seen (and no host would try for the
-        // place it freed; RolloutTurnTest).
+        // place it freed; RolloutWakeTest).
         RolloutRecord seen = r == null || applyingThen != null ? null : rolloutsSeen.put(module, r);
         if (applyingThen == null && r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
         if (r != null && !mayAct(r, config.host())) return;

@@ -95,7 +95,7 @@ public final class RolloutGate {
     /**
      * Whom to tell when the leases of a module's slots change after this host tried for one and found them all taken:
      * a lease can be held by a host still applying the module's previous push, and giving it back moves nothing of
-     * this push's rollout, so no move wakes this host (decision 13; {@code RolloutStaleLeaseTest}).
+     * this push's rollout, so no move wakes this host (decision 13; {@code RolloutWakeTest}).
      *
      * @param module called with the module, on ZooKeeper's event thread: hand the work over
      */

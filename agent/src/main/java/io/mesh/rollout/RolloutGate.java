@@ -20,6 +20,7 @@ import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -316,7 +317,7 @@ public final class RolloutGate {
     private void watchLeases(String module, int maxParallel) {
         if (!watchingSlots.contains(module)) return; // told already: this chain of watches ends
         try {
-            store.client().getChildren().usingWatcher((CuratorWatcher) event -> watchLeases(module, maxParallel))
+            store.client().getChildren().usingWatcher(new LeasesWatch(this, module, maxParallel))
                     .inBackground((client, event) -> {
                         if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
                             notWatched(module, KeeperException.Code.get(event.getResultCode()).name());
@@ -328,6 +329,16 @@ public final class RolloutGate {
         } catch (Exception e) {
             notWatched(module, e.toString());
         }
+    }
+
+    /**
+     * The watch {@link #watchLeases} sets. Equal for the same module and {@code maxParallel}, so that ZooKeeper, which keeps
+     * a watcher once per path, keeps one however many reads set it: each connection lost and back tells every watcher
+     * (an event of type None) and keeps its watch, and a read for each such event would add one more.
+     */
+    private record LeasesWatch(RolloutGate gate, String module, int maxParallel) implements CuratorWatcher {
+        @Override
+        public void process(WatchedEvent event) { gate.watchLeases(module, maxParallel); }
     }
 
     private void notWatched(String module, String why) {

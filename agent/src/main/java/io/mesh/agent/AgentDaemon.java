@@ -271,8 +271,10 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
-     * The leases of a module's rollout slots changed after this host found them all taken: it applies the module again
-     * when the rollout, as this agent's copy holds it, may let it act. Runs on the timer, not ZooKeeper's event thread.
+     * A lease of a module's rollout slots was given back after this host found them all taken: it looks at the rollout
+     * as after a move whose place it may take, in its turn ({@link RolloutGate#turnDelayMs}): every host that lost to
+     * the lease is woken by it, and only the ones that fit the free places should try at once. Runs on the timer, not
+     * ZooKeeper's event thread.
      */
     private void rolloutSlotLeasesChanged(String module) {
         if (stopping.get() || !workers.containsKey(module)) return;
@@ -280,7 +282,14 @@ public final class AgentDaemon implements AutoCloseable {
             timer.execute(() -> {
                 RolloutNodes nodes = cachedRollout(module);
                 RolloutRecord r = nodes == null ? null : nodes.view();
-                if (r == null || mayAct(r, config.host())) worker(module).request();
+                if (r != null && !mayAct(r, config.host())) return;
+                long turn = r == null ? 0 : RolloutGate.turnDelayMs(r, config.host());
+                if (turn == 0) {
+                    worker(module).request();
+                } else {
+                    List<String> applyingThen = r.applying();
+                    timer.schedule(() -> lookAtRollout(module, applyingThen), turn, TimeUnit.MILLISECONDS);
+                }
             });
         } catch (RejectedExecutionException stopped) {
             // stopping

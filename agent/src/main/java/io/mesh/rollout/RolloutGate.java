@@ -30,7 +30,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -68,8 +67,8 @@ public final class RolloutGate {
     private volatile Function<String, RolloutNodes> cached = module -> null;
     /** Told a module whose slots' leases changed after this host found them all taken ({@link #wakeOnSlotLeases}). */
     private volatile Consumer<String> slotLeasesChanged = module -> { };
-    /** Modules whose slots' leases this gate watches now: one watch each at a time. */
-    private final Set<String> watchingSlots = ConcurrentHashMap.newKeySet();
+    /** Modules whose slots' leases this gate watches now, each with the {@code maxParallel} of its newest try. */
+    private final Map<String, Integer> watchingSlots = new ConcurrentHashMap<>();
 
     /**
      * @param store   ZooKeeper access
@@ -310,18 +309,20 @@ public final class RolloutGate {
      * each try. A watch already set is kept; a failure leaves the wake to the rollout's next move or the reconcile.
      */
     private void watchSlots(String module, int maxParallel) {
-        if (watchingSlots.add(module)) watchLeases(module, maxParallel);
+        // A newer push may have changed maxParallel: the leases are read again against it (the watch stays one).
+        if (!Objects.equals(watchingSlots.put(module, maxParallel), maxParallel)) watchLeases(module);
     }
 
     /** Reads the leases in the background (it runs again from ZooKeeper's event thread), leaving the watch. */
-    private void watchLeases(String module, int maxParallel) {
-        if (!watchingSlots.contains(module)) return; // told already: this chain of watches ends
+    private void watchLeases(String module) {
+        Integer maxParallel = watchingSlots.get(module);
+        if (maxParallel == null) return; // told already: this chain of watches ends
         try {
-            store.client().getChildren().usingWatcher(new LeasesWatch(this, module, maxParallel))
+            store.client().getChildren().usingWatcher(new LeasesWatch(this, module))
                     .inBackground((client, event) -> {
                         if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
                             notWatched(module, KeeperException.Code.get(event.getResultCode()).name());
-                        } else if (event.getChildren().size() < maxParallel && watchingSlots.remove(module)) {
+                        } else if (event.getChildren().size() < maxParallel && watchingSlots.remove(module, maxParallel)) {
                             slotLeasesChanged.accept(module);
                         }
                     })
@@ -332,13 +333,13 @@ public final class RolloutGate {
     }
 
     /**
-     * The watch {@link #watchLeases} sets. Equal for the same module and {@code maxParallel}, so that ZooKeeper, which keeps
-     * a watcher once per path, keeps one however many reads set it: each connection lost and back tells every watcher
-     * (an event of type None) and keeps its watch, and a read for each such event would add one more.
+     * The watch {@link #watchLeases} sets. Equal for the same gate and module, so that ZooKeeper, which keeps a watcher
+     * once per path, keeps one however many reads set it: each connection lost and back tells every watcher (an event
+     * of type None) and keeps its watch, and a read for each such event would add one more (RolloutGateSlotWatchTest).
      */
-    private record LeasesWatch(RolloutGate gate, String module, int maxParallel) implements CuratorWatcher {
+    private record LeasesWatch(RolloutGate gate, String module) implements CuratorWatcher {
         @Override
-        public void process(WatchedEvent event) { gate.watchLeases(module, maxParallel); }
+        public void process(WatchedEvent event) { gate.watchLeases(module); }
     }
 
     private void notWatched(String module, String why) {

@@ -2,6 +2,7 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.coordinator.Revision;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
@@ -11,7 +12,6 @@ import io.mesh.wire.RolloutState;
 import io.mesh.wire.WireName;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequestState;
-import io.mesh.wire.WireName;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -424,6 +424,8 @@ public final class MeshCli implements Runnable {
             if (plan && waiting.await) return fail(BAD_INPUT, "--plan pushes nothing, so there is nothing to --wait for: drop one of them");
             Polling polling = polling(plan && !spec.commandLine().getParseResult().hasMatchedOption("--timeout") ? PlanOutput.TIMEOUT : waiting.timeout, waiting.interval);
             if (polling == null) return BAD_INPUT;
+            String badRevision = revision == null || revision.isBlank() ? null : Revision.error(revision.strip());
+            if (badRevision != null) return fail(BAD_INPUT, "--revision: " + badRevision + "; nothing was sent");
             CoordinatorClient client = client();
             List<Path> files;
             String manifest;

@@ -65,8 +65,6 @@ public final class PushWriter {
      * written); the others are done within this, and then it wins. Well inside the HTTP read timeout (30 s).
      */
     public static final long RACE_BUDGET_MS = 5_000;
-    /** Revisions: what an operator or CI would use (a git sha, a tag, {@code r2}); at most 128 characters. */
-    public static final Pattern REVISION = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,127}");
     /** Field name used in errors about the revision header. */
     public static final String REVISION_FIELD = "X-Mesh-Revision";
     /** Field name used in errors about the source header. */
@@ -269,7 +267,7 @@ public final class PushWriter {
     public Result rollback(String module, String to, Origin origin) throws Exception {
         checkModule(module);
         if (to != null && !PushStatus.PUSH_NAME.matcher(to).matches()) {
-            throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + abbreviate(to) + "' is not a push id: give one such as push-0000000002"
+            throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + Revision.shown(to) + "' is not a push id: give one such as push-0000000002"
                     + " (mesh history " + module + " lists the pushes of the module), or leave it out to roll back to the revision before the current one");
         }
         List<ManifestError> errors = new ArrayList<>();
@@ -313,10 +311,8 @@ public final class PushWriter {
         checkModule(module);
         List<ManifestError> errors = new ArrayList<>();
         String rev = revision == null || revision.isBlank() ? DELETE_REVISION : revision.strip();
-        if (!REVISION.matcher(rev).matches()) {
-            errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
-                    + "' is not a revision: use letters, digits and . _ : / + @ -, starting with a letter or digit, at most 128 characters (such as a git sha or r2)"));
-        }
+        String bad = Revision.error(rev);
+        if (bad != null) errors.add(new ManifestError(0, REVISION_FIELD, bad));
         Origin o = checkOrigin(origin, errors);
         if (!errors.isEmpty()) throw new ManifestException(errors);
         return commit(() -> {
@@ -390,7 +386,7 @@ public final class PushWriter {
 
     private static void checkModule(String module) throws RefusedException {
         if (module == null || !MODULE_NAME.matcher(module).matches()) {
-            throw new RefusedException(404, "module", "no module '" + abbreviate(module == null ? "" : module)
+            throw new RefusedException(404, "module", "no module '" + Revision.shown(module == null ? "" : module)
                     + "': module names match [a-z0-9][a-z0-9-]{0,39}");
         }
     }
@@ -418,7 +414,7 @@ public final class PushWriter {
         Origin o = origin == null ? Origin.ANONYMOUS : origin;
         String src = o.source() == null || o.source().isBlank() ? null : o.source().strip();
         if (src != null && (src.length() > MAX_SOURCE || src.codePoints().anyMatch(cp -> cp < 0x20 || cp == 0x7f))) {
-            errors.add(new ManifestError(0, SOURCE_FIELD, "'" + abbreviate(src) + "' is not a source: give at most " + MAX_SOURCE
+            errors.add(new ManifestError(0, SOURCE_FIELD, "'" + Revision.shown(src) + "' is not a source: give at most " + MAX_SOURCE
                     + " printable characters, such as a commit id or a pipeline URL"));
         }
         return new Origin(o.by(), src);
@@ -742,10 +738,8 @@ public final class PushWriter {
      */
     private Validated parse(String text, String revision, List<ManifestError> errors) throws ManifestException {
         String rev = revision == null || revision.isBlank() ? null : revision.strip();
-        if (rev != null && !REVISION.matcher(rev).matches()) {
-            errors.add(new ManifestError(0, REVISION_FIELD, "'" + abbreviate(rev)
-                    + "' is not a revision: use letters, digits and . _ : / + @ -, starting with a letter or digit, at most 128 characters (such as a git sha or r2)"));
-        }
+        String bad = rev == null ? null : Revision.error(rev);
+        if (bad != null) errors.add(new ManifestError(0, REVISION_FIELD, bad));
         List<ModuleSpec> modules;
         try {
             modules = parser.parse(text);
@@ -755,12 +749,5 @@ public final class PushWriter {
         }
         if (!errors.isEmpty()) throw new ManifestException(errors);
         return new Validated(modules, rev != null ? rev : contentRevision(text.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static String abbreviate(String s) {
-        String printable = s.codePoints().limit(60)
-                .collect(StringBuilder::new, (b, cp) -> { if (cp < 0x20 || cp == 0x7f) b.append('?'); else b.appendCodePoint(cp); }, StringBuilder::append)
-                .toString();
-        return s.length() > 60 ? printable + "..." : printable;
     }
 }

@@ -191,6 +191,16 @@ class MeshCliTest {
         assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
 
+    /** A revision with a line break cannot travel in its header: refused before anything is sent, naming the fix. */
+    @Test
+    void aRevisionThatIsNotOneExitsTwoAndSendsNothing() throws Exception {
+        ClientRun r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "bad\nrev");
+        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(r.err()).contains("--revision: 'bad?rev' is not a revision: use letters, digits", "nothing was sent")
+                .doesNotContain("Exception");
+        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
+    }
+
     @Test
     void directoryPushJoinsSortedYamlFiles() throws Exception {
         Files.writeString(dir.resolve("2-web.yml"), "---\n" + Manifests.web("[host-a]"));

@@ -950,8 +950,8 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh held}: every container held, by a window or by an operator, on every host. */
-    @Command(name = "held", description = {"Every container held on purpose, on every host (GET /v1/held): first those an open window holds stopped,",
-            "then operator holds (mesh hold) with HOLD BY / REASON / UNTIL; an expired one reads EXPIRED until its agent deletes it."},
+    @Command(name = "held", description = {"Every container held on purpose, on every host (GET /v1/held).",
+            "First those an open window holds stopped, then operator holds (mesh hold) with HOLD BY / REASON / UNTIL; an expired one reads EXPIRED until its agent deletes it."},
             exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
     public static final class Held extends Lookup {
         /** Read by {@link Lookup#json()}, by name. */
@@ -979,8 +979,8 @@ public final class MeshCli implements Runnable {
     }
 
     /** {@code mesh hold HOST CONTAINER --reason TEXT [--for DURATION] [--stop]}: an operator hold. */
-    @Command(name = "hold", description = {"Hold CONTAINER (its Docker name, <module>-<name>) on HOST: no apply, rollout or window touches it until",
-            "mesh release, or until --for has passed. It survives agent and coordinator restarts (a persistent /mesh/held node).",
+    @Command(name = "hold", description = {"Hold CONTAINER (its Docker name, <module>-<name>) on HOST: no apply, rollout or window touches it.",
+            "It is held until mesh release, or until --for has passed, and survives agent and coordinator restarts (a persistent /mesh/held node).",
             "With --stop, the host's agent stops it once and it stays stopped while held; without, it keeps running, untouched."},
             exitCodeList = {"0:held", "2:bad input: unknown host or container, missing reason, bad duration, already held (by a window or an operator), unauthorized",
                     "4:the coordinator cannot be reached"})
@@ -1236,8 +1236,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh history MODULE}: the module's pushes, newest first. */
     @Command(name = "history",
-            description = {"The pushes of MODULE, newest first (GET /v1/modules/MODULE/history, from /mesh/history/MODULE; the newest 50 are kept):",
-                    "push id, revision, action (push, rollback of PUSH, delete), when, who (by) and from where (source, the X-Mesh-Source header).",
+            description = {"The pushes of MODULE, newest first (GET /v1/modules/MODULE/history, from /mesh/history/MODULE; the newest 50 are kept).",
+                    "Each line: push id, revision, action (push, rollback of PUSH, delete), when, who (by) and from where (source, the X-Mesh-Source header).",
                     "The first line is the module's current state; mesh rollback MODULE --to PUSH pushes one of these again."},
             exitCodeList = {"0:shown", "2:unknown module (never pushed) or a bad name", "4:the coordinator cannot be reached"})
     public static final class History extends CoordinatorCommand {
@@ -1274,7 +1274,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh rollout status|resume|abort MODULE}: a module's rollout (decision 13). */
     @Command(name = "rollout", mixinStandardHelpOptions = true,
-            description = {"A module's rollout (/mesh/rollouts/MODULE): mesh rollout status MODULE shows which hosts are done, applying, waiting and failed;",
+            description = {"A module's rollout (/mesh/rollouts/MODULE): its status, resume and abort.",
+                    "mesh rollout status MODULE shows which hosts are done, applying, waiting and failed;",
                     "resume MODULE lets a paused rollout go on (the hosts that failed keep the previous revision); abort MODULE stops it for good",
                     "(hosts that have not applied it keep the previous revision)."},
             subcommands = {MeshCli.RolloutStatus.class, MeshCli.RolloutResume.class, MeshCli.RolloutAbort.class})
@@ -1375,8 +1376,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh freeze MODULE|--all (--for DURATION|--until TIME) --reason TEXT} (docs/decisions/0014-freezes.md). */
     @Command(name = "freeze",
-            description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none",
-                    "of its changes (no Docker call on the module) until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
+            description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none of them.",
+                    "No Docker call is made on the module until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
                     "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze."},
             exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, no --reason, a bad duration or time), unauthorized",
                     "4:the coordinator cannot be reached"})
@@ -1506,8 +1507,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh rollback MODULE [--to PUSH]}: pushes an earlier spec of the module again. */
     @Command(name = "rollback",
-            description = {"Push again the spec MODULE had at an earlier push (POST /v1/modules/MODULE/rollback): by default the revision before the current one",
-                    "(after mesh delete: the spec the module had before it), else --to PUSH, one of mesh history MODULE.",
+            description = {"Push again the spec MODULE had at an earlier push (POST /v1/modules/MODULE/rollback).",
+                    "By default the revision before the current one (after mesh delete: the spec the module had before it), else --to PUSH, one of mesh history MODULE.",
                     "It is an ordinary push whose record carries rollbackOf: a host where a window holds the module reads deferred, and it lands when the window ends.",
                     "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
             exitCodeList = {"0:accepted (with --wait: applied on every host)", "1:a host failed (with --wait)",
@@ -1532,8 +1533,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh delete MODULE}: removes the module from every host. */
     @Command(name = "delete",
-            description = {"Remove MODULE from every host (DELETE /v1/modules/MODULE): each agent removes its containers under the module lock and reports them removed;",
-                    "a container held by a window is left alone until the window ends (deferred). Named volumes stay. Recorded like a push (mesh history MODULE);",
+            description = {"Remove MODULE from every host (DELETE /v1/modules/MODULE).",
+                    "Each agent removes its containers under the module lock and reports them removed; a container held by a window is left alone until the window ends (deferred). Named volumes stay. Recorded like a push (mesh history MODULE);",
                     "mesh rollback MODULE brings the module back. Prints the push id; with --wait, follows it as mesh push --wait does."},
             exitCodeList = {"0:accepted (with --wait: removed on every host)", "1:a host failed (with --wait)",
                     "2:refused, nothing written: unknown module, deleted already, unauthorized",

@@ -21,9 +21,8 @@ if [ "$fast" = 1 ]; then
   # C1 only and the serial collector, for Maven's JVM and the test JVMs: a dozen short-lived JVMs share 2 cores here,
   # and C2's compiling and the parallel collector's threads took half the CPU of the run (218 -> 112 CPU seconds).
   jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-  # Four test JVMs, not the full run's five: the fast set is CPU-bound on 2 cores, the full run waits on timeouts.
   MAVEN_OPTS="${MAVEN_OPTS:-$jvm}" mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,slow \
-    -Dmesh.test.skipRestarting=true -Dmesh.test.jvmArgs="$jvm" -Dmesh.test.forks=4 "$@" || rc=$?
+    -Dmesh.test.skipRestarting=true -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
   exit $rc
 fi
 mvn -B ${MAVEN_ARGS:-} verify "$@" || rc=$?

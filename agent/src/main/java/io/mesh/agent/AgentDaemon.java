@@ -282,14 +282,7 @@ public final class AgentDaemon implements AutoCloseable {
             timer.execute(() -> {
                 RolloutNodes nodes = cachedRollout(module);
                 RolloutRecord r = nodes == null ? null : nodes.view();
-                if (r != null && !mayAct(r, config.host())) return;
-                long turn = r == null ? 0 : RolloutGate.turnDelayMs(r, config.host());
-                if (turn == 0) {
-                    worker(module).request();
-                } else {
-                    List<String> applyingThen = r.applying();
-                    timer.schedule(() -> lookAtRollout(module, applyingThen), turn, TimeUnit.MILLISECONDS);
-                }
+                if (r == null || mayAct(r, config.host())) inTurn(module, r);
             });
         } catch (RejectedExecutionException stopped) {
             // stopping
@@ -324,7 +317,16 @@ public final class AgentDaemon implements AutoCloseable {
         if (applyingThen == null && r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
         if (r != null && !mayAct(r, config.host())) return;
         if (r != null && applyingThen != null && !applyingThen.containsAll(r.applying())) return;
-        long turn = applyingThen == null && r != null ? RolloutGate.turnDelayMs(r, config.host()) : 0;
+        if (applyingThen != null) worker(module).request(); // the later look: its turn has come
+        else inTurn(module, r);
+    }
+
+    /**
+     * Applies the module now when this host's turn at a freed place has come ({@link RolloutGate#turnDelayMs}; at once
+     * without a rollout), else looks again when it comes, trying then only if no host began meanwhile.
+     */
+    private void inTurn(String module, RolloutRecord r) {
+        long turn = r == null ? 0 : RolloutGate.turnDelayMs(r, config.host());
         if (turn == 0) {
             worker(module).request();
             return;

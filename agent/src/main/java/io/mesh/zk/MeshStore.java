@@ -280,11 +280,14 @@ public final class MeshStore {
         updateReport(report.host(), report.module(), old -> replacing(report, old));
     }
 
-    /** @return {@code report} with the {@code lastWindow} (unless it has its own) and {@code lastApplied} of {@code old} */
+    /**
+     * @return {@code report} with the {@code lastWindow} (unless it has its own), {@code lastApplied} and
+     *         {@code appliedPushes} of {@code old}
+     */
     private static ApplyReport replacing(ApplyReport report, ApplyReport old) {
-        if (old == null) return report.withLastApplied(null);
+        if (old == null) return report.withLastApplied(null, List.of());
         ApplyReport r = report.lastWindow() != null ? report : report.withLastWindow(old.lastWindow());
-        return r.withLastApplied(old.lastApplied());
+        return r.withLastApplied(old.lastApplied(), old.appliedPushes());
     }
 
     /**

@@ -37,8 +37,10 @@ import java.util.regex.Pattern;
  * agent node {@code {root}/agents/<host>} or a report {@code {root}/reports/<host>/<module>}): no report, or a report
  * of an older push (smaller {@link ZkPaths#pushSeq}) is {@code pending}; a report of this push gives its outcome:
  * {@code applied}, {@code deferred} (with its window) or {@code failed} (with its error); a report of a newer push is
- * {@code superseded}, naming the newer push ({@link Target#supersededBy}), unless the report's {@code lastApplied} is
- * this push: then this push's spec is what runs there, and it reads {@code applied}. (Before {@code superseded}, a
+ * {@code superseded}, naming the newer push ({@link Target#supersededBy}), unless the host applied this push (the
+ * report's {@code lastApplied} or {@code appliedPushes} name it: {@link ApplyReport#applied}): a push that ran there
+ * reads {@code applied} after a newer one replaced it (SPEC.md: superseded is a push replaced before it ran;
+ * docs/decisions/0024-what-a-host-applied.md). (Before {@code superseded}, a
  * newer push's report gave its own outcome to the older push, so a push whose apply failed and that a newer push
  * replaced read {@code applied}, and {@code mesh push --wait} of it exited 0.)
  *
@@ -218,7 +220,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             }
             for (String host : targetHosts) {
                 ApplyReport r = reports.getOrDefault(host, Map.of()).get(module);
-                targets.add(target(host, module, seq, r, agents.contains(host)));
+                targets.add(target(host, module, push.push(), seq, r, agents.contains(host)));
             }
         }
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
@@ -250,7 +252,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
 
     private static int count(Map<String, Integer> counts, PushState s) { return counts.get(s.wire()); }
 
-    private static Target target(String host, String module, long seq, ApplyReport r, boolean agent) {
+    private static Target target(String host, String module, String push, long seq, ApplyReport r, boolean agent) {
         if (r == null) return Target.pending(host, module, agent);
         List<ApplyReport.ContainerResult> containers = r.containers() == null ? List.of() : r.containers();
         long reported = ZkPaths.pushSeq(r.push());
@@ -262,9 +264,9 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         } else if (reported == seq) {
             state = PushState.of(r);
             // Applied, then reported again (a reconcile of the same push that failed or waits): it was applied.
-            if (state != PushState.APPLIED && lastApplied == seq) state = PushState.APPLIED;
-        } else if (lastApplied == seq) {
-            // A newer push waiting on a window (or failed) does not undo this one: its spec still runs there.
+            if (state != PushState.APPLIED && r.applied(push)) state = PushState.APPLIED;
+        } else if (r.applied(push)) {
+            // It ran here: a newer push, applied since or waiting on a window (or failed), does not undo that.
             state = PushState.APPLIED;
         } else {
             state = PushState.SUPERSEDED;

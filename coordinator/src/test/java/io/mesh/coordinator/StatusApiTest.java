@@ -125,9 +125,12 @@ public class StatusApiTest {
         assertThat(old.get("done").asBoolean()).isTrue();
     }
 
-    /** Applied, then a newer push applied over it: the older reads {@code superseded}, naming the newer. */
+    /**
+     * Applied, then a newer push applied over it: the older still reads {@code applied}, since it ran there (SPEC.md:
+     * superseded is a push replaced before it ran; decision 24). The agent's store carries what was applied.
+     */
     @Test
-    void anAppliedPushThatANewerOneAppliedOverReadsSupersededNamingIt() throws Exception {
+    void anAppliedPushStaysAppliedAfterANewerOneAppliedOverIt() throws Exception {
         String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
@@ -138,14 +141,13 @@ public class StatusApiTest {
         served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
         JsonNode v0 = api.get("/v1/pushes/" + p0).json();
         JsonNode t = target(v0, "host-a", "store");
-        assertThat(t.get("state").asText()).isEqualTo("superseded");
-        assertThat(t.get("supersededBy").asText()).isEqualTo(p1);
+        assertThat(t.get("state").asText()).isEqualTo("applied");
+        assertThat(t.has("supersededBy")).isFalse();
         assertThat(t.get("push").asText()).isEqualTo(p1);
-        assertThat(v0.get("state").asText()).isEqualTo("superseded");
+        assertThat(v0.get("state").asText()).isEqualTo("applied");
         assertThat(v0.get("done").asBoolean()).isTrue();
-        assertThat(v0.get("failed").asBoolean()).isFalse();
-        assertThat(v0.at("/counts/superseded").asInt()).isEqualTo(1);
-        assertThat(v0.at("/counts/applied").asInt()).isZero();
+        assertThat(v0.at("/counts/applied").asInt()).isEqualTo(1);
+        assertThat(v0.at("/counts/superseded").asInt()).isZero();
         JsonNode v1 = api.get("/v1/pushes/" + p1).json();
         assertThat(v1.get("state").asText()).isEqualTo("applied");
         assertThat(target(v1, "host-a", "store").has("supersededBy")).isFalse();
@@ -153,11 +155,12 @@ public class StatusApiTest {
 
     /**
      * A newer push deferred keeps {@code lastApplied}: the push it names reads {@code applied} (its spec runs there),
-     * an older one {@code superseded} by that push, not by the deferred one.
+     * and so does an older one that ran there too; one that never ran reads {@code superseded} by the push that runs.
      */
     @Test
-    void aNewerPushDeferredLeavesTheLastAppliedOneAppliedAndAnOlderOneSupersededByIt() throws Exception {
+    void aNewerPushDeferredLeavesTheAppliedOnesAppliedAndOneThatNeverRanSupersededByWhatRuns() throws Exception {
         String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
+        String skipped = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1b")).json().get("push").asText();
         String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         String p2 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r3")).json().get("push").asText();
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
@@ -168,9 +171,10 @@ public class StatusApiTest {
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("applied");
         assertThat(t1.has("supersededBy")).isFalse();
-        JsonNode t0 = target(api.get("/v1/pushes/" + p0).json(), "host-a", "store");
-        assertThat(t0.get("state").asText()).isEqualTo("superseded");
-        assertThat(t0.get("supersededBy").asText()).isEqualTo(p1);
+        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+        JsonNode ts = target(api.get("/v1/pushes/" + skipped).json(), "host-a", "store");
+        assertThat(ts.get("state").asText()).isEqualTo("superseded");
+        assertThat(ts.get("supersededBy").asText()).isEqualTo(p1);
         assertThat(target(api.get("/v1/pushes/" + p2).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
     }
 

@@ -28,7 +28,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * The whole path on one machine: a push over HTTP to the coordinator lands on real containers through a real agent
  * daemon; a push during a window reads {@code deferred} naming the window in {@code GET /v1/pushes/{push}}, the held
- * container shows in {@code GET /v1/held}, and the push reads {@code applied} once the window ends.
+ * container shows in {@code GET /v1/held}, and the newest push reads {@code applied} once the window ends, the one it
+ * replaced before it ran {@code superseded}, and the first one, which ran, still {@code applied}.
  */
 @Tag("slow") // a coordinator and an agent daemon, end to end: the full run, not --fast
 class WholePathTest {
@@ -57,7 +58,7 @@ class WholePathTest {
                 + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
                 + "    env: {MODE: \"" + mode + "\"}\n    stop-timeout: 2s\n"
                 + "schedules:\n  garbage-collect:\n    cron: \"30 3 * * *\"\n    while-stopped: [registry]\n"
-                + "    step: {image: " + BUSYBOX + ", command: [sleep, \"5\"]}\n    timeout: 1m\n";
+                + "    step: {image: " + BUSYBOX + ", command: [sleep, \"10\"]}\n    timeout: 1m\n";
     }
 
     private Answer push(String manifest, String revision) throws Exception {
@@ -102,11 +103,26 @@ class WholePathTest {
         assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isFalse();
 
+        // A third push while the window still holds: the second never runs here (SPEC.md: superseded before it ran).
+        String push3 = push(manifest("three"), "r3").json().path("push").asText();
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(get("/v1/pushes/" + push3)).equals("deferred"));
+        assertThat(window.isDone()).as("the window is still open: push3 must meet it").isFalse();
+
         assertThat(window.get(2, TimeUnit.MINUTES).outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
-        await().atMost(Duration.ofSeconds(60)).until(() -> state(get("/v1/pushes/" + push2)).equals("applied"));
-        assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=two");
+        await().atMost(Duration.ofSeconds(60)).until(() -> state(get("/v1/pushes/" + push3)).equals("applied"));
+        assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=three");
         assertThat(docker.inspect(module + "-registry").getState().getRunning()).isTrue();
         assertThat(get("/v1/held").toString()).doesNotContain(module + "-registry");
+
+        JsonNode second = get("/v1/pushes/" + push2);
+        assertThat(state(second)).isEqualTo("superseded");
+        assertThat(target(second).path("supersededBy").asText()).isEqualTo(push3);
+        assertThat(second.path("state").asText()).isEqualTo("superseded");
+        // The first ran here before the others replaced it: it stays applied (decision 24).
+        JsonNode firstNow = get("/v1/pushes/" + push1);
+        assertThat(state(firstNow)).isEqualTo("applied");
+        assertThat(firstNow.path("state").asText()).isEqualTo("applied");
+        assertThat(target(firstNow).has("supersededBy")).isFalse();
     }
 
     @Test

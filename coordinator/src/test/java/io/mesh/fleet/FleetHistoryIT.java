@@ -796,11 +796,28 @@ class FleetHistoryIT {
 
     /**
      * Every push of the run (from the transaction log) reads {@code applied} on every host it targets (the coordinators'
-     * view, from the reports), or {@code superseded} there by a newer push of the run (which this checks too). Pushes that did not are grouped by what their targets say, one violation per group.
+     * view, from the reports), or {@code superseded} there by a newer push of the run (which this checks too); and a
+     * push the transaction log shows an {@code applied} report of on a host reads {@code applied} there, not
+     * {@code superseded}, unless that host applied {@link ApplyReport#APPLIED_KEPT} or more newer pushes of the module
+     * since (decision 24). Pushes that did not are grouped by what their targets say, one violation per group.
      */
     static List<String> pushesApplied(List<URI> coordinators, List<ZkTxnLog.Change> changes, ZkPaths paths, Predicate<String> ours)
             throws InterruptedException {
         Map<String, List<String>> groups = new LinkedHashMap<>();
+        // By host/module, the pushes its report said applied, in zxid order: what ran there, from outside mesh.
+        Map<String, List<String>> ran = new HashMap<>();
+        for (ZkTxnLog.Change c : changes) {
+            if (c.kind() == ZkTxnLog.Kind.DELETE || c.data() == null || !c.path().startsWith(paths.reports() + "/")) continue;
+            ApplyReport r;
+            try {
+                r = Json.read(c.data(), ApplyReport.class);
+            } catch (RuntimeException e) {
+                continue;
+            }
+            if (r.outcome() != ApplyOutcome.APPLIED || r.push() == null || r.host() == null) continue;
+            List<String> l = ran.computeIfAbsent(r.host() + "/" + r.module(), k -> new ArrayList<>());
+            if (!l.contains(r.push())) l.add(r.push());
+        }
         int n = 0;
         for (ZkTxnLog.Change c : changes) {
             if (c.kind() != ZkTxnLog.Kind.CREATE || !c.path().startsWith(paths.pushes() + "/") || c.data() == null) continue;
@@ -817,10 +834,17 @@ class FleetHistoryIT {
                 groups.computeIfAbsent("GET answered " + a.status() + " " + abbreviate(a.body()), k -> new ArrayList<>()).add(p.push());
                 continue;
             }
-            // Superseded: a newer push of the run replaced it there; that push is checked in its own turn.
-            if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(WireName.of(PushState.class, a.json().path("state").asText()))) continue;
             for (JsonNode t : a.json().path("targets")) {
-                if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(WireName.of(PushState.class, t.path("state").asText()))) continue;
+                PushState state = WireName.of(PushState.class, t.path("state").asText());
+                List<String> there = ran.getOrDefault(t.path("host").asText() + "/" + t.path("module").asText(), List.of());
+                int at = there.indexOf(p.push());
+                if (state == PushState.SUPERSEDED && at >= 0 && there.size() - 1 - at < ApplyReport.APPLIED_KEPT) {
+                    groups.computeIfAbsent(t.path("host").asText() + " " + t.path("module").asText()
+                            + ": superseded, though the transaction log shows it applied there", k -> new ArrayList<>()).add(p.push());
+                    continue;
+                }
+                // Superseded: a newer push of the run replaced it there before it ran; that push is checked in its own turn.
+                if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(state)) continue;
                 String key = t.path("host").asText() + " " + t.path("module").asText() + ": " + t.path("state").asText()
                         + " (report of " + t.path("push").asText() + (t.path("error").isMissingNode() || t.path("error").isNull() ? "" : ": " + abbreviate(t.path("error").asText())) + ")";
                 groups.computeIfAbsent(key, k -> new ArrayList<>()).add(p.push());

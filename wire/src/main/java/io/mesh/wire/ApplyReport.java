@@ -25,6 +25,10 @@ import java.util.List;
  *                   when it was reverted or aborted), else {@code null} (docs/decisions/0013-rollouts.md)
  * @param freeze     the freeze that keeps this module's changes off this host (outcome {@code deferred}), else
  *                   {@code null} (docs/decisions/0014-freezes.md)
+ * @param appliedPushes the pushes this host applied for this module, newest first, at most {@link #APPLIED_KEPT}:
+ *                   carried from report to report, so that a push that ran here still reads {@code applied} once a
+ *                   newer one replaced it (docs/decisions/0024-what-a-host-applied.md); empty in a report of a version
+ *                   before it, and not written when empty
  */
 public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
@@ -32,13 +36,21 @@ public record ApplyReport(String host, String module, String revision, String pu
                           @JsonInclude(JsonInclude.Include.NON_NULL) WindowResult lastWindow,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String rollout,
-                          @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze) {
-    /** A report without {@code freeze}: every report but a frozen module's. */
+                          @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze,
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> appliedPushes) {
+    /** How many applied pushes a report keeps ({@code appliedPushes}): about 300 bytes of a report at most. */
+    public static final int APPLIED_KEPT = 16;
+
+    public ApplyReport {
+        appliedPushes = appliedPushes == null ? List.of() : List.copyOf(appliedPushes);
+    }
+
+    /** A report without {@code freeze} and {@code appliedPushes}: as an apply ends (the store carries the latter over). */
     public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
                        Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error,
                        WindowResult lastWindow, Applied lastApplied, String rollout) {
         this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, lastApplied,
-                rollout, null);
+                rollout, null, List.of());
     }
 
     /*
@@ -120,18 +132,40 @@ public record ApplyReport(String host, String module, String revision, String pu
     public record Applied(String push, String revision, Instant at) {}
 
     /**
+     * Carries what the report this one replaces says was applied.
+     *
+     * @param carried       the {@code lastApplied} of the report this one replaces, or {@code null}
+     * @param carriedPushes its {@code appliedPushes} (empty when none)
      * @return this report with {@code lastApplied} set: itself when applied; else the one it names already (a rollout
-     *         that put the previous revision back: {@link #withKept}); else the one given (carried)
+     *         that put the previous revision back: {@link #withKept}); else the one carried. And {@code appliedPushes}:
+     *         the carried ones with that push in front when it is not among them yet, at most {@link #APPLIED_KEPT}
      */
-    public ApplyReport withLastApplied(Applied carried) {
+    public ApplyReport withLastApplied(Applied carried, List<String> carriedPushes) {
         Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt)
                 : lastApplied != null ? lastApplied : carried;
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a, rollout, freeze);
+        List<String> pushes = carriedPushes == null ? List.of() : carriedPushes;
+        if (a != null && a.push() != null && !pushes.contains(a.push())) {
+            List<String> next = new java.util.ArrayList<>(APPLIED_KEPT);
+            next.add(a.push());
+            next.addAll(pushes.subList(0, Math.min(pushes.size(), APPLIED_KEPT - 1)));
+            pushes = next;
+        }
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a,
+                rollout, freeze, pushes);
+    }
+
+    /**
+     * @param p a push node name
+     * @return true when this host applied {@code p} for this module, as far as this report remembers: it is the
+     *         {@code lastApplied} or one of the {@code appliedPushes}
+     */
+    public boolean applied(String p) {
+        return p != null && (lastApplied != null && p.equals(lastApplied.push()) || appliedPushes.contains(p));
     }
 
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout, freeze);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout, freeze, appliedPushes);
     }
 
     /**
@@ -141,7 +175,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withKept(DesiredRecord kept) {
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
-                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze);
+                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze, appliedPushes);
     }
 
     /**
@@ -153,7 +187,7 @@ public record ApplyReport(String host, String module, String revision, String pu
     public ApplyReport withRollout(ApplyOutcome outcome, String why) {
         String e = outcome == ApplyOutcome.FAILED ? (error == null ? why : error + "; " + why) : error;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, e, lastWindow,
-                lastApplied, why, freeze);
+                lastApplied, why, freeze, appliedPushes);
     }
 
     /**
@@ -164,7 +198,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withFreeze(FreezeRecord freeze) {
         return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, finishedAt, window, containers, error,
-                lastWindow, lastApplied, rollout, freeze);
+                lastWindow, lastApplied, rollout, freeze, appliedPushes);
     }
 
     /**

@@ -10,7 +10,10 @@ import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 public enum PushState implements WireName {
     /** No report yet, or only one of an older push. */
     PENDING,
-    /** Applied: this push's spec is what runs there (the report is of this push, or its {@code lastApplied} is). */
+    /**
+     * Applied: this push's spec ran there (the report is of this push and applied, or its {@code lastApplied} or
+     * {@code appliedPushes} name it), whether or not a newer push replaced it since.
+     */
     APPLIED,
     /** Waiting on an open window, or on a freeze of the module (the report's {@code freeze} is set). */
     DEFERRED,
@@ -22,9 +25,9 @@ public enum PushState implements WireName {
     /** The apply failed; its report's error says why. */
     FAILED,
     /**
-     * A newer push's report replaced this push's before this push's spec ran there, or after it ran and was replaced:
-     * the host runs a newer push (its {@code lastApplied} is not this push). Settled, like {@code applied} and
-     * {@code failed}, but not applied: the target names the newer push.
+     * A newer push replaced this push on the host before this push's spec ran there (or after its apply failed):
+     * SPEC.md, "Health and readiness". Settled, like {@code applied} and {@code failed}, but not applied: the target names the
+     * newer push.
      */
     SUPERSEDED,
     /** The report's outcome is a name this version does not know ({@link ApplyOutcome#UNKNOWN}). */

@@ -17,7 +17,9 @@ class WireJsonTest {
             + "\"id\":\"036119cd2413ce7c47b9329dc00ed886d67fdeff742d86371d1a3857899c766b\"}],"
             + "\"lastWindow\":{\"schedule\":\"sweep\",\"window\":\"w-20261130T102230Z-de84\",\"startedAt\":\"2026-11-30T10:22:30.085Z\","
             + "\"finishedAt\":\"2026-11-30T10:22:45.306Z\",\"outcome\":\"failed\",\"exitCode\":null,\"held\":[\"opsdemo-web\"],"
-            + "\"logTail\":[],\"error\":\"java.net.SocketException: No such file or directory\"}}";
+            + "\"logTail\":[],\"error\":\"java.net.SocketException: No such file or directory\"},"
+            + "\"lastApplied\":{\"push\":\"push-0000000000\",\"revision\":\"r1\",\"at\":\"2026-11-30T10:22:45.369Z\"},"
+            + "\"appliedPushes\":[\"push-0000000000\"]}";
 
     /** SPEC.md, "Apply": a deferred report, with its window and a held container, and an error. */
     static final String DEFERRED = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":\"r2\",\"push\":\"push-0000000002\","
@@ -25,7 +27,8 @@ class WireJsonTest {
             + "\"window\":{\"schedule\":\"garbage-collect\",\"window\":\"w-1\",\"since\":\"2026-11-30T03:30:00Z\",\"held\":[\"store-registry\"]},"
             + "\"containers\":[{\"name\":\"registry\",\"container\":\"store-registry\",\"action\":\"held\","
             + "\"reasons\":[\"held by window garbage-collect since 2026-11-30T03:30:00Z\"],\"id\":\"3f2a\"}],"
-            + "\"lastApplied\":{\"push\":\"push-0000000001\",\"revision\":\"r1\",\"at\":\"2026-11-30T03:00:00Z\"}}";
+            + "\"lastApplied\":{\"push\":\"push-0000000001\",\"revision\":\"r1\",\"at\":\"2026-11-30T03:00:00Z\"},"
+            + "\"appliedPushes\":[\"push-0000000001\"]}";
 
     /** A report with no apply yet, only the last window (written by a window before any apply). */
     static final String NO_APPLY = "{\"host\":\"host-a\",\"module\":\"store\",\"revision\":null,\"push\":null,\"outcome\":null,"
@@ -58,8 +61,44 @@ class WireJsonTest {
         assertThat(r.freeze().activeAt(Instant.parse("2026-11-30T05:59:59Z"))).isTrue();
         assertThat(r.freeze().activeAt(Instant.parse("2026-11-30T06:00:00Z"))).isFalse();
         // The carrying methods keep the freeze.
-        assertThat(r.withLastWindow(null).withLastApplied(null).freeze()).isEqualTo(r.freeze());
+        assertThat(r.withLastWindow(null).withLastApplied(null, List.of()).freeze()).isEqualTo(r.freeze());
         assertThat(Json.text(r.withFreeze(null))).doesNotContain("freeze");
+    }
+
+    /**
+     * Decision 24: a report carries the pushes its host applied, newest first, at most {@link ApplyReport#APPLIED_KEPT};
+     * a failed or deferred apply adds none, a rollout's kept revision adds none it already has.
+     */
+    @Test
+    void aReportCarriesThePushesItsHostAppliedNewestFirstAndBounded() {
+        Instant t = Instant.parse("2026-11-30T03:30:00Z");
+        ApplyReport r = null;
+        for (int i = 1; i <= ApplyReport.APPLIED_KEPT + 3; i++) {
+            ApplyReport next = ApplyReport.applied("host-a", "store", "r" + i, ZkPaths.pushName(i), t, null, List.of());
+            r = r == null ? next.withLastApplied(null, List.of()) : next.withLastApplied(r.lastApplied(), r.appliedPushes());
+        }
+        assertThat(r.appliedPushes()).hasSize(ApplyReport.APPLIED_KEPT)
+                .startsWith(ZkPaths.pushName(ApplyReport.APPLIED_KEPT + 3)).endsWith(ZkPaths.pushName(4));
+        assertThat(r.applied(ZkPaths.pushName(4))).isTrue();
+        assertThat(r.applied(ZkPaths.pushName(3))).isFalse();
+
+        ApplyReport failed = ApplyReport.failed("host-a", "store", "bad", ZkPaths.pushName(40), t, "boom")
+                .withLastApplied(r.lastApplied(), r.appliedPushes());
+        assertThat(failed.appliedPushes()).isEqualTo(r.appliedPushes());
+        assertThat(failed.applied(ZkPaths.pushName(40))).isFalse();
+        ApplyReport deferred = ApplyReport.deferred("host-a", "store", "r41", ZkPaths.pushName(41), t, null, List.of())
+                .withLastApplied(failed.lastApplied(), failed.appliedPushes());
+        assertThat(deferred.appliedPushes()).isEqualTo(r.appliedPushes());
+        // A rollout that ran the previous revision again on this host (Applier: withRollout, then withKept).
+        ApplyReport kept = ApplyReport.applied("host-a", "store", "r42", ZkPaths.pushName(42), t, null, List.of())
+                .withRollout(ApplyOutcome.DEFERRED, "waiting").withKept(new DesiredRecord("store", r.revision(), r.push(), null, null))
+                .withLastApplied(deferred.lastApplied(), deferred.appliedPushes());
+        assertThat(kept.appliedPushes()).isEqualTo(r.appliedPushes());
+        assertThat(kept.applied(ZkPaths.pushName(42))).isFalse();
+        // A report of a version before appliedPushes: its lastApplied is taken in.
+        ApplyReport old = ApplyReport.deferred("host-a", "store", "r2", ZkPaths.pushName(2), t, null, List.of())
+                .withLastApplied(new ApplyReport.Applied(ZkPaths.pushName(1), "r1", t), List.of());
+        assertThat(old.appliedPushes()).containsExactly(ZkPaths.pushName(1));
     }
 
     static <T> String roundTrip(String json, Class<T> type) {
@@ -152,7 +191,7 @@ class WireJsonTest {
         ApplyReport.WindowRef window = new ApplyReport.WindowRef("garbage-collect", "w-1", t, List.of("store-registry"));
         ApplyReport deferred = ApplyReport.deferred("host-a", "store", "r2", "push-0000000002", Instant.parse("2026-11-30T03:30:01Z"),
                         window, List.of(ApplyReport.ContainerResult.held("registry", "store-registry", "held by window garbage-collect since " + t, "3f2a")))
-                .withLastApplied(new ApplyReport.Applied("push-0000000001", "r1", Instant.parse("2026-11-30T03:00:00Z")));
+                .withLastApplied(new ApplyReport.Applied("push-0000000001", "r1", Instant.parse("2026-11-30T03:00:00Z")), List.of());
         assertThat(withoutFinishedAt(Json.text(deferred))).isEqualTo(withoutFinishedAt(DEFERRED));
 
         WindowResult w = Json.read(NO_APPLY.getBytes(StandardCharsets.UTF_8), ApplyReport.class).lastWindow();

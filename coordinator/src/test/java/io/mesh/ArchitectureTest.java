@@ -62,7 +62,7 @@ class ArchitectureTest {
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "agent")
                 .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
-                .whereLayer("exec").mayOnlyBeAccessedByLayers("docker", "hold", "agent")
+                .whereLayer("exec").mayOnlyBeAccessedByLayers("docker", "hold", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
                 .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "window", "apply", "agent")

@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.exec.IdleThreads;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
@@ -29,12 +30,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -231,6 +232,14 @@ final class ApplyExecution {
         }
     }
 
+    /**
+     * Threads for the Docker calls of applies that change several containers at once: shared by every apply of this
+     * process, a thread per call running now, each gone {@link IdleThreads#IDLE} after its last (decision 23). A pool
+     * per apply started and ended two threads or more per module per push: with a few hundred simulated agents in one
+     * JVM, thread starts and exits were most of their CPU (issue 16, B5).
+     */
+    private static final ExecutorService CALLS = IdleThreads.onDemand("apply-calls");
+
     private List<ContainerResult> executeOrdered(List<PlannedAction> plan, Map<String, ContainerSpec> want, DesiredRecord desired,
                                                  Map<String, ObservedContainer> byId, Images images,
                                                  Map<String, CompletableFuture<ContainerResult>> done) throws InterruptedException {
@@ -241,40 +250,52 @@ final class ApplyExecution {
             for (PlannedAction a : plan) results.add(executeAfter(a, want, desired, byId, images, done));
             return results;
         }
-        AtomicInteger n = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool((int) Math.min(PARALLEL, changing), r -> {
-            Thread t = new Thread(r, "apply-" + desired.module() + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        List<Future<ContainerResult>> futures = new ArrayList<>();
-        try {
-            for (PlannedAction a : plan) {
-                futures.add(pool.submit(() -> executeAfter(a, want, desired, byId, images, done)));
-            }
-            for (Future<ContainerResult> f : futures) {
+        // At most PARALLEL workers, each taking the next action in plan order: dependencies come first in the plan, so a
+        // worker waiting on one waits on an action another worker has already taken.
+        int workers = (int) Math.min(PARALLEL, changing);
+        ContainerResult[] out = new ContainerResult[plan.size()];
+        AtomicInteger next = new AtomicInteger();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch finished = new CountDownLatch(workers);
+        for (int w = 1; w <= workers; w++) {
+            String name = "apply-" + desired.module() + "-" + w; // as the log lines show it
+            CALLS.execute(() -> {
+                Thread t = Thread.currentThread();
+                String was = t.getName();
+                t.setName(name);
                 try {
-                    results.add(f.get());
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof RuntimeException re) throw re; // SessionLostException: stop the apply
-                    throw new IllegalStateException(e.getCause());
+                    for (int i; !stop.get() && (i = next.getAndIncrement()) < out.length; ) {
+                        out[i] = executeAfter(plan.get(i), want, desired, byId, images, done);
+                    }
+                } catch (Throwable e) {
+                    failed.compareAndSet(null, e);
+                    stop.set(true); // nothing more starts
+                } finally {
+                    t.setName(was);
+                    finished.countDown();
                 }
-            }
-            return results;
-        } catch (InterruptedException | RuntimeException e) {
-            futures.forEach(f -> f.cancel(false));
-            pool.shutdown();
-            boolean interrupted = e instanceof InterruptedException;
-            try {
-                if (!pool.awaitTermination(5, TimeUnit.MINUTES)) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
-            } catch (InterruptedException again) {
-                interrupted = true;
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-            throw e;
-        } finally {
-            pool.shutdown();
+            });
         }
+        try {
+            finished.await();
+        } catch (InterruptedException e) {
+            stop.set(true);
+            boolean ended = false;
+            try {
+                ended = finished.await(5, TimeUnit.MINUTES); // what has started is let finish
+            } catch (InterruptedException again) {
+                // interrupted twice: go
+            }
+            if (!ended) log.warn("apply of {}: Docker calls still running after 5 minutes", desired.module());
+            Thread.currentThread().interrupt();
+            throw e;
+        }
+        Throwable e = failed.get();
+        if (e instanceof RuntimeException re) throw re; // SessionLostException: stop the apply
+        if (e instanceof Error err) throw err;
+        if (e != null) throw new IllegalStateException(e);
+        return List.of(out);
     }
 
     /**

@@ -3,12 +3,17 @@ package io.mesh.freeze;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.zk.MeshStore;
+import org.apache.curator.CuratorZookeeperClient;
+import org.apache.curator.RetryLoop;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -32,15 +37,20 @@ public final class FreezeGate {
     }
 
     /**
-     * Two reads, {@code /mesh/freezes/<module>} and {@code /mesh/freezes/_all}, from ZooKeeper (not a cache: a thaw
-     * just answered must be seen by the apply it triggers).
+     * Reads {@code /mesh/freezes/<module>} and {@code /mesh/freezes/_all} from ZooKeeper (not a cache: a thaw just
+     * answered must be seen by the apply it triggers), both in one round trip: ZooKeeper's {@code multi} of reads, in
+     * which a node that is not there answers an error result, not an exception (issue 16, B5: two reads and two
+     * {@code NoNodeException}s per apply before).
      *
      * @param module module name
      * @return the freeze in force on the module, or empty
-     * @throws Exception from ZooKeeper
+     * @throws Exception from ZooKeeper, as Curator's retry loop gives it up
      */
     public Optional<FreezeRecord> frozen(String module) throws Exception {
-        return decide(read(store.paths().freeze(module)), read(store.paths().freezeAll()), clock.instant());
+        String own = store.paths().freeze(module), all = store.paths().freezeAll();
+        CuratorZookeeperClient zk = store.client().getZookeeperClient();
+        List<OpResult> read = RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(List.of(Op.getData(own), Op.getData(all))));
+        return decide(record(own, read.get(0)), record(all, read.get(1)), clock.instant());
     }
 
     /**
@@ -62,14 +72,12 @@ public final class FreezeGate {
     }
 
     /** @return the freeze node's record; {@link FreezeRecord#unreadable()} for data that does not parse; null when none */
-    private FreezeRecord read(String path) throws Exception {
-        byte[] data;
-        try {
-            data = store.client().getData().forPath(path);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
+    private static FreezeRecord record(String path, OpResult result) throws KeeperException {
+        if (result instanceof OpResult.ErrorResult e) {
+            if (e.getErr() == KeeperException.Code.NONODE.intValue()) return null;
+            throw KeeperException.create(KeeperException.Code.get(e.getErr()), path);
         }
-        FreezeRecord r = Json.readOrNull(data, FreezeRecord.class);
+        FreezeRecord r = Json.readOrNull(((OpResult.GetDataResult) result).getData(), FreezeRecord.class);
         if (r == null) {
             // Fail safe, as an unreadable held node is: a reader that cannot tell applies nothing.
             log.warn("{} does not hold a freeze record; the module is treated as frozen until it is deleted (mesh thaw)", path);

@@ -293,8 +293,8 @@ public final class MeshStore {
     /**
      * A report write made ready to be committed in another transaction (the apply's, with the release of its module
      * lock: {@code ModuleLock.releaseWith}): a {@code setData} at the version this store last wrote, of the report
-     * with the {@code lastWindow} and {@code lastApplied} of the one it replaces. After the transaction, tell the
-     * store with {@link #committed}, or when it failed, ask {@link #landed}.
+     * with the {@code lastWindow}, {@code lastApplied} and {@code appliedPushes} of the one it replaces. After the
+     * transaction, tell the store with {@link #committed}, or when it failed, ask {@link #landed}.
      *
      * @param path    the report's path
      * @param report  what is written

@@ -263,8 +263,9 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             state = PushState.PENDING;
         } else if (reported == seq) {
             state = PushState.of(r);
-            // Applied, then reported again (a reconcile of the same push that failed or waits): it was applied.
-            if (state != PushState.APPLIED && r.applied(push)) state = PushState.APPLIED;
+            // Applied, then reported again (a reconcile of the same push that failed or waits): it was applied. Not
+            // appliedPushes here: a rollout that went back from this push names the kept one in lastApplied (decision 13).
+            if (state != PushState.APPLIED && lastApplied == seq) state = PushState.APPLIED;
         } else if (r.applied(push)) {
             // It ran here: a newer push, applied since or waiting on a window (or failed), does not undo that.
             state = PushState.APPLIED;

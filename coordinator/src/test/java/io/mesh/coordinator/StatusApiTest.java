@@ -154,6 +154,34 @@ public class StatusApiTest {
     }
 
     /**
+     * A canary that applied a push and then went back to the previous revision (its rollout reverted, decision 13): the
+     * push it left reads {@code failed} there, not {@code applied}, and {@code superseded} once a newer push lands; the
+     * previous one, which runs there again, reads {@code applied}. (The review's case for decision 24.)
+     */
+    @Test
+    void aPushACanaryWentBackFromNeverReadsAppliedThere() throws Exception {
+        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
+        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
+        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+
+        // As Applier writes it: the apply ran the kept revision (r1) again, reported against the push it left.
+        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null)
+                .withRollout(ApplyOutcome.FAILED, "rollout reverted").withKept(new io.mesh.wire.DesiredRecord("store", "r1", p0, null, null)));
+        assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("failed");
+        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+
+        String p2 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r3")).json().get("push").asText();
+        served(agentStore, report("host-a", "store", "r3", p2, ApplyOutcome.APPLIED, null));
+        JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
+        assertThat(t1.get("state").asText()).isEqualTo("superseded");
+        assertThat(t1.get("supersededBy").asText()).isEqualTo(p2);
+        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+    }
+
+    /**
      * A newer push deferred keeps {@code lastApplied}: the push it names reads {@code applied} (its spec runs there),
      * and so does an older one that ran there too; one that never ran reads {@code superseded} by the push that runs.
      */

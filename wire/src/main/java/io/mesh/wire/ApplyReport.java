@@ -3,7 +3,10 @@ package io.mesh.wire;
 import com.fasterxml.jackson.annotation.JsonInclude;
 
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
+import java.util.TreeSet;
 
 /**
  * Data of {@code /mesh/reports/<host>/<module>}: the last apply of a module on a host (SPEC.md, "Apply").
@@ -25,8 +28,8 @@ import java.util.List;
  *                   when it was reverted or aborted), else {@code null} (docs/decisions/0013-rollouts.md)
  * @param freeze     the freeze that keeps this module's changes off this host (outcome {@code deferred}), else
  *                   {@code null} (docs/decisions/0014-freezes.md)
- * @param appliedPushes the pushes this host applied for this module, newest first, at most {@link #APPLIED_KEPT}:
- *                   carried from report to report, so that a push that ran here still reads {@code applied} once a
+ * @param appliedPushes the pushes this host applied for this module (less one a rollout went back from there), newest
+ *                   first by push sequence, at most {@link #APPLIED_KEPT}: carried from report to report, so that a push that ran here still reads {@code applied} once a
  *                   newer one replaced it (docs/decisions/0024-what-a-host-applied.md); empty in a report of a version
  *                   before it, and not written when empty
  */
@@ -42,7 +45,8 @@ public record ApplyReport(String host, String module, String revision, String pu
     public static final int APPLIED_KEPT = 16;
 
     public ApplyReport {
-        appliedPushes = appliedPushes == null ? List.of() : List.copyOf(appliedPushes);
+        // A node edited by hand may hold nulls: dropped, so that the report still reads.
+        appliedPushes = appliedPushes == null ? List.of() : appliedPushes.stream().filter(Objects::nonNull).toList();
     }
 
     /** A report without {@code freeze} and {@code appliedPushes}: as an apply ends (the store carries the latter over). */
@@ -138,20 +142,21 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @param carriedPushes its {@code appliedPushes} (empty when none)
      * @return this report with {@code lastApplied} set: itself when applied; else the one it names already (a rollout
      *         that put the previous revision back: {@link #withKept}); else the one carried. And {@code appliedPushes}:
-     *         the carried ones with that push in front when it is not among them yet, at most {@link #APPLIED_KEPT}
+     *         the carried ones and that push, newest first (by push sequence), at most {@link #APPLIED_KEPT}; without
+     *         this report's own push when another runs here (a rollout that went back from it: decision 13 says the push
+     *         it left does not read applied)
      */
     public ApplyReport withLastApplied(Applied carried, List<String> carriedPushes) {
         Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt)
                 : lastApplied != null ? lastApplied : carried;
-        List<String> pushes = carriedPushes == null ? List.of() : carriedPushes;
-        if (a != null && a.push() != null && !pushes.contains(a.push())) {
-            List<String> next = new java.util.ArrayList<>(APPLIED_KEPT);
-            next.add(a.push());
-            next.addAll(pushes.subList(0, Math.min(pushes.size(), APPLIED_KEPT - 1)));
-            pushes = next;
-        }
+        TreeSet<String> pushes = new TreeSet<>(
+                Comparator.comparingLong(ZkPaths::pushSeq).thenComparing(Comparator.naturalOrder()));
+        if (carriedPushes != null) carriedPushes.stream().filter(Objects::nonNull).forEach(pushes::add);
+        if (a != null && a.push() != null) pushes.add(a.push());
+        if (a != null && push != null && !push.equals(a.push())) pushes.remove(push);
+        List<String> newestFirst = pushes.descendingSet().stream().limit(APPLIED_KEPT).toList();
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a,
-                rollout, freeze, pushes);
+                rollout, freeze, newestFirst);
     }
 
     /**

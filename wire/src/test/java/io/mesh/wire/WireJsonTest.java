@@ -89,12 +89,22 @@ class WireJsonTest {
         ApplyReport deferred = ApplyReport.deferred("host-a", "store", "r41", ZkPaths.pushName(41), t, null, List.of())
                 .withLastApplied(failed.lastApplied(), failed.appliedPushes());
         assertThat(deferred.appliedPushes()).isEqualTo(r.appliedPushes());
-        // A rollout that ran the previous revision again on this host (Applier: withRollout, then withKept).
-        ApplyReport kept = ApplyReport.applied("host-a", "store", "r42", ZkPaths.pushName(42), t, null, List.of())
-                .withRollout(ApplyOutcome.DEFERRED, "waiting").withKept(new DesiredRecord("store", r.revision(), r.push(), null, null))
+        // A rollout that went back to the previous revision on a host that had applied the push (Applier: withRollout,
+        // then withKept): the push it left is no longer among those applied there (decision 13).
+        ApplyReport canary = ApplyReport.applied("host-a", "store", "r42", ZkPaths.pushName(42), t, null, List.of())
                 .withLastApplied(deferred.lastApplied(), deferred.appliedPushes());
-        assertThat(kept.appliedPushes()).isEqualTo(r.appliedPushes());
-        assertThat(kept.applied(ZkPaths.pushName(42))).isFalse();
+        assertThat(canary.applied(ZkPaths.pushName(42))).isTrue();
+        ApplyReport reverted = ApplyReport.applied("host-a", "store", "r42", ZkPaths.pushName(42), t, null, List.of())
+                .withRollout(ApplyOutcome.FAILED, "reverted").withKept(new DesiredRecord("store", r.revision(), r.push(), null, null))
+                .withLastApplied(canary.lastApplied(), canary.appliedPushes());
+        assertThat(reverted.lastApplied().push()).isEqualTo(r.push());
+        assertThat(reverted.applied(ZkPaths.pushName(42))).isFalse();
+        assertThat(reverted.appliedPushes()).isEqualTo(canary.appliedPushes().subList(1, canary.appliedPushes().size()));
+        // Newest first by push sequence, whatever order they came in; nulls (a node edited by hand) dropped.
+        ApplyReport kept = ApplyReport.deferred("host-a", "store", "r50", ZkPaths.pushName(50), t, null, List.of())
+                .withRollout(ApplyOutcome.DEFERRED, "waiting").withKept(new DesiredRecord("store", "r1", ZkPaths.pushName(1), null, null))
+                .withLastApplied(null, java.util.Arrays.asList(ZkPaths.pushName(7), null, ZkPaths.pushName(9)));
+        assertThat(kept.appliedPushes()).containsExactly(ZkPaths.pushName(9), ZkPaths.pushName(7), ZkPaths.pushName(1));
         // A report of a version before appliedPushes: its lastApplied is taken in.
         ApplyReport old = ApplyReport.deferred("host-a", "store", "r2", ZkPaths.pushName(2), t, null, List.of())
                 .withLastApplied(new ApplyReport.Applied(ZkPaths.pushName(1), "r1", t), List.of());

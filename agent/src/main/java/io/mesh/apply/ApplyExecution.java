@@ -196,7 +196,7 @@ final class ApplyExecution {
      */
     private List<ContainerResult> executeTogether(List<PlannedAction> given, Map<String, ContainerSpec> want, DesiredRecord desired,
                                                   Map<String, ObservedContainer> byId, Images images) throws InterruptedException {
-        List<PlannedAction> plan = DependencyOrder.sort(given, want); // dependencies first: a FIFO pool never waits on a queued one
+        List<PlannedAction> plan = DependencyOrder.sort(given, want); // dependencies first: a worker never waits on an action not yet taken
         Map<String, CompletableFuture<ContainerResult>> done = new ConcurrentHashMap<>();
         for (PlannedAction a : plan) done.putIfAbsent(a.name(), new CompletableFuture<>());
         List<ContainerResult> ordered = executeOrdered(plan, want, desired, byId, images, done);
@@ -260,7 +260,7 @@ final class ApplyExecution {
         CountDownLatch finished = new CountDownLatch(workers);
         for (int w = 1; w <= workers; w++) {
             String name = "apply-" + desired.module() + "-" + w; // as the log lines show it
-            CALLS.execute(() -> {
+            Runnable worker = () -> {
                 Thread t = Thread.currentThread();
                 String was = t.getName();
                 t.setName(name);
@@ -275,7 +275,15 @@ final class ApplyExecution {
                     t.setName(was);
                     finished.countDown();
                 }
-            });
+            };
+            try {
+                CALLS.execute(worker);
+            } catch (RuntimeException | Error e) { // no thread to be had: the workers started finish, no more start
+                stop.set(true);
+                for (int unstarted = w; unstarted <= workers; unstarted++) finished.countDown();
+                finished.await(5, TimeUnit.MINUTES);
+                throw e;
+            }
         }
         try {
             finished.await();

@@ -40,7 +40,7 @@ public final class FreezeGate {
      * Reads {@code /mesh/freezes/<module>} and {@code /mesh/freezes/_all} from ZooKeeper (not a cache: a thaw just
      * answered must be seen by the apply it triggers), both in one round trip: ZooKeeper's {@code multi} of reads, in
      * which a node that is not there answers an error result, not an exception (issue 16, B5: two reads and two
-     * {@code NoNodeException}s per apply before).
+     * {@code NoNodeException}s per apply before). Reads in a {@code multi} need ZooKeeper 3.6 or later on the servers.
      *
      * @param module module name
      * @return the freeze in force on the module, or empty
@@ -75,7 +75,8 @@ public final class FreezeGate {
     private static FreezeRecord record(String path, OpResult result) throws KeeperException {
         if (result instanceof OpResult.ErrorResult e) {
             if (e.getErr() == KeeperException.Code.NONODE.intValue()) return null;
-            throw KeeperException.create(KeeperException.Code.get(e.getErr()), path);
+            KeeperException.Code code = KeeperException.Code.get(e.getErr());
+            throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, path);
         }
         FreezeRecord r = Json.readOrNull(((OpResult.GetDataResult) result).getData(), FreezeRecord.class);
         if (r == null) {

@@ -38,6 +38,16 @@ public class StatusApiTest {
                 error, null, null, null);
     }
 
+    /** @return the push id of a push of {@link Manifests#store} for host-a, with that revision */
+    private String pushStore(String revision) throws Exception {
+        return api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", revision)).json().get("push").asText();
+    }
+
+    /** @return the state of host-a's store in a push's status */
+    private String storeState(String push) throws Exception {
+        return target(api.get("/v1/pushes/" + push).json(), "host-a", "store").get("state").asText();
+    }
+
     /** Writes a report as an agent does ({@code MeshStore}), and waits until the coordinator serves it. */
     private static void served(io.mesh.zk.MeshStore agentStore, ApplyReport r) throws Exception {
         agentStore.writeReport(r);
@@ -131,8 +141,8 @@ public class StatusApiTest {
      */
     @Test
     void anAppliedPushStaysAppliedAfterANewerOneAppliedOverIt() throws Exception {
-        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
-        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        String p0 = pushStore("r1");
+        String p1 = pushStore("r2");
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         assertThat(api.get("/v1/pushes/" + p0).json().get("state").asText()).isEqualTo("applied");
@@ -160,25 +170,25 @@ public class StatusApiTest {
      */
     @Test
     void aPushACanaryWentBackFromNeverReadsAppliedThere() throws Exception {
-        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
-        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        String p0 = pushStore("r1");
+        String p1 = pushStore("r2");
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
-        assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+        assertThat(storeState(p1)).isEqualTo("applied");
 
         // As Applier writes it: the apply ran the kept revision (r1) again, reported against the push it left.
         served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null)
                 .withRollout(ApplyOutcome.FAILED, "rollout reverted").withKept(new io.mesh.wire.DesiredRecord("store", "r1", p0, null, null)));
-        assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("failed");
-        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+        assertThat(storeState(p1)).isEqualTo("failed");
+        assertThat(storeState(p0)).isEqualTo("applied");
 
-        String p2 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r3")).json().get("push").asText();
+        String p2 = pushStore("r3");
         served(agentStore, report("host-a", "store", "r3", p2, ApplyOutcome.APPLIED, null));
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("superseded");
         assertThat(t1.get("supersededBy").asText()).isEqualTo(p2);
-        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+        assertThat(storeState(p0)).isEqualTo("applied");
     }
 
     /**
@@ -187,10 +197,10 @@ public class StatusApiTest {
      */
     @Test
     void aNewerPushDeferredLeavesTheAppliedOnesAppliedAndOneThatNeverRanSupersededByWhatRuns() throws Exception {
-        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
-        String skipped = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1b")).json().get("push").asText();
-        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
-        String p2 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r3")).json().get("push").asText();
+        String p0 = pushStore("r1");
+        String skipped = pushStore("r1b");
+        String p1 = pushStore("r2");
+        String p2 = pushStore("r3");
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
@@ -199,11 +209,11 @@ public class StatusApiTest {
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("applied");
         assertThat(t1.has("supersededBy")).isFalse();
-        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
+        assertThat(storeState(p0)).isEqualTo("applied");
         JsonNode ts = target(api.get("/v1/pushes/" + skipped).json(), "host-a", "store");
         assertThat(ts.get("state").asText()).isEqualTo("superseded");
         assertThat(ts.get("supersededBy").asText()).isEqualTo(p1);
-        assertThat(target(api.get("/v1/pushes/" + p2).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
+        assertThat(storeState(p2)).isEqualTo("deferred");
     }
 
     /**
@@ -213,8 +223,8 @@ public class StatusApiTest {
      */
     @Test
     void aFailedPushThenSupersededReadsSupersededNotApplied() throws Exception {
-        String bad = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "rv2")).json().get("push").asText();
-        String fix = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "w-fix2")).json().get("push").asText();
+        String bad = pushStore("rv2");
+        String fix = pushStore("w-fix2");
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         ApplyReport failed = report("host-a", "store", "rv2", bad, ApplyOutcome.FAILED, "store-registry not ready by its deadline: reverted");
         failed = new ApplyReport(failed.host(), failed.module(), failed.revision(), failed.push(), failed.outcome(), failed.startedAt(),
@@ -244,14 +254,14 @@ public class StatusApiTest {
 
     @Test
     void anOlderPushStaysAppliedWhileANewerOneWaitsOnAWindow() throws Exception {
-        String p0 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r1")).json().get("push").asText();
-        String p1 = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        String p0 = pushStore("r1");
+        String p1 = pushStore("r2");
         // Written as the agent writes them: MeshStore carries the last applied push through a deferral.
         io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
-        assertThat(target(api.get("/v1/pushes/" + p0).json(), "host-a", "store").get("state").asText()).isEqualTo("applied");
-        assertThat(target(api.get("/v1/pushes/" + p1).json(), "host-a", "store").get("state").asText()).isEqualTo("deferred");
+        assertThat(storeState(p0)).isEqualTo("applied");
+        assertThat(storeState(p1)).isEqualTo("deferred");
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", "store")), ApplyReport.class);
         assertThat(stored.lastApplied().push()).isEqualTo(p0);
         assertThat(stored.lastApplied().revision()).isEqualTo("r1");

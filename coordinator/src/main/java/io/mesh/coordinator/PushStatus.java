@@ -54,7 +54,7 @@ import java.util.regex.Pattern;
  */
 public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
     /** Push node names: {@code push-} and ten digits. */
-    public static final Pattern PUSH_NAME = Pattern.compile("push-\\d{10}");
+    public static final Pattern PUSH_NAME = ZkPaths.PUSH_NAME;
 
     /**
      * One host and module of a push.

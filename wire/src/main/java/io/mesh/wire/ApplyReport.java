@@ -142,7 +142,8 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @param carriedPushes its {@code appliedPushes} (empty when none)
      * @return this report with {@code lastApplied} set: itself when applied; else the one it names already (a rollout
      *         that put the previous revision back: {@link #withKept}); else the one carried. And {@code appliedPushes}:
-     *         the carried ones and that push, newest first (by push sequence), at most {@link #APPLIED_KEPT}; without
+     *         the carried ones (push names no newer than this report's push or that one) and that push, newest first
+     *         (by push sequence), at most {@link #APPLIED_KEPT}; without
      *         this report's own push when another runs here (a rollout that went back from it: decision 13 says the push
      *         it left does not read applied)
      */
@@ -151,7 +152,12 @@ public record ApplyReport(String host, String module, String revision, String pu
                 : lastApplied != null ? lastApplied : carried;
         TreeSet<String> pushes = new TreeSet<>(
                 Comparator.comparingLong(ZkPaths::pushSeq).thenComparing(Comparator.naturalOrder()));
-        if (carriedPushes != null) carriedPushes.stream().filter(Objects::nonNull).forEach(pushes::add);
+        // Only push names no newer than what this report names: a node edited by hand cannot push real ones out.
+        long newest = Math.max(ZkPaths.pushSeq(push), a == null ? -1 : ZkPaths.pushSeq(a.push()));
+        if (carriedPushes != null) {
+            carriedPushes.stream().filter(p -> p != null && ZkPaths.PUSH_NAME.matcher(p).matches() && ZkPaths.pushSeq(p) <= newest)
+                    .forEach(pushes::add);
+        }
         if (a != null && a.push() != null) pushes.add(a.push());
         if (a != null && push != null && !push.equals(a.push())) pushes.remove(push);
         List<String> newestFirst = pushes.descendingSet().stream().limit(APPLIED_KEPT).toList();

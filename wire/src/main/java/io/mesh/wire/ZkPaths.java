@@ -211,6 +211,9 @@ public final class ZkPaths {
      */
     public static long pushSeq(String push) { return seq(push, PUSH_PREFIX); }
 
+    /** Push node names: {@code push-} and ten digits, as {@link #pushName} makes them. */
+    public static final Pattern PUSH_NAME = Pattern.compile("push-\\d{10}");
+
     /** @return {@code prefix} and {@code seq} as ZooKeeper names a sequential node: ten digits, zero-padded */
     private static String sequential(String prefix, long seq) { return prefix + String.format(Locale.ROOT, "%010d", seq); }
 

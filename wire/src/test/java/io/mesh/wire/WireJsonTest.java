@@ -105,6 +105,11 @@ class WireJsonTest {
                 .withRollout(ApplyOutcome.DEFERRED, "waiting").withKept(new DesiredRecord("store", "r1", ZkPaths.pushName(1), null, null))
                 .withLastApplied(null, java.util.Arrays.asList(ZkPaths.pushName(7), null, ZkPaths.pushName(9)));
         assertThat(kept.appliedPushes()).containsExactly(ZkPaths.pushName(9), ZkPaths.pushName(7), ZkPaths.pushName(1));
+        // Entries that are not push names, or newer than what the report names, are not carried (a node edited by
+        // hand, or forged by its host, cannot push the real ones out).
+        ApplyReport next = ApplyReport.applied("host-a", "store", "r51", ZkPaths.pushName(51), t, null, List.of())
+                .withLastApplied(kept.lastApplied(), List.of(ZkPaths.pushName(5999), "foo", "push-", "push--1", ZkPaths.pushName(9)));
+        assertThat(next.appliedPushes()).containsExactly(ZkPaths.pushName(51), ZkPaths.pushName(9));
         // A report of a version before appliedPushes: its lastApplied is taken in.
         ApplyReport old = ApplyReport.deferred("host-a", "store", "r2", ZkPaths.pushName(2), t, null, List.of())
                 .withLastApplied(new ApplyReport.Applied(ZkPaths.pushName(1), "r1", t), List.of());

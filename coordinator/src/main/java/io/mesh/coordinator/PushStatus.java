@@ -28,7 +28,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 /**
  * The state of one push on every host it targets, derived from the agents' reports (docs/design.md, "Push status").
@@ -53,9 +52,6 @@ import java.util.regex.Pattern;
  * @param source where agents, reports, push nodes and rollout nodes are read from (the coordinator's {@link FleetCache})
  */
 public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
-    /** Push node names: {@code push-} and ten digits. */
-    public static final Pattern PUSH_NAME = ZkPaths.PUSH_NAME;
-
     /**
      * One host and module of a push.
      *
@@ -125,7 +121,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      * @throws Exception ZooKeeper errors
      */
     public Optional<View> of(String push) throws Exception {
-        if (push == null || !PUSH_NAME.matcher(push).matches()) return Optional.empty();
+        if (push == null || !ZkPaths.PUSH_NAME.matcher(push).matches()) return Optional.empty();
         // A push node is written once: the cache's copy is the node, and a push the cache has not seen yet (just
         // taken by this or another coordinator) is read from ZooKeeper.
         JsonNode tree = source.read(paths.push(push), JsonNode.class);

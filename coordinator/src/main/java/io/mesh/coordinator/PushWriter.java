@@ -266,7 +266,7 @@ public final class PushWriter {
      */
     public Result rollback(String module, String to, Origin origin) throws Exception {
         checkModule(module);
-        if (to != null && !PushStatus.PUSH_NAME.matcher(to).matches()) {
+        if (to != null && !ZkPaths.PUSH_NAME.matcher(to).matches()) {
             throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + Revision.shown(to) + "' is not a push id: give one such as push-0000000002"
                     + " (mesh history " + module + " lists the pushes of the module), or leave it out to roll back to the revision before the current one");
         }

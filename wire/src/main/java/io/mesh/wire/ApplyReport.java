@@ -29,9 +29,10 @@ import java.util.TreeSet;
  * @param freeze     the freeze that keeps this module's changes off this host (outcome {@code deferred}), else
  *                   {@code null} (docs/decisions/0014-freezes.md)
  * @param appliedPushes the pushes this host applied for this module (less one a rollout went back from there), newest
- *                   first by push sequence, at most {@link #APPLIED_KEPT}: carried from report to report, so that a push that ran here still reads {@code applied} once a
- *                   newer one replaced it (docs/decisions/0024-what-a-host-applied.md); empty in a report of a version
- *                   before it, and not written when empty
+ *                   first by push sequence, at most {@link #APPLIED_KEPT}: carried from report to report, so that a
+ *                   push that ran here still reads {@code applied} once a newer one replaced it
+ *                   (docs/decisions/0024-what-a-host-applied.md); empty in a report of a version before it, and not
+ *                   written when empty
  */
 public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
@@ -143,15 +144,14 @@ public record ApplyReport(String host, String module, String revision, String pu
      * @return this report with {@code lastApplied} set: itself when applied; else the one it names already (a rollout
      *         that put the previous revision back: {@link #withKept}); else the one carried. And {@code appliedPushes}:
      *         the carried ones (push names no newer than this report's push or that one) and that push, newest first
-     *         (by push sequence), at most {@link #APPLIED_KEPT}; without
-     *         this report's own push when another runs here (a rollout that went back from it: decision 13 says the push
-     *         it left does not read applied)
+     *         (by push sequence), at most {@link #APPLIED_KEPT}; without this report's own push when another runs here
+     *         (a rollout that went back from it: decision 13 says the push it left does not read applied)
      */
     public ApplyReport withLastApplied(Applied carried, List<String> carriedPushes) {
         Applied a = outcome == ApplyOutcome.APPLIED && push != null ? new Applied(push, revision, finishedAt)
                 : lastApplied != null ? lastApplied : carried;
-        TreeSet<String> pushes = new TreeSet<>(
-                Comparator.comparingLong(ZkPaths::pushSeq).thenComparing(Comparator.naturalOrder()));
+        // Push names have distinct sequence numbers: the order is the set's identity.
+        TreeSet<String> pushes = new TreeSet<>(Comparator.comparingLong(ZkPaths::pushSeq));
         // Only push names no newer than what this report names: a node edited by hand cannot push real ones out.
         long newest = Math.max(ZkPaths.pushSeq(push), a == null ? -1 : ZkPaths.pushSeq(a.push()));
         if (carriedPushes != null) {

@@ -48,8 +48,12 @@ public class StatusApiTest {
         return target(api.get("/v1/pushes/" + push).json(), "host-a", "store").get("state").asText();
     }
 
+    /** This test's agent-side store (JUnit makes an instance per test): it carries each report into the next. */
+    private io.mesh.zk.MeshStore agentStore;
+
     /** Writes a report as an agent does ({@code MeshStore}), and waits until the coordinator serves it. */
-    private static void served(io.mesh.zk.MeshStore agentStore, ApplyReport r) throws Exception {
+    private void served(ApplyReport r) throws Exception {
+        if (agentStore == null) agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         agentStore.writeReport(r);
         CoordinatorExtension.awaitServed(zk, zk.paths().report(r.host(), r.module()));
     }
@@ -143,12 +147,11 @@ public class StatusApiTest {
     void anAppliedPushStaysAppliedAfterANewerOneAppliedOverIt() throws Exception {
         String p0 = pushStore("r1");
         String p1 = pushStore("r2");
-        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
         assertThat(api.get("/v1/pushes/" + p0).json().get("state").asText()).isEqualTo("applied");
         assertThat(api.get("/v1/pushes/" + p1).json().get("state").asText()).isEqualTo("pending");
 
-        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
         JsonNode v0 = api.get("/v1/pushes/" + p0).json();
         JsonNode t = target(v0, "host-a", "store");
         assertThat(t.get("state").asText()).isEqualTo("applied");
@@ -172,19 +175,18 @@ public class StatusApiTest {
     void aPushACanaryWentBackFromNeverReadsAppliedThere() throws Exception {
         String p0 = pushStore("r1");
         String p1 = pushStore("r2");
-        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
-        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
         assertThat(storeState(p1)).isEqualTo("applied");
 
         // As Applier writes it: the apply ran the kept revision (r1) again, reported against the push it left.
-        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null)
+        served(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null)
                 .withRollout(ApplyOutcome.FAILED, "rollout reverted").withKept(new io.mesh.wire.DesiredRecord("store", "r1", p0, null, null)));
         assertThat(storeState(p1)).isEqualTo("failed");
         assertThat(storeState(p0)).isEqualTo("applied");
 
         String p2 = pushStore("r3");
-        served(agentStore, report("host-a", "store", "r3", p2, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r3", p2, ApplyOutcome.APPLIED, null));
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("superseded");
         assertThat(t1.get("supersededBy").asText()).isEqualTo(p2);
@@ -201,10 +203,9 @@ public class StatusApiTest {
         String skipped = pushStore("r1b");
         String p1 = pushStore("r2");
         String p2 = pushStore("r3");
-        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
-        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
-        served(agentStore, report("host-a", "store", "r3", p2, ApplyOutcome.DEFERRED, null));
+        served(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r3", p2, ApplyOutcome.DEFERRED, null));
 
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("applied");
@@ -225,16 +226,15 @@ public class StatusApiTest {
     void aFailedPushThenSupersededReadsSupersededNotApplied() throws Exception {
         String bad = pushStore("rv2");
         String fix = pushStore("w-fix2");
-        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
         ApplyReport failed = report("host-a", "store", "rv2", bad, ApplyOutcome.FAILED, "store-registry not ready by its deadline: reverted");
         failed = new ApplyReport(failed.host(), failed.module(), failed.revision(), failed.push(), failed.outcome(), failed.startedAt(),
                 failed.finishedAt(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", ContainerAction.REVERTED,
                 List.of("not ready"), "3f2a")), failed.error(), null, null, null);
-        served(agentStore, failed);
+        served(failed);
         JsonNode v = api.get("/v1/pushes/" + bad).json();
         assertThat(v.get("state").asText()).isEqualTo("failed");
 
-        served(agentStore, report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
         v = api.get("/v1/pushes/" + bad).json();
         JsonNode t = target(v, "host-a", "store");
         assertThat(t.get("state").asText()).isEqualTo("superseded");
@@ -257,9 +257,8 @@ public class StatusApiTest {
         String p0 = pushStore("r1");
         String p1 = pushStore("r2");
         // Written as the agent writes them: MeshStore carries the last applied push through a deferral.
-        io.mesh.zk.MeshStore agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
-        served(agentStore, report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
-        served(agentStore, report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
+        served(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
+        served(report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
         assertThat(storeState(p0)).isEqualTo("applied");
         assertThat(storeState(p1)).isEqualTo("deferred");
         ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", "store")), ApplyReport.class);

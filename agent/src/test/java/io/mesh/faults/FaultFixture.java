@@ -377,10 +377,15 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
         return value.get();
     }
 
-    /** @return the open window's id, read from the held node of the registry (waits for it, bounded) */
+    /**
+     * @return the open window's id, read from the held node of the registry (waits for it, bounded: 90 s, since the
+     *         window is a JVM of its own that starts, connects and takes the lock first; in a full run, four test JVMs
+     *         and their child JVMs on two cores, a child daemon took 26 s from its start to its first apply, and a
+     *         window missed a 30 s bound before it logged anything after its first line)
+     */
     String awaitHeldWindowId() {
         String[] id = new String[1];
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
             id[0] = Json.read(client.getData().forPath(heldNode()), HeldRecord.class).window();
             return id[0] != null;
         });

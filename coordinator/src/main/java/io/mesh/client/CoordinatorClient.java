@@ -1,6 +1,7 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.mesh.wire.Json;
 
 import java.io.IOException;
@@ -45,6 +46,11 @@ public final class CoordinatorClient {
     public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     /** Overall timeout of each request. */
     public static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Reads and prints answers as trees. Not {@link Json#MAPPER}: a tree needs no record types, and that mapper's
+     * {@code JavaTimeModule} is some 500 classes a {@code mesh status} would load for nothing (docs/benchmarks.md, B9).
+     */
+    static final ObjectMapper TREES = new ObjectMapper();
 
     private final List<URI> bases;
     private final String token;
@@ -338,7 +344,7 @@ public final class CoordinatorClient {
     private static Response response(int status, String body) {
         JsonNode json = null;
         try {
-            if (!body.isEmpty()) json = Json.MAPPER.readTree(body);
+            if (!body.isEmpty()) json = TREES.readTree(body);
         } catch (IOException ignored) {
             // not JSON: keep the text
         }

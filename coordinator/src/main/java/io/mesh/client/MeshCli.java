@@ -1183,7 +1183,7 @@ public final class MeshCli implements Runnable {
     }
 
     private static String pretty(JsonNode json) throws JsonProcessingException {
-        return Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json);
+        return CoordinatorClient.TREES.writerWithDefaultPrettyPrinter().writeValueAsString(json);
     }
 
     private static String pad(String s, int width) { return s.length() >= width ? s : s + " ".repeat(width - s.length()); }

@@ -17,15 +17,16 @@ bash deploy/dev/docker-engine.sh
 bash deploy/dev/chromium.sh
 rc=0
 fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
+# C1 only and the serial collector, for Maven's JVM and the test JVMs (surefire's and failsafe's; the agents and
+# coordinators the tests start run as their launchers run them): a dozen short-lived JVMs share 2 cores here, and C2's
+# compiling and the parallel collector's threads took half the CPU of a --fast run (218 -> 112 CPU seconds).
+jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 if [ "$fast" = 1 ]; then
-  # C1 only and the serial collector, for Maven's JVM and the test JVMs: a dozen short-lived JVMs share 2 cores here,
-  # and C2's compiling and the parallel collector's threads took half the CPU of the run (218 -> 112 CPU seconds).
-  jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
   MAVEN_OPTS="${MAVEN_OPTS:-$jvm}" mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,slow \
     -Dmesh.test.skipRestarting=true -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
   exit $rc
 fi
-mvn -B ${MAVEN_ARGS:-} verify "$@" || rc=$?
+MAVEN_OPTS="${MAVEN_OPTS:-$jvm}" mvn -B ${MAVEN_ARGS:-} verify -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
 # The ITs take the fleet down when they brought it up; a test JVM that died first leaves it up: take it down here,
 # unless it was up before this run (an operator's fleet).
 if [ "$fleet_was_up" = 0 ] && [ -f /run/mesh-fleet/env ]; then bash deploy/dev/fleet.sh down || true; fi

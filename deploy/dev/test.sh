@@ -21,12 +21,13 @@ fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
 # coordinators the tests start run as their launchers run them): a dozen short-lived JVMs share 2 cores here, and C2's
 # compiling and the parallel collector's threads took half the CPU of a --fast run (218 -> 112 CPU seconds).
 jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+export MAVEN_OPTS="${MAVEN_OPTS:-$jvm}"
 if [ "$fast" = 1 ]; then
-  MAVEN_OPTS="${MAVEN_OPTS:-$jvm}" mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,slow \
-    -Dmesh.test.skipRestarting=true -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
+  mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,slow -Dmesh.test.skipRestarting=true \
+    -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
   exit $rc
 fi
-MAVEN_OPTS="${MAVEN_OPTS:-$jvm}" mvn -B ${MAVEN_ARGS:-} verify -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
+mvn -B ${MAVEN_ARGS:-} verify -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
 # The ITs take the fleet down when they brought it up; a test JVM that died first leaves it up: take it down here,
 # unless it was up before this run (an operator's fleet).
 if [ "$fleet_was_up" = 0 ] && [ -f /run/mesh-fleet/env ]; then bash deploy/dev/fleet.sh down || true; fi

@@ -67,8 +67,20 @@ public final class WindowJournal {
 
         /** @return this entry with the stop of one held container recorded as sent (before it is sent) */
         public Entry stopping(String containerId) {
+            return withStopSent(containerId, true);
+        }
+
+        /**
+         * @return this entry with the stop of one held container known to have returned (a settling stop did, before
+         *         the container is started again): a later closing of the same entry must not stop it again
+         */
+        public Entry stopReturned(String containerId) {
+            return withStopSent(containerId, false);
+        }
+
+        private Entry withStopSent(String containerId, boolean sent) {
             List<HeldContainer> h = new ArrayList<>();
-            for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), true) : c);
+            for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), sent) : c);
             return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
         }
 

@@ -14,6 +14,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.mesh.docker.ContainerRuntime;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,9 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -97,5 +103,63 @@ class GiveBackTest {
         assertThat(docker.isRunning(id)).isTrue();
         assertThat(docker.restartPolicy(id)).isEqualTo("always");
         assertThat(journal.read(module)).isEmpty();
+    }
+
+    /**
+     * FleetHistoryIT seed 4273672589570179350: a recovery settled a stop the window's process had sent before it was
+     * killed, started the container again, and was itself killed before it closed the held stage; the next recovery
+     * found the same journal, with the stop still "sent", and stopped the running container a second time. Once a
+     * settling stop has returned, the journal says so before the container is started.
+     */
+    @Test
+    void aGiveBackCutShortAfterItsStartIsFinishedWithoutStoppingAgain() throws Exception {
+        String web = module + "-web";
+        String id = docker.client().createContainerCmd(BUSYBOX).withName(web).withCmd(TestDocker.SERVE)
+                .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
+        docker.updateRestartPolicy(id, "no");
+        WindowJournal journal = here.journal();
+        Instant since = Instant.now();
+        // the window's process asked Docker to stop it, and died before the stop returned
+        WindowJournal.Entry entry = new WindowJournal.Entry(HOST, module, "gc", "w-test", since, since.plusSeconds(60),
+                ProcessRef.current("gone"), since, module + ".gc.w-test",
+                List.of(new WindowJournal.HeldContainer(web, id, "always", true)),
+                new ArrayList<>(List.of(WindowStage.STEP_CREATED, WindowStage.HELD)));
+        journal.write(entry);
+        // the first recovery dies once its start of the held container has returned
+        AtomicBoolean startedIt = new AtomicBoolean();
+        ContainerRuntime dying = (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(),
+                new Class<?>[] {ContainerRuntime.class}, (proxy, method, args) -> {
+                    if (startedIt.get()) throw new Killed();
+                    try {
+                        return method.invoke(docker, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    } finally {
+                        if (method.getName().equals("start")) startedIt.set(true);
+                    }
+                });
+        assertThatThrownBy(() -> new WindowClosing(dying, journal, journal.read(module).orElseThrow()).closeAll())
+                .isInstanceOf(Killed.class);
+        assertThat(docker.isRunning(id)).as("started by the first recovery").isTrue();
+        WindowJournal.Entry left = journal.read(module).orElseThrow();
+        assertThat(left.openedStages()).contains(WindowStage.HELD);
+        try (DockerEvents events = DockerEvents.record(module)) {
+            Instant from = Instant.now();
+            WindowClosing closing = new WindowClosing(docker, journal, left).closeAll();
+            assertThat(closing.error()).isNull();
+            events.settle();
+            List<Event> touched = events.since(from).stream()
+                    .filter(e -> List.of("kill", "stop", "die").contains(e.getAction())).toList();
+            assertThat(touched).as("stops by the second recovery of a container the first gave back:\n%s",
+                    DockerEvents.describe(touched)).isEmpty();
+        }
+        assertThat(docker.isRunning(id)).isTrue();
+        assertThat(docker.restartPolicy(id)).isEqualTo("always");
+        assertThat(journal.read(module)).isEmpty();
+    }
+
+    /** The process running a closing dies: nothing after it runs, not even a finally's journal write. */
+    private static final class Killed extends Error {
+        Killed() { super("killed", null, false, false); }
     }
 }

@@ -469,7 +469,11 @@ public final class AgentDaemon implements AutoCloseable {
             String name = t.getName();
             t.setName("window-" + module); // as the log lines show it
             try {
-                return windows.run(module, schedule, config.windowLockWait(), firedAt);
+                WindowResult r = windows.run(module, schedule, config.windowLockWait(), firedAt);
+                // What the window gave back is looked at at once, not at the next reconcile: a held container Docker
+                // would not start again (StaleTaskException) is made anew by this apply; otherwise it is a no-op.
+                if (r != null && r.held() != null && !r.held().isEmpty() && !stopping.get()) requestApply(module);
+                return r;
             } finally {
                 t.setName(name);
                 windowsRunning.remove(key);

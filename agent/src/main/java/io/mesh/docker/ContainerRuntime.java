@@ -95,7 +95,12 @@ public interface ContainerRuntime {
         return create(dockerName, spec, labels);
     }
 
-    /** Starts a container; a running one is left as it is. @throws NoSuchContainerException when it no longer exists */
+    /**
+     * Starts a container; a running one is left as it is.
+     *
+     * @throws NoSuchContainerException when it no longer exists
+     * @throws StaleTaskException       when Docker refuses it for good: only a new container runs
+     */
     void start(String id);
 
     /** Stops a container, SIGKILL after {@code timeoutSeconds}; a stopped one is left as it is. */

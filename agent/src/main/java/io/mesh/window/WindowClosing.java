@@ -4,6 +4,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.Readiness;
 import io.mesh.docker.NoSuchContainerException;
+import io.mesh.docker.StaleTaskException;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
 import org.slf4j.Logger;
@@ -169,6 +170,7 @@ final class WindowClosing {
             // Settled unless the entry says a stop was sent. One that cannot tell (a step container's label) is not
             // stopped again: that could stop a container the window never stopped, by a process without the lock.
             boolean settled = !h.stopKnownSent();
+            int staleRefusals = 0;
             while (true) {
                 try {
                     if (!settled) {
@@ -192,6 +194,12 @@ final class WindowClosing {
                 } catch (NoSuchContainerException e) {
                     last = e; // removed meanwhile (by hand): nothing to start, retrying will not help
                     break;
+                } catch (StaleTaskException e) {
+                    // Refused for good: released at once, so that the apply that follows makes a new container, rather
+                    // than after START_RETRY. Once more first, a second apart: a refusal is only believed twice.
+                    last = e;
+                    if (staleRefusals++ > 0 || System.nanoTime() > end) break;
+                    pause(1_000);
                 } catch (RuntimeException e) {
                     last = e;
                     if (System.nanoTime() > end) break;

@@ -15,6 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.StaleTaskException;
+import io.mesh.wire.ApplyReport;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -80,29 +82,11 @@ class GiveBackTest {
 
     @Test
     void closingAHeldStageWithNoStopInFlightStopsNothingThatRuns() throws Exception {
-        String web = module + "-web";
-        String id = docker.client().createContainerCmd(BUSYBOX).withName(web).withCmd(TestDocker.SERVE)
-                .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
+        String id = web();
         docker.client().startContainerCmd(id).exec(); // started by dockerd as it came back, say
-        WindowJournal journal = here.journal();
-        Instant since = Instant.now();
-        WindowJournal.Entry entry = new WindowJournal.Entry(HOST, module, "gc", "w-test", since, since.plusSeconds(60),
-                ProcessRef.current("gone"), since, module + ".gc.w-test",
-                List.of(new WindowJournal.HeldContainer(web, id, "always", false)),
-                new ArrayList<>(List.of(WindowStage.STEP_CREATED, WindowStage.HELD)));
-        journal.write(entry);
-        try (DockerEvents events = DockerEvents.record(module)) {
-            Instant from = Instant.now();
-            WindowClosing closing = new WindowClosing(docker, journal, entry).closeAll();
-            assertThat(closing.error()).isNull();
-            events.settle();
-            List<Event> touched = events.since(from).stream()
-                    .filter(e -> List.of("kill", "stop", "die").contains(e.getAction())).toList();
-            assertThat(touched).as("stops of a running held container:\n%s", DockerEvents.describe(touched)).isEmpty();
-        }
-        assertThat(docker.isRunning(id)).isTrue();
-        assertThat(docker.restartPolicy(id)).isEqualTo("always");
-        assertThat(journal.read(module)).isEmpty();
+        WindowJournal.Entry entry = journalled(id, false);
+        closeStoppingNothing(entry, "stops of a running held container");
+        assertGivenBack(id);
     }
 
     /**
@@ -113,18 +97,10 @@ class GiveBackTest {
      */
     @Test
     void aGiveBackCutShortAfterItsStartIsFinishedWithoutStoppingAgain() throws Exception {
-        String web = module + "-web";
-        String id = docker.client().createContainerCmd(BUSYBOX).withName(web).withCmd(TestDocker.SERVE)
-                .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
+        String id = web();
         docker.updateRestartPolicy(id, "no");
+        journalled(id, true); // the window's process asked Docker to stop it, and died before the stop returned
         WindowJournal journal = here.journal();
-        Instant since = Instant.now();
-        // the window's process asked Docker to stop it, and died before the stop returned
-        WindowJournal.Entry entry = new WindowJournal.Entry(HOST, module, "gc", "w-test", since, since.plusSeconds(60),
-                ProcessRef.current("gone"), since, module + ".gc.w-test",
-                List.of(new WindowJournal.HeldContainer(web, id, "always", true)),
-                new ArrayList<>(List.of(WindowStage.STEP_CREATED, WindowStage.HELD)));
-        journal.write(entry);
         // the first recovery dies once its start of the held container has returned
         AtomicBoolean startedIt = new AtomicBoolean();
         ContainerRuntime dying = (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(),
@@ -143,19 +119,91 @@ class GiveBackTest {
         assertThat(docker.isRunning(id)).as("started by the first recovery").isTrue();
         WindowJournal.Entry left = journal.read(module).orElseThrow();
         assertThat(left.openedStages()).contains(WindowStage.HELD);
+        closeStoppingNothing(left, "stops by the second recovery of a container the first gave back");
+        assertGivenBack(id);
+    }
+
+    /**
+     * FleetHistoryIT seed -1035554877928643886: a dockerd restart cut the window's start of its held container, and
+     * Docker refused every start of it after that ({@code task ID: already exists}, three minutes, across another
+     * restart); the window and then its recovery retried for 90 s each. Now the refusal, seen twice, releases it at
+     * once, and the apply that follows makes a new container under its name. Docker's state cannot be made on demand
+     * (a task containerd keeps without its container), so its answer is given to the closing's start alone; the rest
+     * is the real engine.
+     */
+    @Test
+    void aContainerDockerWillNotStartAgainIsReleasedAtOnceAndTheNextApplyMakesItAnew() throws Exception {
+        zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  web:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    network: none\n    restart: always\n", "r1");
+        here.applier().apply(module, () -> false);
+        String id = docker.idByName(module + "-web");
+        docker.updateRestartPolicy(id, "no"); // what the window did, then stopped it
+        docker.stop(id, 2);
+        WindowJournal.Entry entry = journalled(id, false);
+        ContainerRuntime refusing = (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(),
+                new Class<?>[] {ContainerRuntime.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("start") && id.equals(args[0])) {
+                        throw new StaleTaskException("container " + id + " cannot be started again: Status 500: "
+                                + "{\"message\":\"task " + id + ": already exists\"}", null);
+                    }
+                    try {
+                        return method.invoke(docker, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        long t0 = System.nanoTime();
+        WindowClosing closing = new WindowClosing(refusing, here.journal(), entry).closeAll();
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(closing.error()).contains(module + "-web did not start again", "already exists", "the next apply recreates it");
+        assertThat(took).as("released without retrying for %s", WindowClosing.START_RETRY).isLessThan(Duration.ofSeconds(20));
+        assertThat(here.journal().read(module)).isEmpty();
+        assertThat(docker.restartPolicy(id)).as("its policy put back all the same").isEqualTo("always");
+
+        ApplyReport r = here.applier().apply(module, () -> false);
+        assertThat(r.outcome()).hasToString("applied");
+        String now = docker.idByName(module + "-web");
+        assertThat(now).as("a new container under its name").isNotNull().isNotEqualTo(id);
+        assertThat(docker.isRunning(now)).isTrue();
+        assertThat(docker.client().listContainersCmd().withShowAll(true).withIdFilter(List.of(id)).exec())
+                .as("the old one removed").isEmpty();
+    }
+
+    /** @return the id of the module's container {@code web}, created, not started, restart policy {@code no} */
+    private String web() {
+        return docker.client().createContainerCmd(BUSYBOX).withName(module + "-web").withCmd(TestDocker.SERVE)
+                .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
+    }
+
+    /** @return the journal entry, written, of a window holding {@code web} (policy {@code always} to put back) */
+    private WindowJournal.Entry journalled(String id, boolean stopSent) {
+        Instant since = Instant.now();
+        WindowJournal.Entry entry = new WindowJournal.Entry(HOST, module, "gc", "w-test", since, since.plusSeconds(60),
+                ProcessRef.current("gone"), since, module + ".gc.w-test",
+                List.of(new WindowJournal.HeldContainer(module + "-web", id, "always", stopSent)),
+                new ArrayList<>(List.of(WindowStage.STEP_CREATED, WindowStage.HELD)));
+        here.journal().write(entry);
+        return entry;
+    }
+
+    /** Closes the entry's stages on the real engine; Docker's events of the closing show no kill, stop or die. */
+    private void closeStoppingNothing(WindowJournal.Entry entry, String what) throws Exception {
         try (DockerEvents events = DockerEvents.record(module)) {
             Instant from = Instant.now();
-            WindowClosing closing = new WindowClosing(docker, journal, left).closeAll();
+            WindowClosing closing = new WindowClosing(docker, here.journal(), entry).closeAll();
             assertThat(closing.error()).isNull();
             events.settle();
             List<Event> touched = events.since(from).stream()
                     .filter(e -> List.of("kill", "stop", "die").contains(e.getAction())).toList();
-            assertThat(touched).as("stops by the second recovery of a container the first gave back:\n%s",
-                    DockerEvents.describe(touched)).isEmpty();
+            assertThat(touched).as("%s:\n%s", what, DockerEvents.describe(touched)).isEmpty();
         }
+    }
+
+    private void assertGivenBack(String id) {
         assertThat(docker.isRunning(id)).isTrue();
         assertThat(docker.restartPolicy(id)).isEqualTo("always");
-        assertThat(journal.read(module)).isEmpty();
+        assertThat(here.journal().read(module)).isEmpty();
     }
 
     /** The process running a closing dies: nothing after it runs, not even a finally's journal write. */

@@ -284,7 +284,7 @@ class FleetHistoryIT {
             events.put(e.getKey(), e.getValue().all());
             gaps.put(e.getKey(), e.getValue().gaps());
         }
-        return new HistoryChecks(events, gaps, changes, faults, modules, paths).run();
+        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet())).run();
     }
 
     /** Writes the evidence of a run (each engine's events and gaps, the run's znode changes) for a look afterwards. */

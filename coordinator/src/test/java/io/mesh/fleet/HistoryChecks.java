@@ -99,6 +99,9 @@ final class HistoryChecks {
     private final List<Nemesis.Fault> faults;
     private final Predicate<String> modules;
     private final ZkPaths paths;
+    private final Map<String, Set<String>> refusedStarts;
+    /** Held containers Docker would not start again, given back as a new container under their name. */
+    private int replaced;
     final List<String> violations = new ArrayList<>();
     final Map<String, Object> figures = new LinkedHashMap<>();
     final List<Held> held = new ArrayList<>();
@@ -109,8 +112,14 @@ final class HistoryChecks {
     /** Held nodes whose data another window's process overwrote while the first one's session still owned them. */
     final List<String> takeovers = new ArrayList<>();
 
+    /**
+     * @param refusedStarts per host, the containers whose start dockerd refused for good (its own log: a task containerd
+     *                      kept from a start a restart cut, {@code StaleTaskException}): one of them held is given back
+     *                      by a new container under its name, made by the apply after the window
+     */
     HistoryChecks(Map<String, List<Event>> events, Map<String, List<EngineEvents.Gap>> gaps, List<ZkTxnLog.Change> changes,
-                  List<Nemesis.Fault> faults, Predicate<String> modules, ZkPaths paths) {
+                  List<Nemesis.Fault> faults, Predicate<String> modules, ZkPaths paths, Map<String, Set<String>> refusedStarts) {
+        this.refusedStarts = refusedStarts;
         this.events = events;
         this.gaps = gaps;
         this.changes = changes;
@@ -129,6 +138,7 @@ final class HistoryChecks {
         checkTemporaryNames();
         checkPublishedUnderLock();
         figures.put("held-node-takeovers", takeovers.size());
+        figures.put("given-back-as-new-containers", replaced);
         figures.put("pauses-past-session", pausesPastSession());
         figures.put("held-intervals", held.size());
         figures.put("windows-with-steps", steps.size());
@@ -394,6 +404,17 @@ final class HistoryChecks {
             if (h.containerId.equals(ev.getId()) && "start".equals(EngineEvents.action(ev)) && EngineEvents.time(ev) > ended) {
                 started = EngineEvents.time(ev);
                 break;
+            }
+        }
+        if (started < 0 && refusedStarts.getOrDefault(h.host, Set.of()).contains(h.containerId)) {
+            // Docker refused every start of it (its log says so): only a new container under its name can run
+            for (Event ev : mine) {
+                if (!h.containerId.equals(ev.getId()) && "start".equals(EngineEvents.action(ev)) && EngineEvents.time(ev) > ended
+                        && h.container.equals(EngineEvents.name(ev))) {
+                    started = EngineEvents.time(ev);
+                    replaced++;
+                    break;
+                }
             }
         }
         long bound = bound(h, ended / 1_000_000L);

@@ -1,0 +1,30 @@
+package io.mesh.fleet;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Reading dockerd's refusals out of its log: lines as dockerd 20.10 wrote them in FleetHistoryIT seed -1035554877928643886. */
+class EngineLogTest {
+    private static final String A = "818939770a277d189154c8e56b578ae6da530efd9be80994ab57fda2dad18d46";
+    private static final String B = "019e8fb3210c5b9b8d6a4a1f0a0e4d36b1f29a7c3c8a5d2e1f0b9c8d7e6f5a4b";
+
+    @Test
+    void onlyAStartRefusedForATaskContainerdKeepsCounts(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("fleet-3-dockerd.log");
+        Files.write(log, List.of(
+                "time=\"2026-12-03T04:15:20.918022582Z\" level=error msg=\"Handler for POST /containers/" + B
+                        + "/start returned error: transport is closing: unavailable\"",
+                "time=\"2026-12-03T04:15:24.721916310Z\" level=error msg=\"failed to start container\" container=" + A
+                        + " error=\"task " + A + ": already exists\"",
+                "time=\"2026-12-03T04:15:26.170993163Z\" level=error msg=\"Handler for POST /containers/" + A
+                        + "/start returned error: task " + A + ": already exists\""));
+        assertThat(EngineLog.refusedStarts(log)).containsExactly(A);
+        assertThat(EngineLog.refusedStarts(dir.resolve("none.log"))).isEmpty();
+    }
+}

@@ -15,6 +15,9 @@ class StaleTaskExceptionTest {
         assertThat(StaleTaskException.is(new InternalServerErrorException("Status 500: {\"message\":\"task " + ID + ": already exists\"}")))
                 .isTrue();
         assertThat(StaleTaskException.is(new InternalServerErrorException("Status 500: {\"message\":\"id already in use\"}"))).isTrue();
+        // moby/moby#36145's form
+        assertThat(StaleTaskException.is(new InternalServerErrorException("Status 500: {\"message\":\"container \\\"" + ID
+                + "\\\": already exists\"}"))).isTrue();
     }
 
     @Test
@@ -22,6 +25,9 @@ class StaleTaskExceptionTest {
         // what a start got while dockerd shut down (the same run): retried until the engine is back
         assertThat(StaleTaskException.is(new InternalServerErrorException("Status 500: {\"message\":\"transport is closing: unavailable\"}")))
                 .isFalse();
+        // a new container of the same name would meet this one again: not a refusal of this container alone
+        assertThat(StaleTaskException.is(new InternalServerErrorException("Status 500: {\"message\":\"endpoint with name x-web "
+                + "already exists in network host\"}"))).isFalse();
         assertThat(StaleTaskException.is(new ConflictException("Status 409: {\"message\":\"name already in use\"}"))).isFalse();
         assertThat(StaleTaskException.is(new IllegalStateException("already exists"))).isFalse();
     }

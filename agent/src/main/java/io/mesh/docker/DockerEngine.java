@@ -528,7 +528,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         } catch (NotFoundException e) {
             throw new NoSuchContainerException("container " + id + " no longer exists", e);
         } catch (RuntimeException e) {
-            if (!StaleTaskException.is(e)) throw e;
+            if (!StaleTaskException.is(e, id)) throw e;
             throw new StaleTaskException("container " + id + " cannot be started again: Docker keeps a task of it from a start"
                     + " that a dockerd restart cut (" + e.getMessage().strip() + "); a new container runs, the old one does not", e);
         }

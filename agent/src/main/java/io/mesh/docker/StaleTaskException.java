@@ -11,11 +11,6 @@ import java.util.regex.Pattern;
  * restart). Retrying the start does not help; a new container does, which is the apply's to make.
  */
 public class StaleTaskException extends RuntimeException {
-    /**
-     * containerd's words for an object of the container's own id (the JSON of the answer may escape its quotes): not,
-     * say, a network endpoint that already exists, which a new container of the same name would meet again.
-     */
-    private static final Pattern ANSWER = Pattern.compile("(?:task|container) \\\\?\"?[0-9a-f]{64}\\\\?\"?: already exists|\\bid already in use");
 
     /**
      * @param message which container, and what to do
@@ -24,11 +19,17 @@ public class StaleTaskException extends RuntimeException {
     public StaleTaskException(String message, Throwable cause) { super(message, cause); }
 
     /**
-     * @param e the failure of a start
-     * @return true when Docker answered that a task (or containerd container) of its id already exists
+     * Whether Docker's answer to a start names a task or containerd container of the started container's own id (the
+     * answer's JSON may escape the quotes around it), or says its id is in use: not, say, a network endpoint that
+     * already exists, which a new container of the same name would meet again.
+     *
+     * @param e  the failure of a start
+     * @param id the id of the container started (64 hex digits)
+     * @return true when the start is refused for good
      */
-    static boolean is(RuntimeException e) {
+    static boolean is(RuntimeException e, String id) {
         String m = e.getMessage();
-        return e instanceof InternalServerErrorException && m != null && ANSWER.matcher(m).find();
+        if (!(e instanceof InternalServerErrorException) || m == null) return false;
+        return Pattern.compile("(?:task|container) \\\\?\"?" + Pattern.quote(id) + "\\\\?\"?: already exists|\\bid already in use").matcher(m).find();
     }
 }

@@ -69,7 +69,7 @@ final class WindowClosing {
                 case STEP_CREATED -> removeSteps();
             }
             entry = entry.closed(stage);
-            if (i > 0) writeQuietly();
+            if (i > 0) writeQuietly("after a stage closed");
         }
         try {
             journal.delete(entry.module());
@@ -96,11 +96,11 @@ final class WindowClosing {
     /** @return true when closing had to kill the step */
     boolean stepKilled() { return stepKilled; }
 
-    private void writeQuietly() {
+    private void writeQuietly(String when) {
         try {
             journal.write(entry);
         } catch (RuntimeException e) {
-            log.warn("window {}: journal not updated after a stage closed: {}", entry.window(), WindowRunner.describe(e));
+            log.warn("window {}: journal not updated {}: {}", entry.window(), when, WindowRunner.describe(e));
         }
     }
 
@@ -156,13 +156,14 @@ final class WindowClosing {
     }
 
     /**
-     * Puts each restart policy back (checked) and starts each held container again, retrying while dockerd comes back;
+     * Puts each restart policy back (checked) and starts each held container again, retrying while dockerd comes back
+     * (one Docker refuses for good, {@link StaleTaskException}, is released at once for the next apply to make anew);
      * then waits until each is ready again ({@link #awaitReady}), so that the window's held nodes (released after the
      * closing) outlast the give-back.
      */
     private void giveBack() {
         List<WindowJournal.HeldContainer> started = new ArrayList<>();
-        for (WindowJournal.HeldContainer h : List.copyOf(entry.held())) {
+        for (WindowJournal.HeldContainer h : entry.held()) {
             RuntimeException last = null;
             long end = System.nanoTime() + START_RETRY.toNanos();
             long pause = 250;
@@ -182,7 +183,7 @@ final class WindowClosing {
                         // by another that must not stop the container this one gave back (FleetHistoryIT seed
                         // 4273672589570179350).
                         entry = entry.stopReturned(h.containerId());
-                        writeQuietly();
+                        writeQuietly("after a settling stop returned");
                     }
                     if (!restored) {
                         docker.updateRestartPolicy(h.containerId(), h.restorePolicy());

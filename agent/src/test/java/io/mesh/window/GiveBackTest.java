@@ -1,22 +1,21 @@
 package io.mesh.window;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.docker.StaleTaskException;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-
-import io.mesh.docker.ContainerRuntime;
-import io.mesh.docker.StaleTaskException;
-import io.mesh.wire.ApplyReport;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;

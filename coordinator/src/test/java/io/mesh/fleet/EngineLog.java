@@ -5,47 +5,67 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * What a fleet engine's own log ({@code /run/mesh-fleet/logs/fleet-N-dockerd.log}, fleet.sh) says that its events do
- * not: evidence from dockerd, not from mesh.
+ * What a fleet engine's own log ({@code /run/mesh-fleet/logs/fleet-N-dockerd.log}, fleet.sh; appended across runs)
+ * says that its events do not: evidence from dockerd, not from mesh.
  */
 final class EngineLog {
-    /** dockerd 20.10 refusing a start because containerd keeps a task of the container (moby/moby#36145). */
-    private static final Pattern REFUSED = Pattern.compile(
-            "Handler for POST /[^ ]*containers/([0-9a-f]{64})/start returned error: (?:task|container) [0-9a-f]{64}: already exists");
+    /**
+     * dockerd 20.10 refusing a start because containerd keeps a task (or container) of that same id (moby/moby#36145):
+     * the words {@code StaleTaskException} takes as a refusal for good.
+     */
+    private static final Pattern REFUSED = Pattern.compile("^time=\"([^\"]+)\".*Handler for POST /[^ ]*containers/([0-9a-f]{64})/start "
+            + "returned error: (?:task|container) \\\\?\"?\\2\\\\?\"?: already exists");
+
+    /**
+     * One start dockerd refused for good.
+     *
+     * @param id    the container's id
+     * @param nanos when, epoch nanoseconds (dockerd's clock, the same as its events')
+     */
+    record Refusal(String id, long nanos) {}
 
     private EngineLog() {}
 
     /**
      * @param hosts the fleet's hosts, such as {@code fleet-1}
-     * @return per host, the ids of the containers whose start its dockerd refused for good at least once
+     * @return per host, the starts its dockerd refused for good, in the log's order
      */
-    static Map<String, Set<String>> refusedStarts(Collection<String> hosts) {
-        Map<String, Set<String>> out = new LinkedHashMap<>();
+    static Map<String, List<Refusal>> refusedStarts(Collection<String> hosts) {
+        Map<String, List<Refusal>> out = new LinkedHashMap<>();
         for (String h : hosts) out.put(h, refusedStarts(Fleet.RUN.resolve("logs").resolve(h + "-dockerd.log")));
         return out;
     }
 
-    static Set<String> refusedStarts(Path log) {
-        Set<String> ids = new LinkedHashSet<>();
-        if (!Files.exists(log)) return ids;
-        try (Stream<String> lines = Files.lines(log, StandardCharsets.UTF_8)) {
+    /** @return the starts the engine's log shows refused for good; none when there is no log */
+    static List<Refusal> refusedStarts(Path log) {
+        List<Refusal> out = new ArrayList<>();
+        if (!Files.exists(log)) return out;
+        // Latin-1: a byte that is not UTF-8 in a container's output must not end the check; the pattern is ASCII
+        try (Stream<String> lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {
             lines.forEach(l -> {
                 Matcher m = REFUSED.matcher(l);
-                if (m.find()) ids.add(m.group(1));
+                if (!m.find()) return;
+                try {
+                    out.add(new Refusal(m.group(2), EngineEvents.nanos(Instant.parse(m.group(1)))));
+                } catch (DateTimeParseException e) {
+                    throw new IllegalStateException("dockerd's log " + log + " has a time mesh's checker cannot read: " + l, e);
+                }
             });
         } catch (IOException | UncheckedIOException e) {
             throw new IllegalStateException("cannot read the engine's log " + log + ": " + e.getMessage(), e);
         }
-        return ids;
+        return out;
     }
 }

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,8 +24,12 @@ class EngineLogTest {
                 "time=\"2026-12-03T04:15:24.721916310Z\" level=error msg=\"failed to start container\" container=" + A
                         + " error=\"task " + A + ": already exists\"",
                 "time=\"2026-12-03T04:15:26.170993163Z\" level=error msg=\"Handler for POST /containers/" + A
+                        + "/start returned error: task " + A + ": already exists\"",
+                // a task of another id: not this container's own
+                "time=\"2026-12-03T04:15:27.000000000Z\" level=error msg=\"Handler for POST /v1.41/containers/" + B
                         + "/start returned error: task " + A + ": already exists\""));
-        assertThat(EngineLog.refusedStarts(log)).containsExactly(A);
+        assertThat(EngineLog.refusedStarts(log)).containsExactly(
+                new EngineLog.Refusal(A, EngineEvents.nanos(Instant.parse("2026-12-03T04:15:26.170993163Z"))));
         assertThat(EngineLog.refusedStarts(dir.resolve("none.log"))).isEmpty();
     }
 }

@@ -99,7 +99,7 @@ final class HistoryChecks {
     private final List<Nemesis.Fault> faults;
     private final Predicate<String> modules;
     private final ZkPaths paths;
-    private final Map<String, Set<String>> refusedStarts;
+    private final Map<String, List<EngineLog.Refusal>> refusedStarts;
     /** Held containers Docker would not start again, given back as a new container under their name. */
     private int replaced;
     final List<String> violations = new ArrayList<>();
@@ -113,12 +113,13 @@ final class HistoryChecks {
     final List<String> takeovers = new ArrayList<>();
 
     /**
-     * @param refusedStarts per host, the containers whose start dockerd refused for good (its own log: a task containerd
-     *                      kept from a start a restart cut, {@code StaleTaskException}): one of them held is given back
-     *                      by a new container under its name, made by the apply after the window
+     * @param refusedStarts per host, the starts dockerd refused for good (its own log, {@link EngineLog}: a task
+     *                      containerd kept from a start a restart cut, {@code StaleTaskException}): a held container
+     *                      refused after it was stopped is given back by a new container under its name, which the
+     *                      apply after the window makes
      */
     HistoryChecks(Map<String, List<Event>> events, Map<String, List<EngineEvents.Gap>> gaps, List<ZkTxnLog.Change> changes,
-                  List<Nemesis.Fault> faults, Predicate<String> modules, ZkPaths paths, Map<String, Set<String>> refusedStarts) {
+                  List<Nemesis.Fault> faults, Predicate<String> modules, ZkPaths paths, Map<String, List<EngineLog.Refusal>> refusedStarts) {
         this.refusedStarts = refusedStarts;
         this.events = events;
         this.gaps = gaps;
@@ -406,12 +407,14 @@ final class HistoryChecks {
                 break;
             }
         }
-        if (started < 0 && refusedStarts.getOrDefault(h.host, Set.of()).contains(h.containerId)) {
-            // Docker refused every start of it (its log says so): only a new container under its name can run
+        if (started < 0) {
+            // Docker refused its start for good (its own log says so, after it was stopped and before the new one
+            // started): only a new container under its name can run
             for (Event ev : mine) {
-                if (!h.containerId.equals(ev.getId()) && "start".equals(EngineEvents.action(ev)) && EngineEvents.time(ev) > ended
-                        && h.container.equals(EngineEvents.name(ev))) {
-                    started = EngineEvents.time(ev);
+                long t = EngineEvents.time(ev);
+                if (!h.containerId.equals(ev.getId()) && "start".equals(EngineEvents.action(ev)) && t > ended
+                        && h.container.equals(EngineEvents.name(ev)) && refused(h.host, h.containerId, lastDie, t)) {
+                    started = t;
                     replaced++;
                     break;
                 }
@@ -534,6 +537,12 @@ final class HistoryChecks {
         long bound = GIVE_BACK_BOUND_MS;
         for (Nemesis.Fault f : delaying(h, endedMs)) bound += extension(h, f);
         return bound;
+    }
+
+    /** @return true when the engine's log shows a start of the container refused for good between the two times (nanos) */
+    private boolean refused(String host, String containerId, long fromNanos, long toNanos) {
+        return refusedStarts.getOrDefault(host, List.of()).stream()
+                .anyMatch(r -> r.id().equals(containerId) && r.nanos() >= fromNanos && r.nanos() <= toNanos);
     }
 
     private List<Nemesis.Fault> delaying(Held h, long endedMs) {

@@ -1,0 +1,72 @@
+package io.mesh.fleet;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.api.model.Event;
+import io.mesh.testing.ZkTxnLog;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ZkPaths;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The fleet checker's give-back rule on a made-up history: a held container stopped inside its hold must be started
+ * again, or, where dockerd's log shows its start refused for good, replaced by a new container under its name.
+ */
+class HistoryChecksTest {
+    private static final String HOST = "fleet-1";
+    private static final String OLD = "a".repeat(64);
+    private static final String NEW = "b".repeat(64);
+    private static final long T0 = Instant.parse("2026-12-03T04:00:00Z").toEpochMilli();
+    private final ZkPaths paths = new ZkPaths("/mesh");
+
+    @Test
+    void aHeldContainerNeitherStartedNorReplacedAfterARefusalIsAViolation() {
+        assertThat(giveBackViolations(List.of())).singleElement().asString().contains("m-web", "never started again");
+    }
+
+    @Test
+    void aNewContainerUnderItsNameIsTheGiveBackOnlyAfterDockerdRefusedTheOldOne() {
+        long refusedAt = nanos(T0 + 3_000);
+        assertThat(giveBackViolations(List.of(new EngineLog.Refusal(OLD, refusedAt)))).isEmpty();
+        // a refusal of another container, or of this one before it was stopped, is no evidence
+        assertThat(giveBackViolations(List.of(new EngineLog.Refusal(NEW, refusedAt)))).hasSize(1);
+        assertThat(giveBackViolations(List.of(new EngineLog.Refusal(OLD, nanos(T0 + 500))))).hasSize(1);
+    }
+
+    /** Held 1 s .. 5 s; the old container stopped at 2 s; a new one under its name started at 6 s. */
+    private List<String> giveBackViolations(List<EngineLog.Refusal> refusals) {
+        HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0 + 1_000), new ProcessRef(42, "mesh-agent run"), null);
+        String node = paths.held() + "/" + HOST + "/m-web";
+        List<ZkTxnLog.Change> changes = List.of(
+                new ZkTxnLog.Change(1, T0 + 1_000, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
+                new ZkTxnLog.Change(2, T0 + 5_000, 7, ZkTxnLog.Kind.DELETE, node, null, false));
+        List<Event> events = List.of(
+                event("kill", OLD, T0 + 2_000), event("die", OLD, T0 + 2_100), event("stop", OLD, T0 + 2_200),
+                event("destroy", OLD, T0 + 5_900), event("create", NEW, T0 + 5_950), event("start", NEW, T0 + 6_000));
+        HistoryChecks checks = new HistoryChecks(Map.of(HOST, events), Map.of(), changes, List.of(), m -> true, paths,
+                Map.of(HOST, refusals)).run();
+        return checks.violations.stream().filter(v -> v.contains("started again") || v.contains("given back")).toList();
+    }
+
+    /** An event as dockerd sends it (docker-java's {@code Event} sets its nanosecond time only from JSON). */
+    private static Event event(String action, String id, long ms) {
+        String json = "{\"status\":\"" + action + "\",\"id\":\"" + id + "\",\"from\":\"busybox\",\"Type\":\"container\",\"Action\":\""
+                + action + "\",\"Actor\":{\"ID\":\"" + id + "\",\"Attributes\":{\"name\":\"m-web\",\"mesh.module\":\"m\"}},\"time\":"
+                + ms / 1000 + ",\"timeNano\":" + nanos(ms) + "}";
+        try {
+            return new ObjectMapper().readValue(json, Event.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static long nanos(long ms) { return ms * 1_000_000L; }
+}

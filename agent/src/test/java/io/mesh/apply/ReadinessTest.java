@@ -2,6 +2,7 @@ package io.mesh.apply;
 
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
+import io.mesh.docker.Labels;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -156,6 +158,48 @@ class ReadinessTest {
         assertThat(docker.idByName(web + ".mesh-prev")).isNull();
         assertThat(TestDocker.events(module, from, Instant.now()).stream().filter(e -> before.equals(e.getId()))
                 .map(TestDocker::action).toList()).as("the previous container's events").doesNotContain("destroy");
+    }
+
+    /**
+     * FleetHistoryIT seed 9203727656127556243: a dockerd restart cut a recreate and left the container under the name
+     * "Removal In Progress", its layer busy; every apply then failed as a whole trying to remove it before putting the
+     * previous one back, for minutes, and the module's other container stayed stopped. Docker's refusal is given to the
+     * removal of that one container (its state cannot be made on demand); the rest is the real engine.
+     */
+    @Test
+    void aNameDockerCannotFreeFailsThatContainerAloneTheOthersAreApplied() throws Exception {
+        zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n"
+                + "  web:\n    image: " + BUSYBOX + "\n    network: none\n    stop-timeout: 2s\n    " + SERVE + "\n"
+                + "  api:\n    image: " + BUSYBOX + "\n    network: none\n    stop-timeout: 2s\n    " + SERVE + "\n", "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String api = module + "-api";
+        String previous = docker.idByName(web);
+        docker.stop(previous, 2);
+        docker.client().renameContainerCmd(previous).withName(web + ".mesh-prev").exec();
+        String stuck = docker.client().createContainerCmd(BUSYBOX).withName(web)
+                .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
+        docker.stop(docker.idByName(api), 2); // the engine's restart stopped it
+        io.mesh.docker.ContainerRuntime busy = (io.mesh.docker.ContainerRuntime) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {io.mesh.docker.ContainerRuntime.class}, (p, m, args) -> {
+                    if (m.getName().equals("remove") && stuck.equals(args[0])) {
+                        throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"container "
+                                + stuck + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x/merged:"
+                                + " device or resource busy\"}");
+                    }
+                    try {
+                        return m.invoke(docker, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        ApplyReport r = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
+        assertThat(r.containers()).as("report %s", r).extracting(ContainerResult::name).contains("web", "api");
+        ContainerResult apiResult = r.containers().stream().filter(c -> c.name().equals("api")).findFirst().orElseThrow();
+        assertThat(apiResult.action()).as("report %s", r).isNotEqualTo(ContainerAction.FAILED);
+        assertThat(docker.inspect(docker.idByName(api)).getState().getRunning()).as("the other container runs").isTrue();
+        ContainerResult webResult = r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
+        assertThat(webResult.action()).as("report %s", r).isEqualTo(ContainerAction.FAILED);
+        assertThat(String.join("; ", webResult.reasons())).contains("device or resource busy");
     }
 
     /** A healthcheck that fails makes the new container unhealthy: reverted, with the check's output as the reason. */

@@ -4,6 +4,7 @@ import io.mesh.exec.IdleThreads;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.DockerEngine;
 import io.mesh.docker.ImageInfo;
 import io.mesh.docker.ImageReference;
 import io.mesh.docker.Labels;
@@ -141,8 +142,8 @@ final class ApplyExecution {
      * completes removes it), so the container under the name was never judged ready. Whatever stands under the name
      * or under {@code .mesh-next} is removed; the previous one takes its name again, with the restart policy of its own
      * spec (it waited aside with {@code no}), and is started. The plan then recreates it as usual. Containers a window
-     * holds are left alone. Failure model row 35. When Docker cannot remove what stands under the name, that container
-     * is not put back (row 69): the plan fails it, and the others go on.
+     * holds are left alone. Failure model row 35. When dockerd answers that it cannot remove what stands under the name,
+     * that container is not put back (row 69): the plan fails it, and the others go on.
      *
      * @return true when something was put back (the caller looks at Docker again)
      */
@@ -157,7 +158,8 @@ final class ApplyExecution {
                     if (o != prev && (o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) docker.remove(o.id());
                 }
             } catch (RuntimeException e) {
-                if (e instanceof SessionGuard.SessionLostException) throw e;
+                // dockerd away or the lock lapsing fails the apply as before: the next one puts the container back
+                if (e instanceof SessionGuard.SessionLostException || !DockerEngine.answered(e)) throw e;
                 // Docker cannot free the name (FleetHistoryIT seed 9203727656127556243: a container a dockerd restart
                 // left "Removal In Progress", its layer busy): this one is not put back, and the plan fails it naming
                 // what Docker says; the module's other containers are applied, not failed with it, at every apply.

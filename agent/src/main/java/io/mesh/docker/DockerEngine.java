@@ -9,6 +9,7 @@ import com.github.dockerjava.api.command.PullImageResultCallback;
 import com.github.dockerjava.api.command.WaitContainerResultCallback;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerClientException;
+import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Bind;
@@ -516,6 +517,15 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
                 i.getRestartCount() == null ? 0 : i.getRestartCount(), s == null ? null : s.getStartedAt(),
                 exit == null ? null : exit.intValue(), h == null || h.getStatus() == null ? RunState.NO_HEALTH : h.getStatus(),
                 output, i.getImageId());
+    }
+
+    /**
+     * @param e a failed call
+     * @return true when dockerd answered the call with an error (an HTTP status), not when it could not be reached,
+     *         was cut or timed out: an answer is Docker's word on the container, the others may pass
+     */
+    public static boolean answered(RuntimeException e) {
+        return e instanceof DockerException d && d.getHttpStatus() > 0;
     }
 
     /** Starts a container; a container already running is left as it is. */

@@ -179,19 +179,14 @@ class ReadinessTest {
         String stuck = docker.client().createContainerCmd(BUSYBOX).withName(web)
                 .withLabels(Map.of(Labels.MODULE, module, Labels.CONTAINER, "web")).exec().getId();
         docker.stop(docker.idByName(api), 2); // the engine's restart stopped it
-        io.mesh.docker.ContainerRuntime busy = (io.mesh.docker.ContainerRuntime) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {io.mesh.docker.ContainerRuntime.class}, (p, m, args) -> {
-                    if (m.getName().equals("remove") && stuck.equals(args[0])) {
-                        throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"container "
-                                + stuck + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x/merged:"
-                                + " device or resource busy\"}");
-                    }
-                    try {
-                        return m.invoke(docker, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        io.mesh.docker.ContainerRuntime busy = TestDocker.intercepting(docker, (m, args, proceed) -> {
+            if (m.getName().equals("remove") && stuck.equals(args[0])) {
+                throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"container "
+                        + stuck + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x/merged:"
+                        + " device or resource busy\"}");
+            }
+            return proceed.call();
+        });
         ApplyReport r = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
         assertThat(r.containers()).as("report %s", r).extracting(ContainerResult::name).contains("web", "api");
         ContainerResult apiResult = r.containers().stream().filter(c -> c.name().equals("api")).findFirst().orElseThrow();

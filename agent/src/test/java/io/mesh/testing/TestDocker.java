@@ -1,9 +1,13 @@
 package io.mesh.testing;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +20,41 @@ import java.util.concurrent.TimeUnit;
  * when it does not answer: nothing here skips.
  */
 public final class TestDocker {
+    /** One call to a runtime, as {@link #intercepting} hands it on. */
+    public interface Interceptor {
+        /**
+         * @param method  the {@link ContainerRuntime} method called
+         * @param args    its arguments
+         * @param proceed makes the call on the real runtime and returns its result
+         * @return what the call returns
+         * @throws Throwable what the call throws, or a fault given to it
+         */
+        Object call(Method method, Object[] args, Proceed proceed) throws Throwable;
+    }
+
+    /** The real call, as the runtime makes it (its own exception, not a reflective wrapper). */
+    public interface Proceed {
+        Object call() throws Throwable;
+    }
+
+    /**
+     * A runtime whose every call passes through {@code interceptor} on its way to {@code docker}: how a test gives one
+     * call Docker's answer that cannot be made on demand, or kills the process after one, on the real engine otherwise.
+     */
+    public static ContainerRuntime intercepting(ContainerRuntime docker, Interceptor interceptor) {
+        return (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(), new Class<?>[] {ContainerRuntime.class},
+                (p, m, args) -> {
+                    Proceed real = () -> {
+                        try {
+                            return m.invoke(docker, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    };
+                    return m.getDeclaringClass() == Object.class ? real.call() : interceptor.call(m, args, real);
+                });
+    }
+
     /** A small image every test may use (imported by docker-engine.sh). */
     public static final String BUSYBOX = "mesh-demo/busybox:1";
     /** The registry image. */

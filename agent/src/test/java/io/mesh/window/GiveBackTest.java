@@ -17,8 +17,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -102,17 +100,14 @@ class GiveBackTest {
         WindowJournal journal = here.journal();
         // the first recovery dies once its start of the held container has returned
         AtomicBoolean startedIt = new AtomicBoolean();
-        ContainerRuntime dying = (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(),
-                new Class<?>[] {ContainerRuntime.class}, (proxy, method, args) -> {
-                    if (startedIt.get()) throw new Killed();
-                    try {
-                        return method.invoke(docker, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    } finally {
-                        if (method.getName().equals("start")) startedIt.set(true);
-                    }
-                });
+        ContainerRuntime dying = TestDocker.intercepting(docker, (method, args, proceed) -> {
+            if (startedIt.get()) throw new Killed();
+            try {
+                return proceed.call();
+            } finally {
+                if (method.getName().equals("start")) startedIt.set(true);
+            }
+        });
         assertThatThrownBy(() -> new WindowClosing(dying, journal, journal.read(module).orElseThrow()).closeAll())
                 .isInstanceOf(Killed.class);
         assertThat(docker.isRunning(id)).as("started by the first recovery").isTrue();
@@ -140,18 +135,13 @@ class GiveBackTest {
         docker.updateRestartPolicy(id, "no"); // what the window did, then stopped it
         docker.stop(id, 2);
         WindowJournal.Entry entry = journalled(id, false);
-        ContainerRuntime refusing = (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(),
-                new Class<?>[] {ContainerRuntime.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("start") && id.equals(args[0])) {
-                        throw new StaleTaskException("container " + id + " cannot be started again: Status 500: "
-                                + "{\"message\":\"task " + id + ": already exists\"}", null);
-                    }
-                    try {
-                        return method.invoke(docker, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        ContainerRuntime refusing = TestDocker.intercepting(docker, (method, args, proceed) -> {
+            if (method.getName().equals("start") && id.equals(args[0])) {
+                throw new StaleTaskException("container " + id + " cannot be started again: Status 500: "
+                        + "{\"message\":\"task " + id + ": already exists\"}", null);
+            }
+            return proceed.call();
+        });
         long t0 = System.nanoTime();
         WindowClosing closing = new WindowClosing(refusing, here.journal(), entry).closeAll();
         Duration took = Duration.ofNanos(System.nanoTime() - t0);

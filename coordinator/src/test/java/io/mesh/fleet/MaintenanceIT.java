@@ -107,13 +107,13 @@ class MaintenanceIT {
                 Instant until = fire.toInstant().plusSeconds(60);
                 try {
                     while (Instant.now().isBefore(until)) {
-                        int queued = waitingOnly(zk, gcSlot);
                         // at the cron instant all three queue for a moment; what counts is who waits while one runs
-                        if (queued > most && !children(zk, ZkPaths.slotClaims(gcSlot)).isEmpty()) {
+                        int queued = waitingWhileOneRuns(zk, gcSlot);
+                        if (queued > most) {
                             most = queued;
                             seen = mesh("windows", coordinator).out();
                         }
-                        if (Instant.now().isAfter(fire.toInstant().plusSeconds(3)) && queued == 0
+                        if (Instant.now().isAfter(fire.toInstant().plusSeconds(3)) && children(zk, ZkPaths.slotQueue(gcSlot)).isEmpty()
                                 && children(zk, ZkPaths.slotClaims(gcSlot)).isEmpty() && lastWindowsDone(zk, paths, hosts, gc)) break;
                         Thread.sleep(100);
                     }
@@ -296,25 +296,32 @@ class MaintenanceIT {
         return true;
     }
 
-    /** @return the windows in the slot's queue that hold no claim (a reader may meet one between its two nodes) */
-    private static int waitingOnly(CuratorFramework zk, String slot) throws Exception {
+    /**
+     * @return how many windows wait in the slot's queue while at least one holds a claim, 0 when none holds one, and -1
+     *     when a claim came or went during the reading, so that the queue and the claims do not describe one moment
+     */
+    private static int waitingWhileOneRuns(CuratorFramework zk, String slot) throws Exception {
+        java.util.Set<String> claims = new java.util.HashSet<>(children(zk, ZkPaths.slotClaims(slot)));
+        if (claims.isEmpty()) return 0;
         java.util.Set<String> running = new java.util.HashSet<>();
-        for (String c : children(zk, ZkPaths.slotClaims(slot))) {
+        for (String c : claims) {
             try {
                 running.add(Json.read(zk.getData().forPath(slot + "/claims/" + c), io.mesh.wire.SlotRecord.class).window());
             } catch (Exception e) {
-                // gone meanwhile
+                return -1; // gone meanwhile
             }
         }
         int n = 0;
         for (String q : children(zk, ZkPaths.slotQueue(slot))) {
             try {
+                // WindowSlot leaves the queue before it claims; this guards against a slot that did not
                 if (!running.contains(Json.read(zk.getData().forPath(slot + "/queue/" + q), io.mesh.wire.SlotRecord.class).window())) n++;
             } catch (Exception e) {
                 // gone meanwhile
             }
         }
-        return n;
+        // sequential names are never reused, so equal sets mean no claim changed while the queue was read
+        return claims.equals(new java.util.HashSet<>(children(zk, ZkPaths.slotClaims(slot)))) ? n : -1;
     }
 
     private static List<String> children(CuratorFramework zk, String path) throws Exception {

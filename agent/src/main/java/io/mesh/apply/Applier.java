@@ -172,11 +172,12 @@ public final class Applier {
                 // this lock could add.
                 DesiredRecord newest = store.desired(module);
                 if (newest != null) desired = newest;
-                Map<String, HeldRecord> held = store.held(host);
+                LockedRead read = LockedRead.read(store, freezes, host, module, Times.now());
+                Map<String, HeldRecord> held = read.held();
                 // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
                 // slot, or the previous revision kept here (decision 13).
                 // A freeze first: a frozen module takes no rollout slot and is not counted in a wave (decision 14).
-                FreezeRecord frozen = newest == null ? null : freezes.frozen(module).orElse(null);
+                FreezeRecord frozen = newest == null ? null : read.frozen().orElse(null);
                 admission = newest == null || frozen != null ? null : rollouts.admit(newest);
                 if (admission != null && admission.stale()) {
                     // The rollout node is of a newer push than the desired node read (the daemon's cache is behind):
@@ -221,7 +222,9 @@ public final class Applier {
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
                 if (frozen != null) return frozen(newest, started, frozen, section);
-                ApplyReport report = report(newest, started, results, held);
+                // The window node read under the lock stands, unless the recovery above has just written it.
+                WindowRecord window = recovered == null ? read.window() : store.window(host, module);
+                ApplyReport report = report(newest, started, results, held, window);
                 if (admission.keepsPrevious() && report.outcome() != ApplyOutcome.DEFERRED) {
                     boolean ran = report.outcome() == ApplyOutcome.APPLIED;
                     report = report.withRollout(report.outcome() == ApplyOutcome.FAILED ? ApplyOutcome.FAILED : admission.outcome(), admission.why());
@@ -369,14 +372,13 @@ public final class Applier {
 
     /** The report of an apply that ran: {@code applied}, or {@code failed} naming each failed container. */
     private ApplyReport report(DesiredRecord desired, Instant started, List<ContainerResult> results,
-                               Map<String, HeldRecord> heldNodes) throws Exception {
+                               Map<String, HeldRecord> heldNodes, WindowRecord w) {
         List<String> errors = new ArrayList<>();
         List<String> held = new ArrayList<>();
         for (ContainerResult r : results) {
             if (r.action().failed()) errors.add(r.container() + ": " + String.join("; ", r.reasons()));
             if (r.action() == ContainerAction.HELD) held.add(r.container());
         }
-        WindowRecord w = store.window(host, desired.module());
         ApplyReport.WindowRef window = w == null ? null : ApplyReport.WindowRef.of(w);
         if (!errors.isEmpty()) {
             return ApplyReport.failed(host, desired.module(), desired.revision(), desired.push(), started, window, results,

@@ -47,10 +47,28 @@ public final class FreezeGate {
      * @throws Exception from ZooKeeper, as Curator's retry loop gives it up
      */
     public Optional<FreezeRecord> frozen(String module) throws Exception {
-        String own = store.paths().freeze(module), all = store.paths().freezeAll();
         CuratorZookeeperClient zk = store.client().getZookeeperClient();
-        List<OpResult> read = RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(List.of(Op.getData(own), Op.getData(all))));
-        return decide(record(own, read.get(0)), record(all, read.get(1)), clock.instant());
+        List<Op> reads = reads(module);
+        return frozen(module, RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(reads)));
+    }
+
+    /**
+     * @param module module name
+     * @return the reads {@link #frozen(String)} makes, for a caller that puts them in a {@code multi} of its own
+     *         ({@code LockedRead}): the module's freeze node, then the one of every module
+     */
+    public List<Op> reads(String module) {
+        return List.of(Op.getData(store.paths().freeze(module)), Op.getData(store.paths().freezeAll()));
+    }
+
+    /**
+     * @param module  module name
+     * @param results the results of {@link #reads}, in their order
+     * @return the freeze in force on the module, or empty
+     * @throws KeeperException a read that failed other than by the node's absence
+     */
+    public Optional<FreezeRecord> frozen(String module, List<OpResult> results) throws KeeperException {
+        return decide(record(store.paths().freeze(module), results.get(0)), record(store.paths().freezeAll(), results.get(1)), clock.instant());
     }
 
     /**

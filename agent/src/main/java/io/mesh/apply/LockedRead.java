@@ -1,0 +1,69 @@
+package io.mesh.apply;
+
+import io.mesh.freeze.FreezeGate;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.Json;
+import io.mesh.wire.WindowRecord;
+import io.mesh.zk.MeshStore;
+import org.apache.curator.CuratorZookeeperClient;
+import org.apache.curator.RetryLoop;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What an apply reads from ZooKeeper holding the module lock, before the fence, in one round trip (ZooKeeper's
+ * {@code multi} of reads): the host's held nodes (which only a window holding this lock, or an operator, adds), the
+ * module's freezes ({@link FreezeGate}, decision 14) and the module's window node on this host, for the report. Never
+ * a cache: a release or a thaw just answered must be seen by the apply it asks for. A held node's data is a second
+ * round trip, only when the host has held nodes.
+ *
+ * <p>Issue 16, B5: these were four round trips in a row per apply (held children, freezes, window node, and a read
+ * per held node); the floor an apply is measured against has none of them.
+ *
+ * @param held   the held nodes in force on this host, by Docker name ({@link HeldRegistry#inForce})
+ * @param frozen the freeze in force on the module, or empty
+ * @param window the module's window node on this host as read under the lock, or {@code null}
+ */
+public record LockedRead(Map<String, HeldRecord> held, Optional<FreezeRecord> frozen, WindowRecord window) {
+
+    /**
+     * @param store   ZooKeeper access
+     * @param freezes the freeze rule
+     * @param host    this host
+     * @param module  module name
+     * @param now     the time to judge an operator hold's expiry at
+     * @return what was read
+     * @throws Exception from ZooKeeper, as Curator's retry loop gives it up
+     */
+    public static LockedRead read(MeshStore store, FreezeGate freezes, String host, String module, Instant now) throws Exception {
+        List<Op> reads = new ArrayList<>();
+        reads.add(Op.getChildren(store.paths().held(host)));
+        reads.add(Op.getData(store.paths().window(host, module)));
+        reads.addAll(freezes.reads(module));
+        CuratorZookeeperClient zk = store.client().getZookeeperClient();
+        List<OpResult> results = RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(reads));
+        List<String> names = results.get(0) instanceof OpResult.GetChildrenResult c ? c.getChildren() : absent(results.get(0), reads.get(0), List.of());
+        Map<String, HeldRecord> held = names.isEmpty() ? new LinkedHashMap<>() : HeldRegistry.read(store.client(), store.paths(), host, names);
+        WindowRecord window = results.get(1) instanceof OpResult.GetDataResult d ? Json.readOrNull(d.getData(), WindowRecord.class)
+                : absent(results.get(1), reads.get(1), null);
+        return new LockedRead(HeldRegistry.inForce(held, now), freezes.frozen(module, results.subList(2, 4)), window);
+    }
+
+    /** @return {@code none} when the read failed because the node is not there; else throws its error */
+    private static <T> T absent(OpResult result, Op read, T none) throws KeeperException {
+        int err = ((OpResult.ErrorResult) result).getErr();
+        if (err == KeeperException.Code.NONODE.intValue()) return none;
+        KeeperException.Code code = KeeperException.Code.get(err);
+        throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, read.getPath());
+    }
+}

@@ -17,10 +17,11 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * A container spec's canonical form and hash (the {@code mesh.spec-hash} label), the form shown in the
@@ -78,8 +79,26 @@ public final class SpecDiff {
      *         without secrets, of {@link #canonical} exactly, as before secrets existed
      */
     public static String hash(ContainerSpec spec, Map<String, String> digests) {
-        String text = spec.secrets().isEmpty() ? canonical(spec) : write(withSecretDigests(CANONICAL.valueToTree(spec), digests));
-        return sha256(text, 8);
+        if (spec.secrets().isEmpty()) return remembered(HASHES, spec, s -> sha256(canonical(s), 8));
+        return sha256(write(withSecretDigests(CANONICAL.valueToTree(spec), digests)), 8);
+    }
+
+    /**
+     * The hash and the label of specs without secrets, by spec (a record: equal specs, equal text): each apply asks
+     * for both for every desired container (the plan, then the create), and they depend on the spec alone. Jackson's
+     * canonical form and the SHA-256 were a tenth of an apply's CPU (issue 16, B5). Cleared when full, so a long-lived
+     * agent keeps at most {@link #REMEMBERED} of each.
+     */
+    private static final Map<ContainerSpec, String> HASHES = new ConcurrentHashMap<>(), LABELS = new ConcurrentHashMap<>();
+    private static final int REMEMBERED = 4096;
+
+    private static String remembered(Map<ContainerSpec, String> memo, ContainerSpec spec, Function<ContainerSpec, String> derive) {
+        String known = memo.get(spec);
+        if (known != null) return known;
+        String text = derive.apply(spec);
+        if (memo.size() >= REMEMBERED) memo.clear();
+        memo.put(spec, text);
+        return text;
     }
 
     /**
@@ -92,6 +111,11 @@ public final class SpecDiff {
      * @return the label's JSON
      */
     public static String label(ContainerSpec spec, Map<String, String> digests) {
+        if (spec.secrets().isEmpty()) return remembered(LABELS, spec, s -> labelNow(s, Map.of()));
+        return labelNow(spec, digests);
+    }
+
+    private static String labelNow(ContainerSpec spec, Map<String, String> digests) {
         if (spec.env().isEmpty() && spec.secrets().isEmpty()) return canonical(spec);
         ObjectNode tree = withSecretDigests(CANONICAL.valueToTree(spec), digests);
         if (tree.get("env") instanceof ObjectNode env) {

@@ -68,6 +68,23 @@ class SpecDiffTest {
     }
 
     @Test
+    void rememberedHashesAndLabelsAreThoseOfTheSpecAskedFor() throws Exception {
+        ContainerSpec x = one("env: {A: x}"), alsoX = one("env: {A: x}"), y = one("env: {A: y}");
+        String hx = SpecDiff.hash(x), lx = SpecDiff.label(x, Map.of());
+        assertThat(SpecDiff.hash(alsoX)).as("an equal spec, another instance").isEqualTo(hx);
+        assertThat(SpecDiff.hash(y)).isNotEqualTo(hx);
+        assertThat(SpecDiff.label(y, Map.of())).isNotEqualTo(lx).contains(SpecDiff.envDigest("y"));
+        // past the memo's bound (it is cleared, not grown): still each spec's own
+        for (int i = 0; i < 5_000; i++) {
+            ContainerSpec s = ContainerSpec.builder("img:" + i).build();
+            assertThat(SpecDiff.hash(s)).isEqualTo(java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(SpecDiff.canonical(s).getBytes(java.nio.charset.StandardCharsets.UTF_8))).substring(0, 16));
+        }
+        assertThat(SpecDiff.hash(x)).isEqualTo(hx);
+        assertThat(SpecDiff.label(alsoX, Map.of())).isEqualTo(lx).contains(SpecDiff.envDigest("x"));
+    }
+
+    @Test
     void falseFlagsAndEmptyListsAreTheSpecWithoutThem() throws Exception {
         ContainerSpec plain = one();
         ContainerSpec falses = one("read-only: false", "init: false", "create-host-path: false", "labels: {}", "ulimits: {}", "tmpfs: []",

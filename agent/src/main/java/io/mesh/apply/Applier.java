@@ -222,7 +222,8 @@ public final class Applier {
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
                 if (frozen != null) return frozen(newest, started, frozen, section);
-                // The window node read under the lock stands, unless the recovery above has just written it.
+                // The window node read under the lock stands for the report, unless a recovery ran above (it
+                // publishes its window's nodes again and deletes them as it ends).
                 WindowRecord window = recovered == null ? read.window() : store.window(host, module);
                 ApplyReport report = report(newest, started, results, held, window);
                 if (admission.keepsPrevious() && report.outcome() != ApplyOutcome.DEFERRED) {

@@ -22,19 +22,31 @@ import java.util.Optional;
 
 /**
  * What an apply reads from ZooKeeper holding the module lock, before the fence, in one round trip (ZooKeeper's
- * {@code multi} of reads): the host's held nodes (which only a window holding this lock, or an operator, adds), the
+ * {@code multi} of reads): the host's held nodes (a window adds its own holding its module's lock, an operator's hold needs none), the
  * module's freezes ({@link FreezeGate}, decision 14) and the module's window node on this host, for the report. Never
  * a cache: a release or a thaw just answered must be seen by the apply it asks for. A held node's data is a second
  * round trip, only when the host has held nodes.
  *
- * <p>Issue 16, B5: these were four round trips in a row per apply (held children, freezes, window node, and a read
- * per held node); the floor an apply is measured against has none of them.
+ * <p>Issue 16, B5: these were three round trips in a row per apply (held children, freezes, window node), and a
+ * read per held node; the floor an apply is measured against has none of them.
  *
- * @param held   the held nodes in force on this host, by Docker name ({@link HeldRegistry#inForce})
- * @param frozen the freeze in force on the module, or empty
- * @param window the module's window node on this host as read under the lock, or {@code null}
+ * <p>The freezes are judged when asked ({@link #frozen}), so that an apply with no desired node (a deleted module's)
+ * is not failed by a freeze node it never looks at.
  */
-public record LockedRead(Map<String, HeldRecord> held, Optional<FreezeRecord> frozen, WindowRecord window) {
+public final class LockedRead {
+    private final Map<String, HeldRecord> held;
+    private final WindowRecord window;
+    private final FreezeGate freezes;
+    private final String module;
+    private final List<OpResult> freezeReads;
+
+    private LockedRead(Map<String, HeldRecord> held, WindowRecord window, FreezeGate freezes, String module, List<OpResult> freezeReads) {
+        this.held = held;
+        this.window = window;
+        this.freezes = freezes;
+        this.module = module;
+        this.freezeReads = freezeReads;
+    }
 
     /**
      * @param store   ZooKeeper access
@@ -56,7 +68,21 @@ public record LockedRead(Map<String, HeldRecord> held, Optional<FreezeRecord> fr
         Map<String, HeldRecord> held = names.isEmpty() ? new LinkedHashMap<>() : HeldRegistry.read(store.client(), store.paths(), host, names);
         WindowRecord window = results.get(1) instanceof OpResult.GetDataResult d ? Json.readOrNull(d.getData(), WindowRecord.class)
                 : absent(results.get(1), reads.get(1), null);
-        return new LockedRead(HeldRegistry.inForce(held, now), freezes.frozen(module, results.subList(2, 4)), window);
+        return new LockedRead(HeldRegistry.inForce(held, now), window, freezes, module, results.subList(2, 4));
+    }
+
+    /** @return the held nodes in force on this host, by Docker name ({@link HeldRegistry#inForce}) */
+    public Map<String, HeldRecord> held() { return held; }
+
+    /** @return the module's window node on this host as read under the lock, or {@code null} */
+    public WindowRecord window() { return window; }
+
+    /**
+     * @return the freeze in force on the module, or empty ({@link FreezeGate#frozen(String, List)})
+     * @throws KeeperException a freeze node's read failed other than by its absence
+     */
+    public Optional<FreezeRecord> frozen() throws KeeperException {
+        return freezes.frozen(module, freezeReads);
     }
 
     /** @return {@code none} when the read failed because the node is not there; else throws its error */

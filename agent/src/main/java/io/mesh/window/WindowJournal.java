@@ -209,16 +209,9 @@ public final class WindowJournal {
      * @throws UnreadableException when the file exists but cannot be read or parsed: a window may be open
      */
     public Optional<Entry> read(String module) {
-        Path f = file(module);
-        // Most modules have no entry, and an apply asks twice: java.io.File's stat answers that without the
-        // NoSuchFileException a read throws, whose stack was most of the read's cost (issue 16, B5). Its false also
-        // covers a stat refused, so it counts only where the directory is missing or may be searched: else the read
-        // below says why it cannot read (fail safe).
-        java.io.File d = dir.toFile();
-        if (!f.toFile().exists() && (!d.exists() || d.canExecute())) return Optional.empty();
         byte[] data;
         try {
-            data = Files.readAllBytes(f);
+            data = Files.readAllBytes(file(module));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {

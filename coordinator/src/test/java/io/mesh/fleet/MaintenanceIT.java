@@ -320,7 +320,8 @@ class MaintenanceIT {
                 // gone meanwhile
             }
         }
-        // sequential names are never reused, so equal sets mean no claim changed while the queue was read
+        // a claim is named by its window (host--module--window id, each window's id its own), so equal sets mean no
+        // claim came or went while the queue was read
         return claims.equals(new java.util.HashSet<>(children(zk, ZkPaths.slotClaims(slot)))) ? n : -1;
     }
 

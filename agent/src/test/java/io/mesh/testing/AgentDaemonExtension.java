@@ -2,6 +2,7 @@ package io.mesh.testing;
 
 import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
+import io.mesh.docker.ContainerRuntime;
 import io.mesh.policy.Policy;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
@@ -30,6 +31,7 @@ public final class AgentDaemonExtension extends ScopedFixture {
     private Duration applyLockWait = Duration.ofSeconds(2);
     private Policy policy = Policy.DEFAULT;
     private boolean ownSession;
+    private ContainerRuntime runtime;
     private AgentDaemon daemon;
     private CuratorFramework ownClient;
     private Path stateDir;
@@ -61,6 +63,12 @@ public final class AgentDaemonExtension extends ScopedFixture {
         return this;
     }
 
+    /** @return this, making its Docker calls through {@code r} (e.g. {@link TestDocker#intercepting} over the engine) */
+    public AgentDaemonExtension withRuntime(ContainerRuntime r) {
+        runtime = r;
+        return this;
+    }
+
     /** @return this, with a ZooKeeper session of its own (as a separate agent process has), closed with the daemon */
     public AgentDaemonExtension withOwnSession() {
         ownSession = true;
@@ -76,7 +84,7 @@ public final class AgentDaemonExtension extends ScopedFixture {
         AgentConfig config = new AgentConfig(host, zk.paths(), stateDir, reconcileInterval, applyLockWait, Duration.ofMinutes(1), policy);
         CuratorFramework client = zk.client();
         if (ownSession) client = ownClient = MeshZk.connect(zk.connect(), Duration.ofSeconds(20));
-        daemon = new AgentDaemon(config, client, TestDocker.engine(), ProcessRef.current(PROCESS));
+        daemon = new AgentDaemon(config, client, runtime != null ? runtime : TestDocker.engine(), ProcessRef.current(PROCESS));
         daemon.start();
     }
 

@@ -22,10 +22,10 @@ import java.util.Optional;
 
 /**
  * What an apply reads from ZooKeeper holding the module lock, before the fence, in one round trip (ZooKeeper's
- * {@code multi} of reads): the host's held nodes (a window adds its own holding its module's lock, an operator's hold needs none), the
- * module's freezes ({@link FreezeGate}, decision 14) and the module's window node on this host, for the report. Never
- * a cache: a release or a thaw just answered must be seen by the apply it asks for. A held node's data is a second
- * round trip, only when the host has held nodes.
+ * {@code multi} of reads): the host's held nodes (a window adds its own holding its module's lock, an operator's hold
+ * needs none), the module's freezes ({@link FreezeGate}, decision 14) and the module's window node on this host, for
+ * the report. Never a cache: a release or a thaw just answered must be seen by the apply it asks for. A held node's
+ * data is a second round trip, only when the host has held nodes.
  *
  * <p>Issue 16, B5: these were three round trips in a row per apply (held children, freezes, window node), and a
  * read per held node; the floor an apply is measured against has none of them.

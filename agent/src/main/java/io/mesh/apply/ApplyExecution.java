@@ -66,6 +66,8 @@ final class ApplyExecution {
     private Map<String, ContainerResult> reverted = Map.of();
     /** By container name, its secrets as read at the start of this apply. */
     private Map<String, SecretsDir.Resolved> secrets = Map.of();
+    /** The module's containers as this apply's plan saw them (set by {@link #run}). */
+    private List<ObservedContainer> observed = List.of();
 
     /**
      * @param docker the section's guarded runtime
@@ -107,6 +109,7 @@ final class ApplyExecution {
         this.secrets = resolve(secretsDir, want);
         List<ObservedContainer> observed = docker.moduleContainers(desired.module());
         if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(desired.module());
+        this.observed = observed;
         Map<String, ObservedContainer> byId = new LinkedHashMap<>();
         observed.forEach(o -> byId.put(o.id(), o));
         Images images = new Images();
@@ -561,6 +564,14 @@ final class ApplyExecution {
         images.ensure(spec, a.dockerName());
         String nextName = a.dockerName() + NEXT_SUFFIX;
         String prevName = a.dockerName() + PREV_SUFFIX;
+        // The name the old one will wait under is freed before anything is stopped: a leftover there that Docker cannot
+        // remove (a dockerd restart left it "Removal In Progress", "device or resource busy": CI seed
+        // 6271426431236788468, failure model row 70) failed the rename after the stop, at every apply, so what ran was
+        // stopped and started again every few seconds. Now the recreate fails first, and the old one runs on.
+        if (observed.stream().anyMatch(o -> o.dockerName().equals(prevName) && !o.id().equals(oldId))) {
+            String left = docker.idByName(prevName);
+            if (left != null && !left.equals(oldId)) removeLeftover(desired.module(), prevName, left, null);
+        }
         String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
         ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
         boolean wasRunning = before != null && before.running();
@@ -684,16 +695,26 @@ final class ApplyExecution {
         } catch (RuntimeException e) {
             String left = docker.idByName(name);
             if (left == null || left.equals(keep)) throw e;
-            // A container of another module is never touched (issue 11 rule 7); an unlabelled one under this
-            // module's temporary name is nobody's.
-            String owner = docker.labels(left).get(Labels.MODULE);
-            if (owner != null && !module.equals(owner)) {
-                throw new IllegalStateException("the name " + name + " is taken by a container of module " + owner + "; not touching it", e);
-            }
-            log.info("removing container {} ({}), left by an interrupted recreate", name, left);
-            docker.remove(left);
+            removeLeftover(module, name, left, e);
             return call.get();
         }
+    }
+
+    /**
+     * Removes the container {@code left} that stands under one of the module's temporary names.
+     *
+     * @param cause what made the caller look, or {@code null}
+     * @throws IllegalStateException when it belongs to another module (issue 11 rule 7: never touched)
+     * @throws RuntimeException      Docker's answer when it cannot remove it
+     */
+    private void removeLeftover(String module, String name, String left, RuntimeException cause) {
+        // An unlabelled container under this module's temporary name is nobody's.
+        String owner = docker.labels(left).get(Labels.MODULE);
+        if (owner != null && !module.equals(owner)) {
+            throw new IllegalStateException("the name " + name + " is taken by a container of module " + owner + "; not touching it", cause);
+        }
+        log.info("removing container {} ({}), left by an interrupted recreate", name, left);
+        docker.remove(left);
     }
 
     /** Creates a container with its labels and its secrets as read at the start of this apply. */

@@ -3,6 +3,7 @@ package io.mesh.apply;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.docker.ObservedContainer;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
@@ -195,6 +196,46 @@ class ReadinessTest {
         ContainerResult webResult = r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
         assertThat(webResult.action()).as("report %s", r).isEqualTo(ContainerAction.FAILED);
         assertThat(String.join("; ", webResult.reasons())).contains("device or resource busy");
+    }
+
+    /**
+     * Row 70 (CI seed 6271426431236788468): a leftover under {@code .mesh-prev} that Docker cannot remove fails the
+     * recreate before anything is stopped; before, each apply stopped the running container, met the name at the
+     * rename, and started it again. Docker's answer to that removal is given by an intercepting runtime; Docker's
+     * events show the running container untouched.
+     */
+    @Test
+    void aPreviousNameDockerCannotFreeFailsTheRecreateBeforeAnythingStops() throws Exception {
+        assertThat(apply("    " + SERVE + "\n    env: {V: \"1\"}\n", "r1").outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String running = docker.idByName(web);
+        // an earlier web, as a cut recreate leaves it, whose removal dockerd began and cannot finish
+        String stuck = docker.client().createContainerCmd(BUSYBOX).withName(web + ".mesh-prev")
+                .withLabels(docker.labels(running)).exec().getId();
+        io.mesh.docker.ContainerRuntime busy = TestDocker.intercepting(docker, (m, args, proceed) -> {
+            if (m.getName().equals("moduleContainers")) { // Docker's list shows it so
+                @SuppressWarnings("unchecked")
+                List<ObservedContainer> seen = (List<ObservedContainer>) proceed.call();
+                return seen.stream().map(o -> !o.id().equals(stuck) ? o : new ObservedContainer(o.id(), o.dockerName(), o.name(),
+                        o.specHash(), o.specJson(), o.revision(), false, "removing", o.health(), o.imageId())).toList();
+            }
+            if (m.getName().equals("remove") && stuck.equals(args[0])) {
+                throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"container "
+                        + stuck + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x/merged:"
+                        + " device or resource busy\"}");
+            }
+            return proceed.call();
+        });
+        zk.setDesired(yaml("    " + SERVE + "\n    env: {V: \"2\"}\n"), "r2");
+        Instant from = Instant.now();
+        ApplyReport r = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
+        Instant to = Instant.now();
+        ContainerResult webResult = r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
+        assertThat(webResult.action()).as("report %s", r).isEqualTo(ContainerAction.FAILED);
+        assertThat(String.join("; ", webResult.reasons())).contains("device or resource busy");
+        assertThat(docker.idByName(web)).isEqualTo(running);
+        assertThat(docker.inspect(running).getState().getRunning()).isTrue();
+        assertThat(TestDocker.events(module, from, to).stream().filter(e -> running.equals(e.getId())).map(TestDocker::action).toList())
+                .as("Docker's events of the running container").doesNotContain("kill", "stop", "die", "start");
     }
 
     /** A healthcheck that fails makes the new container unhealthy: reverted, with the check's output as the reason. */

@@ -10,8 +10,10 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -27,6 +29,14 @@ final class EngineLog {
      */
     private static final Pattern REFUSED = Pattern.compile("^time=\"([^\"]+)\".*Handler for POST /[^ ]*containers/([0-9a-f]{64})/start "
             + "returned error: (?:task|container) \\\\?\"?\\2\\\\?\"?: already exists");
+
+    /**
+     * dockerd 20.10 failing a removal because the container's root filesystem is still mounted somewhere ("device or
+     * resource busy"): the container stays "Removal In Progress" and no client can remove it or free its name (failure
+     * model rows 69 and 70).
+     */
+    private static final Pattern UNREMOVABLE = Pattern.compile("Handler for DELETE /[^ ]*containers/([0-9a-f]{64})[^ ]* returned error: "
+            + ".*device or resource busy");
 
     /**
      * One start dockerd refused for good.
@@ -45,6 +55,29 @@ final class EngineLog {
     static Map<String, List<Refusal>> refusedStarts(Collection<String> hosts) {
         Map<String, List<Refusal>> out = new LinkedHashMap<>();
         for (String h : hosts) out.put(h, refusedStarts(Fleet.RUN.resolve("logs").resolve(h + "-dockerd.log")));
+        return out;
+    }
+
+    /**
+     * @param host a fleet host, such as {@code fleet-1}
+     * @return the containers whose removal its dockerd failed with "device or resource busy" (its own log)
+     */
+    static Set<String> unremovable(String host) {
+        return unremovable(Fleet.RUN.resolve("logs").resolve(host + "-dockerd.log"));
+    }
+
+    /** @return the containers whose removal the engine's log shows failing with "device or resource busy" */
+    static Set<String> unremovable(Path log) {
+        Set<String> out = new LinkedHashSet<>();
+        if (!Files.exists(log)) return out;
+        try (Stream<String> lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {
+            lines.forEach(l -> {
+                Matcher m = UNREMOVABLE.matcher(l);
+                if (m.find()) out.add(m.group(1));
+            });
+        } catch (IOException | UncheckedIOException e) {
+            throw new IllegalStateException("cannot read the engine's log " + log + ": " + e.getMessage(), e);
+        }
         return out;
     }
 

@@ -32,4 +32,21 @@ class EngineLogTest {
                 new EngineLog.Refusal(A, EngineEvents.nanos(Instant.parse("2026-12-03T04:15:26.170993163Z"))));
         assertThat(EngineLog.refusedStarts(dir.resolve("none.log"))).isEmpty();
     }
+
+    /** Lines as dockerd 20.10 wrote them in FleetHistoryIT seed 6271426431236788468 (failure model row 70). */
+    @Test
+    void onlyARemovalFailedOnABusyFilesystemMakesAContainerUnremovable(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("fleet-2-dockerd.log");
+        Files.write(log, List.of(
+                "time=\"2026-12-03T08:16:09.726107066Z\" level=error msg=\"Error removing mounted layer " + A
+                        + ": unlinkat /var/lib/mesh-fleet/fleet-2/overlay2/e19/merged: device or resource busy\"",
+                "time=\"2026-12-03T08:16:09.726364058Z\" level=error msg=\"Handler for DELETE /containers/" + A
+                        + " returned error: container " + A + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat "
+                        + "/var/lib/mesh-fleet/fleet-2/overlay2/e19/merged: device or resource busy\"",
+                // another refusal of a removal: a conflict, which a client can resolve
+                "time=\"2026-12-03T08:16:10.000000000Z\" level=error msg=\"Handler for DELETE /v1.41/containers/" + B
+                        + "?force=1 returned error: removal of container " + B + " is already in progress\""));
+        assertThat(EngineLog.unremovable(log)).containsExactly(A);
+        assertThat(EngineLog.unremovable(dir.resolve("none.log"))).isEmpty();
+    }
 }

@@ -587,9 +587,11 @@ class FleetHistoryIT {
             }
             Map<String, DesiredRecord> desired = new TreeMap<>();
             List<String> lastProblems = new ArrayList<>();
+            Map<String, String> wedged = new TreeMap<>();
             long converge = System.currentTimeMillis() + 180_000;
             while (true) {
-                lastProblems = endState(fleet, zk, paths, mods, hosts, desired);
+                wedged.clear();
+                lastProblems = endState(fleet, zk, paths, mods, hosts, desired, wedged);
                 if (lastProblems.isEmpty() || System.currentTimeMillis() > converge) break;
                 Thread.sleep(2_000);
             }
@@ -608,7 +610,10 @@ class FleetHistoryIT {
             List<ZkTxnLog.Change> changes = txnLog(zxid0);
             checks = check(rec, changes, nemesis.faults(), ours, paths);
             violations.addAll(checks.violations);
-            violations.addAll(pushesApplied(coordinators, changes, paths, ours));
+            // A module a container Docker cannot remove keeps from converging on a host (the end state tolerated it,
+            // from dockerd's log) cannot end its pushes applied there either.
+            violations.addAll(pushesApplied(coordinators, changes, paths, ours).stream()
+                    .filter(v -> wedged.keySet().stream().noneMatch(k -> v.contains(" did not end applied on " + k + ":"))).toList());
             Map<String, Integer> evidenceOps = evidenceOperations(changes, checks, paths, ours);
 
             // The verdict.
@@ -628,6 +633,7 @@ class FleetHistoryIT {
             for (Nemesis.Fault f : nemesis.faults()) System.out.println("history fault " + f);
             for (String e : nemesis.errors()) System.out.println("history nemesis error: " + e);
             for (String v : violations) System.out.println("history violation: " + v);
+            wedged.forEach((k, why) -> System.out.println("history tolerated: " + k + ": " + why));
             for (String t : checks.takeovers) System.out.println("history held-node takeover: " + t);
             Files.write(dir.resolve("operations-" + seed + ".log"), opLog, StandardCharsets.UTF_8);
             saveEvidence(dir, seed, rec, changes, paths);
@@ -702,12 +708,20 @@ class FleetHistoryIT {
      * desired spec on every host it targets (one container per name, running, the desired env, its report
      * {@code applied} for its last push), nowhere else; nothing stopped, duplicated, under a temporary name; no step
      * container, held node, window node, lock child, open journal or unfinished window request left.
+     *
+     * <p>One state is tolerated, on evidence from outside mesh: a container whose removal dockerd's own log shows failing
+     * with "device or resource busy" ({@link EngineLog#unremovable}) stays, and its module cannot converge on that host
+     * (failure model rows 69 and 70). Its module's report there must then be {@code failed} saying so, and the
+     * container under the name must still run; that container's spec, that module's lock child and its pushes' end
+     * there are not checked. Each such module is put in {@code wedged} (host and module, why) and printed.
      */
     static List<String> endState(Fleet fleet, CuratorFramework zk, ZkPaths paths, List<Mod> mods, List<String> hosts,
-                                 Map<String, DesiredRecord> desired) {
+                                 Map<String, DesiredRecord> desired, Map<String, String> wedged) {
         List<String> problems = new ArrayList<>();
         try {
             MeshStore store = new MeshStore(zk, paths);
+            Map<String, Set<String>> unremovable = new HashMap<>();
+            for (String h : hosts) unremovable.put(h, EngineLog.unremovable(h));
             for (Mod m : mods) {
                 DesiredRecord d = store.desired(m.name);
                 if (d == null) {
@@ -719,9 +733,18 @@ class FleetHistoryIT {
                     List<Container> cs = fleet.containers(h, m.name);
                     boolean targeted = d.spec().runsOn(h);
                     Map<String, Integer> perName = new HashMap<>();
+                    Set<String> stuckNames = new HashSet<>();
                     for (Container c : cs) {
                         String n = c.getNames() == null || c.getNames().length == 0 ? c.getId() : c.getNames()[0].substring(1);
                         Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+                        if (unremovable.get(h).contains(c.getId())) {
+                            // Docker cannot remove it ("device or resource busy", its own log; failure model rows 69 and
+                            // 70): no client can converge the module here. What ran must still run under the name.
+                            stuckNames.add(labels.getOrDefault(Labels.CONTAINER, n));
+                            wedged.put(h + " " + m.name, n + " (" + c.getState() + ") cannot be removed: dockerd's log says "
+                                    + "device or resource busy");
+                            continue;
+                        }
                         if (labels.containsKey(Labels.WINDOW)) {
                             problems.add(h + ": step container left: " + n + " (" + c.getState() + ")");
                             continue;
@@ -745,7 +768,8 @@ class FleetHistoryIT {
                             continue;
                         }
                         List<String> env = i.getConfig().getEnv() == null ? List.of() : Arrays.asList(i.getConfig().getEnv());
-                        for (Map.Entry<String, String> kv : c.getValue().env().entrySet()) {
+                        for (Map.Entry<String, String> kv : stuckNames.contains(c.getKey()) ? Map.<String, String>of().entrySet()
+                                : c.getValue().env().entrySet()) {
                             if (!env.contains(kv.getKey() + "=" + kv.getValue())) {
                                 problems.add(h + ": " + dockerName + " does not run the last desired spec (" + kv.getKey() + "=" + kv.getValue() + " wanted; has " + env + ")");
                             }
@@ -753,7 +777,9 @@ class FleetHistoryIT {
                         if (!Boolean.TRUE.equals(i.getState().getRunning())) problems.add(h + ": " + dockerName + " not running");
                     }
                     ApplyReport r = store.report(h, m.name);
-                    if (r == null || r.outcome() != ApplyOutcome.APPLIED || !d.push().equals(r.push())) {
+                    boolean saysWhy = !stuckNames.isEmpty() && r != null && r.outcome() == ApplyOutcome.FAILED && r.error() != null
+                            && r.error().contains("device or resource busy");
+                    if (!saysWhy && (r == null || r.outcome() != ApplyOutcome.APPLIED || !d.push().equals(r.push()))) {
                         problems.add(h + ": " + m.name + "'s report is not applied for its last push " + d.push() + ": "
                                 + (r == null ? "none" : r.outcome() + " " + r.push() + (r.error() == null ? "" : " " + r.error())));
                     }
@@ -768,7 +794,8 @@ class FleetHistoryIT {
                 }
                 for (Mod m : mods) {
                     String lock = paths.lock(m.name, h);
-                    if (zk.checkExists().forPath(lock) != null && !zk.getChildren().forPath(lock).isEmpty()) {
+                    // a wedged module's agent applies it again and again (its retries): it may hold the lock now
+                    if (!wedged.containsKey(h + " " + m.name) && zk.checkExists().forPath(lock) != null && !zk.getChildren().forPath(lock).isEmpty()) {
                         problems.add(lock + " still has lock children " + zk.getChildren().forPath(lock));
                     }
                     Path journal = fleet.stateDir(h).resolve("windows").resolve(m.name + ".json");

@@ -703,16 +703,20 @@ class FleetHistoryIT {
         return s.length() > 160 ? s.substring(0, 160) + "..." : s;
     }
 
+    /** How long a container beside one Docker cannot remove must have run, at the end, to count as left alone. */
+    static final Duration STEADY = Duration.ofSeconds(30);
+
     /**
      * What is wrong with the fleet now, for the run's modules; empty when it converged: every module runs its last
      * desired spec on every host it targets (one container per name, running, the desired env, its report
      * {@code applied} for its last push), nowhere else; nothing stopped, duplicated, under a temporary name; no step
      * container, held node, window node, lock child, open journal or unfinished window request left.
      *
-     * <p>One state is tolerated, on evidence from outside mesh: a container whose removal dockerd's own log shows failing
-     * with "device or resource busy" ({@link EngineLog#unremovable}) stays, and its module cannot converge on that host
-     * (failure model rows 69 and 70). Its module's report there must then be {@code failed} saying so, and the
-     * container under the name must still run; that container's spec, that module's lock child and its pushes' end
+     * <p>One state is tolerated, on evidence from outside mesh: a container marked for removal whose removal dockerd's
+     * own log shows failing with "device or resource busy" ({@link EngineLog#unremovable}) stays, and its module cannot
+     * converge on that host (failure model row 70). Its module's report there must then be {@code failed} for its last
+     * push saying so, and the container under the name must run, started at least {@link #STEADY} before (not stopped
+     * and started at each failed apply); that container's spec, that module's lock child and its pushes' end
      * there are not checked. Each such module is put in {@code wedged} (host and module, why) and printed.
      */
     static List<String> endState(Fleet fleet, CuratorFramework zk, ZkPaths paths, List<Mod> mods, List<String> hosts,
@@ -734,15 +738,17 @@ class FleetHistoryIT {
                     boolean targeted = d.spec().runsOn(h);
                     Map<String, Integer> perName = new HashMap<>();
                     Set<String> stuckNames = new HashSet<>();
+                    List<String> stuck = new ArrayList<>();
                     for (Container c : cs) {
                         String n = c.getNames() == null || c.getNames().length == 0 ? c.getId() : c.getNames()[0].substring(1);
                         Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
-                        if (unremovable.get(h).contains(c.getId())) {
-                            // Docker cannot remove it ("device or resource busy", its own log; failure model rows 69 and
-                            // 70): no client can converge the module here. What ran must still run under the name.
+                        String state = c.getState() == null ? "" : c.getState();
+                        if (unremovable.get(h).contains(c.getId()) && (state.startsWith("removing") || state.startsWith("dead"))) {
+                            // Docker cannot remove it ("device or resource busy", its own log, and marked for removal
+                            // now; failure model row 70): no client can converge the module here. What ran must still
+                            // run under the name, left alone, and the report must say why (below).
                             stuckNames.add(labels.getOrDefault(Labels.CONTAINER, n));
-                            wedged.put(h + " " + m.name, n + " (" + c.getState() + ") cannot be removed: dockerd's log says "
-                                    + "device or resource busy");
+                            stuck.add(n + " (" + state + ")");
                             continue;
                         }
                         if (labels.containsKey(Labels.WINDOW)) {
@@ -757,6 +763,7 @@ class FleetHistoryIT {
                     perName.forEach((n, k) -> {
                         if (k > 1) problems.add(h + ": " + k + " containers of " + m.name + "/" + n + " (duplicated)");
                     });
+                    if (!targeted && !stuck.isEmpty()) problems.add(h + ": " + stuck + " of " + m.name + " cannot be removed (dockerd's log), on a host it does not target");
                     if (!targeted) continue;
                     for (Map.Entry<String, ContainerSpec> c : d.spec().containers().entrySet()) {
                         String dockerName = m.name + "-" + c.getKey();
@@ -775,10 +782,19 @@ class FleetHistoryIT {
                             }
                         }
                         if (!Boolean.TRUE.equals(i.getState().getRunning())) problems.add(h + ": " + dockerName + " not running");
+                        if (stuckNames.contains(c.getKey()) && i.getState().getStartedAt() != null
+                                && Instant.parse(i.getState().getStartedAt()).isAfter(Instant.now().minus(STEADY))) {
+                            // a stop and start at each failed apply (every few seconds) never gets this old; a window's
+                            // give-back in the quiet period does, as the end state is looked at again
+                            problems.add(h + ": " + dockerName + " was started at " + i.getState().getStartedAt() + ", less than "
+                                    + STEADY.toSeconds() + "s ago, beside a container Docker cannot remove");
+                        }
                     }
                     ApplyReport r = store.report(h, m.name);
                     boolean saysWhy = !stuckNames.isEmpty() && r != null && r.outcome() == ApplyOutcome.FAILED && r.error() != null
-                            && r.error().contains("device or resource busy");
+                            && r.error().contains("device or resource busy") && d.push().equals(r.push());
+                    if (!stuck.isEmpty() && !saysWhy) problems.add(h + ": " + stuck + " of " + m.name + " cannot be removed (dockerd's log), and its report does not say so for its last push");
+                    if (saysWhy) wedged.put(h + " " + m.name, stuck + " cannot be removed: dockerd's log says device or resource busy");
                     if (!saysWhy && (r == null || r.outcome() != ApplyOutcome.APPLIED || !d.push().equals(r.push()))) {
                         problems.add(h + ": " + m.name + "'s report is not applied for its last push " + d.push() + ": "
                                 + (r == null ? "none" : r.outcome() + " " + r.push() + (r.error() == null ? "" : " " + r.error())));

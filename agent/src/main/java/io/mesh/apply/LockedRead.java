@@ -5,10 +5,9 @@ import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
+import io.mesh.wire.MultiRead;
 import io.mesh.wire.WindowRecord;
 import io.mesh.zk.MeshStore;
-import org.apache.curator.CuratorZookeeperClient;
-import org.apache.curator.RetryLoop;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
@@ -62,12 +61,12 @@ public final class LockedRead {
         reads.add(Op.getChildren(store.paths().held(host)));
         reads.add(Op.getData(store.paths().window(host, module)));
         reads.addAll(freezes.reads(module));
-        CuratorZookeeperClient zk = store.client().getZookeeperClient();
-        List<OpResult> results = RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(reads));
-        List<String> names = results.get(0) instanceof OpResult.GetChildrenResult c ? c.getChildren() : absent(results.get(0), reads.get(0), List.of());
+        List<OpResult> results = MultiRead.of(store.client(), reads);
+        List<String> names = MultiRead.missing(results.get(0), reads.get(0).getPath()) ? List.of()
+                : ((OpResult.GetChildrenResult) results.get(0)).getChildren();
         Map<String, HeldRecord> held = names.isEmpty() ? new LinkedHashMap<>() : HeldRegistry.read(store.client(), store.paths(), host, names);
-        WindowRecord window = results.get(1) instanceof OpResult.GetDataResult d ? Json.readOrNull(d.getData(), WindowRecord.class)
-                : absent(results.get(1), reads.get(1), null);
+        WindowRecord window = MultiRead.missing(results.get(1), reads.get(1).getPath()) ? null
+                : Json.readOrNull(((OpResult.GetDataResult) results.get(1)).getData(), WindowRecord.class);
         return new LockedRead(HeldRegistry.inForce(held, now), window, freezes, module, results.subList(2, 4));
     }
 
@@ -83,13 +82,5 @@ public final class LockedRead {
      */
     public Optional<FreezeRecord> frozen() throws KeeperException {
         return freezes.frozen(module, freezeReads);
-    }
-
-    /** @return {@code none} when the read failed because the node is not there; else throws its error */
-    private static <T> T absent(OpResult result, Op read, T none) throws KeeperException {
-        int err = ((OpResult.ErrorResult) result).getErr();
-        if (err == KeeperException.Code.NONODE.intValue()) return none;
-        KeeperException.Code code = KeeperException.Code.get(err);
-        throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, read.getPath());
     }
 }

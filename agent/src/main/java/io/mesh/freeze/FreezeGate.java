@@ -2,9 +2,8 @@ package io.mesh.freeze;
 
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
+import io.mesh.wire.MultiRead;
 import io.mesh.zk.MeshStore;
-import org.apache.curator.CuratorZookeeperClient;
-import org.apache.curator.RetryLoop;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
@@ -47,9 +46,7 @@ public final class FreezeGate {
      * @throws Exception from ZooKeeper, as Curator's retry loop gives it up
      */
     public Optional<FreezeRecord> frozen(String module) throws Exception {
-        CuratorZookeeperClient zk = store.client().getZookeeperClient();
-        List<Op> reads = reads(module);
-        return frozen(module, RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(reads)));
+        return frozen(module, MultiRead.of(store.client(), reads(module)));
     }
 
     /**
@@ -91,11 +88,7 @@ public final class FreezeGate {
 
     /** @return the freeze node's record; {@link FreezeRecord#unreadable()} for data that does not parse; null when none */
     private static FreezeRecord record(String path, OpResult result) throws KeeperException {
-        if (result instanceof OpResult.ErrorResult e) {
-            if (e.getErr() == KeeperException.Code.NONODE.intValue()) return null;
-            KeeperException.Code code = KeeperException.Code.get(e.getErr());
-            throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, path);
-        }
+        if (MultiRead.missing(result, path)) return null;
         FreezeRecord r = Json.readOrNull(((OpResult.GetDataResult) result).getData(), FreezeRecord.class);
         if (r == null) {
             // Fail safe, as an unreadable held node is: a reader that cannot tell applies nothing.

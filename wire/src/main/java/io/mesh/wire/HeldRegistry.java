@@ -1,7 +1,5 @@
 package io.mesh.wire;
 
-import org.apache.curator.CuratorZookeeperClient;
-import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.KeeperException;
@@ -75,16 +73,10 @@ public final class HeldRegistry implements AutoCloseable {
         Map<String, HeldRecord> out = new LinkedHashMap<>();
         if (names.isEmpty()) return out;
         List<String> sorted = names.stream().sorted().toList();
-        List<Op> reads = sorted.stream().map(n -> Op.getData(paths.held(host, n))).toList();
-        CuratorZookeeperClient zk = client.getZookeeperClient();
-        List<OpResult> results = RetryLoop.callWithRetry(zk, () -> zk.getZooKeeper().multi(reads));
+        List<OpResult> results = MultiRead.of(client, sorted.stream().map(n -> Op.getData(paths.held(host, n))).toList());
         for (int i = 0; i < sorted.size(); i++) {
             OpResult r = results.get(i);
-            if (r instanceof OpResult.ErrorResult e) {
-                if (e.getErr() == KeeperException.Code.NONODE.intValue()) continue; // released meanwhile
-                KeeperException.Code code = KeeperException.Code.get(e.getErr());
-                throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, paths.held(host, sorted.get(i)));
-            }
+            if (MultiRead.missing(r, paths.held(host, sorted.get(i)))) continue; // released meanwhile
             out.put(sorted.get(i), recordAt(((OpResult.GetDataResult) r).getData(), host, sorted.get(i)));
         }
         return out;

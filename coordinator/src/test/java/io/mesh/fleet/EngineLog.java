@@ -14,6 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -69,36 +70,34 @@ final class EngineLog {
     /** @return the containers whose removal the engine's log shows failing with "device or resource busy" */
     static Set<String> unremovable(Path log) {
         Set<String> out = new LinkedHashSet<>();
-        if (!Files.exists(log)) return out;
-        try (Stream<String> lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {
-            lines.forEach(l -> {
-                Matcher m = UNREMOVABLE.matcher(l);
-                if (m.find()) out.add(m.group(1));
-            });
-        } catch (IOException | UncheckedIOException e) {
-            throw new IllegalStateException("cannot read the engine's log " + log + ": " + e.getMessage(), e);
-        }
+        matches(log, UNREMOVABLE, (m, l) -> out.add(m.group(1)));
         return out;
     }
 
     /** @return the starts the engine's log shows refused for good; none when there is no log */
     static List<Refusal> refusedStarts(Path log) {
         List<Refusal> out = new ArrayList<>();
-        if (!Files.exists(log)) return out;
-        // Latin-1: a byte that is not UTF-8 in a container's output must not end the check; the pattern is ASCII
+        matches(log, REFUSED, (m, l) -> {
+            try {
+                out.add(new Refusal(m.group(2), EngineEvents.nanos(Instant.parse(m.group(1)))));
+            } catch (DateTimeParseException e) {
+                throw new IllegalStateException("dockerd's log " + log + " has a time mesh's checker cannot read: " + l, e);
+            }
+        });
+        return out;
+    }
+
+    /** Gives each line of the engine's log that {@code pattern} finds in to {@code each}; nothing when there is no log. */
+    private static void matches(Path log, Pattern pattern, BiConsumer<Matcher, String> each) {
+        if (!Files.exists(log)) return;
+        // Latin-1: a byte that is not UTF-8 in a container's output must not end the check; the patterns are ASCII
         try (Stream<String> lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {
             lines.forEach(l -> {
-                Matcher m = REFUSED.matcher(l);
-                if (!m.find()) return;
-                try {
-                    out.add(new Refusal(m.group(2), EngineEvents.nanos(Instant.parse(m.group(1)))));
-                } catch (DateTimeParseException e) {
-                    throw new IllegalStateException("dockerd's log " + log + " has a time mesh's checker cannot read: " + l, e);
-                }
+                Matcher m = pattern.matcher(l);
+                if (m.find()) each.accept(m, l);
             });
         } catch (IOException | UncheckedIOException e) {
             throw new IllegalStateException("cannot read the engine's log " + log + ": " + e.getMessage(), e);
         }
-        return out;
     }
 }

@@ -6,7 +6,7 @@
 #   bash deploy/bench/run.sh            # everything, then writes docs/benchmarks.md
 #
 # It sets up what it needs: Java 17 and Maven (deploy/dev/java.sh), the Docker engine and the mesh-demo images
-# (deploy/dev/docker-engine.sh), Debian's docker-compose when missing; builds the jars (reactor build, no install);
+# (deploy/dev/docker-engine.sh), Debian's docker-compose and curl when missing; builds the jars (reactor build, no install);
 # starts a 3-server ZooKeeper ensemble on loopback in its own JVM. Everything it starts is stopped on exit; the
 # containers it creates carry mesh.module labels starting with "bench-" and are removed, compose projects downed.
 # Environment: MAVEN_ARGS (e.g. -o), BENCH_OUT (default docs/benchmarks.md).
@@ -38,11 +38,14 @@ pids+=("$watchdog")
 
 bash deploy/dev/java.sh
 bash deploy/dev/docker-engine.sh
-if ! command -v docker-compose >/dev/null 2>&1; then
-  log "installing Debian's docker-compose"
+missing=()
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)  # B1 and B2's comparison
+command -v curl >/dev/null 2>&1 || missing+=(curl)                      # B9's floor
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian's ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 log "building (reactor, tests skipped)"
@@ -122,6 +125,10 @@ bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.proper
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --plain true --prefix b6plain --launches 3 --settle-s 5 --idle-s 10
 bench "B6" 90 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --launches 4 --settle-s 10 --idle-s 20
+# B9: the client's whole process against a coordinator on the ensemble; its class-data archive is made first, in a
+# cache of its own (that first use is printed apart).
+bench "B9" 90 io.mesh.bench.ClientBench --zk-file "$work/zk.properties" --results "$results" \
+  --launcher deploy/bin/mesh --jar coordinator/target/mesh-coordinator.jar --runs 20 --hosts 10
 bench "B8" 90 io.mesh.bench.AgentIdleBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --modules 10 --settle-s 15
 

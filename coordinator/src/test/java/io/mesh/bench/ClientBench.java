@@ -1,0 +1,142 @@
+package io.mesh.bench;
+
+import io.mesh.coordinator.HttpApi;
+import io.mesh.coordinator.PushWriter;
+import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ContainerAction;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.MeshZk;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * B9: what an operator waits for a {@code mesh status} and a {@code mesh held}, the whole process through the
+ * launcher ({@code deploy/bin/mesh}, its class-data archive made before the measured runs), against a coordinator
+ * serving 10 hosts × 10 modules of reports and one held container. Floor: {@code curl} of the same endpoint, run the
+ * same way. The four commands alternate run by run; each must exit 0 and print the fleet (a host's name), so a
+ * command that failed fast is never counted as a fast one.
+ *
+ * <p>Args: --zk-file FILE --results FILE [--launcher deploy/bin/mesh] [--jar coordinator/target/mesh-coordinator.jar]
+ * [--runs 20] [--hosts 10]
+ */
+public final class ClientBench {
+    static final int MODULES = 10;
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = Bench.args(argv);
+        Properties zk = ZkEnsemble.read(a.get("zk-file"));
+        Path results = Path.of(a.getOrDefault("results", "target/bench-b9.properties"));
+        String launcher = Path.of(a.getOrDefault("launcher", "deploy/bin/mesh")).toAbsolutePath().toString();
+        String jar = Path.of(a.getOrDefault("jar", "coordinator/target/mesh-coordinator.jar")).toAbsolutePath().toString();
+        int runs = Integer.parseInt(a.getOrDefault("runs", "20"));
+        int hosts = Integer.parseInt(a.getOrDefault("hosts", "10"));
+        ZkPaths paths = new ZkPaths("/bench-client");
+        Path cache = Files.createTempDirectory("mesh-b9-cache");
+        try (CuratorFramework client = MeshZk.connect(zk.getProperty("all"), Duration.ofSeconds(30))) {
+            fleet(client, paths, hosts);
+            HttpApi api = new HttpApi(client, paths, new InetSocketAddress("127.0.0.1", 0), null);
+            api.start();
+            try {
+                String base = "http://127.0.0.1:" + api.port();
+                Map<String, String> env = Map.of("MESH_COORDINATOR", base, "MESH_CLIENT_CACHE", cache.toString(),
+                        "MESH_COORDINATOR_JAR", jar);
+                // The first use makes the class-data archive (once per jar and JVM); not what an operator waits for
+                // afterwards, so it is printed apart.
+                double first = run(env, "h0000", launcher, "status");
+                run(env, "h0000", launcher, "status");
+                Map<String, List<Double>> t = new LinkedHashMap<>();
+                for (String k : new String[] {"status", "curl_fleet", "held", "curl_held"}) t.put(k, new ArrayList<>());
+                for (int i = 0; i < runs; i++) {
+                    t.get("status").add(run(env, "h0000", launcher, "status"));
+                    t.get("curl_fleet").add(run(env, "h0000", "curl", "-sf", base + "/v1/fleet"));
+                    t.get("held").add(run(env, "h0001", launcher, "held"));
+                    t.get("curl_held").add(run(env, "h0001", "curl", "-sf", base + "/v1/held"));
+                }
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("b9.runs", runs);
+                out.put("b9.hosts", hosts);
+                out.put("b9.first_use_ms", first);
+                t.forEach((k, v) -> {
+                    out.put("b9." + k + ".p50_ms", Bench.median(v));
+                    out.put("b9." + k + ".min_ms", Bench.pct(v, 0));
+                });
+                Bench.result(results, out);
+                Bench.log("B9", out.toString());
+            } finally {
+                api.close();
+            }
+        } finally {
+            try (var files = Files.walk(cache)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /** Reports of every module on every host, as agents write them, and one container held by a window on h0001. */
+    private static void fleet(CuratorFramework client, ZkPaths paths, int hosts) throws Exception {
+        if (client.checkExists().forPath(paths.root()) != null) client.delete().deletingChildrenIfNeeded().forPath(paths.root());
+        StringBuilder manifest = new StringBuilder();
+        for (int m = 0; m < MODULES; m++) {
+            manifest.append("---\nmodule: m").append(m).append("\nhosts: [\"*\"]\ncontainers:\n  web:\n    image: mesh-demo/busybox:1\n"
+                    + "    command: [\"sleep\", \"3600\"]\n    network: none\n");
+        }
+        PushWriter.Result push = new PushWriter(client, paths, Clock.systemUTC()).write(manifest.toString(), "r1");
+        for (int i = 0; i < hosts; i++) {
+            String host = String.format("h%04d", i);
+            client.create().creatingParentsIfNeeded().forPath(paths.agent(host), Json.bytes(new AgentRecord(host, "bench", 1, Instant.now())));
+            for (int m = 0; m < MODULES; m++) {
+                String module = "m" + m;
+                ApplyReport r = ApplyReport.applied(host, module, "r1", push.push(), Instant.now(), null,
+                        List.of(new ApplyReport.ContainerResult("web", module + "-web", ContainerAction.UNCHANGED, List.of(),
+                                "0123456789ab", null, null)));
+                client.create().creatingParentsIfNeeded().forPath(paths.report(host, module), Json.bytes(r));
+            }
+        }
+        client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(paths.held("h0001", "m0-web"),
+                Json.bytes(new HeldRecord("h0001", "m0", "m0-web", "0123456789ab", "nightly", "w-bench", Instant.now(),
+                        ProcessRef.current("bench"))));
+    }
+
+    /**
+     * Runs one command to its end.
+     *
+     * @return its wall time, ms
+     * @throws IllegalStateException when it exits non-zero or its output lacks {@code mustPrint}
+     */
+    private static double run(Map<String, String> env, String mustPrint, String... command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        long s = System.nanoTime();
+        Process p = pb.start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", command) + ": still running after 60 s");
+        }
+        double ms = Bench.ms(System.nanoTime() - s);
+        String text = new String(out, StandardCharsets.UTF_8);
+        if (p.exitValue() != 0 || !text.contains(mustPrint)) {
+            throw new IllegalStateException(String.join(" ", command) + ": exit " + p.exitValue() + ", printed: " + text);
+        }
+        return ms;
+    }
+}

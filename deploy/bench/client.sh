@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The client's cost (docs/benchmarks.md, "Client and jar sizes (issue 12; B9, issue 16)"): the size of
+# The client's cost (docs/benchmark-notes.md, B9): the size of
 # each shaded jar, and the wall time of `deploy/bin/mesh --help`, `deploy/bin/mesh status` and `deploy/bin/mesh held`, RUNS times each
 # (default 10), median and range, the variants interleaved run by run. `status` and `held` ask MESH_COORDINATOR when it
 # is set (then `curl` of the same GET /v1/fleet and GET /v1/held is measured too, as the floor), else a URL that refuses connections

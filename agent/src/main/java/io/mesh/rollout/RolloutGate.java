@@ -280,7 +280,7 @@ public final class RolloutGate {
      * {@link #TURN_MAX_MS}; then it tries only if no other host began applying meanwhile (the agent checks:
      * {@code AgentDaemon.lookAtRollout}), since the host that began makes a move of its own, at which every host looks
      * again. Without it every waiting host tried the slots' semaphore at each freed place, and all but one lost (a
-     * lock, a semaphore try and a report: about 7 ZooKeeper writes a host, each time; docs/benchmarks.md, B10); with
+     * lock, a semaphore try and a report: about 7 ZooKeeper writes a host, each time; docs/benchmark-notes.md, B10); with
      * it one or two try, and a host before it that is down or slow delays it by a step (at most {@link #TURN_MAX_MS}).
      *
      * @param r    the rollout, as last seen

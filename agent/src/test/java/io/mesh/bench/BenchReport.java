@@ -7,18 +7,22 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.List;
 import java.util.Properties;
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * Writes docs/benchmarks.md from the key=value results of one run.sh run: the table (bench, mesh, floor, ratio,
- * target, met or missed), the machine it ran on, then deploy/bench/notes.md (hand-written: how to rerun, one paragraph
- * per miss, what each bench measures) with the figures measured before the product changes
- * (deploy/bench/before*.properties) where it says {@value #BEFORE_AFTER}.
+ * target, met or missed), the machine it ran on, then deploy/bench/notes.md (hand-written: how to rerun) with, where it
+ * says {@value #MISSES}, the paragraph of deploy/bench/misses.md for each row that missed in this run, and where it says
+ * {@value #BEFORE_AFTER}, the figures measured before the product changes (deploy/bench/before*.properties).
  *
  * <p>Args: --results FILE --machine FILE --before FILE[,FILE...] (oldest first) --out FILE
  */
 public final class BenchReport {
     private final Properties r, mach;
     private final List<Properties> before;
+    /** Ids of the rows that missed, in table order (each once). */
+    private final Set<String> missed = new LinkedHashSet<>();
 
     private BenchReport(Properties r, Properties mach, List<Properties> before) {
         this.r = r;
@@ -46,8 +50,14 @@ public final class BenchReport {
     }
     private double d(String k) { return d(r, k); }
     private static String x(double ratio) { return Double.isNaN(ratio) ? "n/a" : String.format(Locale.ROOT, "%.2f×", ratio); }
-    private static String met(boolean ok, double... inputs) {
+    /**
+     * The verdict of one row; a miss is remembered under {@code id}, the heading of its paragraph in misses.md.
+     *
+     * @return "met", "missed", or "not measured" when an input is missing
+     */
+    private String met(String id, boolean ok, double... inputs) {
         for (double i : inputs) if (Double.isNaN(i)) return "not measured";
+        if (!ok) missed.add(id);
         return ok ? "**met**" : "**missed**";
     }
 
@@ -70,23 +80,23 @@ public final class BenchReport {
         s.append("| bench | mesh | floor (same run) | ratio | target | |\n|---|---|---|---|---|---|\n");
         double b1 = d("b1.mesh.p50_ms"), b1c = d("b1.compose.p50_ms"), b1f = d("b1.floor.p50_ms");
         line(s, "B1 no-op apply, 20 containers, p50", ms("b1.mesh.p50_ms"), "one labelled container list: " + ms("b1.floor.p50_ms"),
-                b1 / b1f, "≤ 1.5×", met(b1 / b1f <= 1.5, b1, b1f));
+                b1 / b1f, "≤ 1.5×", met("B1", b1 / b1f <= 1.5, b1, b1f));
         line(s, "B1 against `docker-compose up -d`", ms("b1.mesh.p50_ms"), "compose: " + ms("b1.compose.p50_ms"), b1 / b1c, "≤ 0.1×",
-                met(b1 / b1c <= 0.1, b1, b1c));
+                met("B1", b1 / b1c <= 0.1, b1, b1c));
         for (String w : new String[] {"ignores", "exits"}) {
             double m = d("b2." + w + ".mesh.p50_ms"), f = d("b2." + w + ".floor.p50_ms");
             line(s, "B2 recreate all 20, process " + (w.equals("ignores") ? "ignoring SIGTERM (stop timeout 1 s)" : "exiting on SIGTERM") + ", p50",
                     ms("b2." + w + ".mesh.p50_ms"), "create, stop, rename ×2, start, remove, all at once: " + ms("b2." + w + ".floor.p50_ms"),
-                    m / f, "≤ 1.15×", met(m / f <= 1.15, m, f));
+                    m / f, "≤ 1.15×", met("B2", m / f <= 1.15, m, f));
         }
         double b2e = d("b2.exits.mesh.p50_ms"), b2c = d("b2.exits.compose.p50_ms");
         line(s, "B2 exiting on SIGTERM, against `docker-compose up -d --force-recreate -t 1`", ms("b2.exits.mesh.p50_ms"),
                 "compose: " + ms("b2.exits.compose.p50_ms") + " (the floor itself: " + x(d("b2.exits.floor.p50_ms") / b2c) + " compose)",
-                b2e / b2c, "≤ 0.5×", met(b2e / b2c <= 0.5, b2e, b2c));
+                b2e / b2c, "≤ 0.5×", met("B2c", b2e / b2c <= 0.5, b2e, b2c));
         for (String c : new String[] {"1", "8"}) {
             double m = d("b3.c" + c + ".mesh_per_s"), raw = d("b3.c" + c + ".raw_per_s");
             line(s, "B3 lock acquire+release, " + c + (c.equals("1") ? " client" : " contending clients"), v("b3.c" + c + ".mesh_per_s") + " /s",
-                    "create-seq, getChildren (+ watch), delete: " + v("b3.c" + c + ".raw_per_s") + " /s", m / raw, "≥ 0.9×", met(m / raw >= 0.9, m, raw));
+                    "create-seq, getChildren (+ watch), delete: " + v("b3.c" + c + ".raw_per_s") + " /s", m / raw, "≥ 0.9×", met("B3", m / raw >= 0.9, m, raw));
         }
         for (String k : new String[] {"b4", "b4q"}) {
             double m = d(k + ".mesh.p99_ms"), f = d(k + ".raw.p99_ms");
@@ -94,55 +104,84 @@ public final class BenchReport {
                             : "B4 the same after a quiet spell (" + v("b4q.pause_ms") + " ms before each; container manager every 100 ms)",
                     ms(k + ".mesh.p99_ms") + " (p50 " + ms(k + ".mesh.p50_ms") + ")",
                     "create-seq + getChildren, then create → watch: " + ms(k + ".raw.p99_ms") + " (p50 " + ms(k + ".raw.p50_ms") + ")",
-                    m / f, "≤ 1.3×", met(m / f <= 1.3, m, f));
+                    m / f, "≤ 1.3×", met(k.equals("b4") ? "B4" : "B4q", m / f <= 1.3, m, f));
         }
         for (String h : new String[] {"100", "300", "1000"}) {
             String k = "b5.h" + h;
             double m = d(k + ".mesh.all_hosts_ms"), f = d(k + ".floor.all_hosts_ms");
             line(s, "B5 push → every host's report, " + h + " simulated hosts × 10 modules", ms(k + ".mesh.all_hosts_ms") + " (p99 host "
                             + ms(k + ".mesh.p99_ms") + ")", "plain ZooKeeper hosts: " + ms(k + ".floor.all_hosts_ms") + " (p99 host " + ms(k + ".floor.p99_ms") + ")",
-                    m / f, "≤ 1.5×", met(m / f <= 1.5, m, f));
+                    m / f, "≤ 1.5×", met("B5", m / f <= 1.5, m, f));
         }
         double flat = d("b5.h1000.ratio.all_hosts") / d("b5.h100.ratio.all_hosts");
-        line(s, "B5 the ratio from 100 to 1,000 hosts", "", "", flat, "flat (0.8–1.25×)", met(flat >= 0.8 && flat <= 1.25, flat));
+        line(s, "B5 the ratio from 100 to 1,000 hosts", "", "", flat, "flat (0.8–1.25×)", met("B5flat", flat >= 0.8 && flat <= 1.25, flat));
         double b10 = d("b10.ratio");
         line(s, "B10 rollout, " + v("b10.hosts") + " simulated hosts, max-parallel " + v("b10.max_parallel"), "push → done " + v("b10.total_s") + " s",
                 "the hosts' applies summed / max-parallel: " + v("b10.ideal_s") + " s (lockstep waves " + v("b10.lockstep_s") + " s)", b10,
                 "shown", Double.isNaN(b10) ? "not measured" : "shown");
         double rss = d("b6.rss_idle_mb"), cpu = d("b6.cpu_idle_pct"), start = d("b6.first_report_p50_ms");
         line(s, "B6 agent idle RSS (`mesh-agent run`, -Xmx64m)", v("b6.rss_idle_mb") + " MB (" + v("b6.threads") + " threads)",
-                "`java -Xmx64m -jar`: " + v("b6plain.rss_idle_mb") + " MB", rss / d("b6plain.rss_idle_mb"), "≤ 150 MB", met(rss <= 150, rss));
-        line(s, "B6 agent idle CPU", v("b6.cpu_idle_pct") + " % of a core over " + v("b6.idle_window_s") + " s", "", Double.NaN, "~0 %", met(cpu <= 1, cpu));
+                "`java -Xmx64m -jar`: " + v("b6plain.rss_idle_mb") + " MB", rss / d("b6plain.rss_idle_mb"), "≤ 150 MB", met("B6", rss <= 150, rss));
+        line(s, "B6 agent idle CPU", v("b6.cpu_idle_pct") + " % of a core over " + v("b6.idle_window_s") + " s", "", Double.NaN, "~0 %", met("B6", cpu <= 1, cpu));
         line(s, "B6 agent start → first report, p50", ms("b6.first_report_p50_ms"), "`java -Xmx64m -jar`: " + ms("b6plain.first_report_p50_ms"),
-                start / d("b6plain.first_report_p50_ms"), "≤ 2 s", met(start <= 2000, start));
+                start / d("b6plain.first_report_p50_ms"), "≤ 2 s", met("B6", start <= 2000, start));
         double b8t = d("b8.threads"), b8rss = d("b8.rss_idle_mb");
         line(s, "B8 agent at rest, " + v("b8.modules") + " modules (`mesh-agent run`, -Xmx64m)", v("b8.threads") + " threads ("
                 + v("b8.java_threads") + " Java), " + v("b8.rss_idle_mb") + " MB RSS", "a `main` that only sleeps, same launcher: "
                 + v("b8.floor_threads") + " threads, " + v("b8.floor_rss_mb") + " MB", Double.NaN, "≤ 12 threads; ≤ 120 MB",
-                met(b8t <= 12, b8t) + " / " + met(b8rss <= 120, b8rss));
+                met("B8t", b8t <= 12, b8t) + " / " + met("B8m", b8rss <= 120, b8rss));
         double f100 = d("b7.h100.fleet.p99_ms"), f1000 = d("b7.h1000.fleet.p99_ms");
         line(s, "B7 `GET /v1/fleet` (what `mesh status` prints), 1,000 hosts × 10 modules, p99", ms("b7.h1000.fleet.p99_ms")
                         + " (100 hosts: " + ms("b7.h100.fleet.p99_ms") + "; " + v("b7.h1000.fleet.zk_requests_per_call") + " ZooKeeper requests a call)",
                 "one report read: " + ms("b7.h1000.floor_one_read.p99_ms"), Double.NaN, "≤ 100 ms, not growing with the fleet",
-                met(f1000 <= 100 && f1000 <= 1.5 * f100, f100, f1000));
+                met("B7", f1000 <= 100 && f1000 <= 1.5 * f100, f100, f1000));
         double polls = d("b7.h1000.push_status.zk_requests_per_call");
         line(s, "B7 push status (what `mesh push --wait` polls), 1,000 hosts, ZooKeeper requests a call", v("b7.h1000.push_status.zk_requests_per_call")
                         + " (p99 " + ms("b7.h1000.push_status.p99_ms") + ")", "", Double.NaN, "no load beyond the coordinator's watches",
-                met(polls < 1, polls));
-        s.append("\nB9 is measured by hand (below).\n\n");
+                met("B7push", polls < 1, polls));
+        for (String[] c : new String[][] {{"status", "fleet"}, {"held", "held"}}) {
+            double m = d("b9." + c[0] + ".p50_ms"), f = d("b9.curl_" + c[1] + ".p50_ms");
+            line(s, "B9 `mesh " + c[0] + "`, the whole process, against a running coordinator (" + v("b9.hosts") + " hosts × 10 modules), p50",
+                    ms("b9." + c[0] + ".p50_ms") + " (" + Bench.f(m - f) + " ms above `curl`)",
+                    "`curl` of `GET /v1/" + c[1] + "`: " + ms("b9.curl_" + c[1] + ".p50_ms"), Double.NaN, "≤ 300 ms above `curl`",
+                    met("B9", m - f <= 300, m, f));
+        }
+        s.append('\n');
         s.append("## Machine\n\n| | |\n|---|---|\n");
         for (String k : new String[] {"nproc", "memory", "kernel", "java", "docker", "compose", "load"}) {
             s.append("| ").append(k).append(" | ").append(mach.getProperty(k, "?")).append(" |\n");
         }
         s.append('\n');
-        String notes = notes();
-        int at = notes.indexOf(BEFORE_AFTER);
-        if (at < 0) return s.append(notes).append(beforeAfter()).toString();
-        return s.append(notes, 0, at).append(beforeAfter()).append(notes.substring(at + BEFORE_AFTER.length())).toString();
+        String notes = read("bench.notes", "deploy/bench/notes.md");
+        if (!notes.contains(MISSES)) notes += "\n## The misses\n\n" + MISSES + "\n";
+        if (!notes.contains(BEFORE_AFTER)) notes += "\n## Before and after\n\n" + BEFORE_AFTER + "\n";
+        return s.append(notes.replace(MISSES, misses(read("bench.misses", "deploy/bench/misses.md"))).replace(BEFORE_AFTER, beforeAfter())).toString();
     }
 
     /** Where in notes.md the generated before/after table goes. */
     static final String BEFORE_AFTER = "<!-- before-after -->";
+    /** Where in notes.md the paragraphs of this run's misses go. */
+    static final String MISSES = "<!-- misses -->";
+
+    /**
+     * One paragraph per row that missed: the section of misses.md under {@code ## <id>}, in table order; a miss with
+     * no section gets a line saying so, not silence.
+     */
+    String misses(String misses) {
+        Map<String, String> paragraphs = new java.util.HashMap<>();
+        String[] parts = misses.split("(?m)^## ");
+        for (int i = 1; i < parts.length; i++) {
+            int nl = parts[i].indexOf('\n');
+            if (nl > 0) paragraphs.put(parts[i].substring(0, nl).trim(), parts[i].substring(nl + 1).strip());
+        }
+        if (missed.isEmpty()) return "No row missed its target in this run.\n";
+        List<String> out = new java.util.ArrayList<>();
+        for (String id : missed) {
+            String p = paragraphs.get(id);
+            out.add(p != null ? p : "**" + id + "** missed in this run; deploy/bench/misses.md has no paragraph for it yet.");
+        }
+        return String.join("\n\n", out) + "\n";
+    }
 
     private String beforeAfter() {
         StringBuilder s = new StringBuilder();
@@ -173,9 +212,10 @@ public final class BenchReport {
         s.append(' ').append(Bench.f(after)).append(" |\n");
     }
 
-    private static String notes() {
+    /** @return the file named by system property {@code property} (default {@code file}), or "" when unreadable */
+    private static String read(String property, String file) {
         try {
-            return Files.readString(Path.of(System.getProperty("bench.notes", "deploy/bench/notes.md")));
+            return Files.readString(Path.of(System.getProperty(property, file)));
         } catch (Exception e) {
             return "";
         }

@@ -48,7 +48,7 @@ public final class CoordinatorClient {
     public static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
     /**
      * Reads and prints answers as trees. Not {@link Json#MAPPER}: a tree needs no record types, and that mapper's
-     * {@code JavaTimeModule} is about 100 classes a {@code mesh status} would load for nothing (docs/benchmarks.md, B9).
+     * {@code JavaTimeModule} is about 100 classes a {@code mesh status} would load for nothing (docs/benchmark-notes.md, B9).
      */
     static final ObjectMapper TREES = new ObjectMapper();
 

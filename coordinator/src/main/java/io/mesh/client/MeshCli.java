@@ -80,7 +80,7 @@ public final class MeshCli implements Runnable {
     /**
      * The commands, in the order {@code mesh --help} lists them. Here rather than in {@code @Command(subcommands)}, which
      * picocli would build all of, by reflection, before every run: {@link #commandLine(String...)} builds only the one
-     * a run names (docs/benchmarks.md, "Client and jar sizes").
+     * a run names (docs/benchmark-notes.md, B9).
      */
     static final List<Class<?>> COMMANDS = List.of(Push.class, Status.class, Held.class, Hold.class, Release.class, Windows.class, Locks.class,
             WindowCmd.class, History.class, Rollback.class, Delete.class, RolloutCmd.class, Freeze.class, Thaw.class, Freezes.class,

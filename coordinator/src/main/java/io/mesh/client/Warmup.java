@@ -16,7 +16,7 @@ import java.util.List;
 /**
  * What {@code deploy/bin/mesh} runs once per jar and JVM, with {@code -XX:DumpLoadedClassList} (then {@code -Xshare:dump}),
  * to make the class-data archive (AppCDS) that its later starts map instead of loading those classes one by one
- * (docs/benchmarks.md, "Client and jar sizes"). It runs the commands that only read ({@code status}, {@code held}, their {@code --json}) and
+ * (docs/benchmark-notes.md, B9). It runs the commands that only read ({@code status}, {@code held}, their {@code --json}) and
  * {@code --help}, in this JVM, against a stand-in coordinator on a free loopback port, so that the archive holds what
  * they load: the HTTP client, Jackson, the tables. Nothing leaves this process; it prints nothing.
  */

@@ -30,7 +30,14 @@ for j in "${jars[@]}" "$repo/agent/target/mesh-agent.jar"; do
 done
 coordinator=${MESH_COORDINATOR:-http://127.0.0.1:1}
 
-ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s%N); echo $(((t1 - t0) / 1000000)); }
+# ms COMMAND...: its wall time. Against a coordinator (MESH_COORDINATOR set) every command must succeed: a failed one
+# would be timed as a fast one. Without one, status and held fail by design (connection refused), and that is timed.
+ms() {
+  local t0 t1 rc=0
+  t0=$(date +%s%N); "$@" >/dev/null 2>&1 || rc=$?; t1=$(date +%s%N)
+  if [ "$rc" != 0 ] && [ -n "${MESH_COORDINATOR:-}" ]; then echo "client.sh: '$*' failed (exit $rc)" >&2; exit 1; fi
+  echo $(((t1 - t0) / 1000000))
+}
 stats() { sort -n | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "median %d ms (min %d, max %d, n=%d)", m, a[1], a[NR], NR}'; }
 
 work=$(mktemp -d)

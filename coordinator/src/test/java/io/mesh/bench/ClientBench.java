@@ -32,8 +32,9 @@ import java.util.concurrent.TimeUnit;
  * B9: what an operator waits for a {@code mesh status} and a {@code mesh held}, the whole process through the
  * launcher ({@code deploy/bin/mesh}, its class-data archive made before the measured runs), against a coordinator
  * serving 10 hosts × 10 modules of reports and one held container. Floor: {@code curl} of the same endpoint, run the
- * same way. The four commands alternate run by run; each must exit 0 and print the fleet (a host's name), so a
- * command that failed fast is never counted as a fast one.
+ * same way, with no proxy. The four commands alternate run by run; each must exit 0 and print the fleet (a host's
+ * name), so a command that failed fast is never counted as a fast one. JVM flags and proxies in this JVM's
+ * environment are not passed on ({@link #ONE_SIDED}).
  *
  * <p>Args: --zk-file FILE --results FILE [--launcher deploy/bin/mesh] [--jar coordinator/target/mesh-coordinator.jar]
  * [--runs 20] [--hosts 10]
@@ -59,6 +60,7 @@ public final class ClientBench {
                 String base = "http://127.0.0.1:" + api.port();
                 Map<String, String> env = Map.of("MESH_COORDINATOR", base, "MESH_CLIENT_CACHE", cache.toString(),
                         "MESH_COORDINATOR_JAR", jar);
+                String[] curl = {"curl", "-sf", "--noproxy", "*"};
                 // The first use makes the class-data archive (once per jar and JVM); not what an operator waits for
                 // afterwards, so it is printed apart.
                 double first = run(env, "h0000", launcher, "status");
@@ -67,9 +69,9 @@ public final class ClientBench {
                 for (String k : new String[] {"status", "curl_fleet", "held", "curl_held"}) t.put(k, new ArrayList<>());
                 for (int i = 0; i < runs; i++) {
                     t.get("status").add(run(env, "h0000", launcher, "status"));
-                    t.get("curl_fleet").add(run(env, "h0000", "curl", "-sf", base + "/v1/fleet"));
+                    t.get("curl_fleet").add(run(env, "h0000", with(curl, base + "/v1/fleet")));
                     t.get("held").add(run(env, "h0001", launcher, "held"));
-                    t.get("curl_held").add(run(env, "h0001", "curl", "-sf", base + "/v1/held"));
+                    t.get("curl_held").add(run(env, "h0001", with(curl, base + "/v1/held")));
                 }
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("b9.runs", runs);
@@ -116,24 +118,41 @@ public final class ClientBench {
                         ProcessRef.current("bench"))));
     }
 
+    private static String[] with(String[] command, String arg) {
+        String[] c = java.util.Arrays.copyOf(command, command.length + 1);
+        c[command.length] = arg;
+        return c;
+    }
+
     /**
-     * Runs one command to its end.
+     * What this JVM's environment could give one side only: JVM flags the launcher would pass on ({@code JAVA_OPTS},
+     * {@code JAVA_TOOL_OPTIONS}, {@code _JAVA_OPTIONS}), the launcher's archive switch, and proxies that {@code curl}
+     * would use and Java's {@code HttpURLConnection} would not.
+     */
+    private static final List<String> ONE_SIDED = List.of("JAVA_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+            "MESH_CDS", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY");
+
+    /**
+     * Runs one command to its end, its output into a file (so that a command that hangs is stopped at 60 s).
      *
      * @return its wall time, ms
-     * @throws IllegalStateException when it exits non-zero or its output lacks {@code mustPrint}
+     * @throws IllegalStateException when it exits non-zero, runs over 60 s, or its output lacks {@code mustPrint}
      */
     private static double run(Map<String, String> env, String mustPrint, String... command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        Path log = Files.createTempFile("mesh-b9", ".out");
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        ONE_SIDED.forEach(pb.environment()::remove);
         pb.environment().putAll(env);
         long s = System.nanoTime();
         Process p = pb.start();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new IllegalStateException(String.join(" ", command) + ": still running after 60 s");
-        }
+        boolean ended = p.waitFor(60, TimeUnit.SECONDS);
         double ms = Bench.ms(System.nanoTime() - s);
-        String text = new String(out, StandardCharsets.UTF_8);
+        String text = Files.readString(log, StandardCharsets.UTF_8);
+        Files.deleteIfExists(log);
+        if (!ended) {
+            p.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", command) + ": still running after 60 s; printed: " + text);
+        }
         if (p.exitValue() != 0 || !text.contains(mustPrint)) {
             throw new IllegalStateException(String.join(" ", command) + ": exit " + p.exitValue() + ", printed: " + text);
         }

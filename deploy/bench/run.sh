@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mesh's benchmarks, B1–B10 (docs/benchmarks.md says what each measures), each against its floor measured in the same
+# mesh's benchmarks, B1–B10 (docs/benchmark-notes.md says what each measures), each against its floor measured in the same
 # run (the plain docker-java and ZooKeeper clients doing the least work of the same contract) and docker-compose 1.29,
 # in one bounded run (well under 15 minutes; a watchdog stops it at 14). Root on Debian, from a clone:
 #
@@ -133,7 +133,8 @@ bench "B8" 90 io.mesh.bench.AgentIdleBench --zk-file "$work/zk.properties" --res
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --modules 10 --settle-s 15
 
 "$java_bin" -cp "$cp" -Dbench.notes=deploy/bench/notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \
-  --before deploy/bench/before.properties,deploy/bench/before-8320b44.properties,deploy/bench/before-33feb8a.properties --out "$out"
+  --before deploy/bench/before.properties,deploy/bench/before-8320b44.properties,deploy/bench/before-33feb8a.properties \
+  --before-rows deploy/bench/before-rows.properties --out "$out"
 log "wrote $out ($SECONDS s in all)"
 cat "$results"
 kill "$watchdog" 2>/dev/null || true

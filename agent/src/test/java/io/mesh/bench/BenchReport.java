@@ -16,25 +16,29 @@ import java.util.Set;
  * says {@value #MISSES}, the paragraph of deploy/bench/misses.md for each row that missed in this run, and where it says
  * {@value #BEFORE_AFTER}, the figures measured before the product changes (deploy/bench/before*.properties).
  *
- * <p>Args: --results FILE --machine FILE --before FILE[,FILE...] (oldest first) --out FILE
+ * <p>Args: --results FILE --machine FILE --before FILE[,FILE...] (oldest first) [--before-rows FILE] --out FILE
  */
 public final class BenchReport {
     private final Properties r, mach;
     private final List<Properties> before;
+    private final List<String[]> beforeRows;
     /** Ids of the rows that missed, in table order (each once). */
     private final Set<String> missed = new LinkedHashSet<>();
+    /** Ids of the rows this run has no figure for (a bench that failed or ran out of time), in table order. */
+    private final Set<String> unmeasured = new LinkedHashSet<>();
 
-    private BenchReport(Properties r, Properties mach, List<Properties> before) {
+    private BenchReport(Properties r, Properties mach, List<Properties> before, List<String[]> beforeRows) {
         this.r = r;
         this.mach = mach;
         this.before = before;
+        this.beforeRows = beforeRows;
     }
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
         List<Properties> before = new java.util.ArrayList<>();
         for (String f : a.getOrDefault("before", "").split(",")) if (!f.isBlank()) before.add(load(f.trim()));
-        BenchReport rep = new BenchReport(load(a.get("results")), load(a.get("machine")), before);
+        BenchReport rep = new BenchReport(load(a.get("results")), load(a.get("machine")), before, beforeRows(a.get("before-rows")));
         Files.writeString(Path.of(a.get("out")), rep.markdown());
     }
 
@@ -56,7 +60,12 @@ public final class BenchReport {
      * @return "met", "missed", or "not measured" when an input is missing
      */
     private String met(String id, boolean ok, double... inputs) {
-        for (double i : inputs) if (Double.isNaN(i)) return "not measured";
+        for (double i : inputs) {
+            if (Double.isNaN(i)) {
+                unmeasured.add(id);
+                return "not measured";
+            }
+        }
         if (!ok) missed.add(id);
         return ok ? "**met**" : "**missed**";
     }
@@ -82,7 +91,7 @@ public final class BenchReport {
         line(s, "B1 no-op apply, 20 containers, p50", ms("b1.mesh.p50_ms"), "one labelled container list: " + ms("b1.floor.p50_ms"),
                 b1 / b1f, "≤ 1.5×", met("B1", b1 / b1f <= 1.5, b1, b1f));
         line(s, "B1 against `docker-compose up -d`", ms("b1.mesh.p50_ms"), "compose: " + ms("b1.compose.p50_ms"), b1 / b1c, "≤ 0.1×",
-                met("B1", b1 / b1c <= 0.1, b1, b1c));
+                met("B1c", b1 / b1c <= 0.1, b1, b1c));
         for (String w : new String[] {"ignores", "exits"}) {
             double m = d("b2." + w + ".mesh.p50_ms"), f = d("b2." + w + ".floor.p50_ms");
             line(s, "B2 recreate all 20, process " + (w.equals("ignores") ? "ignoring SIGTERM (stop timeout 1 s)" : "exiting on SIGTERM") + ", p50",
@@ -142,7 +151,8 @@ public final class BenchReport {
         for (String[] c : new String[][] {{"status", "fleet"}, {"held", "held"}}) {
             double m = d("b9." + c[0] + ".p50_ms"), f = d("b9.curl_" + c[1] + ".p50_ms");
             line(s, "B9 `mesh " + c[0] + "`, the whole process, against a running coordinator (" + v("b9.hosts") + " hosts × 10 modules), p50",
-                    ms("b9." + c[0] + ".p50_ms") + " (" + Bench.f(m - f) + " ms above `curl`)",
+                    Double.isNaN(m - f) ? ms("b9." + c[0] + ".p50_ms") : ms("b9." + c[0] + ".p50_ms") + " (" + Bench.f(m - f) + " ms above `curl`"
+                            + (c[0].equals("status") ? "; first use, making the class-data archive: " + ms("b9.first_use_ms") : "") + ")",
                     "`curl` of `GET /v1/" + c[1] + "`: " + ms("b9.curl_" + c[1] + ".p50_ms"), Double.NaN, "≤ 300 ms above `curl`",
                     met("B9", m - f <= 300, m, f));
         }
@@ -174,8 +184,12 @@ public final class BenchReport {
             int nl = parts[i].indexOf('\n');
             if (nl > 0) paragraphs.put(parts[i].substring(0, nl).trim(), parts[i].substring(nl + 1).strip());
         }
-        if (missed.isEmpty()) return "No row missed its target in this run.\n";
         List<String> out = new java.util.ArrayList<>();
+        if (!unmeasured.isEmpty()) {
+            out.add("**Not measured in this run:** " + String.join(", ", unmeasured) + " (the bench failed or ran out of time: "
+                    + "run.sh's output says which, with the bench's last lines).");
+        }
+        if (missed.isEmpty()) out.add("No measured row missed its target in this run.");
         for (String id : missed) {
             String p = paragraphs.get(id);
             out.add(p != null ? p : "**" + id + "** missed in this run; deploy/bench/misses.md has no paragraph for it yet.");
@@ -203,7 +217,31 @@ public final class BenchReport {
         row(s, "B5 100 hosts p99 (ms)", "b5.h100.p99_ms", d("b5.h100.mesh.p99_ms"));
         row(s, "B5 300 hosts p99 (ms)", "b5.h300.p99_ms", d("b5.h300.mesh.p99_ms"));
         row(s, "B5 1000 hosts p99 (ms)", "b5.h1000.p99_ms", d("b5.h1000.mesh.p99_ms"));
+        if (!beforeRows.isEmpty()) {
+            s.append("\nIssue 16's other benches (before: by hand, with the benches of their time):\n\n| figure | before | now |\n|---|---|---|\n");
+            for (String[] f : beforeRows) {
+                s.append("| ").append(f[0]).append(" | ").append(f[2]).append(" (`").append(f[3]).append("`) | ")
+                        .append(v(f[1])).append(" |\n");
+            }
+        }
         return s.append('\n').toString();
+    }
+
+    /**
+     * @return the rows of a before-rows file: lines {@code id=what | this run's key | before | commit}, in file order
+     * @throws IllegalArgumentException naming the line when one does not have four fields
+     */
+    static List<String[]> beforeRows(String file) throws java.io.IOException {
+        List<String[]> rows = new java.util.ArrayList<>();
+        if (file == null || file.isBlank()) return rows;
+        for (String line : Files.readAllLines(Path.of(file))) {
+            if (line.isBlank() || line.startsWith("#")) continue;
+            String[] f = line.substring(line.indexOf('=') + 1).split("\\|");
+            if (f.length != 4) throw new IllegalArgumentException(file + ": want 'id=what | key | before | commit', got: " + line);
+            for (int i = 0; i < 4; i++) f[i] = f[i].trim();
+            rows.add(f);
+        }
+        return rows;
     }
 
     private void row(StringBuilder s, String what, String key, double after) {

@@ -66,7 +66,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     private static List<String> sorted(Collection<String> l) {
         if (l == null) return List.of();
         // Every reader derives the rollout at each move of every host (view), from lists already in order: keep them
-        // as they are then, instead of sorting each again (B10: docs/benchmarks.md).
+        // as they are then, instead of sorting each again (B10: docs/benchmark-notes.md).
         if (l instanceof List<String> list && ascending(list)) return List.copyOf(list);
         return List.copyOf(new TreeSet<>(l));
     }

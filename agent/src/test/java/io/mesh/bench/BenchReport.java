@@ -34,6 +34,11 @@ public final class BenchReport {
         this.beforeRows = beforeRows;
     }
 
+    /** @return the page for these results, with no machine and no before figures (tests) */
+    static String page(Properties results) {
+        return new BenchReport(results, new Properties(), List.of(), List.of()).markdown();
+    }
+
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
         List<Properties> before = new java.util.ArrayList<>();
@@ -59,12 +64,14 @@ public final class BenchReport {
      *
      * @return "met", "missed", or "not measured" when an input is missing
      */
+    private String unmeasured(String id) {
+        unmeasured.add(id);
+        return "not measured";
+    }
+
     private String met(String id, boolean ok, double... inputs) {
         for (double i : inputs) {
-            if (Double.isNaN(i)) {
-                unmeasured.add(id);
-                return "not measured";
-            }
+            if (Double.isNaN(i)) return unmeasured(id);
         }
         if (!ok) missed.add(id);
         return ok ? "**met**" : "**missed**";
@@ -127,7 +134,7 @@ public final class BenchReport {
         double b10 = d("b10.ratio");
         line(s, "B10 rollout, " + v("b10.hosts") + " simulated hosts, max-parallel " + v("b10.max_parallel"), "push → done " + v("b10.total_s") + " s",
                 "the hosts' applies summed / max-parallel: " + v("b10.ideal_s") + " s (lockstep waves " + v("b10.lockstep_s") + " s)", b10,
-                "shown", Double.isNaN(b10) ? "not measured" : "shown");
+                "shown", Double.isNaN(b10) ? unmeasured("B10") : "shown");
         double rss = d("b6.rss_idle_mb"), cpu = d("b6.cpu_idle_pct"), start = d("b6.first_report_p50_ms");
         line(s, "B6 agent idle RSS (`mesh-agent run`, -Xmx64m)", v("b6.rss_idle_mb") + " MB (" + v("b6.threads") + " threads)",
                 "`java -Xmx64m -jar`: " + v("b6plain.rss_idle_mb") + " MB", rss / d("b6plain.rss_idle_mb"), "≤ 150 MB", met("B6", rss <= 150, rss));

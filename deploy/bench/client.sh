@@ -30,12 +30,14 @@ for j in "${jars[@]}" "$repo/agent/target/mesh-agent.jar"; do
 done
 coordinator=${MESH_COORDINATOR:-http://127.0.0.1:1}
 
-# ms COMMAND...: its wall time. Against a coordinator (MESH_COORDINATOR set) every command must succeed: a failed one
-# would be timed as a fast one. Without one, status and held fail by design (connection refused), and that is timed.
+# ms WANT COMMAND...: its wall time; the command must exit with WANT, else the script stops (a command that failed
+# would be timed as a fast one). Against a coordinator every command must succeed (0); without one, status and held
+# must fail as a refused connection does (4), and that is what is timed.
 ms() {
-  local t0 t1 rc=0
+  local want=$1 t0 t1 rc=0
+  shift
   t0=$(date +%s%N); "$@" >/dev/null 2>&1 || rc=$?; t1=$(date +%s%N)
-  if [ "$rc" != 0 ] && [ -n "${MESH_COORDINATOR:-}" ]; then echo "client.sh: '$*' failed (exit $rc)" >&2; exit 1; fi
+  if [ "$rc" != "$want" ]; then echo "client.sh: '$*' exited $rc, not $want" >&2; exit 1; fi
   echo $(((t1 - t0) / 1000000))
 }
 stats() { sort -n | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "median %d ms (min %d, max %d, n=%d)", m, a[1], a[NR], NR}'; }
@@ -45,20 +47,22 @@ trap 'rm -rf "$work"' EXIT
 mesh() {  # mesh I ARGS...: variant I
   MESH_CLIENT_CACHE=$work/cache MESH_COORDINATOR_JAR=${jars[$1]} MESH_COORDINATOR=$coordinator "${launchers[$1]}" "${@:2}"
 }
+want=0
+[ -n "${MESH_COORDINATOR:-}" ] || want=4
 for i in "${!jars[@]}"; do mesh "$i" status >/dev/null 2>&1 || true; done
 for _ in $(seq 1 "$runs"); do
   for i in "${!jars[@]}"; do
-    ms mesh "$i" --help >>"$work/help.$i"
-    ms mesh "$i" status >>"$work/status.$i"
-    ms mesh "$i" held >>"$work/held.$i"
+    ms 0 mesh "$i" --help >>"$work/help.$i"
+    ms "$want" mesh "$i" status >>"$work/status.$i"
+    ms "$want" mesh "$i" held >>"$work/held.$i"
   done
-  [ -z "${MESH_COORDINATOR:-}" ] || { ms curl -sf "$coordinator/v1/fleet" >>"$work/curl"; ms curl -sf "$coordinator/v1/held" >>"$work/curl-held"; }
+  [ -z "${MESH_COORDINATOR:-}" ] || { ms 0 curl -sf --noproxy '*' "$coordinator/v1/fleet" >>"$work/curl"; ms 0 curl -sf --noproxy '*' "$coordinator/v1/held" >>"$work/curl-held"; }
 done
 for i in "${!jars[@]}"; do
   if [ "$first" -gt 0 ] && grep -q cds_archive "${launchers[$i]}"; then
     for _ in $(seq 1 "$first"); do
       rm -rf "$work/cache"
-      ms mesh "$i" status >>"$work/first.$i"
+      ms "$want" mesh "$i" status >>"$work/first.$i"
     done
   fi
 done

@@ -20,6 +20,8 @@ pids=()
 
 cleanup() {
   set +e
+  # the watchdog's sleep first: killing the watchdog's shell alone would leave it behind
+  for c in $(cat /proc/"$watchdog"/task/*/children 2>/dev/null); do kill "$c" 2>/dev/null; done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   sleep 1
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -137,4 +139,4 @@ bench "B8" 90 io.mesh.bench.AgentIdleBench --zk-file "$work/zk.properties" --res
   --before-rows deploy/bench/before-rows.properties --out "$out"
 log "wrote $out ($SECONDS s in all)"
 cat "$results"
-kill "$watchdog" 2>/dev/null || true
+true  # the watchdog goes with the rest in cleanup

@@ -48,6 +48,18 @@ class BenchReportTest {
     }
 
     @Test
+    void figuresThatAreNotFiguresAreNotMeasuredNeverMet() {
+        String page = BenchReport.page(of(
+                "b1.mesh.p50_ms", "-5", "b1.floor.p50_ms", "4", "b1.compose.p50_ms", "0x1p10",
+                "b3.c1.mesh_per_s", "Infinity", "b3.c1.raw_per_s", "300", "b3.c8.mesh_per_s", "300", "b3.c8.raw_per_s", "0",
+                "b2.exits.mesh.p50_ms", "3d", "b2.exits.floor.p50_ms", "3000",
+                "b9.status.p50_ms", "10", "b9.curl_fleet.p50_ms", "30", "b9.held.p50_ms", "NaN", "b9.curl_held.p50_ms", "20"));
+
+        assertThat(page).doesNotContain("**met**").doesNotContain("**missed**")
+                .contains("**Not measured in this run:** B1, B1c, B2, B2c, B3,").contains("B9");
+    }
+
+    @Test
     void everyRowThatCanMissHasAParagraph() {
         Properties all = of(
                 "b1.mesh.p50_ms", "50", "b1.floor.p50_ms", "4", "b1.compose.p50_ms", "100",

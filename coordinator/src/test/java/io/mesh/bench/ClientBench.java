@@ -32,9 +32,10 @@ import java.util.concurrent.TimeUnit;
  * B9: what an operator waits for a {@code mesh status} and a {@code mesh held}, the whole process through the
  * launcher ({@code deploy/bin/mesh}, its class-data archive made before the measured runs), against a coordinator
  * serving 10 hosts × 10 modules of reports and one held container. Floor: {@code curl} of the same endpoint, run the
- * same way, with no proxy. The four commands alternate run by run; each must exit 0 and print the fleet (a host's
- * name), so a command that failed fast is never counted as a fast one. JVM flags and proxies in this JVM's
- * environment are not passed on ({@link #ONE_SIDED}).
+ * same way, with no proxy. The four commands alternate run by run; each must exit 0 and print the fleet (the last
+ * host's name; for held, the held container's), so a command that failed fast is never counted as a fast one, and a
+ * {@code mesh} quicker than its {@code curl} fails the bench. JVM flags, proxies and {@code BASH_ENV} in this JVM's
+ * environment are not passed on ({@link #ONE_SIDED}); {@code PATH} is this JVM's {@code bin} and the system's.
  *
  * <p>Args: --zk-file FILE --results FILE [--launcher deploy/bin/mesh] [--jar coordinator/target/mesh-coordinator.jar]
  * [--runs 20] [--hosts 10]
@@ -63,15 +64,23 @@ public final class ClientBench {
                 String[] curl = {"curl", "-sf", "--noproxy", "*"};
                 // The first use makes the class-data archive (once per jar and JVM); not what an operator waits for
                 // afterwards, so it is printed apart.
-                double first = run(env, "h0000", launcher, "status");
-                run(env, "h0000", launcher, "status");
+                String last = String.format("h%04d", hosts - 1);
+                double first = run(env, last, launcher, "status");
+                run(env, last, launcher, "status");
                 Map<String, List<Double>> t = new LinkedHashMap<>();
                 for (String k : new String[] {"status", "curl_fleet", "held", "curl_held"}) t.put(k, new ArrayList<>());
                 for (int i = 0; i < runs; i++) {
-                    t.get("status").add(run(env, "h0000", launcher, "status"));
-                    t.get("curl_fleet").add(run(env, "h0000", with(curl, base + "/v1/fleet")));
-                    t.get("held").add(run(env, "h0001", launcher, "held"));
-                    t.get("curl_held").add(run(env, "h0001", with(curl, base + "/v1/held")));
+                    t.get("status").add(run(env, last, launcher, "status"));
+                    t.get("curl_fleet").add(run(env, last, with(curl, base + "/v1/fleet")));
+                    t.get("held").add(run(env, "m0-web", launcher, "held"));
+                    t.get("curl_held").add(run(env, "m0-web", with(curl, base + "/v1/held")));
+                }
+                // A JVM that starts, asks and prints cannot beat curl asking the same: if it does, it did not run.
+                for (String[] c : new String[][] {{"status", "curl_fleet"}, {"held", "curl_held"}}) {
+                    if (Bench.median(t.get(c[0])) < Bench.median(t.get(c[1]))) {
+                        throw new IllegalStateException("mesh " + c[0] + " took less than curl (" + Bench.median(t.get(c[0])) + " < "
+                                + Bench.median(t.get(c[1])) + " ms): not a JVM's run; check PATH and the launcher");
+                    }
                 }
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("b9.runs", runs);
@@ -130,7 +139,12 @@ public final class ClientBench {
      * would use and Java's {@code HttpURLConnection} would not.
      */
     private static final List<String> ONE_SIDED = List.of("JAVA_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
-            "MESH_CDS", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY");
+            "MESH_CDS", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+            // a script bash runs before the launcher (which is a bash script): the launcher's side only
+            "BASH_ENV", "ENV");
+
+    /** The launcher's {@code java} is this JVM's, and the rest of the commands come from the system's directories. */
+    private static final String PATH = Path.of(System.getProperty("java.home"), "bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     /**
      * Runs one command to its end, its output into a file (so that a command that hangs is stopped at 60 s).
@@ -142,6 +156,7 @@ public final class ClientBench {
         Path log = Files.createTempFile("mesh-b9", ".out");
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         ONE_SIDED.forEach(pb.environment()::remove);
+        pb.environment().put("PATH", PATH);
         pb.environment().putAll(env);
         long s = System.nanoTime();
         Process p = pb.start();

@@ -1,10 +1,6 @@
 package io.mesh.bench;
 
 import io.mesh.coordinator.HttpApi;
-import io.mesh.coordinator.PushWriter;
-import io.mesh.wire.AgentRecord;
-import io.mesh.wire.ApplyReport;
-import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
@@ -18,7 +14,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -41,8 +36,6 @@ import java.util.concurrent.TimeUnit;
  * [--runs 20] [--hosts 10]
  */
 public final class ClientBench {
-    static final int MODULES = 10;
-
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
         Properties zk = ZkEnsemble.read(a.get("zk-file"));
@@ -102,26 +95,10 @@ public final class ClientBench {
         }
     }
 
-    /** Reports of every module on every host, as agents write them, and one container held by a window on h0001. */
+    /** {@link StatusBench#fleet}'s reports of every module on every host, and one container held by a window on h0001. */
     private static void fleet(CuratorFramework client, ZkPaths paths, int hosts) throws Exception {
         if (client.checkExists().forPath(paths.root()) != null) client.delete().deletingChildrenIfNeeded().forPath(paths.root());
-        StringBuilder manifest = new StringBuilder();
-        for (int m = 0; m < MODULES; m++) {
-            manifest.append("---\nmodule: m").append(m).append("\nhosts: [\"*\"]\ncontainers:\n  web:\n    image: mesh-demo/busybox:1\n"
-                    + "    command: [\"sleep\", \"3600\"]\n    network: none\n");
-        }
-        PushWriter.Result push = new PushWriter(client, paths, Clock.systemUTC()).write(manifest.toString(), "r1");
-        for (int i = 0; i < hosts; i++) {
-            String host = String.format("h%04d", i);
-            client.create().creatingParentsIfNeeded().forPath(paths.agent(host), Json.bytes(new AgentRecord(host, "bench", 1, Instant.now())));
-            for (int m = 0; m < MODULES; m++) {
-                String module = "m" + m;
-                ApplyReport r = ApplyReport.applied(host, module, "r1", push.push(), Instant.now(), null,
-                        List.of(new ApplyReport.ContainerResult("web", module + "-web", ContainerAction.UNCHANGED, List.of(),
-                                "0123456789ab", null, null)));
-                client.create().creatingParentsIfNeeded().forPath(paths.report(host, module), Json.bytes(r));
-            }
-        }
+        StatusBench.fleet(client, paths, hosts);
         client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(paths.held("h0001", "m0-web"),
                 Json.bytes(new HeldRecord("h0001", "m0", "m0-web", "0123456789ab", "nightly", "w-bench", Instant.now(),
                         ProcessRef.current("bench"))));

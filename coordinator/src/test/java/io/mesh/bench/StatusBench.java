@@ -57,29 +57,8 @@ public final class StatusBench {
     private static void run(TestingServer zk, int hosts, int requests, Map<String, Object> out) throws Exception {
         ZkPaths paths = new ZkPaths("/bench-status-h" + hosts);
         try (CuratorFramework client = MeshZk.connect(zk.getConnectString(), Duration.ofSeconds(30))) {
-            StringBuilder manifest = new StringBuilder();
-            for (int m = 0; m < MODULES; m++) {
-                manifest.append("---\nmodule: m").append(m).append("\nhosts: [\"*\"]\ncontainers:\n  web:\n    image: mesh-demo/busybox:1\n"
-                        + "    command: [\"sleep\", \"3600\"]\n    network: none\n");
-            }
-            PushWriter.Result push = new PushWriter(client, paths, Clock.systemUTC()).write(manifest.toString(), "r1");
             long t = System.nanoTime();
-            List<CuratorOp> ops = new ArrayList<>();
-            for (int i = 0; i < hosts; i++) {
-                String host = String.format("h%04d", i);
-                ensure(client, paths.reports(host));
-                client.create().creatingParentsIfNeeded().forPath(paths.agent(host),
-                        Json.bytes(new AgentRecord(host, "bench", 1, Instant.now())));
-                for (int m = 0; m < MODULES; m++) {
-                    String module = "m" + m;
-                    ApplyReport r = ApplyReport.applied(host, module, "r1", push.push(), Instant.now(), null,
-                            List.of(new ApplyReport.ContainerResult("web", module + "-web", ContainerAction.UNCHANGED, List.of(),
-                                    "0123456789ab", null, null)));
-                    ops.add(client.transactionOp().create().forPath(paths.report(host, module), Json.bytes(r)));
-                }
-                if (ops.size() >= 500) { client.transaction().forOperations(ops); ops.clear(); }
-            }
-            if (!ops.isEmpty()) client.transaction().forOperations(ops);
+            PushWriter.Result push = fleet(client, paths, hosts);
             Bench.log("B7", hosts + " hosts x " + MODULES + " modules of reports written in " + Bench.f(Bench.ms(System.nanoTime() - t)) + " ms");
 
             HttpApi api = new HttpApi(client, paths, new InetSocketAddress("127.0.0.1", 0), null);
@@ -117,6 +96,39 @@ public final class StatusBench {
                 api.close();
             }
         }
+    }
+
+    /**
+     * A fleet as its agents would leave it: a push of {@link #MODULES} modules for every host, then for hosts
+     * {@code h0000}, {@code h0001}, ... an agent node and an {@code applied} report of every module. Also B9's
+     * ({@link ClientBench}).
+     *
+     * @return the push
+     */
+    static PushWriter.Result fleet(CuratorFramework client, ZkPaths paths, int hosts) throws Exception {
+        StringBuilder manifest = new StringBuilder();
+        for (int m = 0; m < MODULES; m++) {
+            manifest.append("---\nmodule: m").append(m).append("\nhosts: [\"*\"]\ncontainers:\n  web:\n    image: mesh-demo/busybox:1\n"
+                    + "    command: [\"sleep\", \"3600\"]\n    network: none\n");
+        }
+        PushWriter.Result push = new PushWriter(client, paths, Clock.systemUTC()).write(manifest.toString(), "r1");
+        List<CuratorOp> ops = new ArrayList<>();
+        for (int i = 0; i < hosts; i++) {
+            String host = String.format("h%04d", i);
+            ensure(client, paths.reports(host));
+            client.create().creatingParentsIfNeeded().forPath(paths.agent(host),
+                    Json.bytes(new AgentRecord(host, "bench", 1, Instant.now())));
+            for (int m = 0; m < MODULES; m++) {
+                String module = "m" + m;
+                ApplyReport r = ApplyReport.applied(host, module, "r1", push.push(), Instant.now(), null,
+                        List.of(new ApplyReport.ContainerResult("web", module + "-web", ContainerAction.UNCHANGED, List.of(),
+                                "0123456789ab", null, null)));
+                ops.add(client.transactionOp().create().forPath(paths.report(host, module), Json.bytes(r)));
+            }
+            if (ops.size() >= 500) { client.transaction().forOperations(ops); ops.clear(); }
+        }
+        if (!ops.isEmpty()) client.transaction().forOperations(ops);
+        return push;
     }
 
     private static void ensure(CuratorFramework client, String path) throws Exception {

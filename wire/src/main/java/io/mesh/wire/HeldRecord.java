@@ -73,9 +73,17 @@ public record HeldRecord(String host, String module, String container, String co
      * @param until     when it ends by itself; {@code null} for never (until {@code mesh release})
      * @param stop      true when the host's agent stops the container while held ({@code --stop})
      * @param stoppedAt when the agent stopped it, {@code null} before (or without {@code stop})
+     * @param confirmed when the host's agent confirmed it under the module's lock and fence: the hold is in force from
+     *                  then on (docs/decisions/0025-hold-confirmation.md); {@code null} while only recorded
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record OperatorHold(String by, String reason, Instant since, Instant until, Boolean stop, Instant stoppedAt) {
+    public record OperatorHold(String by, String reason, Instant since, Instant until, Boolean stop, Instant stoppedAt,
+                               Instant confirmed) {
+        /** A hold as the coordinator records it: not yet confirmed by its host. */
+        public OperatorHold(String by, String reason, Instant since, Instant until, Boolean stop, Instant stoppedAt) {
+            this(by, reason, since, until, stop, stoppedAt, null);
+        }
+
         /** @return true when {@code --stop} was asked */
         @JsonIgnore
         public boolean stops() { return Boolean.TRUE.equals(stop); }
@@ -90,7 +98,17 @@ public record HeldRecord(String host, String module, String container, String co
          * @param at when the agent stopped the container
          * @return this hold, recording the stop
          */
-        public OperatorHold stoppedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, at); }
+        public OperatorHold stoppedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, at, confirmed); }
+
+        /**
+         * @param at when the host's agent confirmed it
+         * @return this hold, confirmed
+         */
+        public OperatorHold confirmedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, stoppedAt, at); }
+
+        /** @return true once the host's agent confirmed it: in force (SPEC.md "Operator holds") */
+        @JsonIgnore
+        public boolean isConfirmed() { return confirmed != null; }
     }
 
     /** @return true for a hold placed by an operator ({@code mesh hold}), false for a window's */

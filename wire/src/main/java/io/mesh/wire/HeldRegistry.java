@@ -1,7 +1,6 @@
 package io.mesh.wire;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.Op;
@@ -9,7 +8,6 @@ import org.apache.zookeeper.OpResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -25,8 +23,9 @@ import java.util.concurrent.TimeUnit;
  * so does one whose {@code host} or {@code container} differs from its path: under per-host identities a host writes
  * only under its own path, so the path is the truth (docs/decisions/0019-host-identities.md).
  *
- * <p>The nodes are Curator {@link PersistentNode}s in {@code EPHEMERAL} mode, so that they come back by themselves
- * after the window's process gets a new ZooKeeper session, and vanish with the process. An operator's hold
+ * <p>A window's nodes are {@link HeldNode}s: ephemeral, made again by themselves after the window's process gets a
+ * new ZooKeeper session, gone with the process, and never taking over or deleting a node they did not make (an
+ * operator's hold found at a path is left as it is: {@link #operatorHolding}). An operator's hold
  * ({@code mesh hold}, {@link #hold}) is a plain persistent node instead, written by the coordinator, released by
  * {@link #release} or deleted by its host's agent once expired ({@link #deleteExpired}); {@link #inForce} is what an
  * apply or a window obeys. Their parents,
@@ -34,8 +33,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HeldRegistry implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HeldRegistry.class);
-    private final List<PersistentNode> nodes = new ArrayList<>();
-    private final List<String> nodePaths = new ArrayList<>();
+    private final List<HeldNode> nodes = new ArrayList<>();
     private final String window;
 
     /**
@@ -266,21 +264,57 @@ public final class HeldRegistry implements AutoCloseable {
      * @throws Exception from ZooKeeper
      */
     public static boolean markStopped(CuratorFramework client, ZkPaths paths, HeldRecord read, Instant at) throws Exception {
+        return rewrite(client, paths, read, read.hold().stoppedAt(at));
+    }
+
+    /**
+     * Confirms an operator hold: from this write on it is in force (SPEC.md "Operator holds"). Only the host's agent
+     * calls it, inside the module's critical section, fenced (docs/decisions/0025-hold-confirmation.md). Versioned: a
+     * hold released or replaced since {@code read} is left as it is.
+     *
+     * @param read the hold as read holding the module lock
+     * @param at   the confirmation's time
+     * @return the hold as confirmed; {@code null} when the node changed or went meanwhile
+     * @throws Exception from ZooKeeper
+     */
+    public static HeldRecord confirm(CuratorFramework client, ZkPaths paths, HeldRecord read, Instant at) throws Exception {
+        HeldRecord.OperatorHold confirmed = read.hold().confirmedAt(at);
+        return rewrite(client, paths, read, confirmed) ? withHold(read, confirmed) : null;
+    }
+
+    /** Writes {@code hold} into the node of {@code read} if its data is still {@code read} (versioned). */
+    private static boolean rewrite(CuratorFramework client, ZkPaths paths, HeldRecord read, HeldRecord.OperatorHold hold) throws Exception {
         String path = paths.held(read.host(), read.container());
         ZkNode node = ZkNode.read(client, path);
         HeldRecord now = node == null ? null : node.as(HeldRecord.class);
         if (now == null || !read.equals(now)) return false;
-        HeldRecord marked = new HeldRecord(now.host(), now.module(), now.container(), now.containerId(), null, null, now.since(),
-                now.by(), now.hold().stoppedAt(at));
         try {
-            client.setData().withVersion(node.version()).forPath(path, Json.bytes(marked));
+            client.setData().withVersion(node.version()).forPath(path, Json.bytes(withHold(now, hold)));
             return true;
         } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
             return false;
         }
     }
 
+    private static HeldRecord withHold(HeldRecord h, HeldRecord.OperatorHold hold) {
+        return new HeldRecord(h.host(), h.module(), h.container(), h.containerId(), null, null, h.since(), h.by(), hold);
+    }
+
     private HeldRegistry(String window) { this.window = window; }
+
+    /** Why {@link #publish} stopped nothing: an operator holds some of the window's containers. */
+    public static final class HeldByOperatorException extends IllegalStateException {
+        private final List<HeldRecord> holds;
+
+        HeldByOperatorException(List<HeldRecord> holds) {
+            super("held by operator: " + String.join(", ", holds.stream().map(h -> h.container() + " (" + h.reason() + ")").toList())
+                    + "; nothing was stopped");
+            this.holds = List.copyOf(holds);
+        }
+
+        /** @return the operators' holds met */
+        public List<HeldRecord> holds() { return holds; }
+    }
 
     /**
      * Creates the window node and one held node per container, and waits for all of them.
@@ -296,9 +330,11 @@ public final class HeldRegistry implements AutoCloseable {
      * @param by       the process running the window
      * @param wait     how long to wait for the nodes to be confirmed
      * @return the published nodes; close them to delete them
-     * @throws IllegalStateException when a parent cannot be made, or a node is not confirmed in time (every node is
-     *                               deleted again then)
-     * @throws InterruptedException  when interrupted while waiting
+     * @throws HeldByOperatorException when an operator's hold is at one of the held paths (it is left as it is; every
+     *                                 node this call made is deleted again)
+     * @throws IllegalStateException   when a parent cannot be made, or a node is not confirmed in time (every node is
+     *                                 deleted again then)
+     * @throws InterruptedException    when interrupted while waiting
      */
     public static HeldRegistry publish(CuratorFramework client, ZkPaths paths, String host, String module, String schedule, String window, Instant since,
                              List<String[]> held, ProcessRef by, Duration wait) throws InterruptedException {
@@ -319,11 +355,14 @@ public final class HeldRegistry implements AutoCloseable {
                 h.add(client, paths.held(host, c[0]),
                         Json.bytes(new HeldRecord(host, module, c[0], c[1], schedule, window, since, by)));
             }
-            for (int i = 0; i < h.nodes.size(); i++) {
-                if (!h.nodes.get(i).waitForInitialCreate(wait.toMillis(), TimeUnit.MILLISECONDS)) {
-                    throw new IllegalStateException("could not create " + h.nodePaths.get(i) + " within " + wait.toSeconds() + "s");
+            long end = System.nanoTime() + wait.toNanos();
+            for (HeldNode n : h.nodes) {
+                if (!n.awaitFirstAnswer(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    throw new IllegalStateException("could not create " + n.path() + " within " + wait.toSeconds() + "s");
                 }
             }
+            List<HeldRecord> operators = h.nodes.stream().map(HeldNode::yieldedTo).filter(java.util.Objects::nonNull).toList();
+            if (!operators.isEmpty()) throw new HeldByOperatorException(operators);
             return h;
         } catch (InterruptedException | RuntimeException e) {
             h.close();
@@ -332,16 +371,31 @@ public final class HeldRegistry implements AutoCloseable {
     }
 
     private void add(CuratorFramework client, String path, byte[] data) {
-        PersistentNode n = new PersistentNode(client, CreateMode.EPHEMERAL, false, path, data);
+        HeldNode n = new HeldNode(client, path, data);
         nodes.add(n);
-        nodePaths.add(path);
         n.start();
     }
 
     /**
+     * The operator's hold that this window's node of {@code container} found at its path (placed while the window's
+     * session lapsed), as this process last heard: read from memory, never waiting for ZooKeeper, so that a window
+     * giving its containers back may ask it (SPEC.md "Operator holds": an operator's hold outranks a window).
+     *
+     * @param container Docker name
+     * @return the hold, or {@code null}
+     */
+    public HeldRecord operatorHolding(String container) {
+        for (HeldNode n : nodes) {
+            HeldRecord h = n.yieldedTo();
+            if (h != null && h.operatorHold() && n.path().endsWith("/" + container)) return h;
+        }
+        return null;
+    }
+
+    /**
      * Deletes every node on a thread of its own, for a caller that holds the host fence and must not wait for
-     * ZooKeeper. A closed {@code PersistentNode} never comes back (CURATOR-297: one closed before its create answered
-     * deletes what the create made).
+     * ZooKeeper. A closed {@link HeldNode} never comes back (one closed before its create answered deletes what the
+     * create made).
      */
     public void closeInBackground() {
         Thread t = new Thread(this::close, "held-nodes-close-" + window);
@@ -349,13 +403,13 @@ public final class HeldRegistry implements AutoCloseable {
         t.start();
     }
 
-    /** Deletes every node (best effort: they are ephemeral and go with the session anyway). */
+    /** Deletes every node this window made (best effort: they are ephemeral and go with the session anyway). */
     @Override
     public void close() {
-        for (PersistentNode n : nodes) {
+        for (HeldNode n : nodes) {
             try {
                 n.close();
-            } catch (IOException | RuntimeException e) {
+            } catch (RuntimeException e) {
                 log.warn("window {}: a node was not deleted cleanly ({}); it is ephemeral and goes with the session", window, e.getMessage());
             }
         }

@@ -8,6 +8,7 @@ import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
+import io.mesh.window.WindowRecovery;
 import io.mesh.window.WindowRunner;
 import io.mesh.window.WindowScheduler;
 import io.mesh.wire.AgentRecord;
@@ -143,7 +144,8 @@ public final class AgentDaemon implements AutoCloseable {
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
                 new DryRun(store, docker, config.host(), here.policy(), here.secrets()));
-        this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply);
+        this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply,
+                module -> WindowRecovery.open(journal, docker, module).isPresent());
     }
 
     /**

@@ -2,6 +2,7 @@ package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.freeze.FreezeGate;
+import io.mesh.hold.HoldConfirmation;
 import io.mesh.lock.ModuleLock;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.wire.RolloutNodes;
@@ -209,11 +210,14 @@ public final class Applier {
                 WindowResult recovered = null;
                 if (open.isPresent()) {
                     WindowJournal.Entry done = open.get();
-                    recovered = recovery.recover(done, section);
+                    recovered = recovery.recover(done, section, held::get); // before any confirmation: its give-back is no touch of a hold in force
                     // Its containers run again: the held nodes read before, of that window, no longer hold them.
                     held = new LinkedHashMap<>(held);
                     held.values().removeIf(h -> done.window().equals(h.window()));
                 }
+                // Operator holds read under the lock are confirmed before the first Docker call on the module's
+                // containers: in force from here (decision 25), frozen or not.
+                held = HoldConfirmation.confirm(store, section, host, held);
                 // Frozen: no Docker call on the module (a journalled window's recovery above still ran: windows still run).
                 List<ContainerResult> results = newest == null || frozen != null ? null : admission.toApply() == null ? List.of()
                         : new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets()).run(admission.toApply(), held,

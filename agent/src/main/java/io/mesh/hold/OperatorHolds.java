@@ -37,6 +37,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * An agent's side of operator holds ({@code mesh hold}, SPEC.md "Operator holds"; decision 0015). Watches its host's
@@ -46,10 +47,13 @@ import java.util.function.Consumer;
  *       its module, so that the container reaches the desired state with no new push (an apply already treats an
  *       expired hold as absent, {@link HeldRegistry#inForce});</li>
  *   <li>when released (its node deleted): asks for an apply of its module at once;</li>
- *   <li>with {@code stop}: stops the container once, under the module lock and the host fence (a
- *       {@link ModuleSection}, as an apply), and records when in the node ({@link HeldRegistry#markStopped}), so that
- *       a restarted agent does not stop it again; its restart policy becomes {@code no}, so that neither Docker nor a
- *       reboot starts it while held (the apply after the release recreates it with its spec's policy).</li>
+ *   <li>recorded but not confirmed: confirms it under the module lock and the host fence (a {@link ModuleSection},
+ *       as an apply: {@link HoldConfirmation}), once no window of the module is left open on the host (an apply finishes
+ *       that first, then confirms);</li>
+ *   <li>with {@code stop}: then stops the container once, in the same section, and records when in the node
+ *       ({@link HeldRegistry#markStopped}), so that a restarted agent does not stop it again; its restart policy becomes
+ *       {@code no}, so that neither Docker nor a reboot starts it while held (the apply after the release recreates it
+ *       with its spec's policy).</li>
  * </ul>
  * Obeying the hold is the apply's and the window's business: both read it through {@link MeshStore#held}.
  */
@@ -64,6 +68,7 @@ public final class OperatorHolds implements AutoCloseable {
     private final String host;
     private final ProcessRef process;
     private final Consumer<String> requestApply;
+    private final Predicate<String> windowOpen;
     private final CuratorCache cache;
     private final ScheduledExecutorService timer;
     /** Stops run here, one at a time, off the cache's thread (they wait for locks and Docker). */
@@ -80,9 +85,11 @@ public final class OperatorHolds implements AutoCloseable {
      * @param process      this process, as its lock node names it
      * @param timer        where expiry timers run (the daemon's timer)
      * @param requestApply asks for an apply of a module soon
+     * @param windowOpen   whether a window of a module is journalled open on this host (asked fenced): its recovery,
+     *                     by an apply, comes before the confirmation
      */
     public OperatorHolds(MeshStore store, ContainerRuntime docker, HostFence fences, String host, ProcessRef process,
-                         ScheduledExecutorService timer, Consumer<String> requestApply) {
+                         ScheduledExecutorService timer, Consumer<String> requestApply, Predicate<String> windowOpen) {
         this.store = store;
         this.docker = docker;
         this.fences = fences;
@@ -90,6 +97,7 @@ public final class OperatorHolds implements AutoCloseable {
         this.process = process;
         this.timer = timer;
         this.requestApply = requestApply;
+        this.windowOpen = windowOpen;
         this.cache = CuratorCache.build(store.client(), store.paths().held(host));
         this.stops = IdleThreads.serial("operator-holds-" + host); // no thread while nothing is to stop
     }
@@ -127,11 +135,12 @@ public final class OperatorHolds implements AutoCloseable {
                 return; // stopping
             }
         }
-        if (h.hold().stops() && h.hold().stoppedAt() == null && !h.expiredAt(Times.now())) {
+        boolean toStop = h.hold().stops() && h.hold().stoppedAt() == null;
+        if ((!h.hold().isConfirmed() || toStop) && !h.expiredAt(Times.now())) {
             try {
-                stops.submit(() -> stop(h));
+                stops.submit(() -> settle(h));
             } catch (RejectedExecutionException e) {
-                // stopping: the next agent of the host stops it (stoppedAt is still unset)
+                // stopping: the next agent of the host confirms and stops it (confirmed and stoppedAt are still unset)
             }
         }
     }
@@ -162,17 +171,27 @@ public final class OperatorHolds implements AutoCloseable {
     }
 
     /**
-     * Stops a held container once, under the module lock and the host fence, while the hold still stands and is not
-     * yet marked stopped. Retries the lock while it is busy (an apply or a window of the module).
+     * Confirms a hold and, with {@code stop}, stops its container once, under the module lock and the host fence, while
+     * the hold stands as read. Retries the lock while it is busy (an apply or a window of the module), and defers to an
+     * apply while a window of the module is journalled open (the apply gives that window's containers back, keeping
+     * this one stopped, then confirms).
      */
-    private void stop(HeldRecord h) {
+    private void settle(HeldRecord h) {
         while (!closed) {
             ModuleSection section = new ModuleSection(store, fences, h.module(), host, process, LockHolder.APPLY);
             try {
                 if (!section.lock(LOCK_SLICE) || !section.fence(LOCK_SLICE)) continue;
-                // Read again holding the lock: released, replaced or already stopped meanwhile means nothing to do.
+                // Read again holding the lock: released, replaced or changed meanwhile means a newer event settles it.
                 HeldRecord now = store.held(host).get(h.container());
                 if (now == null || !now.equals(h)) return;
+                if (windowOpen.test(h.module())) {
+                    section.close();
+                    requestApply.accept(h.module());
+                    Thread.sleep(LOCK_SLICE.toMillis());
+                    continue;
+                }
+                now = HoldConfirmation.confirm(store, section, host, Map.of(h.container(), now)).get(h.container());
+                if (!now.hold().stops() || now.hold().stoppedAt() != null) return;
                 ContainerRuntime guarded = section.guarded(docker);
                 String id = guarded.idByName(h.container());
                 if (id != null) {
@@ -180,7 +199,7 @@ public final class OperatorHolds implements AutoCloseable {
                     guarded.stop(id, stopTimeout(h));
                 }
                 section.unfence();
-                boolean marked = HeldRegistry.markStopped(store.client(), store.paths(), h, Times.now());
+                boolean marked = HeldRegistry.markStopped(store.client(), store.paths(), now, Times.now());
                 log.info("operator hold host={} container={} by {}: {} ({}){}", host, h.container(), h.hold().by(), h.hold().reason(),
                         id == null ? "no such container: nothing to stop" : "stopped " + id,
                         marked ? "" : "; the hold changed meanwhile, its node is left as it is");
@@ -189,7 +208,7 @@ public final class OperatorHolds implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Exception e) {
-                log.warn("operator hold host={} container={}: stop failed ({}); trying again in {}s", host, h.container(), e.toString(),
+                log.warn("operator hold host={} container={}: not settled ({}); trying again in {}s", host, h.container(), e.toString(),
                         LOCK_SLICE.toSeconds());
                 try {
                     Thread.sleep(LOCK_SLICE.toMillis());

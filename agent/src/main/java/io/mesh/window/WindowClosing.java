@@ -5,6 +5,7 @@ import io.mesh.docker.Labels;
 import io.mesh.docker.Readiness;
 import io.mesh.docker.NoSuchContainerException;
 import io.mesh.docker.StaleTaskException;
+import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
 import org.slf4j.Logger;
@@ -13,6 +14,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Closes the opened stages of one window, in reverse ({@link WindowStage}), for the window's own process and for
@@ -20,6 +22,10 @@ import java.util.List;
  * the fence held and a runtime that needs only the fence ({@code ModuleSection.fenced}): it never waits for
  * ZooKeeper, so a ZooKeeper outage cannot keep containers stopped. Each stage closed is removed from the journal, and
  * the journal entry is deleted once every stage is closed.
+ *
+ * <p>An operator's hold outranks a window (SPEC.md "Operator holds"): a held container that an operator holds is not
+ * started again; its restart policy is put back (left {@code no} when the hold stops it) and the closing says
+ * {@code kept stopped: held by operator}. Who holds what is asked of a lookup that never waits for ZooKeeper.
  */
 final class WindowClosing {
     private static final Logger log = LoggerFactory.getLogger(WindowClosing.class);
@@ -34,9 +40,11 @@ final class WindowClosing {
 
     private final ContainerRuntime docker;
     private final WindowJournal journal;
+    private final Function<String, HeldRecord> operatorHolds;
     private WindowJournal.Entry entry;
     private final List<String> errors = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
+    private final List<String> kept = new ArrayList<>();
     private Integer exitCode;
     private List<String> logTail = List.of();
     private boolean stepKilled;
@@ -46,11 +54,13 @@ final class WindowClosing {
      * @param docker  the fenced runtime
      * @param journal the host's journal
      * @param entry   the window's journal entry, with the stages it opened
+     * @param operatorHolds the operator's hold on a container by Docker name, or {@code null}; answered from memory
      */
-    WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry) {
+    WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry, Function<String, HeldRecord> operatorHolds) {
         this.docker = docker;
         this.journal = journal;
         this.entry = entry;
+        this.operatorHolds = operatorHolds;
     }
 
     /**
@@ -86,6 +96,9 @@ final class WindowClosing {
 
     /** @return what closing saw (the step's end), for a recovery's result */
     List<String> notes() { return notes; }
+
+    /** @return what was kept stopped for an operator's hold, one line each ({@code kept stopped: held by operator}) */
+    List<String> kept() { return kept; }
 
     /** @return the step's exit code when closing saw it, or {@code null} */
     Integer exitCode() { return exitCode; }
@@ -164,13 +177,16 @@ final class WindowClosing {
     private void giveBack() {
         List<WindowJournal.HeldContainer> started = new ArrayList<>();
         for (WindowJournal.HeldContainer h : entry.held()) {
+            HeldRecord operator = operatorHold(h.container());
             RuntimeException last = null;
             long end = System.nanoTime() + START_RETRY.toNanos();
             long pause = 250;
-            boolean restored = h.restorePolicy() == null;
+            // Kept stopped for an operator: its policy back unless the hold itself stops it (--stop leaves it no).
+            boolean restored = h.restorePolicy() == null || (operator != null && operator.hold().stops());
             // Settled unless the entry says a stop was sent. One that cannot tell (a step container's label) is not
             // stopped again: that could stop a container the window never stopped, by a process without the lock.
-            boolean settled = !h.stopKnownSent();
+            // One kept stopped for an operator needs no settling: a stop dockerd still carries out is what it wants.
+            boolean settled = !h.stopKnownSent() || operator != null;
             int staleRefusals = 0;
             while (true) {
                 try {
@@ -189,7 +205,7 @@ final class WindowClosing {
                         docker.updateRestartPolicy(h.containerId(), h.restorePolicy());
                         restored = true;
                     }
-                    docker.start(h.containerId());
+                    if (operator == null) docker.start(h.containerId());
                     last = null;
                     break;
                 } catch (NoSuchContainerException e) {
@@ -208,7 +224,13 @@ final class WindowClosing {
                     pause = Math.min(pause * 2, 5_000);
                 }
             }
-            if (last != null) {
+            if (operator != null) {
+                String kept = h.container() + " kept stopped: held by operator " + operator.hold().by() + ": " + operator.hold().reason()
+                        + (last == null ? "" : " (its restart policy was not put back: " + WindowRunner.describe(last) + ")");
+                notes.add(kept);
+                this.kept.add(kept);
+                log.warn("window {}: {}", entry.window(), kept);
+            } else if (last != null) {
                 errors.add(h.container() + " did not start again (" + WindowRunner.describe(last) + "); released, so the next apply recreates it");
                 log.error("window {}: {} did not start again: {}", entry.window(), h.container(), WindowRunner.describe(last));
             } else {
@@ -216,6 +238,12 @@ final class WindowClosing {
             }
         }
         for (WindowJournal.HeldContainer h : started) awaitReady(h);
+    }
+
+    /** @return the operator's hold in force on {@code container}, as the lookup knows it without waiting, or {@code null} */
+    private HeldRecord operatorHold(String container) {
+        HeldRecord h = operatorHolds == null ? null : operatorHolds.apply(container);
+        return h != null && h.operatorHold() && !h.expiredAt(Times.now()) ? h : null;
     }
 
     /**

@@ -1,7 +1,7 @@
 package io.mesh.window;
 
 import io.mesh.secrets.SecretsDir;
-import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.HeldRecord;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.section.ModuleSection;
@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.nio.charset.StandardCharsets;
 import io.mesh.wire.Json;
 
@@ -28,8 +29,8 @@ import io.mesh.wire.Json;
  * the proof that the window is not running: its process held the fence from before its first stop to after its last
  * start.
  *
- * <p>It republishes the held and window nodes (best effort: the fence, not the nodes, keeps other processes of the
- * host off them) and closes exactly the stages the journal says opened, in reverse ({@link WindowClosing}); the
+ * <p>It closes exactly the stages the journal says opened, in reverse ({@link WindowClosing}), without publishing the
+ * held nodes again (the fence, not the nodes, keeps other processes of the host off them); the
  * caller records the result, outcome {@code recovered}, once it has given the fence back ({@link #record}). The rule:
  * docs/design.md, "Crash recovery".
  *
@@ -84,29 +85,23 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
     }
 
     /**
-     * Finishes a window that is not running. The caller holds the section, fenced.
+     * Finishes a window that is not running. The caller holds the section, fenced. Its containers are given back
+     * before anything is asked of ZooKeeper (SPEC.md "Window": starting them again never waits for it); a container an
+     * operator holds is kept stopped ({@code operatorHolds}: the holds the caller read under the lock).
      *
-     * @param e       the journal entry
-     * @param section the caller's section, fenced
+     * @param e             the journal entry
+     * @param section       the caller's section, fenced
+     * @param operatorHolds the held node of a container by Docker name, as read under the lock, or {@code null}
      * @return the result, outcome {@code recovered}, for the caller to {@link #record} after it gave the fence back
-     * @throws InterruptedException when interrupted while publishing the nodes
      */
-    public WindowResult recover(WindowJournal.Entry e, ModuleSection section) throws InterruptedException {
+    public WindowResult recover(WindowJournal.Entry e, ModuleSection section, Function<String, HeldRecord> operatorHolds) {
         String owner = e.owner() == null ? "?" : e.owner().pid() + " (" + e.owner().process() + ")";
         log.warn("window host={} module={} schedule={} window={}: not running, its journal still open (process {} {}); finishing it",
                 host, e.module(), e.schedule(), e.window(), owner, e.ownerAlive() ? "lives, but left it" : "died");
         List<String> heldNames = e.held().stream().map(WindowJournal.HeldContainer::container).toList();
-        HeldRegistry nodes = null;
-        if (e.openedStages().contains(WindowStage.HELD) && !e.held().isEmpty()) {
-            try {
-                nodes = HeldRegistry.publish(store.client(), store.paths(), host, e.module(), e.schedule(), e.window(), e.since(),
-                        e.held().stream().map(h -> new String[] {h.container(), h.containerId()}).toList(), process, WindowRunner.NODE_CREATE_WAIT);
-            } catch (RuntimeException x) {
-                log.warn("window {}: its held nodes were not published again ({}); the fence keeps its containers to this process", e.window(), WindowRunner.describe(x));
-            }
-        }
-        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e).closeAll();
-        if (nodes != null) nodes.closeInBackground();
+        // Its held nodes are not published again: they went with its process's session, and waiting for ZooKeeper to
+        // make them would keep its containers stopped; the fence keeps every other process of the host off them.
+        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e, operatorHolds).closeAll();
         WindowSlot.forget(store, host, e.module(), e.window()); // its containers run again: its claim no longer counts
         List<String> notes = new ArrayList<>();
         notes.add("the window's process " + owner + (e.ownerAlive() ? " left it open" : " died mid-window") + "; finished by "

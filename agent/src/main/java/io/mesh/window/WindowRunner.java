@@ -8,6 +8,7 @@ import io.mesh.docker.StepResult;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
@@ -34,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 
 /**
  * Runs one window of a module's schedule on this host (SPEC.md, "Window") inside the module's critical section
@@ -272,7 +274,8 @@ public final class WindowRunner {
                         + String.join("; ", context.policy().refusals(s.step()))), desired);
             }
             // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's.
-            String skip = OperatorHolds.skipWindow(store.held(host), desired.spec(), s.whileStopped());
+            Map<String, HeldRecord> held = store.held(host);
+            String skip = OperatorHolds.skipWindow(held, desired.spec(), s.whileStopped());
             if (skip != null) return finish(module, WindowResult.skipped(schedule, windowId, since, skip), desired);
             if (!section.fence(lockWait)) {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), section.lockIntact()
@@ -285,12 +288,15 @@ public final class WindowRunner {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of " + module
                         + " is open in process " + open.get().owner().pid() + ", which uses another --state-dir; not opening another"), desired);
             }
-            if (open.isPresent()) recovered = recovery.recover(open.get(), section);
+            if (open.isPresent()) recovered = recovery.recover(open.get(), section, held::get);
             Holding holding = holding(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
             published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, holding.nodes(), context.process(), NODE_CREATE_WAIT);
-            result = hold(desired.spec(), schedule, s, holding.entry(), section);
+            result = hold(desired.spec(), schedule, s, holding.entry(), section, published::operatorHolding);
         } catch (InterruptedException e) {
             throw e;
+        } catch (HeldRegistry.HeldByOperatorException e) {
+            // An operator's hold placed after the check above: it is left as it is, and nothing was stopped.
+            result = WindowResult.skipped(schedule, windowId, since, e.getMessage());
         } catch (WindowJournal.UnreadableException e) {
             result = WindowResult.failed(schedule, windowId, since, List.of(), e.getMessage());
         } catch (Exception e) {
@@ -337,8 +343,12 @@ public final class WindowRunner {
         return new Holding(entry, nodes);
     }
 
-    /** Fenced, nodes published: journal, stages opened in order, then closed in reverse whatever happened. */
-    private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, WindowJournal.Entry entry, ModuleSection section) {
+    /**
+     * Fenced, nodes published: journal, stages opened in order, then closed in reverse whatever happened; a container
+     * an operator came to hold meanwhile ({@code operatorHolds}, answered from memory) is kept stopped.
+     */
+    private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, WindowJournal.Entry entry, ModuleSection section,
+                              Function<String, HeldRecord> operatorHolds) {
         String module = spec.module();
         List<String> heldNames = entry.held().stream().map(WindowJournal.HeldContainer::container).toList();
         ContainerRuntime guarded = section.guarded(docker);
@@ -369,8 +379,9 @@ public final class WindowRunner {
             error = describe(e);
             if (!entry.openedStages().contains(WindowStage.HELD)) error += "; nothing was stopped";
         } finally {
-            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry).closeAll();
+            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds).closeAll();
             if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();
+            for (String k : closing.kept()) error = error == null ? k : error + "; " + k;
             if (step == null && closing.exitCode() != null) {
                 step = new StepResult(closing.exitCode(), closing.stepKilled(), closing.logTail());
             }

@@ -108,7 +108,7 @@ class GiveBackTest {
                 if (method.getName().equals("start")) startedIt.set(true);
             }
         });
-        assertThatThrownBy(() -> new WindowClosing(dying, journal, journal.read(module).orElseThrow()).closeAll())
+        assertThatThrownBy(() -> new WindowClosing(dying, journal, journal.read(module).orElseThrow(), c -> null).closeAll())
                 .isInstanceOf(Killed.class);
         assertThat(docker.isRunning(id)).as("started by the first recovery").isTrue();
         WindowJournal.Entry left = journal.read(module).orElseThrow();
@@ -143,7 +143,7 @@ class GiveBackTest {
             return proceed.call();
         });
         long t0 = System.nanoTime();
-        WindowClosing closing = new WindowClosing(refusing, here.journal(), entry).closeAll();
+        WindowClosing closing = new WindowClosing(refusing, here.journal(), entry, c -> null).closeAll();
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         assertThat(closing.error()).contains(module + "-web did not start again", "already exists", "the next apply recreates it");
         assertThat(took).as("released without retrying for %s", WindowClosing.START_RETRY).isLessThan(Duration.ofSeconds(20));
@@ -180,7 +180,7 @@ class GiveBackTest {
     private void closeStoppingNothing(WindowJournal.Entry entry, String what) throws Exception {
         try (DockerEvents events = DockerEvents.record(module)) {
             Instant from = Instant.now();
-            WindowClosing closing = new WindowClosing(docker, here.journal(), entry).closeAll();
+            WindowClosing closing = new WindowClosing(docker, here.journal(), entry, c -> null).closeAll();
             assertThat(closing.error()).isNull();
             events.settle();
             List<Event> touched = events.since(from).stream()

@@ -176,7 +176,20 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response get(String path) throws IOException, InterruptedException {
-        return send(true, base -> get(URI.create(base + path)));
+        return send(true, base -> get(URI.create(base + path), null));
+    }
+
+    /**
+     * {@code GET path} with the token, for a read the coordinator guards as the writes beside it (such as
+     * {@code /v1/holds/{host}/{container}}).
+     *
+     * @param path such as {@code /v1/holds/host-a/store-registry}
+     * @return the answer (200, 401, 403, 404, ...)
+     * @throws UnreachableException when the coordinator cannot be reached
+     * @throws InterruptedException when interrupted
+     */
+    public Response getWithToken(String path) throws IOException, InterruptedException {
+        return send(true, base -> get(URI.create(base + path), token));
     }
 
     /**
@@ -246,15 +259,16 @@ public final class CoordinatorClient {
 
     /**
      * A GET as {@link HttpClient} makes it here: the same timeouts, no redirect followed, no proxy, the body decoded
-     * by its charset (UTF-8 when it names none).
+     * by its charset (UTF-8 when it names none); with {@code Authorization: Bearer token} unless {@code token} is null.
      */
-    private static Response get(URI url) throws IOException {
+    private static Response get(URI url, String token) throws IOException {
         HttpURLConnection c = (HttpURLConnection) url.toURL().openConnection(Proxy.NO_PROXY);
         c.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
         c.setReadTimeout((int) REQUEST_TIMEOUT.toMillis());
         c.setInstanceFollowRedirects(false);
         c.setUseCaches(false);
         c.setRequestProperty("Accept", "application/json");
+        if (token != null) c.setRequestProperty("Authorization", "Bearer " + token);
         try {
             c.connect();
         } catch (IOException e) {

@@ -51,7 +51,8 @@ import java.util.stream.Stream;
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
  * or an unexpected error (for {@code window run}: the window or its step failed), {@value #BAD_INPUT} bad input (the
  * coordinator answered 400, 401, 404, 409 or 413; or a usage error), {@value #TIMEOUT} {@code --wait} or
- * {@code window run} timed out, {@value #UNREACHABLE} the coordinator cannot be reached or is unavailable (5xx).
+ * {@code window run} timed out, or {@code hold} recorded but not confirmed by its host, {@value #UNREACHABLE} the
+ * coordinator cannot be reached or is unavailable (5xx).
  */
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
@@ -59,7 +60,7 @@ import java.util.stream.Stream;
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",
                 "2:bad input (invalid manifest, unauthorized, unknown push, module, schedule or host, no agent on the host, too large, usage error)",
-                "3:push --wait or window run timed out", "4:the coordinator cannot be reached or is unavailable"})
+                "3:push --wait or window run timed out; hold recorded but not yet confirmed by its host", "4:the coordinator cannot be reached or is unavailable"})
 public final class MeshCli implements Runnable {
     /** Success. */
     public static final int OK = 0;
@@ -67,7 +68,7 @@ public final class MeshCli implements Runnable {
     public static final int FAILED = 1;
     /** Bad input: invalid manifest or arguments, unauthorized, unknown push, too large. */
     public static final int BAD_INPUT = 2;
-    /** {@code push --wait} timed out before every host was done. */
+    /** {@code push --wait} timed out before every host was done; {@code hold}: recorded, not yet confirmed by its host. */
     public static final int TIMEOUT = 3;
     /** The coordinator cannot be reached or answers 5xx. */
     public static final int UNREACHABLE = 4;
@@ -951,7 +952,8 @@ public final class MeshCli implements Runnable {
 
     /** {@code mesh held}: every container held, by a window or by an operator, on every host. */
     @Command(name = "held", description = {"Every container held on purpose, on every host (GET /v1/held).",
-            "First those an open window holds stopped, then operator holds (mesh hold) with HOLD BY / REASON / UNTIL; an expired one reads EXPIRED until its agent deletes it."},
+            "First those an open window holds stopped, then operator holds (mesh hold) with HOLD BY / REASON / UNTIL / CONFIRMED; an expired one reads EXPIRED until its agent deletes it.",
+            "CONFIRMED is when the host's agent confirmed the hold, from which time it is in force; 'not yet' is a hold recorded but not yet in force (its agent is down or busy)."},
             exitCodeList = {"0:shown (also when nothing is held)", "4:the coordinator cannot be reached"})
     public static final class Held extends Lookup {
         /** Read by {@link Lookup#json()}, by name. */
@@ -972,17 +974,25 @@ public final class MeshCli implements Runnable {
                         String until = hold.path("until").isMissingNode() || hold.path("until").isNull() ? "until released" : text(hold.path("until"));
                         table.add(h.path("host").asText(), h.path("container").asText(), h.path("module").asText(),
                                 hold.path("by").asText(), hold.path("reason").asText(), until + (h.path("expired").asBoolean() ? " (EXPIRED)" : ""),
-                                hold.path("stop").asBoolean() ? (hold.path("stoppedAt").isMissingNode() ? "to stop" : "stopped") : "running");
-                    }, "HOST", "CONTAINER", "MODULE", "HOLD BY", "REASON", "UNTIL", "STOP")
+                                hold.path("stop").asBoolean() ? (hold.path("stoppedAt").isMissingNode() ? "to stop" : "stopped") : "running",
+                                hold.hasNonNull("confirmed") ? text(hold.path("confirmed")) : "not yet");
+                    }, "HOST", "CONTAINER", "MODULE", "HOLD BY", "REASON", "UNTIL", "STOP", "CONFIRMED")
                     .print(out, "no container is held by an operator");
         }
     }
 
-    /** {@code mesh hold HOST CONTAINER --reason TEXT [--for DURATION] [--stop]}: an operator hold. */
+    /**
+     * {@code mesh hold HOST CONTAINER --reason TEXT [--for DURATION] [--stop] [--wait DURATION]}: an operator hold,
+     * then a wait for its host's agent to confirm it (SPEC.md "Operator holds": it is in force from then on).
+     */
     @Command(name = "hold", description = {"Hold CONTAINER (its Docker name, <module>-<name>) on HOST: no apply, rollout or window touches it.",
-            "It is held until mesh release, or until --for has passed, and survives agent and coordinator restarts (a persistent /mesh/held node).",
+            "It is held until mesh release, or until --for has passed (at most 366 days), and survives agent and coordinator restarts (a persistent /mesh/held node).",
+            "The hold is in force once the host's agent confirms it, under the module's lock; mesh hold waits for that (--wait). Not confirmed in time, it stays recorded, and the agent confirms it before its next Docker call of the module.",
             "With --stop, the host's agent stops it once and it stays stopped while held; without, it keeps running, untouched."},
-            exitCodeList = {"0:held", "2:bad input: unknown host or container, missing reason, bad duration, already held (by a window or an operator), unauthorized",
+            exitCodeList = {"0:held and confirmed by the host's agent: in force",
+                    "1:the hold was released or replaced by someone else before its host confirmed it",
+                    "2:bad input: unknown host or container, missing reason, bad duration (--for above zero and at most 366 days; --wait), already held (by a window or an operator), unauthorized",
+                    "3:recorded but not yet confirmed within --wait (at once when the host's agent is down; always with --wait 0s): the hold stays, and is in force once confirmed",
                     "4:the coordinator cannot be reached"})
     public static final class Hold extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
@@ -994,31 +1004,140 @@ public final class MeshCli implements Runnable {
         @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why, for whoever reads mesh held.")
         String reason;
 
-        @Option(names = "--for", paramLabel = "DURATION", description = "End by itself after this, such as 30m or 2h (default: until mesh release).")
+        @Option(names = "--for", paramLabel = "DURATION", description = "End by itself after this, such as 30m or 2h; at most 366 days, 8784h (default: until mesh release).")
         String lasts;
 
         @Option(names = "--stop", description = "Have the host's agent stop the container (once); mesh release lets the next apply start it.")
         boolean stop;
 
+        @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s",
+                description = "How long to wait for the host's agent to confirm the hold, such as 30s or 2m; 0s: do not wait (default: ${DEFAULT-VALUE}).")
+        String await;
+
+        /** How often the hold is read while waiting for its confirmation. */
+        static final Duration CONFIRM_POLL = Duration.ofMillis(250);
+
         /** @return the exit code (see the command's exit codes) */
         @Override
         public Integer call() throws Exception {
+            Duration wait;
+            try {
+                wait = Durations.parseZeroAllowed(await);
+            } catch (IllegalArgumentException e) {
+                return fail(BAD_INPUT, "--wait: " + e.getMessage() + "; 0s does not wait");
+            }
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("host", host);
             body.put("container", container);
             body.put("reason", reason);
             if (lasts != null) body.put("for", lasts);
             if (stop) body.put("stop", true);
-            CoordinatorClient.Response r = client().postJson("/v1/holds", body);
+            CoordinatorClient client = client();
+            CoordinatorClient.Response r = client.postJson("/v1/holds", body);
             Integer bad = failure(r, 201);
             if (bad != null) return bad;
             JsonNode hold = r.json().path("hold");
             PrintWriter out = out();
-            out.println(container + " on " + host + " held by " + hold.path("by").asText() + ": " + hold.path("reason").asText()
+            out.println(container + " on " + host + ": hold recorded, by " + hold.path("by").asText() + ": " + hold.path("reason").asText()
                     + (hold.path("until").isTextual() ? " until " + hold.path("until").asText() : " until mesh release")
                     + (stop ? "; its agent stops it" : "; it keeps running, untouched"));
             out.flush();
-            return OK;
+            if (wait.isZero()) {
+                return fail(TIMEOUT, "recorded, not waiting for " + host + "'s agent to confirm it (--wait 0s): the hold stays, and is in force once "
+                        + "confirmed; mesh held shows CONFIRMED");
+            }
+            out.println("waiting up to " + await + " for " + host + "'s agent to confirm it");
+            out.flush();
+            return confirmed(client, hold.path("since").asText(), r.json().path("module").asText(), wait, out);
+        }
+
+        /**
+         * Reads the hold ({@code GET /v1/holds/{host}/{container}}) every {@link #CONFIRM_POLL} until its host's agent
+         * confirms it, for at most {@code wait}; at once when that host has no agent node (nothing could confirm it).
+         *
+         * @param since  the hold's {@code since} as written: another is someone else's hold
+         * @param module the container's module, whose lock the agent confirms under
+         * @return the command's exit code: {@value #OK} confirmed, {@value #TIMEOUT} not (yet), {@value #FAILED} gone or
+         *         replaced, {@value #UNREACHABLE} when the coordinator stopped answering
+         */
+        private int confirmed(CoordinatorClient client, String since, String module, Duration wait, PrintWriter out) throws InterruptedException {
+            String path = "/v1/holds/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/" + URLEncoder.encode(container, StandardCharsets.UTF_8);
+            String notYet = "recorded but not yet confirmed (not in force yet; the hold stays, nothing is lost): ";
+            Polling polling = new Polling(wait, CONFIRM_POLL);
+            long deadline = polling.deadline();
+            String unanswered = null;
+            while (true) {
+                JsonNode v = null;
+                try {
+                    CoordinatorClient.Response g = client.getWithToken(path);
+                    if (g.status() == 200 && g.json() != null) {
+                        v = g.json();
+                        unanswered = null;
+                    } else if (g.status() == 404) {
+                        return fail(FAILED, "the hold is gone before " + host + "'s agent confirmed it: " + g.error());
+                    } else if (g.status() < 500) {
+                        return failure(g, 200);
+                    } else {
+                        unanswered = g.status() + " " + g.error();
+                    }
+                } catch (IOException e) {
+                    unanswered = e.getMessage();
+                }
+                if (v != null) {
+                    JsonNode h = v.path("hold");
+                    if (!since.equals(h.path("since").asText())) {
+                        return fail(FAILED, "the hold was replaced meanwhile by one of " + h.path("by").asText() + " (since " + text(h.path("since"))
+                                + "): mesh held shows it");
+                    }
+                    if (h.hasNonNull("confirmed")) {
+                        out.println(host + "'s agent confirmed it at " + h.path("confirmed").asText() + ": in force, no mesh process touches "
+                                + container + (stop ? " but to stop it" : ""));
+                        out.flush();
+                        return OK;
+                    }
+                    if (v.path("expired").asBoolean()) {
+                        return fail(TIMEOUT, "it ended (until " + text(h.path("until")) + ") before " + host + "'s agent confirmed it: it holds "
+                                + "nothing; hold it again with a longer --for");
+                    }
+                    if (!v.path("agent").asBoolean()) {
+                        // Nothing else confirms it: waiting would only delay the answer.
+                        return fail(TIMEOUT, notYet + host + "'s agent is down (no agent node /mesh/agents/" + host + "); when it comes back "
+                                + "it confirms the hold before its first Docker call of module " + module + ". mesh held shows CONFIRMED then");
+                    }
+                }
+                if (!polling.pause(deadline)) {
+                    if (unanswered != null) {
+                        return fail(UNREACHABLE, "the hold is recorded (it stays), but whether " + host + "'s agent confirmed it is unknown: the "
+                                + "coordinator did not answer (" + unanswered + "); mesh held shows CONFIRMED");
+                    }
+                    String busy = lockHolder(client, host, module);
+                    return fail(TIMEOUT, notYet + host + "'s agent runs but did not confirm it within " + await + " ("
+                            + (busy == null ? "busy, or slow to see the hold; mesh locks shows who holds the module lock" : "busy: " + busy)
+                            + "); it confirms the hold before its next Docker call of module " + module + ". mesh held shows CONFIRMED then");
+                }
+            }
+        }
+
+        /**
+         * @return who holds the module lock of {@code module} on {@code host} ({@code GET /v1/locks}), such as
+         *         {@code the module lock of store on host-a is held by window:nightly (pid 7, since ...)}; {@code null}
+         *         when nobody does, or the coordinator does not say
+         */
+        static String lockHolder(CoordinatorClient client, String host, String module) throws InterruptedException {
+            try {
+                CoordinatorClient.Response l = client.get("/v1/locks");
+                if (l.status() != 200 || l.json() == null) return null;
+                for (JsonNode lock : l.json().path("locks")) {
+                    if (!host.equals(lock.path("host").asText()) || !module.equals(lock.path("module").asText())) continue;
+                    JsonNode holder = lock.path("holder");
+                    if (!holder.isObject()) return null;
+                    return "the module lock of " + module + " on " + host + " is held by " + holder.path("purpose").asText() + " (pid "
+                            + holder.path("pid").asText() + ", since " + text(holder.path("since")) + "; mesh locks shows it)";
+                }
+            } catch (IOException | RuntimeException e) {
+                // only a hint: the answer stands without it
+            }
+            return null;
         }
     }
 

@@ -168,16 +168,20 @@ public final class Dashboard {
             b.append("</ul></section>");
         }
         if (!byOperator.isEmpty()) {
-            // Operator holds apart from window holds (decision 0015): HOLD BY / REASON / UNTIL.
+            // Operator holds apart from window holds (decision 0015): HOLD BY / REASON / UNTIL; CONFIRMED, since a hold
+            // is in force only once its host's agent confirmed it (SPEC.md "Operator holds").
             b.append("<section id=\"holds\"><h2>Operator holds</h2><table><tr><th>HOST / CONTAINER</th><th>HOLD BY</th><th>REASON</th>"
-                    + "<th>UNTIL</th><th>STOP</th></tr>");
+                    + "<th>UNTIL</th><th>STOP</th><th>CONFIRMED</th></tr>");
             for (HeldRecord h : byOperator) {
                 HeldRecord.OperatorHold o = h.hold();
                 b.append("<tr class=\"held\"><td><b>").append(esc(h.host())).append(" / ").append(esc(h.container())).append("</b></td><td>")
                         .append(esc(o.by())).append("</td><td>").append(esc(o.reason())).append("</td><td>")
                         .append(o.until() == null ? "until released" : time(o.until(), f.at()))
                         .append(h.expiredAt(f.at()) ? " <strong class=\"tag\">EXPIRED</strong>" : "").append("</td><td>")
-                        .append(!o.stops() ? "running" : o.stoppedAt() == null ? "to stop" : "stopped").append("</td></tr>");
+                        .append(!o.stops() ? "running" : o.stoppedAt() == null ? "to stop" : "stopped").append("</td><td>")
+                        .append(o.isConfirmed() ? time(o.confirmed(), f.at())
+                                : "<strong class=\"tag st-pending\">NOT YET</strong> recorded, in force once its host's agent confirms it")
+                        .append("</td></tr>");
             }
             b.append("</table></section>");
         }

@@ -13,13 +13,14 @@ import org.apache.curator.framework.CuratorFramework;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.regex.Pattern;
 
 /**
  * The coordinator's side of operator holds ({@code mesh hold}, {@code mesh release}; SPEC.md "Operator holds",
  * docs/decisions/0015-operator-holds.md): checks a hold against the hosts and the desired state, then writes it through
- * {@link HeldRegistry#hold} (a persistent held node), or deletes it ({@link HeldRegistry#release}). Nothing is written
- * when a check fails.
+ * {@link HeldRegistry#hold} (a persistent held node), or deletes it ({@link HeldRegistry#release}), or reads it back
+ * for {@code mesh hold} to wait for its host's confirmation ({@link #view}). Nothing is written when a check fails.
  */
 public final class HoldStore {
     /** A Docker name mesh makes: two manifest names joined by {@code -} (so also a safe znode name). */
@@ -52,10 +53,12 @@ public final class HoldStore {
     }
 
     /**
-     * Places an operator hold from a {@code POST /v1/holds} body {@code {"host","container","reason","for"?,"stop"?}}.
+     * Places an operator hold from a {@code POST /v1/holds} body {@code {"host","container","reason","for"?,"stop"?}}
+     * ({@code for}: above zero, at most {@link FreezeRequest#MAX_LENGTH}, 366 days). It is recorded, not yet in force:
+     * the host's agent confirms it ({@code hold.confirmed}, SPEC.md "Operator holds").
      *
      * @param body      the request's JSON object
-     * @param by        who places it (the operator's name as the request gives it)
+     * @param by        who places it: the named token's name, the client's {@code X-Mesh-User} only a claim beside it
      * @param process   this coordinator, as the node's {@code by}
      * @return the record written
      * @throws RefusedException naming the field and the fix; nothing written
@@ -77,6 +80,12 @@ public final class HoldStore {
                 lasts = Durations.parse(f.asText());
             } catch (IllegalArgumentException e) {
                 throw new RefusedException(400, "for", "for: " + e.getMessage());
+            }
+            // The freezes' bound: a hold that ends by itself ends in a time an operator still remembers it.
+            if (lasts.compareTo(FreezeRequest.MAX_LENGTH) > 0) {
+                throw new RefusedException(400, "for", "for: a hold lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days ("
+                        + FreezeRequest.MAX_LENGTH.toHours() + "h), not " + HttpApi.abbreviate(f.asText())
+                        + ": give a shorter --for, or none to hold until mesh release");
             }
         }
         JsonNode s = body.get("stop");
@@ -138,6 +147,47 @@ public final class HoldStore {
             throw new RefusedException(404, "container", "no operator hold on " + container + " on host " + host + " (mesh held lists them)");
         }
         return gone;
+    }
+
+    /**
+     * An operator hold as {@code GET /v1/holds/{host}/{container}} shows it.
+     *
+     * @param held    the held node, as {@code POST /v1/holds} returned it ({@code hold.confirmed} once its host confirmed it)
+     * @param agent   true when the host's agent node exists: its agent runs, and confirms the hold under the module's lock
+     * @param expired true when its {@code until} has passed: it holds nothing, its agent deletes it
+     */
+    public record View(HeldRecord held, boolean agent, boolean expired) {}
+
+    /**
+     * Reads one operator hold, for {@code mesh hold} waiting for its host's confirmation (SPEC.md "Operator holds").
+     *
+     * @param host      host id
+     * @param container the Docker name
+     * @return the hold, whether the host's agent runs, whether it expired
+     * @throws RefusedException 400 for a host or container that is no name mesh makes, 404 when no operator hold is
+     *                          there (none, or a window's)
+     * @throws Exception        ZooKeeper errors
+     */
+    public View view(String host, String container) throws Exception {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            throw new RefusedException(400, "host", "host: " + e.getMessage());
+        }
+        if (container == null || !DOCKER_NAME.matcher(container).matches()) {
+            throw new RefusedException(400, "container", "container: '" + HttpApi.abbreviate(String.valueOf(container))
+                    + "' is not a Docker name mesh makes: give <module>-<name>, such as store-registry");
+        }
+        HeldRecord h = HeldRegistry.read(client, paths, host, List.of(container)).get(container);
+        if (h == null) {
+            throw new RefusedException(404, "container", "no operator hold on " + container + " on host " + host
+                    + ": place one with mesh hold " + host + " " + container + " --reason TEXT (mesh held lists the holds)");
+        }
+        if (!h.operatorHold()) {
+            throw new RefusedException(404, "container", container + " on host " + host + " is " + h.reason()
+                    + ", not by an operator: it ends with its window (mesh held lists the holds)");
+        }
+        return new View(h, client.checkExists().forPath(paths.agent(host)) != null, h.expiredAt(Times.now()));
     }
 
     /** @return the module spec in the desired state naming {@code container} as its Docker name, else {@code null} */

@@ -79,8 +79,12 @@ import java.util.regex.Pattern;
  *   <li>{@code POST /v1/holds}: body {@code {"host","container","reason","for"?,"stop"?}}, token as window requests:
  *       an operator hold ({@link HoldStore}). {@code 201} with the held node written; {@code 400}/{@code 404}
  *       {@code {"error","field"}} naming the field at fault, nothing written; {@code 409} when a window or another
- *       operator holds the container. {@code DELETE /v1/holds/{host}/{container}}: {@code 200 {"released"}}; 404 when
- *       there is no operator hold, 409 for a window's.</li>
+ *       operator holds the container. The hold's {@code by} is the named token's name, {@code X-Mesh-User} only a
+ *       claim beside it. {@code GET /v1/holds/{host}/{container}} (token): {@code 200} with the held node (with
+ *       {@code hold.confirmed} once its host's agent confirmed it), {@code "agent"} (the host's agent node exists) and
+ *       {@code "expired"}; {@code 400} for a bad name, {@code 404} when no operator hold is there.
+ *       {@code DELETE /v1/holds/{host}/{container}}: {@code 200 {"released"}}; 404 when there is no operator hold,
+ *       409 for a window's.</li>
  *   <li>{@code GET /v1/hosts}: {@code {"hosts":[FleetView.Host...]}}.</li>
  *   <li>{@code GET /healthz}: {@code 200 {"status":"ok","zookeeper":"connected"}}, else 503.</li>
  *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
@@ -451,14 +455,15 @@ public final class HttpApi implements AutoCloseable {
                 } else if (path.startsWith("/v1/plans/") && path.length() > "/v1/plans/".length()) {
                     if (get(ex)) planView(ex, path.substring("/v1/plans/".length()));
                 } else if ((req = HOLD.matcher(path)).matches()) {
-                    if (ex.method().equals("DELETE")) release(ex, req.group(1), req.group(2));
-                    else notAllowed(ex, "DELETE");
+                    if (ex.method().equals("GET")) holdView(ex, req.group(1), req.group(2));
+                    else if (ex.method().equals("DELETE")) release(ex, req.group(1), req.group(2));
+                    else notAllowed(ex, "GET, DELETE");
                 } else if ((req = REQUESTS.matcher(path)).matches()) {
                     windowRequests(ex, req.group(1));
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
@@ -547,9 +552,8 @@ public final class HttpApi implements AutoCloseable {
             send(ex, 400, error("the body must be JSON such as {\"module\":\"store\",\"schedule\":\"garbage-collect\"}"));
             return;
         }
-        String user = ex.header("X-Mesh-User");
-        String who = "mesh window run" + (user == null || user.isBlank() ? "" : " by " + abbreviate(user.strip()))
-                + " from " + ex.remoteHost() + " via mesh-coordinator";
+        String caller = caller(ex);
+        String who = "mesh window run" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator";
         String name;
         try {
             name = requests.create(host, json.path("module").asText(null), json.path("schedule").asText(null),
@@ -576,11 +580,9 @@ public final class HttpApi implements AutoCloseable {
             sendField(ex, 400, "body", "the body must be JSON such as {\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\",\"stop\":false}");
             return;
         }
-        // X-Mesh-User is what the client says its user is, not proven: the hold records where it came from too, as a
-        // window request does.
-        String user = ex.header("X-Mesh-User");
-        String by = (user == null || user.isBlank() ? by(ex) : abbreviate(user.strip()).replaceAll("\\p{Cntrl}", "?"))
-                + " from " + ex.remoteHost();
+        // The hold records where it came from too, as a window request does.
+        String caller = caller(ex);
+        String by = (caller == null ? by(ex) : caller) + " from " + ex.remoteHost();
         HeldRecord h;
         try {
             h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
@@ -603,6 +605,26 @@ public final class HttpApi implements AutoCloseable {
         } catch (HoldStore.RefusedException e) {
             sendField(ex, e.status, e.field, e.getMessage());
         }
+    }
+
+    /**
+     * {@code GET /v1/holds/{host}/{container}}: the hold as {@code POST /v1/holds} returned it ({@code hold.confirmed}
+     * once its host confirmed it), with {@code agent} (the host's agent node exists) and {@code expired}; token as the
+     * other hold requests. {@code mesh hold} follows it until the hold is confirmed.
+     */
+    private void holdView(Exchange ex, String host, String container) throws Exception {
+        if (!authorized(ex, "holds")) return;
+        HoldStore.View v;
+        try {
+            v = holds.view(host, container);
+        } catch (HoldStore.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+            return;
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(v.held());
+        out.put("agent", v.agent());
+        out.put("expired", v.expired());
+        send(ex, 200, out);
     }
 
     /** {@code GET} or {@code DELETE /v1/hosts/{host}/windows/{request}}. */
@@ -760,6 +782,22 @@ public final class HttpApi implements AutoCloseable {
     /** @return {@link #by(String, boolean)} of a request that passed {@link #authorized}: its token's name */
     private String by(Exchange ex) {
         return by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), false);
+    }
+
+    /**
+     * Who asks, for the record of a hold, a window request or a plan: the name of the named token the request carried
+     * (SPEC.md "History and rollback"), with {@code X-Mesh-User} after it as a claim when that names someone else
+     * ({@code ops (says alice)}). {@code X-Mesh-User} is the client's word, not proven: it stands alone only when no
+     * named token identifies the caller (no token configured, or the older single token).
+     *
+     * @return the identity; {@code null} when neither a named token nor {@code X-Mesh-User} gives one
+     */
+    private String caller(Exchange ex) {
+        String name = token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null);
+        String user = ex.header("X-Mesh-User");
+        String claim = user == null || user.isBlank() ? null : abbreviate(user.strip()).replaceAll("\\p{Cntrl}", "?"); // one line in logs and tables
+        if (name == null || name.equals(HistoryRecord.BY_TOKEN)) return claim;
+        return claim == null || claim.equals(name) ? name : name + " (says " + claim + ")";
     }
 
     /** {@code GET /v1/modules/{module}/history}. */
@@ -1154,9 +1192,8 @@ public final class HttpApi implements AutoCloseable {
     private void planRequest(Exchange ex) throws Exception {
         Manifest m = manifest(ex, "plan", reason -> {});
         if (m == null) return;
-        String user = ex.header("X-Mesh-User");
-        String who = "mesh push --plan" + (user == null || user.isBlank() ? "" : " by " + abbreviate(user.strip()))
-                + " from " + ex.remoteHost() + " via mesh-coordinator";
+        String caller = caller(ex);
+        String who = "mesh push --plan" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator";
         PlanStore.Created c;
         try {
             c = plans.create(m.text(), ex.header(REVISION_HEADER), ProcessRef.current(who));

@@ -9,13 +9,17 @@ import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.WindowRequest;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -23,8 +27,9 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code POST /v1/holds}, {@code DELETE /v1/holds/{host}/{container}} and their listing in {@code GET /v1/held}
- * (SPEC.md "Operator holds", decision 0015): what the coordinator writes, and what it refuses with nothing written.
+ * {@code POST /v1/holds}, {@code GET} and {@code DELETE /v1/holds/{host}/{container}} and their listing in
+ * {@code GET /v1/held} (SPEC.md "Operator holds", decision 0015): what the coordinator writes, what it refuses with
+ * nothing written, whether the host confirmed a hold, and who placed it.
  */
 class HoldApiTest {
     @RegisterExtension
@@ -88,7 +93,7 @@ class HoldApiTest {
             assertThat(n.get("hold").get("reason").asText()).isEqualTo("disk swap OPS-12");
             assertThat(n.get("expired").asBoolean()).isFalse();
         });
-        assertThat(api.get("/").body()).contains("Operator holds", "HOLD BY", "disk swap OPS-12");
+        assertThat(api.get("/").body()).contains("Operator holds", "HOLD BY", "disk swap OPS-12", "CONFIRMED", "NOT YET");
 
         // Held already: by this operator hold, or by a window (409 naming it); nothing changes.
         CoordinatorExtension.Answer again = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"again\"}");
@@ -130,7 +135,7 @@ class HoldApiTest {
     void badInputIsRefusedNamingTheFieldAndNothingIsWritten() throws Exception {
         Map<String, String[]> cases = new java.util.LinkedHashMap<>();
         // body -> {status, field, words the message must contain}
-        cases.put("{\"host\":\"host-z\",\"container\":\"store-registry\",\"reason\":\"r\"}", new String[] {"404", "host", "no host 'host-z'"});
+        cases.put("{\"host\":\"host-z\",\"container\":\"store-registry\",\"reason\":\"r\"}", new String[] {"404", "host", "check the name"});
         // a newline or an escape in the reason would forge rows in mesh held (a review's find)
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk\\nhost-b  store-registry  FAKE \\u001b[31m\"}",
                 new String[] {"400", "reason", "one line"});
@@ -143,6 +148,11 @@ class HoldApiTest {
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"  \"}", new String[] {"400", "reason", "reason is required"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"2 hours\"}", new String[] {"400", "for", "not a duration"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"0s\"}", new String[] {"400", "for", "zero"});
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"-2h\"}", new String[] {"400", "for", "not a duration"});
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"400d\"}", new String[] {"400", "for", "such as 90s, 30m or 1h30m"});
+        // 400 days in hours: the freezes' bound (FreezeRequest.MAX_LENGTH), 366 days
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"9600h\"}", new String[] {"400", "for", "at most 366 days"});
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"8785h\"}", new String[] {"400", "for", "give a shorter --for"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":5}", new String[] {"400", "for", "duration"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"stop\":\"yes\"}", new String[] {"400", "stop", "true or false"});
         cases.put("not json", new String[] {"400", "body", "must be JSON"});
@@ -154,5 +164,103 @@ class HoldApiTest {
         }
         assertThat(heldNodes()).as("nothing written").isEmpty();
         assertThat(api.method("GET", "/v1/holds").status()).isEqualTo(405);
+
+        // The bound itself is taken: 366 days, as a freeze's.
+        CoordinatorExtension.Answer longest = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"8784h\"}");
+        assertThat(longest.status()).as(longest.body()).isEqualTo(201);
+        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        assertThat(h.hold().until()).isEqualTo(h.hold().since().plus(FreezeRequest.MAX_LENGTH));
+    }
+
+    /**
+     * {@code GET /v1/holds/{host}/{container}}: the node as {@code POST} wrote it, then with {@code hold.confirmed} once
+     * a stand-in for the host's agent confirmed it ({@link HeldRegistry#confirm}); {@code agent} says whether the host
+     * has an agent node. 404 naming the fix when no operator hold is there, 400 for names mesh does not make.
+     */
+    @Test
+    void getShowsTheHoldItsConfirmationAndWhetherItsHostsAgentRuns() throws Exception {
+        CoordinatorExtension.Answer posted = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\"}");
+        assertThat(posted.status()).as(posted.body()).isEqualTo(201);
+
+        CoordinatorExtension.Answer got = api.get("/v1/holds/host-a/store-registry");
+        assertThat(got.status()).as(got.body()).isEqualTo(200);
+        JsonNode g = got.json();
+        posted.json().fields().forEachRemaining(f -> assertThat(g.get(f.getKey())).as(f.getKey()).isEqualTo(f.getValue()));
+        assertThat(g.get("hold").has("confirmed")).as("recorded, not yet confirmed").isFalse();
+        assertThat(g.get("agent").asBoolean()).isTrue();
+        assertThat(g.get("expired").asBoolean()).isFalse();
+        assertThat(api.get("/").body()).contains("CONFIRMED", "NOT YET");
+
+        // A stand-in for host-a's agent confirms it.
+        Instant at = Instant.parse("2026-12-01T10:00:01.250Z");
+        HeldRecord read = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        assertThat(HeldRegistry.confirm(zk.client(), zk.paths(), read, at)).isNotNull();
+        JsonNode confirmed = api.get("/v1/holds/host-a/store-registry").json();
+        assertThat(Instant.parse(confirmed.get("hold").get("confirmed").asText())).isEqualTo(at);
+        assertThat(Instant.parse(api.get("/v1/held").json().get("holds").get(0).get("hold").get("confirmed").asText())).isEqualTo(at);
+        assertThat(api.get("/").body()).contains("CONFIRMED", "2026-12-01 10:00:01.250Z").doesNotContain("NOT YET");
+
+        // host-b is known by a report only: no agent node, so nothing can confirm its hold now.
+        assertThat(hold("{\"host\":\"host-b\",\"container\":\"web-app\",\"reason\":\"r\"}").status()).isEqualTo(201);
+        JsonNode noAgent = api.get("/v1/holds/host-b/web-app").json();
+        assertThat(noAgent.get("agent").asBoolean()).isFalse();
+        assertThat(noAgent.get("hold").has("confirmed")).isFalse();
+
+        CoordinatorExtension.Answer none = api.get("/v1/holds/host-a/web-app");
+        assertThat(none.status()).as(none.body()).isEqualTo(404);
+        assertThat(none.json().get("field").asText()).isEqualTo("container");
+        assertThat(none.json().get("error").asText()).contains("no operator hold on web-app on host host-a", "mesh hold host-a web-app --reason");
+        HeldRecord w = new HeldRecord("host-a", "web", "web-app", "9c1d", "nightly", "w-1", Times.now(), new ProcessRef(7, "mesh-agent run"));
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held("host-a", "web-app"), Json.bytes(w));
+        CoordinatorExtension.Answer window = api.get("/v1/holds/host-a/web-app");
+        assertThat(window.status()).isEqualTo(404);
+        assertThat(window.json().get("error").asText()).contains("held by window nightly", "not by an operator");
+
+        CoordinatorExtension.Answer badHost = api.get("/v1/holds/-host/store-registry");
+        assertThat(badHost.status()).as(badHost.body()).isEqualTo(400);
+        assertThat(badHost.json().get("field").asText()).isEqualTo("host");
+        CoordinatorExtension.Answer badName = api.get("/v1/holds/host-a/Store_Registry");
+        assertThat(badName.status()).as(badName.body()).isEqualTo(400);
+        assertThat(badName.json().get("field").asText()).isEqualTo("container");
+        assertThat(badName.json().get("error").asText()).contains("<module>-<name>");
+        CoordinatorExtension.Answer put = api.method("PUT", "/v1/holds/host-a/store-registry");
+        assertThat(put.status()).isEqualTo(405);
+        assertThat(put.raw().headers().firstValue("Allow")).hasValue("GET, DELETE");
+    }
+
+    /**
+     * A named token is who holds (SPEC.md "History and rollback"): {@code X-Mesh-User} is only a claim beside its name,
+     * in a hold's {@code by} and in a window request's. The GET of a hold needs the token as its POST does.
+     */
+    @Test
+    void aNamedTokensNameIsTheHoldsByAndXMeshUserOnlyAClaim(@TempDir Path dir) throws Exception {
+        Path tokens = dir.resolve("tokens");
+        Files.writeString(tokens, "ops:tok-ops-1\nci:tok-ci-1\n");
+        api.restart(BearerToken.fromFile(tokens), null);
+
+        CoordinatorExtension.Answer a = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
+                Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ops-1", "X-Mesh-User", "alice"));
+        assertThat(a.status()).as(a.body()).isEqualTo(201);
+        assertThat(a.json().get("hold").get("by").asText()).isEqualTo("ops (says alice) from 127.0.0.1");
+        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        assertThat(h.hold().by()).isEqualTo("ops (says alice) from 127.0.0.1");
+
+        // The header naming the token's own name adds nothing; without the header, the name alone.
+        CoordinatorExtension.Answer b = api.post("/v1/holds", "{\"host\":\"host-b\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
+                Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ci-1", "X-Mesh-User", "ci"));
+        assertThat(b.status()).as(b.body()).isEqualTo(201);
+        assertThat(b.json().get("hold").get("by").asText()).isEqualTo("ci from 127.0.0.1");
+
+        assertThat(api.get("/v1/holds/host-a/store-registry").status()).as("the token, as the other hold requests").isEqualTo(401);
+        CoordinatorExtension.Answer got = api.method("GET", "/v1/holds/host-a/store-registry", new byte[0], Map.of("Authorization", "Bearer tok-ci-1"));
+        assertThat(got.status()).as(got.body()).isEqualTo(200);
+        assertThat(got.json().get("hold").get("by").asText()).isEqualTo("ops (says alice) from 127.0.0.1");
+
+        // A window request: the same rule for who asked.
+        CoordinatorExtension.Answer r = api.post("/v1/hosts/host-a/windows", "{\"module\":\"store\",\"schedule\":\"garbage-collect\"}".getBytes(StandardCharsets.UTF_8),
+                Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ops-1", "X-Mesh-User", "alice"));
+        assertThat(r.status()).as(r.body()).isEqualTo(202);
+        WindowRequest req = Json.read(zk.client().getData().forPath(zk.paths().request("host-a", r.json().get("request").asText())), WindowRequest.class);
+        assertThat(req.by().process()).startsWith("mesh window run by ops (says alice) from 127.0.0.1");
     }
 }

@@ -67,7 +67,7 @@ public record HeldRecord(String host, String module, String container, String co
      * An operator's hold: SPEC.md's {@code hold: {by, reason, since, until}}, plus whether the agent is to stop the
      * container and when it did (so that it stops it once, not again after a restart).
      *
-     * @param by        who placed it (the operator's token name, else {@code operator})
+     * @param by        who placed it: the named token's name (with {@code X-Mesh-User} as a claim), and from where
      * @param reason    why, as the operator wrote it
      * @param since     when it was placed
      * @param until     when it ends by itself; {@code null} for never (until {@code mesh release})

@@ -84,8 +84,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FleetHistoryIT {
     static final String BUSYBOX = "mesh-demo/busybox:1";
     static final String SCHEDULE = "gc";
-    static final int MIN_OPERATIONS = 300;
-    static final int MIN_FAULTS = 30;
+    static final int MIN_OPERATIONS = 400;
+    static final int MIN_FAULTS = 40;
     static final int MAX_WINDOW_PROCESSES = 2;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
@@ -278,13 +278,18 @@ class FleetHistoryIT {
 
     static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
                                Predicate<String> modules, ZkPaths paths) {
+        return check(rec, changes, faults, modules, paths, List.of());
+    }
+
+    static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
+                               Predicate<String> modules, ZkPaths paths, List<HistoryChecks.Release> releases) {
         Map<String, List<Event>> events = new LinkedHashMap<>();
         Map<String, List<EngineEvents.Gap>> gaps = new LinkedHashMap<>();
         for (Map.Entry<String, EngineEvents> e : rec.entrySet()) {
             events.put(e.getKey(), e.getValue().all());
             gaps.put(e.getKey(), e.getValue().gaps());
         }
-        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet())).run();
+        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet())).withReleases(releases).run();
     }
 
     /** Writes the evidence of a run (each engine's events and gaps, the run's znode changes) for a look afterwards. */
@@ -376,6 +381,50 @@ class FleetHistoryIT {
     }
 
     /**
+     * Plants violations of an operator's hold and shows the checker reports them: a rogue {@code docker stop} of a
+     * container after its hold was confirmed (touched-while-held), and the hold's node deleted by hand, neither released
+     * nor expired.
+     */
+    @Test
+    @Order(1)
+    void theCheckerReportsPlantedHoldViolations(Fleet fleet) throws Exception {
+        String module = "ho" + String.format("%05x", new SecureRandom().nextInt(1 << 20));
+        String host = fleet.hosts().get(1);
+        ZkPaths paths = fleet.paths();
+        CuratorFramework zk = fleet.zk();
+        Mod m = new Mod(module, List.of(host), "unless-stopped", "unless-stopped", false, false, 2);
+        Predicate<String> ours = module::equals;
+        Map<String, EngineEvents> rec = record(fleet, ours);
+        try {
+            long zxid0 = markerZxid(zk);
+            Answer push = send(fleet.coordinators(), 0, "POST", "/v1/pushes", m.yaml(), Map.of("X-Mesh-Revision", "planted-hold-1"));
+            assertThat(push.status()).as(push.body()).isEqualTo(202);
+            MeshStore store = new MeshStore(zk, paths);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .until(() -> store.report(host, module).outcome() == ApplyOutcome.APPLIED);
+            String api = module + "-api";
+            Answer hold = send(fleet.coordinators(), 1, "POST", "/v1/holds",
+                    "{\"host\":\"" + host + "\",\"container\":\"" + api + "\",\"reason\":\"planted\"}", Map.of("Content-Type", "application/json"));
+            assertThat(hold.status()).as(hold.body()).isEqualTo(201);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+                    .until(() -> Json.read(zk.getData().forPath(paths.held(host, api)), HeldRecord.class).hold().isConfirmed());
+            // The rogue hands: a stop of the confirmed-held container, then the hold's node deleted behind mesh's back.
+            fleet.docker(host).stopContainerCmd(api).withTimeout(2).exec();
+            zk.delete().forPath(paths.held(host, api));
+            Thread.sleep(1_000);
+            rec.values().forEach(EngineEvents::settle);
+            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths, List.of());
+            c.violations.forEach(v -> System.out.println("history (planted hold) violation: " + v));
+            assertThat(c.holds).as("operator holds").hasSize(1);
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("touched-while-held: stop"));
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("neither released nor expired"));
+        } finally {
+            rec.values().forEach(EngineEvents::close);
+            forget(fleet, Set.of(module));
+        }
+    }
+
+    /**
      * Takes the run's modules away, so that a rerun on a fleet kept up starts clean: desired nodes first (an agent
      * leaves a module without desired state alone), then their containers and volumes through each engine's API,
      * then their reports, locks and histories.
@@ -399,6 +448,7 @@ class FleetHistoryIT {
                     // none
                 }
                 deleteTree(zk, paths.report(h, m));
+                for (String c : List.of("-store", "-api")) deleteTree(zk, paths.held(h, m + c)); // operator holds left over
             }
         }
         for (String m : modules) {
@@ -444,6 +494,8 @@ class FleetHistoryIT {
         List<Thread> workers = new ArrayList<>();
         Map<String, AtomicInteger> ops = new TreeMap<>();
         List<String> opLog = new CopyOnWriteArrayList<>();
+        List<String[]> openHolds = new CopyOnWriteArrayList<>();
+        List<HistoryChecks.Release> releases = new CopyOnWriteArrayList<>();
         List<String> violations = new ArrayList<>();
         Thread hook = new Thread(() -> {
             for (WindowProc w : windowProcs) {
@@ -535,6 +587,35 @@ class FleetHistoryIT {
                 count(ops, "window-process");
                 opLog.add(Instant.now() + " " + name + " pid " + w.pid());
             }));
+            // Operator holds (mesh hold, with and without --stop, some for a while) placed and released at random,
+            // windows and faults or not: at most two at once, each on a container of a module's host.
+            Random holdRandom = new Random(seed ^ 0x686f6c6401L);
+            workers.add(worker("holder", until, () -> {
+                Thread.sleep(2_000 + holdRandom.nextInt(4_000));
+                // A hold stands at least 8 s, so that its host has time to confirm it between the applies and windows
+                // of its module: the checks judge confirmed holds.
+                List<String[]> old = openHolds.stream().filter(x -> System.currentTimeMillis() - Long.parseLong(x[2]) >= 8_000).toList();
+                if (!old.isEmpty() && (openHolds.size() >= 2 || holdRandom.nextInt(100) < 40)) {
+                    String[] h = old.get(holdRandom.nextInt(old.size()));
+                    openHolds.remove(h);
+                    release(coordinators, holdRandom.nextInt(2), h, releases, ops, opLog);
+                    return;
+                }
+                if (openHolds.size() >= 2) return;
+                Mod m = mods.get(holdRandom.nextInt(mods.size()));
+                List<String> on = m.on(hosts);
+                String h = on.get(holdRandom.nextInt(on.size()));
+                String container = m.name + (holdRandom.nextBoolean() ? "-store" : "-api");
+                boolean stop = holdRandom.nextInt(100) < 40;
+                String lasts = holdRandom.nextBoolean() ? null : (15 + holdRandom.nextInt(30)) + "s";
+                String body = "{\"host\":\"" + h + "\",\"container\":\"" + container + "\",\"reason\":\"history hold\""
+                        + (stop ? ",\"stop\":true" : "") + (lasts == null ? "" : ",\"for\":\"" + lasts + "\"") + "}";
+                Answer a = send(coordinators, holdRandom.nextInt(2), "POST", "/v1/holds", body, Map.of("Content-Type", "application/json"));
+                count(ops, a.status() == 201 ? "hold" : a.unknown() ? "hold-answer-lost" : "hold-refused-" + a.status());
+                if (a.status() == 201 || a.unknown()) openHolds.add(new String[] {h, container, String.valueOf(System.currentTimeMillis())});
+                opLog.add(Instant.now() + " hold " + container + " on " + h + (stop ? " --stop" : "") + (lasts == null ? "" : " --for " + lasts)
+                        + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
+            }));
             // Until the end of the run, and on (bounded) until enough operations and faults were made.
             AtomicInteger applied = new AtomicInteger();
             Map<String, String> sampled = new HashMap<>();
@@ -564,6 +645,9 @@ class FleetHistoryIT {
             // that opened after the fleet was seen converged, while the evidence was read, was taken for a held node
             // never deleted (a run whose quiet period ended at a minute's turn).
             nemesis.healAll();
+            // Every hold still placed is released: the fleet converges to running only without them.
+            for (String[] h : openHolds) release(coordinators, 0, h, releases, ops, opLog);
+            openHolds.clear();
             StringBuilder calm = new StringBuilder();
             for (Mod m : mods) {
                 synchronized (m) {
@@ -608,7 +692,7 @@ class FleetHistoryIT {
             // The records, and the checks.
             rec.values().forEach(EngineEvents::settle);
             List<ZkTxnLog.Change> changes = txnLog(zxid0);
-            checks = check(rec, changes, nemesis.faults(), ours, paths);
+            checks = check(rec, changes, nemesis.faults(), ours, paths, releases);
             violations.addAll(checks.violations);
             // A module a container Docker cannot remove keeps from converging on a host (the end state tolerated it,
             // from dockerd's log) cannot end its pushes applied there either.
@@ -619,7 +703,8 @@ class FleetHistoryIT {
             // The verdict.
             Map<String, Integer> byKind = nemesis.byKind();
             int requestedOps = ops.entrySet().stream().filter(e -> e.getKey().equals("push") || e.getKey().equals("window-request")
-                    || e.getKey().equals("window-process")).mapToInt(e -> e.getValue().get()).sum();
+                    || e.getKey().equals("window-process") || e.getKey().equals("hold") || e.getKey().equals("release"))
+                    .mapToInt(e -> e.getValue().get()).sum();
             int operations = requestedOps + evidenceOps.get("applies") + evidenceOps.get("cron-windows");
             long duration = (System.currentTimeMillis() - t0) / 1000;
             System.out.printf("history: seed=%d operations=%d faults=%d (by kind: %s) violations=%d duration=%ds run=%ds quiet=%ds%n",
@@ -658,6 +743,17 @@ class FleetHistoryIT {
             forget(fleet, names);
             Runtime.getRuntime().removeShutdownHook(hook);
         }
+    }
+
+    /** {@code mesh release}: the times it was sent and answered go to the checker (a hold may go between them). */
+    private static void release(List<URI> coordinators, int first, String[] hold, List<HistoryChecks.Release> releases,
+                                Map<String, AtomicInteger> ops, List<String> opLog) throws InterruptedException {
+        long sent = System.currentTimeMillis();
+        Answer a = send(coordinators, first, "DELETE", "/v1/holds/" + hold[0] + "/" + hold[1], null, Map.of());
+        releases.add(new HistoryChecks.Release(hold[0], hold[1], sent, System.currentTimeMillis()));
+        // 404: it expired (--for) or was never placed (its answer was lost)
+        count(ops, a.status() == 200 ? "release" : "release-" + (a.unknown() ? "answer-lost" : a.status()));
+        opLog.add(Instant.now() + " release " + hold[1] + " on " + hold[0] + " via " + a.coordinator() + " -> " + a.status());
     }
 
     private static void until0(List<Thread> workers) throws InterruptedException {

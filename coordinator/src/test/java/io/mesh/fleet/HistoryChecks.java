@@ -90,6 +90,36 @@ final class HistoryChecks {
         long end() { return died >= 0 ? died : Long.MAX_VALUE; }
     }
 
+    /**
+     * An operator's hold ({@code mesh hold}), from the transaction log: recorded at {@code fromMs}, confirmed by its
+     * host at {@code confirmedMs} (the first write of {@code hold.confirmed}), its {@code --stop} recorded at
+     * {@code stoppedMs}, deleted at {@code toMs}.
+     */
+    static final class OpHold {
+        final String host, container, module, by;
+        final long fromMs;
+        final HeldRecord.OperatorHold hold;
+        long confirmedMs = -1, stoppedMs = -1, toMs = -1;
+
+        OpHold(String host, String container, String module, long fromMs, HeldRecord.OperatorHold hold) {
+            this.host = host;
+            this.container = container;
+            this.module = module;
+            this.fromMs = fromMs;
+            this.hold = hold;
+            this.by = hold.by();
+        }
+
+        String describe() {
+            return container + " on " + host + " held by operator " + by + (hold.stops() ? " (--stop)" : "") + " [recorded "
+                    + Instant.ofEpochMilli(fromMs) + ", confirmed " + (confirmedMs < 0 ? "never" : Instant.ofEpochMilli(confirmedMs))
+                    + " .. " + (toMs < 0 ? "not released" : Instant.ofEpochMilli(toMs)) + (hold.until() == null ? "" : ", until " + hold.until()) + "]";
+        }
+    }
+
+    /** A {@code mesh release} the workload sent (epoch ms): a hold's node may go between the two times. */
+    record Release(String host, String container, long sentMs, long answeredMs) {}
+
     /** A lock child's time as holder (lowest live sequence). */
     record Holding(String lock, String child, long session, long pid, String purpose, long fromMs, long toMs, boolean lapsed) {}
 
@@ -105,6 +135,8 @@ final class HistoryChecks {
     final List<String> violations = new ArrayList<>();
     final Map<String, Object> figures = new LinkedHashMap<>();
     final List<Held> held = new ArrayList<>();
+    final List<OpHold> holds = new ArrayList<>();
+    private List<Release> releases = List.of();
     final Map<String, Step> steps = new LinkedHashMap<>();       // host|window -> step
     final List<Holding> holdings = new ArrayList<>();
     final List<Long> giveBackMs = new ArrayList<>();
@@ -129,12 +161,23 @@ final class HistoryChecks {
         this.paths = paths;
     }
 
+    /**
+     * @param sent the releases the workload sent
+     * @return this
+     */
+    HistoryChecks withReleases(List<Release> sent) {
+        this.releases = List.copyOf(sent);
+        return this;
+    }
+
     /** Runs every check over the records. */
     HistoryChecks run() {
         heldIntervals();
+        operatorHolds();
         steps();
         locks();
         for (Held h : held) checkHeld(h);
+        for (OpHold h : holds) checkOperatorHold(h);
         checkSteps();
         checkTemporaryNames();
         checkPublishedUnderLock();
@@ -142,6 +185,9 @@ final class HistoryChecks {
         figures.put("given-back-as-new-containers", replaced);
         figures.put("pauses-past-session", pausesPastSession());
         figures.put("held-intervals", held.size());
+        figures.put("operator-holds", holds.size());
+        figures.put("operator-holds-confirmed", holds.stream().filter(h -> h.confirmedMs >= 0).count());
+        figures.put("operator-holds-stopped", holds.stream().filter(h -> h.stoppedMs >= 0).count());
         figures.put("windows-with-steps", steps.size());
         figures.put("lock-holdings", holdings.size());
         figures.put("lock-lapses", holdings.stream().filter(Holding::lapsed).count());
@@ -180,6 +226,7 @@ final class HistoryChecks {
                     continue;
                 }
                 if (r.module() == null || !modules.test(r.module())) continue;
+                if (r.operatorHold()) continue; // an operator's hold: operatorHolds() reads it
                 String key = parts[0] + "|" + parts[1] + "|" + r.window();
                 Held was = openByPath.get(c.path());
                 if (was != null && !was.window.equals(r.window())) {
@@ -208,6 +255,104 @@ final class HistoryChecks {
         }
         for (Held h : held) {
             if (h.toMs < 0) violations.add("held node never deleted: " + h.describe());
+        }
+    }
+
+    /**
+     * Operator holds from the transaction log, and the rules of their nodes (SPEC.md "Operator holds"): an accepted
+     * hold is never written over by anyone else's data, never changed but for its host's {@code confirmed} and
+     * {@code stoppedAt}, and never deleted before its release or its {@code until}.
+     */
+    private void operatorHolds() {
+        String prefix = paths.held() + "/";
+        Map<String, OpHold> open = new HashMap<>();
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(prefix)) continue;
+            String[] parts = c.path().substring(prefix.length()).split("/");
+            if (parts.length != 2) continue;
+            OpHold was = open.get(c.path());
+            if (c.kind() == ZkTxnLog.Kind.DELETE) {
+                if (was == null) continue;
+                open.remove(c.path());
+                was.toMs = c.time();
+                boolean expired = was.hold.until() != null && c.time() >= was.hold.until().toEpochMilli() - 1_000;
+                boolean released = releases.stream().anyMatch(r -> r.host().equals(was.host) && r.container().equals(was.container)
+                        && c.time() >= r.sentMs() - 1_000 && c.time() <= r.answeredMs() + 1_000);
+                if (!expired && !released) {
+                    violations.add(was.describe() + ": its node was deleted at " + Instant.ofEpochMilli(c.time()) + " (zxid 0x"
+                            + Long.toHexString(c.zxid()) + ", session 0x" + Long.toHexString(c.session()) + "), neither released nor expired");
+                }
+                continue;
+            }
+            HeldRecord r;
+            try {
+                r = Json.read(c.data(), HeldRecord.class);
+            } catch (RuntimeException e) {
+                continue;
+            }
+            if (r.module() == null || !modules.test(r.module())) continue;
+            if (!r.operatorHold()) {
+                if (was != null) {
+                    violations.add(was.describe() + ": its node was written over with window " + r.window() + "'s data at "
+                            + Instant.ofEpochMilli(c.time()) + " (zxid 0x" + Long.toHexString(c.zxid()) + ", session 0x" + Long.toHexString(c.session()) + ")");
+                    open.remove(c.path());
+                    was.toMs = c.time();
+                }
+                continue;
+            }
+            if (c.kind() == ZkTxnLog.Kind.CREATE || was == null) {
+                OpHold h = new OpHold(parts[0], parts[1], r.module(), c.time(), r.hold());
+                if (r.hold().isConfirmed()) h.confirmedMs = c.time();
+                holds.add(h);
+                open.put(c.path(), h);
+                continue;
+            }
+            HeldRecord.OperatorHold n = r.hold(), o = was.hold;
+            if (!java.util.Objects.equals(n.by(), o.by()) || !java.util.Objects.equals(n.reason(), o.reason())
+                    || !java.util.Objects.equals(n.since(), o.since()) || !java.util.Objects.equals(n.until(), o.until()) || n.stops() != o.stops()) {
+                violations.add(was.describe() + ": its hold was changed at " + Instant.ofEpochMilli(c.time()) + " to " + new String(c.data(),
+                        java.nio.charset.StandardCharsets.UTF_8));
+            }
+            if (n.isConfirmed() && was.confirmedMs < 0) was.confirmedMs = c.time();
+            if (n.stoppedAt() != null && was.stoppedMs < 0) was.stoppedMs = c.time();
+        }
+    }
+
+    /** @return true when an operator's hold was recorded on the container at {@code ms} */
+    private boolean heldByOperatorAt(String host, String container, long ms) {
+        return holds.stream().anyMatch(h -> h.host.equals(host) && h.container.equals(container) && h.fromMs <= ms && (h.toMs < 0 || h.toMs >= ms));
+    }
+
+    /**
+     * From its confirmation to its end, no Docker action on an operator-held container but its own {@code --stop}
+     * (the restart policy's update and the stop, until the stop is recorded), and dockerd's own as it restarts.
+     */
+    private void checkOperatorHold(OpHold h) {
+        if (h.confirmedMs < 0) return;
+        long from = h.confirmedMs * 1_000_000L;
+        long to = h.toMs < 0 ? Long.MAX_VALUE : h.toMs * 1_000_000L;
+        long ownStopUntil = !h.hold.stops() ? -1 : h.stoppedMs < 0 ? to : (h.stoppedMs + 1_000) * 1_000_000L;
+        List<Event> all = events.getOrDefault(h.host, List.of());
+        for (Event ev : all) {
+            long t = EngineEvents.time(ev);
+            if (t <= from || t >= to) continue;
+            if (EngineEvents.attributes(ev).containsKey(Labels.WINDOW)) continue;
+            String name = EngineEvents.name(ev);
+            boolean sameName = h.container.equals(name) || (name != null && name.startsWith(h.container + ".mesh-"))
+                    || h.container.equals(stripSlash(EngineEvents.attributes(ev).get("oldName")));
+            if (!sameName) continue;
+            String action = EngineEvents.action(ev);
+            if (!TOUCH.contains(action) && !action.equals("update") && !action.equals("restart")) continue;
+            if (t <= ownStopUntil && (action.equals("update") || action.equals("stop") || action.equals("kill"))) continue; // its own --stop
+            if (engineOwn(h.host, t, action.equals("start"))) continue; // dockerd itself, restarting: no mesh call
+            StringBuilder b = new StringBuilder();
+            for (Event x : all) {
+                long tx = EngineEvents.time(x);
+                if (tx < from - 5_000_000_000L || tx > Math.min(to, t + 5_000_000_000L)) continue;
+                if (!h.container.equals(EngineEvents.name(x)) && !String.valueOf(EngineEvents.name(x)).startsWith(h.container + ".")) continue;
+                b.append("\n    ").append(x == ev ? ">> " : "   ").append(h.host).append(' ').append(EngineEvents.describe(x));
+            }
+            violations.add(h.describe() + ": touched-while-held: " + action + " at " + EngineEvents.at(t) + b);
         }
     }
 
@@ -421,6 +566,7 @@ final class HistoryChecks {
             }
         }
         long bound = bound(h, ended / 1_000_000L);
+        if (started < 0 && heldByOperatorAt(h.host, h.container, ended / 1_000_000L)) return; // kept stopped: the operator's
         if (started < 0) {
             violations.add(what + ": never started again after " + (s >= 0 ? "its step ended" : "it was stopped") + " at "
                     + EngineEvents.at(ended) + evidence(all, h, null));

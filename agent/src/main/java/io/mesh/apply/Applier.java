@@ -38,6 +38,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -218,14 +219,21 @@ public final class Applier {
                 // Operator holds read under the lock are confirmed before the first Docker call on the module's
                 // containers: in force from here (decision 25), frozen or not.
                 held = HoldConfirmation.confirm(store, section, host, held);
-                // Frozen: no Docker call on the module (a journalled window's recovery above still ran: windows still run).
-                List<ContainerResult> results = newest == null || frozen != null ? null : admission.toApply() == null ? List.of()
-                        : new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets()).run(admission.toApply(), held,
-                                admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
+                // Frozen, or kept waiting by its rollout with nothing to apply: repairs only (what is stopped and not held
+                // starts again as it is), no change (SPEC.md "Freezes"). A freeze that comes while the apply runs stops
+                // the changes not yet begun.
+                AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
+                ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
+                        .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince));
+                List<ContainerResult> results = newest == null ? null
+                        : frozen != null ? execution.repair(module, held, "module frozen")
+                        : admission.toApply() == null ? execution.repair(module, held, "its rollout keeps this host waiting")
+                        : execution.run(admission.toApply(), held, admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
-                if (frozen != null) return frozen(newest, started, frozen, section);
+                if (frozen == null) frozen = frozenSince.get();
+                if (frozen != null) return frozen(newest, started, frozen, results, section);
                 // The window node read under the lock stands for the report, unless a recovery ran above (it
                 // publishes its window's nodes again and deletes them as it ends).
                 WindowRecord window = recovered == null ? read.window() : store.window(host, module);
@@ -406,11 +414,35 @@ public final class Applier {
      * Reports a frozen module's apply, which did nothing: {@code deferred} with the freeze, written with the lock's
      * release, unless this process's last report of the module read the same (a reconcile while frozen writes nothing).
      */
-    private ApplyReport frozen(DesiredRecord newest, Instant started, FreezeRecord freeze, ModuleSection section) throws Exception {
-        ApplyReport report = ApplyReport.deferred(host, newest.module(), newest.revision(), newest.push(), started, null, List.of())
+    private ApplyReport frozen(DesiredRecord newest, Instant started, FreezeRecord freeze, List<ContainerResult> results,
+                               ModuleSection section) throws Exception {
+        ApplyReport report = ApplyReport.deferred(host, newest.module(), newest.revision(), newest.push(), started, null, results)
                 .withFreeze(freeze);
         if (!reports.sameAsLast(report)) reports.write(report, section);
         return report;
+    }
+
+    /**
+     * Asked before each container's change begins: a freeze of the module that came after the apply read it under the
+     * lock stops the changes not yet begun (SPEC.md "Freezes"; decision 14). Read from ZooKeeper, with the lock intact:
+     * a freeze cannot be known otherwise; one that cannot be read now lets the apply go on (it was not frozen when it
+     * began).
+     *
+     * @param seen set to the freeze found
+     * @return why changes stop, or {@code null}
+     */
+    private String frozenSince(String module, AtomicReference<FreezeRecord> seen) {
+        FreezeRecord f = seen.get();
+        if (f == null) {
+            try {
+                f = freezes.frozen(module).orElse(null);
+            } catch (Exception e) {
+                return null;
+            }
+        }
+        if (f == null) return null;
+        seen.set(f);
+        return "module frozen since the apply began (" + f.describe() + ")";
     }
 
     /**

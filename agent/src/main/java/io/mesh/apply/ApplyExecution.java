@@ -43,7 +43,8 @@ import java.util.function.Supplier;
  * The apply's execution: plans a module against what Docker runs ({@link ApplyPlanner}) and makes the Docker calls,
  * inside the module's critical section. Its runtime is the section's guarded one
  * ({@link io.mesh.section.ModuleSection#guarded}), so every call first checks the lock is intact, and a process whose
- * lock lapsed makes no further call: the call throws {@link SessionGuard.SessionLostException}, which ends the apply.
+ * lock lapsed makes no further call: the call throws {@link SessionGuard.SessionLostException}, which ends the apply,
+ * but for putting back, under the host fence alone ({@link #fencedBy}), the recreate it was in the middle of.
  *
  * <p>A recreate never leaves the module worse than it was: the new container is created before the old one is
  * stopped, and if it does not start, the old one is put back and started again. Containers named by a held node are
@@ -59,6 +60,11 @@ final class ApplyExecution {
     static final String PREV_SUFFIX = ".mesh-prev";
 
     private final ContainerRuntime docker;
+    /** The section's fence-only runtime: what a recreate cut by a lapsed lock puts back with (never waits for ZooKeeper). */
+    private ContainerRuntime fenced;
+    /** Asked before each container's change begins: why the module may no longer change (a freeze), or {@code null}. */
+    private Supplier<String> stopChanges = () -> null;
+    private volatile String stoppedBy;
     private final Policy policy;
     private final String host;
     private final Readiness readiness;
@@ -77,10 +83,69 @@ final class ApplyExecution {
      */
     ApplyExecution(ContainerRuntime docker, Policy policy, String host, SecretsDir secrets) {
         this.docker = docker;
+        this.fenced = docker;
         this.policy = policy;
         this.host = host;
         this.readiness = new Readiness(docker);
         this.secretsDir = secrets;
+    }
+
+    /**
+     * @param runtime the section's fence-only runtime ({@code ModuleSection.fenced}): a recreate whose lock lapses puts
+     *                the previous container back with it, or finishes, rather than leave it stopped aside for the outage
+     * @return this
+     */
+    ApplyExecution fencedBy(ContainerRuntime runtime) {
+        this.fenced = runtime;
+        return this;
+    }
+
+    /**
+     * @param why asked before each container's change begins (not between the calls of one): why the module may no
+     *            longer change (a freeze that came after the apply began, SPEC.md "Freezes"), or {@code null}
+     * @return this
+     */
+    ApplyExecution stopChangesWhen(Supplier<String> why) {
+        this.stopChanges = why;
+        return this;
+    }
+
+    /** @return why changes stopped mid-apply ({@link #stopChangesWhen}), or {@code null} when they did not */
+    String stoppedBy() { return stoppedBy; }
+
+    /**
+     * Repairs only, for a module that may not change now (frozen, or a host its rollout keeps waiting): what a cut
+     * recreate left aside is put back, and every container of the module that is not running and not held is started
+     * again, the same container, as it is (SPEC.md "Freezes": a freeze stops changes, not repairs). Nothing is created,
+     * recreated or removed.
+     *
+     * @param module module name
+     * @param held   this host's held nodes, by Docker name
+     * @param why    why only repairs, for the reasons ({@code module frozen ...})
+     * @return one result per container started again (action {@code unchanged}, or {@code failed} with Docker's answer)
+     */
+    List<ContainerResult> repair(String module, Map<String, HeldRecord> held, String why) {
+        List<ObservedContainer> observed = docker.moduleContainers(module);
+        if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(module);
+        List<ContainerResult> out = new ArrayList<>();
+        for (ObservedContainer o : observed) {
+            String name = o.dockerName();
+            if (o.running() || o.markedForRemoval() || name.endsWith(NEXT_SUFFIX) || name.endsWith(PREV_SUFFIX) || held.containsKey(name)) continue;
+            List<String> reasons = new ArrayList<>();
+            reasons.add("not running: " + o.state());
+            try {
+                docker.start(o.id());
+                reasons.add("started again as it was (" + why + ": repairs go on, changes wait)");
+                out.add(new ContainerResult(o.name(), name, ContainerAction.UNCHANGED, reasons, o.id(), o.health(), o.imageId()));
+                log.info("container {} of {} started again as it was: {}", name, module, why);
+            } catch (SessionGuard.SessionLostException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                reasons.add("start failed: " + describe(e));
+                out.add(new ContainerResult(o.name(), name, ContainerAction.FAILED, reasons, o.id(), o.health(), o.imageId()));
+            }
+        }
+        return out;
     }
 
     /**
@@ -474,6 +539,13 @@ final class ApplyExecution {
     private ContainerResult executeCalls(PlannedAction a, ContainerSpec spec, DesiredRecord desired, ObservedContainer before,
                                          Images images) {
         String id = a.existingId();
+        if (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE || a.action() == PlannedAction.Kind.REMOVE) {
+            String why = stopChanges.get();
+            if (why != null) { // a freeze since the apply began: no change begins, the ones under way finish
+                stoppedBy = why;
+                return result(a, ContainerAction.UNCHANGED, plus(a.reasons(), List.of(), "not applied: " + why), id);
+            }
+        }
         ContainerResult refused = refuse(a, spec); // before anything is created, stopped or pulled
         if (refused != null) return refused;
         refused = secretsMissing(a);
@@ -586,27 +658,43 @@ final class ApplyExecution {
                 return null;
             });
         } catch (RuntimeException e) {
-            if (e instanceof SessionGuard.SessionLostException) throw e; // a lapsed lock makes no further call
-            docker.remove(newId);
-            if (oldPolicy != null) docker.updateRestartPolicy(oldId, oldPolicy);
-            if (wasRunning) docker.start(oldId);
+            // A lapsed lock makes no further call but to put back, under the fence alone, what it was in the middle of.
+            ContainerRuntime rt = e instanceof SessionGuard.SessionLostException ? fenced : docker;
+            try {
+                rt.remove(newId);
+                if (oldPolicy != null) rt.updateRestartPolicy(oldId, oldPolicy);
+                if (wasRunning) rt.start(oldId);
+            } catch (RuntimeException e2) {
+                if (rt == docker) throw e2;
+                log.warn("container {}: the recreate cut by a lapsed lock could not put the previous one back: {}", a.dockerName(), describe(e2));
+            }
             throw e;
         }
         Readiness.Verdict v;
         try {
             v = takeNameAndStart(a, newId, spec);
+        } catch (SessionGuard.SessionLostException e) {
+            log.warn("container {}: {}; putting the previous one back under the host fence", a.dockerName(), e.getMessage());
+            putBack(fenced, a, newId, oldId, oldPolicy, wasRunning);
+            throw e;
         } catch (RuntimeException e) {
-            if (e instanceof SessionGuard.SessionLostException) throw e; // a lapsed lock makes no further call
-            String restored = putBack(a, newId, oldId, oldPolicy, wasRunning);
+            String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add("new container did not start: " + describe(e) + restored);
             return result(a, ContainerAction.FAILED, reasons, oldId);
         }
         if (!v.ready()) {
-            String restored = putBack(a, newId, oldId, oldPolicy, wasRunning);
+            String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
             return result(a, ContainerAction.REVERTED, plus(a.reasons(), v.reasons(), restored.substring(2)), oldId, v);
         }
-        docker.remove(oldId);
+        try {
+            docker.remove(oldId);
+        } catch (SessionGuard.SessionLostException e) {
+            // The new one is ready and runs under the name: the recreate is finished under the fence, so that the next
+            // apply does not take the aside one for a cut recreate and put it back over a ready container.
+            fenced.remove(oldId);
+            throw e;
+        }
         return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
     }
 
@@ -622,7 +710,7 @@ final class ApplyExecution {
      *
      * @return {@code "; the previous container runs again"} or what went wrong
      */
-    private String putBack(PlannedAction a, String newId, String oldId, String oldPolicy, boolean wasRunning) {
+    private String putBack(ContainerRuntime docker, PlannedAction a, String newId, String oldId, String oldPolicy, boolean wasRunning) {
         boolean interrupted = Thread.interrupted(); // a stop of the agent mid-wait: the old one is put back first
         try {
             docker.remove(newId);

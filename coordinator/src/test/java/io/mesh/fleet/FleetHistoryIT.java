@@ -87,6 +87,8 @@ class FleetHistoryIT {
     static final int MIN_OPERATIONS = 400;
     static final int MIN_FAULTS = 40;
     static final int MAX_WINDOW_PROCESSES = 2;
+    /** The window group's limit (SPEC.md "Fleet-wide windows"), checked from the engines' events. */
+    static final int GROUP_LIMIT = 2;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
     // -----------------------------------------------------------------------------------------------------------
@@ -98,6 +100,8 @@ class FleetHistoryIT {
         final List<String> hosts;       // ["*"] or host ids
         final String storeRestart, apiRestart;
         final boolean failing;
+        /** The fleet-wide window group of the run's cron modules ({@link #GROUP_LIMIT} at once), or {@code null}. */
+        String group;
         boolean cron;
         int storeMode, apiMode, stepSleep;
 
@@ -128,6 +132,7 @@ class FleetHistoryIT {
                     + "    env: {MODE: \"a" + apiMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
                     + "    restart: " + apiRestart + "\n    ready: {min-healthy: 1s}\n"
                     + "schedules:\n  " + SCHEDULE + ":\n    cron: \"" + (cron ? "* * * * *" : "30 3 * * *") + "\"\n    timezone: UTC\n"
+                    + (group == null ? "" : "    group: " + group + "\n    max-concurrent: " + GROUP_LIMIT + "\n")
                     + "    while-stopped: [store]\n"
                     + "    step:\n      image: " + BUSYBOX + "\n      command: [sh, -c, \"" + step + "\"]\n"
                     + "      volumes-from: store\n    timeout: 30s\n";
@@ -141,6 +146,7 @@ class FleetHistoryIT {
         mods.add(new Mod(tag + "-c", List.of(hosts.get(0)), "unless-stopped", "always", true, false, 1 + random.nextInt(4)));
         mods.add(new Mod(tag + "-d", List.of(hosts.get(1)), "no", "on-failure", false, false, 1 + random.nextInt(4)));
         mods.add(new Mod(tag + "-e", List.of(hosts.get(2)), "always", "unless-stopped", true, false, 1 + random.nextInt(4)));
+        for (Mod m : mods) if (m.cron) m.group = tag + "-g"; // five hosts' windows, at most GROUP_LIMIT at once
         return mods;
     }
 
@@ -278,7 +284,7 @@ class FleetHistoryIT {
 
     static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
                                Predicate<String> modules, ZkPaths paths) {
-        return check(rec, changes, faults, modules, paths, List.of());
+        return check(rec, changes, faults, modules, paths, List.of()).run();
     }
 
     static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
@@ -289,7 +295,7 @@ class FleetHistoryIT {
             events.put(e.getKey(), e.getValue().all());
             gaps.put(e.getKey(), e.getValue().gaps());
         }
-        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet())).withReleases(releases).run();
+        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet())).withReleases(releases);
     }
 
     /** Writes the evidence of a run (each engine's events and gaps, the run's znode changes) for a look afterwards. */
@@ -381,13 +387,14 @@ class FleetHistoryIT {
     }
 
     /**
-     * Plants violations of an operator's hold and shows the checker reports them: a rogue {@code docker stop} of a
-     * container after its hold was confirmed (touched-while-held), and the hold's node deleted by hand, neither released
-     * nor expired.
+     * Plants violations of the other owners of a stop and shows the checker reports them: a rogue {@code docker stop}
+     * of a container after its hold was confirmed (touched-while-held), the hold's node deleted by hand (neither
+     * released nor expired), a container of a frozen module created (changed-while-frozen), and two steps of a window
+     * group running at once on two engines where its limit is one.
      */
     @Test
     @Order(1)
-    void theCheckerReportsPlantedHoldViolations(Fleet fleet) throws Exception {
+    void theCheckerReportsPlantedHoldFreezeAndGroupViolations(Fleet fleet) throws Exception {
         String module = "ho" + String.format("%05x", new SecureRandom().nextInt(1 << 20));
         String host = fleet.hosts().get(1);
         ZkPaths paths = fleet.paths();
@@ -395,6 +402,7 @@ class FleetHistoryIT {
         Mod m = new Mod(module, List.of(host), "unless-stopped", "unless-stopped", false, false, 2);
         Predicate<String> ours = module::equals;
         Map<String, EngineEvents> rec = record(fleet, ours);
+        List<String[]> planted = new ArrayList<>();
         try {
             long zxid0 = markerZxid(zk);
             Answer push = send(fleet.coordinators(), 0, "POST", "/v1/pushes", m.yaml(), Map.of("X-Mesh-Revision", "planted-hold-1"));
@@ -411,15 +419,40 @@ class FleetHistoryIT {
             // The rogue hands: a stop of the confirmed-held container, then the hold's node deleted behind mesh's back.
             fleet.docker(host).stopContainerCmd(api).withTimeout(2).exec();
             zk.delete().forPath(paths.held(host, api));
-            Thread.sleep(1_000);
+            // A freeze, then a container of the module created behind it; and two "steps" of the module at once, on two
+            // engines, where its group allows one.
+            Answer freeze = send(fleet.coordinators(), 0, "POST", "/v1/freezes", "{\"module\":\"" + module + "\",\"for\":\"30s\",\"reason\":\"planted\"}",
+                    Map.of("Content-Type", "application/json"));
+            assertThat(freeze.status()).as(freeze.body()).isEqualTo(201);
+            Thread.sleep(HistoryChecks.FREEZE_GRACE_MS + 500);
+            com.github.dockerjava.api.model.HostConfig none = com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none");
+            planted.add(new String[] {host, fleet.docker(host).createContainerCmd(BUSYBOX).withName(module + "-rogue")
+                    .withLabels(Map.of(Labels.MODULE, module)).withCmd("true").withHostConfig(none).exec().getId()});
+            for (String h : List.of(host, fleet.hosts().get(2))) {
+                String id = fleet.docker(h).createContainerCmd(BUSYBOX).withName(module + ".planted-step-" + h)
+                        .withLabels(Map.of(Labels.MODULE, module, Labels.WINDOW, "w-planted-" + h)).withCmd("sleep", "3").withHostConfig(none).exec().getId();
+                planted.add(new String[] {h, id});
+                fleet.docker(h).startContainerCmd(id).exec();
+            }
+            Thread.sleep(4_000);
             rec.values().forEach(EngineEvents::settle);
-            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths, List.of());
+            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths, List.of()).withGroup(Set.of(module), 1).run();
             c.violations.forEach(v -> System.out.println("history (planted hold) violation: " + v));
             assertThat(c.holds).as("operator holds").hasSize(1);
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("touched-while-held: stop"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("neither released nor expired"));
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("changed-while-frozen: " + module + "-rogue created"));
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).contains("2 windows' steps ran at once").contains("(limit 1)"));
         } finally {
             rec.values().forEach(EngineEvents::close);
+            for (String[] x : planted) {
+                try {
+                    fleet.docker(x[0]).removeContainerCmd(x[1]).withForce(true).exec();
+                } catch (RuntimeException gone) {
+                    // gone
+                }
+            }
+            send(fleet.coordinators(), 0, "DELETE", "/v1/freezes/" + module, null, Map.of());
             forget(fleet, Set.of(module));
         }
     }
@@ -616,6 +649,33 @@ class FleetHistoryIT {
                 opLog.add(Instant.now() + " hold " + container + " on " + h + (stop ? " --stop" : "") + (lasts == null ? "" : " --for " + lasts)
                         + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
             }));
+            // Freezes (mesh freeze, a module or every module, for 8 to 20 s), some thawed early, among the pushes: no
+            // change of a frozen module may begin; repairs and windows go on.
+            Random freezeRandom = new Random(seed ^ 0x667265657aL);
+            String[] openFreeze = {null, "0"};
+            workers.add(worker("freezer", until, () -> {
+                Thread.sleep(4_000 + freezeRandom.nextInt(6_000));
+                if (openFreeze[0] != null) {
+                    if (System.currentTimeMillis() - Long.parseLong(openFreeze[1]) >= 3_000 && freezeRandom.nextInt(100) < 40) {
+                        thaw(coordinators, freezeRandom.nextInt(2), openFreeze[0], ops, opLog);
+                        openFreeze[0] = null;
+                    } else if (System.currentTimeMillis() - Long.parseLong(openFreeze[1]) >= 20_000) {
+                        openFreeze[0] = null; // ended by itself
+                    }
+                    return;
+                }
+                boolean every = freezeRandom.nextInt(100) < 10;
+                String target = every ? "_all" : mods.get(freezeRandom.nextInt(mods.size())).name;
+                String lasts = (8 + freezeRandom.nextInt(13)) + "s";
+                String body = (every ? "{\"all\":true" : "{\"module\":\"" + target + "\"") + ",\"for\":\"" + lasts + "\",\"reason\":\"history freeze\"}";
+                Answer a = send(coordinators, freezeRandom.nextInt(2), "POST", "/v1/freezes", body, Map.of("Content-Type", "application/json"));
+                count(ops, a.status() == 201 || a.status() == 200 ? "freeze" : a.unknown() ? "freeze-answer-lost" : "freeze-refused-" + a.status());
+                if (a.status() == 201 || a.status() == 200 || a.unknown()) {
+                    openFreeze[0] = target;
+                    openFreeze[1] = String.valueOf(System.currentTimeMillis());
+                }
+                opLog.add(Instant.now() + " freeze " + target + " --for " + lasts + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
+            }));
             // Until the end of the run, and on (bounded) until enough operations and faults were made.
             AtomicInteger applied = new AtomicInteger();
             Map<String, String> sampled = new HashMap<>();
@@ -645,9 +705,11 @@ class FleetHistoryIT {
             // that opened after the fleet was seen converged, while the evidence was read, was taken for a held node
             // never deleted (a run whose quiet period ended at a minute's turn).
             nemesis.healAll();
-            // Every hold still placed is released: the fleet converges to running only without them.
+            // Every hold still placed is released, every freeze thawed: the fleet converges only without them.
             for (String[] h : openHolds) release(coordinators, 0, h, releases, ops, opLog);
             openHolds.clear();
+            for (Mod m : mods) thaw(coordinators, 0, m.name, null, opLog);
+            thaw(coordinators, 0, "_all", null, opLog);
             StringBuilder calm = new StringBuilder();
             for (Mod m : mods) {
                 synchronized (m) {
@@ -692,7 +754,8 @@ class FleetHistoryIT {
             // The records, and the checks.
             rec.values().forEach(EngineEvents::settle);
             List<ZkTxnLog.Change> changes = txnLog(zxid0);
-            checks = check(rec, changes, nemesis.faults(), ours, paths, releases);
+            checks = check(rec, changes, nemesis.faults(), ours, paths, releases)
+                    .withGroup(mods.stream().filter(x -> x.group != null).map(x -> x.name).collect(Collectors.toSet()), GROUP_LIMIT).run();
             violations.addAll(checks.violations);
             // A module a container Docker cannot remove keeps from converging on a host (the end state tolerated it,
             // from dockerd's log) cannot end its pushes applied there either.
@@ -703,7 +766,8 @@ class FleetHistoryIT {
             // The verdict.
             Map<String, Integer> byKind = nemesis.byKind();
             int requestedOps = ops.entrySet().stream().filter(e -> e.getKey().equals("push") || e.getKey().equals("window-request")
-                    || e.getKey().equals("window-process") || e.getKey().equals("hold") || e.getKey().equals("release"))
+                    || e.getKey().equals("window-process") || e.getKey().equals("hold") || e.getKey().equals("release")
+                    || e.getKey().equals("freeze") || e.getKey().equals("thaw"))
                     .mapToInt(e -> e.getValue().get()).sum();
             int operations = requestedOps + evidenceOps.get("applies") + evidenceOps.get("cron-windows");
             long duration = (System.currentTimeMillis() - t0) / 1000;
@@ -743,6 +807,14 @@ class FleetHistoryIT {
             forget(fleet, names);
             Runtime.getRuntime().removeShutdownHook(hook);
         }
+    }
+
+    /** {@code mesh thaw} of a module or of {@code _all}; {@code ops} null: a thaw of the end, not counted. */
+    private static void thaw(List<URI> coordinators, int first, String target, Map<String, AtomicInteger> ops, List<String> opLog)
+            throws InterruptedException {
+        Answer a = send(coordinators, first, "DELETE", "/v1/freezes/" + target, null, Map.of());
+        if (ops != null) count(ops, a.status() == 200 ? "thaw" : "thaw-" + (a.unknown() ? "answer-lost" : a.status()));
+        if (ops != null || a.status() == 200) opLog.add(Instant.now() + " thaw " + target + " via " + a.coordinator() + " -> " + a.status());
     }
 
     /** {@code mesh release}: the times it was sent and answered go to the checker (a hold may go between them). */

@@ -117,6 +117,12 @@ final class HistoryChecks {
         }
     }
 
+    /** A freeze's time in force, from the transaction log (epoch ms): a module's, or every module's ({@code _all}). */
+    record Frozen(String target, long fromMs, long toMs, String by) {}
+
+    /** A change already begun when a freeze is written may still make its first Docker call this long after. */
+    static final long FREEZE_GRACE_MS = 2_000;
+
     /** A {@code mesh release} the workload sent (epoch ms): a hold's node may go between the two times. */
     record Release(String host, String container, long sentMs, long answeredMs) {}
 
@@ -136,6 +142,10 @@ final class HistoryChecks {
     final Map<String, Object> figures = new LinkedHashMap<>();
     final List<Held> held = new ArrayList<>();
     final List<OpHold> holds = new ArrayList<>();
+    final List<Frozen> frozen = new ArrayList<>();
+    private Set<String> group = Set.of();
+    private int groupLimit = Integer.MAX_VALUE;
+    private int groupMax;
     private List<Release> releases = List.of();
     final Map<String, Step> steps = new LinkedHashMap<>();       // host|window -> step
     final List<Holding> holdings = new ArrayList<>();
@@ -170,6 +180,17 @@ final class HistoryChecks {
         return this;
     }
 
+    /**
+     * @param modules the modules whose schedules share one fleet-wide window group
+     * @param limit   the group's limit: never more of their windows' steps running at once, on every engine together
+     * @return this
+     */
+    HistoryChecks withGroup(Set<String> modules, int limit) {
+        this.group = Set.copyOf(modules);
+        this.groupLimit = limit;
+        return this;
+    }
+
     /** Runs every check over the records. */
     HistoryChecks run() {
         heldIntervals();
@@ -178,6 +199,9 @@ final class HistoryChecks {
         locks();
         for (Held h : held) checkHeld(h);
         for (OpHold h : holds) checkOperatorHold(h);
+        freezes();
+        checkFrozen();
+        checkGroupLimit();
         checkSteps();
         checkTemporaryNames();
         checkPublishedUnderLock();
@@ -185,6 +209,8 @@ final class HistoryChecks {
         figures.put("given-back-as-new-containers", replaced);
         figures.put("pauses-past-session", pausesPastSession());
         figures.put("held-intervals", held.size());
+        figures.put("freezes", frozen.size());
+        figures.put("group-steps-at-once-max", groupMax);
         figures.put("operator-holds", holds.size());
         figures.put("operator-holds-confirmed", holds.stream().filter(h -> h.confirmedMs >= 0).count());
         figures.put("operator-holds-stopped", holds.stream().filter(h -> h.stoppedMs >= 0).count());
@@ -353,6 +379,85 @@ final class HistoryChecks {
                 b.append("\n    ").append(x == ev ? ">> " : "   ").append(h.host).append(' ').append(EngineEvents.describe(x));
             }
             violations.add(h.describe() + ": touched-while-held: " + action + " at " + EngineEvents.at(t) + b);
+        }
+    }
+
+    /** Freezes from the transaction log: each node's life, ended by its delete, a replacement, or its {@code until}. */
+    private void freezes() {
+        String prefix = paths.root() + "/freezes/";
+        Map<String, long[]> open = new HashMap<>(); // path -> {from, until}
+        Map<String, String> by = new HashMap<>();
+        for (ZkTxnLog.Change c : changes) {
+            if (!c.path().startsWith(prefix) || c.path().substring(prefix.length()).contains("/")) continue;
+            String target = c.path().substring(prefix.length());
+            long[] was = open.remove(c.path());
+            if (was != null) frozen.add(new Frozen(target, was[0], Math.min(was[1], c.time()), by.get(c.path())));
+            if (c.kind() == ZkTxnLog.Kind.DELETE) continue;
+            io.mesh.wire.FreezeRecord f;
+            try {
+                f = Json.read(c.data(), io.mesh.wire.FreezeRecord.class);
+            } catch (RuntimeException e) {
+                continue;
+            }
+            if (!target.equals(io.mesh.wire.FreezeRecord.ALL) && !modules.test(target)) continue;
+            open.put(c.path(), new long[] {c.time(), f.until() == null ? Long.MAX_VALUE : f.until().toEpochMilli()});
+            by.put(c.path(), f.by());
+        }
+        open.forEach((p, v) -> frozen.add(new Frozen(p.substring(prefix.length()), v[0], v[1], by.get(p))));
+    }
+
+    /**
+     * While a module is frozen no change of it begins (SPEC.md "Freezes"): no container of it is created (every change
+     * of a container begins with its new container's create), past a grace for a change begun before the freeze was
+     * written. Repairs (a start of what is there), put-backs and windows go on.
+     */
+    private void checkFrozen() {
+        for (Frozen f : frozen) {
+            long from = (f.fromMs() + FREEZE_GRACE_MS) * 1_000_000L;
+            long to = (f.toMs() - 500) * 1_000_000L; // an agent's clock may read until a little early
+            if (to <= from) continue;
+            for (Map.Entry<String, List<Event>> e : events.entrySet()) {
+                for (Event ev : e.getValue()) {
+                    long t = EngineEvents.time(ev);
+                    if (t <= from || t >= to || !"create".equals(EngineEvents.action(ev))) continue;
+                    Map<String, String> a = EngineEvents.attributes(ev);
+                    String module = a.get(Labels.MODULE);
+                    if (module == null || a.containsKey(Labels.WINDOW)) continue;
+                    if (!f.target().equals(module) && !f.target().equals(io.mesh.wire.FreezeRecord.ALL)) continue;
+                    violations.add("changed-while-frozen: " + EngineEvents.name(ev) + " created on " + e.getKey() + " at " + EngineEvents.at(t)
+                            + ", while " + f.target() + " was frozen by " + f.by() + " [" + Instant.ofEpochMilli(f.fromMs()) + " .. "
+                            + Instant.ofEpochMilli(f.toMs()) + "]\n    " + EngineEvents.describe(ev));
+                }
+            }
+        }
+    }
+
+    /**
+     * A window group's limit, fleet-wide (SPEC.md "Fleet-wide windows"): never more windows of the group's modules at
+     * once than its limit, seen from every engine's events as their steps' runs (a window runs at least while its step
+     * runs).
+     */
+    private void checkGroupLimit() {
+        if (group.isEmpty()) return;
+        List<long[]> edges = new ArrayList<>(); // {time, +1 | -1}
+        List<Step> in = new ArrayList<>();
+        for (Step st : steps.values()) {
+            if (st.started < 0 || !group.contains(st.module)) continue;
+            in.add(st);
+            edges.add(new long[] {st.started, 1});
+            edges.add(new long[] {st.died < 0 ? Long.MAX_VALUE : st.died, -1});
+        }
+        edges.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1])); // an end before a start at one time
+        int now = 0;
+        for (long[] x : edges) {
+            now += (int) x[1];
+            groupMax = Math.max(groupMax, now);
+            if (now > groupLimit && x[1] > 0) {
+                long t = x[0];
+                violations.add("window group of " + group + ": " + now + " windows' steps ran at once at " + EngineEvents.at(t) + " (limit " + groupLimit + "): "
+                        + in.stream().filter(st -> st.started <= t && st.end() > t).map(st -> st.window + " of " + st.module + " on " + st.host
+                        + " [" + EngineEvents.at(st.started) + " .. " + (st.died < 0 ? "?" : EngineEvents.at(st.died)) + "]").toList());
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 #   fleet.sh down              stop everything, remove the engines' containers and volumes (idempotent)
 #   fleet.sh status            each process: pid, up/down, answering or not
 #   fleet.sh env               print /run/mesh-fleet/env
-#   fleet.sh stop-agent I [--kill]     fleet.sh start-agent I
+#   fleet.sh stop-agent I [--kill]     fleet.sh start-agent I [--clock +5m]
 #   fleet.sh stop-engine I [--kill]    fleet.sh start-engine I    fleet.sh restart-engine I
 #   fleet.sh stop-zk J [--kill]        fleet.sh start-zk J        (J = 1..3)
 #   fleet.sh stop-coordinator K [--kill]   fleet.sh start-coordinator K   (K = 1..2)
@@ -395,15 +395,25 @@ agent_node_pid() {
 # The agent of fleet-<i> is up: its process runs and its agent node is its own.
 agent_ready() { agent_running "$1" && [ "$(agent_node_pid "$1")" = "$(cat "$RUN/fleet-$1/agent.pid")" ]; }
 
+# start_agent I [CLOCK]: CLOCK (such as +5m) runs the agent with its clock that far off (libfaketime, preloaded so that
+# the agent's pid stays the JVM's): the history's fault of a host whose time sync failed.
 start_agent() {
-  local i=$1
+  local i=$1 clock=${2:-} skew=()
   stop_stale "$RUN/fleet-$i/agent.pid" "$(agent_marker "$i")" "fleet-$i agent" 60 "${jar_copy[0]}"
   agent_running "$i" && return 0
   mkdir -p "$(agent_state "$i")" "$RUN/share" "$LOGS"
-  log "fleet-$i: starting the agent"
+  if [ -n "$clock" ]; then
+    local lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+    if [ ! -f "$lib" ]; then
+      (apt-get install -y -q libfaketime >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libfaketime >/dev/null; }) \
+        || die "libfaketime is needed for --clock and could not be installed"
+    fi
+    skew=(LD_PRELOAD="$lib" FAKETIME="$clock" FAKETIME_DONT_FAKE_MONOTONIC=1)
+  fi
+  log "fleet-$i: starting the agent${clock:+ with its clock $clock off}"
   # --allow-host-path $RUN/share: tests may bind files from there (a step's gate, a registry's data).
   launch "$LOGS/fleet-$i-agent.log" "$RUN/fleet-$i/agent.pid" \
-    env -u MESH_TOKEN -u MESH_ZK_AUTH -u DOCKER_HOST MESH_AGENT_JAR="${jar_copy[0]}" JAVA_OPTS="$AGENT_JAVA_OPTS" \
+    env -u MESH_TOKEN -u MESH_ZK_AUTH -u DOCKER_HOST "${skew[@]}" MESH_AGENT_JAR="${jar_copy[0]}" JAVA_OPTS="$AGENT_JAVA_OPTS" \
       "$repo/deploy/bin/mesh-agent" run --host "fleet-$i" --zk "$ZK_CONNECT" --docker-host "$(sock "$i")" \
       --state-dir "$(agent_state "$i")" --reconcile-interval "$RECONCILE" --allow-host-path "$RUN/share"
 }
@@ -572,7 +582,9 @@ case "$cmd" in
   status) status ;;
   env) [ -f "$RUN/env" ] && cat "$RUN/env" || die "no fleet is up (fleet.sh up)" ;;
   stop-agent) i=$(host_index "$cmd" "${1:-}"); stop_agent "$i" "${2:-}" ;;
-  start-agent) i=$(host_index "$cmd" "${1:-}"); jars; start_agent "$i"; unlock; await_agent "$i" ;;
+  start-agent) i=$(host_index "$cmd" "${1:-}")
+    clock=""; [ "${2:-}" = "--clock" ] && clock=${3:?"--clock takes an offset such as +5m"}
+    jars; start_agent "$i" "$clock"; unlock; await_agent "$i" ;;
   stop-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}" ;;
   start-engine) i=$(host_index "$cmd" "${1:-}"); running "$RUN/fleet-$i/dockerd.pid" "$(dockerd_marker "$i")" || clear_mounts "$i"
     start_engine "$i"; unlock; await_engine "$i"; reap_ghosts "$i" ;;

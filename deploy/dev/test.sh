@@ -15,6 +15,10 @@ cd "$repo"
 bash deploy/dev/java.sh
 bash deploy/dev/docker-engine.sh
 bash deploy/dev/chromium.sh
+# libfaketime: the fault tests run an agent whose clock is five minutes off (AgentClockSkewTest, FleetHistoryIT).
+if [ ! -f /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ]; then
+  apt-get install -y -q libfaketime >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libfaketime >/dev/null; }
+fi
 rc=0
 fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
 # C1 only and the serial collector, for Maven's JVM and the test JVMs (surefire's and failsafe's; the agents and

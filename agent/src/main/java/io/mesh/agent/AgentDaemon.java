@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
@@ -384,7 +385,7 @@ public final class AgentDaemon implements AutoCloseable {
             // A little past until, so that the apply's own reading of the clock finds the freeze over.
             // Bounded: a freeze written by hand with an until in the far future would overflow a delay in ms (a review
             // found a listener throwing); the reconcile meets it again long before a day has passed.
-            Duration left = Duration.between(Times.now(), f.until());
+            Duration left = Duration.between(ZkClock.now(), f.until());
             long ms = (left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis())
                     + THAW_MARGIN_MS;
             try {

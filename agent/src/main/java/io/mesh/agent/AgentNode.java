@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.MeshZk;
@@ -93,7 +94,10 @@ public final class AgentNode implements AutoCloseable {
         while (true) {
             PersistentParents.ensure(client, parentOf(path));
             try {
-                client.create().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+                long before = System.currentTimeMillis();
+                org.apache.zookeeper.data.Stat st = new org.apache.zookeeper.data.Stat();
+                client.create().storingStatIn(st).withMode(CreateMode.EPHEMERAL).forPath(path, data);
+                ZkClock.observeCreate(st, before); // holds' and freezes' ends are judged by ZooKeeper's clock
                 if (announced) log.info("agent host={}: the node of the previous agent went; this process is the host's agent now", host);
                 break;
             } catch (KeeperException.NodeExistsException e) {

@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.hold.HoldConfirmation;
@@ -99,7 +100,7 @@ public final class Applier {
         this.reports = new ReportWriter(store);
         this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
-        this.freezes = new FreezeGate(store, Clock.systemUTC());
+        this.freezes = new FreezeGate(store, ZkClock.clock()); // ends judged by ZooKeeper's clock, not this host's
     }
 
     /**
@@ -174,7 +175,7 @@ public final class Applier {
                 // this lock could add.
                 DesiredRecord newest = store.desired(module);
                 if (newest != null) desired = newest;
-                LockedRead read = LockedRead.read(store, freezes, host, module, Times.now());
+                LockedRead read = LockedRead.read(store, freezes, host, module, ZkClock.now());
                 Map<String, HeldRecord> held = read.held();
                 // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
                 // slot, or the previous revision kept here (decision 13).

@@ -1,5 +1,6 @@
 package io.mesh.hold;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
@@ -58,6 +59,6 @@ public final class HoldConfirmation {
      * @return true for an operator hold of {@code module} that is recorded, not confirmed and not expired
      */
     public static boolean pending(HeldRecord h, String module) {
-        return h.operatorHold() && module.equals(h.module()) && !h.hold().isConfirmed() && !h.expiredAt(Times.now());
+        return h.operatorHold() && module.equals(h.module()) && !h.hold().isConfirmed() && !h.expiredAt(ZkClock.now());
     }
 }

@@ -1,5 +1,6 @@
 package io.mesh.hold;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.exec.IdleThreads;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.section.HostFence;
@@ -128,7 +129,7 @@ public final class OperatorHolds implements AutoCloseable {
         ScheduledFuture<?> was = expiries.remove(container);
         if (was != null) was.cancel(false);
         if (h.hold().until() != null) {
-            long ms = Math.max(0, Duration.between(Times.now(), h.hold().until()).toMillis());
+            long ms = Math.max(0, Duration.between(ZkClock.now(), h.hold().until()).toMillis());
             try {
                 expiries.put(container, timer.schedule(() -> expire(h), ms, TimeUnit.MILLISECONDS));
             } catch (RejectedExecutionException e) {
@@ -136,7 +137,7 @@ public final class OperatorHolds implements AutoCloseable {
             }
         }
         boolean toStop = h.hold().stops() && h.hold().stoppedAt() == null;
-        if ((!h.hold().isConfirmed() || toStop) && !h.expiredAt(Times.now())) {
+        if ((!h.hold().isConfirmed() || toStop) && !h.expiredAt(ZkClock.now())) {
             try {
                 stops.submit(() -> settle(h));
             } catch (RejectedExecutionException e) {
@@ -159,7 +160,7 @@ public final class OperatorHolds implements AutoCloseable {
     private void expire(HeldRecord h) {
         if (closed) return;
         try {
-            if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), Times.now())) {
+            if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.now())) {
                 log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),
                         h.hold().until(), h.hold().by(), h.hold().reason());
             }

@@ -1,5 +1,6 @@
 package io.mesh.lock;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
@@ -128,7 +129,9 @@ public final class ModuleLock implements AutoCloseable {
         boolean ok = false;
         try {
             PersistentParents.ensure(client, path);
+            long before = System.currentTimeMillis();
             ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
+            if (ok && ZkClock.stale(CLOCK_EVERY)) observeClock(before);
             if (!ok && users.get() == 1) removeOrphans();
         } finally {
             if (!ok) users.decrementAndGet();
@@ -143,6 +146,24 @@ public final class ModuleLock implements AutoCloseable {
             }
         }
         return ok;
+    }
+
+    /** How often a process that takes locks learns ZooKeeper's clock again from its own lock node ({@link ZkClock}). */
+    private static final Duration CLOCK_EVERY = Duration.ofMinutes(1);
+
+    /**
+     * Learns ZooKeeper's clock from this lock's node, made just after {@code before}: a process that judges holds and
+     * freezes (an apply, a window, a hold's stop) does so by ZooKeeper's clock, not its host's. One read, at most once
+     * a minute; a failure leaves the last estimate.
+     */
+    private void observeClock(long before) {
+        try {
+            String own = mutex.ownNode();
+            org.apache.zookeeper.data.Stat st = own == null ? null : client.checkExists().forPath(own);
+            if (st != null) ZkClock.observe(st.getCtime(), before, before);
+        } catch (Exception e) {
+            log.debug("lock {}: ZooKeeper's clock not read: {}", path, e.toString());
+        }
     }
 
     /** @return true when this instance holds the lock */

@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.Readiness;
@@ -243,7 +244,7 @@ final class WindowClosing {
     /** @return the operator's hold in force on {@code container}, as the lookup knows it without waiting, or {@code null} */
     private HeldRecord operatorHold(String container) {
         HeldRecord h = operatorHolds == null ? null : operatorHolds.apply(container);
-        return h != null && h.operatorHold() && !h.expiredAt(Times.now()) ? h : null;
+        return h != null && h.operatorHold() && !h.expiredAt(ZkClock.now()) ? h : null;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.wire.ZkClock;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ScheduleSpec;
@@ -171,7 +172,7 @@ public final class WindowSlot implements AutoCloseable {
                 if (left <= 0) return false;
                 Lease l = semaphore.acquire(left, TimeUnit.MILLISECONDS);
                 if (l == null) return false;
-                SlotRecord running = waiting.running(Times.now(), Times.now().plus(claimFor));
+                SlotRecord running = waiting.running(ZkClock.now(), ZkClock.now().plus(claimFor)); // read by every host: ZooKeeper's clock
                 List<SlotRecord> orphans = orphans(l);
                 if (orphans.isEmpty() || runningLeases(l) + 1 + orphans.size() <= limit.limit()) {
                     lease = l;
@@ -266,7 +267,7 @@ public final class WindowSlot implements AutoCloseable {
     private List<SlotRecord> orphans(Lease mine) throws Exception {
         List<SlotRecord> running = leaseRecords(mine);
         List<SlotRecord> orphans = new ArrayList<>();
-        Instant now = Times.now();
+        Instant now = ZkClock.now(); // claims' ends were written by ZooKeeper's clock, by any host
         for (String child : children(ZkPaths.slotClaims(limit.path()))) {
             String path = ZKPaths.makePath(ZkPaths.slotClaims(limit.path()), child);
             Stat stat = new Stat();

@@ -1,5 +1,6 @@
 package io.mesh.zk;
 
+import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
@@ -257,7 +258,7 @@ public final class MeshStore {
      * @throws Exception from ZooKeeper
      */
     public Map<String, HeldRecord> held(String host) throws Exception {
-        return HeldRegistry.inForce(client, paths, host, Times.now());
+        return HeldRegistry.inForce(client, paths, host, ZkClock.now());
     }
 
     /**

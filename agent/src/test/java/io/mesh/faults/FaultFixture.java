@@ -162,6 +162,20 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
         return p;
     }
 
+    /**
+     * Starts {@code mesh-agent run} for {@link #host} in its own JVM whose clock reads {@code offset} off (such as
+     * {@code +5m}), with libfaketime preloaded (Debian's {@code libfaketime}; deploy/dev/test.sh installs it).
+     */
+    ChildJvm daemonWithClock(String name, String reconcile, String offset) throws Exception {
+        Path lib = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
+        assertThat(lib).as("libfaketime (apt-get install libfaketime)").exists();
+        ChildJvm p = ChildJvm.start(name, dir, "192m", io.mesh.agent.AgentMain.class.getName(), List.of("run", "--host", host, "--zk", zk.connect(),
+                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile),
+                java.util.Map.of("LD_PRELOAD", lib.toString(), "FAKETIME", offset, "FAKETIME_DONT_FAKE_MONOTONIC", "1"));
+        processes.add(p);
+        return p;
+    }
+
     /** Starts {@code mesh-agent window} for the module's schedule in its own JVM. */
     ChildJvm window(String name) throws Exception {
         ChildJvm p = ChildJvm.agent(name, dir, List.of("window", "--host", host, "--zk", zk.connect(),

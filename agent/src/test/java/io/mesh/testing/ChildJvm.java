@@ -43,6 +43,19 @@ public final class ChildJvm implements AutoCloseable {
      * @throws IOException when it cannot be started
      */
     public static ChildJvm start(String name, Path dir, String heap, String mainClass, List<String> args) throws IOException {
+        return start(name, dir, heap, mainClass, args, java.util.Map.of());
+    }
+
+    /**
+     * As {@link #start(String, Path, String, String, List)}, with variables added to the JVM's environment (such as
+     * libfaketime's, for a host whose clock is off).
+     *
+     * @param env variables to add
+     * @return the started JVM
+     * @throws IOException when it cannot be started
+     */
+    public static ChildJvm start(String name, Path dir, String heap, String mainClass, List<String> args, java.util.Map<String, String> env)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx" + heap);
@@ -54,8 +67,9 @@ public final class ChildJvm implements AutoCloseable {
         cmd.addAll(args);
         Files.createDirectories(dir);
         Path log = dir.resolve(name + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        Process p = pb.start();
         return new ChildJvm(name, p, log);
     }
 

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
@@ -56,10 +57,13 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
         String path = paths.freeze(request.target());
         byte[] data = Json.bytes(r);
         ensureParent();
+        long before = System.currentTimeMillis();
+        org.apache.zookeeper.data.Stat st = new org.apache.zookeeper.data.Stat();
         try {
-            client.create().withMode(CreateMode.PERSISTENT).forPath(path, data);
+            client.create().storingStatIn(st).withMode(CreateMode.PERSISTENT).forPath(path, data);
+            ZkClock.observeCreate(st, before);
         } catch (KeeperException.NodeExistsException e) {
-            client.setData().forPath(path, data);
+            ZkClock.observe(client.setData().forPath(path, data).getMtime(), before, System.currentTimeMillis());
         }
         return view(request.target(), r);
     }

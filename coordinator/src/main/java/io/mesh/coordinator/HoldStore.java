@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Durations;
@@ -108,7 +109,7 @@ public final class HoldStore {
             throw new RefusedException(404, "container", "container " + container + " of module " + spec.module() + " does not run on host "
                     + host + " (its hosts: " + spec.hosts() + "): pick one of those hosts");
         }
-        Instant since = Times.now();
+        Instant since = ZkClock.now(); // measured by ZooKeeper's clock, as every reader judges its end
         HeldRecord.OperatorHold hold = new HeldRecord.OperatorHold(by, reason, since, lasts == null ? null : since.plus(lasts),
                 stop ? Boolean.TRUE : null, null);
         HeldRecord record = HeldRecord.operator(host, spec.module(), container, null, process, hold);
@@ -187,7 +188,7 @@ public final class HoldStore {
             throw new RefusedException(404, "container", container + " on host " + host + " is " + h.reason()
                     + ", not by an operator: it ends with its window (mesh held lists the holds)");
         }
-        return new View(h, client.checkExists().forPath(paths.agent(host)) != null, h.expiredAt(Times.now()));
+        return new View(h, client.checkExists().forPath(paths.agent(host)) != null, h.expiredAt(ZkClock.now()));
     }
 
     /** @return the module spec in the desired state naming {@code container} as its Docker name, else {@code null} */

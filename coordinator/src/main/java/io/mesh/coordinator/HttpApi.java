@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
@@ -225,13 +226,13 @@ public final class HttpApi implements AutoCloseable {
         this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes()));
         this.status = new PushStatus(client, paths, cache);
         this.fleet = new FleetView(client, paths, cache);
-        this.fleetStatus = new FleetStatus(client, paths, Clock.systemUTC(), cache);
+        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache); // freezes' ends by ZooKeeper's clock
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths);
-        this.freezes = new FreezeStore(client, paths, Clock.systemUTC());
+        this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
         // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
@@ -1113,7 +1114,7 @@ public final class HttpApi implements AutoCloseable {
         Map<String, Object> out = new LinkedHashMap<>();
         // Window holds and operator holds apart (decision 0015): an operator's carries hold and whether it expired.
         List<HeldRecord> all = fleet.held();
-        Instant now = Times.now();
+        Instant now = ZkClock.now();
         out.put("held", all.stream().filter(h -> !h.operatorHold()).toList());
         out.put("holds", all.stream().filter(HeldRecord::operatorHold).map(h -> OperatorHoldView.of(h, now)).toList());
         out.put("windows", fleet.windows());

@@ -38,7 +38,8 @@ import java.util.function.Supplier;
  *   <li><b>zookeeper</b>: one server killed with SIGKILL, the leader half of the time ({@code srvr}), started again
  *       after 2-5 s ({@code kill-zk}); or two killed, the quorum lost for 4-9 s and until the first is started again,
  *       then the second ({@code quorum-loss});</li>
- *   <li><b>agents</b>: kill -9 of an agent, {@code fleet.sh start-agent} after 1-4 s ({@code kill-agent});</li>
+ *   <li><b>agents</b>: kill -9 of an agent, {@code fleet.sh start-agent} after 1-4 s ({@code kill-agent}); once a
+ *       run, started again with its clock five minutes ahead for the rest of the run ({@code kill-agent-clock});</li>
  *   <li><b>infra</b>: {@code fleet.sh restart-engine} ({@code restart-engine}: dockerd stopped, its containers with it,
  *       and started again, Docker's restart policies applying); kill -9 of a coordinator, started again after 2-4 s
  *       ({@code kill-coordinator}).</li>
@@ -114,6 +115,8 @@ final class Nemesis {
         return t;
     });
     private final List<Thread> lanes = new ArrayList<>();
+    /** Whether an agent was started with its clock off in this run (once a run: {@code kill-agent-clock}). */
+    private volatile boolean skewed;
     private final List<String> errors = new ArrayList<>();
     /** A process paused now: its pid, its host when it is a fleet agent (else 0), its fault, its window process. */
     private record Paused(long pid, int agentHost, Fault fault, WindowProcess window) {}
@@ -409,12 +412,17 @@ final class Nemesis {
         try {
             long pid = agentPid(h);
             if (pid <= 0) return;
-            Fault f = begin("kill-agent", "fleet-" + h + " agent", h, pid);
+            // Once a run, the agent comes back with its clock five minutes ahead (a host whose time sync failed), and
+            // stays so: holds, freezes and slot claims must be judged by ZooKeeper's clock, not the host's.
+            boolean skew = !skewed && random.nextInt(100) < 30;
+            if (skew) skewed = true;
+            Fault f = begin(skew ? "kill-agent-clock" : "kill-agent", "fleet-" + h + " agent" + (skew ? " (clock +5m from now on)" : ""), h, pid);
             signal(pid, "KILL", agentMarker(h));
             Thread.sleep(1_000 + random.nextInt(3_000));
             zkGate.readLock().lockInterruptibly();
             try {
-                fleetSh(f, "start-agent", String.valueOf(h));
+                if (skew) fleetSh(f, "start-agent", String.valueOf(h), "--clock", "+5m");
+                else fleetSh(f, "start-agent", String.valueOf(h));
             } finally {
                 zkGate.readLock().unlock();
             }

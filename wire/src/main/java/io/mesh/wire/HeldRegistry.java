@@ -188,7 +188,10 @@ public final class HeldRegistry implements AutoCloseable {
         PersistentParents.ensure(client, paths.held(record.host()));
         String path = paths.held(record.host(), record.container());
         try {
-            client.create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(record));
+            long before = System.currentTimeMillis();
+            org.apache.zookeeper.data.Stat st = new org.apache.zookeeper.data.Stat();
+            client.create().storingStatIn(st).withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(record));
+            ZkClock.observeCreate(st, before); // the next hold's since is ZooKeeper's time to the round trip
             return;
         } catch (KeeperException.NodeExistsException e) {
             // read below
@@ -198,7 +201,7 @@ public final class HeldRegistry implements AutoCloseable {
             throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " was being held or released meanwhile; try again");
         }
         HeldRecord there = recordAt(node.data(), record.host(), record.container());
-        if (there.operatorHold() && there.expiredAt(Times.now())) {
+        if (there.operatorHold() && there.expiredAt(ZkClock.now())) {
             try {
                 client.setData().withVersion(node.version()).forPath(path, Json.bytes(record));
                 return;

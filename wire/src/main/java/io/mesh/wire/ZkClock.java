@@ -1,0 +1,87 @@
+package io.mesh.wire;
+
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * ZooKeeper's clock as this process estimates it: the time every mesh process judges a hold's or a freeze's end by,
+ * and the coordinator writes their {@code since} and {@code until} with (SPEC.md "Operator holds": durations are
+ * measured from the node's ZooKeeper {@code ctime}, never from one host's clock). A host whose clock is minutes off
+ * would otherwise end a freeze or a hold minutes early, or late.
+ *
+ * <p>The estimate is this host's clock plus an offset learned from the {@code ctime} or {@code mtime} of a node this
+ * process wrote, taken as the middle of the local times before and after the write (its error is at most half the
+ * round trip). Before any is seen, the offset is zero: the host's own clock.
+ */
+public final class ZkClock {
+    private static final Logger log = LoggerFactory.getLogger(ZkClock.class);
+    /** ZooKeeper's time minus this host's, in milliseconds, as last seen. */
+    private static final AtomicLong OFFSET_MS = new AtomicLong();
+    /** {@link System#nanoTime()} of the last observation; 0 before the first. */
+    private static volatile long observedAt;
+    /** An offset this large is said once in the log: this host's clock is off. */
+    private static final long SAY_OFF_MS = 2_000;
+
+    private ZkClock() {}
+
+    /** @return ZooKeeper's time as this process estimates it, to the millisecond */
+    public static Instant now() {
+        return Times.now().plusMillis(OFFSET_MS.get());
+    }
+
+    /** @return a {@link Clock} reading {@link #now()} */
+    public static Clock clock() {
+        return new Clock() {
+            @Override public ZoneId getZone() { return ZoneOffset.UTC; }
+            @Override public Clock withZone(ZoneId zone) { return this; }
+            @Override public Instant instant() { return now(); }
+        };
+    }
+
+    /** @return ZooKeeper's time minus this host's, in milliseconds, as last seen (0 before any) */
+    public static long offsetMillis() { return OFFSET_MS.get(); }
+
+    /**
+     * @param maxAge how old an observation may be
+     * @return true when none was made within {@code maxAge}
+     */
+    public static boolean stale(Duration maxAge) {
+        long at = observedAt;
+        return at == 0 || System.nanoTime() - at > maxAge.toNanos();
+    }
+
+    /**
+     * Learns the offset from a write of this process.
+     *
+     * @param zkMillis     the node's {@code ctime} or {@code mtime} the write set (ZooKeeper's leader's clock)
+     * @param localBefore  this host's clock before the write was sent, epoch ms
+     * @param localAfter   this host's clock once it was answered, epoch ms
+     */
+    public static void observe(long zkMillis, long localBefore, long localAfter) {
+        if (zkMillis <= 0 || localAfter < localBefore) return;
+        long offset = zkMillis - (localBefore + (localAfter - localBefore) / 2);
+        long was = OFFSET_MS.getAndSet(offset);
+        boolean first = observedAt == 0;
+        observedAt = System.nanoTime();
+        if (Math.abs(offset) >= SAY_OFF_MS && (first || Math.abs(offset - was) >= SAY_OFF_MS)) {
+            log.warn("this host's clock is {} ms {} ZooKeeper's: holds and freezes are judged by ZooKeeper's (fix the host's time sync)",
+                    Math.abs(offset), offset > 0 ? "behind" : "ahead of");
+        }
+    }
+
+    /**
+     * @param created the stat of a node this process created
+     * @param localBefore this host's clock before the create, epoch ms
+     */
+    public static void observeCreate(Stat created, long localBefore) {
+        if (created != null) observe(created.getCtime(), localBefore, System.currentTimeMillis());
+    }
+}

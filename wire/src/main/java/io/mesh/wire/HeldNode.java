@@ -216,14 +216,21 @@ public final class HeldNode implements AutoCloseable {
         }
     }
 
-    private void deleteIfOwn(long owner) {
+    /**
+     * Deletes the node if {@code owner}'s session made it (versioned).
+     *
+     * @return true when ZooKeeper answered (deleted, gone, or another's); false when it did not
+     */
+    private boolean deleteIfOwn(long owner) {
         try {
             Stat st = client.checkExists().forPath(path);
             if (st != null && owner != 0 && st.getEphemeralOwner() == owner) client.delete().withVersion(st.getVersion()).forPath(path);
+            return true;
         } catch (KeeperException.NoNodeException | KeeperException.BadVersionException gone) {
-            // gone, or changed: not ours to delete
+            return true; // gone, or changed: not ours to delete
         } catch (Exception x) {
-            log.warn("held node {}: not deleted ({}); it is ephemeral and goes with the session", path, x.toString());
+            log.warn("held node {}: not deleted yet ({}); deleted when ZooKeeper answers again, or it goes with the session", path, x.toString());
+            return false;
         }
     }
 
@@ -237,6 +244,28 @@ public final class HeldNode implements AutoCloseable {
         client.getConnectionStateListenable().removeListener(connection);
         long owner = ownSession;
         ownSession = 0;
-        if (owner != 0) deleteIfOwn(owner);
+        if (owner == 0) return;
+        // A window closing after an interrupt still deletes its nodes (an ephemeral node left behind holds the module's
+        // applies deferred for as long as the process lives): the interrupt is set again after.
+        boolean interrupted = Thread.interrupted();
+        try {
+            if (deleteIfOwn(owner)) return;
+            // Not answered: as Curator's guaranteed delete, tried again once ZooKeeper answers, while this session lives.
+            ConnectionStateListener retry = new ConnectionStateListener() {
+                @Override
+                public void stateChanged(org.apache.curator.framework.CuratorFramework c, ConnectionState s) {
+                    if (!s.isConnected()) return;
+                    c.getConnectionStateListenable().removeListener(this);
+                    if (session() == owner) deleteInBackgroundIfOwn(owner);
+                }
+            };
+            client.getConnectionStateListenable().addListener(retry);
+            if (client.getZookeeperClient().isConnected() && session() == owner) {
+                client.getConnectionStateListenable().removeListener(retry);
+                deleteInBackgroundIfOwn(owner);
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
     }
 }

@@ -87,6 +87,8 @@ class FleetHistoryIT {
     static final int MIN_OPERATIONS = 400;
     static final int MIN_FAULTS = 40;
     static final int MAX_WINDOW_PROCESSES = 2;
+    /** The staged rollout's {@code max-parallel} (SPEC.md "Rollouts"), checked from the engines' events. */
+    static final int ROLLOUT_PARALLEL = 1;
     /** The window group's limit (SPEC.md "Fleet-wide windows"), checked from the engines' events. */
     static final int GROUP_LIMIT = 2;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
@@ -102,6 +104,12 @@ class FleetHistoryIT {
         final boolean failing;
         /** The fleet-wide window group of the run's cron modules ({@link #GROUP_LIMIT} at once), or {@code null}. */
         String group;
+        /** The secret file (under the agents' --secrets-dir) its api reads as TOKEN, or {@code null}. */
+        String secret;
+        /** A staged rollout ({@link #ROLLOUT_PARALLEL} host at a time, one canary, reverted on failure). */
+        boolean rollout;
+        /** Its api exits at once: never ready, so its push fails on the canary and is reverted. */
+        boolean apiBroken;
         boolean cron;
         int storeMode, apiMode, stepSleep;
 
@@ -128,9 +136,11 @@ class FleetHistoryIT {
                     + "    restart: " + storeRestart + "\n    volumes: [\"" + name + "-data:/data\"]\n"
                     // readiness is waited for under faults too (applies and windows); 1 s keeps the history's pace
                     + "    ready: {min-healthy: 1s}\n"
-                    + "  api:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + loop + "\"]\n"
+                    + "  api:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + (apiBroken ? "echo broken build >&2; exit 3" : loop) + "\"]\n"
                     + "    env: {MODE: \"a" + apiMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
                     + "    restart: " + apiRestart + "\n    ready: {min-healthy: 1s}\n"
+                    + (secret == null ? "" : "    secrets: {TOKEN: {file: " + secret + "}}\n")
+                    + (rollout ? "rollout:\n  max-parallel: " + ROLLOUT_PARALLEL + "\n  canary: 1\n  on-failure: revert\n" : "")
                     + "schedules:\n  " + SCHEDULE + ":\n    cron: \"" + (cron ? "* * * * *" : "30 3 * * *") + "\"\n    timezone: UTC\n"
                     + (group == null ? "" : "    group: " + group + "\n    max-concurrent: " + GROUP_LIMIT + "\n")
                     + "    while-stopped: [store]\n"
@@ -147,6 +157,10 @@ class FleetHistoryIT {
         mods.add(new Mod(tag + "-d", List.of(hosts.get(1)), "no", "on-failure", false, false, 1 + random.nextInt(4)));
         mods.add(new Mod(tag + "-e", List.of(hosts.get(2)), "always", "unless-stopped", true, false, 1 + random.nextInt(4)));
         for (Mod m : mods) if (m.cron) m.group = tag + "-g"; // five hosts' windows, at most GROUP_LIMIT at once
+        mods.get(0).secret = tag + "/token"; // on every host; rotated during the run
+        Mod f = new Mod(tag + "-f", List.of("*"), "unless-stopped", "no", false, false, 1 + random.nextInt(4));
+        f.rollout = true; // pushed by the roller alone, a third of the time broken
+        mods.add(f);
         return mods;
     }
 
@@ -389,8 +403,8 @@ class FleetHistoryIT {
     /**
      * Plants violations of the other owners of a stop and shows the checker reports them: a rogue {@code docker stop}
      * of a container after its hold was confirmed (touched-while-held), the hold's node deleted by hand (neither
-     * released nor expired), a container of a frozen module created (changed-while-frozen), and two steps of a window
-     * group running at once on two engines where its limit is one.
+     * released nor expired), a container of a frozen module created (changed-while-frozen) with a secret value in a
+     * label, and two steps of a window group running at once on two engines where its limit is one.
      */
     @Test
     @Order(1)
@@ -427,7 +441,7 @@ class FleetHistoryIT {
             Thread.sleep(HistoryChecks.FREEZE_GRACE_MS + 500);
             com.github.dockerjava.api.model.HostConfig none = com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none");
             planted.add(new String[] {host, fleet.docker(host).createContainerCmd(BUSYBOX).withName(module + "-rogue")
-                    .withLabels(Map.of(Labels.MODULE, module)).withCmd("true").withHostConfig(none).exec().getId()});
+                    .withLabels(Map.of(Labels.MODULE, module, "leak", "planted-s3cr3t-value")).withCmd("true").withHostConfig(none).exec().getId()});
             for (String h : List.of(host, fleet.hosts().get(2))) {
                 String id = fleet.docker(h).createContainerCmd(BUSYBOX).withName(module + ".planted-step-" + h)
                         .withLabels(Map.of(Labels.MODULE, module, Labels.WINDOW, "w-planted-" + h)).withCmd("sleep", "3").withHostConfig(none).exec().getId();
@@ -436,13 +450,15 @@ class FleetHistoryIT {
             }
             Thread.sleep(4_000);
             rec.values().forEach(EngineEvents::settle);
-            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths, List.of()).withGroup(Set.of(module), 1).run();
+            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths, List.of()).withGroup(Set.of(module), 1)
+                    .withSecrets(List.of("planted-s3cr3t-value")).run();
             c.violations.forEach(v -> System.out.println("history (planted hold) violation: " + v));
             assertThat(c.holds).as("operator holds").hasSize(1);
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("touched-while-held: stop"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("neither released nor expired"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("changed-while-frozen: " + module + "-rogue created"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains("2 windows' steps ran at once").contains("(limit 1)"));
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("a secret value is in a Docker label on " + host));
         } finally {
             rec.values().forEach(EngineEvents::close);
             for (String[] x : planted) {
@@ -522,6 +538,11 @@ class FleetHistoryIT {
         List<URI> coordinators = fleet.coordinators();
 
         Map<String, EngineEvents> rec = record(fleet, ours);
+        // The secret of the run's first module, under the agents' default --secrets-dir; every value it ever had must
+        // stay out of ZooKeeper and Docker's labels (SPEC.md "Secrets").
+        Path secretFile = Path.of("/etc/mesh/secrets", tag, "token");
+        List<String> secretValues = new CopyOnWriteArrayList<>();
+        rotateSecret(secretFile, secretValues, new Random(seed ^ 0x736563L));
         List<WindowProc> windowProcs = new CopyOnWriteArrayList<>();
         Nemesis nemesis = new Nemesis(fleet, seed, () -> windowProcs);
         List<Thread> workers = new ArrayList<>();
@@ -574,9 +595,10 @@ class FleetHistoryIT {
                 Thread.sleep(200 + pushRandom.nextInt(600));
                 // half the pushes change a module of every host (three applies each)
                 List<Mod> pick = new ArrayList<>();
-                pick.add(pushRandom.nextBoolean() ? mods.get(pushRandom.nextInt(2)) : mods.get(pushRandom.nextInt(mods.size())));
+                List<Mod> plain = mods.stream().filter(x -> !x.rollout).toList(); // the rollout's module is the roller's
+                pick.add(pushRandom.nextBoolean() ? plain.get(pushRandom.nextInt(2)) : plain.get(pushRandom.nextInt(plain.size())));
                 if (pushRandom.nextInt(100) < 35) {
-                    Mod other = mods.get(pushRandom.nextInt(mods.size()));
+                    Mod other = plain.get(pushRandom.nextInt(plain.size()));
                     if (!pick.contains(other)) pick.add(other);
                 }
                 StringBuilder body = new StringBuilder();
@@ -619,6 +641,32 @@ class FleetHistoryIT {
                 windowProcs.add(w);
                 count(ops, "window-process");
                 opLog.add(Instant.now() + " " + name + " pid " + w.pid());
+            }));
+            // A staged rollout (one canary, then one host at a time) pushed now and then, a third of the time broken: its
+            // canary fails and it is reverted; never more hosts applying it at once than its max-parallel.
+            Random rollRandom = new Random(seed ^ 0x726f6cL);
+            Mod rolled = mods.stream().filter(x -> x.rollout).findFirst().orElseThrow();
+            workers.add(worker("roller", until, () -> {
+                Thread.sleep(12_000 + rollRandom.nextInt(8_000));
+                String body;
+                synchronized (rolled) {
+                    rolled.apiMode++;
+                    rolled.apiBroken = rollRandom.nextInt(100) < 33;
+                    body = rolled.yaml();
+                }
+                int n = revision.incrementAndGet();
+                Answer a = send(coordinators, n % 2, "POST", "/v1/pushes", body, Map.of("X-Mesh-Revision", tag + "-r" + n));
+                count(ops, a.status() == 202 ? "rollout-push" : "rollout-push-refused-" + a.status());
+                opLog.add(Instant.now() + " rollout push r" + n + " " + rolled.name + (rolled.apiBroken ? " (broken)" : "") + " -> " + a.status()
+                        + (a.status() == 202 ? " " + a.json().path("push").asText() : " " + abbreviate(a.body())));
+            }));
+            // The secret rotated now and then: its container is recreated (secret changed), its value never leaves the host.
+            Random secretRandom = new Random(seed ^ 0x726f74L);
+            workers.add(worker("rotator", until, () -> {
+                Thread.sleep(10_000 + secretRandom.nextInt(10_000));
+                rotateSecret(secretFile, secretValues, secretRandom);
+                count(ops, "secret-rotation");
+                opLog.add(Instant.now() + " secret " + secretFile + " rotated");
             }));
             // Operator holds (mesh hold, with and without --stop, some for a while) placed and released at random,
             // windows and faults or not: at most two at once, each on a container of a module's host.
@@ -714,6 +762,7 @@ class FleetHistoryIT {
             for (Mod m : mods) {
                 synchronized (m) {
                     m.cron = false;
+                    m.apiBroken = false;
                     calm.append(calm.length() == 0 ? "" : "---\n").append(m.yaml());
                 }
             }
@@ -755,7 +804,8 @@ class FleetHistoryIT {
             rec.values().forEach(EngineEvents::settle);
             List<ZkTxnLog.Change> changes = txnLog(zxid0);
             checks = check(rec, changes, nemesis.faults(), ours, paths, releases)
-                    .withGroup(mods.stream().filter(x -> x.group != null).map(x -> x.name).collect(Collectors.toSet()), GROUP_LIMIT).run();
+                    .withGroup(mods.stream().filter(x -> x.group != null).map(x -> x.name).collect(Collectors.toSet()), GROUP_LIMIT)
+                    .withSecrets(secretValues).withRollout(rolled.name, ROLLOUT_PARALLEL).run();
             violations.addAll(checks.violations);
             // A module a container Docker cannot remove keeps from converging on a host (the end state tolerated it,
             // from dockerd's log) cannot end its pushes applied there either.
@@ -767,7 +817,8 @@ class FleetHistoryIT {
             Map<String, Integer> byKind = nemesis.byKind();
             int requestedOps = ops.entrySet().stream().filter(e -> e.getKey().equals("push") || e.getKey().equals("window-request")
                     || e.getKey().equals("window-process") || e.getKey().equals("hold") || e.getKey().equals("release")
-                    || e.getKey().equals("freeze") || e.getKey().equals("thaw"))
+                    || e.getKey().equals("freeze") || e.getKey().equals("thaw") || e.getKey().equals("secret-rotation")
+                    || e.getKey().equals("rollout-push"))
                     .mapToInt(e -> e.getValue().get()).sum();
             int operations = requestedOps + evidenceOps.get("applies") + evidenceOps.get("cron-windows");
             long duration = (System.currentTimeMillis() - t0) / 1000;
@@ -805,8 +856,24 @@ class FleetHistoryIT {
             }
             rec.values().forEach(EngineEvents::close);
             forget(fleet, names);
+            try {
+                Files.deleteIfExists(secretFile);
+                Files.deleteIfExists(secretFile.getParent());
+            } catch (IOException e) {
+                System.out.println("history: " + secretFile + " not removed: " + e);
+            }
             Runtime.getRuntime().removeShutdownHook(hook);
         }
+    }
+
+    /** Writes a new value into the secret file, whole (a rename), and remembers it. */
+    private static void rotateSecret(Path file, List<String> values, Random random) throws IOException {
+        String value = "s3cr3t-" + Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
+        Files.createDirectories(file.getParent());
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, value, StandardCharsets.UTF_8);
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        values.add(value);
     }
 
     /** {@code mesh thaw} of a module or of {@code _all}; {@code ops} null: a thaw of the end, not counted. */

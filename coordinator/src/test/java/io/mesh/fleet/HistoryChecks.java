@@ -144,6 +144,10 @@ final class HistoryChecks {
     final List<OpHold> holds = new ArrayList<>();
     final List<Frozen> frozen = new ArrayList<>();
     private Set<String> group = Set.of();
+    private List<String> secrets = List.of();
+    private String rolloutModule;
+    private int rolloutParallel = Integer.MAX_VALUE;
+    private int rolloutMax;
     private int groupLimit = Integer.MAX_VALUE;
     private int groupMax;
     private List<Release> releases = List.of();
@@ -181,6 +185,26 @@ final class HistoryChecks {
     }
 
     /**
+     * @param module      a module pushed with a staged rollout
+     * @param maxParallel its {@code max-parallel}
+     * @return this
+     */
+    HistoryChecks withRollout(String module, int maxParallel) {
+        this.rolloutModule = module;
+        this.rolloutParallel = maxParallel;
+        return this;
+    }
+
+    /**
+     * @param values every value the run's secret files had
+     * @return this
+     */
+    HistoryChecks withSecrets(List<String> values) {
+        this.secrets = List.copyOf(values);
+        return this;
+    }
+
+    /**
      * @param modules the modules whose schedules share one fleet-wide window group
      * @param limit   the group's limit: never more of their windows' steps running at once, on every engine together
      * @return this
@@ -202,6 +226,8 @@ final class HistoryChecks {
         freezes();
         checkFrozen();
         checkGroupLimit();
+        checkSecrets();
+        checkRolloutParallel();
         checkSteps();
         checkTemporaryNames();
         checkPublishedUnderLock();
@@ -210,6 +236,7 @@ final class HistoryChecks {
         figures.put("pauses-past-session", pausesPastSession());
         figures.put("held-intervals", held.size());
         figures.put("freezes", frozen.size());
+        figures.put("rollout-hosts-at-once-max", rolloutMax);
         figures.put("group-steps-at-once-max", groupMax);
         figures.put("operator-holds", holds.size());
         figures.put("operator-holds-confirmed", holds.stream().filter(h -> h.confirmedMs >= 0).count());
@@ -459,6 +486,90 @@ final class HistoryChecks {
                         + " [" + EngineEvents.at(st.started) + " .. " + (st.died < 0 ? "?" : EngineEvents.at(st.died)) + "]").toList());
             }
         }
+    }
+
+    /**
+     * A staged rollout's {@code max-parallel} (SPEC.md "Rollouts"), from the engines' events: a host applies the module
+     * from the create of a container's replacement ({@code <name>.mesh-next}) to the last Docker event of that
+     * recreate (the previous one removed, or put back); never more hosts at once than the limit. A host whose agent a
+     * fault stopped or killed meanwhile is left out: its rollout slot is a lease of its session, and a dead or frozen
+     * process's recreate is finished by its next agent, after the others went on.
+     */
+    private void checkRolloutParallel() {
+        if (rolloutModule == null) return;
+        List<long[]> spans = new ArrayList<>(); // {from, to, host index}
+        List<String> hostNames = new ArrayList<>(events.keySet());
+        for (int hi = 0; hi < hostNames.size(); hi++) {
+            String host = hostNames.get(hi);
+            Map<String, long[]> open = new HashMap<>(); // container -> {from, last}
+            for (Event ev : events.get(host)) {
+                Map<String, String> a = EngineEvents.attributes(ev);
+                if (!rolloutModule.equals(a.get(Labels.MODULE)) || a.containsKey(Labels.WINDOW)) continue;
+                String name = String.valueOf(EngineEvents.name(ev));
+                String base = name.replaceFirst("\\.mesh-(next|prev)$", "");
+                long t = EngineEvents.time(ev);
+                String action = EngineEvents.action(ev);
+                long[] o = open.get(base);
+                if ("create".equals(action) && name.endsWith(".mesh-next")) {
+                    if (o != null) spans.add(new long[] {o[0], o[1], hi});
+                    open.put(base, new long[] {t, t});
+                } else if (o != null) {
+                    o[1] = t;
+                    if ("destroy".equals(action) && name.endsWith(".mesh-prev")) { // the previous one removed: done
+                        spans.add(new long[] {o[0], o[1], hi});
+                        open.remove(base);
+                    }
+                }
+            }
+            for (long[] o : open.values()) spans.add(new long[] {o[0], o[1], hi});
+        }
+        // Merge each host's spans, leave out those an agent fault of the host overlaps, then count hosts at once.
+        List<long[]> edges = new ArrayList<>();
+        for (long[] sp : spans) {
+            String host = hostNames.get((int) sp[2]);
+            long fromMs = sp[0] / 1_000_000L, toMs = sp[1] / 1_000_000L;
+            boolean faulted = faults.stream().anyMatch(f -> f.host > 0 && ("fleet-" + f.host).equals(host) && f.overlaps(fromMs - SESSION_MS, toMs)
+                    && (f.kind.contains("agent") || f.kind.equals("restart-engine")));
+            if (faulted) continue;
+            edges.add(new long[] {sp[0], 1, sp[2]});
+            edges.add(new long[] {sp[1] + 1, -1, sp[2]});
+        }
+        edges.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
+        Map<Long, Integer> perHost = new HashMap<>();
+        for (long[] x : edges) {
+            perHost.merge(x[2], (int) x[1], Integer::sum);
+            long hosts = perHost.values().stream().filter(n -> n > 0).count();
+            rolloutMax = (int) Math.max(rolloutMax, hosts);
+            if (hosts > rolloutParallel && x[1] > 0) {
+                violations.add("rollout of " + rolloutModule + ": " + hosts + " hosts applied it at once at " + EngineEvents.at(x[0])
+                        + " (max-parallel " + rolloutParallel + "): " + perHost.entrySet().stream().filter(e -> e.getValue() > 0)
+                        .map(e -> hostNames.get(e.getKey().intValue())).toList());
+            }
+        }
+    }
+
+    /**
+     * Secret values never leave the host (SPEC.md "Secrets"): none is in any znode the run wrote (desired state, reports,
+     * held and window nodes, history) nor in any Docker event's attributes (the containers' labels).
+     */
+    private void checkSecrets() {
+        if (secrets.isEmpty()) return;
+        for (ZkTxnLog.Change c : changes) {
+            if (c.data() == null) continue;
+            String data = new String(c.data(), java.nio.charset.StandardCharsets.UTF_8);
+            for (String v : secrets) {
+                if (data.contains(v)) violations.add("a secret value is in ZooKeeper: " + c.kind() + " " + c.path() + " at " + Instant.ofEpochMilli(c.time()));
+            }
+        }
+        for (Map.Entry<String, List<Event>> e : events.entrySet()) {
+            for (Event ev : e.getValue()) {
+                String attrs = String.valueOf(EngineEvents.attributes(ev));
+                for (String v : secrets) {
+                    if (attrs.contains(v)) violations.add("a secret value is in a Docker label on " + e.getKey() + ": " + EngineEvents.describe(ev));
+                }
+            }
+        }
+        figures.put("secret-values", secrets.size());
     }
 
     private void steps() {

@@ -6,6 +6,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.exec.IdleThreads;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
+import io.mesh.section.HostFence;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
@@ -74,6 +75,10 @@ import java.util.stream.Collectors;
  *       window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
  *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
+ *   <li>every {@link #DEAD_WINDOW_LOOK}, a look at the host's window journal ({@code <state-dir>/windows}, no
+ *       ZooKeeper call): a window whose process died, or that is journalled open while nobody holds its module's fence,
+ *       has its module applied at once, which gives its containers back as soon as it gets the lock
+ *       ({@link #lookForDeadWindows});</li>
  *   <li>cron and requested windows ({@link WindowScheduler}, {@link WindowRequests}) run each on a thread of their own,
  *       through {@link WindowRunner}: windows of one module wait for each other at the module lock, visibly;</li>
  *   <li>plans ({@code mesh push --plan}) of this host are answered read-only by {@link PlanRequests}.</li>
@@ -91,6 +96,11 @@ public final class AgentDaemon implements AutoCloseable {
      * (docs/decisions/0026-agent-stop.md).
      */
     static final Duration SHUTDOWN_BUDGET = Duration.ofMinutes(5);
+    /**
+     * How often the daemon looks at the host's window journal for a window that is not running any more
+     * ({@link #lookForDeadWindows}): a directory listing, at rest.
+     */
+    static final Duration DEAD_WINDOW_LOOK = Duration.ofSeconds(1);
     /** At shutdown, how often a window still running is mentioned again. */
     private static final Duration SHUTDOWN_REMINDER = Duration.ofSeconds(30);
 
@@ -99,6 +109,10 @@ public final class AgentDaemon implements AutoCloseable {
     private final Applier applier;
     private final WindowRunner windows;
     private final WindowJournal journal;
+    /** The host fences beside the journal: a probe tells a journalled window that is not running. */
+    private final HostFence fences;
+    /** By module: the journalled window whose module this daemon asked to apply because it was not running. */
+    private final Map<String, String> deadWindowsAsked = new ConcurrentHashMap<>();
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
     /** The apply threads: one per module applying now, none kept while idle ({@link ModuleWorker}). */
@@ -132,6 +146,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
+        this.fences = journal.fences();
         HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets());
         this.applier = new Applier(here, config.applyLockWait());
         this.windows = new WindowRunner(here);
@@ -216,6 +231,8 @@ public final class AgentDaemon implements AutoCloseable {
         for (String module : journal.modules()) worker(module).request();
         long every = config.reconcileInterval().toMillis();
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
+        long look = DEAD_WINDOW_LOOK.toMillis();
+        timer.scheduleWithFixedDelay(this::lookForDeadWindows, look, look, TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] secrets-dir={} started", config.host(),
@@ -432,6 +449,45 @@ public final class AgentDaemon implements AutoCloseable {
         Set<String> modules = new TreeSet<>(workers.keySet());
         cache.stream().map(d -> moduleOf(d.getPath())).filter(Objects::nonNull).forEach(modules::add);
         for (String module : modules) worker(module).request();
+    }
+
+    /**
+     * A look at the host's window journal, on the timer: a window journalled open whose process is dead
+     * ({@link WindowJournal.Entry#ownerAlive}), or whose module's host fence nobody holds (its process would hold it
+     * from before its first stop to after the journal is deleted: decision 8, item 4), is not running and keeps its
+     * containers stopped. Its module is applied at once ({@link #requestApply}), once per window: that apply finishes
+     * it ({@code WindowRecovery}) as soon as it gets the module lock, which a dead process's lock child holds until its
+     * session expires; a failed one is retried as any failed apply. So a {@code mesh-agent window} process killed
+     * mid-window is recovered within seconds of its session's end, not at the next reconcile. Cheap at rest: a
+     * directory listing, no ZooKeeper call, no Docker call; an unreadable entry is left to the module's apply, which
+     * reports it.
+     */
+    private void lookForDeadWindows() {
+        if (stopping.get()) return;
+        List<String> open;
+        try {
+            open = journal.modules();
+        } catch (RuntimeException e) {
+            return; // the state dir cannot be listed: every apply says so
+        }
+        deadWindowsAsked.keySet().retainAll(open);
+        for (String module : open) {
+            WindowJournal.Entry e;
+            try {
+                e = journal.read(module).orElse(null);
+            } catch (RuntimeException unreadable) {
+                continue;
+            }
+            if (e == null || e.window() == null || e.window().equals(deadWindowsAsked.get(module))) continue;
+            boolean dead = !e.ownerAlive();
+            if (!dead && !fences.free(module)) continue; // running: its process holds the fence
+            deadWindowsAsked.put(module, e.window());
+            log.warn("window host={} module={} schedule={} window={} is not running, its journal still open ({}); applying the module "
+                    + "now, which gives its containers back once it has the module lock", config.host(), module, e.schedule(), e.window(),
+                    dead ? "its process " + (e.owner() == null ? "?" : e.owner().pid()) + " died" : "its process "
+                            + e.owner().pid() + " lives but holds no fence");
+            requestApply(module);
+        }
     }
 
     /**

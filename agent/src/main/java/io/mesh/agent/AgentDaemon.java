@@ -7,6 +7,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.exec.IdleThreads;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
+import io.mesh.section.HostFence;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
@@ -75,6 +76,10 @@ import java.util.stream.Collectors;
  *       window does not hold up the others;</li>
  *   <li>every {@code reconcileInterval}, and whenever ZooKeeper answers again after a disconnection, every module is
  *       requested again (drift: a container that died, was removed by hand ...; applies that failed meanwhile);</li>
+ *   <li>every {@link #DEAD_WINDOW_LOOK}, a look at the host's window journal ({@code <state-dir>/windows}, no
+ *       ZooKeeper call): a window whose process died, or that is journalled open while nobody holds its module's fence,
+ *       has its module applied at once, which gives its containers back as soon as it gets the lock
+ *       ({@link #lookForDeadWindows});</li>
  *   <li>cron and requested windows ({@link WindowScheduler}, {@link WindowRequests}) run each on a thread of their own,
  *       through {@link WindowRunner}: windows of one module wait for each other at the module lock, visibly;</li>
  *   <li>plans ({@code mesh push --plan}) of this host are answered read-only by {@link PlanRequests}.</li>
@@ -85,10 +90,18 @@ public final class AgentDaemon implements AutoCloseable {
     /** First retry of a failed apply, in ms. */
     private static final long RETRY_FIRST_MS = 2_000;
     /**
-     * At shutdown, how long past a window's deadline the daemon still waits for it: after its deadline a window only
-     * kills its step and starts its containers again (each retried for 90 s while dockerd comes back).
+     * At shutdown, how long the daemon waits for its windows to give their containers back: each has its step killed
+     * at once and starts its containers again (each start retried for 90 s while dockerd comes back), waiting for their
+     * readiness at most 10 s; that takes seconds. Past this budget it exits anyway, leaving the window's journal to the
+     * next mesh process of the host: before the unit's {@code TimeoutStopSec} (6 min) would SIGKILL it
+     * (docs/decisions/0026-agent-stop.md).
      */
-    static final Duration SHUTDOWN_PAST_DEADLINE = Duration.ofMinutes(5);
+    static final Duration SHUTDOWN_BUDGET = Duration.ofMinutes(5);
+    /**
+     * How often the daemon looks at the host's window journal for a window that is not running any more
+     * ({@link #lookForDeadWindows}): a directory listing, at rest.
+     */
+    static final Duration DEAD_WINDOW_LOOK = Duration.ofSeconds(1);
     /** At shutdown, how often a window still running is mentioned again. */
     private static final Duration SHUTDOWN_REMINDER = Duration.ofSeconds(30);
 
@@ -97,6 +110,10 @@ public final class AgentDaemon implements AutoCloseable {
     private final Applier applier;
     private final WindowRunner windows;
     private final WindowJournal journal;
+    /** The host fences beside the journal: a probe tells a journalled window that is not running. */
+    private final HostFence fences;
+    /** By module: the journalled window whose module this daemon asked to apply because it was not running. */
+    private final Map<String, String> deadWindowsAsked = new ConcurrentHashMap<>();
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Map<String, ModuleWorker> workers = new ConcurrentHashMap<>();
     /** The apply threads: one per module applying now, none kept while idle ({@link ModuleWorker}). */
@@ -130,6 +147,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.config = config;
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
+        this.fences = journal.fences();
         HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets());
         this.applier = new Applier(here, config.applyLockWait());
         this.windows = new WindowRunner(here);
@@ -214,6 +232,8 @@ public final class AgentDaemon implements AutoCloseable {
         for (String module : journal.modules()) worker(module).request();
         long every = config.reconcileInterval().toMillis();
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
+        long look = DEAD_WINDOW_LOOK.toMillis();
+        timer.scheduleWithFixedDelay(this::lookForDeadWindows, look, look, TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] secrets-dir={} started", config.host(),
@@ -433,6 +453,45 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
+     * A look at the host's window journal, on the timer: a window journalled open whose process is dead
+     * ({@link WindowJournal.Entry#ownerAlive}), or whose module's host fence nobody holds (its process would hold it
+     * from before its first stop to after the journal is deleted: decision 8, item 4), is not running and keeps its
+     * containers stopped. Its module is applied at once ({@link #requestApply}), once per window: that apply finishes
+     * it ({@code WindowRecovery}) as soon as it gets the module lock, which a dead process's lock child holds until its
+     * session expires; a failed one is retried as any failed apply. So a {@code mesh-agent window} process killed
+     * mid-window is recovered within seconds of its session's end, not at the next reconcile. Cheap at rest: a
+     * directory listing, no ZooKeeper call, no Docker call; an unreadable entry is left to the module's apply, which
+     * reports it.
+     */
+    private void lookForDeadWindows() {
+        if (stopping.get()) return;
+        List<String> open;
+        try {
+            open = journal.modules();
+        } catch (RuntimeException e) {
+            return; // the state dir cannot be listed: every apply says so
+        }
+        deadWindowsAsked.keySet().retainAll(open);
+        for (String module : open) {
+            WindowJournal.Entry e;
+            try {
+                e = journal.read(module).orElse(null);
+            } catch (RuntimeException unreadable) {
+                continue;
+            }
+            if (e == null || e.window() == null || e.window().equals(deadWindowsAsked.get(module))) continue;
+            boolean dead = !e.ownerAlive();
+            if (!dead && !fences.free(module)) continue; // running: its process holds the fence
+            deadWindowsAsked.put(module, e.window());
+            log.warn("window host={} module={} schedule={} window={} is not running, its journal still open ({}); applying the module "
+                    + "now, which gives its containers back once it has the module lock", config.host(), module, e.schedule(), e.window(),
+                    dead ? "its process " + (e.owner() == null ? "?" : e.owner().pid()) + " died" : "its process "
+                            + e.owner().pid() + " lives but holds no fence");
+            requestApply(module);
+        }
+    }
+
+    /**
      * Asks for an apply of a module soon; requests made while one is queued coalesce.
      *
      * @param module module name
@@ -612,17 +671,21 @@ public final class AgentDaemon implements AutoCloseable {
         }
     }
 
-    /** Waits (bounded) for the window threads to end, saying what it waits for. */
+    /**
+     * Waits (bounded) for the window threads to end, saying what it waits for; cuts their windows short again at each
+     * look ({@link WindowRunner#cutShort}: a step started just as the first kill came is killed by a later one).
+     */
     private void awaitWindows() {
         Instant began = Times.now();
         Map<String, String> said = new HashMap<>();
         Map<String, WaitFor> known = new HashMap<>();
         Instant remindAt = began.plus(SHUTDOWN_REMINDER);
+        Instant giveUpAt = began.plus(SHUTDOWN_BUDGET);
         while (!windowThreads.isTerminated()) {
+            windows.cutShort();
             Instant now = Times.now();
             boolean remind = !now.isBefore(remindAt);
             if (remind) remindAt = now.plus(SHUTDOWN_REMINDER);
-            Instant giveUpAt = began.plus(SHUTDOWN_PAST_DEADLINE);
             for (RunningWindow w : windowsRunning.values()) {
                 WaitFor wait = waitFor(w, known.get(w.module()));
                 known.put(w.module(), wait);
@@ -630,13 +693,12 @@ public final class AgentDaemon implements AutoCloseable {
                     log.info("{}{}", remind && wait.line().equals(said.get(w.module())) ? "still " : "", wait.line());
                     said.put(w.module(), wait.line());
                 }
-                if (wait.until().isAfter(giveUpAt)) giveUpAt = wait.until();
             }
             if (now.isAfter(giveUpAt)) {
-                log.error("stopping: {} not ended by {}; exiting anyway: its journal under {} lets the next mesh process on "
-                        + "this host finish it", windowsRunning.isEmpty() ? "a window" : windowsRunning.values().stream()
-                        .map(w -> "the window of module " + w.module()).distinct().collect(Collectors.joining(", ")),
-                        seconds(giveUpAt), config.stateDir());
+                log.error("stopping: {} has not given its containers back within {}s of the stop; exiting anyway: its journal "
+                        + "under {} lets the next mesh process on this host finish it", windowsRunning.isEmpty() ? "a window"
+                        : windowsRunning.values().stream().map(w -> "the window of module " + w.module()).distinct()
+                        .collect(Collectors.joining(", ")), SHUTDOWN_BUDGET.toSeconds(), config.stateDir());
                 return;
             }
             try {
@@ -649,13 +711,12 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
-     * What a shutdown says about a running window, and when it gives up on it.
+     * What a shutdown says about a running window.
      *
      * @param line   the log line
-     * @param until  when the daemon stops waiting for it
      * @param window the window's id, once its journal named it
      */
-    private record WaitFor(String line, Instant until, String window) {}
+    private record WaitFor(String line, String window) {}
 
     /**
      * From the window's journal entry (read-only), once the window has written it; else from what this daemon knows.
@@ -676,21 +737,22 @@ public final class AgentDaemon implements AutoCloseable {
             WindowJournal.Entry e = entry.get();
             String held = e.held() == null ? "[]" : e.held().stream().map(WindowJournal.HeldContainer::container).toList().toString();
             boolean ours = e.owner() != null && e.owner().pid() == ProcessHandle.current().pid();
-            String whose = ours ? "" : " (left by process " + (e.owner() == null ? "?" : e.owner().pid())
-                    + "; this one is finishing it)";
-            return new WaitFor("stopping: waiting for window " + e.window() + " of " + e.module() + "/" + e.schedule() + whose
-                    + " to end (by " + seconds(e.deadline()) + ": it holds " + held + " since " + e.since().truncatedTo(ChronoUnit.SECONDS)
-                    + "; at that deadline its step is killed and the containers started again)" + why,
-                    e.deadline().plus(SHUTDOWN_PAST_DEADLINE), e.window());
+            if (!ours) { // this window first finishes one a dead process left: cut short too, it gives that one's back
+                return new WaitFor("stopping: the window of " + w.module() + "/" + w.schedule() + " is finishing window " + e.window()
+                        + " left by process " + (e.owner() == null ? "?" : e.owner().pid()) + ": it gives back " + held
+                        + " at once (a step still running is killed), then ends without beginning its own" + why, null);
+            }
+            return new WaitFor("stopping: cutting window " + e.window() + " of " + e.module() + "/" + e.schedule() + " short: its step"
+                    + " is killed (its deadline " + seconds(e.deadline()) + " is not waited for) and it gives back " + held + ", held since "
+                    + e.since().truncatedTo(ChronoUnit.SECONDS) + ", waiting at most " + WindowRunner.STOPPING_READY_WAIT.toSeconds()
+                    + "s for their readiness; it reports failed: step cut short" + why, e.window());
         }
         if (before != null && before.window() != null) { // its journal went: its containers run again
             return new WaitFor("stopping: window " + before.window() + " of " + w.module() + "/" + w.schedule()
-                    + " has started its containers again; waiting for it to record its result", before.until(), before.window());
+                    + " has started its containers again; waiting for it to record its result", before.window());
         }
-        return new WaitFor("stopping: waiting for the window of " + w.module() + "/" + w.schedule() + " (begun "
-                + w.began().truncatedTo(ChronoUnit.SECONDS) + ") to end: it has stopped nothing yet (it waits up to "
-                + config.windowLockWait().toSeconds() + "s for the module lock, then runs to its schedule's timeout)" + why,
-                w.began().plus(config.windowLockWait()).plus(SHUTDOWN_PAST_DEADLINE), null);
+        return new WaitFor("stopping: the window of " + w.module() + "/" + w.schedule() + " (begun "
+                + w.began().truncatedTo(ChronoUnit.SECONDS) + ") has stopped nothing: it ends without beginning" + why, null);
     }
 
     /** @return the instant to the next whole second, as ISO-8601 ({@code 2026-12-01T03:42:10Z}) */
@@ -706,10 +768,11 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
-     * Stops scheduling and applying; a window in progress is let finish (it starts its containers again), and the log
-     * says at once which window it waits for and until when (its journal's deadline), again when that changes and every
-     * 30 s. It gives up {@link #SHUTDOWN_PAST_DEADLINE} after the deadline (the window's journal then lets the next mesh
-     * process on the host finish it). A window queued but not begun does not begin; applies are interrupted.
+     * Stops scheduling and applying; a window in progress is cut short ({@link WindowRunner#cutShort}: its step killed,
+     * its containers given back at once, docs/decisions/0026-agent-stop.md), and the log says at once what each window
+     * does, again when that changes and every 30 s. It gives up {@link #SHUTDOWN_BUDGET} after the stop (the window's
+     * journal then lets the next mesh process on the host finish it). A window queued but not begun does not begin; one
+     * waiting for its jitter, slot or lock ends; applies are interrupted (one finishing a dead window also cuts it short).
      */
     @Override
     public void close() {
@@ -722,7 +785,9 @@ public final class AgentDaemon implements AutoCloseable {
         timer.shutdownNow();
         applyThreads.shutdownNow();
         windowThreads.shutdown();
-        windows.cancelWaiting(); // a window waiting for its jitter or slot stopped nothing: it ends now
+        // A window waiting for its jitter, slot or lock stopped nothing: it ends now. One that holds containers has its
+        // step killed and gives them back at once, whatever its timeout (decision 26).
+        windows.cutShort();
         awaitWindows();
         try {
             if (!applyThreads.awaitTermination(1, TimeUnit.SECONDS)) {

@@ -218,9 +218,15 @@ public final class AgentMain implements Runnable {
         }
     }
 
-    /** {@code mesh-agent window}: one window now, in this process. */
+    /**
+     * {@code mesh-agent window}: one window now, in this process. Told to stop (SIGTERM, SIGINT) it cuts the window short
+     * as the daemon does ({@link WindowRunner#cutShort}; docs/decisions/0026-agent-stop.md): the step is killed, the held
+     * containers are started again, the result ({@code failed}, step cut short) is printed and reported, and the process
+     * exits (143 after a SIGTERM) once its ZooKeeper client is closed; at most {@link AgentDaemon#SHUTDOWN_BUDGET} after.
+     */
     @Command(name = "window", mixinStandardHelpOptions = true,
-            description = "Run one window of a module's schedule now, in this process; exit 0 when the step succeeded.")
+            description = "Run one window of a module's schedule now, in this process; exit 0 when the step succeeded. "
+                    + "SIGTERM cuts the step short and gives the held containers back before the process exits.")
     static final class Window implements Callable<Integer> {
         @Mixin Common common;
         @Option(names = "--module", required = true, description = "Module name.")
@@ -246,10 +252,51 @@ public final class AgentMain implements Runnable {
                 WindowRunner runner = new WindowRunner(new HostContext(store, docker, config.host(),
                         ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy(),
                         config.secrets()));
+                stopping = new Thread(() -> cutShortUntilDone(runner), "mesh-window-stop");
+                Runtime.getRuntime().addShutdownHook(stopping);
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
                 System.out.println(Json.text(r));
                 return r.succeeded() ? 0 : 1;
+            } finally {
+                done.countDown(); // the client is closed: the lock child and the nodes are gone with its session
+                if (stopping != null) {
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(stopping);
+                    } catch (IllegalStateException shuttingDown) {
+                        // the hook runs: it returns now
+                    }
+                }
             }
+        }
+
+        /** Counted down once the window ended and this process's Docker and ZooKeeper clients are closed. */
+        private final CountDownLatch done = new CountDownLatch(1);
+        /** The shutdown hook that cuts the window short, once the window runs. */
+        private Thread stopping;
+
+        /**
+         * The shutdown hook: the window is cut short (again every second: a step started just as the first kill came is
+         * killed by a later one), and the JVM exits once the window has given its containers back and its result is
+         * printed and reported; at most {@link AgentDaemon#SHUTDOWN_BUDGET} from the signal, after which the window's
+         * journal lets the next mesh process of the host finish it. A second signal changes nothing.
+         */
+        private void cutShortUntilDone(WindowRunner runner) {
+            if (done.getCount() == 0) return;
+            LOG.warn("mesh-agent window: stopping: the window of {}/{} is cut short: its step is killed and its held containers "
+                    + "are given back before this process exits; a second SIGTERM changes nothing", module, schedule);
+            long end = System.nanoTime() + AgentDaemon.SHUTDOWN_BUDGET.toNanos();
+            try {
+                while (System.nanoTime() < end) {
+                    runner.cutShort();
+                    if (done.await(1, java.util.concurrent.TimeUnit.SECONDS)) return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            LOG.error("mesh-agent window: the window of {}/{} has not given its containers back within {}s of the stop; exiting "
+                    + "anyway: its journal under {} lets the next mesh process on this host finish it", module, schedule,
+                    AgentDaemon.SHUTDOWN_BUDGET.toSeconds(), common.stateDir);
         }
     }
 

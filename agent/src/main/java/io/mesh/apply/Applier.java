@@ -212,7 +212,7 @@ public final class Applier {
                 WindowResult recovered = null;
                 if (open.isPresent()) {
                     WindowJournal.Entry done = open.get();
-                    recovered = recovery.recover(done, section, held::get); // before any confirmation: its give-back is no touch of a hold in force
+                    recovered = recovery.recover(done, section, held::get, stopping); // before any confirmation: its give-back is no touch of a hold in force
                     // Its containers run again: the held nodes read before, of that window, no longer hold them.
                     held = new LinkedHashMap<>(held);
                     held.values().removeIf(h -> done.window().equals(h.window()));

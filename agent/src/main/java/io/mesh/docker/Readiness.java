@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Whether a created or recreated container counts (SPEC.md, "Health and readiness"; design in
@@ -18,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 public final class Readiness {
     /** Time between two inspects of a container that is not ready yet. */
     static final Duration POLL = Duration.ofMillis(200);
+    /** The reason of a verdict that {@code giveUp} ended. */
+    public static final String NOT_AWAITED = "readiness not awaited further";
     /** Log lines a not-ready container's reasons carry. */
     public static final int LOG_LINES = 5;
 
@@ -63,6 +66,18 @@ public final class Readiness {
      * @throws IllegalStateException when interrupted (the apply is cut; the caller reverts)
      */
     public Verdict await(String id, ReadySpec ready) {
+        return await(id, ready, () -> false);
+    }
+
+    /**
+     * As {@link #await(String, ReadySpec)}, ending early, not ready, once {@code giveUp} says so (asked at each look).
+     *
+     * @param id     the container, just started
+     * @param ready  its {@code ready}
+     * @param giveUp true when the caller no longer waits (a window giving its containers back as the agent stops)
+     * @return the verdict; not ready with the reason {@code readiness not awaited further} when {@code giveUp} ended it
+     */
+    public Verdict await(String id, ReadySpec ready, BooleanSupplier giveUp) {
         long minHealthy = ready.minHealthyTime().toNanos();
         long start = System.nanoTime();
         long deadline = start + ready.deadlineTime().toNanos();
@@ -88,6 +103,7 @@ public final class Readiness {
                 okSince = now;
             }
             if (ok && now - okSince >= minHealthy) return new Verdict(true, s, List.of());
+            if (giveUp.getAsBoolean()) return new Verdict(false, s, List.of(NOT_AWAITED + " after " + seconds(now - start)));
             if (now >= deadline) {
                 return notReady(id, s, "not ready by its deadline (" + ready.deadlineTime().toSeconds() + "s): health " + s.health()
                         + (s.healthOutput() == null ? "" : ": " + s.healthOutput()));

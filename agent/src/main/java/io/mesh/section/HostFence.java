@@ -129,6 +129,36 @@ public final class HostFence {
     }
 
     /**
+     * Whether nobody holds the module's fence now: a probe that takes it for the time of one {@code tryLock} and gives
+     * it back at once, writing nothing (not the holder). Never waits: a fence another thread of this JVM holds, or
+     * another process, is not free. Used to tell that a journalled window is not running (its process would hold the
+     * fence: docs/decisions/0008-host-fence.md, item 4).
+     *
+     * @param module module name
+     * @return true when it is free (or was never taken: no lock file)
+     */
+    public boolean free(String module) {
+        Path file = dir.resolve(module + ".lock");
+        if (!Files.exists(file)) return true;
+        Semaphore local = LOCAL.computeIfAbsent(file, f -> new Semaphore(1, true));
+        if (!local.tryAcquire()) return false;
+        // Holding the JVM's permit, no thread of this process holds the kernel lock: closing this descriptor (which
+        // drops every fcntl lock of the process on the file) takes nothing from anyone.
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            FileLock lock = channel.tryLock();
+            if (lock == null) return false;
+            lock.release();
+            return true;
+        } catch (NoSuchFileException e) {
+            return true;
+        } catch (IOException | java.nio.channels.OverlappingFileLockException e) {
+            return false;
+        } finally {
+            local.release();
+        }
+    }
+
+    /**
      * @param module module name
      * @return who took the module's fence last (it may have been released since), or {@code "unknown"}
      */

@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -27,6 +28,11 @@ import java.util.function.Function;
  * <p>An operator's hold outranks a window (SPEC.md "Operator holds"): a held container that an operator holds is not
  * started again; its restart policy is put back (left {@code no} when the hold stops it) and the closing says
  * {@code kept stopped: held by operator}. Who holds what is asked of a lookup that never waits for ZooKeeper.
+ *
+ * <p>While its process stops (SIGTERM: docs/decisions/0026-agent-stop.md) a closing does not let a step run on to the
+ * window's deadline: it kills it at once; and it waits for the containers it started again to be ready at most
+ * {@link #STOPPING_READY_WAIT} from when it learns of the stop. Everything else is as always: the same containers are
+ * started again, and a start is retried while dockerd comes back.
  */
 final class WindowClosing {
     private static final Logger log = LoggerFactory.getLogger(WindowClosing.class);
@@ -38,10 +44,20 @@ final class WindowClosing {
     private static final Duration KILL_WAIT = Duration.ofSeconds(30);
     /** How often a step that cannot be seen dead yet is reported while the window waits for it. */
     private static final Duration SAY_EVERY = Duration.ofSeconds(30);
+    /**
+     * The longest a closing waits for its containers' readiness once its process stops: long enough to see a healthy
+     * container stay up for the default {@code min-healthy} (2 s), short beside the stop budget (decision 26).
+     */
+    static final Duration STOPPING_READY_WAIT = Duration.ofSeconds(10);
+    /** How long one wait for a step let run to the deadline lasts before the closing looks whether its process stops. */
+    private static final Duration STEP_WAIT_SLICE = Duration.ofSeconds(2);
 
     private final ContainerRuntime docker;
     private final WindowJournal journal;
     private final Function<String, HeldRecord> operatorHolds;
+    private final BooleanSupplier stopping;
+    /** When this closing first saw its process stopping ({@link System#nanoTime()}), or -1. */
+    private long stoppingSince = -1;
     private WindowJournal.Entry entry;
     private final List<String> errors = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
@@ -49,6 +65,8 @@ final class WindowClosing {
     private Integer exitCode;
     private List<String> logTail = List.of();
     private boolean stepKilled;
+    private boolean stepCutShort;
+    private final List<String> unawaited = new ArrayList<>();
     private boolean interrupted;
 
     /**
@@ -58,10 +76,24 @@ final class WindowClosing {
      * @param operatorHolds the operator's hold on a container by Docker name, or {@code null}; answered from memory
      */
     WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry, Function<String, HeldRecord> operatorHolds) {
+        this(docker, journal, entry, operatorHolds, () -> false);
+    }
+
+    /**
+     * @param docker        the fenced runtime
+     * @param journal       the host's journal
+     * @param entry         the window's journal entry, with the stages it opened
+     * @param operatorHolds the operator's hold on a container by Docker name, or {@code null}; answered from memory
+     * @param stopping      true once this process is told to stop (SIGTERM): a step still running is killed at once,
+     *                      and readiness is awaited at most {@link #STOPPING_READY_WAIT} more
+     */
+    WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry, Function<String, HeldRecord> operatorHolds,
+                  BooleanSupplier stopping) {
         this.docker = docker;
         this.journal = journal;
         this.entry = entry;
         this.operatorHolds = operatorHolds;
+        this.stopping = stopping;
     }
 
     /**
@@ -110,6 +142,22 @@ final class WindowClosing {
     /** @return true when closing had to kill the step */
     boolean stepKilled() { return stepKilled; }
 
+    /** @return true when closing killed a running step because its process stops, before the window's deadline */
+    boolean stepCutShort() { return stepCutShort; }
+
+    /**
+     * @return the containers started again whose readiness was not awaited to its end because the process stops, one
+     *         line each
+     */
+    List<String> unawaited() { return unawaited; }
+
+    /** @return true when this process stops; notes the moment it first says so */
+    private boolean stopping() {
+        if (!stopping.getAsBoolean()) return false;
+        if (stoppingSince < 0) stoppingSince = System.nanoTime();
+        return true;
+    }
+
     private void writeQuietly(String when) {
         try {
             journal.write(entry);
@@ -135,20 +183,40 @@ final class WindowClosing {
                         continue;
                     }
                     Duration left = Duration.between(Times.now(), entry.deadline());
-                    if (!left.isNegative() && !left.isZero()) {
+                    if (!left.isNegative() && !left.isZero() && !stopping()) {
                         log.info("window {}: its step still runs; letting it run until the window's deadline {} ({}s)",
                                 entry.window(), entry.deadline(), left.toSeconds());
-                        exitCode = docker.awaitExit(step, left);
-                        if (exitCode != null) {
+                        Integer exit = null;
+                        boolean gone = false;
+                        // In slices, so that a stop of this process (SIGTERM) is not kept waiting for the deadline.
+                        while (exit == null && !left.isNegative() && !left.isZero() && !stopping()) {
+                            exit = docker.awaitExit(step, left.compareTo(STEP_WAIT_SLICE) < 0 ? left : STEP_WAIT_SLICE);
+                            if (exit == null && !docker.isRunning(step)) {
+                                gone = true; // ended or removed between two looks: the next look reads which
+                                break;
+                            }
+                            left = Duration.between(Times.now(), entry.deadline());
+                        }
+                        if (exit != null) {
+                            exitCode = exit;
                             notes.add("step ran to its end, exit " + exitCode);
                             continue;
                         }
+                        if (gone) {
+                            allDead = false;
+                            continue;
+                        }
                     }
+                    boolean cut = stopping() && Times.now().isBefore(entry.deadline());
+                    if (cut) log.warn("window {}: its step still runs and this process stops: killing it now", entry.window());
                     docker.kill(step);
                     stepKilled = true;
                     exitCode = docker.awaitExit(step, KILL_WAIT);
                     if (docker.isRunning(step)) allDead = false;
-                    else notes.add("step killed at the window's deadline " + entry.deadline());
+                    else if (cut) {
+                        stepCutShort = true;
+                        notes.add("step cut short: the agent is stopping");
+                    } else notes.add("step killed at the window's deadline " + entry.deadline());
                 }
                 if (allDead) {
                     for (String step : steps) {
@@ -255,8 +323,14 @@ final class WindowClosing {
      */
     private void awaitReady(WindowJournal.HeldContainer h) {
         try {
-            Readiness.Verdict v = new Readiness(docker).await(h.containerId(), Readiness.labelled(docker.labels(h.containerId())));
-            if (!v.ready()) {
+            Readiness.Verdict v = new Readiness(docker).await(h.containerId(), Readiness.labelled(docker.labels(h.containerId())),
+                    () -> stopping() && System.nanoTime() - stoppingSince >= STOPPING_READY_WAIT.toNanos());
+            if (!v.ready() && !v.reasons().isEmpty() && v.reasons().get(0).startsWith(Readiness.NOT_AWAITED)) {
+                String line = h.container() + " started again; its " + v.reasons().get(0) + ": the agent is stopping";
+                unawaited.add(line);
+                notes.add(line);
+                log.warn("window {}: {}", entry.window(), line);
+            } else if (!v.ready()) {
                 errors.add(h.container() + " is not ready again: " + String.join("; ", v.reasons()));
                 log.error("window {}: {} is not ready again: {}", entry.window(), h.container(), v.reasons());
             }

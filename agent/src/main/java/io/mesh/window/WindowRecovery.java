@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.nio.charset.StandardCharsets;
 import io.mesh.wire.Json;
@@ -95,13 +96,25 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
      * @return the result, outcome {@code recovered}, for the caller to {@link #record} after it gave the fence back
      */
     public WindowResult recover(WindowJournal.Entry e, ModuleSection section, Function<String, HeldRecord> operatorHolds) {
+        return recover(e, section, operatorHolds, () -> false);
+    }
+
+    /**
+     * As {@link #recover(WindowJournal.Entry, ModuleSection, Function)}, in a process that may be told to stop: once
+     * {@code stopping}, a step still running is killed at once rather than let run to the window's deadline, and
+     * readiness is awaited only briefly (docs/decisions/0026-agent-stop.md).
+     *
+     * @param stopping true once this process is told to stop
+     */
+    public WindowResult recover(WindowJournal.Entry e, ModuleSection section, Function<String, HeldRecord> operatorHolds,
+                                BooleanSupplier stopping) {
         String owner = e.owner() == null ? "?" : e.owner().pid() + " (" + e.owner().process() + ")";
         log.warn("window host={} module={} schedule={} window={}: not running, its journal still open (process {} {}); finishing it",
                 host, e.module(), e.schedule(), e.window(), owner, e.ownerAlive() ? "lives, but left it" : "died");
         List<String> heldNames = e.held().stream().map(WindowJournal.HeldContainer::container).toList();
         // Its held nodes are not published again: they went with its process's session, and waiting for ZooKeeper to
         // make them would keep its containers stopped; the fence keeps every other process of the host off them.
-        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e, operatorHolds).closeAll();
+        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e, operatorHolds, stopping).closeAll();
         WindowSlot.forget(store, host, e.module(), e.window()); // its containers run again: its claim no longer counts
         List<String> notes = new ArrayList<>();
         notes.add("the window's process " + owner + (e.ownerAlive() ? " left it open" : " died mid-window") + "; finished by "

@@ -47,6 +47,10 @@ import java.util.function.Function;
  *
  * <p>Until the containers are stopped every Docker call needs the lock intact, so a window whose session went first
  * stops nothing; from then on it needs the fence alone and never waits for ZooKeeper to give its containers back.
+ *
+ * <p>When its process is told to stop ({@link #cutShort}: SIGTERM, docs/decisions/0026-agent-stop.md), a window that
+ * has not begun does not begin, one whose step runs has its step killed, and either gives its containers back at once,
+ * as always, reporting {@code failed}: the step was cut short because the agent is stopping.
  */
 public final class WindowRunner {
     private static final Logger log = LoggerFactory.getLogger(WindowRunner.class);
@@ -163,6 +167,76 @@ public final class WindowRunner {
     /** Windows waiting for a jitter or a slot, which {@link #cancelWaiting} ends. */
     private final java.util.Set<Object> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closing;
+    /** Set by {@link #cutShort}: this process stops, and its windows give their containers back now. */
+    private volatile boolean cutting;
+    /** The windows between their first stop and their closing, whose step {@link #cutShort} kills. */
+    private final java.util.Set<Holding> holding = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** What the agent's stop says of a window cut short, in its result and report ({@code lastWindow}). */
+    public static final String STOPPING = "the agent is stopping";
+
+    /**
+     * This process is told to stop (SIGTERM; docs/decisions/0026-agent-stop.md): every wait ends as with
+     * {@link #cancelWaiting} (those windows stopped nothing), and each window that holds containers now cuts its step
+     * short: a running step is killed, one not started yet is not started, a window still stopping its containers stops
+     * no more. Each then closes its stages in reverse as always ({@link WindowClosing}: the same containers started
+     * again, waiting for their readiness only briefly) and reports {@code failed}, saying its step was cut short because
+     * the agent is stopping. Idempotent, and never waits for ZooKeeper: the caller calls it again until its windows end
+     * (a kill that came as the step was being started finds nothing to kill; the next one does).
+     */
+    public void cutShort() {
+        if (!cutting) {
+            cutting = true;
+            cancelWaiting(); // once: its interrupts must not reach a window again after its wait ended
+        }
+        for (Holding h : holding) h.killStep();
+    }
+
+    /** How long a window cut short waits for its containers' readiness, at most, once they run again. */
+    public static final Duration STOPPING_READY_WAIT = WindowClosing.STOPPING_READY_WAIT;
+
+    /** A window between its first stop and its closing: its step, while it runs, for {@link #cutShort} to kill. */
+    private static final class Holding {
+        private final String window;
+        private volatile ContainerRuntime fenced;
+        private volatile String step;
+        private volatile Instant stepStarted;
+        private volatile boolean killSent;
+        /** When the first kill was sent, or null. */
+        private volatile Instant killedAt;
+        private long lastKill;
+
+        Holding(String window) {
+            this.window = window;
+        }
+
+        /** The step is about to be started: from now on a cut kills it. */
+        void stepStarting(String id, ContainerRuntime fenced, Instant at) {
+            this.fenced = fenced;
+            this.stepStarted = at;
+            this.step = id;
+        }
+
+        /** The step's wait returned: nothing more to kill. */
+        void stepEnded() {
+            step = null;
+        }
+
+        /** Kills the step if it may run, at most once a second (a kill sent before Docker started it finds nothing). */
+        synchronized void killStep() {
+            String id = step;
+            if (id == null || System.nanoTime() - lastKill < 1_000_000_000L && lastKill != 0) return;
+            lastKill = System.nanoTime();
+            if (!killSent) killedAt = Times.now();
+            killSent = true;
+            try {
+                fenced.kill(id);
+                log.warn("window {}: the agent is stopping: its step {} is killed, and its held containers are given back", window, id);
+            } catch (RuntimeException e) {
+                log.warn("window {}: the agent is stopping: its step {} could not be killed yet ({}); trying again", window, id, describe(e));
+            }
+        }
+    }
 
     /**
      * Ends every wait for a jitter, a slot or the module lock (the agent stops): those windows stop nothing and report
@@ -288,10 +362,15 @@ public final class WindowRunner {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "window " + open.get().window() + " of " + module
                         + " is open in process " + open.get().owner().pid() + ", which uses another --state-dir; not opening another"), desired);
             }
-            if (open.isPresent()) recovered = recovery.recover(open.get(), section, held::get);
-            Holding holding = holding(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
-            published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, holding.nodes(), context.process(), NODE_CREATE_WAIT);
-            result = hold(desired.spec(), schedule, s, holding.entry(), section, published::operatorHolding);
+            if (open.isPresent()) recovered = recovery.recover(open.get(), section, held::get, () -> cutting);
+            if (closing) {
+                result = WindowResult.failed(schedule, windowId, since, List.of(), STOPPING + ": the window had not begun; nothing was stopped");
+            } else {
+                Plan plan = plan(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
+                published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
+                        context.process(), NODE_CREATE_WAIT);
+                result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding);
+            }
         } catch (InterruptedException e) {
             throw e;
         } catch (HeldRegistry.HeldByOperatorException e) {
@@ -311,10 +390,10 @@ public final class WindowRunner {
     }
 
     /** What a window will hold: the journal entry to write and the (Docker name, id) of each held container. */
-    private record Holding(WindowJournal.Entry entry, List<String[]> nodes) {}
+    private record Plan(WindowJournal.Entry entry, List<String[]> nodes) {}
 
     /** Finds the held containers (of this module only) and their restart policies; changes nothing. */
-    private Holding holding(ModuleSpec spec, String schedule, ScheduleSpec s, String windowId, Instant since, ContainerRuntime guarded) {
+    private Plan plan(ModuleSpec spec, String schedule, ScheduleSpec s, String windowId, Instant since, ContainerRuntime guarded) {
         String module = spec.module();
         List<WindowJournal.HeldContainer> held = new ArrayList<>();
         List<String[]> nodes = new ArrayList<>();
@@ -340,7 +419,7 @@ public final class WindowRunner {
         WindowJournal.Entry entry = new WindowJournal.Entry(host, module, schedule, windowId, since,
                 since.plus(s.timeoutDuration()).plusSeconds(stopBudget + 30), context.process(), WindowJournal.thisProcessStart(),
                 stepName, List.copyOf(held), List.of());
-        return new Holding(entry, nodes);
+        return new Plan(entry, nodes);
     }
 
     /**
@@ -355,7 +434,11 @@ public final class WindowRunner {
         context.journal().write(entry); // throws before anything changed when --state-dir cannot be written
         String error = null;
         StepResult step = null;
+        String cut = null; // why the agent's stop cut the window short, or null
+        Holding me = new Holding(entry.window());
+        holding.add(me); // from here cutShort() reaches this window
         try {
+            if (cutting) throw new CutShort("the window had not begun; nothing was stopped");
             entry = opening(entry, WindowStage.STEP_CREATED);
             // The step container is created before anything is stopped: Docker itself then shows every mesh process
             // on the host that this window is open. Its label carries the entry with every stage counted as opened,
@@ -367,24 +450,50 @@ public final class WindowRunner {
             log.info("window host={} module={} schedule={} window={} opened held={}", host, module, schedule, entry.window(), heldNames);
             entry = opening(entry, WindowStage.HELD);
             for (WindowJournal.HeldContainer h : List.copyOf(entry.held())) {
+                if (cutting) throw new CutShort("its step was cut short before it started; it stopped no more of its containers");
                 if (h.restorePolicy() != null) guarded.updateRestartPolicy(h.containerId(), "no");
                 section.checkLock(); // a window whose lock lapsed stops nothing more: not even journalled as sent
                 entry = entry.stopping(h.containerId());
                 context.journal().write(entry);
                 guarded.stop(h.containerId(), stopTimeout(spec, h.container().substring(module.length() + 1)));
             }
+            if (cutting) throw new CutShort("its step was cut short before it started");
             entry = opening(entry.stopsReturned(), WindowStage.STEP_STARTED); // every stop returned
+            // Known to cutShort() before the last look at cutting: a stop that comes after this look finds the step.
+            me.stepStarting(stepId, section.fenced(docker), Times.now());
+            if (cutting) throw new CutShort("its step was cut short before it started");
             step = guarded.runStep(stepId, s.timeoutDuration(), WindowResult.LOG_LINES);
+        } catch (CutShort e) {
+            cut = e.getMessage();
         } catch (RuntimeException e) {
             error = describe(e);
             if (!entry.openedStages().contains(WindowStage.HELD)) error += "; nothing was stopped";
         } finally {
-            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds).closeAll();
+            me.stepEnded();
+            holding.remove(me);
+            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds, () -> cutting).closeAll();
             if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();
             for (String k : closing.kept()) error = error == null ? k : error + "; " + k;
-            if (step == null && closing.exitCode() != null) {
+            if (step == null && closing.exitCode() != null && cut == null) {
                 step = new StepResult(closing.exitCode(), closing.stepKilled(), closing.logTail());
             }
+            // Killed for the stop, unless it had ended by itself (exit 0) as the kill came.
+            if (cut == null && (closing.stepCutShort() || me.killSent && (step == null || step.exitCode() != 0))) {
+                Instant began = me.stepStarted;
+                Instant killed = me.killedAt == null ? Times.now() : me.killedAt;
+                cut = "its step was cut short" + (began == null ? "" : " after " + Duration.between(began, killed).toSeconds() + "s")
+                        + " (killed" + (step == null ? "" : ", exit " + step.exitCode()) + "; its timeout is " + s.timeout() + ")";
+            }
+            if (cut != null) {
+                String why = STOPPING + ": " + cut;
+                for (String u : closing.unawaited()) why += "; " + u;
+                error = error == null ? why : why + "; " + error;
+            }
+        }
+        if (cut != null) { // given back as always; failed, saying why
+            if (step == null) return WindowResult.failed(schedule, entry.window(), entry.since(), heldNames, error);
+            List<String> tail = step.logTail() == null ? null : StepRedaction.of(context.secrets(), spec, schedule).apply(step.logTail());
+            return WindowResult.ended(schedule, entry.window(), entry.since(), WindowOutcome.FAILED, step.exitCode(), heldNames, tail, error);
         }
         if (step == null) return WindowResult.failed(schedule, entry.window(), entry.since(), heldNames, error); // error is set
         WindowOutcome outcome = error != null ? WindowOutcome.FAILED
@@ -395,6 +504,13 @@ public final class WindowRunner {
         // volumes-from mounts that container's file secrets too: the step can print them (decision 18)
         List<String> tail = step.logTail() == null ? null : StepRedaction.of(context.secrets(), spec, schedule).apply(step.logTail());
         return WindowResult.ended(schedule, entry.window(), entry.since(), outcome, step.exitCode(), heldNames, tail, error);
+    }
+
+    /** Thrown inside a window that {@link #cutShort} reached before its step ran: what the window did not do. */
+    private static final class CutShort extends RuntimeException {
+        CutShort(String what) {
+            super(what, null, false, false);
+        }
     }
 
     /** Journals a stage as opened, before it acts. */

@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An agent whose host's clock is five minutes ahead (failure model row 77): an operator's hold for 40 s is judged by
+ * An agent whose host's clock is five minutes ahead (failure model row 79): an operator's hold for 40 s is judged by
  * ZooKeeper's clock ({@code ZkClock}), not the host's (SPEC.md "Operator holds": durations are measured from the node's
  * ZooKeeper ctime). The agent runs in its own JVM under libfaketime; the hold and the push come from this JVM, whose
  * clock is right. Before, the agent took the hold for expired at once, deleted it and recreated the container.

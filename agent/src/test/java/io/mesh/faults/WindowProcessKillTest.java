@@ -1,14 +1,19 @@
 package io.mesh.faults;
 
+import com.github.dockerjava.api.model.Event;
 import io.mesh.testing.ChildJvm;
+import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.MeshZk;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
+import static io.mesh.faults.FaultFixture.actions;
 import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -18,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * window's journal ({@code <state-dir>/windows/<module>.json}, written before the first stop) lets the daemon finish
  * it: the step container does not keep running, the held container runs again (the same container), the znodes and
  * the journal go, the report's {@code lastWindow} names the window. No apply recreates the held container meanwhile.
+ * Row 75: the daemon notices the death itself, within seconds, not at its next reconcile.
  */
 @Tag("slow")
 class WindowProcessKillTest {
@@ -40,6 +46,35 @@ class WindowProcessKillTest {
         fx.assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
         assertThat(daemon.isAlive()).isTrue();
         assertThat(fx.report().outcome()).isIn(ApplyOutcome.APPLIED, ApplyOutcome.DEFERRED);
+    }
+
+    /**
+     * Mid-step, with a daemon that reconciles only every ten minutes: it notices the window's death from its journal
+     * (the owner is dead) and applies the module at once, which gives the container back as soon as the dead
+     * session's lock child goes (the session timeout). From Docker: the registry runs again within the session
+     * timeout and 20 s of the kill.
+     */
+    @Test
+    @DaemonWithR1(stepSeconds = 5, timeout = "2m", reconcile = "10m")
+    void killedMidStepIsRecoveredWithinSecondsOfItsDeathNotAtTheNextReconcile(ChildJvm daemon) throws Exception {
+        String id = fx.inspect(fx.registry).getId();
+        Instant t0 = Instant.now();
+
+        ChildJvm w = fx.window("window");
+        String windowId = fx.awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> !fx.runningStepContainers().isEmpty());
+        assertThat(fx.journal()).exists();
+        assertThat(fx.running(fx.registry)).isFalse();
+        w.kill9();
+        long killed = System.nanoTime();
+
+        Duration bound = MeshZk.SESSION_TIMEOUT.plusSeconds(20);
+        await().atMost(bound).pollInterval(Duration.ofMillis(100)).until(() -> fx.running(fx.registry));
+        System.out.printf("window process killed: its held container ran again %d ms after%n", (System.nanoTime() - killed) / 1_000_000);
+        fx.assertRecovered(id, t0, windowId, Duration.ofSeconds(20));
+        List<Event> registry = fx.eventsOf(id, t0);
+        assertThat(actions(registry)).as("Docker's events of the held container:\n%s", DockerEvents.describe(registry)).contains("stop", "start");
+        assertThat(daemon.isAlive()).isTrue();
     }
 
     /**

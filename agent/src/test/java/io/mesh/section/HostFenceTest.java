@@ -165,6 +165,30 @@ class HostFenceTest {
         assertThat(fences.holder(module)).as("the last holder's text").startsWith("fence-holder pid ");
     }
 
+    /**
+     * {@link HostFence#free}, the daemon's probe of a journalled window (decision 26): it says whether another process
+     * or a thread of this JVM holds the fence, and takes nothing from the holder (its kernel lock stays, the holder
+     * text is not rewritten).
+     */
+    @Test
+    void freeSaysWhetherAnyoneHoldsTheFenceAndTakesNothingFromItsHolder() throws Exception {
+        assertThat(fences.free(module)).as("never taken").isTrue();
+        ChildJvm h = holder("holder");
+        for (int i = 0; i < 20; i++) assertThat(fences.free(module)).as("held by another process").isFalse();
+        assertThat(fences.holder(module)).isEqualTo("fence-holder pid " + h.pid());
+        h.kill9();
+        assertThat(fences.free(module)).as("its holder killed with kill -9").isTrue();
+
+        HostFence.Held mine = fences.acquire(module, "thread one", Duration.ZERO).orElseThrow();
+        for (int i = 0; i < 20; i++) assertThat(new HostFence(dir.resolve("state")).free(module)).as("held by this JVM").isFalse();
+        assertThat(mine.valid()).isTrue();
+        assertThat(anotherProcessGets("other", 300)).as("another process took it after a probe").isFalse();
+        assertThat(fences.holder(module)).isEqualTo("thread one");
+        mine.close();
+        assertThat(fences.free(module)).isTrue();
+        assertThat(fences.holder(module)).as("a probe writes no holder").isEqualTo("thread one");
+    }
+
     private Optional<HostFence.Held> acquire(HostFence f, Duration wait) {
         try {
             return f.acquire(module, "thread two", wait);

@@ -396,7 +396,8 @@ agent_node_pid() {
 agent_ready() { agent_running "$1" && [ "$(agent_node_pid "$1")" = "$(cat "$RUN/fleet-$1/agent.pid")" ]; }
 
 # start_agent I [CLOCK]: CLOCK (such as +5m) runs the agent with its clock that far off (libfaketime, preloaded so that
-# the agent's pid stays the JVM's): the history's fault of a host whose time sync failed.
+# the agent's pid stays the JVM's; FAKETIME_FORCE_MONOTONIC_FIX=0, or the JVM starts ten times slower): the history's fault
+# of a host whose time sync failed.
 start_agent() {
   local i=$1 clock=${2:-} skew=()
   stop_stale "$RUN/fleet-$i/agent.pid" "$(agent_marker "$i")" "fleet-$i agent" 60 "${jar_copy[0]}"
@@ -408,7 +409,7 @@ start_agent() {
       (apt-get install -y -q libfaketime >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libfaketime >/dev/null; }) \
         || die "libfaketime is needed for --clock and could not be installed"
     fi
-    skew=(LD_PRELOAD="$lib" FAKETIME="$clock" FAKETIME_DONT_FAKE_MONOTONIC=1)
+    skew=(LD_PRELOAD="$lib" FAKETIME="$clock" FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_FORCE_MONOTONIC_FIX=0)
   fi
   log "fleet-$i: starting the agent${clock:+ with its clock $clock off}"
   # --allow-host-path $RUN/share: tests may bind files from there (a step's gate, a registry's data).

@@ -138,6 +138,21 @@ class HeldNodeTest {
         assertThat(zk.client().checkExists().forPath(path)).as("its own node is deleted on close").isNull();
     }
 
+    /**
+     * A hold's create retried by Curator after a lost connection meets the node it made itself: that is the hold placed,
+     * not "already held" (the fleet history saw an operator told 409 for a hold that stood). Another record is refused.
+     */
+    @Test
+    void aHoldsOwnCreateMetAgainIsTheHoldNotARefusal() throws Exception {
+        HeldRecord hold = operatorHold();
+        HeldRegistry.hold(other, paths, hold);
+        int version = other.checkExists().forPath(paths.held(HOST, REGISTRY)).getVersion();
+        HeldRegistry.hold(other, paths, hold); // as the retry does: the same record
+        assertThat(other.checkExists().forPath(paths.held(HOST, REGISTRY)).getVersion()).isEqualTo(version);
+        assertThat(at(paths.held(HOST, REGISTRY))).isEqualTo(hold);
+        assertThatThrownBy(() -> HeldRegistry.hold(other, paths, operatorHold())).isInstanceOf(HeldRegistry.AlreadyHeldException.class);
+    }
+
     /** As {@code PersistentNode}'s: a node deleted under the window (by hand) is made again while the window runs. */
     @Test
     void itsOwnNodeDeletedIsMadeAgain() throws Exception {

@@ -201,6 +201,10 @@ public final class HeldRegistry implements AutoCloseable {
             throw new AlreadyHeldException(null, record.container() + " on " + record.host() + " was being held or released meanwhile; try again");
         }
         HeldRecord there = recordAt(node.data(), record.host(), record.container());
+        // This very record: Curator's retry of a create whose answer a lost connection took met the node that create
+        // made (its since, by and process make it this call's own). Answering "already held" would leave a hold its
+        // operator was told was refused.
+        if (there.equals(record)) return;
         if (there.operatorHold() && there.expiredAt(ZkClock.now())) {
             try {
                 client.setData().withVersion(node.version()).forPath(path, Json.bytes(record));

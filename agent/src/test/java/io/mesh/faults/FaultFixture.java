@@ -8,6 +8,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.EnsembleExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -157,7 +158,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
     /** Starts {@code mesh-agent run} for {@link #host} in its own JVM, against the given servers. */
     ChildJvm daemon(String name, String reconcile, String connect) throws Exception {
         ChildJvm p = ChildJvm.agent(name, dir, List.of("run", "--host", host, "--zk", connect,
-                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile));
+                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile, TestPolicy.HOST_NETWORK_FLAG));
         processes.add(p);
         return p;
     }
@@ -180,7 +181,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
     /** Starts {@code mesh-agent window} for the module's schedule in its own JVM. */
     ChildJvm window(String name) throws Exception {
         ChildJvm p = ChildJvm.agent(name, dir, List.of("window", "--host", host, "--zk", zk.connect(),
-                "--state-dir", stateDir.toString(), "--module", module, "--schedule", SCHEDULE));
+                "--state-dir", stateDir.toString(), "--module", module, "--schedule", SCHEDULE, TestPolicy.HOST_NETWORK_FLAG));
         processes.add(p);
         return p;
     }

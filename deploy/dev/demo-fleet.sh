@@ -56,6 +56,7 @@ zkcli() { deploy/bin/zkcli --zk "$MESH_ZK" "$@" 2>/dev/null; }
 # The windows' cron minute: the first whole minute at least 50 s ahead (the pushes and image pushes come first).
 fire=$(date -u -d "@$(( ( $(date +%s) + 50 + 59 ) / 60 * 60 ))" +%s)
 cron="$(date -u -d "@$fire" +'%-M %-H') * * *"
+# network: host, which an agent refuses unless started with --allow-host-network, as fleet.sh starts them.
 store() {  # store I LOG-LEVEL: the store module of host fleet-I, its registry on 127.0.0.1:500I
   cat <<EOF
 module: store-$1

@@ -51,7 +51,9 @@ say "Starting the coordinator with an embedded ZooKeeper, and an agent for $HOST
 deploy/bin/mesh-coordinator serve --state-dir "$state/coordinator" >"$state/coordinator.log" 2>&1 & pids+=($!)
 wait_for 60 "the coordinator's /healthz" deploy/bin/mesh status
 grep -m1 -i "zookeeper" "$state/coordinator.log" || true
-deploy/bin/mesh-agent run --host $HOST --zk $ZK --state-dir "$state/agent" --reconcile-interval 30s >"$state/agent.log" 2>&1 & pids+=($!)
+# --allow-host-network: the store's registry uses network: host (loopback only), which the agent refuses by default.
+deploy/bin/mesh-agent run --host $HOST --zk $ZK --state-dir "$state/agent" --reconcile-interval 30s --allow-host-network \
+  >"$state/agent.log" 2>&1 & pids+=($!)
 wait_for 60 "the agent's /mesh/agents/$HOST node" deploy/bin/zkcli --zk $ZK stat /mesh/agents/$HOST
 
 # The demo's store: deploy/examples/store.yaml, with a step that first waits 12 s, standing in for a collection

@@ -413,10 +413,12 @@ start_agent() {
   fi
   log "fleet-$i: starting the agent${clock:+ with its clock $clock off}"
   # --allow-host-path $RUN/share: tests may bind files from there (a step's gate, a registry's data).
+  # --allow-host-network: the demos' and tests' containers use network: host (SPEC "Local engine"), which the agent
+  # refuses by default (docs/security.md, threat 15).
   launch "$LOGS/fleet-$i-agent.log" "$RUN/fleet-$i/agent.pid" \
     env -u MESH_TOKEN -u MESH_ZK_AUTH -u DOCKER_HOST "${skew[@]}" MESH_AGENT_JAR="${jar_copy[0]}" JAVA_OPTS="$AGENT_JAVA_OPTS" \
       "$repo/deploy/bin/mesh-agent" run --host "fleet-$i" --zk "$ZK_CONNECT" --docker-host "$(sock "$i")" \
-      --state-dir "$(agent_state "$i")" --reconcile-interval "$RECONCILE" --allow-host-path "$RUN/share"
+      --state-dir "$(agent_state "$i")" --reconcile-interval "$RECONCILE" --allow-host-path "$RUN/share" --allow-host-network
 }
 
 # Waits for the agent's own node. An agent killed with SIGKILL leaves its node until its session expires (15 s):

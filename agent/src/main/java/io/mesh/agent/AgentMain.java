@@ -40,7 +40,7 @@ import java.util.concurrent.CountDownLatch;
  * mesh-agent run    --host H [--zk CONNECT] [--zk-root /mesh] [--docker-host URI] [--docker-timeout 30s] [--docker-config DIR]
  *                   [--state-dir DIR] [--secrets-dir DIR]
  *                   [--reconcile-interval 60s] [--apply-lock-wait 2s] [--zk-auth-file F]
- *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-cap CAP]...
+ *                   [--allow-host-path PREFIX]... [--allow-privileged] [--allow-host-pid] [--allow-host-network] [--allow-cap CAP]...
  *                   [--allow-device PATH]... [--allow-sysctl NAME|PREFIX.*]... [--allow-security-opt VALUE]...
  * mesh-agent window --host H --module M --schedule S [same common options]
  * </pre>
@@ -95,6 +95,10 @@ public final class AgentMain implements Runnable {
         boolean allowPrivileged;
         @Option(names = "--allow-host-pid", description = "Allow containers with pid: host (default: refused).")
         boolean allowHostPid;
+        @Option(names = "--allow-host-network",
+                description = "Allow containers and steps on the host's network (network: host, also a container's default): "
+                        + "they reach whatever listens on the host's loopback, ZooKeeper and the coordinator among them (default: refused).")
+        boolean allowHostNetwork;
         @Option(names = "--allow-cap", paramLabel = "CAP",
                 description = "Allow containers to cap-add CAP, such as NET_ADMIN (repeatable). Default: none.")
         List<String> allowCap = new ArrayList<>();
@@ -119,6 +123,7 @@ public final class AgentMain implements Runnable {
             return new AgentConfig(ZkPaths.checkHost(host), process.paths(), stateDir, reconcile,
                     applyLockWait, Durations.parse(windowLockWait),
                     Policy.builder().allowHostPaths(allowHostPath).allowPrivileged(allowPrivileged).allowHostPid(allowHostPid)
+                            .allowHostNetwork(allowHostNetwork)
                             .allowCaps(allowCap).allowDevices(allowDevice).allowSysctls(allowSysctl)
                             .allowSecurityOpts(allowSecurityOpt).build(), secretsDir);
         }

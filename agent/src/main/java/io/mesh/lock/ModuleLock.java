@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Each lock child (Curator's protected ephemeral-sequential node) carries a {@link LockHolder} as its data, so
  * {@code zkCli} shows who holds the lock (lowest sequence) and who waits.
  *
- * <p>The lock's parent is made persistent before the first acquisition ({@link PersistentParents}).
+ * <p>The lock's parent is made persistent before the first acquisition ({@link PersistentParents}); for a host with an
+ * identity of its own the coordinators have made it ({@code io.mesh.wire.LockNodes}), and the host may not.
  *
  * <p>Per Curator's documentation, an {@code InterProcessMutex} is owned by the thread that acquired it:
  * {@link #release()} must be called on that thread. One instance serves one acquisition; make a new one per apply
@@ -128,7 +129,14 @@ public final class ModuleLock implements AutoCloseable {
         users.incrementAndGet();
         boolean ok = false;
         try {
-            PersistentParents.ensure(client, path);
+            try {
+                PersistentParents.ensure(client, path);
+            } catch (KeeperException.NoAuthException e) {
+                // A host's identity may not make its own lock node (SPEC "Identities"): the coordinators make it.
+                throw new IllegalStateException(path + " is missing and host " + holder.host() + " may not make it: the coordinators "
+                        + "make each registered host's module-lock node (at each push naming the host, at their start, and at "
+                        + "mesh-coordinator credentials " + holder.host() + "); push the module again or restart a coordinator", e);
+            }
             long before = System.currentTimeMillis();
             ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
             if (ok && ZkClock.stale(CLOCK_EVERY)) observeClock(before);

@@ -18,21 +18,35 @@ import java.util.regex.Pattern;
  * What this agent lets a manifest do to its host (docs/security.md, threats 14 and 15): the agent runs as root next to
  * dockerd, so it, not the manifest, decides whether a container may bind a host path (only under an
  * {@code --allow-host-path} prefix, checked again after resolving symbolic links), run privileged
- * ({@code --allow-privileged}), share the host's PID namespace ({@code --allow-host-pid}), add a capability
+ * ({@code --allow-privileged}), share the host's PID namespace ({@code --allow-host-pid}) or its network stack
+ * ({@code network: host}, also a container's default: {@code --allow-host-network}), add a capability
  * ({@code --allow-cap}), reach a host device ({@code --allow-device}), set a kernel parameter ({@code --allow-sysctl})
  * or loosen Docker's confinement ({@code --allow-security-opt}; decision 17). Checked by the apply before any create or
  * recreate and by the window before a step container is made. Immutable and thread-safe; built by {@link #builder()}.
  */
 public final class Policy {
     /** A sysctl name, or a prefix ending in {@code .*}. */
+    /** The network mode that shares the host's network stack. */
+    private static final String HOST_NETWORK = "host";
+    /**
+     * Why {@code network: host} is refused, and the fixes: a container on the host's network reaches whatever listens on
+     * the host's loopback, where the embedded ZooKeeper and the coordinator listen by default.
+     */
+    private static final String HOST_NETWORK_REFUSED = "is not allowed on this host: it shares the host's network stack, so the "
+            + "container reaches whatever listens on the host's loopback, ZooKeeper and the coordinator among them (the agent allows "
+            + "it with --allow-host-network; or give network: none, bridge or a network name)";
     private static final Pattern SYSCTL_RULE = Pattern.compile("[a-z0-9_]+(?:[./][A-Za-z0-9_-]+)*(?:\\.\\*)?");
 
-    /** The default: named volumes only; no privileged mode, host PID, added capability, device, sysctl or security option. */
+    /**
+     * The default: named volumes only; no privileged mode, host PID, host network, added capability, device, sysctl or
+     * security option.
+     */
     public static final Policy DEFAULT = builder().build();
 
     private final List<Path> hostPathPrefixes;
     private final boolean allowPrivileged;
     private final boolean allowHostPid;
+    private final boolean allowHostNetwork;
     private final Set<String> allowedCaps;
     private final Set<String> allowedDevices;
     private final Set<String> allowedSysctls;
@@ -74,6 +88,7 @@ public final class Policy {
         this.hostPathPrefixes = List.copyOf(prefixes);
         this.allowPrivileged = b.privileged;
         this.allowHostPid = b.hostPid;
+        this.allowHostNetwork = b.hostNetwork;
         this.allowedCaps = Set.copyOf(new TreeSet<>(b.caps));
         this.allowedDevices = Set.copyOf(b.devices);
         this.allowedSysctls = Set.copyOf(b.sysctls);
@@ -88,6 +103,7 @@ public final class Policy {
         private final List<String> hostPaths = new ArrayList<>();
         private boolean privileged;
         private boolean hostPid;
+        private boolean hostNetwork;
         private final List<String> caps = new ArrayList<>();
         private final List<String> devices = new ArrayList<>();
         private final List<String> sysctls = new ArrayList<>();
@@ -101,6 +117,11 @@ public final class Policy {
         public Builder allowPrivileged(boolean allow) { privileged = allow; return this; }
         /** @return this; {@code pid: host} is allowed when {@code allow} ({@code --allow-host-pid}) */
         public Builder allowHostPid(boolean allow) { hostPid = allow; return this; }
+        /**
+         * @return this; {@code network: host} (a container's default network) is allowed for containers and steps when
+         *         {@code allow} ({@code --allow-host-network})
+         */
+        public Builder allowHostNetwork(boolean allow) { hostNetwork = allow; return this; }
         /** @return this; {@code cap-add} may name these capabilities ({@code --allow-cap}) */
         public Builder allowCaps(Collection<String> names) { caps.addAll(names); return this; }
         /** @return this; {@code devices} may name these host devices, exactly ({@code --allow-device}) */
@@ -130,6 +151,9 @@ public final class Policy {
         if (spec.sharesHostPid() && !allowHostPid) {
             out.add("pid: host is not allowed on this host (the agent allows it with --allow-host-pid)");
         }
+        if (HOST_NETWORK.equals(spec.network()) && !allowHostNetwork) {
+            out.add("network: host (also the default of a container that names no network) " + HOST_NETWORK_REFUSED);
+        }
         for (String cap : spec.capAdd()) {
             if (!allowedCaps.contains(cap)) {
                 out.add("cap-add: " + cap + " is not allowed on this host (the agent allows it with --allow-cap " + cap + ")");
@@ -157,10 +181,11 @@ public final class Policy {
 
     /**
      * @param step a window's step
-     * @return what this policy refuses in it (host-path volumes); empty when allowed
+     * @return what this policy refuses in it (host network, host-path volumes); empty when allowed
      */
     public List<String> refusals(StepSpec step) {
         List<String> out = new ArrayList<>();
+        if (HOST_NETWORK.equals(step.network()) && !allowHostNetwork) out.add("step.network: host " + HOST_NETWORK_REFUSED);
         volumeRefusals(step.volumes(), out);
         return out;
     }
@@ -218,6 +243,7 @@ public final class Policy {
         return "host paths under " + (hostPathPrefixes.isEmpty() ? "none" : hostPathPrefixes.toString())
                 + ", privileged " + (allowPrivileged ? "allowed" : "refused")
                 + ", pid host " + (allowHostPid ? "allowed" : "refused")
+                + ", network host " + (allowHostNetwork ? "allowed" : "refused")
                 + ", cap-add " + (allowedCaps.isEmpty() ? "none" : new TreeSet<>(allowedCaps).toString())
                 + ", devices " + (allowedDevices.isEmpty() ? "none" : new TreeSet<>(allowedDevices).toString())
                 + ", sysctls " + (allowedSysctls.isEmpty() ? "none" : new TreeSet<>(allowedSysctls).toString())

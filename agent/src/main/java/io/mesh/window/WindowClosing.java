@@ -6,15 +6,21 @@ import io.mesh.docker.Labels;
 import io.mesh.docker.Readiness;
 import io.mesh.docker.NoSuchContainerException;
 import io.mesh.docker.StaleTaskException;
+import io.mesh.secrets.Redaction;
+import io.mesh.secrets.SecretsDir;
+import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
@@ -58,6 +64,7 @@ final class WindowClosing {
     private final BooleanSupplier stopping;
     /** When this closing first saw its process stopping ({@link System#nanoTime()}), or -1. */
     private long stoppingSince = -1;
+    private final SecretsDir secrets;
     private WindowJournal.Entry entry;
     private final List<String> errors = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
@@ -76,10 +83,12 @@ final class WindowClosing {
      * @param operatorHolds the operator's hold on a container by Docker name, or {@code null}; answered from memory
      */
     WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry, Function<String, HeldRecord> operatorHolds) {
-        this(docker, journal, entry, operatorHolds, () -> false);
+        this(docker, journal, entry, operatorHolds, () -> false, null);
     }
 
     /**
+     * A closing without a secrets dir (tests of the give-back whose containers have no secrets).
+     *
      * @param docker        the fenced runtime
      * @param journal       the host's journal
      * @param entry         the window's journal entry, with the stages it opened
@@ -89,11 +98,27 @@ final class WindowClosing {
      */
     WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry, Function<String, HeldRecord> operatorHolds,
                   BooleanSupplier stopping) {
+        this(docker, journal, entry, operatorHolds, stopping, null);
+    }
+
+    /**
+     * @param docker        the fenced runtime
+     * @param journal       the host's journal
+     * @param entry         the window's journal entry, with the stages it opened
+     * @param operatorHolds the operator's hold on a container by Docker name, or {@code null}; answered from memory
+     * @param stopping      true once this process is told to stop (SIGTERM): a step still running is killed at once,
+     *                      and readiness is awaited at most {@link #STOPPING_READY_WAIT} more
+     * @param secrets       the host's secrets dir: what a held container prints when it is not ready again loses the
+     *                      values of the secrets it was created with ({@link #awaitReady}); {@code null} for none
+     */
+    WindowClosing(ContainerRuntime docker, WindowJournal journal, WindowJournal.Entry entry, Function<String, HeldRecord> operatorHolds,
+                  BooleanSupplier stopping, SecretsDir secrets) {
         this.docker = docker;
         this.journal = journal;
         this.entry = entry;
         this.operatorHolds = operatorHolds;
         this.stopping = stopping;
+        this.secrets = secrets;
     }
 
     /**
@@ -320,10 +345,13 @@ final class WindowClosing {
      * ({@link Labels#READY}; docs/decisions/0010-readiness.md): a window keeps its held nodes until then. One that is
      * not ready by its deadline, or exits, is said in the window's result; it is released all the same (the next apply
      * sees it and reports it). Docker not answering ends the wait: it never keeps the window open for ever.
+     * The verdict's reasons (health output, last log lines) are what the container printed: they lose its secrets'
+     * values (decision 18) before they reach the result, the report or the log.
      */
     private void awaitReady(WindowJournal.HeldContainer h) {
         try {
-            Readiness.Verdict v = new Readiness(docker).await(h.containerId(), Readiness.labelled(docker.labels(h.containerId())),
+            Map<String, String> labels = docker.labels(h.containerId());
+            Readiness.Verdict v = new Readiness(docker).await(h.containerId(), Readiness.labelled(labels),
                     () -> stopping() && System.nanoTime() - stoppingSince >= STOPPING_READY_WAIT.toNanos());
             if (!v.ready() && !v.reasons().isEmpty() && v.reasons().get(0).startsWith(Readiness.NOT_AWAITED)) {
                 String line = h.container() + " started again; its " + v.reasons().get(0) + ": the agent is stopping";
@@ -331,14 +359,26 @@ final class WindowClosing {
                 notes.add(line);
                 log.warn("window {}: {}", entry.window(), line);
             } else if (!v.ready()) {
-                errors.add(h.container() + " is not ready again: " + String.join("; ", v.reasons()));
-                log.error("window {}: {} is not ready again: {}", entry.window(), h.container(), v.reasons());
+                List<String> reasons = redaction(labels).apply(v.reasons());
+                errors.add(h.container() + " is not ready again: " + String.join("; ", reasons));
+                log.error("window {}: {} is not ready again: {}", entry.window(), h.container(), reasons);
             }
         } catch (RuntimeException e) {
             if (Thread.interrupted()) interrupted = true; // a closing is not cut short: remembered, set again at the end
             notes.add(h.container() + " started again; its readiness is not known (" + WindowRunner.describe(e) + ")");
             log.warn("window {}: {} started again; its readiness is not known: {}", entry.window(), h.container(), WindowRunner.describe(e));
         }
+    }
+
+    /**
+     * @param labels the held container's labels
+     * @return the redaction of the secrets the container was created with ({@link Labels#SPEC} names them, the secrets
+     *         dir holds their values, read as the apply reads them); none without secrets or a secrets dir
+     */
+    private Redaction redaction(Map<String, String> labels) {
+        String spec = labels == null ? null : labels.get(Labels.SPEC);
+        if (secrets == null || spec == null) return Redaction.NONE;
+        return secrets.resolve(Json.readOrNull(spec.getBytes(StandardCharsets.UTF_8), ContainerSpec.class)).redaction();
     }
 
     /** Removes the window's step containers (label {@code mesh.window}), retrying while dockerd comes back. */

@@ -114,7 +114,7 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
         List<String> heldNames = e.held().stream().map(WindowJournal.HeldContainer::container).toList();
         // Its held nodes are not published again: they went with its process's session, and waiting for ZooKeeper to
         // make them would keep its containers stopped; the fence keeps every other process of the host off them.
-        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e, operatorHolds, stopping).closeAll();
+        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e, operatorHolds, stopping, secrets).closeAll();
         WindowSlot.forget(store, host, e.module(), e.window()); // its containers run again: its claim no longer counts
         List<String> notes = new ArrayList<>();
         notes.add("the window's process " + owner + (e.ownerAlive() ? " left it open" : " died mid-window") + "; finished by "

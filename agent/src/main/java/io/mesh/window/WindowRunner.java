@@ -471,7 +471,7 @@ public final class WindowRunner {
         } finally {
             me.stepEnded();
             holding.remove(me);
-            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds, () -> cutting).closeAll();
+            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds, () -> cutting, context.secrets()).closeAll();
             if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();
             for (String k : closing.kept()) error = error == null ? k : error + "; " + k;
             if (step == null && closing.exitCode() != null && cut == null) {

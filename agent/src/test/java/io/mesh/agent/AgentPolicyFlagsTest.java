@@ -9,7 +9,10 @@ import java.time.Duration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** {@code mesh-agent}'s {@code --allow-device}, {@code --allow-sysctl} and {@code --allow-security-opt} make its policy (decision 17). */
+/**
+ * {@code mesh-agent}'s {@code --allow-device}, {@code --allow-sysctl}, {@code --allow-security-opt} (decision 17) and
+ * {@code --allow-host-network} make its policy.
+ */
 class AgentPolicyFlagsTest {
     private static AgentConfig config(String... args) {
         AgentMain.Run run = new AgentMain.Run();
@@ -28,6 +31,22 @@ class AgentPolicyFlagsTest {
                 + "    security-opt: [\"no-new-privileges:true\"]\n").get(0).containers().get("web");
         assertThat(c.policy().refusals(spec)).isEmpty();
         assertThat(config("--host", "host-a").policy().refusals(spec)).hasSize(4);
+    }
+
+    @Test
+    void allowHostNetworkLetsContainersAndStepsOnTheHostsNetwork() throws Exception {
+        var parsed = new ManifestParser().parse("module: hc-net\nhosts: [host-a]\ncontainers:\n  web:\n    image: mesh-demo/busybox:1\n"
+                + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
+                + "    step: {image: mesh-demo/busybox:1, command: [\"true\"], network: host}\n").get(0);
+        var web = parsed.containers().get("web"); // no network given: the host's
+        var step = parsed.schedules().get("gc").step();
+        AgentConfig byDefault = config("--host", "host-a");
+        assertThat(byDefault.policy().refusals(web)).singleElement().asString().contains("network: host", "--allow-host-network");
+        assertThat(byDefault.policy().refusals(step)).singleElement().asString().contains("step.network: host", "--allow-host-network");
+        AgentConfig allowing = config("--host", "host-a", "--allow-host-network");
+        assertThat(allowing.policy().refusals(web)).isEmpty();
+        assertThat(allowing.policy().refusals(step)).isEmpty();
+        assertThat(allowing.policy().toString()).contains("network host allowed");
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HostIdentities;
 import io.mesh.wire.Json;
+import io.mesh.wire.LockNodes;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ModuleSpec;
@@ -30,6 +31,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -94,6 +96,7 @@ class HostIdentityDaemonTest {
         HostIdentities.register(coordinator, paths, admin, other, Instant.now());
         MeshZk.secure(coordinator, paths, admin);
         ModuleSpec spec = new ManifestParser().parse(manifest()).get(0);
+        LockNodes.ensureForPush(coordinator, paths, Map.of(module, spec.hosts())); // as the push does, before its desired node
         coordinator.create().forPath(paths.desired(module), Json.bytes(new DesiredRecord(module, "r1", "push-0000000001", spec)));
 
         CuratorFramework agentClient = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), own, paths);
@@ -118,7 +121,10 @@ class HostIdentityDaemonTest {
         String id = inspect.getId();
         assertThat(acl(anyone, paths.report(HOST, module))).as("the report is the host's").isEqualTo(HOST_ONLY);
         assertThat(acl(anyone, paths.agent(HOST))).as("the agent node is the host's").isEqualTo(HOST_ONLY);
-        assertThat(acl(anyone, paths.lock(module, HOST))).as("the module lock's node is the host's").isEqualTo(HOST_ONLY);
+        assertThat(acl(anyone, paths.lock(module, HOST))).as("the module lock's node: the coordinators made it, the host locks in it")
+                .containsExactly("digest:mesh:" + ZooDefs.Perms.ALL,
+                        "digest:host-" + HOST + ":" + (ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE | ZooDefs.Perms.READ | ZooDefs.Perms.WRITE),
+                        "world:anyone:" + ZooDefs.Perms.READ);
 
         Future<WindowResult> window = daemon.runWindow(module, "sweep");
         String held = paths.held(HOST, app);

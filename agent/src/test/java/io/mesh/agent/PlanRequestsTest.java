@@ -1,10 +1,10 @@
 package io.mesh.agent;
 
 import io.mesh.apply.DryRun;
-import io.mesh.policy.Policy;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestParser;
@@ -73,7 +73,7 @@ class PlanRequestsTest {
 
     void start() {
         requests = new PlanRequests(zk.client(), zk.paths(), "host-a", ProcessRef.current("mesh-agent run (test)"),
-                new DryRun(new MeshStore(zk.client(), zk.paths()), TestDocker.engine(), "host-a", Policy.DEFAULT,
+                new DryRun(new MeshStore(zk.client(), zk.paths()), TestDocker.engine(), "host-a", TestPolicy.HOST_NETWORK,
                         new SecretsDir(state.resolve("secrets"), new DigestKey(state))));
         requests.start();
     }

@@ -98,7 +98,10 @@ class ComposeFieldsTest {
         return r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
     }
 
-    /** Every compose-grade field at once, the policy's three allowed: Docker's inspect shows each as written. */
+    /**
+     * Every compose-grade field at once, the policy's three allowed (and the host's network): Docker's inspect shows
+     * each as written.
+     */
     static final String[] EVERY_FIELD = {
             "network: host",
             "entrypoint: [/bin/sh, -c]",
@@ -125,7 +128,7 @@ class ComposeFieldsTest {
 
     private static Policy allowingTheThree() {
         return Policy.builder().allowDevices(List.of("/dev/zero")).allowSysctls(List.of("kernel.*"))
-                .allowSecurityOpts(List.of("no-new-privileges:true")).build();
+                .allowSecurityOpts(List.of("no-new-privileges:true")).allowHostNetwork(true).build();
     }
 
     @Test
@@ -228,7 +231,7 @@ class ComposeFieldsTest {
         var spec = parser.parse(yaml("sysctls: {kernel.shm_rmid_forced: 1, net.core.somaxconn: 1024}", "devices: [/dev/zero, /dev/null]",
                 "security-opt: [\"no-new-privileges:true\", seccomp=unconfined]")).get(0).containers().get("web");
         Policy p = Policy.builder().allowSysctls(List.of("kernel.*")).allowDevices(List.of("/dev/zero"))
-                .allowSecurityOpts(List.of("no-new-privileges:true")).build();
+                .allowSecurityOpts(List.of("no-new-privileges:true")).allowHostNetwork(true).build();
         assertThat(p.refusals(spec)).containsExactly(
                 "devices: /dev/null is not allowed on this host (the agent allows it with --allow-device /dev/null)",
                 "sysctls: net.core.somaxconn is not allowed on this host (the agent allows it with --allow-sysctl net.core.somaxconn)",

@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The agent's policy against a real Docker engine and ZooKeeper: host paths outside the allowed prefixes,
- * privileged mode, host PID and added capabilities are refused (reported {@code failed} with the reason, nothing
+ * privileged mode, host PID, the host's network (asked for, or a container's default) and added capabilities are refused (reported {@code failed} with the reason, nothing
  * created, what runs keeps running) unless the agent's configuration allows them.
  */
 class PolicyTest {
@@ -64,13 +64,21 @@ class PolicyTest {
         return here.applier(here.context().withPolicy(policy));
     }
 
-    /** A module with container {@code web} carrying these extra lines. */
+    /**
+     * A module with container {@code web} carrying these extra lines, on {@code network: none} unless a line gives a
+     * network or is {@value #NO_NETWORK} (then it names none, and gets the default, the host's).
+     */
     private String yaml(String... extra) {
+        boolean network = java.util.Arrays.stream(extra).anyMatch(e -> e.startsWith("network:") || e.equals(NO_NETWORK));
         StringBuilder b = new StringBuilder("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX
-                + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 1s\n");
-        for (String e : extra) b.append("    ").append(e).append('\n');
+                + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + (network ? "" : "    network: none\n") + "    stop-timeout: 1s\n");
+        for (String e : extra) if (!e.equals(NO_NETWORK)) b.append("    ").append(e).append('\n');
         return b.toString();
     }
+
+    /** A line for {@link #yaml} that leaves {@code network} out. */
+    private static final String NO_NETWORK = "<no network>";
 
     private static ContainerResult web(ApplyReport r) {
         return r.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
@@ -81,6 +89,8 @@ class PolicyTest {
     @CsvSource(delimiter = '|', textBlock = """
             privileged: true          | --allow-privileged
             pid: host                 | --allow-host-pid
+            network: host             | --allow-host-network
+            <no network>              | --allow-host-network
             cap-add: [NET_ADMIN]      | --allow-cap NET_ADMIN
             volumes: ["<tmp>:/data"]  | --allow-host-path
             volumes: ["/:/host"]      | --allow-host-path
@@ -225,5 +235,61 @@ class PolicyTest {
             InspectContainerResponse i = docker.inspect(id);
             return i != null && module.equals(i.getConfig().getLabels().get(io.mesh.docker.Labels.MODULE));
         });
+    }
+
+    /**
+     * The host's network reaches what listens on the host's loopback (the embedded ZooKeeper, the coordinator): refused
+     * by default, asked for or as a container's default, by the plan ({@code mesh push --plan} asks the agent's
+     * {@link DryRun}) as by the apply; {@code --allow-host-network} lets it through, and Docker runs it on the host's
+     * network.
+     */
+    @Test
+    void theHostsNetworkIsRefusedByThePlanAndTheApplyUnlessAllowed() throws Exception {
+        io.mesh.wire.ModuleSpec spec = new ManifestParser().parse(yaml(NO_NETWORK)).get(0);
+        zk.setDesired(yaml(NO_NETWORK), "r1");
+        DryRun refusing = new DryRun(here.store(), docker, "host-a", Policy.DEFAULT, here.context().secrets());
+        io.mesh.wire.PlanAnswer.ModulePlan plan = refusing.plan(spec);
+        assertThat(plan.outcome()).isEqualTo(io.mesh.wire.PlanOutcome.WOULD_FAIL);
+        var planned = plan.containers().stream().filter(c -> c.name().equals("web")).findFirst().orElseThrow();
+        assertThat(planned.action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(planned.problems()).singleElement().asString()
+                .contains("refused by this agent's policy", "network: host", "default", "loopback", "--allow-host-network");
+        assertThat(docker.idByName(module + "-web")).as("a plan creates nothing").isNull();
+
+        ApplyReport refused = applier(Policy.DEFAULT).apply(module, () -> false);
+        assertThat(refused.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        assertThat(refused.error()).contains(module + "-web", "network: host", "--allow-host-network");
+        assertThat(docker.idByName(module + "-web")).isNull();
+
+        Policy allowing = Policy.builder().allowHostNetwork(true).build();
+        assertThat(allowing.toString()).contains("network host allowed");
+        assertThat(Policy.DEFAULT.toString()).contains("network host refused");
+        assertThat(new DryRun(here.store(), docker, "host-a", allowing, here.context().secrets()).plan(spec).outcome())
+                .isEqualTo(io.mesh.wire.PlanOutcome.WOULD_APPLY);
+        ApplyReport r = applier(allowing).apply(module, () -> false);
+        assertThat(r.outcome()).as(r.error()).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(docker.inspect(module + "-web").getHostConfig().getNetworkMode()).isEqualTo("host");
+    }
+
+    /** A step on the host's network is refused like a container, before the window stops anything. */
+    @Test
+    void aStepOnTheHostsNetworkFailsTheWindowBeforeAnythingIsStoppedUnlessAllowed() throws Exception {
+        String yaml = yaml() + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
+                + "    step: {image: " + BUSYBOX + ", command: [\"true\"], network: host}\n    timeout: 1m\n";
+        zk.setDesired(yaml, "r1");
+        assertThat(applier(Policy.DEFAULT).apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        InspectContainerResponse before = docker.inspect(module + "-web");
+
+        WindowResult w = new WindowRunner(here.context().withPolicy(Policy.DEFAULT)).run(module, "gc", Duration.ofSeconds(5));
+
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.FAILED);
+        assertThat(w.error()).contains("step refused by this agent's policy", "step.network: host", "--allow-host-network");
+        InspectContainerResponse after = docker.inspect(module + "-web");
+        assertThat(after.getState().getRunning()).isTrue();
+        assertThat(after.getState().getStartedAt()).isEqualTo(before.getState().getStartedAt());
+
+        WindowResult allowed = new WindowRunner(here.context().withPolicy(Policy.builder().allowHostNetwork(true).build()))
+                .run(module, "gc", Duration.ofSeconds(5));
+        assertThat(allowed.succeeded()).as(String.valueOf(allowed)).isTrue();
     }
 }

@@ -53,7 +53,8 @@ public final class AgentFootprintBench {
                 List<String> cmd = new ArrayList<>(Boolean.parseBoolean(a.getOrDefault("plain", "false"))
                         ? List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + xmx, "-jar", a.get("jar"))
                         : List.of(a.get("launcher")));
-                cmd.addAll(List.of("run", "--host", host, "--zk", zk.getProperty("all"), "--zk-root", paths.root(), "--state-dir", state.toString()));
+                cmd.addAll(List.of("run", "--host", host, "--zk", zk.getProperty("all"), "--zk-root", paths.root(), "--state-dir", state.toString(),
+                        io.mesh.testing.TestPolicy.HOST_NETWORK_FLAG)); // ApplyBench's manifest: network host
                 ProcessBuilder pb = new ProcessBuilder(cmd);
                 pb.environment().put("JAVA_OPTS", "-Xmx" + xmx);
                 pb.environment().put("MESH_AGENT_JAR", a.get("jar"));

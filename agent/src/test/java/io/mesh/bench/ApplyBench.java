@@ -68,8 +68,8 @@ public final class ApplyBench {
         // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
         MeshStore store = new MeshStore(client, paths);
         desiredCache = Bench.desiredCache(client, paths, store);
-        Applier applier = new Applier(store, docker, host, ProcessRef.current("mesh bench"),
-                Duration.ofSeconds(2), new WindowJournal(dir.resolve("state")));
+        Applier applier = new Applier(io.mesh.window.HostContext.of(store, docker, host, ProcessRef.current("mesh bench"),
+                new WindowJournal(dir.resolve("state"))).withPolicy(io.mesh.testing.TestPolicy.HOST_NETWORK), Duration.ofSeconds(2));
         List<String> compose = List.of(composeBin, "-p", project, "-f", composeFile.toString());
         try {
             setDesired(client, paths, manifest(module, host, n, 0), 0);

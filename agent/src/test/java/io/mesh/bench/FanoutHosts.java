@@ -55,7 +55,8 @@ public final class FanoutHosts {
                 CuratorFramework c = MeshZk.connect(zk, Duration.ofSeconds(120));
                 clients.add(c);
                 Path dir = Files.createDirectories(state.resolve(host));
-                AgentConfig config = new AgentConfig(host, paths, dir, reconcile, Duration.ofSeconds(2), Duration.ofMinutes(10));
+                AgentConfig config = new AgentConfig(host, paths, dir, reconcile, Duration.ofSeconds(2), Duration.ofMinutes(10),
+                        io.mesh.testing.TestPolicy.HOST_NETWORK); // the manifest's containers take the default network, the host's
                 AgentDaemon d = new AgentDaemon(config, c, new RecordingRuntime(), ProcessRef.current("mesh-agent run (simulated host)"));
                 d.start();
                 daemons.add(d);

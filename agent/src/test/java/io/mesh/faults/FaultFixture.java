@@ -8,6 +8,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.EnsembleExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -157,7 +158,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
     /** Starts {@code mesh-agent run} for {@link #host} in its own JVM, against the given servers. */
     ChildJvm daemon(String name, String reconcile, String connect) throws Exception {
         ChildJvm p = ChildJvm.agent(name, dir, List.of("run", "--host", host, "--zk", connect,
-                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile));
+                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile, TestPolicy.HOST_NETWORK_FLAG));
         processes.add(p);
         return p;
     }
@@ -170,7 +171,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
         Path lib = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
         assertThat(lib).as("libfaketime (apt-get install libfaketime)").exists();
         ChildJvm p = ChildJvm.start(name, dir, "192m", io.mesh.agent.AgentMain.class.getName(), List.of("run", "--host", host, "--zk", zk.connect(),
-                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile),
+                "--state-dir", stateDir.toString(), "--reconcile-interval", reconcile, TestPolicy.HOST_NETWORK_FLAG),
                 java.util.Map.of("LD_PRELOAD", lib.toString(), "FAKETIME", offset, "FAKETIME_DONT_FAKE_MONOTONIC", "1",
                         "FAKETIME_FORCE_MONOTONIC_FIX", "0")); // without it the JVM starts ten times slower
         processes.add(p);
@@ -180,7 +181,7 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
     /** Starts {@code mesh-agent window} for the module's schedule in its own JVM. */
     ChildJvm window(String name) throws Exception {
         ChildJvm p = ChildJvm.agent(name, dir, List.of("window", "--host", host, "--zk", zk.connect(),
-                "--state-dir", stateDir.toString(), "--module", module, "--schedule", SCHEDULE));
+                "--state-dir", stateDir.toString(), "--module", module, "--schedule", SCHEDULE, TestPolicy.HOST_NETWORK_FLAG));
         processes.add(p);
         return p;
     }
@@ -255,13 +256,14 @@ final class FaultFixture implements BeforeEachCallback, AfterEachCallback, Param
     }
 
     /**
-     * One apply of the module in this JVM (io.mesh.apply.Applier), for tests whose subject is not the daemon.
+     * One apply of the module in this JVM (io.mesh.apply.Applier), for tests whose subject is not the daemon; its policy
+     * allows the host's network, as the fixture's daemons' does.
      *
      * @return the report
      */
     ApplyReport applyInProcess() throws Exception {
-        return new io.mesh.apply.Applier(store, docker, host, ProcessRef.current("fault test"), Duration.ofSeconds(2),
-                new io.mesh.window.WindowJournal(stateDir))
+        return new io.mesh.apply.Applier(io.mesh.window.HostContext.of(store, docker, host, ProcessRef.current("fault test"),
+                new io.mesh.window.WindowJournal(stateDir)).withPolicy(TestPolicy.HOST_NETWORK), Duration.ofSeconds(2))
                 .apply(module, () -> false);
     }
 

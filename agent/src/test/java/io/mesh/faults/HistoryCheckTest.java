@@ -7,6 +7,7 @@ import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.EnsembleExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.wire.ApplyOutcome;
@@ -148,7 +149,7 @@ class HistoryCheckTest {
             long zxid0 = markerZxid(client);
             for (int i = 1; i <= DAEMONS; i++) {
                 ChildJvm d = ChildJvm.agent("daemon-" + i, dir, List.of("run", "--host", HOST, "--zk", zk.connect(),
-                        "--state-dir", dir.resolve("state-" + HOST).toString(), "--reconcile-interval", "1s"));
+                        "--state-dir", dir.resolve("state-" + HOST).toString(), "--reconcile-interval", "1s", TestPolicy.HOST_NETWORK_FLAG));
                 processes.add(d);
             }
             for (Mod m : mods) {
@@ -184,7 +185,7 @@ class HistoryCheckTest {
                     if ((m.window == null || !m.window.isAlive()) && open < MAX_WINDOWS_AT_ONCE) {
                         m.window = ChildJvm.agent("window-" + m.name + "-" + m.windows.size(), dir, List.of("window",
                                 "--host", m.host, "--zk", zk.connect(), "--state-dir", dir.resolve("state-" + m.host).toString(),
-                                "--module", m.name, "--schedule", SCHEDULE));
+                                "--module", m.name, "--schedule", SCHEDULE, TestPolicy.HOST_NETWORK_FLAG));
                         processes.add(m.window);
                         m.windows.add(m.window);
                         windows++;
@@ -260,11 +261,11 @@ class HistoryCheckTest {
             long zxid0 = markerZxid(client);
             push(client, paths, m);
             processes.add(ChildJvm.agent("daemon", dir, List.of("run", "--host", HOST, "--zk", zk.connect(),
-                    "--state-dir", dir.resolve("state").toString(), "--reconcile-interval", "1s")));
+                    "--state-dir", dir.resolve("state").toString(), "--reconcile-interval", "1s", TestPolicy.HOST_NETWORK_FLAG)));
             MeshStore store = new MeshStore(client, paths);
             await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> store.report(HOST, m.name).outcome() == ApplyOutcome.APPLIED);
             ChildJvm w = ChildJvm.agent("window", dir, List.of("window", "--host", HOST, "--zk", zk.connect(),
-                    "--state-dir", dir.resolve("state").toString(), "--module", m.name, "--schedule", SCHEDULE));
+                    "--state-dir", dir.resolve("state").toString(), "--module", m.name, "--schedule", SCHEDULE, TestPolicy.HOST_NETWORK_FLAG));
             processes.add(w);
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
                 InspectContainerResponse i = TestDocker.engine().inspect(m.store());

@@ -18,7 +18,8 @@ import java.time.Duration;
  * before this one. A static field runs one daemon for the class, an instance field one per test; it is closed after.
  *
  * <p>By default it reconciles every 10 minutes, so that what a test sees land does not depend on the interval; waits
- * 2 s for an apply's module lock and a minute for a window's; uses the default {@link Policy}; shares the
+ * 2 s for an apply's module lock and a minute for a window's; uses the default {@link Policy} with the host's network
+ * allowed ({@link TestPolicy#HOST_NETWORK}, as the demos' agents run); shares the
  * extension's ZooKeeper client; and has a fresh state directory.
  */
 public final class AgentDaemonExtension extends ScopedFixture {
@@ -29,7 +30,7 @@ public final class AgentDaemonExtension extends ScopedFixture {
     private final String host;
     private Duration reconcileInterval = Duration.ofMinutes(10);
     private Duration applyLockWait = Duration.ofSeconds(2);
-    private Policy policy = Policy.DEFAULT;
+    private Policy policy = TestPolicy.HOST_NETWORK;
     private boolean ownSession;
     private ContainerRuntime runtime;
     private AgentDaemon daemon;
@@ -57,7 +58,7 @@ public final class AgentDaemonExtension extends ScopedFixture {
         return this;
     }
 
-    /** @return this, with that policy */
+    /** @return this, with that policy (instead of {@link TestPolicy#HOST_NETWORK}: give the host's network too if needed) */
     public AgentDaemonExtension withPolicy(Policy p) {
         policy = p;
         return this;

@@ -88,12 +88,15 @@ public final class ApplierExtension extends ScopedFixture {
         return stateDir;
     }
 
-    /** @return host-a's context: the test's ZooKeeper, the real engine, process "test", the default policy and secrets */
+    /**
+     * @return host-a's context: the test's ZooKeeper, the real engine, process "test", the default secrets and the
+     *         default policy with the host's network allowed ({@link TestPolicy#HOST_NETWORK})
+     */
     public HostContext context() {
         started();
         if (context == null) {
             context = HostContext.of(new MeshStore(zk.client(), zk.paths()), TestDocker.engine(), HOST,
-                    ProcessRef.current("test"), new WindowJournal(stateDir));
+                    ProcessRef.current("test"), new WindowJournal(stateDir)).withPolicy(TestPolicy.HOST_NETWORK);
         }
         return context;
     }

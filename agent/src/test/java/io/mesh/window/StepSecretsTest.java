@@ -30,8 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A window step with {@code volumes-from: web} mounts web's file secrets too, so it can print them: the window's
- * result, the report and the log carry its log lines with web's secret values taken out (decision 18). Real engine,
- * real ZooKeeper; the report read from its znode.
+ * result, the report and the log carry its log lines with web's secret values taken out (decision 18). So does what a
+ * held container prints when it is not ready again after the window (its log lines and health output, in the
+ * window's error). Real engine, real ZooKeeper; the report read from its znode.
  */
 class StepSecretsTest {
     private static final String HOST = "host-a";
@@ -90,5 +91,38 @@ class StepSecretsTest {
         assertThat(report).contains("<secret tls-key>").doesNotContain(key);
         assertThat(logs.list).isNotEmpty().allSatisfy(e -> assertThat(e.getFormattedMessage()).doesNotContain(key));
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("<secret tls-key>"));
+    }
+
+    /**
+     * The held container runs the first time and, started again by the window, prints both its secrets and exits: the
+     * window's give-back says it is not ready again with its last log lines (Readiness), which reach the window's
+     * error, the report and the log with the values taken out.
+     */
+    @Test
+    void aHeldContainerNotReadyAgainPrintsItsSecretsAndTheWindowSaysItRedacted() throws Exception {
+        String password = "fa-password-" + UUID.randomUUID();
+        String key = "fa-key-" + UUID.randomUUID();
+        Files.writeString(secretsDir.resolve("password"), password + "\n");
+        Files.writeString(secretsDir.resolve("tls.key"), key + "\n");
+        zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  web:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"test -e /tmp/ran && echo password $DB_PASSWORD && cat /run/secrets/tls.key && exit 5; "
+                + "touch /tmp/ran; trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    network: none\n    stop-timeout: 1s\n    restart: \"no\"\n    ready: {min-healthy: 2s}\n"
+                + "    secrets:\n      DB_PASSWORD: {file: password}\n      tls-key: {file: tls.key, target: /run/secrets/tls.key}\n"
+                + "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    while-stopped: [web]\n"
+                + "    step:\n      image: " + BUSYBOX + "\n      command: [\"true\"]\n    timeout: 1m\n", "r1");
+        HostContext withSecrets = here.context().withSecrets(new SecretsDir(secretsDir, new DigestKey(here.stateDir())));
+        assertThat(here.applier(withSecrets).apply(module, () -> false).outcome()).isEqualTo(io.mesh.wire.ApplyOutcome.APPLIED);
+
+        WindowResult w = new WindowRunner(withSecrets).run(module, "gc", Duration.ofSeconds(5));
+
+        assertThat(w.succeeded()).as(Json.text(w)).isFalse();
+        assertThat(w.error()).as(Json.text(w)).contains(module + "-web is not ready again", "password <secret DB_PASSWORD>", "<secret tls-key>");
+        assertThat(Json.text(w)).doesNotContain(password).doesNotContain(key);
+        String report = new String(zk.client().getData().forPath(zk.paths().report(HOST, module)), StandardCharsets.UTF_8);
+        assertThat(report).contains("<secret DB_PASSWORD>").doesNotContain(password).doesNotContain(key);
+        assertThat(logs.list).isNotEmpty().allSatisfy(e -> assertThat(e.getFormattedMessage()).doesNotContain(password).doesNotContain(key));
+        assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("is not ready again", "<secret DB_PASSWORD>"));
     }
 }

@@ -5,6 +5,7 @@ import io.mesh.agent.AgentMain;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -104,7 +105,7 @@ class WindowRaceTest {
                 String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
                 Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
                         "window", "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "garbage-collect",
-                        "--state-dir", agent.stateDir().toString())
+                        "--state-dir", agent.stateDir().toString(), TestPolicy.HOST_NETWORK_FLAG)
                         .redirectErrorStream(true).start();
                 return p.onExit().thenApply(done -> {
                     String out = new String(readAll(done), StandardCharsets.UTF_8);
@@ -132,7 +133,7 @@ class WindowRaceTest {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process window = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(),
                 "window", "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "garbage-collect",
-                "--state-dir", Files.createTempDirectory("mesh-other-state").toString())
+                "--state-dir", Files.createTempDirectory("mesh-other-state").toString(), TestPolicy.HOST_NETWORK_FLAG)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> !docker.client().listContainersCmd()

@@ -20,6 +20,7 @@ import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.HostIdentities;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
+import io.mesh.wire.LockNodes;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
@@ -109,6 +110,8 @@ class HostIdentityAclTest {
     private record Nodes(String report, String window, String held, String agent, String lockChild, String lease) {}
 
     private Nodes populateAsA(CuratorFramework a) throws Exception {
+        // The push of MODULE to both hosts: the coordinator makes their lock nodes (LockNodes), as PushWriter does.
+        LockNodes.ensureForPush(coordinator, paths, Map.of(MODULE, List.of(A, B)));
         new MeshStore(a, paths).writeReport(ApplyReport.applied(A, MODULE, "r1", "push-0000000000", Instant.now(), null, List.of()));
         HeldRegistry held = HeldRegistry.publish(a, paths, A, MODULE, "gc", "w-1", Instant.now(),
                 List.<String[]>of(new String[]{MODULE + "-registry", "0123abcd"}), ProcessRef.current("test"), Duration.ofSeconds(10));
@@ -193,8 +196,77 @@ class HostIdentityAclTest {
         assertThat(b.checkExists().forPath(n.lease())).isNull();
         // /mesh/agents: every host may create (its own node), none may delete another's.
         refused("delete A's agent node", () -> b.delete().forPath(n.agent()));
-        // A module's lock node: B may create its own host's lock node, not delete A's.
+        // A module's lock node: the coordinators made it; B may not delete it.
         refused("delete A's lock node", () -> b.delete().forPath(paths.lock(MODULE, A)));
+    }
+
+    /**
+     * ZooKeeper's create right is on the parent: a parent that gives every host create lets one host make another's
+     * node. With A's credentials (a raw client, which sets what ACL it likes) nothing can be made under B's lock node,
+     * held or window parents, nor a lock node for B of a module the coordinators made none for (B not named by its
+     * push), nor a module lock parent at all: the coordinators make each registered host's lock node (LockNodes), and A's
+     * own still works. What ACLs cannot stop is pinned: A may create B's agent node while B has none, and a slot lease
+     * or claim whose data names B (shared parents of Curator's recipes; docs/security.md, residual risks).
+     */
+    @Test
+    void aHostCannotMakeNodesInAnotherHostsNameWhereAclsCanSayWhose() throws Exception {
+        String onlyA = "hi-only-a";
+        LockNodes.ensureForPush(coordinator, paths, Map.of(MODULE, List.of(A, B), onlyA, List.of(A)));
+        CuratorFramework a = raw(hostA);
+        String lockChild = "/_c_00000000-0000-0000-0000-000000000000-lock-";
+
+        refused("a child of B's lock node", () -> a.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(paths.lock(MODULE, B) + lockChild, X));
+        refused("B's lock node of a module pushed to A only", () -> a.create().forPath(paths.lock(onlyA, B), X));
+        refused("a module lock parent", () -> a.create().forPath(paths.locks() + "/hi-unpushed", X));
+        refused("B's lock node of a module never pushed", () -> a.create().creatingParentsIfNeeded().forPath(paths.lock("hi-unpushed", B), X));
+        refused("a held node of B", () -> a.create().withMode(CreateMode.EPHEMERAL).forPath(paths.held(B, MODULE + "-web"), X));
+        refused("a window node of B", () -> a.create().withMode(CreateMode.EPHEMERAL).forPath(paths.window(B, MODULE), X));
+        refused("the held parent of an unregistered host", () -> a.create().forPath(paths.held("hi-c"), X));
+        refused("the window parent of an unregistered host", () -> a.create().forPath(paths.windows("hi-c"), X));
+        assertThat(raw(null).getACL().forPath(paths.lock(MODULE, B))).as("B's lock node: the admin's, B's to lock in, anyone's to read")
+                .extracting(acl -> ZkAuth.userOf(acl.getId()) + ":" + acl.getPerms())
+                .containsExactly("mesh:" + ZooDefs.Perms.ALL,
+                        "host-" + B + ":" + (ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE | ZooDefs.Perms.READ | ZooDefs.Perms.WRITE),
+                        "anyone:" + ZooDefs.Perms.READ);
+
+        // A's own, through mesh's code: its locks of both modules, a window's held and window nodes, its agent node.
+        CuratorFramework aMesh = mesh(hostA);
+        for (String m : List.of(MODULE, onlyA)) {
+            ModuleLock lock = new ModuleLock(aMesh, paths, m, A, ProcessRef.current("test"), LockHolder.APPLY);
+            assertThat(lock.acquire(Duration.ofSeconds(5))).as("A locks " + m).isTrue();
+            lock.release();
+        }
+        HeldRegistry held = HeldRegistry.publish(aMesh, paths, A, MODULE, "gc", "w-1", Instant.now(),
+                List.<String[]>of(new String[]{MODULE + "-registry", "0123abcd"}), ProcessRef.current("test"), Duration.ofSeconds(10));
+        closing.add(held);
+        assertThat(raw(null).checkExists().forPath(paths.held(A, MODULE + "-registry"))).isNotNull();
+        AgentNode agent = new AgentNode(aMesh, paths.agent(A), new AgentRecord(A, "test", ProcessHandle.current().pid(), Instant.now()), () -> {});
+        agent.claim();
+        closing.add(agent);
+
+        // A module lock of B's that the coordinators did not make (B not named when it was pushed): B cannot make it, and
+        // its agent says what makes it instead of failing with a bare NoAuth.
+        ModuleLock bOnA = new ModuleLock(mesh(hostB), paths, onlyA, B, ProcessRef.current("host b"), LockHolder.APPLY);
+        assertThat(catchThrowable(() -> bOnA.acquire(Duration.ofMillis(500)))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(paths.lock(onlyA, B)).hasMessageContaining("mesh-coordinator credentials " + B);
+
+        // The limits, pinned: a shared parent's create right is every host's, whatever the child's name or data.
+        a.create().withMode(CreateMode.EPHEMERAL).forPath(paths.agent(B), X);
+        assertThat(raw(null).checkExists().forPath(paths.agent(B))).as("B's agent node made by A: not closable by ACLs").isNotNull();
+        // (ephemeral: it goes with A's session; a persistent one only an admin deletes: decision 19, consequences)
+        String slot = paths.windowSlots(MODULE, "gc");
+        Lease lease = new InterProcessSemaphoreV2(aMesh, slot, 2).acquire(5, TimeUnit.SECONDS);
+        assertThat(lease).isNotNull();
+        closing.add(lease);
+        String leasePath = ZkPaths.slotLeases(slot) + "/" + lease.getNodeName();
+        a.setData().forPath(leasePath, ("{\"host\":\"" + B + "\",\"module\":\"" + MODULE + "\",\"window\":\"w-forged\"}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThat(new String(raw(null).getData().forPath(leasePath), StandardCharsets.UTF_8)).as("A's lease, claiming to be B's")
+                .contains("\"host\":\"" + B + "\"");
+        String forged = ZkPaths.slotClaims(slot) + "/" + B + "--" + MODULE + "--w-forged";
+        a.create().creatingParentsIfNeeded().forPath(forged, ("{\"host\":\"" + B + "\",\"module\":\"" + MODULE
+                + "\",\"window\":\"w-forged\",\"state\":\"held\"}").getBytes(StandardCharsets.UTF_8));
+        assertThat(raw(null).checkExists().forPath(forged)).as("a claim in B's name made by A: not closable by ACLs").isNotNull();
     }
 
     @Test

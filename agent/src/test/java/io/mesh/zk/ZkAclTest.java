@@ -107,8 +107,9 @@ class ZkAclTest {
                 paths.held(), paths.reports(), paths.agents(), paths.lock("store", "host-a"), paths.held("host-a"),
                 paths.windows("host-a"), paths.reports("host-a")));
         all.addAll(n.values());
-        // Parents every host creates in (decision 19) give the fleet identity create; the admin still owns them.
-        List<String> shared = List.of(paths.agents(), paths.locks(), paths.locks() + "/store");
+        // Parents every host creates in (decision 19) give the fleet identity create; the admin still owns them. Not the
+        // lock parents: only the coordinators make a host's lock node (LockNodes).
+        List<String> shared = List.of(paths.agents());
         List<ACL> sharedAcl = List.of(new ACL(ZooDefs.Perms.ALL, auth.id()), new ACL(ZooDefs.Perms.CREATE, auth.fleetId()),
                 new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
         for (String p : all) assertThat(mesh.getACL().forPath(p)).as(p).isEqualTo(shared.contains(p) ? sharedAcl : expected);

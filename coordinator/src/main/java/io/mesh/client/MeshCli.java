@@ -1141,9 +1141,14 @@ public final class MeshCli implements Runnable {
         }
     }
 
-    /** {@code mesh release HOST CONTAINER}: ends an operator hold; the host's agent applies the module at once. */
-    @Command(name = "release", description = "End the operator hold of CONTAINER on HOST: its agent applies the module at once (a stopped container is started again as drift).",
-            exitCodeList = {"0:released", "2:no operator hold there (or a window's), unauthorized", "4:the coordinator cannot be reached"})
+    /**
+     * {@code mesh release HOST CONTAINER [--stale]}: ends an operator hold; the host's agent applies the module at once.
+     * With {@code --stale} (an admin's token): removes a held node nothing owns instead (SPEC.md "Operator holds").
+     */
+    @Command(name = "release", description = {"End the operator hold of CONTAINER on HOST: its agent applies the module at once (a stopped container is started again as drift).",
+            "With --stale (an admin's token: the coordinator's --admin NAME): remove a held node that is neither an operator's hold nor a running window's (one made by hand, or left behind)."},
+            exitCodeList = {"0:released", "2:no operator hold there (or a window's; with --stale: none, an operator's hold or a running window's), unauthorized",
+                    "4:the coordinator cannot be reached"})
     public static final class Release extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
         String host;
@@ -1151,14 +1156,25 @@ public final class MeshCli implements Runnable {
         @Parameters(index = "1", paramLabel = "CONTAINER", description = "The Docker name, such as store-registry.")
         String container;
 
+        @Option(names = "--stale", description = "Remove a held node nothing owns (not an operator's hold, not a running window's); needs an admin's token.")
+        boolean stale;
+
         /** @return the exit code (see the command's exit codes) */
         @Override
         public Integer call() throws Exception {
             CoordinatorClient.Response r = client().delete("/v1/holds/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/"
-                    + URLEncoder.encode(container, StandardCharsets.UTF_8));
+                    + URLEncoder.encode(container, StandardCharsets.UTF_8) + (stale ? "?stale=true" : ""));
             Integer bad = failure(r, 200);
             if (bad != null) return bad;
             PrintWriter out = out();
+            if (stale) {
+                JsonNode gone = r.json().path("released");
+                out.println("the stale held node of " + container + " on " + host + " is removed (it read: "
+                        + (gone.path("window").asText().equals("unreadable") ? "data that cannot be read"
+                        : "window " + gone.path("window").asText() + ", schedule " + gone.path("schedule").asText()) + ")");
+                out.flush();
+                return OK;
+            }
             out.println(container + " on " + host + " released (it was held by " + r.json().path("released").path("hold").path("by").asText()
                     + ": " + r.json().path("released").path("hold").path("reason").asText() + ")");
             out.flush();

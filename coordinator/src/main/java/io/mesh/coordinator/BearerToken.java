@@ -9,11 +9,13 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -24,6 +26,9 @@ import java.util.regex.Pattern;
  * {@value HistoryRecord#BY_TOKEN}. Only the tokens' SHA-256 digests are kept; a request's token is compared with every
  * one of them ({@link MessageDigest#isEqual}, constant-time, no early exit), so neither content, length nor which
  * token matched leaks through timing. {@link #toString()} shows the names only.
+ *
+ * <p>Some names may be an admin's ({@link #withAdmins}, the coordinator's {@code --admin NAME}): their tokens may also
+ * do what only an admin may ({@code mesh release --stale}); every other token may not.
  */
 public final class BearerToken {
     /** Environment variable holding a single token when no token file is given. */
@@ -32,8 +37,39 @@ public final class BearerToken {
     private static final Pattern NAMED = Pattern.compile("([a-z0-9][a-z0-9._@-]{0,63}):(.+)");
 
     private final Map<String, byte[]> digests;
+    private final Set<String> admins;
 
-    private BearerToken(Map<String, byte[]> digests) { this.digests = digests; }
+    private BearerToken(Map<String, byte[]> digests) { this(digests, Set.of()); }
+
+    private BearerToken(Map<String, byte[]> digests, Set<String> admins) {
+        this.digests = digests;
+        this.admins = admins;
+    }
+
+    /**
+     * @param names token names ({@code --admin NAME}, repeatable) whose tokens are an admin's
+     * @return these tokens, those names' an admin's (and no other's)
+     * @throws IllegalArgumentException naming the name and the file's names when one names no token
+     */
+    public BearerToken withAdmins(Collection<String> names) {
+        for (String n : names) {
+            if (!digests.containsKey(n)) {
+                throw new IllegalArgumentException("--admin " + n + ": no token is named " + n + " (the names: " + digests.keySet()
+                        + "; a --token-file of name:token lines names them, a file of one token or MESH_TOKEN names it "
+                        + HistoryRecord.BY_TOKEN + ")");
+            }
+        }
+        return new BearerToken(digests, Set.copyOf(names));
+    }
+
+    /**
+     * @param name a token's name, as {@link #nameOf} gives it
+     * @return true when it is an admin's ({@link #withAdmins})
+     */
+    public boolean isAdmin(String name) { return name != null && admins.contains(name); }
+
+    /** @return the names of the admins' tokens, sorted */
+    public List<String> admins() { return admins.stream().sorted().toList(); }
 
     /**
      * @param token the secret; surrounding whitespace is removed
@@ -111,5 +147,5 @@ public final class BearerToken {
 
     /** @return the names only: a token is never printed */
     @Override
-    public String toString() { return "BearerToken" + digests.keySet() + "[***]"; }
+    public String toString() { return "BearerToken" + digests.keySet() + (admins.isEmpty() ? "" : " admins " + admins()) + "[***]"; }
 }

@@ -20,6 +20,8 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -98,6 +100,12 @@ public final class CoordinatorMain implements Runnable {
                         + "means no token is required.")
         Path tokenFile;
 
+        @Option(names = "--admin", paramLabel = "NAME",
+                description = "A token name (a name:token line of --token-file; a file of one token, or MESH_TOKEN, is named "
+                        + "token) whose token may also do what only an admin may: mesh release HOST CONTAINER --stale "
+                        + "(repeatable). Default: none, so with a token configured no one may.")
+        List<String> admins = new ArrayList<>();
+
         @Option(names = "--webhook-secret-file", paramLabel = "FILE",
                 description = "File holding the shared secret of signed pushes: POST /v1/pushes is also accepted with "
                         + "X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body> (the form Git forges send). Default: none.")
@@ -128,6 +136,10 @@ public final class CoordinatorMain implements Runnable {
                 paths = process.paths();
                 address = parseListen(listen);
                 token = loadToken();
+                if (!admins.isEmpty()) {
+                    if (token == null) throw new IllegalArgumentException("--admin names a token: give --token-file FILE (or MESH_TOKEN) too");
+                    token = token.withAdmins(admins);
+                }
                 webhook = loadWebhookSecret();
                 zkAuth = process.zkAuth();
                 Duration readTimeout;
@@ -164,7 +176,8 @@ public final class CoordinatorMain implements Runnable {
                 out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
                         + (zkAuth == null ? ", open ZooKeeper ACLs" : ", ZooKeeper user " + zkAuth.user())
                         + (token == null && webhook == null ? ", no token" : ", POST /v1/pushes needs "
-                        + (token != null && webhook != null ? "a token or a webhook signature" : token != null ? "a token" : "a webhook signature")) + ")");
+                        + (token != null && webhook != null ? "a token or a webhook signature" : token != null ? "a token" : "a webhook signature"))
+                        + (token != null && !token.admins().isEmpty() ? ", admin tokens " + token.admins() : "") + ")");
                 out.flush();
             } catch (Exception e) {
                 err.println("mesh-coordinator: cannot start: " + e.getMessage());

@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  * The coordinator's side of operator holds ({@code mesh hold}, {@code mesh release}; SPEC.md "Operator holds",
  * docs/decisions/0015-operator-holds.md): checks a hold against the hosts and the desired state, then writes it through
  * {@link HeldRegistry#hold} (a persistent held node), or deletes it ({@link HeldRegistry#release}), or reads it back
- * for {@code mesh hold} to wait for its host's confirmation ({@link #view}). Nothing is written when a check fails.
+ * for {@code mesh hold} to wait for its host's confirmation ({@link #view}); and removes a held node nothing owns
+ * ({@link #releaseStale}, {@code mesh release --stale}). Nothing is written when a check fails.
  */
 public final class HoldStore {
     /** A Docker name mesh makes: two manifest names joined by {@code -} (so also a safe znode name). */
@@ -142,10 +143,43 @@ public final class HoldStore {
         try {
             gone = HeldRegistry.release(client, paths, host, container);
         } catch (HeldRegistry.AlreadyHeldException e) {
-            throw new RefusedException(409, "container", e.getMessage());
+            throw new RefusedException(409, "container", e.getMessage() + " (a node no running window owns, made by hand or left "
+                    + "behind, is removed by an admin with mesh release " + host + " " + container + " --stale)");
         }
         if (gone == null) {
             throw new RefusedException(404, "container", "no operator hold on " + container + " on host " + host + " (mesh held lists them)");
+        }
+        return gone;
+    }
+
+    /**
+     * Removes a held node that nothing owns ({@code DELETE /v1/holds/{host}/{container}?stale=true}, admin only: the
+     * caller checks; SPEC.md "Operator holds"): neither an operator's hold nor a live session's node
+     * ({@link HeldRegistry#releaseStale}).
+     *
+     * @return the node removed, as read ({@link HeldRecord#unreadable} when its data could not be read)
+     * @throws RefusedException 400 for a bad host, 404 when there is no held node, 409 naming what owns it (an
+     *                          operator's hold: plain release; a live window: wait for it)
+     * @throws Exception        ZooKeeper errors
+     */
+    public HeldRecord releaseStale(String host, String container) throws Exception {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            throw new RefusedException(400, "host", "host: " + e.getMessage());
+        }
+        if (container == null || !DOCKER_NAME.matcher(container).matches()) {
+            throw new RefusedException(404, "container", "no held node '" + HttpApi.abbreviate(String.valueOf(container))
+                    + "': give the Docker name, <module>-<name>");
+        }
+        HeldRecord gone;
+        try {
+            gone = HeldRegistry.releaseStale(client, paths, host, container);
+        } catch (HeldRegistry.NotStaleException e) {
+            throw new RefusedException(409, "container", e.getMessage());
+        }
+        if (gone == null) {
+            throw new RefusedException(404, "container", "no held node of " + container + " on host " + host + " (mesh held lists them)");
         }
         return gone;
     }

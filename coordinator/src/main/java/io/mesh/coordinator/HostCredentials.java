@@ -100,8 +100,8 @@ public final class HostCredentials {
 
     /**
      * The nodes the host's previous identity made stay its own (the admin has no right to change their ACL): its
-     * reports are deleted (the agent writes them again at its next apply) and its empty module-lock nodes where the
-     * admin may; the others are named.
+     * reports are deleted (the agent writes them again at its next apply); its module-lock nodes were replaced by the
+     * registration ({@link io.mesh.wire.LockNodes#ensureForHost}).
      */
     private List<String> dropOldNodes(String host) throws Exception {
         List<String> out = new ArrayList<>();
@@ -111,21 +111,6 @@ public final class HostCredentials {
             try {
                 admin.delete().forPath(p);
                 out.add("deleted " + p + " (made by the previous identity; the agent writes it again)");
-            } catch (KeeperException.NoNodeException gone) {
-                // went meanwhile
-            }
-        }
-        for (String m : children(paths.locks())) {
-            String p = paths.lock(m, host);
-            Stat st = admin.checkExists().forPath(p);
-            if (st == null || !MeshAcls.namesMeshIdentity(admin.getACL().forPath(p))) continue;
-            try {
-                admin.delete().withVersion(st.getVersion()).forPath(p);
-                out.add("deleted " + p + " (made by the previous identity)");
-            } catch (KeeperException.NoAuthException | KeeperException.NotEmptyException e) {
-                out.add("left " + p + ": made by the previous identity, " + (e instanceof KeeperException.NotEmptyException
-                        ? "in use (stop the old agent, then issue again)"
-                        : "under a module node an agent made; delete it as ZooKeeper's super user (docs/decisions/0019-host-identities.md)"));
             } catch (KeeperException.NoNodeException gone) {
                 // went meanwhile
             }

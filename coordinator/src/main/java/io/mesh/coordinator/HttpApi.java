@@ -47,6 +47,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -85,7 +86,9 @@ import java.util.regex.Pattern;
  *       {@code hold.confirmed} once its host's agent confirmed it), {@code "agent"} (the host's agent node exists) and
  *       {@code "expired"}; {@code 400} for a bad name, {@code 404} when no operator hold is there.
  *       {@code DELETE /v1/holds/{host}/{container}}: {@code 200 {"released"}}; 404 when there is no operator hold,
- *       409 for a window's.</li>
+ *       409 for a window's. {@code DELETE /v1/holds/{host}/{container}?stale=true} (an admin's token, {@code --admin}):
+ *       removes a held node nothing owns, {@code 200 {"released","stale":true}}; 409 for an operator's hold or a live
+ *       session's node, 404 for none, 401/403 without an admin's token.</li>
  *   <li>{@code GET /v1/hosts}: {@code {"hosts":[FleetView.Host...]}}.</li>
  *   <li>{@code GET /healthz}: {@code 200 {"status":"ok","zookeeper":"connected"}}, else 503.</li>
  *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
@@ -596,8 +599,16 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 201, h);
     }
 
-    /** {@code DELETE /v1/holds/{host}/{container}}: ends an operator hold ({@link HoldStore#release}). */
+    /**
+     * {@code DELETE /v1/holds/{host}/{container}}: ends an operator hold ({@link HoldStore#release}); with
+     * {@code ?stale=true}, an admin's token removes a held node nothing owns instead ({@link HoldStore#releaseStale}).
+     */
     private void release(Exchange ex, String host, String container) throws Exception {
+        String q = ex.query();
+        if (q != null && Arrays.asList(q.split("&")).contains("stale=true")) {
+            releaseStale(ex, host, container);
+            return;
+        }
         if (!authorized(ex, "holds")) return;
         try {
             HeldRecord h = holds.release(host, container);
@@ -606,6 +617,61 @@ public final class HttpApi implements AutoCloseable {
         } catch (HoldStore.RefusedException e) {
             sendField(ex, e.status, e.field, e.getMessage());
         }
+    }
+
+    /**
+     * {@code DELETE /v1/holds/{host}/{container}?stale=true} ({@code mesh release HOST CONTAINER --stale}, SPEC.md
+     * "Operator holds"): an admin's token only ({@link #adminAuthorized}); {@code 200 {"released", "stale": true}},
+     * 404 when there is no held node, 409 naming what owns it.
+     */
+    private void releaseStale(Exchange ex, String host, String container) throws Exception {
+        String who = adminAuthorized(ex, "mesh release --stale");
+        if (who == null) return;
+        try {
+            HeldRecord h = holds.releaseStale(host, container);
+            LOG.warn("stale held node removed host={} container={} by \"{}\" from {} (it read: {})", host, container, who, ex.remoteHost(), h.reason());
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("released", h);
+            out.put("stale", true);
+            send(ex, 200, out);
+        } catch (HoldStore.RefusedException e) {
+            sendField(ex, e.status, e.field, e.getMessage());
+        }
+    }
+
+    /**
+     * What only an admin may do (SPEC.md "Operator holds": {@code --stale} takes admin credentials) needs the bearer
+     * token of a name the coordinator lists with {@code --admin NAME} ({@link BearerToken#isAdmin}): no token is
+     * {@code 401}, a wrong one or one that is no admin's {@code 403}, each naming the fix. A coordinator with no
+     * credentials at all takes it from anyone, as it takes every write (it warns at start that it runs open).
+     *
+     * @param what what is asked, for the answer
+     * @return who asked (the token's name, or {@code anonymous} on an open coordinator); {@code null} when refused
+     *         (the answer was sent)
+     */
+    private String adminAuthorized(Exchange ex, String what) {
+        if (token == null && webhook == null) return HistoryRecord.BY_ANONYMOUS;
+        ex.responseHeader("WWW-Authenticate", "Bearer realm=\"mesh\"");
+        String authorization = ex.header("Authorization");
+        String name = token == null ? null : token.nameOf(authorization).orElse(null);
+        String fix = "start the coordinator with --token-file FILE and --admin NAME naming an admin's line of it, and send that "
+                + "token (mesh --token-file F, or MESH_TOKEN)";
+        if (token == null) {
+            send(ex, 403, error(what + " needs an admin's bearer token, and this coordinator takes only signed pushes "
+                    + "(--webhook-secret-file): " + fix));
+        } else if (authorization == null) {
+            send(ex, 401, error("missing token: " + what + " needs an admin's token: send Authorization: Bearer <token> "
+                    + "(mesh --token-file F, or MESH_TOKEN)"));
+        } else if (name == null) {
+            send(ex, 403, error("wrong token: " + what + " needs an admin's token: send Authorization: Bearer <token> "
+                    + "(mesh --token-file F, or MESH_TOKEN)"));
+        } else if (!token.isAdmin(name)) {
+            send(ex, 403, error("token " + name + " is not an admin's: " + what + " needs the token of a name the coordinator "
+                    + "lists with --admin NAME" + (token.admins().isEmpty() ? " (it lists none: " + fix + ")" : " (" + token.admins() + ")")));
+        } else {
+            return name;
+        }
+        return null;
     }
 
     /**

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
+import io.mesh.wire.LockNodes;
 import io.mesh.wire.ManifestError;
 import io.mesh.wire.ManifestException;
 import io.mesh.wire.ManifestParser;
@@ -488,6 +489,13 @@ public final class PushWriter {
                 throw new TooLargeException(bytes, "this push is " + bytes + " bytes as one ZooKeeper transaction (each module's spec is written"
                         + " twice: its desired node and its history node; three times with a rollout, whose node keeps the spec it replaces, and a rollout writes a node per host, about 400 bytes each: roll out to fewer hosts per push), over the " + MAX_TRANSACTION_BYTES + " bytes ZooKeeper takes in one"
                         + " request: split it into several pushes of a few modules each (a push changes only the modules it names)");
+            }
+            if (attempt == 1) {
+                // Before the desired nodes: an agent that sees its module finds its lock node (SPEC "Identities":
+                // only the coordinators may make one host's lock node, LockNodes).
+                Map<String, List<String>> pushed = new LinkedHashMap<>();
+                for (Change c : p.changes()) if (c.spec() != null) pushed.put(c.module(), c.hosts());
+                LockNodes.ensureForPush(client, paths, pushed);
             }
             Runnable hook = beforeTransaction;
             if (hook != null) hook.run();

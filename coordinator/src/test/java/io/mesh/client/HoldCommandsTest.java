@@ -175,6 +175,33 @@ class HoldCommandsTest {
         assertThat(confirmed.get().hold().by()).isEqualTo(by);
     }
 
+    /**
+     * {@code mesh release HOST CONTAINER --stale}: an admin's token removes a held node nothing owns (here one made by
+     * hand with a window's data); another token is exit 2 naming the fix, and the node stays.
+     */
+    @Test
+    void releaseStaleRemovesAHandMadeNodeWithAnAdminsTokenOnly(@TempDir Path dir) throws Exception {
+        api.restart(BearerToken.fromFile(Files.writeString(dir.resolve("tokens"), "ops:tok-ops-1\nci:tok-ci-1\n")).withAdmins(List.of("ops")), null);
+        Path ops = Files.writeString(dir.resolve("ops"), "tok-ops-1\n");
+        Path ci = Files.writeString(dir.resolve("ci"), "tok-ci-1\n");
+        String path = zk.paths().held("host-a", "store-registry");
+        zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(new HeldRecord("host-a", "store", "store-registry", null,
+                "garbage-collect", "w-by-hand", Times.now(), io.mesh.wire.ProcessRef.current("zkcli"))));
+
+        ClientRun plain = mesh("release", "host-a", "store-registry", "--token-file", ops.toString());
+        assertThat(plain.code()).as(plain.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(plain.err()).contains("--stale");
+        ClientRun notAdmin = mesh("release", "host-a", "store-registry", "--stale", "--token-file", ci.toString());
+        assertThat(notAdmin.code()).as(notAdmin.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(notAdmin.err()).contains("403", "not an admin's", "--admin NAME");
+        assertThat(zk.client().checkExists().forPath(path)).isNotNull();
+
+        ClientRun run = mesh("release", "host-a", "store-registry", "--stale", "--token-file", ops.toString());
+        assertThat(run.code()).as(run.toString()).isZero();
+        assertThat(run.out()).contains("the stale held node of store-registry on host-a is removed (it read: window w-by-hand, schedule garbage-collect)");
+        assertThat(zk.client().checkExists().forPath(path)).isNull();
+    }
+
     private void agentUp(String host) throws Exception {
         zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, Times.now())));

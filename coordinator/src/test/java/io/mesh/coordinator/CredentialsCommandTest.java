@@ -113,4 +113,53 @@ class CredentialsCommandTest {
         assertThat(Files.exists(out)).isFalse();
         assertThat(zk.client().checkExists().forPath(paths.identities())).isNull();
     }
+
+    /**
+     * SPEC "Identities": a host's credentials make only its own lock nodes, and cannot make them at all: the
+     * coordinators do. A push (through {@link PushWriter}, as {@code POST /v1/pushes} writes it) makes the lock node
+     * of each registered host it names, {@code ["*"]} naming every one, before its desired node; credentials issued
+     * later make the new host's lock node of every module pushed before. Each host then locks its own and can make
+     * nothing under another's, nor a lock node of its own that no push named.
+     */
+    @Test
+    void pushesAndCredentialsMakeEachHostsLockNodesAndNoHostMakesAnyLockNode() throws Exception {
+        Path one = dir.resolve("hi-one.auth"), two = dir.resolve("hi-two.auth"), three = dir.resolve("hi-three.auth");
+        assertThat(run("credentials", "hi-one", "--zk", zk.connect(), "--zk-auth-file", adminFile().toString(), "--out", one.toString()).code()).isZero();
+        assertThat(run("credentials", "hi-two", "--zk", zk.connect(), "--zk-auth-file", adminFile().toString(), "--out", two.toString()).code()).isZero();
+        int crdw = ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE | ZooDefs.Perms.READ | ZooDefs.Perms.WRITE;
+        try (CuratorFramework admin = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), ZkAuth.fromFile(adminFile()), paths)) {
+            String manifest = "module: hi-mod\nhosts: [hi-one]\ncontainers:\n  web: {image: \"mesh-demo/busybox:1\"}\n---\n"
+                    + "module: hi-all\nhosts: [\"*\"]\ncontainers:\n  web: {image: \"mesh-demo/busybox:1\"}\n";
+            new PushWriter(admin, paths, java.time.Clock.systemUTC()).write(manifest, "r1");
+
+            assertThat(admin.getChildren().forPath(paths.locks() + "/hi-mod")).containsExactly("hi-one");
+            assertThat(admin.getChildren().forPath(paths.locks() + "/hi-all")).containsExactlyInAnyOrder("hi-one", "hi-two");
+            assertThat(admin.getACL().forPath(paths.lock("hi-mod", "hi-one"))).extracting(a -> ZkAuth.userOf(a.getId()) + ":" + a.getPerms())
+                    .containsExactly("mesh:" + ZooDefs.Perms.ALL, "host-hi-one:" + crdw, "anyone:" + ZooDefs.Perms.READ);
+            assertThat(admin.getACL().forPath(paths.locks() + "/hi-mod")).as("the module's lock parent: the admin's alone")
+                    .extracting(a -> ZkAuth.userOf(a.getId()) + ":" + a.getPerms())
+                    .containsExactly("mesh:" + ZooDefs.Perms.ALL, "anyone:" + ZooDefs.Perms.READ);
+            assertThat(admin.getACL().forPath(paths.locks())).extracting(a -> ZkAuth.userOf(a.getId()) + ":" + a.getPerms())
+                    .containsExactly("mesh:" + ZooDefs.Perms.ALL, "anyone:" + ZooDefs.Perms.READ);
+
+            try (CuratorFramework hostTwo = zk.plainClient(ZkAuth.fromFile(two))) {
+                byte[] x = "{}".getBytes(StandardCharsets.UTF_8);
+                assertThat(catchThrowable(() -> hostTwo.create().forPath(paths.lock("hi-mod", "hi-two"), x)))
+                        .as("hi-two's lock node of a module not pushed to it").isInstanceOf(KeeperException.NoAuthException.class);
+                assertThat(catchThrowable(() -> hostTwo.create().forPath(paths.lock("hi-mod", "hi-one") + "/_c_x-lock-", x)))
+                        .as("a child of hi-one's lock node").isInstanceOf(KeeperException.NoAuthException.class);
+                assertThat(catchThrowable(() -> hostTwo.create().forPath(paths.locks() + "/hi-new", x)))
+                        .as("a module's lock parent").isInstanceOf(KeeperException.NoAuthException.class);
+                hostTwo.create().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
+                        .forPath(paths.lock("hi-all", "hi-two") + "/_c_x-lock-", x); // its own
+            }
+
+            // A host registered after the pushes gets its lock node of each module pushed before.
+            Run r = run("credentials", "hi-three", "--zk", zk.connect(), "--zk-auth-file", adminFile().toString(), "--out", three.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).contains("lock nodes of host hi-three under " + paths.locks() + "/<module>: 2 made");
+            assertThat(admin.getACL().forPath(paths.lock("hi-all", "hi-three"))).extracting(a -> ZkAuth.userOf(a.getId()) + ":" + a.getPerms())
+                    .containsExactly("mesh:" + ZooDefs.Perms.ALL, "host-hi-three:" + crdw, "anyone:" + ZooDefs.Perms.READ);
+        }
+    }
 }

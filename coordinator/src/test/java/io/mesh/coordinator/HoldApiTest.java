@@ -263,4 +263,84 @@ class HoldApiTest {
         WindowRequest req = Json.read(zk.client().getData().forPath(zk.paths().request("host-a", r.json().get("request").asText())), WindowRequest.class);
         assertThat(req.by().process()).startsWith("mesh window run by ops (says alice) from 127.0.0.1");
     }
+
+    /**
+     * {@code mesh release HOST CONTAINER --stale} (SPEC.md "Operator holds"): with an admin's token only, a held node
+     * nothing owns is removed (one made by hand with a window's data, persistent; one whose data cannot be read); an
+     * operator's hold is refused (plain release ends it), and so is a running window's node (ephemeral: its session
+     * lives), each naming why and leaving the node.
+     */
+    @Test
+    void aStaleHeldNodeIsRemovedWithAnAdminsTokenOnlyAndNeverAHoldOrARunningWindowsNode(@TempDir Path dir) throws Exception {
+        Path tokens = dir.resolve("tokens");
+        Files.writeString(tokens, "ops:tok-ops-1\nci:tok-ci-1\n");
+        api.restart(BearerToken.fromFile(tokens).withAdmins(List.of("ops")), null);
+        Map<String, String> admin = Map.of("Authorization", "Bearer tok-ops-1");
+        Map<String, String> ci = Map.of("Authorization", "Bearer tok-ci-1");
+        String path = zk.paths().held("host-a", "store-registry");
+        HeldRecord windowData = new HeldRecord("host-a", "store", "store-registry", "0123abcd", "garbage-collect", "w-by-hand",
+                Times.now(), ProcessRef.current("zkcli by hand"));
+        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(windowData));
+        String stale = "/v1/holds/host-a/store-registry?stale=true";
+
+        CoordinatorExtension.Answer plain = api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], admin);
+        assertThat(plain.status()).as("plain release is for operator holds").isEqualTo(409);
+        assertThat(plain.body()).contains("--stale");
+        CoordinatorExtension.Answer none = api.method("DELETE", stale);
+        assertThat(none.status()).as(none.body()).isEqualTo(401);
+        assertThat(none.body()).contains("admin");
+        CoordinatorExtension.Answer notAdmin = api.method("DELETE", stale, new byte[0], ci);
+        assertThat(notAdmin.status()).as(notAdmin.body()).isEqualTo(403);
+        assertThat(notAdmin.body()).contains("token ci is not an admin's", "--admin NAME", "[ops]");
+        CoordinatorExtension.Answer wrong = api.method("DELETE", stale, new byte[0], Map.of("Authorization", "Bearer nope"));
+        assertThat(wrong.status()).isEqualTo(403);
+        assertThat(zk.client().checkExists().forPath(path)).as("refused: nothing deleted").isNotNull();
+
+        CoordinatorExtension.Answer removed = api.method("DELETE", stale, new byte[0], admin);
+        assertThat(removed.status()).as(removed.body()).isEqualTo(200);
+        assertThat(removed.json().path("stale").asBoolean()).isTrue();
+        assertThat(removed.json().path("released").path("window").asText()).isEqualTo("w-by-hand");
+        assertThat(zk.client().checkExists().forPath(path)).isNull();
+        assertThat(api.method("DELETE", stale, new byte[0], admin).status()).as("gone").isEqualTo(404);
+
+        // Data that cannot be read (or names another container than its path): the path is the truth, and it is stale.
+        zk.client().create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(new HeldRecord("host-b", "store", "store-registry",
+                null, "garbage-collect", "w-elsewhere", Times.now(), ProcessRef.current("by hand"))));
+        CoordinatorExtension.Answer unreadable = api.method("DELETE", stale, new byte[0], admin);
+        assertThat(unreadable.status()).as(unreadable.body()).isEqualTo(200);
+        assertThat(unreadable.json().path("released").path("window").asText()).isEqualTo(HeldRecord.UNREADABLE);
+        assertThat(zk.client().checkExists().forPath(path)).isNull();
+
+        // An operator's hold: refused, plain release ends it.
+        CoordinatorExtension.Answer held = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\"}"
+                .getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ci-1"));
+        assertThat(held.status()).as(held.body()).isEqualTo(201);
+        CoordinatorExtension.Answer hold = api.method("DELETE", stale, new byte[0], admin);
+        assertThat(hold.status()).as(hold.body()).isEqualTo(409);
+        assertThat(hold.body()).contains("an operator's hold", "mesh release host-a store-registry (without --stale)");
+        assertThat(zk.client().checkExists().forPath(path)).isNotNull();
+        assertThat(api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], ci).status()).isEqualTo(200);
+
+        // A running window's node: ephemeral, its session alive. Refused; it goes with its session.
+        try (org.apache.curator.framework.CuratorFramework window = io.mesh.wire.MeshZk.connect(zk.connect(), java.time.Duration.ofSeconds(10))) {
+            window.create().withMode(CreateMode.EPHEMERAL).forPath(path, Json.bytes(windowData));
+            CoordinatorExtension.Answer running = api.method("DELETE", stale, new byte[0], admin);
+            assertThat(running.status()).as(running.body()).isEqualTo(409);
+            assertThat(running.body()).contains("ephemeral", "its window w-by-hand (schedule garbage-collect) runs; wait for it to end");
+            assertThat(zk.client().checkExists().forPath(path)).isNotNull();
+        }
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> zk.client().checkExists().forPath(path) == null);
+    }
+
+    /** {@code --admin NAME} names a token of the file; a name that is none is refused, naming the names there are. */
+    @Test
+    void anAdminMustBeATokensName(@TempDir Path dir) throws Exception {
+        BearerToken t = BearerToken.fromFile(Files.writeString(dir.resolve("tokens"), "ops:tok-ops-1\nci:tok-ci-1\n"));
+        assertThat(t.withAdmins(List.of("ops")).isAdmin("ops")).isTrue();
+        assertThat(t.withAdmins(List.of("ops")).isAdmin("ci")).isFalse();
+        assertThat(t.isAdmin("ops")).as("none by default").isFalse();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> t.withAdmins(List.of("root")))
+                .hasMessageContaining("--admin root").hasMessageContaining("[ops, ci]");
+        assertThat(t.withAdmins(List.of("ops")).toString()).contains("admins [ops]").doesNotContain("tok-");
+    }
 }

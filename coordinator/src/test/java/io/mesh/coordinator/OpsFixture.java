@@ -52,9 +52,10 @@ public final class OpsFixture extends ScopedFixture {
         api.start();
         gate = Files.createTempDirectory("mesh-ops-gate");
         gate.toFile().setWritable(true, false);
-        // The sweep step mounts the gate directory: the agent's policy allows that host path, and only it.
+        // The sweep step mounts the gate directory: the agent's policy allows that host path, and only it; and the
+        // host's network, which app uses.
         agent = new AgentDaemonExtension(zk, HOST).applyLockWait(Duration.ofSeconds(1))
-                .withPolicy(new Policy(List.of(gate.toString()), false, false, List.of()));
+                .withPolicy(Policy.builder().allowHostPaths(List.of(gate.toString())).allowHostNetwork(true).build());
         ProcessRef me = ProcessRef.current(AgentDaemonExtension.PROCESS);
         metrics = new AgentMetrics(zk.client(), zk.paths(), HOST);
         metrics.start();

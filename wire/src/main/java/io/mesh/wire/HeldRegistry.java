@@ -240,6 +240,59 @@ public final class HeldRegistry implements AutoCloseable {
         return there;
     }
 
+    /** Why {@link #releaseStale} deleted nothing: the node is an operator's hold, or a live session's. */
+    public static final class NotStaleException extends Exception {
+        private final HeldRecord existing;
+
+        NotStaleException(HeldRecord existing, String message) {
+            super(message);
+            this.existing = existing;
+        }
+
+        /** @return the node as read ({@link HeldRecord#unreadable} when unreadable) */
+        public HeldRecord existing() { return existing; }
+    }
+
+    /**
+     * Deletes a held node that nothing owns ({@code mesh release HOST CONTAINER --stale}, SPEC.md "Operator holds"): a
+     * persistent node that is not an operator's hold, such as one made by hand with a window's data, or with data
+     * that cannot be read. Its path is the truth, as for every reader: a node whose data names another host or
+     * container reads as unreadable of its path, and is stale unless a live session owns it.
+     * Never deleted here: an operator's hold (that ends with {@link #release}), and an ephemeral node, which exists
+     * only while the session that made it lives (its window runs, or its process died less than a session timeout
+     * ago), and goes with it.
+     *
+     * @return the node deleted, as read; {@code null} when there was none
+     * @throws NotStaleException naming what owns the node and what to do instead; nothing deleted
+     * @throws Exception         from ZooKeeper
+     */
+    public static HeldRecord releaseStale(CuratorFramework client, ZkPaths paths, String host, String container) throws Exception {
+        String path = paths.held(host, container);
+        ZkNode node = ZkNode.read(client, path);
+        if (node == null) return null;
+        HeldRecord there = recordAt(node.data(), host, container);
+        if (there.operatorHold()) {
+            throw new NotStaleException(there, container + " on " + host + " is " + there.reason() + ": an operator's hold, not stale; "
+                    + "end it with mesh release " + host + " " + container + " (without --stale)");
+        }
+        long owner = node.stat().getEphemeralOwner();
+        if (owner != 0) {
+            boolean window = !HeldRecord.UNREADABLE.equals(there.window());
+            throw new NotStaleException(there, path + " is an ephemeral node of the live ZooKeeper session 0x" + Long.toHexString(owner)
+                    + (window ? ": its window " + there.window() + " (schedule " + there.schedule() + ") runs; wait for it to end"
+                    : ": the process that made it still runs; it goes when that process ends")
+                    + " (a dead process's node goes once its session expires, within " + MeshZk.SESSION_TIMEOUT.toSeconds() + " s)");
+        }
+        try {
+            client.delete().withVersion(node.version()).forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        } catch (KeeperException.BadVersionException e) {
+            throw new NotStaleException(null, path + " changed while it was read; look at it again (mesh held) before removing it");
+        }
+        return there;
+    }
+
     /**
      * Deletes an operator hold whose {@code until} has passed, only if its node is still the one read (versioned):
      * an operator who placed a new hold meanwhile keeps it. The host's agent calls it.

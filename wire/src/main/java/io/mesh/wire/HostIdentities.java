@@ -82,7 +82,8 @@ public final class HostIdentities {
     /**
      * Registers a host's identity: writes {@code /mesh/identities/<host>}, then makes the host's own parents
      * ({@code /mesh/reports|held|windows|requests/<host>}) with the ACL {@link MeshAcls} gives them for that identity, or
-     * gives them that ACL when they exist. The rest of the layout is brought to its rules by {@link MeshZk#secure}.
+     * gives them that ACL when they exist; and its lock node of every module ({@link LockNodes#ensureForHost}). The rest
+     * of the layout is brought to its rules by {@link MeshZk#secure}.
      *
      * @param admin     a client of the admin identity
      * @param paths     the layout
@@ -111,6 +112,7 @@ public final class HostIdentities {
                 done.add("set the ACL of " + p + " " + describe(acl));
             }
         }
+        done.addAll(LockNodes.ensureForHost(admin, paths, host, rules, adminAuth.id()));
         return done;
     }
 

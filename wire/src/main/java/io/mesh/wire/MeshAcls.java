@@ -17,26 +17,31 @@ import static org.apache.zookeeper.ZooDefs.Ids.ANYONE_ID_UNSAFE;
 /**
  * Which ACL each node mesh creates gets, by its path (docs/decisions/0019-host-identities.md has the table and its
  * reasons). ZooKeeper's ACLs are per node and not inherited, and creating or deleting a node is a right on its parent:
- * so a host's own parents ({@code /mesh/reports/<host>} ...) give that host create and delete, the shared parents
- * (a module's lock node, slots, {@code /mesh/agents}) give every host (the fleet identity) create, and each node a host
- * creates is writable by that host only. Everyone may read everything but {@code /mesh/identities}.
+ * so a host's own parents ({@code /mesh/reports/<host>}, {@code /mesh/locks/<module>/<host>} ...) give that host
+ * create and delete, the shared parents (slots, {@code /mesh/agents}) give every host (the fleet identity) create,
+ * and each node a host creates is writable by that host only. A right on a parent cannot be limited to some child
+ * names: so {@code /mesh/locks} and {@code /mesh/locks/<module>} are the admin's alone, and the coordinators make each
+ * registered host's lock node ({@link LockNodes}); {@code /mesh/agents} and the slots stay shared (the limits this
+ * leaves: docs/security.md, residual risks). Everyone may read everything but {@code /mesh/identities}.
  *
  * <p>Rules for an admin process (coordinators; agents that share the admin identity):
  * <pre>
  * identities, identities/{host}                      admin: all (no one else reads)
- * agents, locks, slots; locks/{module}               admin: all; fleet: create; world: read
+ * agents, slots                                     admin: all; fleet: create; world: read
  * slots/{key}, slots/{key}/{queue|claims|leases|locks} admin: all; fleet: create, delete, read; world: read
  * {reports|held|windows|requests}/{host},
  *   locks/{module}/{host}                            admin: all; host: create, delete, read, write; world: read
  * {reports|held|windows}/{host}/{node},
  *   requests/{host}/{request}, plans/{plan}/{host},
  *   rollouts/{module}/{host}                         admin: all; host: read, write; world: read
- * anything else (rollouts/{module} too: coordinators
- *   alone write a rollout's state, SPEC "Identities")  admin: all; world: read
+ * anything else (locks and locks/{module} too: only the
+ *   admin makes a host's lock node; rollouts/{module}
+ *   too: coordinators alone write a rollout's state,
+ *   SPEC "Identities")                                admin: all; world: read
  * </pre>
  * ("host" is the host's identity from {@link HostIdentities}; a host without one gets no entry.) Rules for a host's
- * process: locks/{module} fleet: create; slots/{key} and their four children fleet: create, delete, read; anything else
- * the host: all; world: read everywhere.
+ * process: slots/{key} and their four children fleet: create, delete, read; anything else the host: all; world: read
+ * everywhere.
  */
 public final class MeshAcls implements ACLProvider {
     private static final Set<String> PER_HOST = Set.of("reports", "held", "windows", "requests");
@@ -85,8 +90,6 @@ public final class MeshAcls implements ACLProvider {
     private void host(String[] p, List<ACL> out) {
         if (auth.fleetId() == null) {
             out.add(new ACL(Perms.ALL, auth.id())); // no fleet line: MeshZk refuses to start such a process
-        } else if (lockModule(p)) {
-            out.add(new ACL(Perms.CREATE, auth.fleetId()));
         } else if (slotParent(p)) {
             out.add(new ACL(CRD, auth.fleetId()));
         } else {
@@ -98,7 +101,7 @@ public final class MeshAcls implements ACLProvider {
     private void admin(String[] p, List<ACL> out) {
         out.add(new ACL(Perms.ALL, auth.id()));
         if (p.length >= 1 && p[0].equals("identities")) return;
-        if (p.length == 1 && Set.of("agents", "locks", "slots").contains(p[0]) || lockModule(p)) {
+        if (p.length == 1 && Set.of("agents", "slots").contains(p[0])) {
             out.add(new ACL(Perms.CREATE, auth.fleetId()));
         } else if (slotParent(p)) {
             out.add(new ACL(CRD, auth.fleetId()));
@@ -113,8 +116,6 @@ public final class MeshAcls implements ACLProvider {
         }
         out.add(new ACL(Perms.READ, ANYONE_ID_UNSAFE));
     }
-
-    private static boolean lockModule(String[] p) { return p.length == 2 && p[0].equals("locks"); }
 
     private static boolean slotParent(String[] p) { return (p.length == 2 || p.length == 3) && p[0].equals("slots"); }
 

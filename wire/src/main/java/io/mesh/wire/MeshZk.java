@@ -146,7 +146,8 @@ public final class MeshZk {
      * <ul>
      *   <li>An admin identity: creates the root and its top-level nodes ({@code desired}, {@code pushes},
      *       {@code history}, {@code locks}, {@code windows}, {@code held}, {@code reports}, {@code agents},
-     *       {@code slots}, {@code requests}) with data {@code {}} when missing; gives every node under the root that
+     *       {@code slots}, {@code requests}) with data {@code {}} when missing, and the module-lock node of every
+     *       registered host for every module ({@link LockNodes#ensureAll}); gives every node under the root that
      *       anyone may write (left by a mesh run without credentials), and every node of this identity whose ACL is
      *       not the one {@link MeshAcls} gives its path now (made before host identities, or before its host was
      *       registered), that ACL. Nodes of a host or of the fleet are left alone; a node of any other identity is
@@ -189,6 +190,8 @@ public final class MeshZk {
                 // another mesh process made it
             }
         }
+        int locks = LockNodes.ensureAll(client, paths);
+        if (locks > 0) log.info("ZooKeeper ACLs: made {} module-lock node(s) of registered hosts under {}", locks, paths.locks());
         int tightened = 0;
         int aligned = 0;
         Deque<String> todo = new ArrayDeque<>(List.of(root));
@@ -208,7 +211,15 @@ public final class MeshZk {
             boolean open = worldMay(acl, ZooDefs.Perms.WRITE | ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE | ZooDefs.Perms.ADMIN);
             boolean ours = acl.stream().anyMatch(a -> a.getId().equals(auth.id()) && a.getPerms() == ZooDefs.Perms.ALL);
             if (!open && !ours) {
-                if (MeshAcls.namesMeshIdentity(acl)) continue; // a host's node, or a shared parent a host made
+                if (MeshAcls.namesMeshIdentity(acl)) { // a host's node, or a shared parent a host made
+                    if (p.startsWith(paths.locks() + "/") && p.indexOf('/', paths.locks().length() + 1) < 0
+                            && acl.stream().anyMatch(a -> (a.getPerms() & ZooDefs.Perms.CREATE) != 0 && a.getId().equals(auth.fleetId()))) {
+                        log.warn("{} was made by an agent before the coordinators made the module-lock nodes: every host may create "
+                                + "under it, so one host could make another's lock node there. Only ZooKeeper's super user can change it: "
+                                + "setAcl {} digest:{}:<its digest>:cdrwa,world:anyone:r (docs/security.md, residual risks)", p, p, auth.user());
+                    }
+                    continue;
+                }
                 if (p.equals(root)) {
                     throw new IllegalStateException("ZooKeeper " + root + " belongs to another identity than '" + auth.user()
                             + "': check --zk-auth-file / " + ZkAuth.ENV + " (coordinators use mesh's admin credentials)");

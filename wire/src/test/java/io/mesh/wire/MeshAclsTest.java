@@ -35,7 +35,9 @@ class MeshAclsTest {
                 Map.entry("/mesh/identities", List.of(all(a))),
                 Map.entry("/mesh/identities/hi-a", List.of(all(a))),
                 Map.entry("/mesh/agents", List.of(all(a), new ACL(Perms.CREATE, fleet), WORLD_R)),
-                Map.entry("/mesh/locks/store", List.of(all(a), new ACL(Perms.CREATE, fleet), WORLD_R)),
+                // Lock parents: the admin's alone; it makes each host's lock node (LockNodes), no host may make any.
+                Map.entry("/mesh/locks", List.of(all(a), WORLD_R)),
+                Map.entry("/mesh/locks/store", List.of(all(a), WORLD_R)),
                 Map.entry("/mesh/locks/store/hi-a", List.of(all(a), new ACL(CRDW, host), WORLD_R)),
                 Map.entry("/mesh/slots/window-store-gc", List.of(all(a), new ACL(CRD, fleet), WORLD_R)),
                 Map.entry("/mesh/slots/window-store-gc/claims", List.of(all(a), new ACL(CRD, fleet), WORLD_R)),
@@ -59,7 +61,8 @@ class MeshAclsTest {
         assertThat(fleet).as("the host's fleet line is its admin's").isEqualTo(admin.fleetId());
         assertThat(hostRules.forPath("/mesh/reports/hi-a/store")).isEqualTo(List.of(all(host), WORLD_R));
         assertThat(hostRules.forPath("/mesh/locks/store/hi-a")).isEqualTo(List.of(all(host), WORLD_R));
-        assertThat(hostRules.forPath("/mesh/locks/store")).isEqualTo(List.of(new ACL(Perms.CREATE, fleet), WORLD_R));
+        // (a host cannot make a lock node or its parent; were it the admin's, its rules would give the fleet nothing there)
+        assertThat(hostRules.forPath("/mesh/locks/store")).noneMatch(acl -> acl.getId().equals(fleet));
         assertThat(hostRules.forPath("/mesh/slots/group-registries")).isEqualTo(List.of(new ACL(CRD, fleet), WORLD_R));
         assertThat(hostRules.forPath("/mesh/slots/group-registries/leases")).isEqualTo(List.of(new ACL(CRD, fleet), WORLD_R));
         assertThat(hostRules.forPath("/mesh/slots/group-registries/leases/l-1")).isEqualTo(List.of(all(host), WORLD_R));

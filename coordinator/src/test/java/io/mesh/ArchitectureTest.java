@@ -60,7 +60,7 @@ class ArchitectureTest {
                 .whereLayer("section").mayOnlyBeAccessedByLayers("hold", "window", "apply", "agent")
                 .whereLayer("rollout").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
-                .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "agent")
+                .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("exec").mayOnlyBeAccessedByLayers("docker", "hold", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")

@@ -58,6 +58,12 @@ final class ApplyExecution {
     static final String NEXT_SUFFIX = ".mesh-next";
     /** Suffix of an old container's Docker name while its replacement starts. */
     static final String PREV_SUFFIX = ".mesh-prev";
+    /**
+     * Suffix of the Docker name a container that was not ready is kept under, stopped, for {@code docker logs} and
+     * {@code docker inspect}: one per container name, until its next try or until the container leaves the spec
+     * (docs/design.md, "Apply").
+     */
+    static final String FAILED_SUFFIX = ".mesh-failed";
 
     private final ContainerRuntime docker;
     /** The section's fence-only runtime: what a recreate cut by a lapsed lock puts back with (never waits for ZooKeeper). */
@@ -130,7 +136,8 @@ final class ApplyExecution {
         List<ContainerResult> out = new ArrayList<>();
         for (ObservedContainer o : observed) {
             String name = o.dockerName();
-            if (o.running() || o.markedForRemoval() || name.endsWith(NEXT_SUFFIX) || name.endsWith(PREV_SUFFIX) || held.containsKey(name)) continue;
+            if (o.running() || o.markedForRemoval() || name.endsWith(NEXT_SUFFIX) || name.endsWith(PREV_SUFFIX) || name.endsWith(FAILED_SUFFIX)
+                    || held.containsKey(name)) continue;
             List<String> reasons = new ArrayList<>();
             reasons.add("not running: " + o.state());
             try {
@@ -574,9 +581,10 @@ final class ApplyExecution {
                     }
                     Readiness.Verdict v = readiness.await(newId, spec.readiness());
                     if (!v.ready()) {
-                        docker.remove(newId); // the next apply creates it again, after its back-off
-                        return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "removed"), newId, v);
+                        // Kept for docker logs, out of the name's way: the next apply creates it again, after its back-off.
+                        return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
                     }
+                    dropFailed(a);
                     return result(a, ContainerAction.CREATED, a.reasons(), newId, v);
                 }
                 case RECREATE -> {
@@ -592,6 +600,8 @@ final class ApplyExecution {
                 }
                 case CRASH_LOOP -> {
                     List<String> reasons = new ArrayList<>(a.reasons());
+                    String exits = Readiness.lastExits(docker, id); // the list's state has only the code Docker shows now
+                    if (exits != null) reasons.add(exits);
                     for (String line : docker.logTail(id, Readiness.LOG_LINES)) reasons.add("log: " + line);
                     return result(a, ContainerAction.FAILED, reasons, id);
                 }
@@ -684,9 +694,19 @@ final class ApplyExecution {
             return result(a, ContainerAction.FAILED, reasons, oldId);
         }
         if (!v.ready()) {
+            String kept;
+            try {
+                kept = keepFailed(a, newId); // frees the name, as the removal did
+            } catch (SessionGuard.SessionLostException e) {
+                putBack(fenced, a, newId, oldId, oldPolicy, wasRunning);
+                throw e;
+            }
             String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
-            return result(a, ContainerAction.REVERTED, plus(a.reasons(), v.reasons(), restored.substring(2)), oldId, v);
+            List<String> reasons = plus(a.reasons(), v.reasons(), kept);
+            reasons.add(restored.substring(2));
+            return result(a, ContainerAction.REVERTED, reasons, oldId, v);
         }
+        dropFailed(a);
         try {
             docker.remove(oldId);
         } catch (SessionGuard.SessionLostException e) {
@@ -713,7 +733,7 @@ final class ApplyExecution {
     private String putBack(ContainerRuntime docker, PlannedAction a, String newId, String oldId, String oldPolicy, boolean wasRunning) {
         boolean interrupted = Thread.interrupted(); // a stop of the agent mid-wait: the old one is put back first
         try {
-            docker.remove(newId);
+            if (!kept.contains(newId)) docker.remove(newId);
             docker.rename(oldId, a.dockerName());
             if (oldPolicy != null) docker.updateRestartPolicy(oldId, oldPolicy);
             if (wasRunning) docker.start(oldId);
@@ -724,6 +744,56 @@ final class ApplyExecution {
             return "; putting the previous container back failed too: " + describe(e2);
         } finally {
             if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The containers this apply kept under {@link #FAILED_SUFFIX}: never removed by the same apply's put-back. */
+    private final java.util.Set<String> kept = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Keeps a container that was not ready, stopped, under {@code <name>.mesh-failed}, so that {@code docker logs} and
+     * {@code docker inspect} still show why, and its name is free for the next try: stopped at once (as the removal it
+     * replaces killed it; a stop also ends Docker's restarting), its restart policy set to {@code no} (dockerd starts
+     * a stopped {@code always} container when it starts), renamed. The one kept by an earlier try is removed first:
+     * one per name. When it cannot be kept it is removed, as before.
+     *
+     * @return the reason that says where it is, or that it was removed
+     * @throws SessionGuard.SessionLostException when the lock lapsed: the next apply finds it under the name, not running
+     */
+    private String keepFailed(PlannedAction a, String id) {
+        String keptName = a.dockerName() + FAILED_SUFFIX;
+        try {
+            docker.stop(id, 0);
+            docker.updateRestartPolicy(id, "no");
+            String earlier = docker.idByName(keptName);
+            if (earlier != null && !earlier.equals(id)) docker.remove(earlier);
+            docker.rename(id, keptName);
+            kept.add(id);
+            return "kept stopped as " + keptName + " (docker logs " + keptName + "); the next try replaces it";
+        } catch (SessionGuard.SessionLostException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            docker.remove(id);
+            return "removed (it could not be kept for its logs: " + describe(e) + ")";
+        }
+    }
+
+    /**
+     * Removes what an earlier try of the container left under {@code <name>.mesh-failed}, once a try succeeded: its
+     * failure is over. Best effort: a kept container left behind is removed by the next try, or when the container
+     * leaves the spec.
+     */
+    private void dropFailed(PlannedAction a) {
+        String keptName = a.dockerName() + FAILED_SUFFIX;
+        for (ObservedContainer o : observed) {
+            if (!o.dockerName().equals(keptName)) continue;
+            try {
+                docker.remove(o.id());
+            } catch (SessionGuard.SessionLostException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                log.info("container {} not removed after its container became ready: {}", keptName, describe(e));
+            }
         }
     }
 
@@ -763,10 +833,8 @@ final class ApplyExecution {
             docker.remove(newId); // the name is left free: the next apply creates it
             throw e;
         }
-        if (!v.ready()) {
-            docker.remove(newId);
-            return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "removed"), newId, v);
-        }
+        if (!v.ready()) return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
+        dropFailed(a);
         return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
     }
 

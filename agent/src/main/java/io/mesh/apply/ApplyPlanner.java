@@ -26,7 +26,9 @@ import java.util.Set;
  *   <li>present but spec changed or not running, or ({@code pull: always}) the pull just made gave its image reference
  *       another image than the one it runs → {@code RECREATE} with reasons;</li>
  *   <li>a container of the module the spec no longer names, or a second container for the same name (left by a
- *       crash mid-recreate) → {@code REMOVE}.</li>
+ *       crash mid-recreate) → {@code REMOVE};</li>
+ *   <li>a try that was not ready, kept stopped under {@code <name>.mesh-failed} while its container is in the spec →
+ *       nothing: the apply replaces it at the container's next try.</li>
  * </ul>
  */
 public final class ApplyPlanner {
@@ -121,6 +123,10 @@ public final class ApplyPlanner {
                 out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,
                         List.of(h.reason()), c.id()));
                 continue;
+            }
+            if (c.name() != null && desired.containsKey(c.name())
+                    && c.dockerName().equals(ModuleSpec.dockerName(module, c.name()) + ApplyExecution.FAILED_SUFFIX)) {
+                continue; // a try that was not ready, kept stopped for its logs: the next try of its container replaces it
             }
             String base = c.dockerName().endsWith(ApplyExecution.PREV_SUFFIX)
                     ? c.dockerName().substring(0, c.dockerName().length() - ApplyExecution.PREV_SUFFIX.length()) : null;

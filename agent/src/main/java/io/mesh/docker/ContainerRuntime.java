@@ -4,6 +4,7 @@ import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.StepSpec;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -165,6 +166,29 @@ public interface ContainerRuntime {
 
     /** @return the container's last {@code lines} log lines, stdout and stderr together */
     List<String> logTail(String id, int lines);
+
+    /**
+     * Docker's {@code die} events of one container in a span, each with the exit code it carries (attribute
+     * {@code exitCode}). An inspect forgets the exit code as soon as a restart policy starts the container again
+     * ({@code State.ExitCode} is 0 while it runs); the event keeps it. Bounded: what has not come by the call's bound is
+     * left out, and a runtime that cannot say answers nothing.
+     *
+     * @param id    container id
+     * @param since start of the span
+     * @param until end of the span (not after now: Docker would wait for it)
+     * @return its exits in the span, oldest first; empty when none is known
+     */
+    default List<Exit> exits(String id, Instant since, Instant until) {
+        return List.of();
+    }
+
+    /**
+     * One exit of a container, from its {@code die} event.
+     *
+     * @param code its exit code
+     * @param at   when Docker saw it exit
+     */
+    record Exit(int code, Instant at) {}
 
     /**
      * @param label label key

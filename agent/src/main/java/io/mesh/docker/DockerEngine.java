@@ -15,6 +15,7 @@ import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HealthCheck;
@@ -34,11 +35,14 @@ import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Healthcheck;
 import io.mesh.wire.StepSpec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -64,6 +68,7 @@ import java.util.function.Supplier;
  * calling thread, which closes that call's connection only.
  */
 public final class DockerEngine implements ContainerRuntime, Closeable {
+    private static final Logger log = LoggerFactory.getLogger(DockerEngine.class);
     /** Default Docker host when neither {@code --docker-host} nor {@code DOCKER_HOST} is set. */
     public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
     /**
@@ -772,6 +777,53 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         if (partial.length() > 0) tail.addLast(partial.toString());
         while (tail.size() > lines) tail.removeFirst();
         return List.copyOf(tail);
+    }
+
+    /**
+     * One bounded {@code GET /events?since=..&until=..&filters={"container":[id],"event":["die"]}}: dockerd answers at
+     * once from its buffer of recent events (it keeps the last few hundred), as {@code until} is not in the future. What
+     * has not come within the call timeout, or an engine that cannot answer, leaves the answer short, never the caller
+     * waiting: the caller falls back on an inspect.
+     */
+    @Override
+    public List<Exit> exits(String id, Instant since, Instant until) {
+        List<Exit> out = new ArrayList<>();
+        Instant end = until.isAfter(Instant.now()) ? Instant.now() : until;
+        ResultCallback.Adapter<Event> cb = new ResultCallback.Adapter<>() {
+            @Override
+            public void onNext(Event e) {
+                Map<String, String> a = e.getActor() == null || e.getActor().getAttributes() == null ? Map.of() : e.getActor().getAttributes();
+                String code = a.get("exitCode");
+                if (code == null || !id.equals(e.getId())) return;
+                try {
+                    Instant at = e.getTimeNano() != null ? Instant.ofEpochSecond(0, e.getTimeNano())
+                            : e.getTime() != null ? Instant.ofEpochSecond(e.getTime()) : null;
+                    synchronized (out) {
+                        out.add(new Exit(Integer.parseInt(code.strip()), at));
+                    }
+                } catch (NumberFormatException ignored) {
+                    // not a code: left out
+                }
+            }
+        };
+        try (ResultCallback.Adapter<Event> c = docker.eventsCmd().withEventTypeFilter("container").withContainerFilter(id)
+                .withEventFilter("die").withSince(eventTime(since)).withUntil(eventTime(end)).exec(cb)) {
+            if (!c.awaitCompletion(callTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                log.debug("the die events of container {} did not all come within {}", id, callTimeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException | RuntimeException e) {
+            log.debug("the die events of container {} could not be read: {}", id, firstLine(e.getMessage()));
+        }
+        synchronized (out) {
+            return List.copyOf(out);
+        }
+    }
+
+    /** @return an instant as the events API takes it: seconds since the epoch, with nanoseconds after the point */
+    static String eventTime(Instant t) {
+        return t.getEpochSecond() + "." + String.format(java.util.Locale.ROOT, "%09d", t.getNano());
     }
 
     /**

@@ -4,6 +4,7 @@ import io.mesh.wire.Json;
 import io.mesh.wire.ReadySpec;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -21,6 +22,12 @@ public final class Readiness {
     static final Duration POLL = Duration.ofMillis(200);
     /** The reason of a verdict that {@code giveUp} ended. */
     public static final String NOT_AWAITED = "readiness not awaited further";
+    /** How far before the readiness wait began its die events are asked for (the start came just before it). */
+    static final Duration EVENTS_MARGIN = Duration.ofSeconds(2);
+    /** How long the die event of an exit an inspect already showed is waited for. */
+    static final Duration EVENTS_WAIT = Duration.ofSeconds(1);
+    /** How far back a crash-looping container's die events are read. */
+    static final Duration CRASH_LOOP_SPAN = Duration.ofMinutes(10);
     /** Log lines a not-ready container's reasons carry. */
     public static final int LOG_LINES = 5;
 
@@ -80,17 +87,19 @@ public final class Readiness {
     public Verdict await(String id, ReadySpec ready, BooleanSupplier giveUp) {
         long minHealthy = ready.minHealthyTime().toNanos();
         long start = System.nanoTime();
+        // Docker's event times have the engine's clock (this host's); a margin for a start Docker stamped just before.
+        Instant since = Instant.now().minus(EVENTS_MARGIN);
         long deadline = start + ready.deadlineTime().toNanos();
         RunState first = docker.runState(id);
         long okSince = -1;
         RunState s = first;
         while (true) {
             if (!s.running() || s.restartCount() != first.restartCount() || !Objects.equals(s.startedAt(), first.startedAt())) {
-                // A container Docker restarted and that runs again shows exit code 0: its last exit code is gone.
-                boolean knownExit = !s.running() && s.exitCode() != null;
-                String restarted = s.restartCount() == first.restartCount() ? "" : ", and Docker restarted it by its restart policy";
-                return notReady(id, s, "not ready: exited" + (knownExit ? " (" + s.exitCode() + ")" : "") + " "
-                        + seconds(System.nanoTime() - start) + " after its start" + restarted);
+                boolean restarted = s.restartCount() != first.restartCount();
+                Integer code = lastExitCode(id, s, since, restarted);
+                return notReady(id, s, "not ready: exited" + (code != null ? " (" + code + ")" : "") + " "
+                        + seconds(System.nanoTime() - start) + " after its start"
+                        + (restarted ? ", and Docker restarted it by its restart policy" : ""));
             }
             if ("unhealthy".equals(s.health())) {
                 return notReady(id, s, "not ready: unhealthy" + (s.healthOutput() == null ? "" : ": " + s.healthOutput()));
@@ -117,6 +126,47 @@ public final class Readiness {
             }
             s = docker.runState(id);
         }
+    }
+
+    /**
+     * The exit code of a container's last exit since {@code since}: from its {@code die} events, which keep it (an
+     * inspect shows 0 once a restart policy started the container again), else from the inspect when it has not
+     * restarted. Docker records the event just after the state an inspect shows, so a restarted container's events are
+     * asked again for up to {@link #EVENTS_WAIT}.
+     *
+     * @param s         the inspect that showed it exited or restarted
+     * @param restarted true when Docker restarted it since: the inspect's exit code is not its exit's
+     * @return the code, or {@code null} when neither knows it
+     */
+    private Integer lastExitCode(String id, RunState s, Instant since, boolean restarted) {
+        long giveUp = System.nanoTime() + EVENTS_WAIT.toNanos();
+        while (true) {
+            List<ContainerRuntime.Exit> exits = docker.exits(id, since, Instant.now());
+            if (!exits.isEmpty()) return exits.get(exits.size() - 1).code();
+            if (!restarted && !s.running() && s.exitCode() != null) return s.exitCode();
+            if (System.nanoTime() >= giveUp) return restarted || s.running() ? null : s.exitCode();
+            try {
+                TimeUnit.MILLISECONDS.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+    }
+
+    /**
+     * @param docker the runtime
+     * @param id     a container Docker keeps restarting (planned {@code CRASH_LOOP})
+     * @return {@code exited (N) at T}, with how often it exited in the last {@link #CRASH_LOOP_SPAN}, from its
+     *         {@code die} events; {@code null} when Docker's events no longer have any
+     */
+    public static String lastExits(ContainerRuntime docker, String id) {
+        Instant now = Instant.now();
+        List<ContainerRuntime.Exit> exits = docker.exits(id, now.minus(CRASH_LOOP_SPAN), now);
+        if (exits.isEmpty()) return null;
+        ContainerRuntime.Exit last = exits.get(exits.size() - 1);
+        return "exited (" + last.code() + ")" + (last.at() == null ? "" : " at " + last.at().truncatedTo(java.time.temporal.ChronoUnit.MILLIS))
+                + (exits.size() > 1 ? ", " + exits.size() + " exits in the last " + CRASH_LOOP_SPAN.toMinutes() + " minutes" : "");
     }
 
     private Verdict notReady(String id, RunState s, String why) {

@@ -84,6 +84,19 @@ class ApplyPlannerTest {
         assertThat(plan.get(2).reasons()).containsExactly("no longer in the spec");
     }
 
+    /** A try that was not ready, kept for its logs (failure model row 80): left to its container's next try, removed with it. */
+    @Test
+    void aFailedTryKeptForItsLogsIsLeftWhileItsContainerIsInTheSpec() {
+        ContainerSpec a = spec("img:1", Map.of());
+        ObservedContainer kept = new ObservedContainer("id-2", "store-registry.mesh-failed", "registry", SpecDiff.hash(a),
+                SpecDiff.canonical(a), "r1", false, "exited (3)");
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), List.of(kept), Map.of()))
+                .extracting(PlannedAction::action).containsExactly(PlannedAction.Kind.CREATE);
+        assertThat(ApplyPlanner.plan("store", Map.of(), List.of(kept), Map.of()))
+                .extracting(PlannedAction::existingId, PlannedAction::action)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("id-2", PlannedAction.Kind.REMOVE));
+    }
+
     @Test
     void anUnknownPreviousSpecStillGivesAReason() {
         ContainerSpec a = spec("img:1", Map.of());

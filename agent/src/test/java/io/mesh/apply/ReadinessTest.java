@@ -80,20 +80,23 @@ class ReadinessTest {
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
         ContainerResult c = only(r);
         assertThat(c.action()).isEqualTo(ContainerAction.REVERTED);
-        // exited (3), unless Docker had already started it again (its restart policy): then its exit code is gone
-        assertThat(c.reasons()).anyMatch(s -> s.startsWith("not ready: exited (3)") || s.matches("not ready: exited .* Docker restarted it.*"))
+        // exited (3), from its die event even when Docker had already started it again (its restart policy)
+        assertThat(c.reasons()).anyMatch(s -> s.startsWith("not ready: exited (3)"))
                 .contains("log: cannot open /data/config").contains("the previous container runs again");
         assertThat(r.error()).contains(web);
         assertThat(docker.idByName(web)).isEqualTo(before);
         assertThat(docker.inspect(before).getState().getRunning()).isTrue();
         assertThat(docker.inspect(before).getConfig().getEnv()).contains("V=1");
-        assertThat(docker.moduleContainers(module)).as("nothing left under a temporary name").hasSize(1);
-        // From Docker: the new one was created, started, died and destroyed; the old one stopped and started again.
+        String failed = docker.idByName(web + ".mesh-failed");
+        assertThat(docker.moduleContainers(module)).as("nothing left under a temporary name but the new one, kept for its logs")
+                .extracting(ObservedContainer::dockerName).containsExactlyInAnyOrder(web, web + ".mesh-failed");
+        assertThat(docker.inspect(failed).getState().getStatus()).isEqualTo("exited");
+        // From Docker: the new one was created, started and died, and is kept; the old one stopped and started again.
         List<Event> events = TestDocker.events(module, from, Instant.now());
         assertThat(events.stream().filter(e -> before.equals(e.getId())).map(TestDocker::action).toList())
                 .containsSubsequence("die", "start").doesNotContain("destroy");
         assertThat(events.stream().filter(e -> !before.equals(e.getId())).map(TestDocker::action).toList())
-                .containsSubsequence("create", "start", "die", "destroy");
+                .containsSubsequence("create", "start", "die").doesNotContain("destroy");
     }
 
     /**
@@ -321,10 +324,44 @@ class ReadinessTest {
         assertThat(looping.outcome()).as("report %s", looping).isEqualTo(ApplyOutcome.FAILED);
         ContainerResult l = only(looping);
         assertThat(l.action()).isEqualTo(ContainerAction.FAILED);
-        assertThat(l.reasons()).anyMatch(s -> s.startsWith("crash-looping")).contains("log: crashed again");
+        assertThat(l.reasons()).anyMatch(s -> s.startsWith("crash-looping")).contains("log: crashed again")
+                .anyMatch(s -> s.startsWith("exited (4) at "));
         assertThat(docker.idByName(web)).as("not recreated").isEqualTo(id);
         assertThat(TestDocker.events(module, from, Instant.now()).stream().map(TestDocker::action).toList())
                 .doesNotContain("create", "destroy", "rename");
+    }
+
+    /**
+     * Failure model row 80: a created container that exits and that Docker starts again by its restart policy read
+     * {@code not ready: exited} without its code (an inspect shows 0 once it runs again), and was removed, so that
+     * {@code docker logs} had nothing. Its code comes from its {@code die} event, and it is kept, stopped, under
+     * {@code <name>.mesh-failed}: out of the name's way, not started again by Docker, replaced at the next try.
+     */
+    @Test
+    void aCreatedContainerThatCrashLoopsIsFailedWithItsExitCodeAndKeptForItsLogs() throws Exception {
+        ApplyReport r = apply("    command: [sh, -c, \"echo config missing >&2; sleep 0.3; exit 3\"]\n    restart: always\n"
+                + "    ready: {min-healthy: 5s}\n", "r1");
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.FAILED);
+        ContainerResult c = only(r);
+        assertThat(c.action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(c.reasons()).as("report %s", r)
+                .anyMatch(s -> s.startsWith("not ready: exited (3)") && s.contains("Docker restarted it"))
+                .contains("log: config missing")
+                .anyMatch(s -> s.startsWith("kept stopped as " + web + ".mesh-failed"));
+        assertThat(docker.idByName(web)).as("the name is free for the next try").isNull();
+        String kept = docker.idByName(web + ".mesh-failed");
+        assertThat(kept).isEqualTo(c.id());
+        Thread.sleep(2_000); // Docker would have started it again by now
+        var state = docker.inspect(kept).getState();
+        assertThat(state.getStatus()).isEqualTo("exited");
+        assertThat(docker.restartPolicy(kept)).isEqualTo("no");
+        assertThat(docker.logTail(kept, 5)).contains("config missing");
+
+        // The next try replaces it: a fixed push creates the container, and what was kept goes.
+        ApplyReport fixed = apply("    " + SERVE + "\n    restart: always\n    ready: {min-healthy: 0s}\n", "r2");
+        assertThat(only(fixed).action()).as("report %s", fixed).isEqualTo(ContainerAction.CREATED);
+        assertThat(docker.idByName(web + ".mesh-failed")).isNull();
+        assertThat(docker.moduleContainers(module)).hasSize(1);
     }
 
     /** Three containers (so they are changed at once on a pool): web and worker need db healthy, listed before it. */

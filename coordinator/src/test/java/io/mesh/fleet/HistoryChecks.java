@@ -981,14 +981,14 @@ final class HistoryChecks {
      * Nobody starts a container under a temporary name: mesh starts a new container only once it has its own name, and
      * an old one only once it has its name back. A start under {@code .mesh-prev} or {@code .mesh-next} is dockerd's
      * restart policy (or a stranger's hand) bringing back a leftover of an interrupted recreate, next to the one that
-     * should run.
+     * should run; one under {@code .mesh-failed} brings back a try that was not ready, kept stopped for its logs.
      */
     private void checkTemporaryNames() {
         for (Map.Entry<String, List<Event>> e : events.entrySet()) {
             for (Event ev : e.getValue()) {
                 String name = EngineEvents.name(ev);
                 if (name == null || !"start".equals(EngineEvents.action(ev))) continue;
-                if (!name.endsWith(".mesh-prev") && !name.endsWith(".mesh-next")) continue;
+                if (!name.endsWith(".mesh-prev") && !name.endsWith(".mesh-next") && !name.endsWith(".mesh-failed")) continue;
                 long t = EngineEvents.time(ev);
                 StringBuilder b = new StringBuilder(e.getKey() + ": " + name + " (" + ev.getId().substring(0, 12) + ") started under its temporary name"
                         + (engineOwn(e.getKey(), t, true) ? " by dockerd itself as it restarted" : "") + "; its history:");

@@ -89,6 +89,8 @@ public final class AgentDaemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AgentDaemon.class);
     /** First retry of a failed apply, in ms. */
     private static final long RETRY_FIRST_MS = 2_000;
+    /** How long after a back-off's next try the retry asks, so that the apply finds it due. */
+    private static final long BACKOFF_MARGIN_MS = 50;
     /**
      * At shutdown, how long the daemon waits for its windows to give their containers back: each has its step killed
      * at once and starts its containers again (each start retried for 90 s while dockerd comes back), waiting for their
@@ -164,6 +166,10 @@ public final class AgentDaemon implements AutoCloseable {
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
                 new DryRun(store, docker, config.host(), here.policy(), here.secrets()));
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply,
+                module -> { // a hold released or expired ends the module's back-off: it tries at once
+                    applier.tryAgainNow(module);
+                    requestApply(module);
+                },
                 module -> WindowRecovery.open(journal, docker, module).isPresent());
     }
 
@@ -398,6 +404,11 @@ public final class AgentDaemon implements AutoCloseable {
         if (stopping.get() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(config.paths().freezes())) return;
         String name = ZKPaths.getNodeFromPath(node.getPath());
         Runnable ask = FreezeRecord.ALL.equals(name) ? this::reconcileAll : () -> { if (workers.containsKey(name)) requestApply(name); };
+        // A thaw (the node deleted, or its until come) ends the back-off of the modules it froze: they try at once.
+        Runnable thaw = () -> {
+            for (String m : FreezeRecord.ALL.equals(name) ? Set.copyOf(workers.keySet()) : Set.of(name)) applier.tryAgainNow(m);
+            ask.run();
+        };
         ScheduledFuture<?> before = thaws.remove(name);
         if (before != null) before.cancel(false);
         FreezeRecord f = deleted || node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
@@ -409,12 +420,13 @@ public final class AgentDaemon implements AutoCloseable {
             long ms = (left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis())
                     + THAW_MARGIN_MS;
             try {
-                thaws.put(name, timer.schedule(ask, ms, TimeUnit.MILLISECONDS));
+                thaws.put(name, timer.schedule(thaw, ms, TimeUnit.MILLISECONDS));
             } catch (RejectedExecutionException e) {
                 return; // shutting down
             }
         }
-        ask.run();
+        if (deleted) thaw.run();
+        else ask.run();
     }
 
     /** How long after a freeze's {@code until} its modules are asked again, in ms. */
@@ -631,6 +643,8 @@ public final class AgentDaemon implements AutoCloseable {
          * review saw twelve at once).
          */
         private ScheduledFuture<?> retry;
+        /** The back-off's next try the waiting {@link #retry} is for, or {@code null} for the plain chain's. */
+        private Instant retryAt;
 
         /** @return false when interrupted (the daemon stops) */
         private boolean run() {
@@ -655,14 +669,31 @@ public final class AgentDaemon implements AutoCloseable {
                 retryMs = 0;
                 if (retry != null) retry.cancel(false);
                 retry = null;
+                retryAt = null;
                 return true;
             }
-            if (retry != null && !retry.isDone()) return true; // one retry is already waiting
-            // A failed or deferred apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
-            retryMs = Math.min(retryMs == 0 ? RETRY_FIRST_MS : retryMs * 2, config.reconcileInterval().toMillis());
+            // Containers of the push that did not become ready: the next try is when their back-off says (2 s, 4 s ...
+            // 5 min, kept by the applier under --state-dir), not sooner, and this chain waits for it. A reconcile in
+            // between applies, but does not try them again.
+            Instant backoff = applier.nextTry(module);
+            long delay;
+            if (backoff != null) {
+                if (retry != null && !retry.isDone()) {
+                    if (backoff.equals(retryAt)) return true; // already waits for it
+                    retry.cancel(false); // one chain: the earlier retry would only meet the back-off
+                }
+                retryAt = backoff;
+                delay = Math.max(0, Duration.between(Instant.now(), backoff).toMillis()) + BACKOFF_MARGIN_MS;
+            } else {
+                if (retry != null && !retry.isDone()) return true; // one retry is already waiting
+                // A failed or deferred apply is tried again sooner than the reconcile interval: 2 s, 4 s, 8 s ... up to it.
+                retryMs = Math.min(retryMs == 0 ? RETRY_FIRST_MS : retryMs * 2, config.reconcileInterval().toMillis());
+                retryAt = null;
+                delay = retryMs;
+            }
             if (!stopping.get()) {
                 try {
-                    retry = timer.schedule(this::request, retryMs, TimeUnit.MILLISECONDS);
+                    retry = timer.schedule(this::request, delay, TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException e) {
                     // shutting down
                 }

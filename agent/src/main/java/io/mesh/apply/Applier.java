@@ -81,6 +81,8 @@ public final class Applier {
     private final NoOpReconcile noOp;
     private final RolloutGate rollouts;
     private final FreezeGate freezes;
+    /** The failed tries of each module's push, under {@code --state-dir}: their back-off. */
+    private final FailedTries tries;
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -101,6 +103,7 @@ public final class Applier {
         this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
         this.freezes = new FreezeGate(store, ZkClock.clock()); // ends judged by ZooKeeper's clock, not this host's
+        this.tries = new FailedTries(context.journal().stateDir());
     }
 
     /**
@@ -226,10 +229,13 @@ public final class Applier {
                 AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
                         .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince));
+                DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
                 List<ContainerResult> results = newest == null ? null
                         : frozen != null ? execution.repair(module, held, "module frozen")
-                        : admission.toApply() == null ? execution.repair(module, held, "its rollout keeps this host waiting")
-                        : execution.run(admission.toApply(), held, admission.keepsPrevious() ? Map.of() : reports.reverted(newest));
+                        : toApply == null ? execution.repair(module, held, "its rollout keeps this host waiting")
+                        : execution.run(toApply, held, admission.keepsPrevious() ? Map.of() : reports.reverted(newest),
+                                tries.of(module, toApply).orElse(null));
+                if (toApply != null) rememberTries(module, toApply, execution, results);
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
@@ -281,6 +287,48 @@ public final class Applier {
                     if (leftThisHost) deleteLockParent(section.lockPath());
                 }
             }
+        }
+    }
+
+    /**
+     * Records what the apply's tries of {@code d} left ({@link FailedTries#record}): the back-off of a push whose
+     * containers did not become ready. A state dir that cannot be written is logged, and the report stands.
+     */
+    private void rememberTries(String module, DesiredRecord d, ApplyExecution execution, List<ContainerResult> results) {
+        Map<String, ContainerResult> notReady = new LinkedHashMap<>();
+        java.util.Set<String> failed = execution.notReady();
+        for (ContainerResult r : results) if (failed.contains(r.name())) notReady.put(r.name(), r);
+        try {
+            FailedTries.Memory m = tries.record(module, d, execution.tried(), notReady, Times.now());
+            if (!notReady.isEmpty() && m != null) {
+                log.info("apply host={} module={} push={}: {} not ready; the next try of it waits until {} ({} failed {} of this push)",
+                        host, module, d.push(), notReady.keySet(), m.nextTry(), m.failures(), m.failures() == 1 ? "try" : "tries");
+            }
+        } catch (RuntimeException e) {
+            log.warn("apply host={} module={}: its failed tries are not remembered: {}", host, module, describe(e));
+        }
+    }
+
+    /**
+     * @param module module name
+     * @return when the module's containers that did not become ready for its push may be tried again, when that is
+     *         still to come (the daemon's retry waits for it: one back-off chain per module); else {@code null}
+     */
+    public Instant nextTry(String module) {
+        Instant next = tries.read(module).map(FailedTries.Memory::nextTry).orElse(null);
+        return next != null && next.isAfter(Times.now()) ? next : null;
+    }
+
+    /**
+     * A thaw or an operator's release ends the module's back-off: its next apply tries at once ({@link FailedTries#tryAgainNow}).
+     *
+     * @param module module name
+     */
+    public void tryAgainNow(String module) {
+        try {
+            tries.tryAgainNow(module);
+        } catch (RuntimeException e) {
+            log.warn("module {}: its back-off could not be ended: {}", module, describe(e));
         }
     }
 

@@ -76,6 +76,12 @@ final class ApplyExecution {
     private final Readiness readiness;
     private final SecretsDir secretsDir;
     private Map<String, ContainerResult> reverted = Map.of();
+    /** What the earlier tries of this push left ({@link FailedTries}), or {@code null}: its back-off gates them. */
+    private FailedTries.Memory tries;
+    /** Names of the containers this apply created or recreated, or tried to (a start was sent). */
+    private final java.util.Set<String> tried = ConcurrentHashMap.newKeySet();
+    /** Names of those that did not start (Docker refused the start) or did not become ready. */
+    private final java.util.Set<String> notReady = ConcurrentHashMap.newKeySet();
     /** By container name, its secrets as read at the start of this apply. */
     private Map<String, SecretsDir.Resolved> secrets = Map.of();
     /** The module's containers as this apply's plan saw them (set by {@link #run}). */
@@ -176,7 +182,20 @@ final class ApplyExecution {
      */
     List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, Map<String, ContainerResult> reverted)
             throws InterruptedException {
+        return run(desired, held, reverted, null);
+    }
+
+    /**
+     * Plans and executes.
+     *
+     * @param tries what the earlier tries of this same push and revision left ({@link FailedTries}), or {@code null}:
+     *              a container that did not become ready then is not created or recreated again before the module's
+     *              next try
+     */
+    List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, Map<String, ContainerResult> reverted,
+                              FailedTries.Memory tries) throws InterruptedException {
         this.reverted = reverted;
+        this.tries = tries;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
         this.secrets = resolve(secretsDir, want);
         List<ObservedContainer> observed = docker.moduleContainers(desired.module());
@@ -571,16 +590,21 @@ final class ApplyExecution {
                             before.health(), before.imageId());
                 }
                 case CREATE -> {
+                    ContainerResult waiting = backingOff(a, id);
+                    if (waiting != null) return waiting;
                     images.ensure(spec, a.dockerName());
                     String newId = create(a.dockerName(), a.name(), spec, desired);
                     try {
                         docker.start(newId);
                     } catch (RuntimeException e) {
+                        startRefused(a, e);
                         docker.remove(newId);
                         throw e;
                     }
+                    tried.add(a.name());
                     Readiness.Verdict v = readiness.await(newId, spec.readiness());
                     if (!v.ready()) {
+                        notReady.add(a.name());
                         // Kept for docker logs, out of the name's way: the next apply creates it again, after its back-off.
                         return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
                     }
@@ -596,6 +620,8 @@ final class ApplyExecution {
                         reasons.add("not tried again for this push while the previous container runs: push a change to try again");
                         return result(a, ContainerAction.REVERTED, reasons, id);
                     }
+                    ContainerResult waiting = backingOff(a, id);
+                    if (waiting != null) return waiting;
                     return recreate(a, spec, desired, before, images);
                 }
                 case CRASH_LOOP -> {
@@ -688,12 +714,15 @@ final class ApplyExecution {
             putBack(fenced, a, newId, oldId, oldPolicy, wasRunning);
             throw e;
         } catch (RuntimeException e) {
+            startRefused(a, e);
             String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add("new container did not start: " + describe(e) + restored);
             return result(a, ContainerAction.FAILED, reasons, oldId);
         }
+        tried.add(a.name());
         if (!v.ready()) {
+            notReady.add(a.name());
             String kept;
             try {
                 kept = keepFailed(a, newId); // frees the name, as the removal did
@@ -746,6 +775,39 @@ final class ApplyExecution {
             if (interrupted) Thread.currentThread().interrupt();
         }
     }
+
+    /**
+     * A start that failed is a try; one Docker answered with an error (a bad entrypoint, a port taken) is the
+     * container's failure to start, which backs off like one that is not ready. One that did not reach Docker (dockerd
+     * away, a lapsed lock) says nothing about the container.
+     */
+    private void startRefused(PlannedAction a, RuntimeException e) {
+        tried.add(a.name());
+        if (!(e instanceof SessionGuard.SessionLostException) && DockerEngine.answered(e)) notReady.add(a.name());
+    }
+
+    /**
+     * The back-off of a push's failed tries (failure model row 81): a container that did not start or become ready
+     * for this push and revision is not created or recreated again before the module's next try; a reconcile in
+     * between reports its last failure as it stands, saying when the next try is.
+     *
+     * @return {@code null} when it may be tried now; else its {@code failed} result
+     */
+    private ContainerResult backingOff(PlannedAction a, String id) {
+        FailedTries.Entry e = tries == null ? null : tries.containers().get(a.name());
+        if (e == null || !tries.backingOff(java.time.Instant.now())) return null;
+        List<String> reasons = new ArrayList<>(e.reasons());
+        reasons.add("not tried again before " + tries.nextTry() + " (back-off " + FailedTries.backoff(tries.failures()).toSeconds()
+                + "s after " + tries.failures() + " failed " + (tries.failures() == 1 ? "try" : "tries") + " of this push): "
+                + "a new push, a thaw or an operator's release tries at once");
+        return new ContainerResult(a.name(), a.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), id != null ? id : e.id());
+    }
+
+    /** @return names of the containers this apply created or recreated, or tried to */
+    java.util.Set<String> tried() { return java.util.Set.copyOf(tried); }
+
+    /** @return names of those that did not start (Docker refused) or did not become ready */
+    java.util.Set<String> notReady() { return java.util.Set.copyOf(notReady); }
 
     /** The containers this apply kept under {@link #FAILED_SUFFIX}: never removed by the same apply's put-back. */
     private final java.util.Set<String> kept = ConcurrentHashMap.newKeySet();
@@ -830,9 +892,12 @@ final class ApplyExecution {
             v = takeNameAndStart(a, newId, spec);
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e;
+            startRefused(a, e);
             docker.remove(newId); // the name is left free: the next apply creates it
             throw e;
         }
+        tried.add(a.name());
+        if (!v.ready()) notReady.add(a.name());
         if (!v.ready()) return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
         dropFailed(a);
         return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);

@@ -69,6 +69,7 @@ public final class OperatorHolds implements AutoCloseable {
     private final String host;
     private final ProcessRef process;
     private final Consumer<String> requestApply;
+    private final Consumer<String> released;
     private final Predicate<String> windowOpen;
     private final CuratorCache cache;
     private final ScheduledExecutorService timer;
@@ -86,11 +87,14 @@ public final class OperatorHolds implements AutoCloseable {
      * @param process      this process, as its lock node names it
      * @param timer        where expiry timers run (the daemon's timer)
      * @param requestApply asks for an apply of a module soon
+     * @param released     asks for an apply of a module one of whose holds ended (released or expired): the daemon
+     *                     also ends the module's back-off, so that it tries at once
      * @param windowOpen   whether a window of a module is journalled open on this host (asked fenced): its recovery,
      *                     by an apply, comes before the confirmation
      */
     public OperatorHolds(MeshStore store, ContainerRuntime docker, HostFence fences, String host, ProcessRef process,
-                         ScheduledExecutorService timer, Consumer<String> requestApply, Predicate<String> windowOpen) {
+                         ScheduledExecutorService timer, Consumer<String> requestApply, Consumer<String> released,
+                         Predicate<String> windowOpen) {
         this.store = store;
         this.docker = docker;
         this.fences = fences;
@@ -98,6 +102,7 @@ public final class OperatorHolds implements AutoCloseable {
         this.process = process;
         this.timer = timer;
         this.requestApply = requestApply;
+        this.released = released;
         this.windowOpen = windowOpen;
         this.cache = CuratorCache.build(store.client(), store.paths().held(host));
         this.stops = IdleThreads.serial("operator-holds-" + host); // no thread while nothing is to stop
@@ -153,7 +158,7 @@ public final class OperatorHolds implements AutoCloseable {
         if (was != null) was.cancel(false);
         log.info("operator hold host={} container={} ended (by {}: {}); applying module {}", host, h.container(), h.hold().by(),
                 h.hold().reason(), h.module());
-        requestApply.accept(h.module());
+        released.accept(h.module());
     }
 
     /** At {@code until}: the node goes (versioned), and the module is applied whether or not this call deleted it. */
@@ -168,7 +173,7 @@ public final class OperatorHolds implements AutoCloseable {
             // The apply treats it as absent all the same; the next agent start or hold change deletes it.
             log.warn("operator hold host={} container={} expired; its node was not deleted: {}", host, h.container(), e.toString());
         }
-        requestApply.accept(h.module());
+        released.accept(h.module());
     }
 
     /**

@@ -233,8 +233,7 @@ public final class Applier {
                 List<ContainerResult> results = newest == null ? null
                         : frozen != null ? execution.repair(module, held, "module frozen")
                         : toApply == null ? execution.repair(module, held, "its rollout keeps this host waiting")
-                        : execution.run(toApply, held, admission.keepsPrevious() ? Map.of() : reports.reverted(newest),
-                                tries.of(module, toApply).orElse(null));
+                        : execution.run(toApply, held, tries.of(module, toApply).orElse(null));
                 if (toApply != null) rememberTries(module, toApply, execution, results);
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);

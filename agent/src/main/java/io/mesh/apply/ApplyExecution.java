@@ -75,7 +75,6 @@ final class ApplyExecution {
     private final String host;
     private final Readiness readiness;
     private final SecretsDir secretsDir;
-    private Map<String, ContainerResult> reverted = Map.of();
     /** What the earlier tries of this push left ({@link FailedTries}), or {@code null}: its back-off gates them. */
     private FailedTries.Memory tries;
     /** Names of the containers this apply created or recreated, or tried to (a start was sent). */
@@ -171,30 +170,18 @@ final class ApplyExecution {
      * @throws SessionGuard.SessionLostException when the lock lapsed before a Docker call
      */
     List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held) throws InterruptedException {
-        return run(desired, held, Map.of());
+        return run(desired, held, null);
     }
 
     /**
      * Plans and executes.
      *
-     * @param reverted by container name, the containers this process reverted for this same push and revision:
-     *                 while the previous container runs, not tried again (decision 10)
+     * @param tries what the earlier tries of this same push and revision left on this host ({@link FailedTries}), or
+     *              {@code null}: a container that did not become ready then is not created or recreated again before
+     *              the module's next try, and one a recreate reverted not at all while the previous one runs (decision
+     *              10), whatever happened since (an agent restart, a window, a freeze, an outage)
      */
-    List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, Map<String, ContainerResult> reverted)
-            throws InterruptedException {
-        return run(desired, held, reverted, null);
-    }
-
-    /**
-     * Plans and executes.
-     *
-     * @param tries what the earlier tries of this same push and revision left ({@link FailedTries}), or {@code null}:
-     *              a container that did not become ready then is not created or recreated again before the module's
-     *              next try
-     */
-    List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, Map<String, ContainerResult> reverted,
-                              FailedTries.Memory tries) throws InterruptedException {
-        this.reverted = reverted;
+    List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, FailedTries.Memory tries) throws InterruptedException {
         this.tries = tries;
         Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
         this.secrets = resolve(secretsDir, want);
@@ -612,10 +599,11 @@ final class ApplyExecution {
                     return result(a, ContainerAction.CREATED, a.reasons(), newId, v);
                 }
                 case RECREATE -> {
-                    ContainerResult last = reverted.get(a.name());
-                    if (last != null && before != null && before.running()) {
+                    FailedTries.Entry last = tries == null ? null : tries.containers().get(a.name());
+                    if (last != null && last.action() == ContainerAction.REVERTED && before != null && before.running()) {
                         // Trying the same push again would stop the container that runs for as long as the new one
-                        // takes to fail again, at every retry (decision 10).
+                        // takes to fail again, at every retry (decision 10); remembered on disk, so not after a restart
+                        // either (failure model row 82).
                         List<String> reasons = new ArrayList<>(last.reasons());
                         reasons.add("not tried again for this push while the previous container runs: push a change to try again");
                         return result(a, ContainerAction.REVERTED, reasons, id);

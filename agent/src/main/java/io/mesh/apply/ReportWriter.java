@@ -1,7 +1,6 @@
 package io.mesh.apply;
 
 import io.mesh.wire.ApplyReport.ContainerResult;
-import io.mesh.wire.DesiredRecord;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -10,7 +9,6 @@ import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.HashMap;
 import java.util.Objects;
 import java.util.Map;
 import java.util.TreeMap;
@@ -34,19 +32,6 @@ final class ReportWriter {
 
     /** The last report this process wrote of each module, whatever its outcome. */
     private final Map<String, ApplyReport> last = new ConcurrentHashMap<>();
-
-    /**
-     * @param desired the desired state an apply is about to run
-     * @return by container name, the containers this process's last report of the same push and revision says were
-     *         {@code reverted} (decision 10: not tried again while the previous container runs); empty when none
-     */
-    Map<String, ContainerResult> reverted(DesiredRecord desired) {
-        ApplyReport r = last.get(desired.module());
-        if (r == null || !Objects.equals(r.push(), desired.push()) || !Objects.equals(r.revision(), desired.revision())) return Map.of();
-        Map<String, ContainerResult> out = new HashMap<>();
-        for (ContainerResult c : r.containers()) if (c.action() == ContainerAction.REVERTED) out.put(c.name(), c);
-        return out;
-    }
 
     /**
      * @return true when this process's last report of the module reads as {@code r} does, times aside: same push,

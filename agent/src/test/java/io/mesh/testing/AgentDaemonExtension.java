@@ -20,7 +20,8 @@ import java.time.Duration;
  * <p>By default it reconciles every 10 minutes, so that what a test sees land does not depend on the interval; waits
  * 2 s for an apply's module lock and a minute for a window's; uses the default {@link Policy} with the host's network
  * allowed ({@link TestPolicy#HOST_NETWORK}, as the demos' agents run); shares the
- * extension's ZooKeeper client; and has a fresh state directory.
+ * extension's ZooKeeper client; and has a fresh state directory, which it keeps across {@link #close()} and
+ * {@link #start()}: a restarted agent keeps its {@code --state-dir}.
  */
 public final class AgentDaemonExtension extends ScopedFixture {
     /** The process name the daemon's held nodes, lock nodes and reports give. */
@@ -81,7 +82,7 @@ public final class AgentDaemonExtension extends ScopedFixture {
     public void start() throws Exception {
         if (daemon != null) return;
         TestDocker.engine();
-        stateDir = Files.createTempDirectory("mesh-agent");
+        if (stateDir == null) stateDir = Files.createTempDirectory("mesh-agent"); // a restarted agent keeps its --state-dir
         AgentConfig config = new AgentConfig(host, zk.paths(), stateDir, reconcileInterval, applyLockWait, Duration.ofMinutes(1), policy);
         CuratorFramework client = zk.client();
         if (ownSession) client = ownClient = MeshZk.connect(zk.connect(), Duration.ofSeconds(20));

@@ -282,13 +282,13 @@ public final class MeshStore {
     }
 
     /**
-     * @return {@code report} with the {@code lastWindow} (unless it has its own), {@code lastApplied} and
-     *         {@code appliedPushes} of {@code old}
+     * @return {@code report} with the {@code lastWindow} (unless it has its own), {@code lastApplied},
+     *         {@code appliedPushes} and {@code failedPushes} of {@code old}
      */
     private static ApplyReport replacing(ApplyReport report, ApplyReport old) {
-        if (old == null) return report.withLastApplied(null, List.of());
+        if (old == null) return report.withLastApplied(null, List.of()).withFailedPushes(List.of());
         ApplyReport r = report.lastWindow() != null ? report : report.withLastWindow(old.lastWindow());
-        return r.withLastApplied(old.lastApplied(), old.appliedPushes());
+        return r.withLastApplied(old.lastApplied(), old.appliedPushes()).withFailedPushes(old.failedPushes());
     }
 
     /**

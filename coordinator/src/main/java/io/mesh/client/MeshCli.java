@@ -1264,7 +1264,11 @@ public final class MeshCli implements Runnable {
     }
 
     private static String detail(String state, JsonNode t) {
-        if (WireName.of(PushState.class, state) == PushState.FAILED) return t.hasNonNull("error") ? t.path("error").asText() : "";
+        if (WireName.of(PushState.class, state) == PushState.FAILED) {
+            // A push that failed there and that a newer one then replaced: said, as the newer one runs or waits there.
+            String replaced = t.hasNonNull("supersededBy") ? " (then replaced by " + t.path("supersededBy").asText() + ")" : "";
+            return (t.hasNonNull("error") ? t.path("error").asText() : "") + replaced;
+        }
         if (WireName.of(PushState.class, state) == PushState.SUPERSEDED) {
             return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
         }

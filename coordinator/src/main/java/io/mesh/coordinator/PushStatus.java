@@ -39,7 +39,8 @@ import java.util.TreeSet;
  * {@code superseded}, naming the newer push ({@link Target#supersededBy}), unless the host applied this push (the
  * report's {@code lastApplied} or {@code appliedPushes} name it: {@link ApplyReport#applied}): a push that ran there
  * reads {@code applied} after a newer one replaced it (SPEC.md: superseded is a push replaced before it ran;
- * docs/decisions/0024-what-a-host-applied.md). (Before {@code superseded}, a
+ * docs/decisions/0024-what-a-host-applied.md); or unless its apply failed there (the report's {@code failedPushes}
+ * name it: {@link ApplyReport#failed}): it reads {@code failed}, with that error. (Before {@code superseded}, a
  * newer push's report gave its own outcome to the older push, so a push whose apply failed and that a newer push
  * replaced read {@code applied}, and {@code mesh push --wait} of it exited 0.)
  *
@@ -67,9 +68,9 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      * @param containers the report's containers; empty without a report
      * @param agent      true when the host has an agent node ({@code {root}/agents/<host>}): false for a pending
      *                   target means nothing will apply the push there until an agent starts
-     * @param supersededBy for a {@code superseded} target, the newer push: the report's {@code lastApplied} when it is
-     *                   newer than this push (what runs there), else the report's push (not yet applied there); else
-     *                   {@code null} (and not written)
+     * @param supersededBy for a {@code superseded} target, or a {@code failed} one that a newer push replaced there,
+     *                   the newer push: the report's {@code lastApplied} when it is newer than this push (what runs
+     *                   there), else the report's push (not yet applied there); else {@code null} (and not written)
      * @param rollout    for a {@code waiting} target (or one a rollout keeps on the previous revision), why: the
      *                   report's {@code rollout}; else {@code null} (and not written)
      * @param freeze     for a target {@code deferred} by a freeze of its module, the freeze (the report's
@@ -265,11 +266,17 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         } else if (r.applied(push)) {
             // It ran here: a newer push, applied since or waiting on a window (or failed), does not undo that.
             state = PushState.APPLIED;
+        } else if (r.failed(push) != null) {
+            // It ran here and failed: a newer push that replaced it does not make it one that never ran (failure model
+            // row 83). Its error is the one its own report had.
+            state = PushState.FAILED;
+            supersededBy = lastApplied > seq ? r.lastApplied().push() : r.push();
         } else {
             state = PushState.SUPERSEDED;
             supersededBy = lastApplied > seq ? r.lastApplied().push() : r.push();
         }
-        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), r.error(), containers, agent,
+        String error = state == PushState.FAILED && reported != seq ? r.failed(push).error() : r.error();
+        return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), error, containers, agent,
                 supersededBy, reported == seq ? r.rollout() : null, reported == seq && state == PushState.DEFERRED ? r.freeze() : null);
     }
 }

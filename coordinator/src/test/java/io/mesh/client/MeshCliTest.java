@@ -351,4 +351,14 @@ class MeshCliTest {
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("Usage:");
     }
+
+    /** Failure model row 83: a push that failed on a host and that a newer push then replaced there says both. */
+    @Test
+    void aFailedTargetANewerPushReplacedSaysItsErrorAndThePushThatReplacedIt() throws Exception {
+        var target = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"failed\",\"revision\":\"r3\","
+                + "\"push\":\"push-0000000003\",\"error\":\"m-web: not ready: exited (3)\",\"supersededBy\":\"push-0000000003\"}");
+        assertThat(MeshCli.describe(target)).isEqualTo("failed: m-web: not ready: exited (3) (then replaced by push-0000000003)");
+        var plain = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"failed\",\"error\":\"boom\"}");
+        assertThat(MeshCli.describe(plain)).isEqualTo("failed: boom");
+    }
 }

@@ -168,8 +168,9 @@ public class StatusApiTest {
 
     /**
      * A canary that applied a push and then went back to the previous revision (its rollout reverted, decision 13): the
-     * push it left reads {@code failed} there, not {@code applied}, and {@code superseded} once a newer push lands; the
-     * previous one, which runs there again, reads {@code applied}. (The review's case for decision 24.)
+     * push it left reads {@code failed} there, not {@code applied}, and still {@code failed} once a newer push lands
+     * (it ran there: failure model row 83); the previous one, which runs there again, reads {@code applied}. (The
+     * review's case for decision 24.)
      */
     @Test
     void aPushACanaryWentBackFromNeverReadsAppliedThere() throws Exception {
@@ -188,7 +189,8 @@ public class StatusApiTest {
         String p2 = pushStore("r3");
         served(report("host-a", "store", "r3", p2, ApplyOutcome.APPLIED, null));
         JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
-        assertThat(t1.get("state").asText()).isEqualTo("superseded");
+        assertThat(t1.get("state").asText()).isEqualTo("failed");
+        assertThat(t1.get("error").asText()).contains("rollout reverted");
         assertThat(t1.get("supersededBy").asText()).isEqualTo(p2);
         assertThat(storeState(p0)).isEqualTo("applied");
     }
@@ -218,12 +220,14 @@ public class StatusApiTest {
     }
 
     /**
-     * The review's case: an apply that failed (its new container reverted), then a fix applied: the failed push reads
-     * {@code superseded} by the fix, never {@code applied}. A push a newer one replaced before it ran (the newer one
-     * deferred, nothing of either applied) reads {@code superseded} by the newer one too.
+     * Failure model row 83 (the review's case): an apply that failed (its new container reverted), then a fix applied.
+     * The failed push read {@code superseded} by the fix there, and {@code mesh push --wait} of it said "superseded"; it
+     * ran there and failed, so it reads {@code failed}, with its own error and the push that replaced it, never
+     * {@code applied}. A push a newer one replaced before it ran (the newer one deferred, nothing of either applied)
+     * still reads {@code superseded} by the newer one. Reports are written as the agent's store writes them.
      */
     @Test
-    void aFailedPushThenSupersededReadsSupersededNotApplied() throws Exception {
+    void aFailedPushThenReplacedReadsFailedOneThatNeverRanSuperseded() throws Exception {
         String bad = pushStore("rv2");
         String fix = pushStore("w-fix2");
         ApplyReport failed = report("host-a", "store", "rv2", bad, ApplyOutcome.FAILED, "store-registry not ready by its deadline: reverted");
@@ -237,12 +241,23 @@ public class StatusApiTest {
         served(report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
         v = api.get("/v1/pushes/" + bad).json();
         JsonNode t = target(v, "host-a", "store");
-        assertThat(t.get("state").asText()).isEqualTo("superseded");
+        assertThat(t.get("state").asText()).isEqualTo("failed");
+        assertThat(t.get("error").asText()).isEqualTo("store-registry not ready by its deadline: reverted");
         assertThat(t.get("supersededBy").asText()).isEqualTo(fix);
-        assertThat(v.get("state").asText()).isEqualTo("superseded");
-        assertThat(v.get("failed").asBoolean()).isFalse();
+        assertThat(v.get("state").asText()).isEqualTo("failed");
+        assertThat(v.get("failed").asBoolean()).isTrue();
         assertThat(v.get("done").asBoolean()).isTrue();
+        assertThat(v.at("/counts/superseded").asInt()).isZero();
         assertThat(api.get("/v1/pushes/" + fix).json().get("state").asText()).isEqualTo("applied");
+
+        // Failed, then applied by a retry of the same push: it ran, so applied, even once a newer one replaced it.
+        String flaky = pushStore("r4");
+        served(report("host-a", "store", "r4", flaky, ApplyOutcome.FAILED, "dockerd did not answer"));
+        served(report("host-a", "store", "r4", flaky, ApplyOutcome.APPLIED, null));
+        String next = pushStore("r5");
+        served(report("host-a", "store", "r5", next, ApplyOutcome.APPLIED, null));
+        assertThat(storeState(flaky)).isEqualTo("applied");
+        assertThat(storeState(bad)).as("still remembered").isEqualTo("failed");
 
         // Never ran: host-b's report is of a newer push that waits on a window, and nothing was applied before.
         writeReport(report("host-b", "web", "r9", "push-0000000009", ApplyOutcome.DEFERRED, null));

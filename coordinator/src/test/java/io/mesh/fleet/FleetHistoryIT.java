@@ -1083,7 +1083,8 @@ class FleetHistoryIT {
 
     /**
      * Every push of the run (from the transaction log) reads {@code applied} on every host it targets (the coordinators'
-     * view, from the reports), or {@code superseded} there by a newer push of the run (which this checks too); and a
+     * view, from the reports), or {@code superseded} there by a newer push of the run (which this checks too), or
+     * {@code failed} there with a newer push's report (a failure under a fault that a newer push replaced); and a
      * push the transaction log shows an {@code applied} report of on a host reads {@code applied} there, not
      * {@code superseded}, unless that host applied {@link ApplyReport#APPLIED_KEPT} or more newer pushes of the module
      * since (decision 24). Pushes that did not are grouped by what their targets say, one violation per group.
@@ -1132,6 +1133,9 @@ class FleetHistoryIT {
                 }
                 // Superseded: a newer push of the run replaced it there before it ran; that push is checked in its own turn.
                 if (Set.of(PushState.APPLIED, PushState.SUPERSEDED).contains(state)) continue;
+                // Failed there under a fault, then replaced by a newer push of the run (failure model row 83: it reads
+                // failed, where it read superseded before): that push is checked in its own turn, as above.
+                if (state == PushState.FAILED && !p.push().equals(t.path("push").asText())) continue;
                 String key = t.path("host").asText() + " " + t.path("module").asText() + ": " + t.path("state").asText()
                         + " (report of " + t.path("push").asText() + (t.path("error").isMissingNode() || t.path("error").isNull() ? "" : ": " + abbreviate(t.path("error").asText())) + ")";
                 groups.computeIfAbsent(key, k -> new ArrayList<>()).add(p.push());

@@ -33,6 +33,11 @@ import java.util.TreeSet;
  *                   push that ran here still reads {@code applied} once a newer one replaced it
  *                   (docs/decisions/0024-what-a-host-applied.md); empty in a report of a version before it, and not
  *                   written when empty
+ * @param failedPushes the pushes whose apply failed on this host for this module and that it has not applied since, each
+ *                   with its error (cut at {@link #FAILED_ERROR_CHARS}), newest first, at most {@link #FAILED_KEPT}:
+ *                   carried from report to report, so that a push that failed here reads {@code failed} once a newer
+ *                   one replaced it, not {@code superseded} (SPEC.md: superseded is a push that never ran); not written
+ *                   when empty
  */
 public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
@@ -41,14 +46,36 @@ public record ApplyReport(String host, String module, String revision, String pu
                           @JsonInclude(JsonInclude.Include.NON_NULL) Applied lastApplied,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String rollout,
                           @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze,
-                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> appliedPushes) {
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> appliedPushes,
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Failed> failedPushes) {
     /** How many applied pushes a report keeps ({@code appliedPushes}): about 300 bytes of a report at most. */
     public static final int APPLIED_KEPT = 16;
+    /** How many failed pushes a report keeps ({@code failedPushes}): with {@link #FAILED_ERROR_CHARS}, about 2 KB at most. */
+    public static final int FAILED_KEPT = 8;
+    /** How much of a failed push's error a report keeps in {@code failedPushes}. */
+    public static final int FAILED_ERROR_CHARS = 200;
 
     public ApplyReport {
         // A node edited by hand may hold nulls: dropped, so that the report still reads.
         appliedPushes = appliedPushes == null ? List.of() : appliedPushes.stream().filter(Objects::nonNull).toList();
+        failedPushes = failedPushes == null ? List.of() : failedPushes.stream().filter(f -> f != null && f.push() != null).toList();
     }
+
+    /** A report without {@code failedPushes} (the store carries them over: {@link #withFailedPushes}). */
+    public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
+                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error,
+                       WindowResult lastWindow, Applied lastApplied, String rollout, FreezeRecord freeze, List<String> appliedPushes) {
+        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, lastApplied,
+                rollout, freeze, appliedPushes, List.of());
+    }
+
+    /**
+     * A push whose apply failed on this host.
+     *
+     * @param push  push node name
+     * @param error its report's error, cut at {@link #FAILED_ERROR_CHARS}
+     */
+    public record Failed(String push, String error) {}
 
     /** A report without {@code freeze} and {@code appliedPushes}: as an apply ends (the store carries the latter over). */
     public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
@@ -162,7 +189,7 @@ public record ApplyReport(String host, String module, String revision, String pu
         if (a != null && push != null && !push.equals(a.push())) pushes.remove(push);
         List<String> newestFirst = pushes.descendingSet().stream().limit(APPLIED_KEPT).toList();
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a,
-                rollout, freeze, newestFirst);
+                rollout, freeze, newestFirst, failedPushes);
     }
 
     /**
@@ -174,9 +201,51 @@ public record ApplyReport(String host, String module, String revision, String pu
         return p != null && (lastApplied != null && p.equals(lastApplied.push()) || appliedPushes.contains(p));
     }
 
+    /**
+     * Carries what the report this one replaces says failed ({@code failedPushes}), after {@link #withLastApplied}.
+     *
+     * @param carried the {@code failedPushes} of the report this one replaces (empty when none)
+     * @return this report with {@code failedPushes}: the carried ones (push names no newer than this report's push) and,
+     *         when this report is {@code failed}, its own push with its error; less the pushes this host applied
+     *         ({@link #applied}: a push that failed, then ran, ran); newest first by push sequence, at most
+     *         {@link #FAILED_KEPT}
+     */
+    public ApplyReport withFailedPushes(List<Failed> carried) {
+        java.util.TreeMap<Long, Failed> bySeq = new java.util.TreeMap<>();
+        long newest = ZkPaths.pushSeq(push);
+        if (carried != null) {
+            for (Failed f : carried) {
+                if (f == null || f.push() == null || !ZkPaths.PUSH_NAME.matcher(f.push()).matches() || ZkPaths.pushSeq(f.push()) > newest) continue;
+                bySeq.put(ZkPaths.pushSeq(f.push()), new Failed(f.push(), cut(f.error())));
+            }
+        }
+        if (outcome == ApplyOutcome.FAILED && push != null && ZkPaths.PUSH_NAME.matcher(push).matches()) {
+            bySeq.put(newest, new Failed(push, cut(error)));
+        }
+        List<Failed> out = bySeq.descendingMap().values().stream().filter(f -> !applied(f.push())).limit(FAILED_KEPT).toList();
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
+                lastApplied, rollout, freeze, appliedPushes, out);
+    }
+
+    private static String cut(String error) {
+        if (error == null || error.length() <= FAILED_ERROR_CHARS) return error;
+        return error.substring(0, FAILED_ERROR_CHARS - 3) + "...";
+    }
+
+    /**
+     * @param p a push node name
+     * @return this host's failure of {@code p} for this module, as far as this report remembers ({@code failedPushes}),
+     *         unless it applied {@code p} since; else {@code null}
+     */
+    public Failed failed(String p) {
+        if (p == null || applied(p)) return null;
+        return failedPushes.stream().filter(f -> p.equals(f.push())).findFirst().orElse(null);
+    }
+
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
-        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout, freeze, appliedPushes);
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout, freeze,
+                appliedPushes, failedPushes);
     }
 
     /**
@@ -186,7 +255,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withKept(DesiredRecord kept) {
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
-                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze, appliedPushes);
+                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze, appliedPushes, failedPushes);
     }
 
     /**
@@ -198,7 +267,7 @@ public record ApplyReport(String host, String module, String revision, String pu
     public ApplyReport withRollout(ApplyOutcome outcome, String why) {
         String e = outcome == ApplyOutcome.FAILED ? (error == null ? why : error + "; " + why) : error;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, e, lastWindow,
-                lastApplied, why, freeze, appliedPushes);
+                lastApplied, why, freeze, appliedPushes, failedPushes);
     }
 
     /**
@@ -209,7 +278,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withFreeze(FreezeRecord freeze) {
         return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, finishedAt, window, containers, error,
-                lastWindow, lastApplied, rollout, freeze, appliedPushes);
+                lastWindow, lastApplied, rollout, freeze, appliedPushes, failedPushes);
     }
 
     /**

@@ -116,6 +116,47 @@ class WireJsonTest {
         assertThat(old.appliedPushes()).containsExactly(ZkPaths.pushName(1));
     }
 
+    /**
+     * Failure model row 83: a report carries the pushes whose apply failed on its host and that it has not applied
+     * since, with their errors (cut), newest first, at most {@link ApplyReport#FAILED_KEPT}; forged or newer entries are
+     * not carried, and the list reads back as written.
+     */
+    @Test
+    void aReportCarriesThePushesThatFailedOnItsHostUntilTheyRun() {
+        Instant t = Instant.parse("2026-11-30T03:30:00Z");
+        ApplyReport r = ApplyReport.failed("host-a", "store", "r1", ZkPaths.pushName(1), t, "x".repeat(500))
+                .withLastApplied(null, List.of()).withFailedPushes(List.of());
+        assertThat(r.failed(ZkPaths.pushName(1)).error()).hasSize(ApplyReport.FAILED_ERROR_CHARS).endsWith("...");
+        // Replaced by a push that applied: still remembered as failed.
+        ApplyReport next = ApplyReport.applied("host-a", "store", "r2", ZkPaths.pushName(2), t, null, List.of())
+                .withLastApplied(r.lastApplied(), r.appliedPushes()).withFailedPushes(r.failedPushes());
+        assertThat(next.failed(ZkPaths.pushName(1))).isNotNull();
+        assertThat(next.failed(ZkPaths.pushName(2))).isNull();
+        assertThat(Json.read(Json.bytes(next), ApplyReport.class)).isEqualTo(next);
+        // Failed, then applied by a retry: it ran, so no longer failed.
+        ApplyReport retried = ApplyReport.failed("host-a", "store", "r3", ZkPaths.pushName(3), t, "boom")
+                .withLastApplied(next.lastApplied(), next.appliedPushes()).withFailedPushes(next.failedPushes());
+        assertThat(retried.failedPushes()).extracting(ApplyReport.Failed::push).containsExactly(ZkPaths.pushName(3), ZkPaths.pushName(1));
+        ApplyReport ran = ApplyReport.applied("host-a", "store", "r3", ZkPaths.pushName(3), t, null, List.of())
+                .withLastApplied(retried.lastApplied(), retried.appliedPushes()).withFailedPushes(retried.failedPushes());
+        assertThat(ran.failed(ZkPaths.pushName(3))).isNull();
+        assertThat(ran.failedPushes()).extracting(ApplyReport.Failed::push).containsExactly(ZkPaths.pushName(1));
+        // Bounded, newest first; entries that are not push names or are newer than the report are dropped.
+        ApplyReport many = ran;
+        for (int i = 10; i < 10 + ApplyReport.FAILED_KEPT + 2; i++) {
+            many = ApplyReport.failed("host-a", "store", "r" + i, ZkPaths.pushName(i), t, "e" + i)
+                    .withLastApplied(many.lastApplied(), many.appliedPushes()).withFailedPushes(many.failedPushes());
+        }
+        assertThat(many.failedPushes()).hasSize(ApplyReport.FAILED_KEPT).first()
+                .isEqualTo(new ApplyReport.Failed(ZkPaths.pushName(11 + ApplyReport.FAILED_KEPT), "e" + (11 + ApplyReport.FAILED_KEPT)));
+        ApplyReport forged = ApplyReport.deferred("host-a", "store", "r5", ZkPaths.pushName(5), t, null, List.of())
+                .withFailedPushes(java.util.Arrays.asList(new ApplyReport.Failed(ZkPaths.pushName(999), "x"), new ApplyReport.Failed("foo", "x"),
+                        null, new ApplyReport.Failed(ZkPaths.pushName(4), "e4")));
+        assertThat(forged.failedPushes()).containsExactly(new ApplyReport.Failed(ZkPaths.pushName(4), "e4"));
+        // Not written when empty: the documented JSON stays as it was.
+        assertThat(Json.text(ran.withFailedPushes(List.of()).withFailedPushes(null))).doesNotContain("failedPushes");
+    }
+
     static <T> String roundTrip(String json, Class<T> type) {
         return Json.text(Json.read(json.getBytes(StandardCharsets.UTF_8), type));
     }

@@ -33,7 +33,8 @@ import java.util.TreeSet;
  * The state of one push on every host it targets, derived from the agents' reports (docs/design.md, "Push status").
  *
  * <p>For each module of the push and each host it targets (its {@code hosts}; for {@code ["*"]} every host with an
- * agent node {@code {root}/agents/<host>} or a report {@code {root}/reports/<host>/<module>}): no report, or a report
+ * agent node {@code {root}/agents/<host>} when the push was taken (the push node's {@code agents}) or now, or a report
+ * {@code {root}/reports/<host>/<module>}): no report, or a report
  * of an older push (smaller {@link ZkPaths#pushSeq}) is {@code pending}; a report of this push gives its outcome:
  * {@code applied}, {@code deferred} (with its window) or {@code failed} (with its error); a report of a newer push is
  * {@code superseded}, naming the newer push ({@link Target#supersededBy}), unless the host applied this push (the
@@ -160,6 +161,9 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             hosts.put(m, h);
         }
         Set<String> agents = new TreeSet<>(source.children(paths.agents()));
+        Set<String> registered = new TreeSet<>();
+        JsonNode then = tree.get("agents");
+        if (then != null && then.isArray()) then.forEach(n -> { if (n.isTextual()) registered.add(n.asText()); });
         Map<String, Map<String, ApplyReport>> reports = new HashMap<>();
         for (String host : source.children(paths.reports())) {
             for (String module : source.children(paths.reports(host))) {
@@ -173,7 +177,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             RolloutRecord r = rolloutView(m);
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
-        return Optional.of(derive(record, hosts, agents, reports, rollouts));
+        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts));
     }
 
     /**
@@ -197,12 +201,14 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      * @param push    the push record
      * @param hosts   hosts each module of the push declared (module name to host ids or {@code ["*"]})
      * @param agents  hosts with an agent node
+     * @param registered hosts with an agent node when the push was taken (the push node's {@code agents}, written for a
+     *                module of every host): each is a target of a {@code ["*"]} module, answered or not
      * @param reports last reports by host, then module
      * @param rollouts by module, the rollouts of this push: a target {@code waiting} on a rollout that stopped
      *                 (paused, reverted, aborted) is settled, and the push failed
      * @return the push's status
      */
-    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents,
+    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts) {
         long seq = ZkPaths.pushSeq(push.push());
         List<Target> targets = new ArrayList<>();
@@ -210,6 +216,9 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             String module = e.getKey();
             TreeSet<String> targetHosts = new TreeSet<>();
             if (e.getValue().contains(ModuleSpec.ALL_HOSTS)) {
+                // Every host registered when the push was taken, or since (still registered): one whose agent went
+                // before it answered is still waited for, not dropped from the push (failure model row 84).
+                targetHosts.addAll(registered);
                 targetHosts.addAll(agents);
                 reports.forEach((h, byModule) -> { if (byModule.containsKey(module)) targetHosts.add(h); });
             } else {

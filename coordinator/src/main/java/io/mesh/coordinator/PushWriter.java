@@ -55,7 +55,8 @@ import java.util.regex.Pattern;
  * {@link #MAX_ATTEMPTS} times and for at least {@link #RACE_BUDGET_MS} (SPEC.md, "Coordinator HTTP API" and "History
  * and rollback"; docs/design.md, "Push ids", "Docker names" and "History, rollback and delete"). A rollback ({@link #rollback}) and a delete ({@link #delete})
  * are pushes written the same way (docs/decisions/0011-history-rollback-delete.md). The push node is a
- * {@link PushRecord} plus {@code hosts} (docs/design.md, "ZooKeeper layout"). Thread-safe.
+ * {@link PushRecord} plus {@code hosts} and, for a module of every host ({@code ["*"]}), {@code agents}: the hosts with an
+ * agent node then (docs/design.md, "ZooKeeper layout"). Thread-safe.
  */
 public final class PushWriter {
     /** How many times at least a transaction that lost a race is read again and retried. */
@@ -452,8 +453,11 @@ public final class PushWriter {
             }
             String push = ZkPaths.pushName(stat.getCversion());
             Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+            // hosts: ["*"] targets every host with an agent now, and any that registers later: the ones now are recorded,
+            // so that one whose agent goes before it answers is still waited for (docs/design.md, "Push status").
+            List<String> agents = allHosts.contains(ModuleSpec.ALL_HOSTS) ? ZkReads.children(client, paths.agents()).stream().sorted().toList() : null;
             byte[] pushData = pushData(new PushRecord(push, p.revision(), names, now, p.action(), p.rollbackOf(), origin.by(), origin.source()),
-                    hostsByModule);
+                    hostsByModule, agents);
             Map<String, Object> last = new LinkedHashMap<>();
             last.put("last", push);
             last.put("revision", p.revision());
@@ -684,9 +688,14 @@ public final class PushWriter {
         return errors;
     }
 
-    private static byte[] pushData(PushRecord record, Map<String, List<String>> hostsByModule) {
+    /**
+     * @param agents for a push of a module with {@code hosts: ["*"]}, the hosts with an agent node when it was taken
+     *               ({@code agents}); {@code null} otherwise (not written)
+     */
+    private static byte[] pushData(PushRecord record, Map<String, List<String>> hostsByModule, List<String> agents) {
         ObjectNode node = Json.MAPPER.valueToTree(record);
         node.set("hosts", Json.MAPPER.valueToTree(hostsByModule));
+        if (agents != null) node.set("agents", Json.MAPPER.valueToTree(agents));
         return Json.bytes(node);
     }
 

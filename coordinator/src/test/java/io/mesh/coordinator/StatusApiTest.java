@@ -299,6 +299,41 @@ public class StatusApiTest {
         assertThat(v.get("state").asText()).isEqualTo("pending");
     }
 
+    /**
+     * Failure model row 84: {@code hosts: ["*"]} counted only the hosts with an agent node (or a report) when the status
+     * was read, so a host registered when the push was taken whose agent then went before it answered dropped out of
+     * the push, which read {@code applied} and done (and {@code mesh push --wait} exited 0). The push node records the
+     * hosts registered then; each stays a target, {@code pending} (its {@code agent} false), until it answers, and the
+     * push is not done meanwhile. A host that registers after the push is a target too.
+     */
+    @Test
+    void starHostsCountEveryHostRegisteredAtPushTimeAndThePushWaitsForEach() throws Exception {
+        writeAgent("host-a");
+        writeAgent("host-b");
+        String push = api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
+
+        // host-b's agent goes before it answers; host-a applies; host-c registers after the push.
+        zk.client().delete().forPath(zk.paths().agent("host-b"));
+        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-b"));
+        writeReport(report("host-a", "web", "x", push, ApplyOutcome.APPLIED, null));
+        writeAgent("host-c");
+        JsonNode v = api.get("/v1/pushes/" + push).json();
+        assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText() + ":" + t.get("agent").asBoolean())
+                .containsExactly("host-a=applied:true", "host-b=pending:false", "host-c=pending:true");
+        assertThat(v.get("done").asBoolean()).isFalse();
+        assertThat(v.get("state").asText()).isEqualTo("pending");
+        assertThat(Json.MAPPER.readTree(zk.client().getData().forPath(zk.paths().push(push))).get("agents"))
+                .as("the hosts registered when the push was taken").extracting(JsonNode::asText).containsExactly("host-a", "host-b");
+
+        // Each answers (host-b's agent is back): done.
+        writeAgent("host-b");
+        writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
+        writeReport(report("host-c", "web", "x", push, ApplyOutcome.APPLIED, null));
+        v = api.get("/v1/pushes/" + push).json();
+        assertThat(v.get("state").asText()).isEqualTo("applied");
+        assertThat(v.get("done").asBoolean()).isTrue();
+    }
+
     @Test
     void heldListsEveryHeldContainerAndOpenWindow() throws Exception {
         assertThat(api.get("/v1/held").json().get("held")).isEmpty();

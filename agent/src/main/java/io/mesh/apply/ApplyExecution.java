@@ -146,6 +146,10 @@ final class ApplyExecution {
             List<String> reasons = new ArrayList<>();
             reasons.add("not running: " + o.state());
             try {
+                // Its spec's restart policy back first: a hold's --stop or a window left it 'no', and a container started
+                // as it is keeps its policy (the plan sees no change), so Docker would never start it again.
+                ContainerSpec was = SpecDiff.parse(o.specJson());
+                if (was != null && !was.restart().equals(docker.restartPolicy(o.id()))) docker.updateRestartPolicy(o.id(), was.restart());
                 docker.start(o.id());
                 reasons.add("started again as it was (" + why + ": repairs go on, changes wait)");
                 out.add(new ContainerResult(o.name(), name, ContainerAction.UNCHANGED, reasons, o.id(), o.health(), o.imageId()));

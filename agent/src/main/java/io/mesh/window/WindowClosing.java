@@ -296,7 +296,9 @@ final class WindowClosing {
                         writeQuietly("after a settling stop returned");
                     }
                     if (!restored) {
-                        docker.updateRestartPolicy(h.containerId(), h.restorePolicy());
+                        // Kept stopped for an operator, 'always' is put back as 'unless-stopped': the same while it runs,
+                        // but dockerd would start an 'always' container as it restarts, a held one too (SPEC.md "Notes").
+                        docker.updateRestartPolicy(h.containerId(), operator != null && "always".equals(h.restorePolicy()) ? "unless-stopped" : h.restorePolicy());
                         restored = true;
                     }
                     if (operator == null) docker.start(h.containerId());

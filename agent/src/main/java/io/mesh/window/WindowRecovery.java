@@ -2,6 +2,7 @@ package io.mesh.window;
 
 import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.section.ModuleSection;
@@ -30,8 +31,9 @@ import io.mesh.wire.Json;
  * the proof that the window is not running: its process held the fence from before its first stop to after its last
  * start.
  *
- * <p>It closes exactly the stages the journal says opened, in reverse ({@link WindowClosing}), without publishing the
- * held nodes again (the fence, not the nodes, keeps other processes of the host off them); the
+ * <p>It makes the window's held nodes again in the background (never waiting for them: the fence, not the nodes,
+ * keeps other processes of the host off its containers) and closes exactly the stages the journal says opened, in
+ * reverse ({@link WindowClosing}); the
  * caller records the result, outcome {@code recovered}, once it has given the fence back ({@link #record}). The rule:
  * docs/design.md, "Crash recovery".
  *
@@ -112,9 +114,23 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
         log.warn("window host={} module={} schedule={} window={}: not running, its journal still open (process {} {}); finishing it",
                 host, e.module(), e.schedule(), e.window(), owner, e.ownerAlive() ? "lives, but left it" : "died");
         List<String> heldNames = e.held().stream().map(WindowJournal.HeldContainer::container).toList();
-        // Its held nodes are not published again: they went with its process's session, and waiting for ZooKeeper to
-        // make them would keep its containers stopped; the fence keeps every other process of the host off them.
-        WindowClosing closing = new WindowClosing(section.fenced(docker), journal, e, operatorHolds, stopping, secrets).closeAll();
+        // Its held and window nodes went with its process's session: made again in the background, never waited for
+        // (the give-back must not wait for ZooKeeper), so that every process sees its containers held until they run
+        // again; the fence keeps the host's other processes off them meanwhile.
+        HeldRegistry nodes = e.openedStages().contains(WindowStage.HELD) && !e.held().isEmpty()
+                ? HeldRegistry.startInBackground(store.client(), store.paths(), host, e.module(), e.schedule(), e.window(), e.since(),
+                        e.held().stream().map(h -> new String[] {h.container(), h.containerId()}).toList(), process)
+                : null;
+        Function<String, HeldRecord> holds = c -> {
+            HeldRecord h = operatorHolds == null ? null : operatorHolds.apply(c);
+            return h != null || nodes == null ? h : nodes.operatorHolding(c);
+        };
+        WindowClosing closing;
+        try {
+            closing = new WindowClosing(section.fenced(docker), journal, e, holds, stopping, secrets).closeAll();
+        } finally {
+            if (nodes != null) nodes.closeInBackground();
+        }
         WindowSlot.forget(store, host, e.module(), e.window()); // its containers run again: its claim no longer counts
         List<String> notes = new ArrayList<>();
         notes.add("the window's process " + owner + (e.ownerAlive() ? " left it open" : " died mid-window") + "; finished by "

@@ -28,6 +28,9 @@ public final class HoldStore {
     /** A Docker name mesh makes: two manifest names joined by {@code -} (so also a safe znode name). */
     private static final Pattern DOCKER_NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}-[a-z0-9][a-z0-9-]{0,39}");
 
+    /** The fields of {@code POST /v1/holds}. */
+    private static final java.util.Set<String> HOLD_FIELDS = new java.util.TreeSet<>(java.util.List.of("host", "container", "reason", "for", "stop"));
+
     private final CuratorFramework client;
     private final ZkPaths paths;
 
@@ -67,6 +70,13 @@ public final class HoldStore {
      * @throws Exception        ZooKeeper errors
      */
     public HeldRecord hold(JsonNode body, String by, ProcessRef process) throws Exception {
+        for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+            String f = names.next();
+            if (!HOLD_FIELDS.contains(f)) {
+                // a misspelled stop or an until the coordinator does not take must not leave a hold other than asked
+                throw new RefusedException(400, f, "unknown field '" + f + "': a hold takes " + HOLD_FIELDS + " (for a duration such as \"2h\", not until)");
+            }
+        }
         String host = text(body, "host", "host-a");
         String container = text(body, "container", "store-registry");
         String reason = text(body, "reason", "disk replacement, ticket OPS-12");

@@ -156,6 +156,9 @@ class HoldApiTest {
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":5}", new String[] {"400", "for", "duration"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"stop\":\"yes\"}", new String[] {"400", "stop", "true or false"});
         cases.put("not json", new String[] {"400", "body", "must be JSON"});
+        // A misspelled field or one a hold does not take would leave a hold other than asked: refused, naming it.
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"stopp\":true}", new String[] {"400", "stopp", "unknown field 'stopp'"});
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"until\":\"2020-01-01T00:00:00Z\"}", new String[] {"400", "until", "not until"});
         for (Map.Entry<String, String[]> c : cases.entrySet()) {
             CoordinatorExtension.Answer a = hold(c.getKey());
             assertThat(a.status()).as("%s -> %s", c.getKey(), a.body()).isEqualTo(Integer.parseInt(c.getValue()[0]));

@@ -407,14 +407,8 @@ public final class HeldRegistry implements AutoCloseable {
                 throw new IllegalStateException("could not create " + parent + ": " + e, e);
             }
         }
-        HeldRegistry h = new HeldRegistry(window);
+        HeldRegistry h = startInBackground(client, paths, host, module, schedule, window, since, held, by);
         try {
-            List<String> names = held.stream().map(x -> x[0]).toList();
-            h.add(client, paths.window(host, module), Json.bytes(new WindowRecord(host, module, schedule, window, since, names, by)));
-            for (String[] c : held) {
-                h.add(client, paths.held(host, c[0]),
-                        Json.bytes(new HeldRecord(host, module, c[0], c[1], schedule, window, since, by)));
-            }
             long end = System.nanoTime() + wait.toNanos();
             for (HeldNode n : h.nodes) {
                 if (!n.awaitFirstAnswer(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
@@ -428,6 +422,26 @@ public final class HeldRegistry implements AutoCloseable {
             h.close();
             throw e;
         }
+    }
+
+    /**
+     * Starts making the window node and one held node per container, and returns at once, never waiting for
+     * ZooKeeper: for a recovery, whose give-back must not wait for it, while every process still sees the dead window's
+     * containers held until they run again (SPEC.md "ZooKeeper layout"). The parents are the dead window's, already
+     * there. Nodes are made as {@link #publish}'s are: an operator's hold found at a path is left as it is
+     * ({@link #operatorHolding}).
+     *
+     * @return the nodes being made; close them to delete them
+     */
+    public static HeldRegistry startInBackground(CuratorFramework client, ZkPaths paths, String host, String module, String schedule,
+                                                 String window, Instant since, List<String[]> held, ProcessRef by) {
+        HeldRegistry h = new HeldRegistry(window);
+        List<String> names = held.stream().map(x -> x[0]).toList();
+        h.add(client, paths.window(host, module), Json.bytes(new WindowRecord(host, module, schedule, window, since, names, by)));
+        for (String[] c : held) {
+            h.add(client, paths.held(host, c[0]), Json.bytes(new HeldRecord(host, module, c[0], c[1], schedule, window, since, by)));
+        }
+        return h;
     }
 
     private void add(CuratorFramework client, String path, byte[] data) {

@@ -532,7 +532,7 @@ public final class AgentDaemon implements AutoCloseable {
 
     private Future<WindowResult> runWindow(String module, String schedule, Instant firedAt) {
         // A thread per window, not one per module: a second window of the module waits where operators see it, for
-        // its slot or the module lock (mesh windows, mesh locks), not in a thread's queue (issue 14).
+        // its slot or the module lock (mesh windows, mesh locks), not in a thread's queue (decision 16, window slots).
         return windowThreads.submit(() -> {
             // A window still queued when the daemon is told to stop does not begin: it would stop containers on the
             // way out. One already running is let finish (close()); one waiting for its slot or the lock is cancelled.

@@ -62,7 +62,7 @@ public final class Applier {
     /** Suffix of an old container's Docker name while its replacement starts. */
     static final String PREV_SUFFIX = ApplyExecution.PREV_SUFFIX;
     /**
-     * How long a ZooKeeper connection blip is waited out before an apply reports it {@code failed} (issue 11 rule 11):
+     * How long a ZooKeeper connection blip is waited out before an apply reports it {@code failed} (failure model row 23):
      * Curator's SUSPENDED usually ends in RECONNECTED within a few seconds (a leader election, a server restart).
      */
     static final Duration BLIP = Duration.ofSeconds(20);
@@ -146,7 +146,7 @@ public final class Applier {
             RolloutGate.Admission admission = null;
             boolean leftThisHost = false;
             try {
-                // A blip is waited out (bounded), not reported (issue 11 rule 11); a longer outage is reported once
+                // A blip is waited out (bounded), not reported (failure model row 23); a longer outage is reported once
                 // ZooKeeper answers again (fail() waits for it), naming the push.
                 if (!session.connected()) {
                     if (elsewhereOnly(module)) return null; // no report of a module of another host, outage or not
@@ -264,7 +264,7 @@ public final class Applier {
                 // The report names the invalid node's push when it can be read, so that its push shows it failed.
                 return fail(module, e.revision(), e.push(), started, e.getMessage(), stopping);
             } catch (WindowJournal.UnreadableException e) {
-                // Fail safe (issue 11 rule 8): a journal that cannot be read means a window may be open.
+                // Fail safe (failure model row 22): a journal that cannot be read means a window may be open.
                 return fail(module, desired, started, e.getMessage(), stopping);
             } catch (SessionGuard.SessionLostException e) {
                 if (section != null) section.close();

@@ -334,7 +334,7 @@ final class ApplyExecution {
      * Threads for the Docker calls of applies that change several containers at once: shared by every apply of this
      * process, a thread per call running now, each gone {@link IdleThreads#IDLE} after its last (decision 23). A pool
      * per apply started and ended two threads or more per module per push: with a few hundred simulated agents in one
-     * JVM, thread starts and exits were most of their CPU (issue 16, B5).
+     * JVM, thread starts and exits were most of their CPU (docs/benchmark-notes.md, B5).
      */
     private static final ExecutorService CALLS = IdleThreads.onDemand("apply-calls");
 
@@ -917,7 +917,7 @@ final class ApplyExecution {
      * Removes the container {@code left} that stands under one of the module's temporary names.
      *
      * @param cause what made the caller look, or {@code null}
-     * @throws IllegalStateException when it belongs to another module (issue 11 rule 7: never touched)
+     * @throws IllegalStateException when it belongs to another module (failure model row 16: never touched)
      * @throws RuntimeException      Docker's answer when it cannot remove it
      */
     private void removeLeftover(String module, String name, String left, RuntimeException cause) {

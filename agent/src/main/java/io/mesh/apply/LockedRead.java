@@ -26,7 +26,7 @@ import java.util.Optional;
  * the report. Never a cache: a release or a thaw just answered must be seen by the apply it asks for. A held node's
  * data is a second round trip, only when the host has held nodes.
  *
- * <p>Issue 16, B5: these were three round trips in a row per apply (held children, freezes, window node), and a
+ * <p>docs/benchmark-notes.md, B5: these were three round trips in a row per apply (held children, freezes, window node), and a
  * read per held node; the floor an apply is measured against has none of them.
  *
  * <p>The freezes are judged when asked ({@link #frozen}), so that an apply with no desired node (a deleted module's)

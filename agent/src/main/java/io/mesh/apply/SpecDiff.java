@@ -86,7 +86,7 @@ public final class SpecDiff {
     /**
      * The hash and the label of specs without secrets, by spec (a record: equal specs, equal text): each apply asks
      * for both for every desired container (the plan, then the create), and they depend on the spec alone. Jackson's
-     * canonical form and the SHA-256 were a tenth of an apply's CPU (issue 16, B5). Cleared when full, at
+     * canonical form and the SHA-256 were a tenth of an apply's CPU (docs/benchmark-notes.md, B5). Cleared when full, at
      * {@link #REMEMBERED} of each: an agent has a few dozen specs at a time (the equal specs of many simulated agents in
      * one JVM share entries), so old revisions' specs go and the heap of a {@code -Xmx64m} agent is not at stake.
      */

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Executors whose threads exist only while there is work: an agent at rest keeps no thread per module or per task
- * kind (issue 16, B8: docs/benchmark-notes.md). Plain {@link ThreadPoolExecutor}s; their threads are daemon threads and end
+ * kind (docs/benchmark-notes.md, B8). Plain {@link ThreadPoolExecutor}s; their threads are daemon threads and end
  * after {@link #IDLE} without a task, a new one starts with the next task.
  */
 public final class IdleThreads {

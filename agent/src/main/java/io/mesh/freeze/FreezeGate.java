@@ -38,7 +38,7 @@ public final class FreezeGate {
     /**
      * Reads {@code /mesh/freezes/<module>} and {@code /mesh/freezes/_all} from ZooKeeper (not a cache: a thaw just
      * answered must be seen by the apply it triggers), both in one round trip: ZooKeeper's {@code multi} of reads, in
-     * which a node that is not there answers an error result, not an exception (issue 16, B5: two reads and two
+     * which a node that is not there answers an error result, not an exception (docs/benchmark-notes.md, B5: two reads and two
      * {@code NoNodeException}s per apply before). Reads in a {@code multi} need ZooKeeper 3.6 or later on the servers.
      *
      * @param module module name

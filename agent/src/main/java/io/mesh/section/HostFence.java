@@ -101,7 +101,7 @@ public final class HostFence {
         FileChannel channel = null;
         try {
             // A stat first: createDirectories on a directory that exists fails inside with an exception, whose stack
-            // was a few per cent of an apply's CPU (issue 16, B5).
+            // was a few per cent of an apply's CPU (docs/benchmark-notes.md, B5).
             if (!Files.isDirectory(dir)) Files.createDirectories(dir);
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             while (true) {

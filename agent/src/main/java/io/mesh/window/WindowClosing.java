@@ -193,7 +193,7 @@ final class WindowClosing {
 
     /**
      * The step is let run until the window's deadline, then killed, and is known dead only when an inspect shows it
-     * stopped (issue 11 rule 5). While Docker cannot say, the window waits, saying so: starting the held containers
+     * stopped (failure model row 21). While Docker cannot say, the window waits, saying so: starting the held containers
      * beside a live step is the seed's bug.
      */
     private void stepKnownDead() {

@@ -133,7 +133,7 @@ public final class WindowJournal {
     }
 
     /**
-     * A journal entry exists but cannot be read. Fail safe (issue 11 rule 8): a window of the module may be open, so
+     * A journal entry exists but cannot be read. Fail safe (failure model row 22): a window of the module may be open, so
      * nothing of the module is touched until an operator looks.
      */
     public static final class UnreadableException extends RuntimeException {

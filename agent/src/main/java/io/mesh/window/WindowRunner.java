@@ -405,7 +405,7 @@ public final class WindowRunner {
                 continue;
             }
             String owner = guarded.labels(id).get(Labels.MODULE);
-            if (!module.equals(owner)) { // issue 11 rule 7: never act on another module's container
+            if (!module.equals(owner)) { // failure model row 16: never act on another module's container
                 log.warn("window host={} module={} schedule={} window={}: {} belongs to module {}; not holding it", host, module,
                         schedule, windowId, dockerName, owner);
                 continue;

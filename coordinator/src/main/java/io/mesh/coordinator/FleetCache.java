@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * The coordinator's copy of the subtrees whose size grows with the fleet ({@code /mesh/reports}, {@code /mesh/agents},
  * {@code /mesh/rollouts}) and of the push nodes, which are written once:
  * one Curator {@link CuratorCache} per subtree, each kept current by one persistent recursive watch, so that a status
- * request costs ZooKeeper nothing whatever the number of hosts (issue 16, B7). Each node's record is parsed once per
+ * request costs ZooKeeper nothing whatever the number of hosts (docs/benchmark-notes.md, B7). Each node's record is parsed once per
  * version, and each node's children are indexed, so that a request reads memory only.
  *
  * <p>What it serves may trail ZooKeeper by the time a watch event takes to arrive (milliseconds), and while the

@@ -36,7 +36,7 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The operator's one look at the fleet (issue 4): hosts &times; modules with revision, outcome, open window, held
+ * The operator's one look at the fleet (SPEC.md "Coordinator HTTP API"): hosts &times; modules with revision, outcome, open window, held
  * containers and when the last report finished; the open windows with when they should end and which push waits on them;
  * who holds and who waits for each module lock; the pushes not yet done. Read at each call, the fleet-sized parts
  * (agents, reports) from the coordinator's {@link FleetCache};
@@ -270,7 +270,7 @@ public final class FleetStatus {
     /**
      * The fleet as {@code GET /v1/fleet} sends it: the JSON of {@link #fleet()}. While neither the cache's generation
      * nor the inputs moved, the answer is the last one's bytes with a new {@code at} in front, so that a status at
-     * rest costs the same at 10 hosts as at 1,000 (issue 16, B7; decision 22).
+     * rest costs the same at 10 hosts as at 1,000 (docs/benchmark-notes.md, B7; decision 22).
      *
      * @return the JSON, UTF-8
      * @throws Exception ZooKeeper errors

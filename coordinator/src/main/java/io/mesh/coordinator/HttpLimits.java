@@ -3,7 +3,7 @@ package io.mesh.coordinator;
 import java.time.Duration;
 
 /**
- * What the coordinator's HTTP server gives one client at most (issue 11, requirement 10;
+ * What the coordinator's HTTP server gives one client at most (docs/decisions/0007-coordinator-http-limits.md;
  * docs/decisions/0007-coordinator-http-limits.md). {@code mesh-coordinator serve} sets them with
  * {@code --http-read-timeout}, {@code --http-max-connections} and {@code --max-push-bytes}.
  *

@@ -602,7 +602,7 @@ public final class PushWriter {
     }
 
     /**
-     * Docker names are unique across modules (issue 11, requirement 7; the rule and its message are
+     * Docker names are unique across modules (failure model row 16; the rule and its message are
      * {@link ManifestParser#dockerNameTaken}, which also checks the documents of one push against each other): a
      * container of this push whose Docker name is a container's of another module desired now, one this push does not
      * replace, is refused. A desired node whose data cannot be read is skipped (its agents report it failed).

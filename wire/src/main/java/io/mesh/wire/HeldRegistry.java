@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The held registry: the one home of {@code /mesh/held/<host>/<container>} (and of the window node published with
  * it), for the agent and the coordinator alike. A window publishes ({@link #publish}); every reader reads through
- * {@link #read} or {@link #readAll}, where a node whose data does not parse still means held (issue 11 rule 8), and
+ * {@link #read} or {@link #readAll}, where a node whose data does not parse still means held (failure model row 22), and
  * so does one whose {@code host} or {@code container} differs from its path: under per-host identities a host writes
  * only under its own path, so the path is the truth (docs/decisions/0019-host-identities.md).
  *

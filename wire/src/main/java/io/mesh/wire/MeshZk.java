@@ -98,7 +98,7 @@ public final class MeshZk {
     /**
      * Curator's {@code runSafe} executor (CuratorCache and other recipes hand listener calls to it) as Curator makes it,
      * one thread, tasks in order, except that its thread ends after 5 s without a task: Curator's own keeps its thread
-     * for good once used, even after the client closes, and an agent at rest needs none (issue 16, B8).
+     * for good once used, even after the client closes, and an agent at rest needs none (docs/benchmark-notes.md, B8).
      */
     private static ExecutorService runSafeService() {
         ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {

@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.wire.DurableFile;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
@@ -9,14 +10,9 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -188,17 +184,7 @@ public final class FailedTries {
     /** Writes (replaces) a module's memory, durably: temp file, fsync, atomic rename. */
     void write(Memory m) {
         try {
-            Files.createDirectories(dir);
-            Path tmp = dir.resolve(m.module() + ".json.tmp");
-            try (var ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(Json.bytes(m)));
-                ch.force(true);
-            }
-            try {
-                Files.move(tmp, file(m.module()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException x) {
-                Files.move(tmp, file(m.module()), StandardCopyOption.REPLACE_EXISTING);
-            }
+            DurableFile.replace(file(m.module()), Json.bytes(m));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file(m.module()) + ": " + e.getMessage() + " (check --state-dir)", e);
         }

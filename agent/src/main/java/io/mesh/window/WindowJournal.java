@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.wire.DurableFile;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import io.mesh.section.HostFence;
 import io.mesh.wire.Json;
@@ -7,15 +8,10 @@ import io.mesh.wire.ProcessRef;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -185,18 +181,7 @@ public final class WindowJournal {
      */
     public void write(Entry e) {
         try {
-            Files.createDirectories(dir);
-            Path tmp = dir.resolve(e.module() + ".json.tmp");
-            try (var ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
-                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(Json.bytes(e)));
-                ch.force(true);
-            }
-            try {
-                Files.move(tmp, file(e.module()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException x) {
-                Files.move(tmp, file(e.module()), StandardCopyOption.REPLACE_EXISTING);
-            }
+            DurableFile.replace(file(e.module()), Json.bytes(e));
         } catch (IOException x) {
             throw new UncheckedIOException("cannot write the window journal in " + dir + ": " + x.getMessage()
                     + " (check --state-dir)", x);

@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.wire.DurableFile;
 import com.cronutils.model.CronType;
 import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
@@ -10,15 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -280,18 +276,7 @@ public final class WindowScheduler implements AutoCloseable {
         if (cronDir == null) return;
         Path f = cronDir.resolve(id);
         try {
-            Files.createDirectories(f.getParent());
-            Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
-            try (var ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
-                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap((t + "\n").getBytes(StandardCharsets.UTF_8)));
-                ch.force(true);
-            }
-            try {
-                Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException x) {
-                Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING);
-            }
+            DurableFile.replace(f, (t + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException x) {
             // The window still runs: this process remembers the time; only a restart could fire it again.
             log.error("schedule {}: cannot keep its last fired time {} in {} ({}); a restart before the next cron time "

@@ -227,8 +227,9 @@ public final class Applier {
                 // starts again as it is), no change (SPEC.md "Freezes"). A freeze that comes while the apply runs stops
                 // the changes not yet begun.
                 AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
+                ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
-                        .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince));
+                        .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection));
                 DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
                 List<ContainerResult> results = newest == null ? null
                         : frozen != null ? execution.repair(module, held, "module frozen")
@@ -479,8 +480,11 @@ public final class Applier {
      * @param seen set to the freeze found
      * @return why changes stop, or {@code null}
      */
-    private String frozenSince(String module, AtomicReference<FreezeRecord> seen) {
+    private String frozenSince(String module, AtomicReference<FreezeRecord> seen, ModuleSection section) {
         FreezeRecord f = seen.get();
+        // Fenced, a section never waits for ZooKeeper: with the lock not intact the read is not made (the next guarded
+        // call ends the apply anyway), so a lost connection cannot keep the fence through Curator's retries.
+        if (f == null && !section.lockIntact()) return null;
         if (f == null) {
             try {
                 f = freezes.frozen(module).orElse(null);

@@ -39,8 +39,12 @@ public final class DockerEvents implements AutoCloseable {
     private volatile ResultCallback.Adapter<Event> current;
     private volatile long lastSecond;
 
-    private DockerEvents(Predicate<String> modules) {
+    /** How long an event is kept, or null for the recorder's whole life. */
+    private final Duration retention;
+
+    private DockerEvents(Predicate<String> modules, Duration retention) {
         this.modules = modules;
+        this.retention = retention;
         this.lastSecond = Instant.now().getEpochSecond() - 1;
         this.thread = new Thread(this::loop, "docker-events");
         thread.setDaemon(true);
@@ -54,7 +58,18 @@ public final class DockerEvents implements AutoCloseable {
      * @return the recorder; close it when done
      */
     public static DockerEvents record(Predicate<String> modules) {
-        DockerEvents d = new DockerEvents(modules);
+        return record(modules, null);
+    }
+
+    /**
+     * Starts recording, keeping each event for {@code retention} only: a recorder that lives as long as the JVM.
+     *
+     * @param modules   which {@code mesh.module} label values to keep
+     * @param retention how long an event is kept after dockerd's time of it
+     * @return the recorder
+     */
+    public static DockerEvents record(Predicate<String> modules, Duration retention) {
+        DockerEvents d = new DockerEvents(modules, retention);
         d.awaitSubscribed();
         return d;
     }
@@ -103,8 +118,17 @@ public final class DockerEvents implements AutoCloseable {
         synchronized (events) {
             if (!seen.add(key)) return;
             events.add(e);
+            if (retention != null && events.size() % 2048 == 0) prune();
             if (e.getTime() != null) lastSecond = Math.max(lastSecond, e.getTime() - 1);
         }
+    }
+
+    /** Drops events older than the retention; called with {@link #events} locked. */
+    private void prune() {
+        long oldest = (Instant.now().getEpochSecond() - retention.toSeconds()) * 1_000_000_000L;
+        events.removeIf(e -> e.getTimeNano() != null && e.getTimeNano() < oldest);
+        seen.clear();
+        for (Event e : events) seen.add(e.getId() + "|" + TestDocker.action(e) + "|" + e.getTimeNano());
     }
 
     private static void sleep(long ms) {

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The real Docker engine the tests run against (started by {@code deploy/dev/docker-engine.sh}). Tests fail loudly
@@ -77,6 +76,7 @@ public final class TestDocker {
 
     /** @return a fresh module name such as {@code t3f2a9c}, so that tests never depend on a fixed name being free */
     public static String uniqueModule(String prefix) {
+        recorder();
         return prefix + String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
     }
 
@@ -131,28 +131,39 @@ public final class TestDocker {
         if (p.waitFor() != 0) throw new IllegalStateException("chattr " + flag + " " + file + " failed (root needed): " + out);
     }
 
+    /** Every module's events since the first {@link #uniqueModule}, recorded live (see {@link #events}). */
+    private static DockerEvents recorder;
+    /** Not the class's lock: the recorder's thread takes that one in {@link #engine()} while it subscribes. */
+    private static final Object RECORDER_LOCK = new Object();
+
+    private static DockerEvents recorder() {
+        synchronized (RECORDER_LOCK) {
+            if (recorder == null) recorder = DockerEvents.record(m -> true, java.time.Duration.ofMinutes(30));
+            return recorder;
+        }
+    }
+
     /**
-     * Docker's events between two instants for containers of one module (by label), in order.
+     * Docker's events between two instants for containers of one module (by label), in order. They come from a
+     * recorder that follows the engine's stream live from this JVM's first {@link #uniqueModule}: asking dockerd
+     * afterwards ({@code since}/{@code until}) loses events once other tests have pushed them out of its in-memory
+     * buffer, which keeps only the last 256 (moby {@code daemon/events}).
      *
      * @param module module name
-     * @param from   start (seconds precision, Docker's)
+     * @param from   start (seconds precision, as Docker's {@code since} was)
      * @param to     end
      * @return events (action, container id, name)
      */
-    public static List<Event> events(String module, Instant from, Instant to) throws InterruptedException {
+    public static List<Event> events(String module, Instant from, Instant to) {
+        DockerEvents d = recorder();
+        d.settle();
+        long lo = (from.getEpochSecond() - 1) * 1_000_000_000L, hi = (to.getEpochSecond() + 2) * 1_000_000_000L;
         List<Event> out = new ArrayList<>();
-        engine().client().eventsCmd()
-                .withSince(String.valueOf(from.getEpochSecond() - 1))
-                .withUntil(String.valueOf(to.getEpochSecond() + 1))
-                .withLabelFilter(Map.of(Labels.MODULE, module))
-                .exec(new com.github.dockerjava.api.async.ResultCallback.Adapter<Event>() {
-                    @Override
-                    public void onNext(Event e) {
-                        synchronized (out) {
-                            out.add(e);
-                        }
-                    }
-                }).awaitCompletion(30, TimeUnit.SECONDS);
+        for (Event e : d.all()) {
+            Map<String, String> attrs = e.getActor() == null || e.getActor().getAttributes() == null ? Map.of() : e.getActor().getAttributes();
+            if (!module.equals(attrs.get(Labels.MODULE)) || e.getTimeNano() == null) continue;
+            if (e.getTimeNano() >= lo && e.getTimeNano() < hi) out.add(e);
+        }
         return out;
     }
 

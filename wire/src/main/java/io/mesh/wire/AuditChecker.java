@@ -1,0 +1,364 @@
+package io.mesh.wire;
+
+import io.mesh.wire.AuditReport.Item;
+import io.mesh.wire.AuditReport.Violation;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * The one checker of mesh's promise over a host's ledger (SPEC.md, "Audit"; decision 28): {@code mesh audit}, each
+ * agent's continuous audit and the fleet's history tests run this class. Pure: it reads ledger lines and judges them.
+ *
+ * <p>The rules, over one host's lines:
+ * <ul>
+ *   <li>A Docker event that touches a container ({@link #TOUCH}) is accounted for by a call of a mesh process on the
+ *       same container whose operation makes that event ({@link #makes}), between the call's start and end (give or
+ *       take {@link #SLACK}); each call accounts for one event of each action. An event no call accounts for is
+ *       {@code outside-mesh}.</li>
+ *   <li>A touch of a container while it is held is {@code touched-while-held} unless a call of its own window (the
+ *       same window id) made it; under an operator's hold, unless the hold's {@code --stop} (cause {@code hold}) made
+ *       it, or it is the {@code update} by which a window puts the restart policy back as it keeps the container
+ *       stopped (SPEC.md, "Operator holds").</li>
+ *   <li>A window's held container that the window stopped must be running again {@link #LEFT_STOPPED_AFTER} after the
+ *       window's held interval closed, unless an operator holds it by then: else {@code left-stopped}.</li>
+ *   <li>An apply's call ({@code push-<seq>} cause) that creates, removes, renames, stops or kills a container of a module
+ *       while the agent obeyed a freeze of it (or of {@code _all}) is {@code changed-while-frozen}. Starts and restart
+ *       policy updates are repairs, which a freeze lets through (SPEC.md, "Freezes").</li>
+ *   <li>Every {@code gap} line overlapping the span is a {@code gap}.</li>
+ * </ul>
+ */
+public final class AuditChecker {
+    /** The Docker actions that touch a container (SPEC.md, "Audit": {@code touched-while-held}). */
+    public static final Set<String> TOUCH = Set.of("create", "start", "stop", "kill", "restart", "rename", "update", "destroy");
+    /** How far a call's event may lie outside the call's start and end (Docker stamps events as it makes them). */
+    public static final Duration SLACK = Duration.ofSeconds(1);
+    /** A call whose end the ledger lacks (its process died in it) accounts for events this long after its start. */
+    public static final Duration UNENDED_CALL = Duration.ofMinutes(2);
+    /** SPEC.md, "Audit": {@code left-stopped}. */
+    public static final Duration LEFT_STOPPED_AFTER = Duration.ofSeconds(60);
+    /** What an apply may not do to a frozen module. */
+    private static final Set<String> CHANGES = Set.of("create", "remove", "rename", "stop", "kill");
+
+    private AuditChecker() {}
+
+    /**
+     * The Docker actions a call's operation makes.
+     *
+     * @param callAction a call's operation ({@link LedgerEntry#CALL_ACTIONS})
+     * @return the event actions it accounts for
+     */
+    public static Set<String> makes(String callAction) {
+        return switch (callAction == null ? "" : callAction) {
+            case "create" -> Set.of("create");
+            case "start" -> Set.of("start");
+            case "stop" -> Set.of("kill", "die", "stop");
+            case "kill" -> Set.of("kill", "die");
+            case "remove" -> Set.of("kill", "die", "stop", "destroy");
+            case "rename" -> Set.of("rename");
+            case "update" -> Set.of("update");
+            case "run" -> Set.of("start", "kill", "die", "stop");
+            default -> Set.of();
+        };
+    }
+
+    /** A held interval of one container. */
+    private record Held(String container, String containerId, String holder, String key, String module, String window,
+                        String schedule, String by, String reason, Instant from, Instant to) {
+        boolean covers(Instant t) { return !t.isBefore(from) && (to == null || !t.isAfter(to)); }
+
+        boolean overlaps(Instant a, Instant b) { return !b.isBefore(from) && (to == null || !a.isAfter(to)); }
+    }
+
+    /** A freeze the agent obeyed. */
+    private record Freeze(String module, String by, String reason, Instant from, Instant to) {
+        boolean covers(Instant t) { return !t.isBefore(from) && (to == null || t.isBefore(to)); }
+
+        String id() { return "freeze:" + module + ":" + from; }
+    }
+
+    /**
+     * Judges one host's ledger over a span.
+     *
+     * @param host    the host
+     * @param lines   its ledger lines that bear on the span (those in it, plus earlier openings still open at its start,
+     *                plus up to {@link #LEFT_STOPPED_AFTER} after it), in any order
+     * @param from    the span's start
+     * @param to      the span's end
+     * @param modules the modules to report, or {@code null} for all
+     * @param now     the time of the ledger's newest line may not pass (its writer's clock): an interval whose judgement
+     *                needs a later time is {@code open}
+     * @return the host's report
+     */
+    public static AuditReport check(String host, List<LedgerEntry> lines, Instant from, Instant to, Set<String> modules, Instant now) {
+        List<LedgerEntry> all = new ArrayList<>(lines);
+        all.removeIf(e -> e == null || e.kind() == null || e.at() == null);
+        all.sort(Comparator.comparing(LedgerEntry::at));
+        Predicate<String> wanted = m -> modules == null || m == null || modules.contains(m) || LedgerEntry.ALL_MODULES.equals(m);
+        Instant coveredFrom = all.isEmpty() ? null : all.get(0).at();
+
+        List<Held> held = heldIntervals(all);
+        List<Freeze> freezes = freezes(all);
+        List<LedgerEntry> calls = all.stream().filter(e -> e.kind() == LedgerKind.CALL).toList();
+        List<LedgerEntry> events = all.stream().filter(e -> e.kind() == LedgerKind.EVENT).toList();
+
+        List<Violation> violations = new ArrayList<>();
+        Map<Integer, Set<String>> consumed = new java.util.HashMap<>();
+        Map<String, int[]> stopsStarts = new LinkedHashMap<>(); // held key -> {stops, starts}
+        for (LedgerEntry e : events) {
+            if (!TOUCH.contains(e.action()) || e.at().isBefore(from) || e.at().isAfter(to) || !wanted.test(e.module())) continue;
+            int ci = accountingCall(calls, e, consumed);
+            LedgerEntry call = ci < 0 ? null : calls.get(ci);
+            Held h = heldAt(held, e);
+            if (h != null) {
+                boolean own = call != null && (LedgerEntry.WINDOW.equals(h.holder())
+                        ? h.window() != null && h.window().equals(call.window())
+                        : "hold".equals(call.cause()) || ("update".equals(e.action()) && call.window() != null));
+                if (own) {
+                    int[] c = stopsStarts.computeIfAbsent(h.key(), k -> new int[2]);
+                    if (e.action().equals("stop")) c[0]++;
+                    if (e.action().equals("start")) c[1]++;
+                } else {
+                    violations.add(new Violation(AuditViolationKind.TOUCHED_WHILE_HELD, e.module(), e.container(), e.at(), h.key(),
+                            e.action() + " of " + e.container() + " while " + describe(h) + ", "
+                                    + (call == null ? "by no mesh call" : "by " + describeCall(call)), e));
+                }
+            }
+            if (call == null) {
+                violations.add(new Violation(AuditViolationKind.OUTSIDE_MESH, e.module(), e.container(), e.at(), h == null ? null : h.key(),
+                        e.action() + " of " + e.container() + " that no mesh call accounts for (a docker " + dockerVerb(e.action())
+                                + " by hand, or Docker's restart policy)", e));
+            }
+        }
+
+        for (LedgerEntry c : calls) {
+            if (c.cause() == null || !c.cause().startsWith("push-") || !CHANGES.contains(c.action())) continue;
+            if (c.at().isBefore(from) || c.at().isAfter(to) || !wanted.test(c.module())) continue;
+            for (Freeze f : freezes) {
+                if ((f.module().equals(c.module()) || f.module().equals(LedgerEntry.ALL_MODULES)) && f.covers(c.at())) {
+                    LedgerEntry shown = firstEventOf(events, c);
+                    violations.add(new Violation(AuditViolationKind.CHANGED_WHILE_FROZEN, c.module(), c.container(), c.at(), f.id(),
+                            describeCall(c) + " while module " + f.module() + " was frozen by " + f.by() + " (" + f.reason() + ")",
+                            shown != null ? shown : c));
+                    break;
+                }
+            }
+        }
+
+        Map<String, String> itemStatus = new java.util.HashMap<>();
+        for (Held h : held) {
+            if (!LedgerEntry.WINDOW.equals(h.holder()) || !wanted.test(h.module()) || !h.overlaps(from, to)) continue;
+            if (h.to() == null || now.isBefore(h.to().plus(LEFT_STOPPED_AFTER))) {
+                itemStatus.putIfAbsent(h.key(), "open");
+                continue;
+            }
+            Instant by = h.to().plus(LEFT_STOPPED_AFTER);
+            boolean stopped = false, running = true;
+            LedgerEntry last = null;
+            for (LedgerEntry e : events) {
+                if (e.at().isBefore(h.from()) || e.at().isAfter(by) || !h.container().equals(e.container())) continue;
+                switch (e.action()) {
+                    case "die", "stop", "kill", "destroy" -> {
+                        if (!e.at().isAfter(h.to())) stopped = true;
+                        running = false;
+                        last = e;
+                    }
+                    case "start", "restart" -> {
+                        running = true;
+                        last = e;
+                    }
+                    default -> { }
+                }
+            }
+            if (stopped && !running && !operatorHeldBetween(held, h.container(), h.to(), by)) {
+                violations.add(new Violation(AuditViolationKind.LEFT_STOPPED, h.module(), h.container(), h.to(), h.key(),
+                        h.container() + " was not running " + LEFT_STOPPED_AFTER.toSeconds() + " s after " + describe(h) + " ended at "
+                                + h.to(), last));
+            }
+        }
+
+        for (LedgerEntry g : all) {
+            if (g.kind() != LedgerKind.GAP) continue;
+            Instant end = g.end() == null ? g.at() : g.end();
+            if (end.isBefore(from) || g.at().isAfter(to)) continue;
+            violations.add(new Violation(AuditViolationKind.GAP, null, null, g.at(), null,
+                    "the ledger does not cover " + g.at() + " .. " + end + ": " + g.reason(), g));
+        }
+        violations.sort(Comparator.comparing(Violation::at));
+
+        List<Item> items = items(held, freezes, calls, from, to, wanted, violations, itemStatus, stopsStarts);
+        return new AuditReport(host, from, to, coveredFrom, items, violations, null);
+    }
+
+    private static List<Item> items(List<Held> held, List<Freeze> freezes, List<LedgerEntry> calls, Instant from, Instant to, Predicate<String> wanted,
+                                    List<Violation> violations, Map<String, String> itemStatus, Map<String, int[]> stopsStarts) {
+        Set<String> broken = new HashSet<>();
+        for (Violation v : violations) if (v.item() != null) broken.add(v.item());
+        Map<String, List<Held>> byItem = new LinkedHashMap<>();
+        for (Held h : held) {
+            if (wanted.test(h.module()) && h.overlaps(from, to)) byItem.computeIfAbsent(h.key(), k -> new ArrayList<>()).add(h);
+        }
+        List<Item> items = new ArrayList<>();
+        for (Map.Entry<String, List<Held>> e : byItem.entrySet()) {
+            List<Held> hs = e.getValue();
+            Held first = hs.get(0);
+            Instant start = hs.stream().map(Held::from).min(Comparator.naturalOrder()).orElseThrow();
+            Instant end = hs.stream().anyMatch(h -> h.to() == null) ? null : hs.stream().map(Held::to).max(Comparator.naturalOrder()).orElseThrow();
+            int[] ss = stopsStarts.getOrDefault(e.getKey(), new int[2]);
+            String status = broken.contains(e.getKey()) ? "violations" : itemStatus.getOrDefault(e.getKey(), end == null ? "open" : "ok");
+            boolean window = LedgerEntry.WINDOW.equals(first.holder());
+            items.add(new Item(window ? "window" : "hold", e.getKey(), first.module(), first.schedule(), first.by(), first.reason(),
+                    start, end, hs.stream().map(Held::container).distinct().toList(), ss[0], ss[1], status));
+        }
+        for (Freeze f : freezes) {
+            if (!wanted.test(f.module())) continue;
+            if (f.to() != null && f.to().isBefore(from) || f.from().isAfter(to)) continue;
+            items.add(new Item("freeze", f.id(), f.module(), null, f.by(), f.reason(), f.from(), f.to(), List.of(), 0, 0,
+                    broken.contains(f.id()) ? "violations" : f.to() == null ? "open" : "ok"));
+        }
+        items.addAll(applies(calls, from, to, wanted, broken));
+        items.sort(Comparator.comparing(Item::from));
+        return items;
+    }
+
+    /**
+     * @return an {@code apply} item per push and module whose calls fall in the span: from its first call's start to its
+     *         last call's end (the Docker calls only: an apply that changed nothing makes none)
+     */
+    private static List<Item> applies(List<LedgerEntry> calls, Instant from, Instant to, Predicate<String> wanted, Set<String> broken) {
+        Map<String, Instant[]> spans = new LinkedHashMap<>();
+        Map<String, String[]> names = new LinkedHashMap<>();
+        for (LedgerEntry c : calls) {
+            if (c.cause() == null || !c.cause().startsWith("push-") || !wanted.test(c.module())) continue;
+            Instant end = c.end() != null ? c.end() : c.at();
+            if (end.isBefore(from) || c.at().isAfter(to)) continue;
+            String id = "apply:" + c.module() + ":" + c.cause();
+            Instant[] s = spans.computeIfAbsent(id, k -> new Instant[] {c.at(), end});
+            if (c.at().isBefore(s[0])) s[0] = c.at();
+            if (end.isAfter(s[1])) s[1] = end;
+            names.putIfAbsent(id, new String[] {c.module(), c.cause()});
+        }
+        List<Item> out = new ArrayList<>();
+        for (Map.Entry<String, Instant[]> e : spans.entrySet()) {
+            String[] n = names.get(e.getKey());
+            out.add(new Item("apply", e.getKey(), n[0], null, n[1], null, e.getValue()[0], e.getValue()[1], List.of(), 0, 0, "ok"));
+        }
+        return out;
+    }
+
+    /** Pairs each held opening with its closing (same container and holder key); an unclosed one stays open. */
+    private static List<Held> heldIntervals(List<LedgerEntry> all) {
+        Map<String, LedgerEntry> open = new LinkedHashMap<>();
+        List<Held> out = new ArrayList<>();
+        for (LedgerEntry e : all) {
+            if (e.kind() != LedgerKind.HELD_OPEN && e.kind() != LedgerKind.HELD_CLOSE) continue;
+            String key = heldKey(e);
+            String slot = e.container() + "|" + key;
+            if (e.kind() == LedgerKind.HELD_OPEN) {
+                open.putIfAbsent(slot, e);
+            } else {
+                LedgerEntry o = open.remove(slot);
+                if (o != null) out.add(held(o, key, e.at()));
+            }
+        }
+        for (Map.Entry<String, LedgerEntry> e : open.entrySet()) out.add(held(e.getValue(), heldKey(e.getValue()), null));
+        out.sort(Comparator.comparing(Held::from));
+        return out;
+    }
+
+    private static Held held(LedgerEntry o, String key, Instant to) {
+        return new Held(o.container(), o.containerId(), o.holder(), key, o.module(), o.window(), o.schedule(), o.by(), o.reason(),
+                o.at(), to);
+    }
+
+    /** A window's interval is keyed by its window id; an operator's by container and hold's start (one hold at a time). */
+    private static String heldKey(LedgerEntry e) {
+        return LedgerEntry.WINDOW.equals(e.holder()) ? e.window() : "hold:" + e.container() + ":" + e.by();
+    }
+
+    private static List<Freeze> freezes(List<LedgerEntry> all) {
+        Map<String, LedgerEntry> open = new LinkedHashMap<>();
+        List<Freeze> out = new ArrayList<>();
+        for (LedgerEntry e : all) {
+            if (e.kind() == LedgerKind.FREEZE_OPEN) {
+                open.putIfAbsent(e.module(), e);
+            } else if (e.kind() == LedgerKind.FREEZE_CLOSE) {
+                LedgerEntry o = open.remove(e.module());
+                if (o != null) out.add(new Freeze(o.module(), o.by(), o.reason(), o.at(), e.at()));
+            }
+        }
+        for (LedgerEntry o : open.values()) out.add(new Freeze(o.module(), o.by(), o.reason(), o.at(), null));
+        out.sort(Comparator.comparing(Freeze::from));
+        return out;
+    }
+
+    /** @return the index of the first call not yet used for this action that accounts for the event, or -1 */
+    private static int accountingCall(List<LedgerEntry> calls, LedgerEntry e, Map<Integer, Set<String>> consumed) {
+        for (int i = 0; i < calls.size(); i++) {
+            LedgerEntry c = calls.get(i);
+            if (!makes(c.action()).contains(e.action())) continue;
+            if (!sameContainer(c, e)) continue;
+            Instant lo = c.at().minus(SLACK);
+            Instant hi = (c.end() != null ? c.end() : c.at().plus(UNENDED_CALL)).plus(SLACK);
+            if (e.at().isBefore(lo) || e.at().isAfter(hi)) continue;
+            if (consumed.computeIfAbsent(i, k -> new HashSet<>()).add(e.action())) return i;
+        }
+        return -1;
+    }
+
+    private static boolean sameContainer(LedgerEntry call, LedgerEntry event) {
+        if (call.containerId() != null && event.containerId() != null) return call.containerId().equals(event.containerId());
+        return call.container() != null && call.container().equals(event.container());
+    }
+
+    /** @return the held interval of the event's container at its time (by id, else by name), or {@code null} */
+    private static Held heldAt(List<Held> held, LedgerEntry e) {
+        Held byName = null;
+        for (Held h : held) {
+            if (!h.covers(e.at())) continue;
+            if (h.containerId() != null && h.containerId().equals(e.containerId())) return h;
+            if (h.container() != null && h.container().equals(e.container())) byName = h;
+        }
+        return byName;
+    }
+
+    private static boolean operatorHeldBetween(List<Held> held, String container, Instant a, Instant b) {
+        for (Held h : held) if (LedgerEntry.OPERATOR.equals(h.holder()) && container.equals(h.container()) && h.overlaps(a, b)) return true;
+        return false;
+    }
+
+    private static LedgerEntry firstEventOf(List<LedgerEntry> events, LedgerEntry call) {
+        for (LedgerEntry e : events) {
+            if (!makes(call.action()).contains(e.action()) || !sameContainer(call, e)) continue;
+            Instant hi = (call.end() != null ? call.end() : call.at().plus(UNENDED_CALL)).plus(SLACK);
+            if (!e.at().isBefore(call.at().minus(SLACK)) && !e.at().isAfter(hi)) return e;
+        }
+        return null;
+    }
+
+    private static String describe(Held h) {
+        return LedgerEntry.WINDOW.equals(h.holder())
+                ? "held by window " + h.schedule() + " (" + h.window() + ")"
+                : "held by operator " + h.by() + (h.reason() == null ? "" : " (" + h.reason() + ")");
+    }
+
+    private static String describeCall(LedgerEntry c) {
+        return c.action() + " by " + c.cause() + (c.process() == null ? "" : " (" + c.process() + ", pid " + c.pid() + ")");
+    }
+
+    private static String dockerVerb(String action) {
+        return switch (action) {
+            case "destroy" -> "rm";
+            case "create" -> "create";
+            default -> action;
+        };
+    }
+}

@@ -1,0 +1,236 @@
+package io.mesh.wire;
+
+import io.mesh.wire.AuditReport.Item;
+import io.mesh.wire.AuditReport.Violation;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The rules of SPEC.md's "Audit" table, as {@link AuditChecker} applies them to a host's ledger lines. */
+class AuditCheckerTest {
+    private static final Instant T0 = Instant.parse("2026-12-06T03:30:00Z");
+    private static final ProcessRef WINDOW_PROC = new ProcessRef(41, "mesh-agent window");
+    private static final ProcessRef DAEMON = new ProcessRef(40, "mesh-agent run");
+    private static final String REG = "store-registry", ID = "3f2a9c", W = "w-20261206T033000Z-1";
+
+    private static Instant t(double seconds) { return T0.plusMillis((long) (seconds * 1000)); }
+
+    private static LedgerEntry ev(double s, String action) { return LedgerEntry.event(t(s), "store", REG, ID, action, null, null); }
+
+    private static LedgerEntry windowCall(double s, double e, String action) {
+        return LedgerEntry.call(t(s), "store", REG, ID, action, "window:garbage-collect", W, "garbage-collect", WINDOW_PROC).ended(t(e), null, null);
+    }
+
+    /** A window of the store's registry as it goes right: held, stopped, step, started, released. */
+    private static List<LedgerEntry> cleanWindow() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "store", REG, ID, LedgerEntry.WINDOW, W, "garbage-collect", null, null, null));
+        l.add(windowCall(0.1, 0.2, "update"));
+        l.add(ev(0.15, "update"));
+        l.add(windowCall(0.3, 2.4, "stop"));
+        l.add(ev(0.4, "kill"));
+        l.add(ev(2.2, "die"));
+        l.add(ev(2.3, "stop"));
+        l.add(windowCall(10, 10.5, "start"));
+        l.add(ev(10.4, "start"));
+        l.add(LedgerEntry.held(LedgerKind.HELD_CLOSE, t(11), "store", REG, ID, LedgerEntry.WINDOW, W, "garbage-collect", null, null, null));
+        return l;
+    }
+
+    private static AuditReport check(List<LedgerEntry> lines) {
+        return AuditChecker.check("host-a", lines, T0.minusSeconds(3600), t(600), null, t(600));
+    }
+
+    @Test
+    void aWindowThatStopsAndStartsItsOwnContainerIsOkWithItsStopsAndStarts() {
+        AuditReport r = check(cleanWindow());
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).singleElement().satisfies(i -> {
+            assertThat(i.type()).isEqualTo("window");
+            assertThat(i.id()).isEqualTo(W);
+            assertThat(i.containers()).containsExactly(REG);
+            assertThat(i.stops()).isEqualTo(1);
+            assertThat(i.starts()).isEqualTo(1);
+            assertThat(i.status()).isEqualTo("ok");
+        });
+        assertThat(AuditReport.exitCode(List.of(r))).isZero();
+    }
+
+    @Test
+    void aStartByHandWhileHeldIsTouchedWhileHeldAndOutsideMesh() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(ev(5, "start")); // docker start by hand, mid-step
+        AuditReport r = check(l);
+        assertThat(r.violations()).extracting(Violation::kind)
+                .containsExactlyInAnyOrder(AuditViolationKind.TOUCHED_WHILE_HELD, AuditViolationKind.OUTSIDE_MESH);
+        assertThat(r.violations()).allSatisfy(v -> {
+            assertThat(v.evidence().at()).isEqualTo(t(5));
+            assertThat(v.container()).isEqualTo(REG);
+        });
+        assertThat(r.items()).singleElement().extracting(Item::status).isEqualTo("violations");
+        assertThat(AuditReport.exitCode(List.of(r))).isEqualTo(AuditReport.VIOLATIONS);
+    }
+
+    @Test
+    void anApplysCallOnAHeldContainerIsTouchedWhileHeldThoughMeshMadeIt() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(LedgerEntry.call(t(5), "store", REG, ID, "remove", "push-0000000007", null, null, DAEMON).ended(t(5.5), null, null));
+        l.add(ev(5.2, "destroy"));
+        AuditReport r = check(l);
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.kind()).isEqualTo(AuditViolationKind.TOUCHED_WHILE_HELD);
+            assertThat(v.message()).contains("push-0000000007");
+        });
+    }
+
+    @Test
+    void aRestartByDockersPolicyOfAContainerNobodyHoldsIsOutsideMeshOnly() {
+        AuditReport r = check(List.of(ev(30, "die"), ev(31, "start")));
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.kind()).isEqualTo(AuditViolationKind.OUTSIDE_MESH);
+            assertThat(v.message()).contains("restart policy");
+        });
+    }
+
+    @Test
+    void aDieAloneIsNoTouch() {
+        assertThat(check(List.of(ev(30, "die"))).violations()).isEmpty();
+    }
+
+    @Test
+    void oneCallAccountsForOneEventOfEachAction() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.call(t(1), "store", REG, ID, "start", "push-0000000001", null, null, DAEMON).ended(t(3), null, null));
+        l.add(ev(2, "start"));
+        l.add(ev(2.5, "start")); // a second start inside the same call: not the call's
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.OUTSIDE_MESH);
+    }
+
+    @Test
+    void aCallThatDidNotMakeThatActionDoesNotAccountForIt() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.call(t(1), "store", REG, ID, "update", "push-0000000001", null, null, DAEMON).ended(t(3), null, null));
+        l.add(ev(2, "start"));
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.OUTSIDE_MESH);
+    }
+
+    @Test
+    void aWindowWhoseContainerIsNotRunning60sAfterItEndedLeftItStopped() {
+        List<LedgerEntry> l = cleanWindow();
+        l.removeIf(e -> e.kind() == LedgerKind.EVENT && "start".equals(e.action()));
+        l.removeIf(e -> e.kind() == LedgerKind.CALL && "start".equals(e.action()));
+        AuditReport r = check(l);
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.kind()).isEqualTo(AuditViolationKind.LEFT_STOPPED);
+            assertThat(v.item()).isEqualTo(W);
+        });
+    }
+
+    @Test
+    void leftStoppedIsJudgedOnly60sAfterTheWindowEnded() {
+        List<LedgerEntry> l = cleanWindow();
+        l.removeIf(e -> "start".equals(e.action()));
+        AuditReport r = AuditChecker.check("host-a", l, T0.minusSeconds(60), t(30), null, t(30));
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).singleElement().extracting(Item::status).isEqualTo("open");
+    }
+
+    @Test
+    void anOperatorsHoldByThenExcusesAContainerLeftStopped() {
+        List<LedgerEntry> l = cleanWindow();
+        l.removeIf(e -> "start".equals(e.action()));
+        l.add(LedgerEntry.held(LedgerKind.HELD_OPEN, t(8), "store", REG, ID, LedgerEntry.OPERATOR, null, null, "ops", "disk swap", null));
+        l.add(LedgerEntry.call(t(10), "store", REG, ID, "update", "window:garbage-collect", W, "garbage-collect", WINDOW_PROC).ended(t(10.2), null, null));
+        l.add(ev(10.1, "update")); // the window puts the restart policy back as it keeps the container stopped
+        AuditReport r = check(l);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).extracting(Item::type).containsExactly("window", "hold");
+    }
+
+    @Test
+    void anOperatorsHoldAllowsOnlyItsOwnStop() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "store", REG, ID, LedgerEntry.OPERATOR, null, null, "ops", "disk swap", null));
+        l.add(LedgerEntry.call(t(1), "store", REG, ID, "stop", "hold", null, null, DAEMON).ended(t(3), null, null));
+        l.add(ev(1.5, "kill"));
+        l.add(ev(2, "die"));
+        l.add(ev(2.1, "stop"));
+        l.add(LedgerEntry.call(t(20), "store", REG, ID, "start", "repair", null, null, DAEMON).ended(t(21), null, null));
+        l.add(ev(20.5, "start"));
+        AuditReport r = check(l);
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.kind()).isEqualTo(AuditViolationKind.TOUCHED_WHILE_HELD);
+            assertThat(v.evidence().at()).isEqualTo(t(20.5));
+            assertThat(v.message()).contains("held by operator ops").contains("repair");
+        });
+    }
+
+    @Test
+    void anApplysCreateDuringAFreezeIsChangedWhileFrozenAndOneAfterTheThawIsNot() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(0), "store", "ops", "release night", null));
+        l.add(LedgerEntry.event(t(5), "store", REG, ID, "destroy", null, null)); // docker rm by hand
+        l.add(LedgerEntry.call(t(10), "store", REG, null, "create", "push-0000000009", null, null, DAEMON).ended(t(10.5), "b00b1e", null));
+        l.add(LedgerEntry.event(t(10.2), "store", REG, "b00b1e", "create", null, null));
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_CLOSE, t(20), "store", "ops", "release night", null));
+        l.add(LedgerEntry.call(t(30), "store", REG, null, "create", "push-0000000009", null, null, DAEMON).ended(t(30.5), "c0ffee", null));
+        l.add(LedgerEntry.event(t(30.2), "store", REG, "c0ffee", "create", null, null));
+        AuditReport r = check(l);
+        assertThat(r.violations()).extracting(Violation::kind)
+                .containsExactly(AuditViolationKind.OUTSIDE_MESH, AuditViolationKind.CHANGED_WHILE_FROZEN);
+        assertThat(r.violations().get(1).evidence().at()).isEqualTo(t(10.2));
+        assertThat(r.items()).filteredOn(i -> i.type().equals("freeze")).singleElement().extracting(Item::status).isEqualTo("violations");
+    }
+
+    @Test
+    void aFreezeLetsRepairsThrough() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(0), LedgerEntry.ALL_MODULES, "ops", "audit", null));
+        l.add(LedgerEntry.call(t(10), "store", REG, ID, "start", "repair", null, null, DAEMON).ended(t(10.5), null, null));
+        l.add(ev(10.2, "start"));
+        assertThat(check(l).violations()).isEmpty();
+    }
+
+    @Test
+    void aGapIsAGapAndOnlyGapsExit3() {
+        AuditReport r = check(List.of(LedgerEntry.gap(t(100), t(200), "dockerd restarted: its events before 03:31:40 are gone")));
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.kind()).isEqualTo(AuditViolationKind.GAP);
+            assertThat(v.message()).contains("dockerd restarted");
+        });
+        assertThat(AuditReport.exitCode(List.of(r))).isEqualTo(AuditReport.GAPS_ONLY);
+        assertThat(AuditReport.exitCode(List.of(check(cleanWindow()), AuditReport.unanswered("host-b", T0, t(1), "did not answer"))))
+                .isEqualTo(AuditReport.GAPS_ONLY);
+    }
+
+    @Test
+    void aModuleFilterKeepsOtherModulesOut() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(LedgerEntry.event(t(5), "web", "web-nginx", "aa", "start", null, null));
+        assertThat(AuditChecker.check("host-a", l, T0, t(600), Set.of("store"), t(600)).violations()).isEmpty();
+        assertThat(AuditChecker.check("host-a", l, T0, t(600), Set.of("web"), t(600)).violations()).hasSize(1);
+    }
+
+    @Test
+    void aHeldIntervalOpenedBeforeTheSpanStillCounts() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(ev(5, "start"));
+        AuditReport r = AuditChecker.check("host-a", l, t(4), t(600), null, t(600));
+        assertThat(r.violations()).extracting(Violation::kind).contains(AuditViolationKind.TOUCHED_WHILE_HELD);
+    }
+
+    @Test
+    void theLedgerRoundTripsAsOneLineOfJsonWithoutAbsentFields() {
+        LedgerEntry e = windowCall(1, 2, "stop");
+        String json = Json.text(e);
+        assertThat(json).doesNotContain("\n").doesNotContain("null").contains("\"kind\":\"call\"");
+        assertThat(Json.read(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), LedgerEntry.class)).isEqualTo(e);
+        assertThat(Json.text(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "s", "c", "i", "window", "w", "s", null, null, null)))
+                .contains("\"kind\":\"held-open\"");
+    }
+}

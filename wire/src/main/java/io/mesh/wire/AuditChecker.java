@@ -107,7 +107,7 @@ public final class AuditChecker {
 
         List<Held> held = heldIntervals(all);
         List<Freeze> freezes = freezes(all);
-        List<LedgerEntry> calls = all.stream().filter(e -> e.kind() == LedgerKind.CALL).toList();
+        List<LedgerEntry> calls = calls(all);
         List<LedgerEntry> events = all.stream().filter(e -> e.kind() == LedgerKind.EVENT).toList();
 
         List<Violation> violations = new ArrayList<>();
@@ -252,6 +252,21 @@ public final class AuditChecker {
             out.add(new Item("apply", e.getKey(), n[0], null, n[1], null, e.getValue()[0], e.getValue()[1], List.of(), 0, 0, "ok"));
         }
         return out;
+    }
+
+    /**
+     * A call is written ahead, before Docker is asked (so that a process killed in it still accounts for what it
+     * did), and again when it ends: the two lines (same process, start and operation) are one call, the ended one kept.
+     */
+    private static List<LedgerEntry> calls(List<LedgerEntry> all) {
+        Map<String, LedgerEntry> byKey = new LinkedHashMap<>();
+        for (LedgerEntry e : all) {
+            if (e.kind() != LedgerKind.CALL) continue;
+            String key = e.pid() + "|" + e.at() + "|" + e.action() + "|" + e.container();
+            LedgerEntry had = byKey.get(key);
+            if (had == null || (had.end() == null && e.end() != null)) byKey.put(key, e);
+        }
+        return new ArrayList<>(byKey.values());
     }
 
     /** Pairs each held opening with its closing (same container and holder key); an unclosed one stays open. */

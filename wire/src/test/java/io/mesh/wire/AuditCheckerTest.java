@@ -112,6 +112,20 @@ class AuditCheckerTest {
     }
 
     @Test
+    void aCallWrittenAheadAndAgainAtItsEndIsOneCall() {
+        LedgerEntry ahead = LedgerEntry.call(t(1), "store", REG, ID, "start", "push-0000000001", null, null, DAEMON);
+        List<LedgerEntry> l = List.of(ahead, ahead.ended(t(3), null, null), ev(2, "start"), ev(2.5, "start"));
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.OUTSIDE_MESH);
+    }
+
+    @Test
+    void aCallWhoseProcessDiedInItStillAccountsForItsEvents() {
+        List<LedgerEntry> l = List.of(LedgerEntry.call(t(1), "store", REG, ID, "stop", "window:gc", W, "gc", WINDOW_PROC),
+                ev(1.5, "kill"), ev(3, "die"), ev(3.1, "stop"));
+        assertThat(check(l).violations()).isEmpty();
+    }
+
+    @Test
     void aCallThatDidNotMakeThatActionDoesNotAccountForIt() {
         List<LedgerEntry> l = new ArrayList<>();
         l.add(LedgerEntry.call(t(1), "store", REG, ID, "update", "push-0000000001", null, null, DAEMON).ended(t(3), null, null));

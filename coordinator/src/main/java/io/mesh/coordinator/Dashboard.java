@@ -344,7 +344,7 @@ public final class Dashboard {
                     .append(esc(last.error())).append(". Asked again ").append(auditCache.toSeconds()).append(" s after.</p>");
         }
         if (lastGood != null) {
-            String json = Timeline.href("", null, lastGood.from(), lastGood.to()).replace("host=&", "");
+            String json = Timeline.href(null, null, lastGood.from(), lastGood.to());
             b.append("<p class=\"tl-asof\">As the hosts' ledgers say, asked ").append(time(lastGood.to(), now)).append("; asked again each ")
                     .append(auditCache.toSeconds()).append(" s · <a href=\"").append(esc(json)).append("\">JSON</a> · <code>mesh audit --since 24h</code></p>")
                     .append(lastGood.html());

@@ -188,12 +188,18 @@ public final class Timeline {
     }
 
     /**
-     * @return {@code /v1/audit?host=H[&module=M]&since=ISO&until=ISO}, the values URL-encoded (not yet HTML-escaped)
+     * @param host   the host, or {@code null} for every host
+     * @param module the module, or {@code null} for every module
+     * @param since  the span's start, rounded down to the second
+     * @param until  the span's end, rounded up to the second
+     * @return {@code /v1/audit?host=H&module=M&since=ISO&until=ISO}: host and module URL-encoded, the times as ISO-8601
+     *         instants (their characters need no encoding in a query); not yet HTML-escaped
      */
     static String href(String host, String module, Instant since, Instant until) {
-        return "/v1/audit?host=" + url(host) + (module == null ? "" : "&module=" + url(module))
-                + "&since=" + url(since.truncatedTo(ChronoUnit.SECONDS).toString())
-                + "&until=" + url(until.truncatedTo(ChronoUnit.SECONDS).plusSeconds(until.getNano() == 0 ? 0 : 1).toString());
+        Instant end = until.truncatedTo(ChronoUnit.SECONDS);
+        if (end.isBefore(until)) end = end.plusSeconds(1);
+        return "/v1/audit?" + (host == null ? "" : "host=" + url(host) + "&") + (module == null ? "" : "module=" + url(module) + "&")
+                + "since=" + since.truncatedTo(ChronoUnit.SECONDS) + "&until=" + end;
     }
 
     private static String barLabel(Item i) {

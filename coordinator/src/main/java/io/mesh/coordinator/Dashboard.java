@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,11 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Every state is shown as text and as a colour: {@code applied} green, {@code deferred} amber, {@code failed} red,
  * {@code pending} grey; an open window is marked "WINDOW OPEN" and a held container "HELD" (amber and violet).
+ *
+ * <p>Its "Last 24 hours" (SPEC.md, "Audit": "the page shows the last 24 hours") is the {@link Timeline} of the audit
+ * an {@link AuditSource} gives: the constructor's, or the one {@link #auditSource(AuditSource)} gives later (the
+ * coordinator's is {@link HttpApi#auditSource(AuditSource)}). Kept {@link #AUDIT_CACHE}, so that a refresh every
+ * {@value #REFRESH_SECONDS} s does not ask every host each time.
  */
 public final class Dashboard {
     /** Seconds between refreshes of the page. */
@@ -336,16 +342,16 @@ public final class Dashboard {
     private String shown(Instant now) {
         StringBuilder b = new StringBuilder();
         if (asking != null) {
-            b.append("<p class=\"tl-note\" id=\"audit-asking\">Asking the hosts for their audit since ").append(time(askedAt, now))
+            b.append("<p class=\"tl-note\" id=\"audit-asking\">Asking the hosts for their audit since ").append(time(askedAt.truncatedTo(ChronoUnit.SECONDS), now))
                     .append(lastGood == null ? "; a later refresh shows it." : "; shown below: the audit before it.").append("</p>");
         }
         if (last != null && last.error() != null) {
-            b.append("<p class=\"err tl-note\" id=\"audit-failed\">The audit failed (asked ").append(time(last.to(), now)).append("): ")
+            b.append("<p class=\"err tl-note\" id=\"audit-failed\">The audit failed (asked ").append(time(last.to().truncatedTo(ChronoUnit.SECONDS), now)).append("): ")
                     .append(esc(last.error())).append(". Asked again ").append(auditCache.toSeconds()).append(" s after.</p>");
         }
         if (lastGood != null) {
             String json = Timeline.href(null, null, lastGood.from(), lastGood.to());
-            b.append("<p class=\"tl-asof\">As the hosts' ledgers say, asked ").append(time(lastGood.to(), now)).append("; asked again each ")
+            b.append("<p class=\"tl-asof\">As the hosts' ledgers say, asked ").append(time(lastGood.to().truncatedTo(ChronoUnit.SECONDS), now)).append("; asked again each ")
                     .append(auditCache.toSeconds()).append(" s · <a href=\"").append(esc(json)).append("\">JSON</a> · <code>mesh audit --since 24h</code></p>")
                     .append(lastGood.html());
         }

@@ -81,15 +81,19 @@ public final class Timeline {
                 .append("</ul>");
     }
 
-    /** The hour ticks, labelled {@code HH:00} in UTC; odd hours carry {@code tl-odd} so a phone can hide their labels. */
+    /**
+     * The hour ticks, labelled {@code HH:00} in UTC. Hours not a multiple of 3 carry {@code tl-minor}, so a narrow
+     * screen can hide their labels; a tick within the last 3 % of the span has none (it would run past the edge).
+     */
     private static void axis(StringBuilder b, Instant from, Instant to) {
         b.append("<div class=\"tl-row tl-axis\" aria-hidden=\"true\"><div class=\"tl-label\">UTC</div><div class=\"tl-track\">");
         Instant t = from.truncatedTo(ChronoUnit.HOURS);
         if (t.isBefore(from)) t = t.plus(Duration.ofHours(1));
         for (; !t.isAfter(to); t = t.plus(Duration.ofHours(1))) {
             int hour = t.atZone(ZoneOffset.UTC).getHour();
-            b.append("<span class=\"tl-tick").append(hour % 2 == 1 ? " tl-odd" : "").append("\" style=\"left:").append(pct(from, to, t))
-                    .append("%\"><span>").append(String.format(Locale.ROOT, "%02d:00", hour)).append("</span></span>");
+            b.append("<span class=\"tl-tick").append(hour % 3 != 0 ? " tl-minor" : "").append("\" style=\"left:").append(pct(from, to, t)).append("%\">");
+            if (share(from, to, t) <= 97) b.append("<span>").append(String.format(Locale.ROOT, "%02d:00", hour)).append("</span>");
+            b.append("</span>");
         }
         b.append("</div></div>");
     }
@@ -98,8 +102,8 @@ public final class Timeline {
         String host = r.host();
         if (r.error() != null) {
             b.append("<div class=\"tl-row tl-host tl-error\" data-host=\"").append(esc(host)).append("\"><div class=\"tl-label\"><b>")
-                    .append(esc(host)).append("</b></div><div class=\"tl-track tl-msg\"><strong class=\"tag st-failed\">DID NOT ANSWER</strong> ")
-                    .append(esc(r.error())).append("</div></div>");
+                    .append(esc(host)).append("</b></div><div class=\"tl-track\"><span class=\"tl-msg\"><strong class=\"tag st-failed\">DID NOT ANSWER</strong> ")
+                    .append(esc(r.error())).append("</span></div></div>");
             return;
         }
         List<Item> items = list(r.items());

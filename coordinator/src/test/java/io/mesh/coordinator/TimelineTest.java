@@ -36,7 +36,7 @@ class TimelineTest {
         assertThat(html).contains("data-host=\"h1\" data-module=\"m1\"", ">window sweep</span>");
         // An hour tick each full UTC hour, labelled; 08:00 is the span's start.
         assertThat(html).contains("style=\"left:0.000%\"><span>08:00</span>", "style=\"left:50.000%\"><span>20:00</span>",
-                "style=\"left:100.000%\"><span>08:00</span>");
+                "style=\"left:100.000%\"></span>");
         // The tooltip says type, id, module, from–to, containers, stops and starts, status.
         assertThat(html).contains("title=\"window sweep · w-1\nmodule: m1\n2026-12-05 14:00:00Z – 2026-12-05 15:00:00Z (60m)\n"
                 + "containers: m1-app\nstops 1 · starts 1\nstatus: ok\"");

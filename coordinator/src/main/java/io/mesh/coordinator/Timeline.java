@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -141,7 +142,9 @@ public final class Timeline {
         // Lanes: a bar goes in the first lane whose last bar ended before it starts, so overlapping ones stack.
         List<Double> laneEnds = new ArrayList<>();
         StringBuilder bars = new StringBuilder();
-        for (Item i : items) {
+        List<Item> sorted = new ArrayList<>(items);
+        sorted.sort(Comparator.comparing(Item::from, Comparator.nullsFirst(Comparator.naturalOrder())));
+        for (Item i : sorted) {
             Instant start = max(i.from() == null ? from : i.from(), from);
             Instant end = i.to() == null ? to : min(max(i.to(), start), to);
             double left = share(from, to, start);
@@ -150,7 +153,7 @@ public final class Timeline {
             while (lane < laneEnds.size() && laneEnds.get(lane) > left) lane++;
             if (lane == laneEnds.size()) laneEnds.add(right);
             else laneEnds.set(lane, right);
-            String type = TYPES.contains(i.type()) ? i.type() : "other";
+            String type = i.type() != null && TYPES.contains(i.type()) ? i.type() : "other";
             boolean open = i.to() == null || "open".equals(i.status());
             String tip = tooltip(i, to);
             bars.append("<span class=\"tl-bar tl-").append(type).append(open ? " tl-open" : "")

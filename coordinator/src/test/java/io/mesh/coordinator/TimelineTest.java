@@ -116,6 +116,15 @@ class TimelineTest {
     }
 
     @Test
+    void anItemOrViolationWithFieldsMissingIsStillDrawn() {
+        Item odd = new Item(null, null, "m1", null, null, null, null, null, null, 0, 0, null);
+        Violation bare = new Violation(null, "m1", null, null, null, null, null);
+        String html = Timeline.render(List.of(report("h1", List.of(odd), List.of(bare))), FROM, NOW);
+        assertThat(html).contains("class=\"tl-bar tl-other tl-open\" role=\"img\" style=\"left:0.000%;width:100.000%",
+                "<a class=\"tl-mark tl-v-unknown\"");
+    }
+
+    @Test
     void nothingInTheSpanIsSaid() {
         assertThat(Timeline.render(List.of(), FROM, NOW)).contains("Nothing in the last 24 hours", "no host answered").doesNotContain("timeline\"");
         assertThat(Timeline.render(List.of(report("h1", List.of(), List.of()), report("h2", List.of(), List.of())), FROM, NOW))

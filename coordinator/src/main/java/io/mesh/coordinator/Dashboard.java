@@ -1,15 +1,24 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.AuditReport;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.PushState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The coordinator's page ({@code GET /}): plain HTML rendered here from a {@link FleetStatus.Fleet}, styled by
@@ -19,18 +28,80 @@ import java.util.TreeSet;
  *
  * <p>Every state is shown as text and as a colour: {@code applied} green, {@code deferred} amber, {@code failed} red,
  * {@code pending} grey; an open window is marked "WINDOW OPEN" and a held container "HELD" (amber and violet).
+ *
+ * <p>Its "Last 24 hours" (SPEC.md, "Audit": "the page shows the last 24 hours") is the {@link Timeline} of the audit
+ * an {@link AuditSource} gives: the constructor's, or the one {@link #auditSource(AuditSource)} gives later (the
+ * coordinator's is {@link HttpApi#auditSource(AuditSource)}). Kept {@link #AUDIT_CACHE}, so that a refresh every
+ * {@value #REFRESH_SECONDS} s does not ask every host each time.
  */
 public final class Dashboard {
     /** Seconds between refreshes of the page. */
     public static final int REFRESH_SECONDS = 3;
+    private static final Logger LOG = LoggerFactory.getLogger(Dashboard.class);
 
-    private Dashboard() {}
+    /** How long the audit the page shows is kept before the page asks for it again (the "Last 24 hours" section). */
+    public static final Duration AUDIT_CACHE = Duration.ofSeconds(60);
+    /** How long a page request waits for an audit it asked for; past it, a later refresh shows the answer. */
+    public static final Duration AUDIT_WAIT = Duration.ofSeconds(2);
+    /** The span the section shows, ending when the page asked. */
+    public static final Duration AUDIT_SPAN = Duration.ofHours(24);
+
+    private final Clock clock;
+    private final Duration auditCache;
+    private final Duration auditWait;
+    private final Object lock = new Object();
+    private AuditSource source;
+    /** The last audit asked for that answered or failed; the last one that answered. Both under {@link #lock}. */
+    private Audit last;
+    private Audit lastGood;
+    /** The audit being asked for, and since when; under {@link #lock}. At most one at a time. */
+    private CompletableFuture<Audit> asking;
+    private Instant askedAt;
+
+    /** A page with no audit source yet: its "Last 24 hours" says "audit unavailable" until {@link #auditSource} gives one. */
+    public Dashboard() {
+        this(null, Clock.systemUTC(), AUDIT_CACHE, AUDIT_WAIT);
+    }
+
+    /** @param source where the "Last 24 hours" comes from, or {@code null} for none ("audit unavailable") */
+    public Dashboard(AuditSource source) {
+        this(source, Clock.systemUTC(), AUDIT_CACHE, AUDIT_WAIT);
+    }
+
+    /**
+     * @param source     where the "Last 24 hours" comes from, or {@code null} for none
+     * @param clock      the clock the span ends by and the cache ages by
+     * @param auditCache how long an audit (answered or failed) is shown before the page asks again
+     * @param auditWait  how long a page request waits for an audit it asked for
+     */
+    Dashboard(AuditSource source, Clock clock, Duration auditCache, Duration auditWait) {
+        this.source = source;
+        this.clock = clock;
+        this.auditCache = auditCache;
+        this.auditWait = auditWait;
+    }
+
+    /**
+     * Gives the page its audit (SPEC.md, "Audit": "the page shows the last 24 hours"), replacing any before it and
+     * forgetting what it showed.
+     *
+     * @param source every host's {@link io.mesh.wire.AuditReport} over a span, or {@code null} for none
+     */
+    public void auditSource(AuditSource source) {
+        synchronized (lock) {
+            this.source = source;
+            last = null;
+            lastGood = null;
+            asking = null;
+            askedAt = null;
+        }
+    }
 
     /**
      * @param fleet the fleet now
      * @return the whole page
      */
-    public static String page(FleetStatus.Fleet fleet) {
+    public String page(FleetStatus.Fleet fleet) {
         return "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                 + "<title>mesh: " + summaryTitle(fleet) + "</title>"
@@ -40,7 +111,8 @@ public final class Dashboard {
                 + "<header><h1>mesh</h1><span id=\"status\" class=\"live\">live, every " + REFRESH_SECONDS + "s</span></header>"
                 + "<main id=\"fleet\" data-refresh-seconds=\"" + REFRESH_SECONDS + "\" data-refreshes=\"0\">" + fragment(fleet) + "</main>"
                 + "<footer>JSON: <a href=\"/v1/fleet\">/v1/fleet</a> · <a href=\"/v1/windows\">/v1/windows</a> · "
-                + "<a href=\"/v1/held\">/v1/held</a> · <a href=\"/v1/locks\">/v1/locks</a> · <a href=\"/metrics\">/metrics</a></footer>"
+                + "<a href=\"/v1/held\">/v1/held</a> · <a href=\"/v1/locks\">/v1/locks</a> · <a href=\"/v1/audit\">/v1/audit</a> · "
+                + "<a href=\"/metrics\">/metrics</a></footer>"
                 + "<script src=\"/ui/mesh.js\" defer></script></body></html>\n";
     }
 
@@ -55,9 +127,18 @@ public final class Dashboard {
 
     /**
      * @param f the fleet now
-     * @return the content of {@code <main>}: summary, open windows, hosts &times; modules, pending pushes, held containers
+     * @return the content of {@code <main>}: summary, open windows, hosts &times; modules, pending pushes, held
+     *         containers, and the last 24 hours ({@link #auditSection()})
      */
-    public static String fragment(FleetStatus.Fleet f) {
+    public String fragment(FleetStatus.Fleet f) {
+        return fleetFragment(f) + auditSection();
+    }
+
+    /**
+     * @param f the fleet now
+     * @return summary, open windows, hosts &times; modules, pending pushes, held containers
+     */
+    static String fleetFragment(FleetStatus.Fleet f) {
         StringBuilder b = new StringBuilder();
         int held = f.held().size();
         b.append("<p class=\"summary\" id=\"summary\" data-read-at=\"").append(esc(String.valueOf(f.at()))).append("\">")
@@ -186,6 +267,99 @@ public final class Dashboard {
             b.append("</table></section>");
         }
         return b.toString();
+    }
+
+    /** One asking of the audit: its span, and the timeline drawn from its answer or why it failed. */
+    private record Audit(Instant from, Instant to, String html, String error) {}
+
+    /**
+     * The "Last 24 hours" section (SPEC.md, "Audit"; docs/design.md, "the page"): the {@link Timeline} of the last
+     * audit. An audit older than the cache is asked again, from a thread of its own and one at a time, so that a
+     * refresh every {@value #REFRESH_SECONDS} s does not ask every host each time; a request waits for it at most the
+     * wait, then shows what it had and says it is still asking. A source that throws is said, and the rest of the
+     * page renders.
+     *
+     * @return the section's HTML
+     */
+    String auditSection() {
+        CompletableFuture<Audit> pending;
+        synchronized (lock) {
+            if (source == null) {
+                return section("<p class=\"empty\">audit unavailable: this coordinator has no audit source.</p>");
+            }
+            Instant now = clock.instant();
+            boolean fresh = last != null && now.isBefore(last.to().plus(auditCache));
+            if (!fresh && asking == null) ask(source, now);
+            pending = asking;
+        }
+        if (pending != null) {
+            try {
+                pending.get(auditWait.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                // still asking: said below, and a later refresh shows the answer
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException e) {
+                // cannot happen: the asking thread completes with its failure recorded, never exceptionally
+            }
+        }
+        synchronized (lock) {
+            return section(shown(clock.instant()));
+        }
+    }
+
+    /** Starts asking, under {@link #lock}. The thread records its answer (or failure) before it completes the future. */
+    private void ask(AuditSource s, Instant now) {
+        Instant from = now.minus(AUDIT_SPAN);
+        CompletableFuture<Audit> f = new CompletableFuture<>();
+        asking = f;
+        askedAt = now;
+        Thread t = new Thread(() -> {
+            Audit a;
+            try {
+                List<AuditReport> reports = s.audit(from, now);
+                if (reports == null) throw new IllegalStateException("the audit source answered nothing");
+                a = new Audit(from, now, Timeline.render(reports, from, now), null);
+            } catch (Throwable e) { // anything: a thread that ended unrecorded would leave the page asking for ever
+                LOG.warn("the page's audit from {} to {} failed", from, now, e);
+                a = new Audit(from, now, null, e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+            }
+            synchronized (lock) {
+                if (asking == f) { // else auditSource() replaced the source meanwhile: this answer is not its
+                    last = a;
+                    if (a.html() != null) lastGood = a;
+                    asking = null;
+                    askedAt = null;
+                }
+            }
+            f.complete(a);
+        }, "mesh-page-audit");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** What the section shows now, under {@link #lock}. */
+    private String shown(Instant now) {
+        StringBuilder b = new StringBuilder();
+        if (asking != null) {
+            b.append("<p class=\"tl-note\" id=\"audit-asking\">Asking the hosts for their audit since ").append(time(askedAt.truncatedTo(ChronoUnit.SECONDS), now))
+                    .append(lastGood == null ? "; a later refresh shows it." : "; shown below: the audit before it.").append("</p>");
+        }
+        if (last != null && last.error() != null) {
+            b.append("<p class=\"err tl-note\" id=\"audit-failed\">The audit failed (asked ").append(time(last.to().truncatedTo(ChronoUnit.SECONDS), now)).append("): ")
+                    .append(esc(last.error())).append(". Asked again ").append(auditCache.toSeconds()).append(" s after.</p>");
+        }
+        if (lastGood != null) {
+            String json = Timeline.href(null, null, lastGood.from(), lastGood.to());
+            b.append("<p class=\"tl-asof\">As the hosts' ledgers say, asked ").append(time(lastGood.to().truncatedTo(ChronoUnit.SECONDS), now)).append("; asked again each ")
+                    .append(auditCache.toSeconds()).append(" s · <a href=\"").append(esc(json)).append("\">JSON</a> · <code>mesh audit --since 24h</code></p>")
+                    .append(lastGood.html());
+        }
+        return b.toString();
+    }
+
+    private static String section(String body) {
+        return "<section id=\"audit\"><h2>Last 24 hours</h2>" + body + "</section>";
     }
 
     private static String cell(FleetStatus.Cell c, Instant now) {

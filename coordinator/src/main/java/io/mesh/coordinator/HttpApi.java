@@ -127,7 +127,8 @@ import java.util.regex.Pattern;
  *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
  *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
  *       is none (docs/decisions/0014-freezes.md).</li>
- *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
+ *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}. Its
+ *       "Last 24 hours" shows the audit {@link #auditSource(AuditSource)} gives it, else "audit unavailable".</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
  */
@@ -167,6 +168,8 @@ public final class HttpApi implements AutoCloseable {
     private final HoldStore holds;
     private final PlanStore plans;
     private final Metrics metrics = new Metrics();
+    /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
+    private final Dashboard dashboard = new Dashboard();
     private final HttpLimits limits;
     private final Server server;
     private final ServerConnector connector;
@@ -329,6 +332,18 @@ public final class HttpApi implements AutoCloseable {
     /** @return the limits this server keeps */
     public HttpLimits limits() { return limits; }
 
+    /**
+     * The hook that gives the page its "Last 24 hours" (SPEC.md, "Audit": "the page shows the last 24 hours";
+     * {@link Timeline}): the coordinator calls it once, after construction, with the audit that answers
+     * {@code GET /v1/audit}, such as {@code api.auditSource((from, to) -> audits.audit(from, to))}. The page asks it
+     * at most once a minute, for every host and module over the last 24 hours, and waits for it at most
+     * {@link Dashboard#AUDIT_WAIT} per request. Until it is called (or with {@code null}) the section says
+     * "audit unavailable".
+     *
+     * @param source every host's audit report over a span, or {@code null} for none
+     */
+    public void auditSource(AuditSource source) { dashboard.auditSource(source); }
+
     /** @return connections open now (for tests: never above {@link HttpLimits#maxConnections()}) */
     int openConnections() { return connectionLimit.getNetworkConnectionCount(); }
 
@@ -415,8 +430,8 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/hosts" -> { if (get(ex)) send(ex, 200, Map.of("hosts", fleet.hosts())); }
             case "/healthz" -> { if (get(ex)) health(ex); }
             case "/metrics" -> { if (get(ex)) metrics(ex); }
-            case "/", "/index.html" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", Dashboard.page(fleetStatus.fleet())); }
-            case "/ui/fragment" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", Dashboard.fragment(fleetStatus.fleet())); }
+            case "/", "/index.html" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", dashboard.page(fleetStatus.fleet())); }
+            case "/ui/fragment" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", dashboard.fragment(fleetStatus.fleet())); }
             case "/ui/mesh.css" -> { if (get(ex)) resource(ex, "mesh.css", "text/css; charset=utf-8"); }
             case "/ui/mesh.js" -> { if (get(ex)) resource(ex, "mesh.js", "text/javascript; charset=utf-8"); }
             case "/v1/fleet" -> { if (get(ex)) sendJson(ex, fleetStatus.fleetJson()); }

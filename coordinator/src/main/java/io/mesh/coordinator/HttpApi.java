@@ -127,6 +127,10 @@ import java.util.regex.Pattern;
  *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
  *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
  *       is none (docs/decisions/0014-freezes.md).</li>
+ *   <li>{@code GET /v1/audit?since=&until=&host=&module=&timeout=}: {@code {from, to, exit, hosts:[AuditReport...]}}, each
+ *       host's ledger over the span judged by {@link io.mesh.wire.AuditChecker} (SPEC.md "Audit"; {@link AuditStore});
+ *       {@code 400 {"errors":[{"field","message"}]}} naming each field at fault and the fix ({@link AuditQuery}, an
+ *       unknown host or module). Open as the other GETs.</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -166,6 +170,7 @@ public final class HttpApi implements AutoCloseable {
     private final WindowRequestStore requests;
     private final HoldStore holds;
     private final PlanStore plans;
+    private final AuditStore audits;
     private final Metrics metrics = new Metrics();
     private final HttpLimits limits;
     private final Server server;
@@ -233,6 +238,7 @@ public final class HttpApi implements AutoCloseable {
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
+        this.audits = new AuditStore(client, paths, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths);
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
@@ -436,6 +442,7 @@ public final class HttpApi implements AutoCloseable {
                 else notAllowed(ex, "GET, POST");
             }
             case "/v1/holds" -> { if (ex.method().equals("POST")) hold(ex); else notAllowed(ex, "POST"); }
+            case "/v1/audit" -> { if (get(ex)) audit(ex); }
             default -> {
                 Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
@@ -1288,6 +1295,47 @@ public final class HttpApi implements AutoCloseable {
         } else {
             send(ex, 200, v.get());
         }
+    }
+
+    /**
+     * {@code GET /v1/audit}: asks the hosts for their ledgers' slices and judges them ({@link AuditStore#audit}); blocks
+     * up to the query's {@code timeout} (default 10 s) while the agents answer.
+     */
+    private void audit(Exchange ex) throws Exception {
+        Instant now = audits.clock().instant();
+        AuditQuery q;
+        try {
+            q = AuditQuery.parse(ex.query(), now);
+        } catch (AuditQuery.InvalidException e) {
+            send(ex, 400, Map.of("errors", e.errors));
+            return;
+        }
+        List<AuditQuery.FieldError> errors = new ArrayList<>();
+        if (!q.hosts().isEmpty()) {
+            java.util.Set<String> known = audits.knownHosts();
+            for (String h : q.hosts()) {
+                if (!known.contains(h)) {
+                    errors.add(new AuditQuery.FieldError("host", "no host " + h + " is known (no " + paths.agent(h) + " and no "
+                            + paths.reports(h) + "): check the name (mesh status lists the hosts), or leave host out for every host"));
+                }
+            }
+        }
+        for (String m : q.modules()) {
+            if (client.checkExists().forPath(paths.desired(m)) == null) {
+                errors.add(new AuditQuery.FieldError("module", "no module " + m + " was pushed (no " + paths.desired(m)
+                        + "): check the name (mesh status lists the modules), or leave module out for every module"));
+            }
+        }
+        if (!errors.isEmpty()) {
+            send(ex, 400, Map.of("errors", errors));
+            return;
+        }
+        String caller = caller(ex);
+        ProcessRef by = ProcessRef.current("mesh audit" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
+        AuditStore.Result r = audits.audit(q.since(), q.until(), q.hosts(), q.modules().isEmpty() ? null : new java.util.HashSet<>(q.modules()),
+                q.timeout(), by);
+        LOG.info("audit {}..{} hosts {} modules {} from {}: exit {}", r.from(), r.to(), r.hosts().size(), q.modules(), ex.remote(), r.exit());
+        send(ex, 200, r);
     }
 
     /** @return {@code s} cut to 80 characters, control characters as {@code ?}: safe to echo in an error or a log line */

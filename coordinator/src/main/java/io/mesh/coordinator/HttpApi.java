@@ -131,6 +131,9 @@ import java.util.regex.Pattern;
  *       host's ledger over the span judged by {@link io.mesh.wire.AuditChecker} (SPEC.md "Audit"; {@link AuditStore});
  *       {@code 400 {"errors":[{"field","message"}]}} naming each field at fault and the fix ({@link AuditQuery}, an
  *       unknown host or module). Open as the other GETs.</li>
+ *   <li>{@code GET /v1/why/{host}/{container}}: {@link WhyStore.Why}, the chain of reasons the container is as it is
+ *       (held, deferred, rollout, freeze, slot, last apply, today's audit violations, asking the host's ledger for up to
+ *       5 s); {@code 404 {"error","field"}} for an unknown host or container, naming the fix.</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}.</li>
  * </ul>
  * A known path with another method is 405 (with {@code Allow}); any other path is 404.
@@ -171,6 +174,7 @@ public final class HttpApi implements AutoCloseable {
     private final HoldStore holds;
     private final PlanStore plans;
     private final AuditStore audits;
+    private final WhyStore whys;
     private final Metrics metrics = new Metrics();
     private final HttpLimits limits;
     private final Server server;
@@ -242,6 +246,7 @@ public final class HttpApi implements AutoCloseable {
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths);
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
+        this.whys = new WhyStore(client, paths, audits, freezes, rollouts, fleetStatus);
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
         // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
@@ -465,6 +470,8 @@ public final class HttpApi implements AutoCloseable {
                     else notAllowed(ex, "DELETE");
                 } else if (path.startsWith("/v1/plans/") && path.length() > "/v1/plans/".length()) {
                     if (get(ex)) planView(ex, path.substring("/v1/plans/".length()));
+                } else if ((req = WHY.matcher(path)).matches()) {
+                    if (get(ex)) why(ex, req.group(1), req.group(2));
                 } else if ((req = HOLD.matcher(path)).matches()) {
                     if (ex.method().equals("GET")) holdView(ex, req.group(1), req.group(2));
                     else if (ex.method().equals("DELETE")) release(ex, req.group(1), req.group(2));
@@ -474,13 +481,14 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
     }
 
     private static final Pattern HOLD = Pattern.compile("/v1/holds/([^/]+)/([^/]+)");
+    private static final Pattern WHY = Pattern.compile("/v1/why/([^/]+)/([^/]+)");
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
     private static final Pattern MODULE = Pattern.compile("/v1/modules/([^/]+)");
     private static final Pattern MODULE_HISTORY = Pattern.compile("/v1/modules/([^/]+)/history");
@@ -1336,6 +1344,27 @@ public final class HttpApi implements AutoCloseable {
                 q.timeout(), by);
         LOG.info("audit {}..{} hosts {} modules {} from {}: exit {}", r.from(), r.to(), r.hosts().size(), q.modules(), ex.remote(), r.exit());
         send(ex, 200, r);
+    }
+
+    /** {@code GET /v1/why/{host}/{container}} ({@code mesh why}). */
+    private void why(Exchange ex, String host, String container) throws Exception {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            sendField(ex, 404, "host", "'" + abbreviate(host) + "' is not a host id (such as host-a): check the name (mesh status lists the hosts)");
+            return;
+        }
+        if (!container.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")) {
+            sendField(ex, 404, "container", "'" + abbreviate(container) + "' is not a container's Docker name: give <module>-<name>, such as store-registry");
+            return;
+        }
+        String caller = caller(ex);
+        ProcessRef by = ProcessRef.current("mesh why" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
+        try {
+            send(ex, 200, whys.why(host, container, by));
+        } catch (WhyStore.UnknownException e) {
+            sendField(ex, 404, e.field, e.getMessage());
+        }
     }
 
     /** @return {@code s} cut to 80 characters, control characters as {@code ?}: safe to echo in an error or a log line */

@@ -244,4 +244,59 @@ class AuditCommandTest {
         assertThat(Json.read(zk.client().getData().forPath(zk.paths().audit(audit, "host-a")), AuditAnswer.class).state())
                 .isEqualTo(AuditState.PENDING);
     }
+
+    @Test
+    void whyNamesTheOperatorHoldTheDeferredPushTheFreezeAndTodaysViolation() throws Exception {
+        CoordinatorExtension.Answer hold = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\"}"
+                .getBytes(StandardCharsets.UTF_8), java.util.Map.of("Content-Type", "application/json", "X-Mesh-User", "alice"));
+        assertThat(hold.status()).as(hold.body()).isEqualTo(201);
+        Instant at = Times.now().minusSeconds(30);
+        io.mesh.wire.ApplyReport deferred = new io.mesh.wire.ApplyReport("host-a", "store", "r2", "push-0000000001", io.mesh.wire.ApplyOutcome.DEFERRED,
+                at, at.plusSeconds(1), new io.mesh.wire.ApplyReport.WindowRef("gc", "w-9", at.minusSeconds(60), List.of("store-registry")),
+                List.of(new io.mesh.wire.ApplyReport.ContainerResult("registry", "store-registry", io.mesh.wire.ContainerAction.HELD,
+                        List.of("held by operator alice from 127.0.0.1"), "c0ffee0123456789")), null, null, null, null);
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "store"), Json.bytes(deferred));
+        CoordinatorExtension.Answer freeze = api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"release weekend\"}"
+                .getBytes(StandardCharsets.UTF_8), java.util.Map.of("Content-Type", "application/json"));
+        assertThat(freeze.status()).as(freeze.body()).isEqualTo(201);
+        Instant touched = Instant.now().minusSeconds(20);
+        ledgerA.add(LedgerEntry.held(LedgerKind.HELD_OPEN, touched.minusSeconds(5), "store", "store-registry", "c0ffee0123456789", LedgerEntry.OPERATOR,
+                null, null, "alice", "disk swap", null));
+        ledgerA.add(LedgerEntry.event(touched, "store", "store-registry", "c0ffee0123456789", "start", null, null));
+
+        ClientRun r = mesh("why", "host-a", "store-registry");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(r.out()).contains("store-registry on host-a (module store): held by operator");
+        List<String> lines = r.out().lines().map(String::strip).toList();
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("held-by-operator").contains("alice", "disk swap", "until "));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("deferred").contains("push push-0000000001 (revision r2) deferred behind window w-9 of schedule gc"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("freeze").contains("module store frozen by", "release weekend"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("last-apply").contains("deferred", "store-registry held: held by operator alice"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("audit-violation").contains("touched-while-held"));
+        // the chain's order: the hold, then what waits behind it
+        assertThat(lines.indexOf(lines.stream().filter(l -> l.startsWith("held-by-operator")).findFirst().orElseThrow()))
+                .isLessThan(lines.indexOf(lines.stream().filter(l -> l.startsWith("deferred")).findFirst().orElseThrow()));
+
+        CoordinatorExtension.Answer j = api.get("/v1/why/host-a/store-registry");
+        assertThat(j.status()).as(j.body()).isEqualTo(200);
+        assertThat(j.json().path("chain").get(0).path("reason").asText()).isEqualTo("held-by-operator");
+
+        ClientRun noContainer = mesh("why", "host-a", "store-nope");
+        assertThat(noContainer.code()).as(noContainer.toString()).isEqualTo(2);
+        assertThat(noContainer.err()).contains("no container store-nope on host host-a", "<module>-<name>");
+        ClientRun noHost = mesh("why", "host-z", "store-registry");
+        assertThat(noHost.code()).as(noHost.toString()).isEqualTo(2);
+        assertThat(noHost.err()).contains("no host host-z is known");
+    }
+
+    @Test
+    void whySaysWhenTheHostsLedgerDoesNotAnswer() throws Exception {
+        io.mesh.wire.ApplyReport applied = new io.mesh.wire.ApplyReport("host-c", "web", "r1", "push-0000000000", io.mesh.wire.ApplyOutcome.APPLIED,
+                Times.now(), Times.now(), null, List.of(new io.mesh.wire.ApplyReport.ContainerResult("app", "web-app", io.mesh.wire.ContainerAction.UNCHANGED,
+                List.of(), "9c1d")), null, null, null, null);
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-c", "web"), Json.bytes(applied));
+        ClientRun r = mesh("why", "host-c", "web-app");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(r.out()).contains("last-apply", "web-app unchanged", "the host's ledger was not read: did not answer within 5s");
+    }
 }

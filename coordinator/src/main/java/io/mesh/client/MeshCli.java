@@ -44,14 +44,16 @@ import java.util.stream.Stream;
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
  * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}, {@code rollout},
- * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}), and {@code import-compose}, which needs
+ * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}, {@code audit}, {@code why}), and
+ * {@code import-compose}, which needs
  * no coordinator.
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
  * or an unexpected error (for {@code window run}: the window or its step failed), {@value #BAD_INPUT} bad input (the
  * coordinator answered 400, 401, 404, 409 or 413; or a usage error), {@value #TIMEOUT} {@code --wait} or
- * {@code window run} timed out, or {@code hold} recorded but not confirmed by its host, {@value #UNREACHABLE} the
+ * {@code window run} timed out, or {@code hold} recorded but not confirmed by its host ({@code audit}: its own codes,
+ * SPEC.md "Audit": 0 clean, 1 violations, 3 only gaps or hosts that did not answer, 2 bad usage), {@value #UNREACHABLE} the
  * coordinator cannot be reached or is unavailable (5xx).
  */
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
@@ -60,7 +62,7 @@ import java.util.stream.Stream;
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",
                 "2:bad input (invalid manifest, unauthorized, unknown push, module, schedule or host, no agent on the host, too large, usage error)",
-                "3:push --wait or window run timed out; hold recorded but not yet confirmed by its host", "4:the coordinator cannot be reached or is unavailable"})
+                "3:push --wait or window run timed out; hold recorded but not yet confirmed by its host; audit: only gaps or hosts that did not answer", "4:the coordinator cannot be reached or is unavailable"})
 public final class MeshCli implements Runnable {
     /** Success. */
     public static final int OK = 0;

@@ -149,6 +149,8 @@ public final class HttpApi implements AutoCloseable {
     public static final int DEFAULT_LIST = 50;
     /** Most pushes {@code GET /v1/pushes} lists. */
     public static final int MAX_LIST = 500;
+    /** Most audits ({@code GET /v1/audit}, {@code GET /v1/why}) served at once; one more is answered 503. */
+    public static final int MAX_AUDITS = 4;
     /** Header carrying the revision of a push. */
     public static final String REVISION_HEADER = "X-Mesh-Revision";
     /** Header carrying the source of a push (such as a commit id): its {@code source}. */
@@ -175,6 +177,12 @@ public final class HttpApi implements AutoCloseable {
     private final PlanStore plans;
     private final AuditStore audits;
     private final WhyStore whys;
+    /**
+     * Audits ({@code /v1/audit}, {@code /v1/why}) running now: each holds a serving thread while the agents answer (up
+     * to its timeout), so at most {@link #MAX_AUDITS} of the {@link HttpLimits#THREADS} serve them at once, and the rest
+     * of the API keeps answering.
+     */
+    private final java.util.concurrent.Semaphore auditSlots = new java.util.concurrent.Semaphore(MAX_AUDITS);
     private final Metrics metrics = new Metrics();
     private final HttpLimits limits;
     private final Server server;
@@ -1340,8 +1348,16 @@ public final class HttpApi implements AutoCloseable {
         }
         String caller = caller(ex);
         ProcessRef by = ProcessRef.current("mesh audit" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
-        AuditStore.Result r = audits.audit(q.since(), q.until(), q.hosts(), q.modules().isEmpty() ? null : new java.util.HashSet<>(q.modules()),
-                q.timeout(), by);
+        if (!auditSlots.tryAcquire()) {
+            busyAudits(ex);
+            return;
+        }
+        AuditStore.Result r;
+        try {
+            r = audits.audit(q.since(), q.until(), q.hosts(), q.modules().isEmpty() ? null : new java.util.HashSet<>(q.modules()), q.timeout(), by);
+        } finally {
+            auditSlots.release();
+        }
         LOG.info("audit {}..{} hosts {} modules {} from {}: exit {}", r.from(), r.to(), r.hosts().size(), q.modules(), ex.remote(), r.exit());
         send(ex, 200, r);
     }
@@ -1360,11 +1376,23 @@ public final class HttpApi implements AutoCloseable {
         }
         String caller = caller(ex);
         ProcessRef by = ProcessRef.current("mesh why" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
+        if (!auditSlots.tryAcquire()) {
+            busyAudits(ex);
+            return;
+        }
         try {
             send(ex, 200, whys.why(host, container, by));
         } catch (WhyStore.UnknownException e) {
             sendField(ex, 404, e.field, e.getMessage());
+        } finally {
+            auditSlots.release();
         }
+    }
+
+    /** Answers 503: {@link #MAX_AUDITS} audits are waiting for their hosts already. */
+    private void busyAudits(Exchange ex) {
+        ex.responseHeader("Retry-After", "10");
+        send(ex, 503, error(MAX_AUDITS + " audits are waiting for their hosts on this coordinator already: ask again in a few seconds"));
     }
 
     /** @return {@code s} cut to 80 characters, control characters as {@code ?}: safe to echo in an error or a log line */

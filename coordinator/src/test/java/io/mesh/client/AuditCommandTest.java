@@ -299,4 +299,27 @@ class AuditCommandTest {
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out()).contains("last-apply", "web-app unchanged", "the host's ledger was not read: did not answer within 5s");
     }
+
+    @Test
+    void aFifthAuditAtOnceIsAnswered503AndTheOthersFinish() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(io.mesh.coordinator.HttpApi.MAX_AUDITS);
+        try {
+            List<java.util.concurrent.Future<CoordinatorExtension.Answer>> waiting = new ArrayList<>();
+            for (int i = 0; i < io.mesh.coordinator.HttpApi.MAX_AUDITS; i++) {
+                waiting.add(pool.submit(() -> api.get("/v1/audit?since=1h&host=host-c&timeout=4s")));
+            }
+            Thread.sleep(1500); // host-c never answers: each of those waits 4 s
+            CoordinatorExtension.Answer fifth = api.get("/v1/audit?since=1h&host=host-a");
+            assertThat(fifth.status()).as(fifth.body()).isEqualTo(503);
+            assertThat(fifth.body()).contains("audits are waiting for their hosts");
+            for (var f : waiting) {
+                CoordinatorExtension.Answer a = f.get(30, TimeUnit.SECONDS);
+                assertThat(a.status()).as(a.body()).isEqualTo(200);
+                assertThat(a.json().path("exit").asInt()).isEqualTo(3);
+            }
+            assertThat(api.get("/v1/audit?since=1h&host=host-a").status()).as("served again").isEqualTo(200);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }

@@ -179,7 +179,8 @@ public record WhyStore(CuratorFramework client, ZkPaths paths, AuditStore audits
             }
             if (n == 0) chain.add(new Line(WhyReason.AUDIT, midnight, "no audit violation on " + container + " since 00:00 UTC"));
         }
-        return new Why(host, container, module, state == null ? "unknown" : state, List.copyOf(chain));
+        if (state == null) state = report == null ? "no report from " + host + " for module " + module + " yet" : "unknown";
+        return new Why(host, container, module, state, List.copyOf(chain));
     }
 
     /** @return the module of the container on that host: its held node's, a report's that names it, else a desired module's */

@@ -322,4 +322,22 @@ class AuditCommandTest {
             pool.shutdownNow();
         }
     }
+
+    @Test
+    void whyNamesTheRolloutWaveAndTheSlotQueueOfAContainerFoundByTheDesiredModule() throws Exception {
+        CoordinatorExtension.Answer push = api.push(Manifests.web("[host-a, host-b]").replace("containers:", "rollout: {canary: 1, max-parallel: 1}\ncontainers:"));
+        assertThat(push.status()).as(push.body()).isEqualTo(202);
+        String slot = zk.paths().windowSlots("web", "nightly");
+        io.mesh.wire.SlotRecord queued = new io.mesh.wire.SlotRecord("window-web-nightly", 1, "host-b", "web", "nightly", "w-5",
+                io.mesh.wire.SlotState.WAITING, Times.now(), Times.now(), null, new ProcessRef(99, "mesh-agent run"));
+        zk.client().create().creatingParentsIfNeeded().forPath(io.mesh.wire.ZkPaths.slotQueue(slot) + "/q-0000000000", Json.bytes(queued));
+
+        ClientRun r = mesh("why", "host-b", "web-app");
+        assertThat(r.code()).as(r.toString()).isZero();
+        List<String> lines = r.out().lines().map(String::strip).toList();
+        assertThat(lines.get(0)).isEqualTo("web-app on host-b (module web): no report from host-b for module web yet");
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("rollout").contains("is rolling; this host waits for its wave (canaries host-a go first)"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("slot").contains("window w-5 of schedule nightly waits for slot window-web-nightly: position 1 of 1"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("audit ").contains("no audit violation on web-app since 00:00 UTC"));
+    }
 }

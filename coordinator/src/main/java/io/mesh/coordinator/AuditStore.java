@@ -11,6 +11,7 @@ import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -53,8 +54,8 @@ public record AuditStore(CuratorFramework client, ZkPaths paths, Clock clock) {
     public static final Duration MAX_TIMEOUT = Duration.ofSeconds(25);
     /** Requests older than this are abandoned (their coordinator died while waiting) and deleted. */
     public static final Duration MAX_AGE = Duration.ofMinutes(10);
-    /** How often the answers are looked at while waiting. */
-    private static final Duration POLL = Duration.ofMillis(50);
+    /** The longest the answers go unread while waiting, should a watch not fire (a lost connection). */
+    private static final Duration POLL_CAP = Duration.ofMillis(500);
     /** How many times a request that lost the race for its name is tried again. */
     private static final int MAX_ATTEMPTS = 10;
 
@@ -143,26 +144,47 @@ public record AuditStore(CuratorFramework client, ZkPaths paths, Clock clock) {
     }
 
     /**
-     * Waits until every host with an agent node has answered, or the timeout.
+     * Waits until every host with an agent node has answered, or the timeout. Each pending node is read with a watch, and
+     * the wait ends at its first change (or after {@link #POLL_CAP}, should a watch be lost with a connection), so the
+     * answers are read when they come, not on a fast poll per host.
      *
      * @return the last answer read per host (pending when it did not answer)
      */
     private Map<String, AuditAnswer> await(String audit, List<String> hosts, Set<String> agents, Duration timeout) throws Exception {
         Map<String, AuditAnswer> out = new LinkedHashMap<>();
+        Object signal = new Object();
+        boolean[] changed = {false};
+        CuratorWatcher watch = e -> {
+            synchronized (signal) {
+                changed[0] = true;
+                signal.notifyAll();
+            }
+        };
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             boolean waiting = false;
             for (String h : hosts) {
                 AuditAnswer a = out.get(h);
                 if (a != null && a.state() != AuditState.PENDING) continue;
-                a = ZkReads.read(client, paths.audit(audit, h), AuditAnswer.class);
+                // A host without an agent node cannot answer: it is read once, not watched nor waited for.
+                boolean watched = agents.contains(h);
+                try {
+                    byte[] data = watched ? client.getData().usingWatcher(watch).forPath(paths.audit(audit, h))
+                            : client.getData().forPath(paths.audit(audit, h));
+                    a = ZkReads.parse(paths.audit(audit, h), data, AuditAnswer.class);
+                } catch (KeeperException.NoNodeException gone) {
+                    a = null; // deleted under us (a prune of another coordinator): reads as not answered
+                    watched = false;
+                }
                 if (a != null) out.put(h, a);
-                // A host without an agent node cannot answer: it is not waited for (it is named in the result).
-                if ((a == null || a.state() == AuditState.PENDING) && agents.contains(h)) waiting = true;
+                if ((a == null || a.state() == AuditState.PENDING) && watched) waiting = true;
             }
             long left = deadline - System.nanoTime();
             if (!waiting || left <= 0) return out;
-            Thread.sleep(Math.max(1, Math.min(POLL.toMillis(), left / 1_000_000)));
+            synchronized (signal) {
+                if (!changed[0]) signal.wait(Math.max(1, Math.min(POLL_CAP.toMillis(), left / 1_000_000)));
+                changed[0] = false;
+            }
         }
     }
 

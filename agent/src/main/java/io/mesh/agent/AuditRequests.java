@@ -48,6 +48,8 @@ public final class AuditRequests implements AutoCloseable {
     private final ZkPaths paths;
     private final String host;
     private final Clock clock;
+    /** The most pages an answer has ({@link AuditPage#MAX_PAGES}; fewer in tests). */
+    private final int maxPages;
     private volatile LedgerSource ledger;
     private final PersistentWatcher watcher;
     private final ExecutorService worker;
@@ -62,6 +64,12 @@ public final class AuditRequests implements AutoCloseable {
      * @param clock  this host's clock, for a request's age
      */
     public AuditRequests(CuratorFramework client, ZkPaths paths, String host, LedgerSource ledger, Clock clock) {
+        this(client, paths, host, ledger, clock, AuditPage.MAX_PAGES);
+    }
+
+    /** As the public constructor, with at most {@code maxPages} pages per answer. */
+    AuditRequests(CuratorFramework client, ZkPaths paths, String host, LedgerSource ledger, Clock clock, int maxPages) {
+        this.maxPages = maxPages;
         this.client = client;
         this.paths = paths;
         this.host = host;
@@ -152,8 +160,14 @@ public final class AuditRequests implements AutoCloseable {
                 List<LedgerEntry> lines = source.slice(request.since(), request.until(),
                         request.modules() == null ? null : new HashSet<>(request.modules()));
                 List<AuditPage> pages = AuditPage.split(lines, AuditPage.MAX_BYTES);
-                for (AuditPage p : pages) writePage(paths.auditPage(audit, host, p.page()), Json.bytes(p));
-                answer = pending.answered(pages.size());
+                if (pages.size() > maxPages) {
+                    answer = pending.failed("the ledger of " + host + " holds " + lines.size() + " lines from " + request.since() + " to "
+                            + request.until() + ", over the " + maxPages + " pages of " + AuditPage.MAX_BYTES / 1024
+                            + " KiB an answer may have: audit a shorter span (--since, --until) or one module (--module)");
+                } else {
+                    for (AuditPage p : pages) writePage(paths.auditPage(audit, host, p.page()), Json.bytes(p));
+                    answer = pending.answered(pages.size());
+                }
             } catch (KeeperException.NoNodeException e) {
                 return; // the audit was deleted meanwhile
             } catch (Exception e) {

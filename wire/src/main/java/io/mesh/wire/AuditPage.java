@@ -13,6 +13,11 @@ import java.util.List;
 public record AuditPage(int page, List<LedgerEntry> lines) {
     /** The most bytes of JSON one page holds: 512 KiB. */
     public static final int MAX_BYTES = 512 * 1024;
+    /**
+     * The most pages one host's answer has (20 MiB of ledger lines): ZooKeeper holds its data in memory on every server,
+     * so a slice over this is refused with the fix (a shorter span, one module) rather than written.
+     */
+    public static final int MAX_PAGES = 40;
     /** Room kept for the page's own JSON ({@code {"page":N,"lines":[...]}}). */
     private static final int ENVELOPE = 64;
 

@@ -1655,7 +1655,7 @@ public final class MeshCli implements Runnable {
                     "and whether mesh kept its promise (GET /v1/audit): touched-while-held, outside-mesh, left-stopped, changed-while-frozen, gap,",
                     "each with the Docker event that shows it. The coordinator waits up to 10s for the hosts' agents to answer."},
             exitCodeList = {"0:clean", "1:violations", "2:bad usage (a bad --since or --until, an unknown host or module)",
-                    "3:only gaps, or hosts that did not answer", "4:the coordinator cannot be reached"})
+                    "3:only gaps, or hosts that did not answer", "4:the coordinator cannot be reached, or runs 4 audits already (ask again)"})
     public static final class Audit extends CoordinatorCommand {
         /** The exit code of an audit with gaps only, or hosts that did not answer (SPEC.md, "Audit"). */
         public static final int GAPS = 3;
@@ -1714,7 +1714,7 @@ public final class MeshCli implements Runnable {
             description = {"Why CONTAINER (its Docker name, <module>-<name>) on HOST is in its state now (GET /v1/why/HOST/CONTAINER): held by a window",
                     "or an operator, pushes deferred behind it, its rollout's wave, a freeze, the slot queue, the last apply's outcome and reasons,",
                     "and today's audit violations on it (asked of the host's ledger)."},
-            exitCodeList = {"0:shown", "2:unknown host or container", "4:the coordinator cannot be reached"})
+            exitCodeList = {"0:shown", "2:unknown host or container", "4:the coordinator cannot be reached, or runs 4 audits already (ask again)"})
     public static final class Why extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
         String host;

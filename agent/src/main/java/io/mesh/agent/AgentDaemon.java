@@ -135,6 +135,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final Map<String, ScheduledFuture<?>> thaws = new ConcurrentHashMap<>();
     private final AgentNode agentNode;
     private final PlanRequests plans;
+    /** Audits of this host ({@code mesh audit}, {@code mesh why}): answered from its ledger, if it keeps one (decision 28). */
+    private final AuditRequests audits;
     /** Operator holds of this host: their expiry, release and {@code --stop} (decision 0015). */
     private final OperatorHolds holds;
     private volatile Runnable onHostTaken = () -> { };
@@ -165,6 +167,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
                 new DryRun(store, docker, config.host(), here.policy(), here.secrets()));
+        this.audits = new AuditRequests(client, config.paths(), config.host(), null, Clock.systemUTC());
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply,
                 module -> { // a hold released or expired ends the module's back-off: it tries at once
                     applier.tryAgainNow(module);
@@ -179,6 +182,16 @@ public final class AgentDaemon implements AutoCloseable {
      *         another thread (it would delay the others). Shut down by {@link #close()}.
      */
     ScheduledExecutorService timer() { return timer; }
+
+    /**
+     * Gives the audits of this host ({@code mesh audit}, {@code mesh why}) its ledger; until then, or with {@code null},
+     * each is answered {@code failed} with "no ledger" (decision 28).
+     *
+     * @param ledger this host's ledger, or {@code null}
+     */
+    public void ledger(io.mesh.ledger.LedgerSource ledger) {
+        audits.ledger(ledger);
+    }
 
     /**
      * Makes this process the agent of its host ({@code /mesh/agents/<host>}), before anything else is written: refuses
@@ -242,6 +255,7 @@ public final class AgentDaemon implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::lookForDeadWindows, look, look, TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
+        audits.start(); // mesh audit: the ledger's slice, read only (AuditRequests); "no ledger" until ledger(...)
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] secrets-dir={} started", config.host(),
                 config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy(),
                 config.secretsDir());
@@ -811,6 +825,7 @@ public final class AgentDaemon implements AutoCloseable {
         log.info("agent host={} stopping", config.host());
         store.client().getConnectionStateListenable().removeListener(reconnected);
         plans.close();
+        audits.close();
         holds.close();
         scheduler.close();
         timer.shutdownNow();

@@ -31,7 +31,7 @@ import static org.awaitility.Awaitility.await;
 class AgentAtRestTest {
     private static final String HOST = "hb8-host";
     /** The names of the threads that exist only while there is work (IdleThreads, DockerEngine's watchdog). */
-    private static final List<String> ON_DEMAND = List.of("apply-", "window-", "plans-", "operator-holds-", "docker-watchdog");
+    private static final List<String> ON_DEMAND = List.of("apply-", "window-", "plans-", "audits-", "operator-holds-", "docker-watchdog");
 
     @RegisterExtension
     @Order(1)

@@ -44,14 +44,16 @@ import java.util.stream.Stream;
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
  * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}, {@code rollout},
- * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}), and {@code import-compose}, which needs
+ * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}, {@code audit}, {@code why}), and
+ * {@code import-compose}, which needs
  * no coordinator.
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  *
  * <p>Exit codes: {@value #OK} success (for {@code push --wait}: every host applied), {@value #FAILED} a host failed
  * or an unexpected error (for {@code window run}: the window or its step failed), {@value #BAD_INPUT} bad input (the
  * coordinator answered 400, 401, 404, 409 or 413; or a usage error), {@value #TIMEOUT} {@code --wait} or
- * {@code window run} timed out, or {@code hold} recorded but not confirmed by its host, {@value #UNREACHABLE} the
+ * {@code window run} timed out, or {@code hold} recorded but not confirmed by its host ({@code audit}: its own codes,
+ * SPEC.md "Audit": 0 clean, 1 violations, 3 only gaps or hosts that did not answer, 2 bad usage), {@value #UNREACHABLE} the
  * coordinator cannot be reached or is unavailable (5xx).
  */
 @Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
@@ -60,7 +62,7 @@ import java.util.stream.Stream;
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",
                 "1:a host failed (push --wait: or a newer push superseded it on a host), a window or its step failed, or an unexpected error",
                 "2:bad input (invalid manifest, unauthorized, unknown push, module, schedule or host, no agent on the host, too large, usage error)",
-                "3:push --wait or window run timed out; hold recorded but not yet confirmed by its host", "4:the coordinator cannot be reached or is unavailable"})
+                "3:push --wait or window run timed out; hold recorded but not yet confirmed by its host; audit: only gaps or hosts that did not answer", "4:the coordinator cannot be reached or is unavailable"})
 public final class MeshCli implements Runnable {
     /** Success. */
     public static final int OK = 0;
@@ -85,7 +87,7 @@ public final class MeshCli implements Runnable {
      */
     static final List<Class<?>> COMMANDS = List.of(Push.class, Status.class, Held.class, Hold.class, Release.class, Windows.class, Locks.class,
             WindowCmd.class, History.class, Rollback.class, Delete.class, RolloutCmd.class, Freeze.class, Thaw.class, Freezes.class,
-            ImportCompose.class, CommandLine.HelpCommand.class);
+            Audit.class, Why.class, ImportCompose.class, CommandLine.HelpCommand.class);
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -1641,6 +1643,100 @@ public final class MeshCli implements Runnable {
             String until = text(f.path("until")) + (f.path("active").asBoolean(true) ? "" : " (ended)");
             table.add(f.path("all").asBoolean() ? "(all)" : f.path("module").asText(), until, text(f.path("by")), text(f.path("since")),
                     f.path("reason").asText());
+        }
+    }
+
+    /**
+     * {@code mesh audit [--since DURATION|TIME] [--until TIME] [--host H] [--module M] [--json]} (SPEC.md "Audit";
+     * decision 28): each host's ledger over the span, judged by the one checker in the coordinator.
+     */
+    @Command(name = "audit",
+            description = {"Show, from each host's ledger (Docker's own events and mesh's calls), every window, hold, freeze and apply in the span",
+                    "and whether mesh kept its promise (GET /v1/audit): touched-while-held, outside-mesh, left-stopped, changed-while-frozen, gap,",
+                    "each with the Docker event that shows it. The coordinator waits up to 10s for the hosts' agents to answer."},
+            exitCodeList = {"0:clean", "1:violations", "2:bad usage (a bad --since or --until, an unknown host or module)",
+                    "3:only gaps, or hosts that did not answer", "4:the coordinator cannot be reached, or runs 4 audits already (ask again)"})
+    public static final class Audit extends CoordinatorCommand {
+        /** The exit code of an audit with gaps only, or hosts that did not answer (SPEC.md, "Audit"). */
+        public static final int GAPS = 3;
+
+        @Option(names = "--since", paramLabel = "DURATION|TIME", defaultValue = "24h",
+                description = "The span's start: a duration back from now, such as 1h or 24h, or an ISO-8601 UTC time (default: ${DEFAULT-VALUE}).")
+        String since;
+
+        @Option(names = "--until", paramLabel = "TIME", description = "The span's end, an ISO-8601 UTC time (default: now).")
+        String until;
+
+        @Option(names = "--host", paramLabel = "HOST", description = "Only this host (repeatable; default: every host).")
+        List<String> hosts = new ArrayList<>();
+
+        @Option(names = "--module", paramLabel = "MODULE", description = "Only this module (repeatable; default: every module).")
+        List<String> modules = new ArrayList<>();
+
+        @Option(names = "--timeout", paramLabel = "DURATION",
+                description = "How long the coordinator waits for the hosts' agents, such as 5s (default: 10s; at most 25s).")
+        String timeout;
+
+        @Option(names = "--json", description = "Print the coordinator's JSON instead of text (the exit code is the same).")
+        boolean json;
+
+        /** @return the API path with the query these options make */
+        String path() {
+            StringBuilder q = new StringBuilder("/v1/audit?since=").append(URLEncoder.encode(since, StandardCharsets.UTF_8));
+            if (until != null) q.append("&until=").append(URLEncoder.encode(until, StandardCharsets.UTF_8));
+            for (String h : hosts) q.append("&host=").append(URLEncoder.encode(h, StandardCharsets.UTF_8));
+            for (String m : modules) q.append("&module=").append(URLEncoder.encode(m, StandardCharsets.UTF_8));
+            if (timeout != null) q.append("&timeout=").append(URLEncoder.encode(timeout, StandardCharsets.UTF_8));
+            return q.toString();
+        }
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CoordinatorClient.Response r = client().get(path());
+            if (r.status() == 400 && r.json() != null && r.json().path("errors").isArray()) {
+                for (JsonNode e : r.json().path("errors")) warn("--" + e.path("field").asText() + ": " + e.path("message").asText());
+                return BAD_INPUT;
+            }
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            PrintWriter out = out();
+            if (json) out.println(pretty(r.json()));
+            else AuditOutput.print(r.json(), out);
+            out.flush();
+            int exit = r.json().path("exit").asInt(FAILED);
+            return exit == 0 || exit == 1 || exit == GAPS ? exit : FAILED;
+        }
+    }
+
+    /** {@code mesh why HOST CONTAINER}: why the container is in its state now, as a chain of reasons (SPEC.md "Audit"). */
+    @Command(name = "why",
+            description = {"Why CONTAINER (its Docker name, <module>-<name>) on HOST is in its state now (GET /v1/why/HOST/CONTAINER): held by a window",
+                    "or an operator, pushes deferred behind it, its rollout's wave, a freeze, the slot queue, the last apply's outcome and reasons,",
+                    "and today's audit violations on it (asked of the host's ledger)."},
+            exitCodeList = {"0:shown", "2:unknown host or container", "4:the coordinator cannot be reached, or runs 4 audits already (ask again)"})
+    public static final class Why extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
+        String host;
+
+        @Parameters(index = "1", paramLabel = "CONTAINER", description = "The container's Docker name, such as store-registry.")
+        String container;
+
+        @Option(names = "--json", description = "Print the coordinator's JSON instead of text.")
+        boolean json;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            CoordinatorClient.Response r = client().get("/v1/why/" + URLEncoder.encode(host, StandardCharsets.UTF_8) + "/"
+                    + URLEncoder.encode(container, StandardCharsets.UTF_8));
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            PrintWriter out = out();
+            if (json) out.println(pretty(r.json()));
+            else AuditOutput.printWhy(r.json(), out);
+            out.flush();
+            return OK;
         }
     }
 

@@ -127,6 +127,13 @@ import java.util.regex.Pattern;
  *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
  *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
  *       is none (docs/decisions/0014-freezes.md).</li>
+ *   <li>{@code GET /v1/audit?since=&until=&host=&module=&timeout=}: {@code {from, to, exit, hosts:[AuditReport...]}}, each
+ *       host's ledger over the span judged by {@link io.mesh.wire.AuditChecker} (SPEC.md "Audit"; {@link AuditStore});
+ *       {@code 400 {"errors":[{"field","message"}]}} naming each field at fault and the fix ({@link AuditQuery}, an
+ *       unknown host or module). Open as the other GETs.</li>
+ *   <li>{@code GET /v1/why/{host}/{container}}: {@link WhyStore.Why}, the chain of reasons the container is as it is
+ *       (held, deferred, rollout, freeze, slot, last apply, today's audit violations, asking the host's ledger for up to
+ *       5 s); {@code 404 {"error","field"}} for an unknown host or container, naming the fix.</li>
  *   <li>{@code GET /}: the page ({@link Dashboard}); {@code /ui/fragment}, {@code /ui/mesh.css}, {@code /ui/mesh.js}. Its
  *       "Last 24 hours" shows the audit {@link #auditSource(AuditSource)} gives it, else "audit unavailable".</li>
  * </ul>
@@ -143,6 +150,8 @@ public final class HttpApi implements AutoCloseable {
     public static final int DEFAULT_LIST = 50;
     /** Most pushes {@code GET /v1/pushes} lists. */
     public static final int MAX_LIST = 500;
+    /** Most audits ({@code GET /v1/audit}, {@code GET /v1/why}) served at once; one more is answered 503. */
+    public static final int MAX_AUDITS = 4;
     /** Header carrying the revision of a push. */
     public static final String REVISION_HEADER = "X-Mesh-Revision";
     /** Header carrying the source of a push (such as a commit id): its {@code source}. */
@@ -167,6 +176,14 @@ public final class HttpApi implements AutoCloseable {
     private final WindowRequestStore requests;
     private final HoldStore holds;
     private final PlanStore plans;
+    private final AuditStore audits;
+    private final WhyStore whys;
+    /**
+     * Audits ({@code /v1/audit}, {@code /v1/why}) running now: each holds a serving thread while the agents answer (up
+     * to its timeout), so at most {@link #MAX_AUDITS} of the {@link HttpLimits#THREADS} serve them at once, and the rest
+     * of the API keeps answering.
+     */
+    private final java.util.concurrent.Semaphore auditSlots = new java.util.concurrent.Semaphore(MAX_AUDITS);
     private final Metrics metrics = new Metrics();
     /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
     private final Dashboard dashboard = new Dashboard();
@@ -236,9 +253,14 @@ public final class HttpApi implements AutoCloseable {
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
+        this.audits = new AuditStore(client, paths, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths);
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
+        this.whys = new WhyStore(client, paths, audits, freezes, rollouts, fleetStatus);
+        // The page's last 24 hours: every host's ledger as GET /v1/audit judges it (SPEC.md, "Audit").
+        ProcessRef page = ProcessRef.current("mesh-coordinator page");
+        dashboard.auditSource((from, to) -> audits.audit(from, to, null, null, AuditStore.DEFAULT_TIMEOUT, page).hosts());
 
         // Threads: one accepting, one selecting, the rest serving. Requests beyond them wait in the pool's queue,
         // which the connection limit bounds (Jetty warns against a bounded queue: it would drop its own tasks).
@@ -451,6 +473,7 @@ public final class HttpApi implements AutoCloseable {
                 else notAllowed(ex, "GET, POST");
             }
             case "/v1/holds" -> { if (ex.method().equals("POST")) hold(ex); else notAllowed(ex, "POST"); }
+            case "/v1/audit" -> { if (get(ex)) audit(ex); }
             default -> {
                 Matcher req;
                 if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
@@ -473,6 +496,8 @@ public final class HttpApi implements AutoCloseable {
                     else notAllowed(ex, "DELETE");
                 } else if (path.startsWith("/v1/plans/") && path.length() > "/v1/plans/".length()) {
                     if (get(ex)) planView(ex, path.substring("/v1/plans/".length()));
+                } else if ((req = WHY.matcher(path)).matches()) {
+                    if (get(ex)) why(ex, req.group(1), req.group(2));
                 } else if ((req = HOLD.matcher(path)).matches()) {
                     if (ex.method().equals("GET")) holdView(ex, req.group(1), req.group(2));
                     else if (ex.method().equals("DELETE")) release(ex, req.group(1), req.group(2));
@@ -482,13 +507,14 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
                 }
             }
         }
     }
 
     private static final Pattern HOLD = Pattern.compile("/v1/holds/([^/]+)/([^/]+)");
+    private static final Pattern WHY = Pattern.compile("/v1/why/([^/]+)/([^/]+)");
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
     private static final Pattern MODULE = Pattern.compile("/v1/modules/([^/]+)");
     private static final Pattern MODULE_HISTORY = Pattern.compile("/v1/modules/([^/]+)/history");
@@ -1303,6 +1329,88 @@ public final class HttpApi implements AutoCloseable {
         } else {
             send(ex, 200, v.get());
         }
+    }
+
+    /**
+     * {@code GET /v1/audit}: asks the hosts for their ledgers' slices and judges them ({@link AuditStore#audit}); blocks
+     * up to the query's {@code timeout} (default 10 s) while the agents answer.
+     */
+    private void audit(Exchange ex) throws Exception {
+        Instant now = audits.clock().instant();
+        AuditQuery q;
+        try {
+            q = AuditQuery.parse(ex.query(), now);
+        } catch (AuditQuery.InvalidException e) {
+            send(ex, 400, Map.of("errors", e.errors));
+            return;
+        }
+        List<AuditQuery.FieldError> errors = new ArrayList<>();
+        if (!q.hosts().isEmpty()) {
+            java.util.Set<String> known = audits.knownHosts();
+            for (String h : q.hosts()) {
+                if (!known.contains(h)) {
+                    errors.add(new AuditQuery.FieldError("host", "no host " + h + " is known (no " + paths.agent(h) + " and no "
+                            + paths.reports(h) + "): check the name (mesh status lists the hosts), or leave host out for every host"));
+                }
+            }
+        }
+        for (String m : q.modules()) {
+            if (client.checkExists().forPath(paths.desired(m)) == null) {
+                errors.add(new AuditQuery.FieldError("module", "no module " + m + " was pushed (no " + paths.desired(m)
+                        + "): check the name (mesh status lists the modules), or leave module out for every module"));
+            }
+        }
+        if (!errors.isEmpty()) {
+            send(ex, 400, Map.of("errors", errors));
+            return;
+        }
+        String caller = caller(ex);
+        ProcessRef by = ProcessRef.current("mesh audit" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
+        if (!auditSlots.tryAcquire()) {
+            busyAudits(ex);
+            return;
+        }
+        AuditStore.Result r;
+        try {
+            r = audits.audit(q.since(), q.until(), q.hosts(), q.modules().isEmpty() ? null : new java.util.HashSet<>(q.modules()), q.timeout(), by);
+        } finally {
+            auditSlots.release();
+        }
+        LOG.info("audit {}..{} hosts {} modules {} from {}: exit {}", r.from(), r.to(), r.hosts().size(), q.modules(), ex.remote(), r.exit());
+        send(ex, 200, r);
+    }
+
+    /** {@code GET /v1/why/{host}/{container}} ({@code mesh why}). */
+    private void why(Exchange ex, String host, String container) throws Exception {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            sendField(ex, 404, "host", "'" + abbreviate(host) + "' is not a host id (such as host-a): check the name (mesh status lists the hosts)");
+            return;
+        }
+        if (!container.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")) {
+            sendField(ex, 404, "container", "'" + abbreviate(container) + "' is not a container's Docker name: give <module>-<name>, such as store-registry");
+            return;
+        }
+        String caller = caller(ex);
+        ProcessRef by = ProcessRef.current("mesh why" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
+        if (!auditSlots.tryAcquire()) {
+            busyAudits(ex);
+            return;
+        }
+        try {
+            send(ex, 200, whys.why(host, container, by));
+        } catch (WhyStore.UnknownException e) {
+            sendField(ex, 404, e.field, e.getMessage());
+        } finally {
+            auditSlots.release();
+        }
+    }
+
+    /** Answers 503: {@link #MAX_AUDITS} audits are waiting for their hosts already. */
+    private void busyAudits(Exchange ex) {
+        ex.responseHeader("Retry-After", "10");
+        send(ex, 503, error(MAX_AUDITS + " audits are waiting for their hosts on this coordinator already: ask again in a few seconds"));
     }
 
     /** @return {@code s} cut to 80 characters, control characters as {@code ?}: safe to echo in an error or a log line */

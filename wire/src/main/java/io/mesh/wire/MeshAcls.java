@@ -30,7 +30,8 @@ import static org.apache.zookeeper.ZooDefs.Ids.ANYONE_ID_UNSAFE;
  * agents, slots                                     admin: all; fleet: create; world: read
  * slots/{key}, slots/{key}/{queue|claims|leases|locks} admin: all; fleet: create, delete, read; world: read
  * {reports|held|windows|requests}/{host},
- *   locks/{module}/{host}                            admin: all; host: create, delete, read, write; world: read
+ *   locks/{module}/{host}, audits/{audit}/{host}     admin: all; host: create, delete, read, write; world: read
+ *                                                    (an audit's host node: the host answers in page children)
  * {reports|held|windows}/{host}/{node},
  *   requests/{host}/{request}, plans/{plan}/{host},
  *   rollouts/{module}/{host}                         admin: all; host: read, write; world: read
@@ -107,7 +108,7 @@ public final class MeshAcls implements ACLProvider {
             out.add(new ACL(CRD, auth.fleetId()));
         } else if (p.length == 2 && PER_HOST.contains(p[0])) {
             hostIds.apply(p[1]).ifPresent(id -> out.add(new ACL(CRDW, id)));
-        } else if (p.length == 3 && p[0].equals("locks")) {
+        } else if (p.length == 3 && (p[0].equals("locks") || p[0].equals("audits"))) {
             hostIds.apply(p[2]).ifPresent(id -> out.add(new ACL(CRDW, id)));
         } else if (p.length == 3 && PER_HOST.contains(p[0])) {
             hostIds.apply(p[1]).ifPresent(id -> out.add(new ACL(RW, id)));

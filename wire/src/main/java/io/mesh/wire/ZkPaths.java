@@ -24,6 +24,9 @@ import java.util.regex.Pattern;
  *                                     it and writes the result into it  {@link WindowRequest}
  * {root}/plans/plan-{seq}            persistent   coordinator  {@link PlanRequest} (mesh push --plan)
  * {root}/plans/plan-{seq}/{host}     persistent   coordinator, then the agent of {host}  {@link PlanAnswer}
+ * {root}/audits/audit-{seq}         persistent   coordinator  {@link AuditRequest} (mesh audit, mesh why)
+ * {root}/audits/audit-{seq}/{host}  persistent   coordinator, then the agent of {host}  {@link AuditAnswer}
+ * {root}/audits/audit-{seq}/{host}/page-{n}  persistent  the agent of {host}  {@link AuditPage}
  * {root}/freezes/{module}            persistent   coordinator  {@link FreezeRecord} (mesh freeze MODULE)
  * {root}/freezes/_all                persistent   coordinator  {@link FreezeRecord} (mesh freeze --all)
  * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@link HostIdentity}; readable by the
@@ -45,6 +48,10 @@ public final class ZkPaths {
     public static final String WINDOW_REQUEST_PREFIX = "window-";
     /** Prefix of plan node names ({@code plan-} and ten digits, named like a sequential node). */
     public static final String PLAN_PREFIX = "plan-";
+    /** Prefix of audit request node names ({@code audit-} and ten digits, named like a sequential node). */
+    public static final String AUDIT_PREFIX = "audit-";
+    /** Prefix of an audit answer's page nodes ({@code page-} and the page's number). */
+    public static final String AUDIT_PAGE_PREFIX = "page-";
 
     private final String root;
 
@@ -144,6 +151,29 @@ public final class ZkPaths {
     public String plan(String plan) { return ZKPaths.makePath(plans(), plan); }
     /** @return {@code {root}/plans/{plan}/{host}}: the plan's node for one host, pending until its agent answers */
     public String plan(String plan, String host) { return ZKPaths.makePath(plans(), plan, host); }
+
+    /** @return {@code {root}/audits} */
+    public String audits() { return root + "/audits"; }
+    /** @return {@code {root}/audits/{audit}}, where audit is such as {@code audit-0000000003}: the request */
+    public String audit(String audit) { return ZKPaths.makePath(audits(), audit); }
+    /** @return {@code {root}/audits/{audit}/{host}}: the request's node for one host, pending until its agent answers */
+    public String audit(String audit, String host) { return ZKPaths.makePath(audits(), audit, host); }
+    /** @return {@code {root}/audits/{audit}/{host}/page-{n}}: one page of that host's answer ({@link AuditPage}) */
+    public String auditPage(String audit, String host, int page) { return ZKPaths.makePath(audit(audit, host), AUDIT_PAGE_PREFIX + page); }
+
+    /**
+     * @param seq sequence number, &gt;= 0
+     * @return such as {@code audit-0000000003}
+     */
+    public static String auditName(long seq) { return sequential(AUDIT_PREFIX, seq); }
+
+    /**
+     * @param audit an audit node name such as {@code audit-0000000003}
+     * @return its sequence number, or -1 when the name is not an audit name
+     */
+    public static long auditSeq(String audit) {
+        return audit == null || audit.length() != AUDIT_PREFIX.length() + 10 ? -1 : seq(audit, AUDIT_PREFIX);
+    }
 
     /** @return {@code {root}/rollouts} */
     public String rollouts() { return root + "/rollouts"; }

@@ -50,6 +50,9 @@ class MeshAclsTest {
                 Map.entry("/mesh/requests/hi-a/window-0000000001", List.of(all(a), new ACL(Perms.READ | Perms.WRITE, host), WORLD_R)),
                 Map.entry("/mesh/plans/plan-0000000001/hi-a", List.of(all(a), new ACL(Perms.READ | Perms.WRITE, host), WORLD_R)),
                 Map.entry("/mesh/plans/plan-0000000001", List.of(all(a), WORLD_R)),
+                // An audit's host node: the host answers into it and creates its pages under it (decision 28).
+                Map.entry("/mesh/audits/audit-0000000001/hi-a", List.of(all(a), new ACL(CRDW, host), WORLD_R)),
+                Map.entry("/mesh/audits/audit-0000000001", List.of(all(a), WORLD_R)),
                 Map.entry("/mesh/held/hi-unregistered", List.of(all(a), WORLD_R)),
                 Map.entry("/elsewhere", List.of(all(a), WORLD_R)));
         expected.forEach((p, acl) -> assertThat(adminRules.forPath(p)).as(p).isEqualTo(acl));
@@ -61,6 +64,7 @@ class MeshAclsTest {
         assertThat(fleet).as("the host's fleet line is its admin's").isEqualTo(admin.fleetId());
         assertThat(hostRules.forPath("/mesh/reports/hi-a/store")).isEqualTo(List.of(all(host), WORLD_R));
         assertThat(hostRules.forPath("/mesh/locks/store/hi-a")).isEqualTo(List.of(all(host), WORLD_R));
+        assertThat(hostRules.forPath("/mesh/audits/audit-0000000001/hi-a/page-0")).isEqualTo(List.of(all(host), WORLD_R));
         // (a host cannot make a lock node or its parent; were it the admin's, its rules would give the fleet nothing there)
         assertThat(hostRules.forPath("/mesh/locks/store")).noneMatch(acl -> acl.getId().equals(fleet));
         assertThat(hostRules.forPath("/mesh/slots/group-registries")).isEqualTo(List.of(new ACL(CRD, fleet), WORLD_R));

@@ -1,0 +1,271 @@
+package io.mesh.ledger;
+
+import io.mesh.wire.AuditChecker;
+import io.mesh.wire.Json;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+/**
+ * The host's ledger as written, every process's files in {@code <state-dir>/ledger/} (decision 28): read, each file's
+ * chain verified, and pruned. A line that does not parse or verify (a crash mid-write, an edit by hand) is read as a
+ * {@code gap} from the last good line's time to the next good one's, naming its file and line: never an exception,
+ * never silently good. A file that did not change since it was last read is not read again.
+ */
+public final class LedgerFiles implements LedgerSource {
+    private static final Logger log = LoggerFactory.getLogger(LedgerFiles.class);
+    /** The default of {@code --ledger-max-age} (decision 28). */
+    public static final Duration MAX_AGE = Duration.ofDays(30);
+    /** The default of {@code --ledger-max-size} (decision 28). */
+    public static final long MAX_BYTES = 256L * 1024 * 1024;
+    /** A file written to this recently is never pruned: a live writer may still append to it. */
+    static final Duration IN_USE = Duration.ofMinutes(1);
+
+    private final Path dir;
+    private final Map<Path, Parsed> cache = new ConcurrentHashMap<>();
+
+    private record Parsed(long size, FileTime modified, List<LedgerEntry> lines) {}
+
+    /** @param dir the ledger's directory ({@code <state-dir>/ledger}) */
+    public LedgerFiles(Path dir) {
+        this.dir = dir;
+    }
+
+    /** @return the reader of the ledger of a {@code --state-dir} */
+    public static LedgerFiles of(Path stateDir) {
+        return new LedgerFiles(stateDir.resolve(Ledger.DIR));
+    }
+
+    /** @return the ledger files, oldest first (by the time their name begins with) */
+    public List<Path> files() {
+        if (!Files.isDirectory(dir)) return List.of();
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".jsonl")).sorted(Comparator.comparing(p -> p.getFileName().toString())).toList();
+        } catch (IOException e) {
+            log.warn("ledger: {} cannot be listed: {}", dir, e.toString());
+            return List.of();
+        }
+    }
+
+    /** @return every line of every file, verified, in time order; bad lines as gaps */
+    public List<LedgerEntry> all() {
+        List<LedgerEntry> out = new ArrayList<>();
+        Set<Path> present = new HashSet<>();
+        for (Path f : files()) {
+            present.add(f);
+            out.addAll(read(f));
+        }
+        cache.keySet().retainAll(present);
+        out.sort(Comparator.comparing(LedgerEntry::at, Comparator.nullsFirst(Comparator.naturalOrder())));
+        return out;
+    }
+
+    /** @return the time of the ledger's first line: before it the host kept no ledger; empty when there is none */
+    public Optional<Instant> firstLineTime() {
+        for (Path f : files()) {
+            for (LedgerEntry e : read(f)) if (e.at() != null) return Optional.of(e.at());
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public List<LedgerEntry> slice(Instant from, Instant to, Set<String> modules) {
+        Instant late = to.plus(AuditChecker.LEFT_STOPPED_AFTER);
+        // a call that began a little before the span accounts for events in it
+        Instant early = from.minus(AuditChecker.UNENDED_CALL);
+        List<LedgerEntry> out = new ArrayList<>();
+        Map<String, LedgerEntry> openBefore = new LinkedHashMap<>();
+        for (LedgerEntry e : all()) {
+            if (e.at() == null) continue;
+            if (e.kind() == LedgerKind.GAP) {
+                Instant end = e.end() == null ? e.at() : e.end();
+                if (!end.isBefore(from) && !e.at().isAfter(late)) out.add(e);
+                continue;
+            }
+            if (!wanted(e, modules)) continue;
+            if (e.at().isBefore(from)) {
+                switch (e.kind()) {
+                    case HELD_OPEN, FREEZE_OPEN -> openBefore.putIfAbsent(slot(e), e);
+                    case HELD_CLOSE, FREEZE_CLOSE -> openBefore.remove(slot(e));
+                    case CALL -> { if (!e.at().isBefore(early)) out.add(e); }
+                    default -> { }
+                }
+                continue;
+            }
+            if (!e.at().isAfter(late)) out.add(e);
+        }
+        out.addAll(openBefore.values());
+        out.sort(Comparator.comparing(LedgerEntry::at));
+        return out;
+    }
+
+    private static boolean wanted(LedgerEntry e, Set<String> modules) {
+        return modules == null || e.module() == null || modules.contains(e.module()) || LedgerEntry.ALL_MODULES.equals(e.module());
+    }
+
+    /** An opening's slot, as {@link AuditChecker} pairs it with its closing. */
+    private static String slot(LedgerEntry e) {
+        if (e.kind() == LedgerKind.FREEZE_OPEN || e.kind() == LedgerKind.FREEZE_CLOSE) return "freeze|" + e.module();
+        String key = LedgerEntry.WINDOW.equals(e.holder()) ? e.window() : "hold:" + e.container() + ":" + e.by();
+        return "held|" + e.container() + "|" + key;
+    }
+
+    /**
+     * Reads one file, verifying its chain (from {@code ""} at its first line).
+     *
+     * @param f a ledger file
+     * @return its lines; each run of lines that does not parse or verify as one gap
+     */
+    public List<LedgerEntry> read(Path f) {
+        try {
+            long size = Files.size(f);
+            FileTime modified = Files.getLastModifiedTime(f);
+            Parsed p = cache.get(f);
+            if (p != null && p.size() == size && p.modified().equals(modified)) return p.lines();
+            List<LedgerEntry> lines = parse(f, modified.toInstant());
+            cache.put(f, new Parsed(size, modified, lines));
+            return lines;
+        } catch (NoSuchFileException e) {
+            cache.remove(f);
+            return List.of(); // pruned meanwhile
+        } catch (IOException | RuntimeException e) {
+            Instant now = Instant.now();
+            return List.of(LedgerEntry.gap(now, now, "unreadable: " + f.getFileName() + ": " + e));
+        }
+    }
+
+    private static List<LedgerEntry> parse(Path f, Instant modified) throws IOException {
+        List<LedgerEntry> out = new ArrayList<>();
+        String name = f.getFileName().toString();
+        String prev = "";
+        Instant lastGood = null;
+        List<Integer> bad = new ArrayList<>();
+        try (BufferedReader r = Files.newBufferedReader(f, StandardCharsets.UTF_8)) {
+            String line;
+            int n = 0;
+            while ((line = r.readLine()) != null) {
+                n++;
+                String chain = Ledger.chainOf(line);
+                LedgerEntry e = null;
+                if (chain != null && Ledger.chain(prev, Ledger.jsonOf(line)).equals(chain)) {
+                    e = Json.readOrNull(Ledger.jsonOf(line).getBytes(StandardCharsets.UTF_8), LedgerEntry.class);
+                    if (e != null && (e.kind() == null || e.at() == null)) e = null;
+                }
+                // A bad line whose chain is well formed resyncs the chain, so that one edited line is one gap, not the
+                // rest of the file; a line missing (deleted) breaks the next one's chain, read as a gap the same way.
+                if (chain != null) prev = chain;
+                if (e == null) {
+                    bad.add(n);
+                    continue;
+                }
+                if (!bad.isEmpty()) {
+                    out.add(corrupt(name, bad, lastGood != null ? lastGood : e.at(), e.at()));
+                    bad.clear();
+                }
+                out.add(e);
+                lastGood = e.at();
+            }
+        } catch (java.nio.charset.MalformedInputException ex) {
+            bad.add(-1);
+        }
+        if (!bad.isEmpty()) {
+            Instant end = lastGood != null && lastGood.isAfter(modified) ? lastGood : modified;
+            out.add(corrupt(name, bad, lastGood != null ? lastGood : end, end));
+        }
+        return out;
+    }
+
+    private static LedgerEntry corrupt(String file, List<Integer> lines, Instant from, Instant to) {
+        String which = lines.contains(-1) ? "bytes that are not UTF-8" : lines.size() == 1 ? "line " + lines.get(0)
+                : "lines " + lines.get(0) + ".." + lines.get(lines.size() - 1) + " (" + lines.size() + ")";
+        return LedgerEntry.gap(from, to, "corrupt: " + file + " " + which
+                + " does not read or verify (truncated by a crash mid-write, or edited)");
+    }
+
+    /**
+     * Deletes files older than {@code maxAge}, then the oldest while the ledger is larger than {@code maxBytes}; never
+     * a file a live writer may still append to: written within {@link #IN_USE}, or the newest file of a process that
+     * lives.
+     *
+     * @param maxAge   {@code --ledger-max-age}
+     * @param maxBytes {@code --ledger-max-size}
+     * @param now      this host's clock
+     * @return the files deleted
+     */
+    public List<Path> prune(Duration maxAge, long maxBytes, Instant now) {
+        List<Path> files = files();
+        Map<Long, Path> newestOfPid = new HashMap<>();
+        for (Path f : files) {
+            Long pid = pidOf(f);
+            if (pid != null) newestOfPid.put(pid, f); // files() is oldest first
+        }
+        Set<Path> keep = new HashSet<>();
+        newestOfPid.forEach((pid, f) -> {
+            if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) keep.add(f);
+        });
+        List<Path> deleted = new ArrayList<>();
+        long total = 0;
+        Map<Path, Long> sizes = new LinkedHashMap<>();
+        Map<Path, Instant> modified = new HashMap<>();
+        for (Path f : files) {
+            try {
+                sizes.put(f, Files.size(f));
+                modified.put(f, Files.getLastModifiedTime(f).toInstant());
+                total += sizes.get(f);
+            } catch (IOException e) {
+                // gone meanwhile
+            }
+        }
+        for (Path f : sizes.keySet()) {
+            Instant m = modified.get(f);
+            boolean inUse = keep.contains(f) || m.isAfter(now.minus(IN_USE));
+            boolean old = m.isBefore(now.minus(maxAge));
+            if (inUse || !(old || total > maxBytes)) continue;
+            try {
+                Files.deleteIfExists(f);
+                cache.remove(f);
+                deleted.add(f);
+                total -= sizes.get(f);
+            } catch (IOException e) {
+                log.warn("ledger: {} not pruned: {}", f, e.toString());
+            }
+        }
+        if (!deleted.isEmpty()) log.info("ledger: pruned {} file(s) (max age {}, max size {} bytes): {}", deleted.size(), maxAge, maxBytes,
+                deleted.stream().map(p -> p.getFileName().toString()).toList());
+        return deleted;
+    }
+
+    /** @return the pid a file's name carries ({@code <time>-<pid>[-n].jsonl}), or {@code null} */
+    static Long pidOf(Path f) {
+        String n = f.getFileName().toString();
+        String[] parts = n.substring(0, n.length() - ".jsonl".length()).split("-");
+        if (parts.length < 2) return null;
+        try {
+            return Long.parseLong(parts[1]);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+}

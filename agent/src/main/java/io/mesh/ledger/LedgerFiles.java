@@ -7,7 +7,6 @@ import io.mesh.wire.LedgerKind;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -58,11 +57,28 @@ public final class LedgerFiles implements LedgerSource {
         return new LedgerFiles(stateDir.resolve(Ledger.DIR));
     }
 
+    /** By the time a file's name begins with, then its pid, then its number within that second. */
+    private static final Comparator<Path> ORDER = Comparator.comparing((Path p) -> nameParts(p)[0])
+            .thenComparing(p -> nameParts(p)[1]).thenComparingLong(p -> {
+                String[] parts = nameParts(p);
+                try {
+                    return parts.length > 2 ? Long.parseLong(parts[2]) : 0;
+                } catch (NumberFormatException e) {
+                    return Long.MAX_VALUE;
+                }
+            });
+
+    private static String[] nameParts(Path f) {
+        String n = f.getFileName().toString();
+        String[] parts = n.substring(0, n.length() - ".jsonl".length()).split("-");
+        return parts.length >= 2 ? parts : new String[] {parts[0], ""};
+    }
+
     /** @return the ledger files, oldest first (by the time their name begins with) */
     public List<Path> files() {
         if (!Files.isDirectory(dir)) return List.of();
         try (Stream<Path> s = Files.list(dir)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".jsonl")).sorted(Comparator.comparing(p -> p.getFileName().toString())).toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".jsonl")).sorted(ORDER).toList();
         } catch (IOException e) {
             log.warn("ledger: {} cannot be listed: {}", dir, e.toString());
             return List.of();
@@ -84,10 +100,13 @@ public final class LedgerFiles implements LedgerSource {
 
     /** @return the time of the ledger's first line: before it the host kept no ledger; empty when there is none */
     public Optional<Instant> firstLineTime() {
+        Instant first = null;
         for (Path f : files()) {
-            for (LedgerEntry e : read(f)) if (e.at() != null) return Optional.of(e.at());
+            for (LedgerEntry e : read(f)) {
+                if (e.at() != null && (first == null || e.at().isBefore(first))) first = e.at();
+            }
         }
-        return Optional.empty();
+        return Optional.ofNullable(first);
     }
 
     @Override
@@ -162,33 +181,33 @@ public final class LedgerFiles implements LedgerSource {
         String prev = "";
         Instant lastGood = null;
         List<Integer> bad = new ArrayList<>();
-        try (BufferedReader r = Files.newBufferedReader(f, StandardCharsets.UTF_8)) {
-            String line;
-            int n = 0;
-            while ((line = r.readLine()) != null) {
-                n++;
-                String chain = Ledger.chainOf(line);
-                LedgerEntry e = null;
-                if (chain != null && Ledger.chain(prev, Ledger.jsonOf(line)).equals(chain)) {
-                    e = Json.readOrNull(Ledger.jsonOf(line).getBytes(StandardCharsets.UTF_8), LedgerEntry.class);
-                    if (e != null && (e.kind() == null || e.at() == null)) e = null;
-                }
-                // A bad line whose chain is well formed resyncs the chain, so that one edited line is one gap, not the
-                // rest of the file; a line missing (deleted) breaks the next one's chain, read as a gap the same way.
-                if (chain != null) prev = chain;
-                if (e == null) {
-                    bad.add(n);
-                    continue;
-                }
-                if (!bad.isEmpty()) {
-                    out.add(corrupt(name, bad, lastGood != null ? lastGood : e.at(), e.at()));
-                    bad.clear();
-                }
-                out.add(e);
-                lastGood = e.at();
+        byte[] all = Files.readAllBytes(f);
+        int n = 0;
+        for (int start = 0; start < all.length; ) {
+            int nl = start;
+            while (nl < all.length && all[nl] != '\n') nl++;
+            n++;
+            String line = decode(all, start, nl - start);
+            start = nl + 1;
+            String chain = line == null ? null : Ledger.chainOf(line);
+            LedgerEntry e = null;
+            if (chain != null && Ledger.chain(prev, Ledger.jsonOf(line)).equals(chain)) {
+                e = Json.readOrNull(Ledger.jsonOf(line).getBytes(StandardCharsets.UTF_8), LedgerEntry.class);
+                if (e != null && (e.kind() == null || e.at() == null)) e = null;
             }
-        } catch (java.nio.charset.MalformedInputException ex) {
-            bad.add(-1);
+            // A bad line whose chain is well formed resyncs the chain, so that one edited line is one gap, not the
+            // rest of the file; a line missing (deleted) breaks the next one's chain, read as a gap the same way.
+            if (chain != null) prev = chain;
+            if (e == null) {
+                bad.add(n);
+                continue;
+            }
+            if (!bad.isEmpty()) {
+                out.add(corrupt(name, bad, lastGood != null ? lastGood : e.at(), e.at()));
+                bad.clear();
+            }
+            out.add(e);
+            lastGood = e.at();
         }
         if (!bad.isEmpty()) {
             Instant end = lastGood != null && lastGood.isAfter(modified) ? lastGood : modified;
@@ -197,8 +216,17 @@ public final class LedgerFiles implements LedgerSource {
         return out;
     }
 
+    /** @return the line as UTF-8, or {@code null} when it is not */
+    private static String decode(byte[] b, int off, int len) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b, off, len)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return null;
+        }
+    }
+
     private static LedgerEntry corrupt(String file, List<Integer> lines, Instant from, Instant to) {
-        String which = lines.contains(-1) ? "bytes that are not UTF-8" : lines.size() == 1 ? "line " + lines.get(0)
+        String which = lines.size() == 1 ? "line " + lines.get(0)
                 : "lines " + lines.get(0) + ".." + lines.get(lines.size() - 1) + " (" + lines.size() + ")";
         return LedgerEntry.gap(from, to, "corrupt: " + file + " " + which
                 + " does not read or verify (truncated by a crash mid-write, or edited)");
@@ -259,9 +287,7 @@ public final class LedgerFiles implements LedgerSource {
 
     /** @return the pid a file's name carries ({@code <time>-<pid>[-n].jsonl}), or {@code null} */
     static Long pidOf(Path f) {
-        String n = f.getFileName().toString();
-        String[] parts = n.substring(0, n.length() - ".jsonl".length()).split("-");
-        if (parts.length < 2) return null;
+        String[] parts = nameParts(f);
         try {
             return Long.parseLong(parts[1]);
         } catch (NumberFormatException e) {

@@ -147,15 +147,35 @@ public final class EventFollower implements AutoCloseable {
                     + "; the span since the anchor at " + anchorAt + " is a gap"));
             for (Event e : got) handle(e);
         }
+        // Its own latch: docker-java's awaitCompletion(timeout) closes the stream when it times out (3.7.1).
+        java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         ResultCallback.Adapter<Event> cb = new ResultCallback.Adapter<>() {
             @Override
             public void onNext(Event e) { handle(e); }
+
+            @Override
+            public void onError(Throwable t) {
+                failed.compareAndSet(null, t);
+                ended.countDown();
+                super.onError(t);
+            }
+
+            @Override
+            public void onComplete() {
+                ended.countDown();
+                super.onComplete();
+            }
         };
         live = cb;
         client.eventsCmd().withSince(until).withEventTypeFilter("container").exec(cb);
         subscriptions++;
         try {
-            while (!closed && !cb.awaitCompletion(500, TimeUnit.MILLISECONDS)) persist(false);
+            while (!closed && !ended.await(500, TimeUnit.MILLISECONDS)) persist(false);
+            if (!closed) {
+                Throwable t = failed.get();
+                log.warn("ledger: the engine's event stream ended ({}); following again from the anchor", t == null ? "closed by the engine" : t.toString());
+            }
         } finally {
             live = null;
             try {
@@ -226,9 +246,12 @@ public final class EventFollower implements AutoCloseable {
                 // closing
             }
         }
-        thread.interrupt();
         try {
-            thread.join(5000);
+            thread.join(2000); // the live stream's wait sees closed within 500 ms
+            if (thread.isAlive()) { // in the replay's wait: an interrupt ends it
+                thread.interrupt();
+                thread.join(3000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

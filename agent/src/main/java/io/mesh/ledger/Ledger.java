@@ -166,8 +166,7 @@ public class Ledger implements AutoCloseable {
     public void close() {
         if (queue == null || closed) return;
         flush(Duration.ofSeconds(5));
-        closed = true;
-        writer.interrupt();
+        closed = true; // the writer sees it within a batch's wait: an interrupt would close its channel mid-fsync
         try {
             writer.join(5000);
         } catch (InterruptedException e) {
@@ -192,7 +191,7 @@ public class Ledger implements AutoCloseable {
                     }
                 }
             } catch (InterruptedException e) {
-                if (!closed) continue; // only close() interrupts
+                if (!closed) continue; // nobody interrupts this thread but a dying JVM
                 queue.drainTo(batch);
             }
             long lost = dropped.getAndSet(0);

@@ -94,8 +94,32 @@ public final class LedgerFiles implements LedgerSource {
             out.addAll(read(f));
         }
         cache.keySet().retainAll(present);
+        out = withoutEndedBeginnings(out);
         out.sort(Comparator.comparing(LedgerEntry::at, Comparator.nullsFirst(Comparator.naturalOrder())));
         return out;
+    }
+
+    /**
+     * A call is written as it begins and again as it ends (decision 28); once its end is in the ledger, its beginning
+     * says nothing more, and left in it would account for events of the same container up to
+     * {@link AuditChecker#UNENDED_CALL} after it.
+     *
+     * @return the lines without the beginning of each call whose end is there (same process, start, operation, module)
+     */
+    static List<LedgerEntry> withoutEndedBeginnings(List<LedgerEntry> lines) {
+        Set<String> ended = new HashSet<>();
+        for (LedgerEntry e : lines) if (e.kind() == LedgerKind.CALL && e.end() != null) ended.add(callKey(e));
+        if (ended.isEmpty()) return lines;
+        List<LedgerEntry> out = new ArrayList<>(lines.size());
+        for (LedgerEntry e : lines) {
+            if (e.kind() == LedgerKind.CALL && e.end() == null && ended.contains(callKey(e))) continue;
+            out.add(e);
+        }
+        return out;
+    }
+
+    private static String callKey(LedgerEntry e) {
+        return e.pid() + "|" + e.at() + "|" + e.action() + "|" + e.module();
     }
 
     /** @return the time of the ledger's first line: before it the host kept no ledger; empty when there is none */

@@ -229,14 +229,14 @@ public final class ModuleSection implements AutoCloseable {
                     if (m.getDeclaringClass() == Object.class) return m.invoke(docker, args);
                     before.run();
                     String op = ledger.enabled() ? CALLS.get(m.getName()) : null;
-                    Instant at = op == null ? null : Instant.now();
+                    LedgerEntry call = op == null ? null : beginCall(op, m, args);
                     try {
                         Object r = m.invoke(docker, args);
-                        if (op != null) recordCall(op, m, args, r, at, null);
+                        if (call != null) endCall(call, m, args, r, null);
                         else learnNames(m, args, r);
                         return r;
                     } catch (InvocationTargetException e) {
-                        if (op != null) recordCall(op, m, args, null, at, e.getCause());
+                        if (call != null) endCall(call, m, args, null, e.getCause());
                         throw e.getCause();
                     }
                 });
@@ -258,26 +258,43 @@ public final class ModuleSection implements AutoCloseable {
         }
     }
 
-    /** Writes a call's line as it ends (decision 28); never throws into the caller's Docker call. */
-    private void recordCall(String op, Method m, Object[] args, Object result, Instant at, Throwable error) {
+    /**
+     * Writes a call's line as it begins, without its end (decision 28): a process that dies in a call leaves it so, and
+     * an audit that runs while a long call (a step's run) is under way finds it.
+     *
+     * @return the line, or {@code null} when it could not be made (never a reason to fail the call)
+     */
+    private LedgerEntry beginCall(String op, Method m, Object[] args) {
         try {
             String id = null;
             String name = null;
             if (m.getName().equals("create") || m.getName().equals("createStep")) {
                 name = (String) args[0];
-                id = result instanceof String s ? s : null;
             } else if (args != null && args.length > 0 && args[0] instanceof String s) {
                 id = s;
-                name = m.getName().equals("rename") ? (String) args[1] : null;
+                name = names.get(id);
             }
-            if (id != null && name != null) names.put(id, name);
-            if (name == null && id != null) name = names.get(id);
             CallCause c = cause;
-            LedgerEntry e = LedgerEntry.call(at, module, name, id, op, c == null ? null : c.cause(), c == null ? null : c.window(),
+            LedgerEntry e = LedgerEntry.call(Instant.now(), module, name, id, op, c == null ? null : c.cause(), c == null ? null : c.window(),
                     c == null ? null : c.schedule(), who);
-            ledger.write(e.ended(Instant.now(), id, error == null ? null : String.valueOf(error.getMessage())));
+            ledger.write(e);
+            return e;
         } catch (RuntimeException e) {
             log.debug("ledger: call {} not recorded: {}", op, e.toString());
+            return null;
+        }
+    }
+
+    /** Writes a call's line again as it ends: its end, the id it made (a create), its error. Never throws. */
+    private void endCall(LedgerEntry call, Method m, Object[] args, Object result, Throwable error) {
+        try {
+            String id = call.containerId();
+            if (id == null && result instanceof String s) id = s; // a create's new id
+            if (id != null && call.container() != null) names.put(id, call.container());
+            if (m.getName().equals("rename") && id != null && error == null && args[1] instanceof String to) names.put(id, to); // from now on
+            ledger.write(call.ended(Instant.now(), id, error == null ? null : String.valueOf(error.getMessage())));
+        } catch (RuntimeException e) {
+            log.debug("ledger: call {} not recorded: {}", call.action(), e.toString());
         }
     }
 

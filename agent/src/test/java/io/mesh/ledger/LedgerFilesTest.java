@@ -217,6 +217,24 @@ class LedgerFilesTest {
         assertThat(CallCause.push("push-0000000002").cause()).isEqualTo("push-0000000002");
     }
 
+    @Test
+    void aCallsBeginningGoesOnceItsEndIsWrittenAndStaysWhenItsProcessDiedInIt() {
+        LedgerEntry done = LedgerEntry.call(T0, "m", "m-app", "id1", "stop", "push-1", null, null, ME);
+        LedgerEntry died = LedgerEntry.call(T0.plusSeconds(5), "m", "m-app", "id1", "start", "push-1", null, null, ME);
+        try (Ledger l = Ledger.open(state)) {
+            l.write(done);
+            l.write(died);
+            l.write(done.ended(T0.plusSeconds(2), null, null));
+            l.flush(Duration.ofSeconds(10));
+        }
+        List<LedgerEntry> calls = LedgerFiles.of(state).all();
+        assertThat(calls).hasSize(2);
+        assertThat(calls.get(0).action()).isEqualTo("stop");
+        assertThat(calls.get(0).end()).isEqualTo(T0.plusSeconds(2));
+        assertThat(calls.get(1).action()).isEqualTo("start");
+        assertThat(calls.get(1).end()).isNull();
+    }
+
     private static Path file(Path dir, String name, int bytes, Instant modified) throws IOException {
         Path f = dir.resolve(name);
         Files.write(f, "x".repeat(bytes).getBytes(StandardCharsets.UTF_8));

@@ -9,6 +9,12 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.AuditChecker;
 import io.mesh.wire.AuditReport;
 import io.mesh.wire.AuditViolationKind;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
 import io.mesh.wire.WindowOutcome;
@@ -178,5 +184,43 @@ class LedgerTest {
         assertThat(outside.evidence().containerId()).isEqualTo(id);
         assertThat(outside.container()).isEqualTo(app);
         assertThat(outside.at()).isAfter(stopped.minusSeconds(1));
+    }
+
+    @Test
+    void anOperatorHoldsStopAndAFreezeAreWrittenAndReadClean() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        HeldRegistry.hold(zk.client(), zk.paths(), HeldRecord.operator(HOST, module, app, null, ProcessRef.current("mesh-coordinator (test)"),
+                new HeldRecord.OperatorHold("alice", "disk swap OPS-12", Times.now(), null, Boolean.TRUE, null)));
+        awaitLine(t0, event(id, "stop"));
+        FreezeRecord f = new FreezeRecord("bob", "change freeze", Times.now(), Times.now().plusSeconds(3600));
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().freeze(module), Json.bytes(f));
+        awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_OPEN);
+        zk.client().delete().forPath(zk.paths().freeze(module));
+        awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_CLOSE);
+        HeldRegistry.release(zk.client(), zk.paths(), HOST, app);
+        List<LedgerEntry> lines = awaitLine(t0, e -> e.kind() == LedgerKind.EVENT && app.equals(e.container()) && "start".equals(e.action())
+                && lines(t0).stream().anyMatch(h -> h.kind() == LedgerKind.HELD_CLOSE) && e.at().isAfter(heldClose(t0)));
+
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.HELD_OPEN && LedgerEntry.OPERATOR.equals(e.holder()) && "alice".equals(e.by()));
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "stop".equals(e.action()) && "hold".equals(e.cause()));
+        assertThat(lines.stream().filter(e -> e.kind() == LedgerKind.FREEZE_OPEN)).hasSize(1);
+        AuditReport r = audit(lines, t0, Instant.now());
+        assertThat(r.violations()).as("violations: %s", r.violations()).isEmpty();
+        AuditReport.Item hold = r.items().stream().filter(i -> i.type().equals("hold")).findFirst().orElseThrow();
+        assertThat(hold.by()).isEqualTo("alice");
+        assertThat(hold.stops()).isEqualTo(1);
+        assertThat(hold.status()).isEqualTo("ok");
+        assertThat(r.items()).anyMatch(i -> i.type().equals("freeze") && "bob".equals(i.by()) && "ok".equals(i.status()));
+    }
+
+    private List<LedgerEntry> lines(Instant from) {
+        return LedgerFiles.of(agent.stateDir()).slice(from, Instant.now(), Set.of(module));
+    }
+
+    private Instant heldClose(Instant from) {
+        return lines(from).stream().filter(h -> h.kind() == LedgerKind.HELD_CLOSE).map(LedgerEntry::at).findFirst().orElse(Instant.MAX);
     }
 }

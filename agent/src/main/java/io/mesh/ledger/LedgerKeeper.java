@@ -28,6 +28,11 @@ public final class LedgerKeeper implements AutoCloseable {
     public static final Duration AUDIT_EVERY = Duration.ofSeconds(30);
     /** The span each continuous audit reads. */
     public static final Duration AUDIT_SPAN = Duration.ofHours(2);
+    /**
+     * The continuous audit judges the ledger as it was this long ago: a call's end (a step's run, a slow stop) is
+     * written just after Docker's last event of it, and a violation is counted once, never taken back.
+     */
+    public static final Duration AUDIT_LAG = Duration.ofSeconds(30);
     /** How often old files are pruned. */
     public static final Duration PRUNE_EVERY = Duration.ofHours(1);
     private static final int REMEMBERED = 10_000;
@@ -112,15 +117,24 @@ public final class LedgerKeeper implements AutoCloseable {
     }
 
     /**
-     * Audits the last {@link #AUDIT_SPAN} of the ledger; logs and counts each violation not seen before (by kind,
-     * container and time).
+     * Audits the {@link #AUDIT_SPAN} of the ledger that ends {@link #AUDIT_LAG} ago; logs and counts each violation
+     * not seen before (by kind, container and time).
      *
      * @return the report
      */
     public AuditReport audit() {
+        return audit(Instant.now().minus(AUDIT_LAG));
+    }
+
+    /**
+     * As {@link #audit()}, as of a time.
+     *
+     * @param now the span's end, and the time the checker judges open intervals by
+     * @return the report, or {@code null} when the audit failed (logged)
+     */
+    public AuditReport audit(Instant now) {
         try {
             ledger.flush(Duration.ofSeconds(2));
-            Instant now = Instant.now();
             Instant from = now.minus(AUDIT_SPAN);
             AuditReport r = AuditChecker.check(host, files.slice(from, now, null), from, now, null, now);
             for (AuditReport.Violation v : r.violations()) {

@@ -152,8 +152,8 @@ class LedgerTest {
         assertThat(r.items().stream().filter(i -> i.id().equals(w.window())).findFirst().orElseThrow().status()).isEqualTo("violations");
 
         // the daemon's continuous audit counts each once (mesh_audit_violations_total)
-        agent.daemon().ledger().audit();
-        agent.daemon().ledger().audit();
+        agent.daemon().ledger().audit(Instant.now());
+        agent.daemon().ledger().audit(Instant.now());
         assertThat(counted).contains(module + " outside-mesh");
         assertThat(counted.stream().filter(c -> c.equals(module + " touched-while-held"))).hasSize(1);
     }

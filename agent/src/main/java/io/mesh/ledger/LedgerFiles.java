@@ -45,7 +45,7 @@ public final class LedgerFiles implements LedgerSource {
     private final Path dir;
     private final Map<Path, Parsed> cache = new ConcurrentHashMap<>();
 
-    private record Parsed(long size, FileTime modified, List<LedgerEntry> lines) {}
+    private record Parsed(long size, FileTime modified, List<LedgerEntry> lines, Parse state) {}
 
     /** @param dir the ledger's directory ({@code <state-dir>/ledger}) */
     public LedgerFiles(Path dir) {
@@ -176,7 +176,8 @@ public final class LedgerFiles implements LedgerSource {
     }
 
     /**
-     * Reads one file, verifying its chain (from {@code ""} at its first line).
+     * Reads one file, verifying its chain (from {@code ""} at its first line). A file that only grew since it was last
+     * read is read on from where that read ended, with the chain as it was there.
      *
      * @param f a ledger file
      * @return its lines; each run of lines that does not parse or verify as one gap
@@ -187,8 +188,24 @@ public final class LedgerFiles implements LedgerSource {
             FileTime modified = Files.getLastModifiedTime(f);
             Parsed p = cache.get(f);
             if (p != null && p.size() == size && p.modified().equals(modified)) return p.lines();
-            List<LedgerEntry> lines = parse(f, modified.toInstant());
-            cache.put(f, new Parsed(size, modified, lines));
+            // Read on only from a read that began at the file's start recently: an edit by hand of what was read is
+            // then met within REREAD, as a gap, by the next full read.
+            Parse state = p != null && p.state().bad.isEmpty() && size >= p.state().consumed
+                    && p.state().begun.isAfter(Instant.now().minus(REREAD)) ? p.state().copy() : new Parse();
+            byte[] more;
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
+                long from = state.consumed;
+                more = new byte[(int) Math.min(Integer.MAX_VALUE - 16, Math.max(0, ch.size() - from))];
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(more);
+                while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
+                    // read to the end as it was
+                }
+                if (b.hasRemaining()) more = java.util.Arrays.copyOf(more, b.position());
+            }
+            Instant mod = modified.toInstant();
+            state.parse(f.getFileName().toString(), more, mod.isAfter(Instant.now().minus(WRITING)));
+            List<LedgerEntry> lines = state.lines(f.getFileName().toString(), mod);
+            cache.put(f, new Parsed(size, modified, lines, state));
             return lines;
         } catch (NoSuchFileException e) {
             cache.remove(f);
@@ -199,45 +216,79 @@ public final class LedgerFiles implements LedgerSource {
         }
     }
 
-    private static List<LedgerEntry> parse(Path f, Instant modified) throws IOException {
-        List<LedgerEntry> out = new ArrayList<>();
-        String name = f.getFileName().toString();
+    /**
+     * A last line without its newline in a file written this recently is a batch being written, not a crash's
+     * truncation: it is read once it is whole (or once the file is this old, as a gap).
+     */
+    static final Duration WRITING = Duration.ofSeconds(10);
+    /** A file that grows is read again from its start at least this often. */
+    static final Duration REREAD = Duration.ofMinutes(10);
+
+    /** Where the reading of one file is: the chain, the lines so far, the bad lines not yet followed by a good one. */
+    private static final class Parse {
+        final Instant begun;
         String prev = "";
-        Instant lastGood = null;
+        Instant lastGood;
+
+        Parse() { this(Instant.now()); }
+
+        Parse(Instant begun) { this.begun = begun; }
         List<Integer> bad = new ArrayList<>();
-        byte[] all = Files.readAllBytes(f);
-        int n = 0;
-        for (int start = 0; start < all.length; ) {
-            int nl = start;
-            while (nl < all.length && all[nl] != '\n') nl++;
-            n++;
-            String line = decode(all, start, nl - start);
-            start = nl + 1;
-            String chain = line == null ? null : Ledger.chainOf(line);
-            LedgerEntry e = null;
-            if (chain != null && Ledger.chain(prev, Ledger.jsonOf(line)).equals(chain)) {
-                e = Json.readOrNull(Ledger.jsonOf(line).getBytes(StandardCharsets.UTF_8), LedgerEntry.class);
-                if (e != null && (e.kind() == null || e.at() == null)) e = null;
-            }
-            // A bad line whose chain is well formed resyncs the chain, so that one edited line is one gap, not the
-            // rest of the file; a line missing (deleted) breaks the next one's chain, read as a gap the same way.
-            if (chain != null) prev = chain;
-            if (e == null) {
-                bad.add(n);
-                continue;
-            }
-            if (!bad.isEmpty()) {
-                out.add(corrupt(name, bad, lastGood != null ? lastGood : e.at(), e.at()));
-                bad.clear();
-            }
-            out.add(e);
-            lastGood = e.at();
+        int n;
+        long consumed;
+        List<LedgerEntry> out = new ArrayList<>();
+
+        Parse copy() {
+            Parse c = new Parse(begun);
+            c.prev = prev;
+            c.lastGood = lastGood;
+            c.bad = new ArrayList<>(bad);
+            c.n = n;
+            c.consumed = consumed;
+            c.out = new ArrayList<>(out);
+            return c;
         }
-        if (!bad.isEmpty()) {
+
+        /** Reads the bytes that follow what was consumed; a last line without its newline waits while {@code writing}. */
+        void parse(String name, byte[] all, boolean writing) {
+            for (int start = 0; start < all.length; ) {
+                int nl = start;
+                while (nl < all.length && all[nl] != '\n') nl++;
+                if (nl == all.length && writing) return; // not whole yet
+                n++;
+                String line = decode(all, start, nl - start);
+                consumed += Math.min(all.length, nl + 1) - start;
+                start = nl + 1;
+                String chain = line == null ? null : Ledger.chainOf(line);
+                LedgerEntry e = null;
+                if (chain != null && Ledger.chain(prev, Ledger.jsonOf(line)).equals(chain)) {
+                    e = Json.readOrNull(Ledger.jsonOf(line).getBytes(StandardCharsets.UTF_8), LedgerEntry.class);
+                    if (e != null && (e.kind() == null || e.at() == null)) e = null;
+                }
+                // A bad line whose chain is well formed resyncs the chain, so that one edited line is one gap, not the
+                // rest of the file; a line missing (deleted) breaks the next one's chain, read as a gap the same way.
+                if (chain != null) prev = chain;
+                if (e == null) {
+                    bad.add(n);
+                    continue;
+                }
+                if (!bad.isEmpty()) {
+                    out.add(corrupt(name, bad, lastGood != null ? lastGood : e.at(), e.at()));
+                    bad.clear();
+                }
+                out.add(e);
+                lastGood = e.at();
+            }
+        }
+
+        /** @return the lines so far, and the bad lines at the end as a gap to the file's last write */
+        List<LedgerEntry> lines(String name, Instant modified) {
+            if (bad.isEmpty()) return List.copyOf(out);
+            List<LedgerEntry> l = new ArrayList<>(out);
             Instant end = lastGood != null && lastGood.isAfter(modified) ? lastGood : modified;
-            out.add(corrupt(name, bad, lastGood != null ? lastGood : end, end));
+            l.add(corrupt(name, bad, lastGood != null ? lastGood : end, end));
+            return l;
         }
-        return out;
     }
 
     /** @return the line as UTF-8, or {@code null} when it is not */

@@ -67,7 +67,11 @@ class LedgerFilesTest {
         Path f = onlyFile();
         byte[] all = Files.readAllBytes(f);
         Files.write(f, java.util.Arrays.copyOf(all, all.length - 20)); // a crash mid-write of the last line
-        List<LedgerEntry> read = LedgerFiles.of(state).all();
+        LedgerFiles files = LedgerFiles.of(state);
+        // written just now: a batch being written, not yet a gap
+        assertThat(files.all()).hasSize(2).noneMatch(e -> e.kind() == LedgerKind.GAP);
+        Files.setLastModifiedTime(f, FileTime.from(Instant.now().minus(Duration.ofMinutes(1))));
+        List<LedgerEntry> read = files.all();
         assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT)).hasSize(2);
         List<LedgerEntry> gaps = read.stream().filter(e -> e.kind() == LedgerKind.GAP).toList();
         assertThat(gaps).hasSize(1);
@@ -215,6 +219,23 @@ class LedgerFilesTest {
         assertThat(e.end()).isEqualTo(T0.plusSeconds(2));
         assertThat(e.pid()).isEqualTo(ME.pid());
         assertThat(CallCause.push("push-0000000002").cause()).isEqualTo("push-0000000002");
+    }
+
+    @Test
+    void aFileThatGrewIsReadOnFromWhereTheLastReadEnded() throws IOException {
+        LedgerFiles files = LedgerFiles.of(state);
+        try (Ledger l = Ledger.open(state)) {
+            for (int i = 0; i < 3; i++) l.write(event(i));
+            l.flush(Duration.ofSeconds(10));
+            assertThat(files.all()).hasSize(3);
+            Path f = onlyFile();
+            // half a line, as a reader may find a batch being written
+            String next = Ledger.line(Ledger.chainOf(Files.readAllLines(f).get(2)), event(3));
+            Files.writeString(f, next.substring(0, 30), StandardOpenOption.APPEND);
+            assertThat(files.all()).hasSize(3).noneMatch(e -> e.kind() == LedgerKind.GAP);
+            Files.writeString(f, next.substring(30) + "\n", StandardOpenOption.APPEND);
+            assertThat(files.all()).hasSize(4).allMatch(e -> e.kind() == LedgerKind.EVENT);
+        }
     }
 
     @Test

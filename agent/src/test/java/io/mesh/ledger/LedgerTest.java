@@ -1,6 +1,8 @@
 package io.mesh.ledger;
 
+import io.mesh.agent.AgentMain;
 import io.mesh.docker.DockerEngine;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
@@ -214,6 +216,32 @@ class LedgerTest {
         assertThat(hold.stops()).isEqualTo(1);
         assertThat(hold.status()).isEqualTo("ok");
         assertThat(r.items()).anyMatch(i -> i.type().equals("freeze") && "bob".equals(i.by()) && "ok".equals(i.status()));
+    }
+
+    @Test
+    void aWindowInASecondProcessWritesItsCallsBesideTheDaemonsAndReadsClean() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(), "window",
+                "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "sweep", "--state-dir", agent.stateDir().toString(),
+                TestPolicy.HOST_NETWORK_FLAG).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(p.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isZero();
+        Instant ended = Instant.now();
+        List<LedgerEntry> lines = awaitLine(t0, e -> event(id, "start").test(e) && e.at().isAfter(ended.minusSeconds(10))
+                && lines(t0).stream().anyMatch(h -> h.kind() == LedgerKind.HELD_CLOSE));
+
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "stop".equals(e.action()) && "mesh-agent window".equals(e.process())
+                && e.pid() == p.pid());
+        assertThat(LedgerFiles.of(agent.stateDir()).files()).anyMatch(f -> f.getFileName().toString().contains("-" + p.pid()));
+        AuditReport r = audit(lines, t0, Instant.now());
+        assertThat(r.violations()).as("violations: %s", r.violations()).isEmpty();
+        AuditReport.Item w = r.items().stream().filter(i -> i.type().equals("window")).findFirst().orElseThrow();
+        assertThat(w.stops()).isEqualTo(1);
+        assertThat(w.starts()).isEqualTo(1);
     }
 
     private List<LedgerEntry> lines(Instant from) {

@@ -76,6 +76,7 @@ public class Ledger implements AutoCloseable {
     private long fileBytes;
     private Instant fileBegun;
     private String prevChain = "";
+    private boolean failing;
 
     private Ledger() {
         this.dir = null;
@@ -237,8 +238,13 @@ public class Ledger implements AutoCloseable {
             }
             append(text);
             channel.force(false);
+            if (failing) log.info("ledger: writing to {} again", file);
+            failing = false;
         } catch (IOException | RuntimeException ex) {
-            log.warn("ledger: {} line(s) not written to {}: {}", batch.size(), file, ex.toString());
+            // once per failing spell: a full disk fails every batch, and each one's loss is said by the next gap
+            if (!failing) log.warn("ledger: {} line(s) not written to {}: {}; said as a gap once the disk takes lines again", batch.size(),
+                    file != null ? file : dir, ex.toString());
+            failing = true;
             closeFile(); // the next batch opens a new file, which begins its own chain
             Instant at = batch.get(0).at() != null ? batch.get(0).at() : Instant.now();
             firstDrop.compareAndSet(null, at);

@@ -45,7 +45,16 @@ public final class LedgerFiles implements LedgerSource {
     private final Path dir;
     private final Map<Path, Parsed> cache = new ConcurrentHashMap<>();
 
-    private record Parsed(long size, FileTime modified, List<LedgerEntry> lines, Parse state) {}
+    /**
+     * A file as last read: all its lines while it was written to within {@link #KEEP_WHOLE}, else (an old file, which
+     * a recent span needs only for its openings) only its interval and gap lines, so that a ledger of hundreds of MiB
+     * is not kept in the heap.
+     */
+    private record Parsed(long size, FileTime modified, List<LedgerEntry> lines, List<LedgerEntry> intervals, Instant first,
+                          Parse state) {}
+
+    /** A file written to within this long is kept whole in memory once read. */
+    static final Duration KEEP_WHOLE = Duration.ofHours(3);
 
     /** @param dir the ledger's directory ({@code <state-dir>/ledger}) */
     public LedgerFiles(Path dir) {
@@ -126,9 +135,8 @@ public final class LedgerFiles implements LedgerSource {
     public Optional<Instant> firstLineTime() {
         Instant first = null;
         for (Path f : files()) {
-            for (LedgerEntry e : read(f)) {
-                if (e.at() != null && (first == null || e.at().isBefore(first))) first = e.at();
-            }
+            Parsed p = parsed(f);
+            if (p != null && p.first() != null && (first == null || p.first().isBefore(first))) first = p.first();
         }
         return Optional.ofNullable(first);
     }
@@ -140,7 +148,16 @@ public final class LedgerFiles implements LedgerSource {
         Instant early = from.minus(AuditChecker.UNENDED_CALL);
         List<LedgerEntry> out = new ArrayList<>();
         Map<String, LedgerEntry> openBefore = new LinkedHashMap<>();
-        for (LedgerEntry e : all()) {
+        List<LedgerEntry> lines = new ArrayList<>();
+        for (Path f : files()) {
+            Parsed p = parsed(f);
+            if (p == null) continue;
+            // a file last written before the span (and its calls' reach) gives only its openings and gaps
+            lines.addAll(p.modified().toInstant().isBefore(early) ? p.intervals() : p.lines() != null ? p.lines() : read(f));
+        }
+        lines = withoutEndedBeginnings(lines);
+        lines.sort(Comparator.comparing(LedgerEntry::at, Comparator.nullsFirst(Comparator.naturalOrder())));
+        for (LedgerEntry e : lines) {
             if (e.at() == null) continue;
             if (e.kind() == LedgerKind.GAP) {
                 Instant end = e.end() == null ? e.at() : e.end();
@@ -183,14 +200,38 @@ public final class LedgerFiles implements LedgerSource {
      * @return its lines; each run of lines that does not parse or verify as one gap
      */
     public List<LedgerEntry> read(Path f) {
+        Parsed p = parsed(f);
+        if (p == null) return List.of();
+        if (p.lines() != null) return p.lines();
+        Parsed whole = parse(f, true); // an old file, read whole once more, kept as its intervals
+        return whole == null ? List.of() : whole.lines();
+    }
+
+    /** @return the file as last read, read again if it changed; {@code null} when it is gone */
+    private Parsed parsed(Path f) {
+        try {
+            Parsed p = cache.get(f);
+            if (p != null && p.size() == Files.size(f) && p.modified().equals(Files.getLastModifiedTime(f))) return p;
+            return parse(f, false);
+        } catch (NoSuchFileException e) {
+            cache.remove(f);
+            return null;
+        } catch (IOException e) {
+            Instant now = Instant.now();
+            List<LedgerEntry> gap = List.of(LedgerEntry.gap(now, now, "unreadable: " + f.getFileName() + ": " + e));
+            return new Parsed(-1, FileTime.from(now), gap, gap, null, null);
+        }
+    }
+
+    /** Reads a file (on from the last read when it only grew) and caches it; {@code whole} returns all its lines even when old. */
+    private Parsed parse(Path f, boolean whole) {
         try {
             long size = Files.size(f);
             FileTime modified = Files.getLastModifiedTime(f);
             Parsed p = cache.get(f);
-            if (p != null && p.size() == size && p.modified().equals(modified)) return p.lines();
             // Read on only from a read that began at the file's start recently: an edit by hand of what was read is
             // then met within REREAD, as a gap, by the next full read.
-            Parse state = p != null && p.state().bad.isEmpty() && size >= p.state().consumed
+            Parse state = p != null && p.lines() != null && p.state() != null && p.state().bad.isEmpty() && size >= p.state().consumed
                     && p.state().begun.isAfter(Instant.now().minus(REREAD)) ? p.state().copy() : new Parse();
             byte[] more;
             try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
@@ -205,14 +246,22 @@ public final class LedgerFiles implements LedgerSource {
             Instant mod = modified.toInstant();
             state.parse(f.getFileName().toString(), more, mod.isAfter(Instant.now().minus(WRITING)));
             List<LedgerEntry> lines = state.lines(f.getFileName().toString(), mod);
-            cache.put(f, new Parsed(size, modified, lines, state));
-            return lines;
+            List<LedgerEntry> intervals = lines.stream().filter(e -> switch (e.kind()) {
+                case HELD_OPEN, HELD_CLOSE, FREEZE_OPEN, FREEZE_CLOSE, GAP -> true;
+                default -> false;
+            }).toList();
+            Instant first = lines.stream().map(LedgerEntry::at).filter(java.util.Objects::nonNull).min(Comparator.naturalOrder()).orElse(null);
+            boolean keep = mod.isAfter(Instant.now().minus(KEEP_WHOLE));
+            Parsed parsed = new Parsed(size, modified, keep ? lines : null, intervals, first, keep ? state : null);
+            cache.put(f, parsed);
+            return whole && !keep ? new Parsed(size, modified, lines, intervals, first, null) : parsed;
         } catch (NoSuchFileException e) {
             cache.remove(f);
-            return List.of(); // pruned meanwhile
+            return null; // pruned meanwhile
         } catch (IOException | RuntimeException e) {
             Instant now = Instant.now();
-            return List.of(LedgerEntry.gap(now, now, "unreadable: " + f.getFileName() + ": " + e));
+            List<LedgerEntry> gap = List.of(LedgerEntry.gap(now, now, "unreadable: " + f.getFileName() + ": " + e));
+            return new Parsed(-1, FileTime.from(now), gap, gap, null, null);
         }
     }
 

@@ -198,6 +198,25 @@ class LedgerFilesTest {
     }
 
     @Test
+    void anOldFileGivesARecentSliceOnlyItsOpeningsAndIsStillReadWhole() throws IOException {
+        try (Ledger l = Ledger.open(state)) {
+            l.write(LedgerEntry.held(LedgerKind.HELD_OPEN, T0, "m", "m-app", "id1", LedgerEntry.OPERATOR, null, null, "alice", "x", null));
+            l.write(event(1));
+            l.write(LedgerEntry.gap(T0.plusSeconds(2), T0.plusSeconds(3), "test"));
+            l.flush(Duration.ofSeconds(10));
+        }
+        Path f = onlyFile();
+        Files.setLastModifiedTime(f, FileTime.from(T0.plusSeconds(5)));
+        LedgerFiles files = LedgerFiles.of(state);
+        Instant later = T0.plus(Duration.ofDays(1));
+        List<LedgerEntry> slice = files.slice(later, later.plusSeconds(60), null);
+        assertThat(slice).extracting(LedgerEntry::kind).containsExactly(LedgerKind.HELD_OPEN); // still open; the gap is long past
+        assertThat(files.slice(T0, T0.plusSeconds(60), null)).hasSize(3);
+        assertThat(files.all()).hasSize(3);
+        assertThat(files.firstLineTime()).contains(T0);
+    }
+
+    @Test
     void noneWritesNothingAndNeverThrows() {
         Ledger.NONE.write(event(1));
         assertThat(Ledger.NONE.flush(Duration.ZERO)).isTrue();

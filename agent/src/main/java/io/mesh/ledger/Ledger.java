@@ -64,6 +64,8 @@ public class Ledger implements AutoCloseable {
     private final BlockingQueue<LedgerEntry> queue;
     private final Thread writer;
     private final AtomicLong dropped = new AtomicLong();
+    /** Of {@link #dropped}: lines the disk did not take (the rest found the queue full). */
+    private final AtomicLong unwritten = new AtomicLong();
     private final AtomicReference<Instant> firstDrop = new AtomicReference<>();
     private final Object flushed = new Object();
     private volatile boolean closed;
@@ -197,10 +199,13 @@ public class Ledger implements AutoCloseable {
             }
             long lost = dropped.getAndSet(0);
             if (lost > 0) {
+                long disk = Math.min(lost, unwritten.getAndSet(0));
                 Instant from = firstDrop.getAndSet(null);
                 Instant now = Instant.now();
-                batch.add(LedgerEntry.gap(from == null ? now : from, now, lost + " ledger line" + (lost == 1 ? "" : "s")
-                        + " dropped: the queue to the ledger's writer was full (" + queue.size() + " waiting; a slow or stuck disk)"));
+                String why = disk == lost ? "the disk did not take them" : disk == 0
+                        ? "the queue to the ledger's writer was full (a slow or stuck disk)"
+                        : disk + " not taken by the disk, the rest with the queue to the writer full";
+                batch.add(LedgerEntry.gap(from == null ? now : from, now, lost + " ledger line" + (lost == 1 ? "" : "s") + " dropped: " + why));
             }
             if (!batch.isEmpty()) {
                 long counted = batch.size() - (lost > 0 ? 1 : 0);
@@ -212,6 +217,13 @@ public class Ledger implements AutoCloseable {
                 }
             }
             if (closed && queue.isEmpty()) break;
+            if (failing && !closed) {
+                try {
+                    Thread.sleep(1000); // a failing disk is tried again once a second, not at every batch
+                } catch (InterruptedException e) {
+                    // only a dying JVM interrupts this thread
+                }
+            }
         }
         closeFile();
         synchronized (flushed) {
@@ -245,10 +257,13 @@ public class Ledger implements AutoCloseable {
             if (!failing) log.warn("ledger: {} line(s) not written to {}: {}; said as a gap once the disk takes lines again", batch.size(),
                     file != null ? file : dir, ex.toString());
             failing = true;
-            closeFile(); // the next batch opens a new file, which begins its own chain
+            // The same file again if it is still open (a full disk would otherwise leave a new empty file per try);
+            // what was half written reads as a gap, beside the gap that says what was dropped.
+            if (channel != null && !channel.isOpen()) channel = null;
             Instant at = batch.get(0).at() != null ? batch.get(0).at() : Instant.now();
             firstDrop.compareAndSet(null, at);
             dropped.addAndGet(batch.size());
+            unwritten.addAndGet(batch.size());
         }
     }
 

@@ -143,7 +143,7 @@ class LedgerFilesTest {
         assertThat(gaps).isNotEmpty();
         long said = gaps.stream().mapToLong(g -> Long.parseLong(g.reason().split(" ")[0])).sum();
         assertThat(events + said).isEqualTo(5001);
-        assertThat(gaps.get(0).reason()).contains("dropped");
+        assertThat(gaps.get(0).reason()).contains("dropped: the queue to the ledger's writer was full");
     }
 
     @Test
@@ -214,6 +214,25 @@ class LedgerFilesTest {
         assertThat(files.slice(T0, T0.plusSeconds(60), null)).hasSize(3);
         assertThat(files.all()).hasSize(3);
         assertThat(files.firstLineTime()).contains(T0);
+    }
+
+    @Test
+    void aDiskThatCannotBeWrittenNeverThrowsAndItsLossIsAGapOnceItCan() throws Exception {
+        Path dir = state.resolve(Ledger.DIR);
+        Files.writeString(dir, "not a directory"); // every write fails
+        try (Ledger l = Ledger.open(state)) {
+            l.write(event(0));
+            l.write(event(1));
+            l.flush(Duration.ofSeconds(5));
+            Files.delete(dir); // the disk takes lines again
+            l.write(event(2));
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> LedgerFiles.of(state).all().size() >= 2);
+        }
+        List<LedgerEntry> read = LedgerFiles.of(state).all();
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT).map(LedgerEntry::containerId)).containsExactly("id2");
+        LedgerEntry gap = read.stream().filter(e -> e.kind() == LedgerKind.GAP).findFirst().orElseThrow();
+        assertThat(gap.reason()).isEqualTo("2 ledger lines dropped: the disk did not take them");
+        assertThat(gap.at()).isEqualTo(T0);
     }
 
     @Test

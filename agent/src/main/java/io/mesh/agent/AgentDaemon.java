@@ -13,6 +13,7 @@ import io.mesh.docker.DockerEngine;
 import io.mesh.ledger.LedgerFiles;
 import io.mesh.ledger.LedgerKeeper;
 import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LedgerKind;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
@@ -184,6 +185,26 @@ public final class AgentDaemon implements AutoCloseable {
                 module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger());
     }
 
+    /**
+     * @param opening an operator hold's or a freeze's opening the ledger shows open
+     * @return whether it is still in force, as ZooKeeper says now (the ledger's reconciliation at start)
+     */
+    private boolean stillInForce(LedgerEntry opening) {
+        try {
+            if (opening.kind() == LedgerKind.FREEZE_OPEN) {
+                byte[] data = store.client().checkExists().forPath(config.paths().freeze(opening.module())) == null ? null
+                        : store.client().getData().forPath(config.paths().freeze(opening.module()));
+                if (data == null) return false;
+                FreezeRecord f = Json.readOrNull(data, FreezeRecord.class);
+                return f == null || f.activeAt(ZkClock.now()); // unreadable: obeyed as a freeze (decision 14)
+            }
+            HeldRecord h = store.held(config.host()).get(opening.container());
+            return h != null && h.operatorHold() && java.util.Objects.equals(h.hold().by(), opening.by());
+        } catch (Exception e) {
+            throw new IllegalStateException("ZooKeeper did not answer: " + e.getMessage(), e);
+        }
+    }
+
     /** @return the host's ledger as this daemon keeps it (decision 28) */
     public LedgerKeeper ledger() { return ledger; }
 
@@ -239,6 +260,7 @@ public final class AgentDaemon implements AutoCloseable {
             }
         }
         ledger.start(); // events followed before anything is applied: the ledger sees this agent's first calls' events
+        ledger.closeWhatEndedWhileDown(this::stillInForce);
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> desiredChanged(after))
                 .forDeletes(this::desiredDeleted)

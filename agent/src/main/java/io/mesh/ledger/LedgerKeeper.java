@@ -108,6 +108,35 @@ public final class LedgerKeeper implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::audit, AUDIT_EVERY.toMillis(), AUDIT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Closes, in the ledger, the operator holds and freezes it shows open that ended while no agent of this host ran
+     * (released, thawed): left open, every later touch or apply would read as breaking them. Runs once, on the
+     * ledger's thread.
+     *
+     * @param stillOpen whether an opening ({@code held-open} of an operator, {@code freeze-open}) is still in force now;
+     *                  throws when that cannot be told (then nothing is closed)
+     */
+    public void closeWhatEndedWhileDown(java.util.function.Predicate<io.mesh.wire.LedgerEntry> stillOpen) {
+        timer.execute(() -> {
+            try {
+                ledger.flush(Duration.ofSeconds(2));
+                Instant now = Instant.now();
+                for (io.mesh.wire.LedgerEntry e : files.slice(now, now, null)) {
+                    boolean operator = e.kind() == io.mesh.wire.LedgerKind.HELD_OPEN && io.mesh.wire.LedgerEntry.OPERATOR.equals(e.holder());
+                    if (!operator && e.kind() != io.mesh.wire.LedgerKind.FREEZE_OPEN || !e.at().isBefore(now) || stillOpen.test(e)) continue;
+                    String why = "ended while no agent of this host ran";
+                    ledger.write(operator
+                            ? io.mesh.wire.LedgerEntry.held(io.mesh.wire.LedgerKind.HELD_CLOSE, now, e.module(), e.container(), e.containerId(),
+                                    e.holder(), null, null, e.by(), why, e.until())
+                            : io.mesh.wire.LedgerEntry.freeze(io.mesh.wire.LedgerKind.FREEZE_CLOSE, now, e.module(), e.by(), why, e.until()));
+                    log.info("ledger: {} of {} {}: closed", e.kind(), operator ? e.container() : e.module(), why);
+                }
+            } catch (RuntimeException e) {
+                log.warn("ledger: the holds and freezes it shows open were not checked: {}", e.toString());
+            }
+        });
+    }
+
     private void prune() {
         try {
             files.prune(maxAge, maxBytes, Instant.now());

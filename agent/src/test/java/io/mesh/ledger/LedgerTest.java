@@ -244,6 +244,24 @@ class LedgerTest {
         assertThat(w.starts()).isEqualTo(1);
     }
 
+    @Test
+    void aFreezeThawedWhileTheAgentWasDownIsClosedWhenItStartsAgain() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        FreezeRecord f = new FreezeRecord("bob", "change freeze", Times.now(), null);
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().freeze(module), Json.bytes(f));
+        awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_OPEN);
+        agent.close();
+        zk.client().delete().forPath(zk.paths().freeze(module));
+        agent.start();
+        List<LedgerEntry> lines = awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_CLOSE);
+        assertThat(lines.stream().filter(e -> e.kind() == LedgerKind.FREEZE_CLOSE).findFirst().orElseThrow().reason())
+                .contains("ended while no agent of this host ran");
+        assertThat(LedgerFiles.of(agent.stateDir()).slice(Instant.now(), Instant.now(), Set.of(module)))
+                .noneMatch(e -> e.kind() == LedgerKind.FREEZE_OPEN);
+    }
+
     private List<LedgerEntry> lines(Instant from) {
         return LedgerFiles.of(agent.stateDir()).slice(from, Instant.now(), Set.of(module));
     }

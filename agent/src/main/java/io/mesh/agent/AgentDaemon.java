@@ -9,6 +9,12 @@ import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.section.HostFence;
 import io.mesh.window.HostContext;
+import io.mesh.docker.DockerEngine;
+import io.mesh.ledger.LedgerFiles;
+import io.mesh.ledger.LedgerKeeper;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.LedgerKind;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
 import io.mesh.window.WindowRunner;
@@ -140,6 +146,10 @@ public final class AgentDaemon implements AutoCloseable {
     /** Operator holds of this host: their expiry, release and {@code --stop} (decision 0015). */
     private final OperatorHolds holds;
     private volatile Runnable onHostTaken = () -> { };
+    /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
+    private final LedgerKeeper ledger;
+    /** The freeze this agent obeys, by freeze node name: a change writes the ledger's freeze lines once. */
+    private final Map<String, FreezeRecord> obeyed = new ConcurrentHashMap<>();
 
     /**
      * @param config  the agent's configuration
@@ -152,7 +162,9 @@ public final class AgentDaemon implements AutoCloseable {
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
         this.fences = journal.fences();
-        HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets());
+        this.ledger = new LedgerKeeper(config.host(), config.stateDir(), docker instanceof DockerEngine d ? d.client() : null,
+                LedgerFiles.MAX_AGE, LedgerFiles.MAX_BYTES);
+        HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets(), ledger.ledger());
         this.applier = new Applier(here, config.applyLockWait());
         this.windows = new WindowRunner(here);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "mesh-timer"));
@@ -173,8 +185,39 @@ public final class AgentDaemon implements AutoCloseable {
                     applier.tryAgainNow(module);
                     requestApply(module);
                 },
-                module -> WindowRecovery.open(journal, docker, module).isPresent());
+                module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger());
     }
+
+    /**
+     * @param opening an operator hold's or a freeze's opening the ledger shows open
+     * @return whether it is still in force, as ZooKeeper says now (the ledger's reconciliation at start)
+     */
+    private boolean stillInForce(LedgerEntry opening) {
+        try {
+            if (opening.kind() == LedgerKind.FREEZE_OPEN) {
+                byte[] data = store.client().checkExists().forPath(config.paths().freeze(opening.module())) == null ? null
+                        : store.client().getData().forPath(config.paths().freeze(opening.module()));
+                if (data == null) return false;
+                FreezeRecord f = Json.readOrNull(data, FreezeRecord.class);
+                return f == null || f.activeAt(ZkClock.now()); // unreadable: obeyed as a freeze (decision 14)
+            }
+            HeldRecord h = store.held(config.host()).get(opening.container());
+            return h != null && h.operatorHold() && java.util.Objects.equals(h.hold().by(), opening.by());
+        } catch (Exception e) {
+            throw new IllegalStateException("ZooKeeper did not answer: " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the host's ledger as this daemon keeps it (decision 28) */
+    public LedgerKeeper ledger() { return ledger; }
+
+    /**
+     * Sets the ledger's retention; before {@link #start()}.
+     *
+     * @param maxAge   {@code --ledger-max-age}
+     * @param maxBytes {@code --ledger-max-size}
+     */
+    public void ledgerRetention(Duration maxAge, long maxBytes) { ledger.retention(maxAge, maxBytes); }
 
     /**
      * @return the daemon's one timer thread (reconcile, retries, thaws, hold expiries, cron): others schedule here too,
@@ -229,6 +272,8 @@ public final class AgentDaemon implements AutoCloseable {
                 throw new IllegalStateException("cannot claim " + config.paths().agent(config.host()) + ": " + e.getMessage(), e);
             }
         }
+        ledger.start(); // events followed before anything is applied: the ledger sees this agent's first calls' events
+        ledger.closeWhatEndedWhileDown(this::stillInForce);
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> desiredChanged(after))
                 .forDeletes(this::desiredDeleted)
@@ -420,12 +465,14 @@ public final class AgentDaemon implements AutoCloseable {
         Runnable ask = FreezeRecord.ALL.equals(name) ? this::reconcileAll : () -> { if (workers.containsKey(name)) requestApply(name); };
         // A thaw (the node deleted, or its until come) ends the back-off of the modules it froze: they try at once.
         Runnable thaw = () -> {
+            obeyedFreeze(name, null);
             for (String m : FreezeRecord.ALL.equals(name) ? Set.copyOf(workers.keySet()) : Set.of(name)) applier.tryAgainNow(m);
             ask.run();
         };
         ScheduledFuture<?> before = thaws.remove(name);
         if (before != null) before.cancel(false);
         FreezeRecord f = deleted || node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
+        if (!deleted) obeyedFreeze(name, node.getData() == null ? null : f == null ? FreezeRecord.unreadable() : f);
         if (f != null && f.until() != null) {
             // A little past until, so that the apply's own reading of the clock finds the freeze over.
             // Bounded: a freeze written by hand with an until in the far future would overflow a delay in ms (a review
@@ -441,6 +488,22 @@ public final class AgentDaemon implements AutoCloseable {
         }
         if (deleted) thaw.run();
         else ask.run();
+    }
+
+    /**
+     * Writes the ledger's freeze lines when the freeze this agent obeys for a node changes (decision 28): once per
+     * change, not per apply.
+     *
+     * @param name the freeze node's name (a module, or {@code _all})
+     * @param f    the freeze now, or {@code null} (deleted, or past its until)
+     */
+    private synchronized void obeyedFreeze(String name, FreezeRecord f) {
+        FreezeRecord now = f != null && f.activeAt(ZkClock.now()) ? f : null;
+        FreezeRecord was = now == null ? obeyed.remove(name) : obeyed.put(name, now);
+        if (java.util.Objects.equals(was, now)) return;
+        Instant at = Times.now();
+        if (was != null) ledger.ledger().write(LedgerEntry.freeze(LedgerKind.FREEZE_CLOSE, at, name, was.by(), was.reason(), was.until()));
+        if (now != null) ledger.ledger().write(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, at, name, now.by(), now.reason(), now.until()));
     }
 
     /** How long after a freeze's {@code until} its modules are asked again, in ms. */
@@ -849,6 +912,7 @@ public final class AgentDaemon implements AutoCloseable {
         freezes.close();
         cache.close(); // after the windows and applies: they read desired nodes from it
         agentNode.close();
+        ledger.close(); // last: the windows' and applies' last calls are in it
         log.info("agent host={} stopped", config.host());
     }
 }

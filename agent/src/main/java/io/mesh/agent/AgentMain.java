@@ -2,6 +2,8 @@ package io.mesh.agent;
 
 import io.mesh.policy.Policy;
 import io.mesh.docker.DockerEngine;
+import io.mesh.ledger.Ledger;
+import io.mesh.wire.ByteSize;
 import io.mesh.docker.RegistryAuth;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
@@ -180,6 +182,22 @@ public final class AgentMain implements Runnable {
         @Option(names = "--request-ttl", defaultValue = "10m",
                 description = "How long a window request (mesh window run) may wait to be picked up, and a finished one is kept (default: ${DEFAULT-VALUE}).")
         String requestTtl;
+        @Option(names = "--ledger-max-age", defaultValue = "30d", paramLabel = "DURATION",
+                description = "Delete ledger files older than this (default: ${DEFAULT-VALUE}; decision 28).")
+        String ledgerMaxAge;
+        @Option(names = "--ledger-max-size", defaultValue = "256MiB", paramLabel = "SIZE",
+                description = "Delete the oldest ledger files while the ledger is larger than this (default: ${DEFAULT-VALUE}).")
+        String ledgerMaxSize;
+
+        /** @return {@code --ledger-max-age}: whole days ({@code 30d}), or a duration as {@link Durations} reads it */
+        static Duration days(String text) {
+            if (text != null && text.matches("\\d{1,5}d")) {
+                Duration d = Duration.ofDays(Long.parseLong(text.substring(0, text.length() - 1)));
+                if (d.isZero()) throw new IllegalArgumentException("--ledger-max-age " + text + " is zero: give a duration above 0, such as 30d");
+                return d;
+            }
+            return Durations.parse(text);
+        }
 
         @Override
         public Integer call() throws Exception {
@@ -189,13 +207,17 @@ public final class AgentMain implements Runnable {
             docker.ping();
             InetSocketAddress metricsAddress = metricsListen == null ? null : ListenAddress.parse("--metrics-listen", metricsListen);
             Duration ttl = Durations.parse(requestTtl);
+            Duration ledgerAge = days(ledgerMaxAge);
+            long ledgerSize = ByteSize.parse(ledgerMaxSize);
             CuratorFramework client = common.connect(config);
             ProcessRef me = ProcessRef.current("mesh-agent run");
             AgentDaemon daemon = new AgentDaemon(config, client, docker, me);
+            daemon.ledgerRetention(ledgerAge, ledgerSize);
             try {
                 daemon.claimHost(); // before anything is written or served: one agent per host
             } catch (AgentNode.HostTakenException e) {
                 System.err.println("mesh-agent: " + e.getMessage());
+                daemon.ledger().close();
                 client.close();
                 docker.close();
                 return BAD_INPUT;
@@ -204,6 +226,7 @@ public final class AgentMain implements Runnable {
             daemon.onHostTaken(() -> new Thread(() -> System.exit(BAD_INPUT), "mesh-host-taken").start());
             AgentMetrics metrics = new AgentMetrics(client, config.paths(), config.host());
             metrics.start();
+            daemon.ledger().onViolation((module, kind) -> metrics.auditViolation(module, kind));
             if (metricsAddress != null) {
                 System.err.println("mesh-agent: metrics at " + metrics.serve(metricsAddress) + "/metrics");
             }
@@ -243,7 +266,8 @@ public final class AgentMain implements Runnable {
         public Integer call() throws Exception {
             AgentConfig config = common.config(Duration.ofSeconds(60), Duration.ofSeconds(2)); // a window makes no apply
             try (DockerEngine docker = common.docker();
-                 CuratorFramework client = common.connect(config)) {
+                 CuratorFramework client = common.connect(config);
+                 Ledger ledger = Ledger.open(config.stateDir())) { // its calls, beside the daemon's (decision 28)
                 docker.ping();
                 MeshStore store = new MeshStore(client, config.paths());
                 // A typo in --module or --schedule is bad usage: say so, write nothing.
@@ -256,7 +280,7 @@ public final class AgentMain implements Runnable {
                 }
                 WindowRunner runner = new WindowRunner(new HostContext(store, docker, config.host(),
                         ProcessRef.current("mesh-agent window"), new WindowJournal(config.stateDir()), config.policy(),
-                        config.secrets()));
+                        config.secrets(), ledger));
                 stopping = new Thread(() -> cutShortUntilDone(runner), "mesh-window-stop");
                 Runtime.getRuntime().addShutdownHook(stopping);
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());

@@ -52,6 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * mesh_open_windows                                 gauge      (/mesh/windows/&lt;host&gt;)
  * mesh_zookeeper_connected                          gauge      1 connected, 0 not
  * mesh_zookeeper_connection_events_total{state}     counter    CONNECTED, SUSPENDED, RECONNECTED, LOST, READ_ONLY
+ * mesh_audit_violations_total{host,module,kind}     counter    the continuous audit of the host's ledger (decision 28)
  * </pre>
  */
 public final class AgentMetrics implements AutoCloseable {
@@ -67,6 +68,8 @@ public final class AgentMetrics implements AutoCloseable {
     private final Map<String, Histogram> lockWaits = new ConcurrentHashMap<>();
     private final Map<String, Double> waitingSoFar = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> zkEvents = new ConcurrentHashMap<>();
+    /** By {@code module + "\0" + kind}: violations the continuous audit found. */
+    private final Map<String, AtomicLong> auditViolations = new ConcurrentHashMap<>();
     private final Map<String, String> lastApply = new ConcurrentHashMap<>();
     private final Map<String, String> lastWindow = new ConcurrentHashMap<>();
     private final CuratorCache cache;
@@ -230,7 +233,23 @@ public final class AgentMetrics implements AutoCloseable {
         out.sample("mesh_zookeeper_connected", "", connected ? 1 : 0);
         out.family("mesh_zookeeper_connection_events_total", "counter", "ZooKeeper connection state changes seen by this agent, by new state.");
         new TreeMap<>(zkEvents).forEach((s, v) -> out.sample("mesh_zookeeper_connection_events_total", PromText.label("state", s), v.get()));
+        out.family("mesh_audit_violations_total", "counter", "Violations the agent's continuous audit of its ledger found, by module and kind (SPEC.md, Audit).");
+        new TreeMap<>(auditViolations).forEach((k, v) -> {
+            String[] mk = k.split("\0", 2);
+            out.sample("mesh_audit_violations_total", PromText.label("host", host) + "," + PromText.label("module", mk[0]) + ","
+                    + PromText.label("kind", mk[1]), v.get());
+        });
         return out.toString();
+    }
+
+    /**
+     * Counts one new violation of the continuous audit.
+     *
+     * @param module its module ({@code null}, a gap: {@code -})
+     * @param kind   its kind
+     */
+    public void auditViolation(String module, io.mesh.wire.AuditViolationKind kind) {
+        auditViolations.computeIfAbsent((module == null ? "-" : module) + "\0" + kind, k -> new AtomicLong()).incrementAndGet();
     }
 
     /** A counter family whose keys are {@code module + "\0" + outcome}, in key order. */

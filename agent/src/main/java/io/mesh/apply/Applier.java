@@ -9,6 +9,7 @@ import io.mesh.rollout.RolloutGate;
 import io.mesh.wire.RolloutNodes;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
+import io.mesh.ledger.CallCause;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
@@ -167,7 +168,8 @@ public final class Applier {
                     ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
                     if (last != null) return last;
                 }
-                section = new ModuleSection(store, fences, module, host, context.process(), LockHolder.APPLY);
+                section = new ModuleSection(store, fences, module, host, context.process(), LockHolder.APPLY)
+                        .recordTo(context.ledger(), CallCause.push(desired == null ? null : desired.push()));
                 if (!section.lock(applyLockWait)) {
                     desired = awaitLock(section, module, desired, started, stopping);
                     if (desired == AWAIT_STOPPED) return null;
@@ -231,6 +233,9 @@ public final class Applier {
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
                         .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection));
                 DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
+                // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
+                section.cause(toApply != null ? CallCause.push(toApply.push()) : newest != null ? CallCause.REPAIR
+                        : CallCause.push(desired == null ? null : desired.push()));
                 List<ContainerResult> results = newest == null ? null
                         : frozen != null ? execution.repair(module, held, "module frozen")
                         : toApply == null ? execution.repair(module, held, "its rollout keeps this host waiting")

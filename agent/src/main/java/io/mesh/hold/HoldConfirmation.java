@@ -5,6 +5,8 @@ import io.mesh.section.ModuleSection;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Times;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +46,9 @@ public final class HoldConfirmation {
             section.checkLock(); // a section whose lock lapsed confirms nothing: another process may hold the lock now
             HeldRecord confirmed = HeldRegistry.confirm(store.client(), store.paths(), h, Times.now());
             if (confirmed == null) continue;
+            // In force from now: the ledger's held interval opens with the confirmation (decision 28).
+            section.ledger().write(LedgerEntry.held(LedgerKind.HELD_OPEN, Times.now(), h.module(), h.container(), h.containerId(),
+                    LedgerEntry.OPERATOR, null, null, h.hold().by(), h.hold().reason(), h.hold().until()));
             log.info("operator hold host={} container={} confirmed (by {}: {}, until {}{}): in force from now", host, h.container(),
                     h.hold().by(), h.hold().reason(), h.hold().until() == null ? "released" : h.hold().until(),
                     h.hold().stops() ? "; its agent stops it" : "");

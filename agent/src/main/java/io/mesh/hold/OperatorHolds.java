@@ -5,6 +5,10 @@ import io.mesh.exec.IdleThreads;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;
+import io.mesh.ledger.CallCause;
+import io.mesh.ledger.Ledger;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
@@ -78,6 +82,24 @@ public final class OperatorHolds implements AutoCloseable {
     /** The expiry timer of each held node, by Docker name. */
     private final Map<String, ScheduledFuture<?>> expiries = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile Ledger ledger = Ledger.NONE;
+    /** Holds whose interval an expiry closed in the ledger already, by container and {@code by}: the delete that follows closes none. */
+    private final java.util.Set<String> closedByExpiry = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param l this process's ledger: the {@code --stop}'s calls (cause {@code hold}) and each hold's end are written
+     *          there (decision 28)
+     * @return this
+     */
+    public OperatorHolds recordTo(Ledger l) {
+        this.ledger = l == null ? Ledger.NONE : l;
+        return this;
+    }
+
+    private void heldClose(HeldRecord h, String why) {
+        ledger.write(LedgerEntry.held(LedgerKind.HELD_CLOSE, Times.now(), h.module(), h.container(), h.containerId(),
+                LedgerEntry.OPERATOR, null, null, h.hold().by(), why, h.hold().until()));
+    }
 
     /**
      * @param store        ZooKeeper access
@@ -158,12 +180,15 @@ public final class OperatorHolds implements AutoCloseable {
         if (was != null) was.cancel(false);
         log.info("operator hold host={} container={} ended (by {}: {}); applying module {}", host, h.container(), h.hold().by(),
                 h.hold().reason(), h.module());
+        if (!closedByExpiry.remove(h.container() + "|" + h.hold().by())) heldClose(h, "released");
         released.accept(h.module());
     }
 
     /** At {@code until}: the node goes (versioned), and the module is applied whether or not this call deleted it. */
     private void expire(HeldRecord h) {
         if (closed) return;
+        closedByExpiry.add(h.container() + "|" + h.hold().by());
+        heldClose(h, "expired");
         try {
             if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.now())) {
                 log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),
@@ -184,7 +209,8 @@ public final class OperatorHolds implements AutoCloseable {
      */
     private void settle(HeldRecord h) {
         while (!closed) {
-            ModuleSection section = new ModuleSection(store, fences, h.module(), host, process, LockHolder.APPLY);
+            ModuleSection section = new ModuleSection(store, fences, h.module(), host, process, LockHolder.APPLY)
+                    .recordTo(ledger, CallCause.HOLD);
             try {
                 if (!section.lock(LOCK_SLICE) || !section.fence(LOCK_SLICE)) continue;
                 // Read again holding the lock: released, replaced or changed meanwhile means a newer event settles it.

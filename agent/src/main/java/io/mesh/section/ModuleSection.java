@@ -1,6 +1,10 @@
 package io.mesh.section;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.ObservedContainer;
+import io.mesh.ledger.CallCause;
+import io.mesh.ledger.Ledger;
+import io.mesh.wire.LedgerEntry;
 import io.mesh.lock.ModuleLock;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
@@ -12,9 +16,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -64,6 +72,10 @@ public final class ModuleSection implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
     private volatile long lostAtLock;
     private volatile HostFence.Held fence;
+    private volatile Ledger ledger = Ledger.NONE;
+    private volatile CallCause cause;
+    /** Docker names by id, as this section's calls met them: a call line names its container cheaply. */
+    private final Map<String, String> names = new ConcurrentHashMap<>();
 
     /**
      * @param store   ZooKeeper access (its client and {@link SessionGuard})
@@ -81,6 +93,37 @@ public final class ModuleSection implements AutoCloseable {
         this.who = who;
         this.lock = new ModuleLock(store.client(), store.paths(), module, host, who, purpose);
     }
+
+    /**
+     * Records this section's changing Docker calls in the ledger, with their cause (decision 28).
+     *
+     * @param ledger this process's ledger
+     * @param cause  why the section's user makes its calls
+     * @return this section
+     */
+    public ModuleSection recordTo(Ledger ledger, CallCause cause) {
+        this.ledger = ledger == null ? Ledger.NONE : ledger;
+        this.cause = cause;
+        return this;
+    }
+
+    /**
+     * Sets the cause of the calls from now on (a recovery of a window inside an apply, a repair).
+     *
+     * @param cause the new cause
+     * @return the cause before
+     */
+    public CallCause cause(CallCause cause) {
+        CallCause was = this.cause;
+        this.cause = cause;
+        return was;
+    }
+
+    /** @return the cause of this section's calls now, or {@code null} */
+    public CallCause cause() { return cause; }
+
+    /** @return the ledger this section records to ({@link Ledger#NONE} when none) */
+    public Ledger ledger() { return ledger; }
 
     /** @return where this section is */
     public State state() { return state.get(); }
@@ -180,17 +223,79 @@ public final class ModuleSection implements AutoCloseable {
         }
     }
 
-    private static ContainerRuntime proxy(ContainerRuntime docker, Runnable before) {
+    private ContainerRuntime proxy(ContainerRuntime docker, Runnable before) {
         return (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(), new Class<?>[] {ContainerRuntime.class},
                 (p, m, args) -> {
                     if (m.getDeclaringClass() == Object.class) return m.invoke(docker, args);
                     before.run();
+                    String op = ledger.enabled() ? CALLS.get(m.getName()) : null;
+                    LedgerEntry call = op == null ? null : beginCall(op, m, args);
                     try {
-                        return m.invoke(docker, args);
+                        Object r = m.invoke(docker, args);
+                        if (call != null) endCall(call, m, args, r, null);
+                        else learnNames(m, args, r);
+                        return r;
                     } catch (InvocationTargetException e) {
+                        if (call != null) endCall(call, m, args, null, e.getCause());
                         throw e.getCause();
                     }
                 });
+    }
+
+    /** The changing operations of {@link ContainerRuntime}, by method name, as a ledger's call line names them. */
+    private static final Map<String, String> CALLS = Map.of("create", "create", "createStep", "create", "start", "start",
+            "stop", "stop", "kill", "kill", "remove", "remove", "rename", "rename", "updateRestartPolicy", "update", "runStep", "run");
+
+    /** Remembers the names that reads give with ids, so that a later call's line names its container. */
+    private void learnNames(Method m, Object[] args, Object r) {
+        try {
+            if (m.getName().equals("idByName") && r instanceof String id && args[0] instanceof String name) names.put(id, name);
+            else if (r instanceof List<?> l && m.getName().equals("moduleContainers")) {
+                for (Object o : l) if (o instanceof ObservedContainer c && c.id() != null) names.put(c.id(), c.dockerName());
+            }
+        } catch (RuntimeException e) {
+            // a name is a convenience of the ledger: never a reason to fail the call
+        }
+    }
+
+    /**
+     * Writes a call's line as it begins, without its end (decision 28): a process that dies in a call leaves it so, and
+     * an audit that runs while a long call (a step's run) is under way finds it.
+     *
+     * @return the line, or {@code null} when it could not be made (never a reason to fail the call)
+     */
+    private LedgerEntry beginCall(String op, Method m, Object[] args) {
+        try {
+            String id = null;
+            String name = null;
+            if (m.getName().equals("create") || m.getName().equals("createStep")) {
+                name = (String) args[0];
+            } else if (args != null && args.length > 0 && args[0] instanceof String s) {
+                id = s;
+                name = names.get(id);
+            }
+            CallCause c = cause;
+            LedgerEntry e = LedgerEntry.call(Instant.now(), module, name, id, op, c == null ? null : c.cause(), c == null ? null : c.window(),
+                    c == null ? null : c.schedule(), who);
+            ledger.write(e);
+            return e;
+        } catch (RuntimeException e) {
+            log.debug("ledger: call {} not recorded: {}", op, e.toString());
+            return null;
+        }
+    }
+
+    /** Writes a call's line again as it ends: its end, the id it made (a create), its error. Never throws. */
+    private void endCall(LedgerEntry call, Method m, Object[] args, Object result, Throwable error) {
+        try {
+            String id = call.containerId();
+            if (id == null && result instanceof String s) id = s; // a create's new id
+            if (id != null && call.container() != null) names.put(id, call.container());
+            if (m.getName().equals("rename") && id != null && error == null && args[1] instanceof String to) names.put(id, to); // from now on
+            ledger.write(call.ended(Instant.now(), id, error == null ? null : String.valueOf(error.getMessage())));
+        } catch (RuntimeException e) {
+            log.debug("ledger: call {} not recorded: {}", call.action(), e.toString());
+        }
     }
 
     /** Gives the fence back: after the last Docker call, before anything that may wait for ZooKeeper. Idempotent. */

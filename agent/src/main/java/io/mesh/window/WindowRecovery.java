@@ -5,6 +5,10 @@ import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
+import io.mesh.ledger.CallCause;
+import io.mesh.ledger.Ledger;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
@@ -43,9 +47,11 @@ import io.mesh.wire.Json;
  * @param process this process
  * @param journal the host's window journal
  * @param secrets the host's secrets dir: a finished step's log lines lose the secrets it could read
+ * @param ledger  this process's ledger: the recovery's calls are the window's ({@code window:<schedule>}), and it
+ *                closes the window's held intervals (decision 28)
  */
 public record WindowRecovery(MeshStore store, ContainerRuntime docker, String host, ProcessRef process, WindowJournal journal,
-                             SecretsDir secrets) {
+                             SecretsDir secrets, Ledger ledger) {
     private static final Logger log = LoggerFactory.getLogger(WindowRecovery.class);
 
     /**
@@ -126,10 +132,18 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
             return h != null || nodes == null ? h : nodes.operatorHolding(c);
         };
         WindowClosing closing;
+        // Its calls are the window's own: the audit reads the give-back as the window's (decision 28).
+        CallCause before = section.cause(CallCause.window(e.window(), e.schedule()));
         try {
             closing = new WindowClosing(section.fenced(docker), journal, e, holds, stopping, secrets).closeAll();
         } finally {
+            section.cause(before);
             if (nodes != null) nodes.closeInBackground();
+            Ledger l = section.ledger() != Ledger.NONE ? section.ledger() : ledger;
+            if (l != null) for (WindowJournal.HeldContainer h : e.held()) {
+                l.write(LedgerEntry.held(LedgerKind.HELD_CLOSE, Times.now(), e.module(), h.container(), h.containerId(),
+                        LedgerEntry.WINDOW, e.window(), e.schedule(), null, null, null));
+            }
         }
         WindowSlot.forget(store, host, e.module(), e.window()); // its containers run again: its claim no longer counts
         List<String> notes = new ArrayList<>();

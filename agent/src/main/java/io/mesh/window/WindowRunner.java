@@ -6,6 +6,9 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
 import io.mesh.section.ModuleSection;
+import io.mesh.ledger.CallCause;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
@@ -155,7 +158,8 @@ public final class WindowRunner {
             return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "could not take the window's slot: "
                     + describe(e) + "; nothing was stopped"), null);
         }
-        ModuleSection section = new ModuleSection(store, context.journal().fences(), module, host, context.process(), LockHolder.windowPurpose(schedule));
+        ModuleSection section = new ModuleSection(store, context.journal().fences(), module, host, context.process(), LockHolder.windowPurpose(schedule))
+                .recordTo(context.ledger(), CallCause.window(windowId, schedule));
         try {
             return runLocked(section, module, schedule, windowId, since, lockWait, startBy);
         } finally {
@@ -304,6 +308,7 @@ public final class WindowRunner {
                                    Duration lockWait, Instant startBy) throws InterruptedException {
         DesiredRecord desired = null;
         HeldRegistry published = null;
+        List<String[]> heldNodes = null;
         WindowResult recovered = null;
         WindowResult result;
         try {
@@ -369,6 +374,8 @@ public final class WindowRunner {
                 Plan plan = plan(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
                 published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
                         context.process(), NODE_CREATE_WAIT);
+                heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()); // before its first stop
+                heldNodes = plan.nodes();
                 result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding);
             }
         } catch (InterruptedException e) {
@@ -384,9 +391,18 @@ public final class WindowRunner {
             // The fence first: the containers run again; what follows may wait for ZooKeeper.
             section.unfence();
             if (published != null) published.close();
+            if (heldNodes != null) heldLines(LedgerKind.HELD_CLOSE, module, schedule, windowId, heldNodes);
             if (recovered != null) WindowRecovery.record(store, host, module, recovered, null);
         }
         return finish(module, result, desired);
+    }
+
+    /** The ledger's held interval of each held container, as its nodes are published or deleted (decision 28). */
+    private void heldLines(LedgerKind kind, String module, String schedule, String windowId, List<String[]> nodes) {
+        for (String[] n : nodes) {
+            context.ledger().write(LedgerEntry.held(kind, Times.now(), module, n[0], n[1], LedgerEntry.WINDOW, windowId, schedule,
+                    null, null, null));
+        }
     }
 
     /** What a window will hold: the journal entry to write and the (Docker name, id) of each held container. */

@@ -36,8 +36,11 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
                           String action, String cause, String window, String schedule, String holder, String by,
                           String reason, Instant until, String exitCode, Long pid, String process) {
 
-    /** Every call operation a ledger records: the {@link io.mesh.wire} name of each container operation mesh makes. */
-    public static final Set<String> CALL_ACTIONS = Set.of("create", "start", "stop", "kill", "remove", "rename", "update");
+    /**
+     * Every call operation a ledger records: the {@link io.mesh.wire} name of each container operation mesh makes
+     * ({@code run}: a window's step, started and waited for; {@link AuditChecker#makes}).
+     */
+    public static final Set<String> CALL_ACTIONS = Set.of("create", "start", "stop", "kill", "remove", "rename", "update", "run");
     /** A held interval's holder that is a window. */
     public static final String WINDOW = "window";
     /** A held interval's holder that is an operator's hold. */

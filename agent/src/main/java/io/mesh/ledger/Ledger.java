@@ -1,0 +1,337 @@
+package io.mesh.ledger;
+
+import io.mesh.wire.Json;
+import io.mesh.wire.LedgerEntry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * This process's writer of the host's ledger (SPEC.md, "Audit"; decision 28): appends chained JSON lines to its own
+ * file {@code <state-dir>/ledger/<start>-<pid>.jsonl} from one daemon thread, fsync'ing each batch, and starts a new
+ * file at {@link #ROTATE_BYTES} or after {@link #ROTATE_AGE}. {@link #write} never blocks and never throws: a line that
+ * does not fit the bounded queue is dropped and later said as a {@code gap}, so that a stuck disk never holds up a
+ * Docker call or grows the heap.
+ */
+public class Ledger implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Ledger.class);
+
+    /** The ledger's directory under {@code --state-dir}. */
+    public static final String DIR = "ledger";
+    /** A file is closed and a new one begun at this size (decision 28). */
+    public static final long ROTATE_BYTES = 64L * 1024 * 1024;
+    /** ... or at this age (decision 28). */
+    public static final Duration ROTATE_AGE = Duration.ofDays(1);
+    /** Lines waiting for the writer, at most. */
+    public static final int QUEUE = 8192;
+    /** A batch is fsync'd at most this long after its first line (decision 28). */
+    static final long BATCH_MS = 200;
+    /** ... or at this many lines. */
+    static final int BATCH_LINES = 512;
+    /** How a file's name begins: when it was begun, UTC. */
+    static final DateTimeFormatter FILE_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+    /** The suffix every line ends with, before its 16 hex digits and {@code "}}. */
+    static final String CHAIN = ",\"chain\":\"";
+
+    /** A ledger that writes nothing: tests and callers that have none. */
+    public static final Ledger NONE = new Ledger();
+
+    private final Path dir;
+    private final long pid;
+    private final long rotateBytes;
+    private final Duration rotateAge;
+    private final BlockingQueue<LedgerEntry> queue;
+    private final Thread writer;
+    private final AtomicLong dropped = new AtomicLong();
+    /** Of {@link #dropped}: lines the disk did not take (the rest found the queue full). */
+    private final AtomicLong unwritten = new AtomicLong();
+    private final AtomicReference<Instant> firstDrop = new AtomicReference<>();
+    private final Object flushed = new Object();
+    private volatile boolean closed;
+    private volatile long written;
+    private volatile long accepted;
+
+    // the writer thread's own
+    private FileChannel channel;
+    private Path file;
+    private long fileBytes;
+    private Instant fileBegun;
+    private String prevChain = "";
+    private boolean failing;
+
+    private Ledger() {
+        this.dir = null;
+        this.pid = 0;
+        this.rotateBytes = 0;
+        this.rotateAge = null;
+        this.queue = null;
+        this.writer = null;
+    }
+
+    Ledger(Path stateDir, long rotateBytes, Duration rotateAge, int queueSize) {
+        this.dir = stateDir.resolve(DIR);
+        this.pid = ProcessHandle.current().pid();
+        this.rotateBytes = rotateBytes;
+        this.rotateAge = rotateAge;
+        this.queue = new ArrayBlockingQueue<>(queueSize);
+        this.writer = new Thread(this::drain, "mesh-ledger");
+        writer.setDaemon(true);
+    }
+
+    /**
+     * Opens this process's writer; its first file is made with its first line.
+     *
+     * @param stateDir the host's {@code --state-dir}
+     * @return the writer, started
+     */
+    public static Ledger open(Path stateDir) {
+        return open(stateDir, ROTATE_BYTES, ROTATE_AGE, QUEUE);
+    }
+
+    /** As {@link #open(Path)}, with a file size and age to rotate at and a queue size (tests). */
+    static Ledger open(Path stateDir, long rotateBytes, Duration rotateAge, int queueSize) {
+        Ledger l = new Ledger(stateDir, rotateBytes, rotateAge, queueSize);
+        l.writer.start();
+        return l;
+    }
+
+    /** @return the ledger's directory, or {@code null} for {@link #NONE} */
+    public Path dir() { return dir; }
+
+    /** @return false for {@link #NONE} */
+    public boolean enabled() { return queue != null; }
+
+    /**
+     * Queues one line; never blocks, never throws. A line that does not fit is counted and said by a later {@code gap}.
+     *
+     * @param e the line
+     */
+    public void write(LedgerEntry e) {
+        if (queue == null || e == null) return;
+        if (closed || !queue.offer(e)) {
+            firstDrop.compareAndSet(null, e.at() != null ? e.at() : Instant.now());
+            dropped.incrementAndGet();
+            return;
+        }
+        synchronized (flushed) {
+            accepted++;
+        }
+    }
+
+    /**
+     * Waits until every line queued so far is on disk (tests, and a caller about to read its own lines).
+     *
+     * @param max the longest wait
+     * @return true when they are
+     */
+    public boolean flush(Duration max) {
+        if (queue == null) return true;
+        long deadline = System.nanoTime() + max.toNanos();
+        synchronized (flushed) {
+            long target = accepted;
+            while (written < target && writer.isAlive()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return false;
+                try {
+                    flushed.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            return written >= target;
+        }
+    }
+
+    /** Writes what is queued and stops the writer; lines written afterwards are dropped. Idempotent. */
+    @Override
+    public void close() {
+        if (queue == null || closed) return;
+        flush(Duration.ofSeconds(5));
+        closed = true; // the writer sees it within a batch's wait: an interrupt would close its channel mid-fsync
+        try {
+            writer.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void drain() {
+        List<LedgerEntry> batch = new ArrayList<>(BATCH_LINES);
+        while (true) {
+            try {
+                LedgerEntry first = closed ? queue.poll() : queue.poll(BATCH_MS, TimeUnit.MILLISECONDS);
+                if (first == null && closed) break;
+                if (first != null) {
+                    batch.add(first);
+                    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BATCH_MS);
+                    while (batch.size() < BATCH_LINES) {
+                        long left = until - System.nanoTime();
+                        LedgerEntry next = left <= 0 ? queue.poll() : queue.poll(left, TimeUnit.NANOSECONDS);
+                        if (next == null) break;
+                        batch.add(next);
+                    }
+                }
+            } catch (InterruptedException e) {
+                if (!closed) continue; // nobody interrupts this thread but a dying JVM
+                queue.drainTo(batch);
+            }
+            long lost = dropped.getAndSet(0);
+            if (lost > 0) {
+                long disk = Math.min(lost, unwritten.getAndSet(0));
+                Instant from = firstDrop.getAndSet(null);
+                Instant now = Instant.now();
+                String why = disk == lost ? "the disk did not take them" : disk == 0
+                        ? "the queue to the ledger's writer was full (a slow or stuck disk)"
+                        : disk + " not taken by the disk, the rest with the queue to the writer full";
+                batch.add(LedgerEntry.gap(from == null ? now : from, now, lost + " ledger line" + (lost == 1 ? "" : "s") + " dropped: " + why));
+            }
+            if (!batch.isEmpty()) {
+                long counted = batch.size() - (lost > 0 ? 1 : 0);
+                writeBatch(batch);
+                batch.clear();
+                synchronized (flushed) {
+                    written += counted;
+                    flushed.notifyAll();
+                }
+            }
+            if (closed && queue.isEmpty()) break;
+            if (failing && !closed) {
+                try {
+                    Thread.sleep(1000); // a failing disk is tried again once a second, not at every batch
+                } catch (InterruptedException e) {
+                    // only a dying JVM interrupts this thread
+                }
+            }
+        }
+        closeFile();
+        synchronized (flushed) {
+            flushed.notifyAll();
+        }
+    }
+
+    /** Writes and fsyncs a batch; a failing disk loses the batch, said by a gap in the next file that opens. */
+    private void writeBatch(List<LedgerEntry> batch) {
+        try {
+            StringBuilder text = new StringBuilder();
+            for (LedgerEntry e : batch) {
+                if (channel == null || fileBytes >= rotateBytes || Duration.between(fileBegun, Instant.now()).compareTo(rotateAge) >= 0) {
+                    if (text.length() > 0) {
+                        append(text);
+                        text.setLength(0);
+                    }
+                    rotate();
+                }
+                String line = line(prevChain, e);
+                prevChain = chainOf(line);
+                text.append(line).append('\n');
+                fileBytes += line.length() + 1;
+            }
+            append(text);
+            channel.force(false);
+            if (failing) log.info("ledger: writing to {} again", file);
+            failing = false;
+        } catch (IOException | RuntimeException ex) {
+            // once per failing spell: a full disk fails every batch, and each one's loss is said by the next gap
+            if (!failing) log.warn("ledger: {} line(s) not written to {}: {}; said as a gap once the disk takes lines again", batch.size(),
+                    file != null ? file : dir, ex.toString());
+            failing = true;
+            // The same file again if it is still open (a full disk would otherwise leave a new empty file per try);
+            // what was half written reads as a gap, beside the gap that says what was dropped.
+            if (channel != null && !channel.isOpen()) channel = null;
+            Instant at = batch.get(0).at() != null ? batch.get(0).at() : Instant.now();
+            firstDrop.compareAndSet(null, at);
+            dropped.addAndGet(batch.size());
+            unwritten.addAndGet(batch.size());
+        }
+    }
+
+    private void append(StringBuilder text) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
+        while (b.hasRemaining()) channel.write(b);
+    }
+
+    private void rotate() throws IOException {
+        closeFile();
+        Files.createDirectories(dir);
+        Instant now = Instant.now();
+        String base = FILE_TIME.format(now) + "-" + pid;
+        Path f = dir.resolve(base + ".jsonl");
+        for (int n = 1; Files.exists(f); n++) f = dir.resolve(base + "-" + n + ".jsonl");
+        channel = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        file = f;
+        fileBytes = 0;
+        fileBegun = now;
+        prevChain = ""; // each file's chain begins anew: a reader verifies a file on its own
+    }
+
+    private void closeFile() {
+        if (channel == null) return;
+        try {
+            channel.force(false);
+            channel.close();
+        } catch (IOException e) {
+            log.warn("ledger: {} not closed cleanly: {}", file, e.toString());
+        }
+        channel = null;
+    }
+
+    /** @return the file this writer appends to now, or {@code null} before its first line (tests) */
+    Path currentFile() { return file; }
+
+    /**
+     * @param prevChain the previous line's chain ({@code ""} for a file's first line)
+     * @param e         the entry
+     * @return its line, without the newline: its JSON with {@code "chain"} as its last field
+     */
+    static String line(String prevChain, LedgerEntry e) {
+        String json = Json.text(e);
+        return json.substring(0, json.length() - 1) + CHAIN + chain(prevChain, json) + "\"}";
+    }
+
+    /** @return the first 16 hex digits of SHA-256 of {@code prevChain} then {@code json} (decision 28) */
+    static String chain(String prevChain, String json) {
+        try {
+            MessageDigest d = MessageDigest.getInstance("SHA-256");
+            d.update(prevChain.getBytes(StandardCharsets.UTF_8));
+            d.update(json.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d.digest()).substring(0, 16);
+        } catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException(ex); // every JVM has SHA-256
+        }
+    }
+
+    /** @return a well-formed line's chain value, or {@code null} */
+    static String chainOf(String line) {
+        int i = line.lastIndexOf(CHAIN);
+        if (i < 0 || !line.endsWith("\"}") || line.length() - i != CHAIN.length() + 16 + 2) return null;
+        return line.substring(i + CHAIN.length(), i + CHAIN.length() + 16);
+    }
+
+    /** @return a well-formed line's entry JSON (without its chain), or {@code null} */
+    static String jsonOf(String line) {
+        if (chainOf(line) == null) return null;
+        return line.substring(0, line.lastIndexOf(CHAIN)) + "}";
+    }
+}

@@ -1,0 +1,303 @@
+package io.mesh.ledger;
+
+import io.mesh.wire.AuditChecker;
+import io.mesh.wire.AuditReport;
+import io.mesh.wire.AuditViolationKind;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
+import io.mesh.wire.ProcessRef;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The ledger's writer and reader on a real file system (decision 28): chains, bad lines as gaps, rotation, pruning, a full queue. */
+class LedgerFilesTest {
+    private static final ProcessRef ME = ProcessRef.current("test");
+    private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+
+    @TempDir
+    Path state;
+
+    private static LedgerEntry event(int i) {
+        return LedgerEntry.event(T0.plusSeconds(i), "m", "m-app", "id" + i, "start", null, null);
+    }
+
+    private List<LedgerEntry> writeAndRead(int n) {
+        try (Ledger l = Ledger.open(state)) {
+            for (int i = 0; i < n; i++) l.write(event(i));
+            assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+        }
+        return LedgerFiles.of(state).all();
+    }
+
+    private Path onlyFile() {
+        List<Path> files = LedgerFiles.of(state).files();
+        assertThat(files).hasSize(1);
+        return files.get(0);
+    }
+
+    @Test
+    void linesAreChainedAndReadBackAsWritten() throws IOException {
+        List<LedgerEntry> read = writeAndRead(5);
+        assertThat(read).hasSize(5).allMatch(e -> e.kind() == LedgerKind.EVENT);
+        assertThat(read).extracting(LedgerEntry::containerId).containsExactly("id0", "id1", "id2", "id3", "id4");
+        Path f = onlyFile();
+        assertThat(f.getFileName().toString()).matches("\\d{8}T\\d{6}Z-" + ProcessHandle.current().pid() + "\\.jsonl");
+        List<String> lines = Files.readAllLines(f);
+        assertThat(lines.get(0)).endsWith("\"chain\":\"" + Ledger.chain("", Ledger.jsonOf(lines.get(0))) + "\"}");
+        assertThat(Ledger.chainOf(lines.get(1))).isEqualTo(Ledger.chain(Ledger.chainOf(lines.get(0)), Ledger.jsonOf(lines.get(1))));
+    }
+
+    @Test
+    void aTruncatedLastLineReadsAsAGapNamingFileAndLine() throws IOException {
+        writeAndRead(3);
+        Path f = onlyFile();
+        byte[] all = Files.readAllBytes(f);
+        Files.write(f, java.util.Arrays.copyOf(all, all.length - 20)); // a crash mid-write of the last line
+        LedgerFiles files = LedgerFiles.of(state);
+        // written just now: a batch being written, not yet a gap
+        assertThat(files.all()).hasSize(2).noneMatch(e -> e.kind() == LedgerKind.GAP);
+        Files.setLastModifiedTime(f, FileTime.from(Instant.now().minus(Duration.ofMinutes(1))));
+        List<LedgerEntry> read = files.all();
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT)).hasSize(2);
+        List<LedgerEntry> gaps = read.stream().filter(e -> e.kind() == LedgerKind.GAP).toList();
+        assertThat(gaps).hasSize(1);
+        assertThat(gaps.get(0).reason()).startsWith("corrupt: " + f.getFileName() + " line 3");
+        assertThat(gaps.get(0).at()).isEqualTo(T0.plusSeconds(1)); // from the last good line
+    }
+
+    @Test
+    void anEditedMiddleLineReadsAsAGapAndTheRestStillVerifies() throws IOException {
+        writeAndRead(5);
+        Path f = onlyFile();
+        List<String> lines = new ArrayList<>(Files.readAllLines(f));
+        lines.set(2, lines.get(2).replace("\"start\"", "\"stop\"")); // its chain left as it was
+        Files.write(f, lines);
+        List<LedgerEntry> read = LedgerFiles.of(state).all();
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT).map(LedgerEntry::containerId))
+                .containsExactly("id0", "id1", "id3", "id4");
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT)).noneMatch(e -> "stop".equals(e.action()));
+        List<LedgerEntry> gaps = read.stream().filter(e -> e.kind() == LedgerKind.GAP).toList();
+        assertThat(gaps).hasSize(1);
+        assertThat(gaps.get(0).reason()).contains("line 3");
+        assertThat(gaps.get(0).at()).isEqualTo(T0.plusSeconds(1));
+        assertThat(gaps.get(0).end()).isEqualTo(T0.plusSeconds(3));
+        // and the checker calls it a gap: never silently ok
+        AuditReport r = AuditChecker.check("h", read, T0, T0.plusSeconds(10), null, T0.plusSeconds(100));
+        assertThat(r.violations()).anyMatch(v -> v.kind() == AuditViolationKind.GAP);
+    }
+
+    @Test
+    void garbageAndADeletedLineAreGapsNotExceptions() throws IOException {
+        writeAndRead(4);
+        Path f = onlyFile();
+        List<String> lines = new ArrayList<>(Files.readAllLines(f));
+        lines.remove(1); // line 2 now has the chain of a line that is gone
+        lines.add("{not json");
+        Files.write(f, lines);
+        Files.write(f, new byte[] {(byte) 0xff, (byte) 0xfe, '\n'}, StandardOpenOption.APPEND);
+        List<LedgerEntry> read = LedgerFiles.of(state).all();
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT).map(LedgerEntry::containerId)).containsExactly("id0", "id3");
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.GAP)).hasSize(2);
+    }
+
+    @Test
+    void aNewFileBeginsAtTheSizeLimitEachWithItsOwnChain() {
+        try (Ledger l = Ledger.open(state, 600, Duration.ofDays(1), 100)) {
+            for (int i = 0; i < 20; i++) l.write(event(i));
+            assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+        }
+        LedgerFiles files = LedgerFiles.of(state);
+        assertThat(files.files().size()).isGreaterThan(2);
+        List<LedgerEntry> read = files.all();
+        assertThat(read).hasSize(20).allMatch(e -> e.kind() == LedgerKind.EVENT);
+        assertThat(files.firstLineTime()).contains(T0);
+    }
+
+    @Test
+    void aFullQueueDropsLinesAndSaysSoAsAGap() {
+        List<LedgerEntry> read;
+        try (Ledger l = Ledger.open(state, Ledger.ROTATE_BYTES, Duration.ofDays(1), 4)) {
+            for (int i = 0; i < 5000; i++) l.write(event(i)); // far faster than one thread fsyncs
+            l.flush(Duration.ofSeconds(10));
+            l.write(event(5000)); // the next batch carries the gap
+            l.flush(Duration.ofSeconds(10));
+        }
+        read = LedgerFiles.of(state).all();
+        long events = read.stream().filter(e -> e.kind() == LedgerKind.EVENT).count();
+        List<LedgerEntry> gaps = read.stream().filter(e -> e.kind() == LedgerKind.GAP).toList();
+        assertThat(events).isLessThan(5001);
+        assertThat(gaps).isNotEmpty();
+        long said = gaps.stream().mapToLong(g -> Long.parseLong(g.reason().split(" ")[0])).sum();
+        assertThat(events + said).isEqualTo(5001);
+        assertThat(gaps.get(0).reason()).contains("dropped: the queue to the ledger's writer was full");
+    }
+
+    @Test
+    void pruningDeletesOldAndOversizedFilesButNeverALiveWritersNewest() throws IOException {
+        Path dir = state.resolve(Ledger.DIR);
+        Files.createDirectories(dir);
+        Instant now = Instant.now();
+        long deadPid = 999_999_999L; // no such process
+        Path old = file(dir, "20260101T000000Z-" + deadPid + ".jsonl", 100, now.minus(Duration.ofDays(40)));
+        Path a = file(dir, "20261101T000000Z-" + deadPid + ".jsonl", 1000, now.minus(Duration.ofDays(3)));
+        Path b = file(dir, "20261102T000000Z-" + deadPid + "-1.jsonl", 1000, now.minus(Duration.ofDays(2)));
+        Path c = file(dir, "20261103T000000Z-" + deadPid + "-2.jsonl", 1000, now.minus(Duration.ofDays(1)));
+        long me = ProcessHandle.current().pid();
+        Path mineOld = file(dir, "20261001T000000Z-" + me + ".jsonl", 1000, now.minus(Duration.ofDays(35)));
+        Path mine = file(dir, "20261104T000000Z-" + me + ".jsonl", 1000, now.minus(Duration.ofDays(35)));
+        Path cursor = dir.resolve(EventFollower.CURSOR);
+        Files.writeString(cursor, "{}");
+
+        List<Path> deleted = LedgerFiles.of(state).prune(Duration.ofDays(30), 2500, now);
+
+        // too old: the dead process's and this process's older file; then oldest first beyond 2500 bytes
+        assertThat(deleted).contains(old, mineOld, a);
+        assertThat(old).doesNotExist();
+        assertThat(mineOld).doesNotExist();
+        assertThat(a).doesNotExist();
+        assertThat(mine).exists(); // this live process's newest file, however old
+        assertThat(c).exists();
+        assertThat(cursor).exists();
+        assertThat(LedgerFiles.pidOf(b)).isEqualTo(deadPid);
+    }
+
+    @Test
+    void aSliceCarriesOpeningsStillOpenAndWhatFollowsForTheLeftStoppedRule() {
+        List<LedgerEntry> lines = List.of(
+                LedgerEntry.held(LedgerKind.HELD_OPEN, T0, "m", "m-app", "id1", LedgerEntry.WINDOW, "w-1", "nightly", null, null, null),
+                LedgerEntry.held(LedgerKind.HELD_OPEN, T0, "m", "m-db", "id2", LedgerEntry.WINDOW, "w-0", "nightly", null, null, null),
+                LedgerEntry.held(LedgerKind.HELD_CLOSE, T0.plusSeconds(10), "m", "m-db", "id2", LedgerEntry.WINDOW, "w-0", "nightly", null, null, null),
+                LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, T0, "_all", "ops", "x", null),
+                LedgerEntry.event(T0.plusSeconds(5), "other", "other-x", "id9", "start", null, null),
+                event(100),
+                event(130), // within LEFT_STOPPED_AFTER after the span
+                event(300));
+        try (Ledger l = Ledger.open(state)) {
+            lines.forEach(l::write);
+            l.flush(Duration.ofSeconds(10));
+        }
+        List<LedgerEntry> slice = LedgerFiles.of(state).slice(T0.plusSeconds(60), T0.plusSeconds(120), Set.of("m"));
+        assertThat(slice).extracting(LedgerEntry::kind).containsExactly(LedgerKind.HELD_OPEN, LedgerKind.FREEZE_OPEN,
+                LedgerKind.EVENT, LedgerKind.EVENT);
+        assertThat(slice.get(0).window()).isEqualTo("w-1");
+        assertThat(slice).noneMatch(e -> "other".equals(e.module()));
+    }
+
+    @Test
+    void anOldFileGivesARecentSliceOnlyItsOpeningsAndIsStillReadWhole() throws IOException {
+        try (Ledger l = Ledger.open(state)) {
+            l.write(LedgerEntry.held(LedgerKind.HELD_OPEN, T0, "m", "m-app", "id1", LedgerEntry.OPERATOR, null, null, "alice", "x", null));
+            l.write(event(1));
+            l.write(LedgerEntry.gap(T0.plusSeconds(2), T0.plusSeconds(3), "test"));
+            l.flush(Duration.ofSeconds(10));
+        }
+        Path f = onlyFile();
+        Files.setLastModifiedTime(f, FileTime.from(T0.plusSeconds(5)));
+        LedgerFiles files = LedgerFiles.of(state);
+        Instant later = T0.plus(Duration.ofDays(1));
+        List<LedgerEntry> slice = files.slice(later, later.plusSeconds(60), null);
+        assertThat(slice).extracting(LedgerEntry::kind).containsExactly(LedgerKind.HELD_OPEN); // still open; the gap is long past
+        assertThat(files.slice(T0, T0.plusSeconds(60), null)).hasSize(3);
+        assertThat(files.all()).hasSize(3);
+        assertThat(files.firstLineTime()).contains(T0);
+    }
+
+    @Test
+    void aDiskThatCannotBeWrittenNeverThrowsAndItsLossIsAGapOnceItCan() throws Exception {
+        Path dir = state.resolve(Ledger.DIR);
+        Files.writeString(dir, "not a directory"); // every write fails
+        try (Ledger l = Ledger.open(state)) {
+            l.write(event(0));
+            l.write(event(1));
+            l.flush(Duration.ofSeconds(5));
+            Files.delete(dir); // the disk takes lines again
+            l.write(event(2));
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> LedgerFiles.of(state).all().size() >= 2);
+        }
+        List<LedgerEntry> read = LedgerFiles.of(state).all();
+        assertThat(read.stream().filter(e -> e.kind() == LedgerKind.EVENT).map(LedgerEntry::containerId)).containsExactly("id2");
+        LedgerEntry gap = read.stream().filter(e -> e.kind() == LedgerKind.GAP).findFirst().orElseThrow();
+        assertThat(gap.reason()).isEqualTo("2 ledger lines dropped: the disk did not take them");
+        assertThat(gap.at()).isEqualTo(T0);
+    }
+
+    @Test
+    void noneWritesNothingAndNeverThrows() {
+        Ledger.NONE.write(event(1));
+        assertThat(Ledger.NONE.flush(Duration.ZERO)).isTrue();
+        Ledger.NONE.close();
+        assertThat(LedgerFiles.of(state).all()).isEmpty();
+        assertThat(LedgerFiles.of(state).firstLineTime()).isEmpty();
+    }
+
+    @Test
+    void callLinesCarryTheirCause() {
+        try (Ledger l = Ledger.open(state)) {
+            CallCause c = CallCause.window("w-1", "nightly");
+            l.write(LedgerEntry.call(T0, "m", "m-app", "id1", "stop", c.cause(), c.window(), c.schedule(), ME).ended(T0.plusSeconds(2), null, null));
+            l.flush(Duration.ofSeconds(10));
+        }
+        LedgerEntry e = LedgerFiles.of(state).all().get(0);
+        assertThat(e.cause()).isEqualTo("window:nightly");
+        assertThat(e.window()).isEqualTo("w-1");
+        assertThat(e.end()).isEqualTo(T0.plusSeconds(2));
+        assertThat(e.pid()).isEqualTo(ME.pid());
+        assertThat(CallCause.push("push-0000000002").cause()).isEqualTo("push-0000000002");
+    }
+
+    @Test
+    void aFileThatGrewIsReadOnFromWhereTheLastReadEnded() throws IOException {
+        LedgerFiles files = LedgerFiles.of(state);
+        try (Ledger l = Ledger.open(state)) {
+            for (int i = 0; i < 3; i++) l.write(event(i));
+            l.flush(Duration.ofSeconds(10));
+            assertThat(files.all()).hasSize(3);
+            Path f = onlyFile();
+            // half a line, as a reader may find a batch being written
+            String next = Ledger.line(Ledger.chainOf(Files.readAllLines(f).get(2)), event(3));
+            Files.writeString(f, next.substring(0, 30), StandardOpenOption.APPEND);
+            assertThat(files.all()).hasSize(3).noneMatch(e -> e.kind() == LedgerKind.GAP);
+            Files.writeString(f, next.substring(30) + "\n", StandardOpenOption.APPEND);
+            assertThat(files.all()).hasSize(4).allMatch(e -> e.kind() == LedgerKind.EVENT);
+        }
+    }
+
+    @Test
+    void aCallsBeginningGoesOnceItsEndIsWrittenAndStaysWhenItsProcessDiedInIt() {
+        LedgerEntry done = LedgerEntry.call(T0, "m", "m-app", "id1", "stop", "push-1", null, null, ME);
+        LedgerEntry died = LedgerEntry.call(T0.plusSeconds(5), "m", "m-app", "id1", "start", "push-1", null, null, ME);
+        try (Ledger l = Ledger.open(state)) {
+            l.write(done);
+            l.write(died);
+            l.write(done.ended(T0.plusSeconds(2), null, null));
+            l.flush(Duration.ofSeconds(10));
+        }
+        List<LedgerEntry> calls = LedgerFiles.of(state).all();
+        assertThat(calls).hasSize(2);
+        assertThat(calls.get(0).action()).isEqualTo("stop");
+        assertThat(calls.get(0).end()).isEqualTo(T0.plusSeconds(2));
+        assertThat(calls.get(1).action()).isEqualTo("start");
+        assertThat(calls.get(1).end()).isNull();
+    }
+
+    private static Path file(Path dir, String name, int bytes, Instant modified) throws IOException {
+        Path f = dir.resolve(name);
+        Files.write(f, "x".repeat(bytes).getBytes(StandardCharsets.UTF_8));
+        Files.setLastModifiedTime(f, FileTime.from(modified));
+        return f;
+    }
+}

@@ -1,0 +1,272 @@
+package io.mesh.ledger;
+
+import io.mesh.agent.AgentMain;
+import io.mesh.docker.DockerEngine;
+import io.mesh.testing.TestPolicy;
+import io.mesh.testing.AgentDaemonExtension;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.AuditChecker;
+import io.mesh.wire.AuditReport;
+import io.mesh.wire.AuditViolationKind;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.HeldRegistry;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
+import io.mesh.wire.WindowOutcome;
+import io.mesh.wire.WindowResult;
+import io.mesh.zk.MeshStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The ledger on a real Docker engine and a real ZooKeeper (decision 28; SPEC.md, "Audit"): what the daemon writes of
+ * a window, of a {@code docker start} by hand of a held container, and of a {@code docker stop} by hand while the agent
+ * was down, judged by {@link AuditChecker} as {@code mesh audit} judges it.
+ */
+@Tag("slow")
+class LedgerTest {
+    private static final String HOST = "host-a";
+    @RegisterExtension
+    @Order(1)
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    @Order(2)
+    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST);
+    private final DockerEngine docker = TestDocker.engine();
+    private final String module = TestDocker.uniqueModule("lg");
+    private final String app = module + "-app";
+
+    @AfterEach
+    void tearDown() {
+        agent.close();
+        TestDocker.clean(module);
+    }
+
+    private String spec(int stepSeconds) {
+        return "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  app:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    stop-timeout: 2s\n"
+                + "schedules:\n  sweep:\n    cron: \"30 3 * * *\"\n    timezone: UTC\n    while-stopped: [app]\n"
+                + "    step:\n      image: " + BUSYBOX + "\n      command: [sh, -c, \"sleep " + stepSeconds + "; echo swept\"]\n"
+                + "    timeout: 1m\n";
+    }
+
+    private void applied(String revision) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            ApplyReport r = new MeshStore(zk.client(), zk.paths()).report(HOST, module);
+            return r != null && r.outcome() == ApplyOutcome.APPLIED && revision.equals(r.revision());
+        });
+    }
+
+    /** @return the ledger's lines of the module since {@code from}, once one passes {@code until} */
+    private List<LedgerEntry> awaitLine(Instant from, Predicate<LedgerEntry> until) {
+        LedgerFiles files = LedgerFiles.of(agent.stateDir());
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            agent.daemon().ledger().ledger().flush(Duration.ofSeconds(2));
+            return files.slice(from, Instant.now(), Set.of(module)).stream().anyMatch(until);
+        });
+        return files.slice(from, Instant.now(), Set.of(module));
+    }
+
+    private static Predicate<LedgerEntry> event(String id, String action) {
+        return e -> e.kind() == LedgerKind.EVENT && id.equals(e.containerId()) && action.equals(e.action());
+    }
+
+    /** As {@code mesh audit} judges a span long after it: every window's left-stopped rule can be judged. */
+    private AuditReport audit(List<LedgerEntry> lines, Instant from, Instant to) {
+        return AuditChecker.check(HOST, lines, from, to, Set.of(module), Instant.now().plus(AuditChecker.LEFT_STOPPED_AFTER).plusSeconds(5));
+    }
+
+    @Test
+    void aWindowReadsCleanWithOneStopAndOneStart() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        WindowResult w = agent.daemon().runWindow(module, "sweep").get(90, TimeUnit.SECONDS);
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.SUCCEEDED);
+        List<LedgerEntry> lines = awaitLine(t0, e -> event(id, "start").test(e) && e.at().isAfter(w.startedAt()));
+
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "stop".equals(e.action()) && id.equals(e.containerId())
+                && "window:sweep".equals(e.cause()) && w.window().equals(e.window()) && e.end() != null);
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "create".equals(e.action()) && e.cause().startsWith("push-"));
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.HELD_OPEN && w.window().equals(e.window()) && id.equals(e.containerId()));
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.HELD_CLOSE && w.window().equals(e.window()));
+
+        AuditReport r = audit(lines, t0, Instant.now());
+        assertThat(r.violations()).as("violations: %s", r.violations()).isEmpty();
+        AuditReport.Item item = r.items().stream().filter(i -> i.id().equals(w.window())).findFirst().orElseThrow();
+        assertThat(item.type()).isEqualTo("window");
+        assertThat(item.status()).isEqualTo("ok");
+        assertThat(item.stops()).isEqualTo(1);
+        assertThat(item.starts()).isEqualTo(1);
+        assertThat(item.containers()).containsExactly(app);
+        assertThat(r.items()).anyMatch(i -> i.type().equals("apply"));
+    }
+
+    @Test
+    void aDockerStartByHandOfAHeldContainerIsTouchedWhileHeldAndOutsideMesh() throws Exception {
+        Instant t0 = Instant.now();
+        List<String> counted = new java.util.concurrent.CopyOnWriteArrayList<>();
+        agent.daemon().ledger().onViolation((m, kind) -> counted.add(m + " " + kind));
+        zk.setDesired(spec(10), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        Future<WindowResult> window = agent.daemon().runWindow(module, "sweep");
+        awaitLine(t0, event(id, "stop")); // the window stopped it: held now, for the step's 10 s
+        Instant byHand = Instant.now();
+        docker.client().startContainerCmd(id).exec();
+        WindowResult w = window.get(90, TimeUnit.SECONDS);
+        List<LedgerEntry> lines = awaitLine(t0, e -> event(id, "start").test(e) && e.at().isAfter(byHand.minusSeconds(1)));
+
+        AuditReport r = audit(lines, t0, Instant.now());
+        AuditReport.Violation touched = r.violations().stream().filter(v -> v.kind() == AuditViolationKind.TOUCHED_WHILE_HELD)
+                .findFirst().orElseThrow(() -> new AssertionError("no touched-while-held in " + r.violations()));
+        assertThat(touched.container()).isEqualTo(app);
+        assertThat(touched.item()).isEqualTo(w.window());
+        assertThat(touched.evidence().action()).isEqualTo("start");
+        assertThat(touched.evidence().containerId()).isEqualTo(id);
+        assertThat(touched.message()).contains("by no mesh call");
+        assertThat(r.violations()).anyMatch(v -> v.kind() == AuditViolationKind.OUTSIDE_MESH && v.at().equals(touched.at())
+                && v.evidence().equals(touched.evidence()));
+        assertThat(r.items().stream().filter(i -> i.id().equals(w.window())).findFirst().orElseThrow().status()).isEqualTo("violations");
+
+        // the daemon's continuous audit counts each once (mesh_audit_violations_total)
+        agent.daemon().ledger().audit(Instant.now());
+        agent.daemon().ledger().audit(Instant.now());
+        assertThat(counted).contains(module + " outside-mesh");
+        assertThat(counted.stream().filter(c -> c.equals(module + " touched-while-held"))).hasSize(1);
+    }
+
+    @Test
+    void aDockerStopWhileTheAgentWasDownIsReplayedNotAGap() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        awaitLine(t0, event(id, "start"));
+        agent.close();
+        Instant stopped = Instant.now();
+        docker.client().stopContainerCmd(id).withTimeout(2).exec(); // by hand, nobody following
+        Thread.sleep(3000);
+        agent.start(); // the same --state-dir, its anchor in ledger/cursor
+        List<LedgerEntry> lines = awaitLine(t0, event(id, "stop"));
+
+        assertThat(lines).noneMatch(e -> e.kind() == LedgerKind.GAP);
+        List<LedgerEntry> follows = LedgerFiles.of(agent.stateDir()).all().stream().filter(e -> e.kind() == LedgerKind.FOLLOW).toList();
+        assertThat(follows.get(0).reason()).startsWith("the ledger begins");
+        assertThat(follows).anyMatch(f -> f.reason().contains("no event was missed"));
+        AuditReport r = audit(lines, t0, Instant.now());
+        assertThat(r.violations()).noneMatch(v -> v.kind() == AuditViolationKind.GAP);
+        AuditReport.Violation outside = r.violations().stream()
+                .filter(v -> v.kind() == AuditViolationKind.OUTSIDE_MESH && v.evidence().action().equals("stop")).findFirst()
+                .orElseThrow(() -> new AssertionError("no outside-mesh stop in " + r.violations()));
+        assertThat(outside.evidence().containerId()).isEqualTo(id);
+        assertThat(outside.container()).isEqualTo(app);
+        assertThat(outside.at()).isAfter(stopped.minusSeconds(1));
+    }
+
+    @Test
+    void anOperatorHoldsStopAndAFreezeAreWrittenAndReadClean() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        HeldRegistry.hold(zk.client(), zk.paths(), HeldRecord.operator(HOST, module, app, null, ProcessRef.current("mesh-coordinator (test)"),
+                new HeldRecord.OperatorHold("alice", "disk swap OPS-12", Times.now(), null, Boolean.TRUE, null)));
+        awaitLine(t0, event(id, "stop"));
+        FreezeRecord f = new FreezeRecord("bob", "change freeze", Times.now(), Times.now().plusSeconds(3600));
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().freeze(module), Json.bytes(f));
+        awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_OPEN);
+        zk.client().delete().forPath(zk.paths().freeze(module));
+        awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_CLOSE);
+        HeldRegistry.release(zk.client(), zk.paths(), HOST, app);
+        List<LedgerEntry> lines = awaitLine(t0, e -> e.kind() == LedgerKind.EVENT && app.equals(e.container()) && "start".equals(e.action())
+                && lines(t0).stream().anyMatch(h -> h.kind() == LedgerKind.HELD_CLOSE) && e.at().isAfter(heldClose(t0)));
+
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.HELD_OPEN && LedgerEntry.OPERATOR.equals(e.holder()) && "alice".equals(e.by()));
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "stop".equals(e.action()) && "hold".equals(e.cause()));
+        assertThat(lines.stream().filter(e -> e.kind() == LedgerKind.FREEZE_OPEN)).hasSize(1);
+        AuditReport r = audit(lines, t0, Instant.now());
+        assertThat(r.violations()).as("violations: %s", r.violations()).isEmpty();
+        AuditReport.Item hold = r.items().stream().filter(i -> i.type().equals("hold")).findFirst().orElseThrow();
+        assertThat(hold.by()).isEqualTo("alice");
+        assertThat(hold.stops()).isEqualTo(1);
+        assertThat(hold.status()).isEqualTo("ok");
+        assertThat(r.items()).anyMatch(i -> i.type().equals("freeze") && "bob".equals(i.by()) && "ok".equals(i.status()));
+    }
+
+    @Test
+    void aWindowInASecondProcessWritesItsCallsBesideTheDaemonsAndReadsClean() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), AgentMain.class.getName(), "window",
+                "--host", HOST, "--zk", zk.connect(), "--module", module, "--schedule", "sweep", "--state-dir", agent.stateDir().toString(),
+                TestPolicy.HOST_NETWORK_FLAG).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(p.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isZero();
+        Instant ended = Instant.now();
+        List<LedgerEntry> lines = awaitLine(t0, e -> event(id, "start").test(e) && e.at().isAfter(ended.minusSeconds(10))
+                && lines(t0).stream().anyMatch(h -> h.kind() == LedgerKind.HELD_CLOSE));
+
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "stop".equals(e.action()) && "mesh-agent window".equals(e.process())
+                && e.pid() == p.pid());
+        assertThat(LedgerFiles.of(agent.stateDir()).files()).anyMatch(f -> f.getFileName().toString().contains("-" + p.pid()));
+        AuditReport r = audit(lines, t0, Instant.now());
+        assertThat(r.violations()).as("violations: %s", r.violations()).isEmpty();
+        AuditReport.Item w = r.items().stream().filter(i -> i.type().equals("window")).findFirst().orElseThrow();
+        assertThat(w.stops()).isEqualTo(1);
+        assertThat(w.starts()).isEqualTo(1);
+    }
+
+    @Test
+    void aFreezeThawedWhileTheAgentWasDownIsClosedWhenItStartsAgain() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        FreezeRecord f = new FreezeRecord("bob", "change freeze", Times.now(), null);
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().freeze(module), Json.bytes(f));
+        awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_OPEN);
+        agent.close();
+        zk.client().delete().forPath(zk.paths().freeze(module));
+        agent.start();
+        List<LedgerEntry> lines = awaitLine(t0, e -> e.kind() == LedgerKind.FREEZE_CLOSE);
+        assertThat(lines.stream().filter(e -> e.kind() == LedgerKind.FREEZE_CLOSE).findFirst().orElseThrow().reason())
+                .contains("ended while no agent of this host ran");
+        assertThat(LedgerFiles.of(agent.stateDir()).slice(Instant.now(), Instant.now(), Set.of(module)))
+                .noneMatch(e -> e.kind() == LedgerKind.FREEZE_OPEN);
+    }
+
+    private List<LedgerEntry> lines(Instant from) {
+        return LedgerFiles.of(agent.stateDir()).slice(from, Instant.now(), Set.of(module));
+    }
+
+    private Instant heldClose(Instant from) {
+        return lines(from).stream().filter(h -> h.kind() == LedgerKind.HELD_CLOSE).map(LedgerEntry::at).findFirst().orElse(Instant.MAX);
+    }
+}

@@ -179,7 +179,8 @@ public final class AgentDaemon implements AutoCloseable {
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
                 new DryRun(store, docker, config.host(), here.policy(), here.secrets()));
-        this.audits = new AuditRequests(client, config.paths(), config.host(), null, Clock.systemUTC());
+        // mesh audit reads this host's ledger, every process's files under --state-dir (decision 28)
+        this.audits = new AuditRequests(client, config.paths(), config.host(), ledger.files(), Clock.systemUTC());
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply,
                 module -> { // a hold released or expired ends the module's back-off: it tries at once
                     applier.tryAgainNow(module);
@@ -227,8 +228,8 @@ public final class AgentDaemon implements AutoCloseable {
     ScheduledExecutorService timer() { return timer; }
 
     /**
-     * Gives the audits of this host ({@code mesh audit}, {@code mesh why}) its ledger; until then, or with {@code null},
-     * each is answered {@code failed} with "no ledger" (decision 28).
+     * Gives the audits of this host ({@code mesh audit}, {@code mesh why}) another ledger than the daemon's own (tests);
+     * with {@code null}, each is answered {@code failed} with "no ledger" (decision 28).
      *
      * @param ledger this host's ledger, or {@code null}
      */
@@ -300,7 +301,7 @@ public final class AgentDaemon implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::lookForDeadWindows, look, look, TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
-        audits.start(); // mesh audit: the ledger's slice, read only (AuditRequests); "no ledger" until ledger(...)
+        audits.start(); // mesh audit: the ledger's slice, read only (AuditRequests)
         log.info("agent host={} zk-root={} reconcile-interval={}s apply-lock-wait={}ms policy=[{}] secrets-dir={} started", config.host(),
                 config.paths().root(), config.reconcileInterval().toSeconds(), config.applyLockWait().toMillis(), config.policy(),
                 config.secretsDir());

@@ -87,9 +87,22 @@ public final class DockerEvents implements AutoCloseable {
     private void loop() {
         while (!closed) {
             try {
+                java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
                 ResultCallback.Adapter<Event> cb = new ResultCallback.Adapter<>() {
                     @Override
                     public void onNext(Event e) { add(e); }
+
+                    @Override
+                    public void onComplete() {
+                        ended.countDown();
+                        super.onComplete();
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        ended.countDown();
+                        super.onError(t);
+                    }
                 };
                 current = TestDocker.engine().client().eventsCmd()
                         .withSince(String.valueOf(lastSecond))
@@ -97,7 +110,9 @@ public final class DockerEvents implements AutoCloseable {
                         .withLabelFilter(Labels.MODULE)
                         .exec(cb);
                 subscribed = true;
-                while (!closed && !cb.awaitCompletion(500, TimeUnit.MILLISECONDS)) {
+                // Our own latch, not cb.awaitCompletion(timeout): docker-java closes the stream when that times out,
+                // and each new subscription would lean on dockerd's 256-event buffer again.
+                while (!closed && !ended.await(500, TimeUnit.MILLISECONDS)) {
                     // streaming
                 }
             } catch (InterruptedException e) {

@@ -194,3 +194,10 @@ for i in 1 2 3; do
   DOCKER_HOST=$(engine $i) docker run --rm --network none "127.0.0.1:500$i/demo/busybox:1" true || fail "the pulled image does not run on fleet-$i"
   echo "fleet-$i: pulled and ran 127.0.0.1:500$i/demo/busybox:1"
 done
+
+say "mesh audit: the proof, from each engine's own events in its agent's ledger"
+deploy/bin/mesh audit --since 1h | tee "$state/audit.out" || fail "mesh audit found violations or gaps (exit $?)"
+for i in 1 2 3; do # each host's section begins with its name at the start of a line
+  awk -v h="fleet-$i" '/^[^ ]/ { in_h = ($1 == h) } in_h && /^  window  garbage-collect .* OK$/ { found=1 } END { exit !found }' \
+    "$state/audit.out" || fail "mesh audit does not list fleet-$i's garbage-collect window as ok"
+done

@@ -132,3 +132,8 @@ docker rmi -f $REG/demo/busybox:1 >/dev/null
 docker pull -q $REG/demo/busybox:1 || fail "the image did not pull back from the store"
 docker run --rm --network none $REG/demo/busybox:1 true || fail "the pulled image does not run"
 echo "pulled and ran $REG/demo/busybox:1"
+
+say "mesh audit: the proof, from the engine's own events in the agent's ledger"
+deploy/bin/mesh audit --since 1h | tee "$state/audit.out" || fail "mesh audit found violations or gaps (exit $?)"
+grep -q "^  window  garbage-collect .*stops 1 starts 1  OK$" "$state/audit.out" \
+  || fail "mesh audit does not list the garbage-collect window (one stop, one start) as ok"

@@ -35,6 +35,7 @@ final class AuditOutput {
             for (JsonNode i : items) {
                 List<String> parts = new ArrayList<>();
                 parts.add(pad(i.path("type").asText(), 6));
+                if (i.hasNonNull("schedule")) parts.add(i.path("schedule").asText());
                 parts.add(i.path("id").asText());
                 parts.add("module " + text(i.path("module")));
                 parts.add(text(i.path("from")) + ".." + (i.hasNonNull("to") ? text(i.path("to")) : "(open)"));

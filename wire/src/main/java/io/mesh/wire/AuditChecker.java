@@ -156,15 +156,18 @@ public final class AuditChecker {
         Map<String, String> itemStatus = new java.util.HashMap<>();
         for (Held h : held) {
             if (!LedgerEntry.WINDOW.equals(h.holder()) || !wanted.test(h.module()) || !h.overlaps(from, to)) continue;
-            if (h.to() == null || now.isBefore(h.to().plus(LEFT_STOPPED_AFTER))) {
+            if (h.to() == null) {
                 itemStatus.putIfAbsent(h.key(), "open");
                 continue;
             }
+            // Judged at the window's end + 60 s, or now if that is later than now: a container running again is ok
+            // at once; one still stopped is "open" until the 60 s have passed.
             Instant by = h.to().plus(LEFT_STOPPED_AFTER);
+            Instant upTo = now.isBefore(by) ? now : by;
             boolean stopped = false, running = true;
             LedgerEntry last = null;
             for (LedgerEntry e : events) {
-                if (e.at().isBefore(h.from()) || e.at().isAfter(by) || !h.container().equals(e.container())) continue;
+                if (e.at().isBefore(h.from()) || e.at().isAfter(upTo) || !h.container().equals(e.container())) continue;
                 switch (e.action()) {
                     case "die", "stop", "kill", "destroy" -> {
                         if (!e.at().isAfter(h.to())) stopped = true;
@@ -178,11 +181,14 @@ public final class AuditChecker {
                     default -> { }
                 }
             }
-            if (stopped && !running && !operatorHeldBetween(held, h.container(), h.to(), by)) {
-                violations.add(new Violation(AuditViolationKind.LEFT_STOPPED, h.module(), h.container(), h.to(), h.key(),
-                        h.container() + " was not running " + LEFT_STOPPED_AFTER.toSeconds() + " s after " + describe(h) + " ended at "
-                                + h.to(), last));
+            if (!stopped || running || operatorHeldBetween(held, h.container(), h.to(), by)) continue;
+            if (upTo.isBefore(by)) {
+                itemStatus.put(h.key(), "open");
+                continue;
             }
+            violations.add(new Violation(AuditViolationKind.LEFT_STOPPED, h.module(), h.container(), h.to(), h.key(),
+                    h.container() + " was not running " + LEFT_STOPPED_AFTER.toSeconds() + " s after " + describe(h) + " ended at "
+                            + h.to(), last));
         }
 
         for (LedgerEntry g : all) {

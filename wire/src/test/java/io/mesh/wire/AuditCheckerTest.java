@@ -152,6 +152,8 @@ class AuditCheckerTest {
         AuditReport r = AuditChecker.check("host-a", l, T0.minusSeconds(60), t(30), null, t(30));
         assertThat(r.violations()).isEmpty();
         assertThat(r.items()).singleElement().extracting(Item::status).isEqualTo("open");
+        AuditReport running = AuditChecker.check("host-a", cleanWindow(), T0.minusSeconds(60), t(30), null, t(30));
+        assertThat(running.items()).singleElement().extracting(Item::status).as("running again: ok before the 60 s").isEqualTo("ok");
     }
 
     @Test

@@ -502,7 +502,7 @@ public final class AgentDaemon implements AutoCloseable {
         FreezeRecord now = f != null && f.activeAt(ZkClock.now()) ? f : null;
         FreezeRecord was = now == null ? obeyed.remove(name) : obeyed.put(name, now);
         if (java.util.Objects.equals(was, now)) return;
-        Instant at = Times.now();
+        Instant at = ledger.ledger().now();
         if (was != null) ledger.ledger().write(LedgerEntry.freeze(LedgerKind.FREEZE_CLOSE, at, name, was.by(), was.reason(), was.until()));
         if (now != null) ledger.ledger().write(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, at, name, now.by(), now.reason(), now.until()));
     }

@@ -267,7 +267,8 @@ public final class AgentMain implements Runnable {
             AgentConfig config = common.config(Duration.ofSeconds(60), Duration.ofSeconds(2)); // a window makes no apply
             try (DockerEngine docker = common.docker();
                  CuratorFramework client = common.connect(config);
-                 Ledger ledger = Ledger.open(config.stateDir())) { // its calls, beside the daemon's (decision 28)
+                 Ledger ledger = Ledger.open(config.stateDir()).engineClock(() -> Ledger.engineTime(docker.client()))) {
+                // its calls, beside the daemon's, stamped by the engine's clock (decision 28)
                 docker.ping();
                 MeshStore store = new MeshStore(client, config.paths());
                 // A typo in --module or --schedule is bad usage: say so, write nothing.

@@ -47,7 +47,7 @@ public final class HoldConfirmation {
             HeldRecord confirmed = HeldRegistry.confirm(store.client(), store.paths(), h, Times.now());
             if (confirmed == null) continue;
             // In force from now: the ledger's held interval opens with the confirmation (decision 28).
-            section.ledger().write(LedgerEntry.held(LedgerKind.HELD_OPEN, Times.now(), h.module(), h.container(), h.containerId(),
+            section.ledger().write(LedgerEntry.held(LedgerKind.HELD_OPEN, section.ledger().now(), h.module(), h.container(), h.containerId(),
                     LedgerEntry.OPERATOR, null, null, h.hold().by(), h.hold().reason(), h.hold().until()));
             log.info("operator hold host={} container={} confirmed (by {}: {}, until {}{}): in force from now", host, h.container(),
                     h.hold().by(), h.hold().reason(), h.hold().until() == null ? "released" : h.hold().until(),

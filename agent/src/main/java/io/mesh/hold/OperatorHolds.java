@@ -97,7 +97,7 @@ public final class OperatorHolds implements AutoCloseable {
     }
 
     private void heldClose(HeldRecord h, String why) {
-        ledger.write(LedgerEntry.held(LedgerKind.HELD_CLOSE, Times.now(), h.module(), h.container(), h.containerId(),
+        ledger.write(LedgerEntry.held(LedgerKind.HELD_CLOSE, ledger.now(), h.module(), h.container(), h.containerId(),
                 LedgerEntry.OPERATOR, null, null, h.hold().by(), why, h.hold().until()));
     }
 

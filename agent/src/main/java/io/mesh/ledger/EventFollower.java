@@ -105,7 +105,7 @@ public final class EventFollower implements AutoCloseable {
 
     /** One subscription: the replay from the anchor, then live until the stream breaks or {@link #close}. */
     private void follow() throws InterruptedException {
-        Instant now = Instant.now();
+        Instant now = ledger.now(); // the engine's clock: an until ahead of it would hold the replay open until then
         String until = stamp(now.getEpochSecond() * 1_000_000_000L + now.getNano());
         Anchor a = anchor;
         if (a == null) {

@@ -54,6 +54,16 @@ public class Ledger implements AutoCloseable {
     /** The suffix every line ends with, before its 16 hex digits and {@code "}}. */
     static final String CHAIN = ",\"chain\":\"";
 
+    /** How long {@link #writeAhead} waits for its line to be on disk, at most, before the call goes on anyway. */
+    public static final Duration AHEAD_WAIT = Duration.ofMillis(200);
+    /**
+     * A difference between the engine's clock and this host's below this is the same clock read twice (one kernel),
+     * and is not applied: stamps stay this host's clock, exact.
+     */
+    static final Duration CLOCK_FLOOR = Duration.ofMillis(500);
+    /** How often the engine's clock is read again. */
+    static final Duration CLOCK_EVERY = Duration.ofMinutes(1);
+
     /** A ledger that writes nothing: tests and callers that have none. */
     public static final Ledger NONE = new Ledger();
 
@@ -69,6 +79,12 @@ public class Ledger implements AutoCloseable {
     private final AtomicReference<Instant> firstDrop = new AtomicReference<>();
     private final Object flushed = new Object();
     private volatile boolean closed;
+    /** Callers waiting in {@link #writeAhead}: the writer then writes what it has without waiting for a fuller batch. */
+    private final java.util.concurrent.atomic.AtomicInteger urgent = new java.util.concurrent.atomic.AtomicInteger();
+    /** The engine's clock minus this host's, in ns, when it is at least {@link #CLOCK_FLOOR}; else 0. */
+    private volatile long engineOffsetNanos;
+    private volatile java.util.function.Supplier<Instant> engineTime;
+    private long clockMeasuredAt = Long.MIN_VALUE; // the writer thread's own, System.nanoTime()
     private volatile long written;
     private volatile long accepted;
 
@@ -140,6 +156,77 @@ public class Ledger implements AutoCloseable {
     }
 
     /**
+     * Stamps the ledger's lines by the engine's clock (decision 28: calls and events are compared on one clock, and
+     * Docker stamps events by its own): the engine's time is read now and every minute by the writer, and the
+     * difference applied when it is at least {@link #CLOCK_FLOOR} (an engine on another host, or a host clock faked).
+     *
+     * @param engine reads the engine's time ({@code docker info}'s {@code SystemTime}); its failure leaves the last
+     *               difference as it was
+     * @return this ledger
+     */
+    public Ledger engineClock(java.util.function.Supplier<Instant> engine) {
+        this.engineTime = engine;
+        measureClock();
+        return this;
+    }
+
+    /**
+     * @param docker an engine's client
+     * @return the engine's time now ({@code docker info}'s {@code SystemTime}), or {@code null} when it gives none
+     */
+    public static Instant engineTime(com.github.dockerjava.api.DockerClient docker) {
+        String t = docker.infoCmd().exec().getSystemTime();
+        return t == null || t.isBlank() ? null : java.time.OffsetDateTime.parse(t).toInstant();
+    }
+
+    /** @return now by the engine's clock, as this ledger stamps its lines (this host's clock until known) */
+    public Instant now() {
+        long o = engineOffsetNanos;
+        Instant n = Instant.now();
+        return o == 0 ? n : n.plusNanos(o);
+    }
+
+    private void measureClock() {
+        java.util.function.Supplier<Instant> e = engineTime;
+        if (e == null) return;
+        try {
+            long t0 = System.nanoTime();
+            Instant before = Instant.now();
+            Instant engine = e.get();
+            long rtt = System.nanoTime() - t0;
+            if (engine == null) return;
+            long offset = Duration.between(before.plusNanos(rtt / 2), engine).toNanos();
+            long was = engineOffsetNanos;
+            engineOffsetNanos = Math.abs(offset) >= CLOCK_FLOOR.toNanos() ? offset : 0;
+            if ((engineOffsetNanos == 0) != (was == 0)) {
+                log.warn("ledger: the Docker engine's clock is {} ms from this host's; the ledger stamps its lines by the engine's",
+                        offset / 1_000_000);
+            }
+        } catch (RuntimeException ex) {
+            log.debug("ledger: the engine's clock not read: {}", ex.toString());
+        }
+    }
+
+    /**
+     * Writes a line and waits, at most {@link #AHEAD_WAIT}, until it is on disk: a call's line written ahead of the
+     * call (decision 28), so that a process killed in the call, or before the writer's next batch, still accounts for
+     * what it did. Never throws; a disk slower than the wait leaves the line queued and the call goes on.
+     *
+     * @param e the line
+     * @return true when it is on disk
+     */
+    public boolean writeAhead(LedgerEntry e) {
+        if (queue == null || e == null) return true;
+        urgent.incrementAndGet();
+        try {
+            write(e);
+            return flush(AHEAD_WAIT);
+        } finally {
+            urgent.decrementAndGet();
+        }
+    }
+
+    /**
      * Waits until every line queued so far is on disk (tests, and a caller about to read its own lines).
      *
      * @param max the longest wait
@@ -178,6 +265,9 @@ public class Ledger implements AutoCloseable {
     }
 
     private void drain() {
+        // Jackson builds a type's serializer at its first use (a few hundred ms on a cold JVM): here, not in the first
+        // call's written-ahead line.
+        line("", LedgerEntry.follow(Instant.EPOCH, "warm-up"));
         List<LedgerEntry> batch = new ArrayList<>(BATCH_LINES);
         while (true) {
             try {
@@ -188,7 +278,7 @@ public class Ledger implements AutoCloseable {
                     long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BATCH_MS);
                     while (batch.size() < BATCH_LINES) {
                         long left = until - System.nanoTime();
-                        LedgerEntry next = left <= 0 ? queue.poll() : queue.poll(left, TimeUnit.NANOSECONDS);
+                        LedgerEntry next = left <= 0 || urgent.get() > 0 ? queue.poll() : queue.poll(left, TimeUnit.NANOSECONDS);
                         if (next == null) break;
                         batch.add(next);
                     }
@@ -196,6 +286,10 @@ public class Ledger implements AutoCloseable {
             } catch (InterruptedException e) {
                 if (!closed) continue; // nobody interrupts this thread but a dying JVM
                 queue.drainTo(batch);
+            }
+            if (engineTime != null && System.nanoTime() - clockMeasuredAt > CLOCK_EVERY.toNanos()) {
+                clockMeasuredAt = System.nanoTime();
+                measureClock();
             }
             long lost = dropped.getAndSet(0);
             if (lost > 0) {

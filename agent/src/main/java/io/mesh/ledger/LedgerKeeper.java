@@ -69,6 +69,7 @@ public final class LedgerKeeper implements AutoCloseable {
     public LedgerKeeper(String host, Path stateDir, DockerClient docker, Duration maxAge, long maxBytes) {
         this.host = host;
         this.ledger = Ledger.open(stateDir);
+        if (docker != null) ledger.engineClock(() -> Ledger.engineTime(docker));
         this.files = LedgerFiles.of(stateDir);
         this.follower = docker == null ? null : new EventFollower(docker, ledger);
         this.maxAge = maxAge;
@@ -120,7 +121,7 @@ public final class LedgerKeeper implements AutoCloseable {
         timer.execute(() -> {
             try {
                 ledger.flush(Duration.ofSeconds(2));
-                Instant now = Instant.now();
+                Instant now = ledger.now();
                 for (io.mesh.wire.LedgerEntry e : files.slice(now, now, null)) {
                     boolean operator = e.kind() == io.mesh.wire.LedgerKind.HELD_OPEN && io.mesh.wire.LedgerEntry.OPERATOR.equals(e.holder());
                     if (!operator && e.kind() != io.mesh.wire.LedgerKind.FREEZE_OPEN || !e.at().isBefore(now) || stillOpen.test(e)) continue;
@@ -152,7 +153,7 @@ public final class LedgerKeeper implements AutoCloseable {
      * @return the report
      */
     public AuditReport audit() {
-        return audit(Instant.now().minus(AUDIT_LAG));
+        return audit(ledger.now().minus(AUDIT_LAG)); // the ledger's clock: the engine's
     }
 
     /**

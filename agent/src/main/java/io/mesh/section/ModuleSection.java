@@ -275,9 +275,9 @@ public final class ModuleSection implements AutoCloseable {
                 name = names.get(id);
             }
             CallCause c = cause;
-            LedgerEntry e = LedgerEntry.call(Instant.now(), module, name, id, op, c == null ? null : c.cause(), c == null ? null : c.window(),
+            LedgerEntry e = LedgerEntry.call(ledger.now(), module, name, id, op, c == null ? null : c.cause(), c == null ? null : c.window(),
                     c == null ? null : c.schedule(), who);
-            ledger.write(e);
+            ledger.writeAhead(e);
             return e;
         } catch (RuntimeException e) {
             log.debug("ledger: call {} not recorded: {}", op, e.toString());
@@ -292,7 +292,7 @@ public final class ModuleSection implements AutoCloseable {
             if (id == null && result instanceof String s) id = s; // a create's new id
             if (id != null && call.container() != null) names.put(id, call.container());
             if (m.getName().equals("rename") && id != null && error == null && args[1] instanceof String to) names.put(id, to); // from now on
-            ledger.write(call.ended(Instant.now(), id, error == null ? null : String.valueOf(error.getMessage())));
+            ledger.write(call.ended(ledger.now(), id, error == null ? null : String.valueOf(error.getMessage())));
         } catch (RuntimeException e) {
             log.debug("ledger: call {} not recorded: {}", call.action(), e.toString());
         }

@@ -400,8 +400,11 @@ public final class WindowRunner {
     /** The ledger's held interval of each held container, as its nodes are published or deleted (decision 28). */
     private void heldLines(LedgerKind kind, String module, String schedule, String windowId, List<String[]> nodes) {
         for (String[] n : nodes) {
-            context.ledger().write(LedgerEntry.held(kind, Times.now(), module, n[0], n[1], LedgerEntry.WINDOW, windowId, schedule,
-                    null, null, null));
+            LedgerEntry e = LedgerEntry.held(kind, context.ledger().now(), module, n[0], n[1], LedgerEntry.WINDOW, windowId, schedule,
+                    null, null, null);
+            // An opening is on disk before the first stop, as a call's line is (decision 28).
+            if (kind == LedgerKind.HELD_OPEN) context.ledger().writeAhead(e);
+            else context.ledger().write(e);
         }
     }
 

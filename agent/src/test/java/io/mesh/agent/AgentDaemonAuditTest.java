@@ -55,14 +55,20 @@ class AgentDaemonAuditTest {
     }
 
     @Test
-    void withoutALedgerItAnswersFailedAndWithOneItAnswersFromIt() throws Exception {
-        AuditAnswer none = answered(ask(0));
+    void itAnswersFromItsOwnLedgerWithoutOneFailedAndFromAnotherOneGiven() throws Exception {
+        AuditAnswer own = answered(ask(0));
+        assertThat(own.state()).as("the daemon's own ledger, under its --state-dir").isEqualTo(AuditState.ANSWERED);
+        assertThat(Json.read(zk.client().getData().forPath(zk.paths().auditPage(ZkPaths.auditName(0), HOST, 0)), AuditPage.class).lines())
+                .as("the daemon's follower began the ledger").anySatisfy(l -> assertThat(l.kind()).isEqualTo(io.mesh.wire.LedgerKind.FOLLOW));
+
+        agent.daemon().ledger(null);
+        AuditAnswer none = answered(ask(1));
         assertThat(none.state()).isEqualTo(AuditState.FAILED);
         assertThat(none.error()).startsWith("no ledger: the agent of " + HOST + " keeps no ledger");
 
         List<LedgerEntry> lines = List.of(LedgerEntry.follow(Times.now().minusSeconds(30), "the engine's buffer reached back"));
         agent.daemon().ledger((from, to, modules) -> lines);
-        String audit = ask(1);
+        String audit = ask(2);
         AuditAnswer a = answered(audit);
         assertThat(a.state()).isEqualTo(AuditState.ANSWERED);
         assertThat(Json.read(zk.client().getData().forPath(zk.paths().auditPage(audit, HOST, 0)), AuditPage.class).lines()).isEqualTo(lines);

@@ -338,6 +338,27 @@ class FleetHistoryIT {
         return p.length > index ? p[index] : "";
     }
 
+    /**
+     * {@code GET /v1/audit?<query>} of the product (SPEC.md "Audit"), asked again until {@code done} holds of its answer
+     * or 60 s have passed: the ledger follows the engine's events a moment behind them.
+     *
+     * @return the last answer's JSON
+     */
+    static JsonNode productAudit(Fleet fleet, String query, Predicate<JsonNode> done) throws InterruptedException {
+        long until = System.currentTimeMillis() + 60_000;
+        JsonNode last = null;
+        while (System.currentTimeMillis() < until) {
+            Answer a = send(fleet.coordinators(), 0, "GET", "/v1/audit?timeout=10s&" + query, null, Map.of());
+            if (a.status() == 200) {
+                last = a.json();
+                if (done.test(last)) return last;
+            }
+            Thread.sleep(1000);
+        }
+        assertThat(last).as("GET /v1/audit?" + query + " answered").isNotNull();
+        return last;
+    }
+
     // -----------------------------------------------------------------------------------------------------------
     // The checker is not blind.
 
@@ -387,6 +408,26 @@ class FleetHistoryIT {
             assertThat(c.held).as("held intervals").hasSize(1);
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(storeName).contains("started while its window's step could still run"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains("two windows' steps of " + module + " ran at once"));
+
+            // The product's checker, from the host's own ledger (SPEC.md "Audit"): the same rogue start, named by its event.
+            Instant from = Instant.ofEpochMilli(c.held.get(0).fromMs).minusSeconds(60);
+            JsonNode audit = productAudit(fleet, "host=" + host + "&module=" + module + "&since=" + from,
+                    a -> a.path("hosts").path(0).path("violations").size() >= 2);
+            System.out.println("history (planted) audit: " + audit);
+            assertThat(audit.path("exit").asInt()).as("mesh audit's exit").isEqualTo(1);
+            JsonNode found = audit.path("hosts").path(0).path("violations");
+            for (String kind : List.of("touched-while-held", "outside-mesh")) {
+                assertThat(found).as(kind).anySatisfy(v -> {
+                    assertThat(v.path("kind").asText()).isEqualTo(kind);
+                    assertThat(v.path("container").asText()).isEqualTo(storeName);
+                    assertThat(v.path("evidence").path("kind").asText()).isEqualTo("event");
+                    assertThat(v.path("evidence").path("action").asText()).isEqualTo("start");
+                });
+            }
+            assertThat(found).as("the rogue step container").anySatisfy(v -> {
+                assertThat(v.path("kind").asText()).isEqualTo("outside-mesh");
+                assertThat(v.path("container").asText()).isEqualTo(module + ".rogue");
+            });
         } finally {
             rec.values().forEach(EngineEvents::close);
             if (fake != null) {
@@ -815,6 +856,24 @@ class FleetHistoryIT {
                     .withGroup(mods.stream().filter(x -> x.group != null).map(x -> x.name).collect(Collectors.toSet()), GROUP_LIMIT)
                     .withSecrets(secretValues).withRollout(rolled.name, ROLLOUT_PARALLEL).run();
             violations.addAll(checks.violations);
+            // The product's checker over the agents' ledgers (SPEC.md "Audit"; decision 28), the same span: the promise's
+            // kinds must be as empty there as here; outside-mesh (dockerd's restarts start containers by their policy,
+            // a rogue's hand) and gaps (an engine restarted) are counted, not judged.
+            Map<String, Integer> audited = new TreeMap<>();
+            JsonNode audit = productAudit(fleet, "since=" + Instant.ofEpochMilli(runStart).minusSeconds(30), a -> true);
+            for (JsonNode h : audit.path("hosts")) {
+                if (h.hasNonNull("error")) violations.add("mesh audit: " + h.path("host").asText() + " gave no ledger: " + h.path("error").asText());
+                for (JsonNode v : h.path("violations")) {
+                    String kind = v.path("kind").asText();
+                    if (v.hasNonNull("module") && !ours.test(v.path("module").asText())) continue;
+                    audited.merge(kind, 1, Integer::sum);
+                    if (kind.equals("touched-while-held") || kind.equals("left-stopped") || kind.equals("changed-while-frozen")) {
+                        violations.add("mesh audit on " + h.path("host").asText() + ": " + kind + ": " + v.path("message").asText()
+                                + " (evidence " + v.path("evidence") + ")");
+                    }
+                }
+            }
+            System.out.println("history audit: exit=" + audit.path("exit").asInt() + " violations by kind " + audited);
             // A module a container Docker cannot remove keeps from converging on a host (the end state tolerated it,
             // from dockerd's log) cannot end its pushes applied there either.
             violations.addAll(pushesApplied(coordinators, changes, paths, ours).stream()

@@ -1,0 +1,63 @@
+package io.mesh.ledger;
+
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.ProcessRef;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The ledger's clock and its written-ahead lines (decision 28): lines are stamped by the engine's clock when it is
+ * another than this host's, and a call's line is on disk before {@link Ledger#writeAhead} returns.
+ */
+class LedgerClockTest {
+    @TempDir
+    Path state;
+
+    @Test
+    void anEngineFiveMinutesAheadStampsTheLinesFiveMinutesAhead() {
+        try (Ledger l = Ledger.open(state).engineClock(() -> Instant.now().plus(Duration.ofMinutes(5)))) {
+            Duration off = Duration.between(Instant.now(), l.now());
+            assertThat(off).isBetween(Duration.ofMinutes(5).minusSeconds(2), Duration.ofMinutes(5).plusSeconds(2));
+        }
+    }
+
+    @Test
+    void theSameClockReadTwiceIsNotAnOffset() {
+        try (Ledger l = Ledger.open(state).engineClock(() -> Instant.now().plusMillis(120))) {
+            Instant before = Instant.now();
+            Instant stamp = l.now();
+            assertThat(Duration.between(before, stamp)).isLessThan(Duration.ofMillis(100));
+        }
+    }
+
+    @Test
+    void anEngineThatDoesNotAnswerLeavesThisHostsClock() {
+        try (Ledger l = Ledger.open(state).engineClock(() -> { throw new IllegalStateException("dockerd down"); })) {
+            assertThat(Duration.between(Instant.now(), l.now()).abs()).isLessThan(Duration.ofMillis(100));
+        }
+    }
+
+    @Test
+    void aLineWrittenAheadIsOnDiskWhenWriteAheadReturns() throws Exception {
+        try (Ledger l = Ledger.open(state)) {
+            for (int i = 0; i < 5; i++) {
+                LedgerEntry e = LedgerEntry.call(l.now(), "store", "store-registry", "id" + i, "stop", "push-0000000001", null, null,
+                        new ProcessRef(1, "test"));
+                long t0 = System.nanoTime();
+                boolean onDisk = l.writeAhead(e);
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                // not a timing assertion: a batch's 200 ms wait would show here as every call's cost
+                System.out.println("writeAhead " + i + ": " + ms + " ms, on disk " + onDisk);
+                if (!onDisk) assertThat(l.flush(Duration.ofSeconds(10))).as("a slow disk: the line is on disk later").isTrue();
+                assertThat(Files.readString(l.currentFile())).contains("\"containerId\":\"id" + i + "\"");
+            }
+        }
+    }
+}

@@ -162,7 +162,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
         this.fences = journal.fences();
-        this.ledger = new LedgerKeeper(config.host(), config.stateDir(), docker instanceof DockerEngine d ? d.client() : null,
+        this.ledger = new LedgerKeeper(config.host(), config.stateDir(), docker instanceof DockerEngine d ? d.events() : null,
                 LedgerFiles.MAX_AGE, LedgerFiles.MAX_BYTES);
         HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets(), ledger.ledger());
         this.applier = new Applier(here, config.applyLockWait());

@@ -267,7 +267,7 @@ public final class AgentMain implements Runnable {
             AgentConfig config = common.config(Duration.ofSeconds(60), Duration.ofSeconds(2)); // a window makes no apply
             try (DockerEngine docker = common.docker();
                  CuratorFramework client = common.connect(config);
-                 Ledger ledger = Ledger.open(config.stateDir()).engineClock(() -> Ledger.engineTime(docker.client()))) {
+                 Ledger ledger = Ledger.open(config.stateDir()).engineClock(docker.events()::engineTime)) {
                 // its calls, beside the daemon's, stamped by the engine's clock (decision 28)
                 docker.ping();
                 MeshStore store = new MeshStore(client, config.paths());

@@ -160,6 +160,9 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     public DockerClient client() { return waits; }
 
+    /** @return the engine's container events and clock, as the ledger reads them (decision 28) */
+    public EngineEvents events() { return new EngineEvents(waits); }
+
     /**
      * Runs a synchronous docker-java call on this thread, abandoning it after {@code limit}.
      *

@@ -1,8 +1,7 @@
 package io.mesh.ledger;
 
-import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.async.ResultCallback;
-import com.github.dockerjava.api.model.Event;
+import io.mesh.docker.EngineEvents;
+import io.mesh.docker.EngineEvents.ContainerEvent;
 import io.mesh.docker.Labels;
 import io.mesh.wire.DurableFile;
 import io.mesh.wire.Json;
@@ -46,12 +45,12 @@ public final class EventFollower implements AutoCloseable {
      * @param timeNano the engine's time of it, in ns since the epoch
      */
     public record Anchor(String id, String action, long timeNano) {
-        boolean is(Event e) {
-            return id.equals(e.getId()) && action.equals(EventFollower.action(e)) && e.getTimeNano() != null && e.getTimeNano() == timeNano;
+        boolean is(ContainerEvent e) {
+            return id.equals(e.id()) && action.equals(e.action()) && e.timeNano() == timeNano;
         }
     }
 
-    private final DockerClient client;
+    private final EngineEvents engine;
     private final Ledger ledger;
     private final Path cursor;
     private final Thread thread;
@@ -63,15 +62,15 @@ public final class EventFollower implements AutoCloseable {
     private volatile boolean dirty;
     private volatile long lastPersist;
     private volatile boolean closed;
-    private volatile ResultCallback.Adapter<Event> live;
+    private volatile EngineEvents.Live live;
     private volatile int subscriptions;
 
     /**
-     * @param client the engine's docker-java client (no response timeout: the stream may be quiet for long)
+     * @param engine the engine's events
      * @param ledger this process's ledger
      */
-    public EventFollower(DockerClient client, Ledger ledger) {
-        this.client = client;
+    public EventFollower(EngineEvents engine, Ledger ledger) {
+        this.engine = engine;
         this.ledger = ledger;
         this.cursor = ledger.dir().resolve(CURSOR);
         this.anchor = readCursor(cursor);
@@ -106,37 +105,20 @@ public final class EventFollower implements AutoCloseable {
     /** One subscription: the replay from the anchor, then live until the stream breaks or {@link #close}. */
     private void follow() throws InterruptedException {
         Instant now = ledger.now(); // the engine's clock: an until ahead of it would hold the replay open until then
-        String until = stamp(now.getEpochSecond() * 1_000_000_000L + now.getNano());
         Anchor a = anchor;
         if (a == null) {
             ledger.write(LedgerEntry.follow(now, "the ledger begins: no anchor in " + cursor + "; events from now on"));
         } else {
-            List<Event> replay = new ArrayList<>();
-            ResultCallback.Adapter<Event> cb = new ResultCallback.Adapter<>() {
-                @Override
-                public void onNext(Event e) {
-                    synchronized (replay) {
-                        replay.add(e);
-                    }
-                }
-            };
-            client.eventsCmd().withSince(stamp(a.timeNano())).withUntil(until).withEventTypeFilter("container").exec(cb);
-            if (!cb.awaitCompletion(REPLAY_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                try {
-                    cb.close();
-                } catch (IOException ignored) {
-                    // closing a stream that did not end
-                }
+            List<ContainerEvent> got;
+            try {
+                got = engine.between(a.timeNano(), now.getEpochSecond() * 1_000_000_000L + now.getNano(), REPLAY_WAIT);
+            } catch (java.util.concurrent.TimeoutException e) {
                 throw new IllegalStateException("the engine did not answer the events since " + time(a.timeNano()) + " within " + REPLAY_WAIT);
-            }
-            List<Event> got;
-            synchronized (replay) {
-                got = new ArrayList<>(replay);
             }
             boolean found = got.stream().anyMatch(a::is);
             Instant anchorAt = time(a.timeNano());
             if (!found) {
-                Instant first = got.isEmpty() || got.get(0).getTimeNano() == null ? now : time(got.get(0).getTimeNano());
+                Instant first = got.isEmpty() ? now : time(got.get(0).timeNano());
                 if (first.isBefore(anchorAt)) first = anchorAt;
                 ledger.write(LedgerEntry.gap(anchorAt, first, "the engine no longer had the last event the ledger saw ("
                         + a.action() + " of " + a.id() + " at " + anchorAt + "): dockerd restarted, or more than its 256 buffered events"
@@ -145,64 +127,39 @@ public final class EventFollower implements AutoCloseable {
             ledger.write(LedgerEntry.follow(now, found ? "the engine's buffer reached back to the anchor at " + anchorAt
                     + ": no event was missed (" + got.size() + " replayed)" : "from " + (got.isEmpty() ? "now" : "the engine's oldest event")
                     + "; the span since the anchor at " + anchorAt + " is a gap"));
-            for (Event e : got) handle(e);
+            for (ContainerEvent e : got) handle(e);
         }
-        // Its own latch: docker-java's awaitCompletion(timeout) closes the stream when it times out (3.7.1).
-        java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
-        ResultCallback.Adapter<Event> cb = new ResultCallback.Adapter<>() {
-            @Override
-            public void onNext(Event e) { handle(e); }
-
-            @Override
-            public void onError(Throwable t) {
-                failed.compareAndSet(null, t);
-                ended.countDown();
-                super.onError(t);
-            }
-
-            @Override
-            public void onComplete() {
-                ended.countDown();
-                super.onComplete();
-            }
-        };
-        live = cb;
-        client.eventsCmd().withSince(until).withEventTypeFilter("container").exec(cb);
+        EngineEvents.Live stream = engine.follow(now.getEpochSecond() * 1_000_000_000L + now.getNano(), this::handle);
+        live = stream;
         subscriptions++;
         try {
-            while (!closed && !ended.await(500, TimeUnit.MILLISECONDS)) persist(false);
+            while (!closed && !stream.awaitEnd(500)) persist(false);
             if (!closed) {
-                Throwable t = failed.get();
+                Throwable t = stream.failure();
                 log.warn("ledger: the engine's event stream ended ({}); following again from the anchor", t == null ? "closed by the engine" : t.toString());
             }
         } finally {
             live = null;
-            try {
-                cb.close();
-            } catch (IOException ignored) {
-                // the stream is gone either way
-            }
+            stream.close();
         }
     }
 
-    private void handle(Event e) {
+    private void handle(ContainerEvent e) {
         try {
-            String action = action(e);
-            if (e.getId() == null || action == null || e.getTimeNano() == null) return;
+            String action = e.action();
             synchronized (seen) {
-                if (seen.put(e.getId() + "|" + action + "|" + e.getTimeNano(), Boolean.TRUE) != null) return;
+                if (seen.put(e.id() + "|" + action + "|" + e.timeNano(), Boolean.TRUE) != null) return;
             }
             Anchor a = anchor;
-            if (a == null || e.getTimeNano() >= a.timeNano()) {
-                anchor = new Anchor(e.getId(), action, e.getTimeNano());
+            if (a == null || e.timeNano() >= a.timeNano()) {
+                anchor = new Anchor(e.id(), action, e.timeNano());
                 dirty = true;
             }
-            Map<String, String> attrs = e.getActor() == null || e.getActor().getAttributes() == null ? Map.of() : e.getActor().getAttributes();
+            Map<String, String> attrs = e.attributes();
             String module = attrs.get(Labels.MODULE);
             // exec and health events are no touch of a container (AuditChecker.TOUCH) and come every few seconds
             if (module == null || action.startsWith("exec_") || action.startsWith("health_status")) return;
-            ledger.write(LedgerEntry.event(time(e.getTimeNano()), module, attrs.get("name"), e.getId(), action, attrs.get(Labels.WINDOW),
+            ledger.write(LedgerEntry.event(time(e.timeNano()), module, attrs.get("name"), e.id(), action, attrs.get(Labels.WINDOW),
                     attrs.get("exitCode")));
         } catch (RuntimeException ex) {
             log.debug("ledger: event not recorded: {}", ex.toString());
@@ -238,14 +195,8 @@ public final class EventFollower implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        ResultCallback.Adapter<Event> cb = live;
-        if (cb != null) {
-            try {
-                cb.close();
-            } catch (IOException ignored) {
-                // closing
-            }
-        }
+        EngineEvents.Live l = live;
+        if (l != null) l.close();
         try {
             thread.join(2000); // the live stream's wait sees closed within 500 ms
             if (thread.isAlive()) { // in the replay's wait: an interrupt ends it
@@ -258,17 +209,9 @@ public final class EventFollower implements AutoCloseable {
         persist(true);
     }
 
-    static String action(Event e) {
-        return e.getAction() != null ? e.getAction() : e.getStatus();
-    }
-
+    /** @return an engine's time in ns since the epoch, as an instant */
     static Instant time(long timeNano) {
         return Instant.ofEpochSecond(timeNano / 1_000_000_000L, timeNano % 1_000_000_000L);
-    }
-
-    /** @return the engine's {@code since}/{@code until} form of a time: {@code <seconds>.<nanoseconds>} */
-    static String stamp(long timeNano) {
-        return String.format("%d.%09d", timeNano / 1_000_000_000L, timeNano % 1_000_000_000L);
     }
 
     private static void sleep(long ms) {

@@ -170,15 +170,6 @@ public class Ledger implements AutoCloseable {
         return this;
     }
 
-    /**
-     * @param docker an engine's client
-     * @return the engine's time now ({@code docker info}'s {@code SystemTime}), or {@code null} when it gives none
-     */
-    public static Instant engineTime(com.github.dockerjava.api.DockerClient docker) {
-        String t = docker.infoCmd().exec().getSystemTime();
-        return t == null || t.isBlank() ? null : java.time.OffsetDateTime.parse(t).toInstant();
-    }
-
     /** @return now by the engine's clock, as this ledger stamps its lines (this host's clock until known) */
     public Instant now() {
         long o = engineOffsetNanos;

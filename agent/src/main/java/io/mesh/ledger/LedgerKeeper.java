@@ -1,6 +1,5 @@
 package io.mesh.ledger;
 
-import com.github.dockerjava.api.DockerClient;
 import io.mesh.wire.AuditChecker;
 import io.mesh.wire.AuditReport;
 import io.mesh.wire.AuditViolationKind;
@@ -62,14 +61,14 @@ public final class LedgerKeeper implements AutoCloseable {
     /**
      * @param host     this host
      * @param stateDir {@code --state-dir}
-     * @param docker   the engine's client, or {@code null} (no engine to follow: a simulated runtime)
+     * @param docker   the engine's events and clock, or {@code null} (no engine to follow: a simulated runtime)
      * @param maxAge   {@code --ledger-max-age}
      * @param maxBytes {@code --ledger-max-size}
      */
-    public LedgerKeeper(String host, Path stateDir, DockerClient docker, Duration maxAge, long maxBytes) {
+    public LedgerKeeper(String host, Path stateDir, io.mesh.docker.EngineEvents docker, Duration maxAge, long maxBytes) {
         this.host = host;
         this.ledger = Ledger.open(stateDir);
-        if (docker != null) ledger.engineClock(() -> Ledger.engineTime(docker));
+        if (docker != null) ledger.engineClock(docker::engineTime);
         this.files = LedgerFiles.of(stateDir);
         this.follower = docker == null ? null : new EventFollower(docker, ledger);
         this.maxAge = maxAge;

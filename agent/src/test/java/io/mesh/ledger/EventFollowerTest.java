@@ -35,7 +35,7 @@ class EventFollowerTest {
         Files.write(state.resolve(Ledger.DIR).resolve(EventFollower.CURSOR),
                 Json.bytes(new EventFollower.Anchor("0".repeat(64), "die", nanos)));
         try (Ledger ledger = Ledger.open(state)) {
-            EventFollower f = new EventFollower(TestDocker.engine().client(), ledger);
+            EventFollower f = new EventFollower(TestDocker.engine().events(), ledger);
             f.start();
             try {
                 await().atMost(Duration.ofSeconds(20)).until(() -> f.subscriptions() > 0);
@@ -55,7 +55,7 @@ class EventFollowerTest {
     @Test
     void noAnchorBeginsTheLedgerWithNoGapAndKeepsOneSubscription() throws Exception {
         try (Ledger ledger = Ledger.open(state)) {
-            EventFollower f = new EventFollower(TestDocker.engine().client(), ledger);
+            EventFollower f = new EventFollower(TestDocker.engine().events(), ledger);
             f.start();
             try {
                 await().atMost(Duration.ofSeconds(20)).until(() -> f.subscriptions() > 0);

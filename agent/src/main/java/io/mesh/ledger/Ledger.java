@@ -54,8 +54,10 @@ public class Ledger implements AutoCloseable {
     /** The suffix every line ends with, before its 16 hex digits and {@code "}}. */
     static final String CHAIN = ",\"chain\":\"";
 
-    /** How long {@link #writeAhead} waits for its line to be on disk, at most, before the call goes on anyway. */
+    /** {@link #writeAhead} waits for its line in slices of this ... */
     public static final Duration AHEAD_WAIT = Duration.ofMillis(200);
+    /** ... at most this many (2 s in all) before the call goes on anyway. */
+    static final int AHEAD_SLICES = 10;
     /**
      * A difference between the engine's clock and this host's below this is the same clock read twice (one kernel),
      * and is not applied: stamps stay this host's clock, exact.
@@ -94,7 +96,7 @@ public class Ledger implements AutoCloseable {
     private long fileBytes;
     private Instant fileBegun;
     private String prevChain = "";
-    private boolean failing;
+    private volatile boolean failing;
 
     private Ledger() {
         this.dir = null;
@@ -211,7 +213,13 @@ public class Ledger implements AutoCloseable {
         urgent.incrementAndGet();
         try {
             write(e);
-            return flush(AHEAD_WAIT);
+            // In slices: a process stopped (SIGSTOP) during a wait finds its deadline gone when it runs again, and
+            // would let the call go on before its line is on disk; a failing disk ends the wait at once.
+            for (int slice = 0; slice < AHEAD_SLICES; slice++) {
+                if (flush(AHEAD_WAIT)) return true;
+                if (failing || !writer.isAlive()) return false;
+            }
+            return false;
         } finally {
             urgent.decrementAndGet();
         }

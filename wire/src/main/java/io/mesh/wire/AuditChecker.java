@@ -28,11 +28,13 @@ import java.util.function.Predicate;
  *       same window id) made it; under an operator's hold, unless the hold's {@code --stop} (cause {@code hold}) made
  *       it, or it is the {@code update} by which a window puts the restart policy back as it keeps the container
  *       stopped (SPEC.md, "Operator holds").</li>
- *   <li>A window's held container that the window stopped must be running again {@link #LEFT_STOPPED_AFTER} after the
- *       window's held interval closed, unless an operator holds it by then: else {@code left-stopped}.</li>
+ *   <li>A window's held container that the window stopped must be started again (a {@code start} after the window's
+ *       last stop) within {@link #LEFT_STOPPED_AFTER} of the window's held interval closing, unless an operator holds it
+ *       by then: else {@code left-stopped}.</li>
  *   <li>An apply's call ({@code push-<seq>} cause) that creates, removes, renames, stops or kills a container of a module
- *       while the agent obeyed a freeze of it (or of {@code _all}) is {@code changed-while-frozen}. Starts and restart
- *       policy updates are repairs, which a freeze lets through (SPEC.md, "Freezes").</li>
+ *       while the agent obeyed a freeze of it (or of {@code _all}), made by an apply that began during the freeze, is
+ *       {@code changed-while-frozen}; an apply under way when the freeze came finishes the container it is on. Starts
+ *       and restart policy updates are repairs, which a freeze lets through (SPEC.md, "Freezes").</li>
  *   <li>Every {@code gap} line overlapping the span is a {@code gap}.</li>
  * </ul>
  */
@@ -45,6 +47,8 @@ public final class AuditChecker {
     public static final Duration UNENDED_CALL = Duration.ofMinutes(2);
     /** SPEC.md, "Audit": {@code left-stopped}. */
     public static final Duration LEFT_STOPPED_AFTER = Duration.ofSeconds(60);
+    /** A pause between two calls of one process, push and module longer than this begins another apply of it. */
+    public static final Duration APPLY_PAUSE = Duration.ofMinutes(2);
     /** What an apply may not do to a frozen module. */
     private static final Set<String> CHANGES = Set.of("create", "remove", "rename", "stop", "kill");
 
@@ -139,11 +143,15 @@ public final class AuditChecker {
             }
         }
 
+        Map<LedgerEntry, Instant> applyBegan = applyBeginnings(calls);
         for (LedgerEntry c : calls) {
             if (c.cause() == null || !c.cause().startsWith("push-") || !CHANGES.contains(c.action())) continue;
             if (c.at().isBefore(from) || c.at().isAfter(to) || !wanted.test(c.module())) continue;
+            Instant began = applyBegan.getOrDefault(c, c.at());
             for (Freeze f : freezes) {
-                if ((f.module().equals(c.module()) || f.module().equals(LedgerEntry.ALL_MODULES)) && f.covers(c.at())) {
+                // An apply under way when the agent began obeying the freeze finishes the container it is on (SPEC.md
+                // "Freezes", decision 14): an apply that began during the freeze may change nothing.
+                if ((f.module().equals(c.module()) || f.module().equals(LedgerEntry.ALL_MODULES)) && f.covers(c.at()) && f.covers(began)) {
                     LedgerEntry shown = firstEventOf(events, c);
                     violations.add(new Violation(AuditViolationKind.CHANGED_WHILE_FROZEN, c.module(), c.container(), c.at(), f.id(),
                             describeCall(c) + " while module " + f.module() + " was frozen by " + f.by() + " (" + f.reason() + ")",
@@ -160,26 +168,23 @@ public final class AuditChecker {
                 itemStatus.putIfAbsent(h.key(), "open");
                 continue;
             }
-            // Judged at the window's end + 60 s, or now if that is later than now: a container running again is ok
-            // at once; one still stopped is "open" until the 60 s have passed.
+            // Running again within 60 s: a start after the window's last stop, by its end + 60 s (a later window or
+            // apply may stop it again meanwhile: that is theirs). Judged now if that is earlier; still stopped, "open".
             Instant by = h.to().plus(LEFT_STOPPED_AFTER);
             Instant upTo = now.isBefore(by) ? now : by;
-            boolean stopped = false, running = true;
+            Instant lastStop = null;
             LedgerEntry last = null;
             for (LedgerEntry e : events) {
-                if (e.at().isBefore(h.from()) || e.at().isAfter(upTo) || !h.container().equals(e.container())) continue;
-                switch (e.action()) {
-                    case "die", "stop", "kill", "destroy" -> {
-                        if (!e.at().isAfter(h.to())) stopped = true;
-                        running = false;
-                        last = e;
-                    }
-                    case "start", "restart" -> {
-                        running = true;
-                        last = e;
-                    }
-                    default -> { }
+                if (e.at().isBefore(h.from()) || e.at().isAfter(h.to()) || !h.container().equals(e.container())) continue;
+                if (Set.of("die", "stop", "kill", "destroy").contains(e.action())) {
+                    lastStop = e.at();
+                    last = e;
                 }
+            }
+            boolean stopped = lastStop != null, running = false;
+            for (LedgerEntry e : events) {
+                if (lastStop == null || !e.at().isAfter(lastStop) || e.at().isAfter(upTo) || !h.container().equals(e.container())) continue;
+                if (e.action().equals("start") || e.action().equals("restart")) running = true;
             }
             if (!stopped || running || operatorHeldBetween(held, h.container(), h.to(), by)) continue;
             if (upTo.isBefore(by)) {
@@ -275,6 +280,30 @@ public final class AuditChecker {
         return new ArrayList<>(byKey.values());
     }
 
+    /**
+     * @return each apply's call mapped to the start of its apply: the calls of one process, push and module, a run of
+     *         them with no pause above {@link #APPLY_PAUSE} (an apply's calls follow each other; the next apply of the same
+     *         push, a reconcile's, comes after a pause)
+     */
+    private static Map<LedgerEntry, Instant> applyBeginnings(List<LedgerEntry> calls) {
+        Map<String, List<LedgerEntry>> runs = new LinkedHashMap<>();
+        for (LedgerEntry c : calls) {
+            if (c.cause() != null && c.cause().startsWith("push-")) runs.computeIfAbsent(c.pid() + "|" + c.cause() + "|" + c.module(), k -> new ArrayList<>()).add(c);
+        }
+        Map<LedgerEntry, Instant> out = new java.util.IdentityHashMap<>();
+        for (List<LedgerEntry> run : runs.values()) {
+            run.sort(Comparator.comparing(LedgerEntry::at));
+            Instant began = null, lastEnd = null;
+            for (LedgerEntry c : run) {
+                if (began == null || c.at().isAfter(lastEnd.plus(APPLY_PAUSE))) began = c.at();
+                Instant end = c.end() != null ? c.end() : c.at();
+                lastEnd = lastEnd == null || end.isAfter(lastEnd) ? end : lastEnd;
+                out.put(c, began);
+            }
+        }
+        return out;
+    }
+
     /** Pairs each held opening with its closing (same container and holder key); an unclosed one stays open. */
     private static List<Held> heldIntervals(List<LedgerEntry> all) {
         Map<String, LedgerEntry> open = new LinkedHashMap<>();
@@ -336,7 +365,13 @@ public final class AuditChecker {
     }
 
     private static boolean sameContainer(LedgerEntry call, LedgerEntry event) {
-        if (call.containerId() != null && event.containerId() != null) return call.containerId().equals(event.containerId());
+        String id = call.containerId();
+        if (id != null && event.containerId() != null) {
+            if (id.equals(event.containerId())) return true;
+            // Docker takes a short id or a name where it takes an id: a call may have named its container either way
+            if (id.length() < 64 && (event.containerId().startsWith(id) || id.equals(event.container()))) return true;
+            return false;
+        }
         return call.container() != null && call.container().equals(event.container());
     }
 

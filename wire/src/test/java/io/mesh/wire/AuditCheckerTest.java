@@ -204,6 +204,37 @@ class AuditCheckerTest {
     }
 
     @Test
+    void anApplyUnderWayWhenTheFreezeCameFinishesItsContainer() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.call(t(0), "store", REG, ID, "stop", "push-0000000009", null, null, DAEMON).ended(t(2), null, null));
+        l.add(ev(0.5, "kill"));
+        l.add(ev(1.5, "die"));
+        l.add(ev(1.6, "stop"));
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(1), "store", "ops", "release night", null));
+        l.add(LedgerEntry.call(t(3), "store", REG, ID, "rename", "push-0000000009", null, null, DAEMON).ended(t(3.2), null, null));
+        l.add(ev(3.1, "rename"));
+        assertThat(check(l).violations()).isEmpty();
+    }
+
+    @Test
+    void aContainerStartedAgainAndStoppedByTheNextWindowWasNotLeftStopped() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(ev(50, "kill")); // a later window's stop, 39 s after this one ended
+        l.add(ev(51, "die"));
+        l.add(ev(51.1, "stop"));
+        assertThat(check(l).violations()).extracting(Violation::kind).doesNotContain(AuditViolationKind.LEFT_STOPPED);
+    }
+
+    @Test
+    void aCallThatNamedItsContainerByShortIdOrNameAccountsForItsEvents() {
+        LedgerEntry byShortId = LedgerEntry.call(t(1), "store", null, "3f2a", "start", "push-0000000001", null, null, DAEMON).ended(t(2), null, null);
+        LedgerEntry byName = LedgerEntry.call(t(5), "store", null, REG, "start", "push-0000000001", null, null, DAEMON).ended(t(6), null, null);
+        AuditReport r = check(List.of(byShortId, LedgerEntry.event(t(1.5), "store", REG, "3f2a9c", "start", null, null),
+                byName, LedgerEntry.event(t(5.5), "store", REG, "3f2a9c", "start", null, null)));
+        assertThat(r.violations()).isEmpty();
+    }
+
+    @Test
     void aFreezeLetsRepairsThrough() {
         List<LedgerEntry> l = new ArrayList<>();
         l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(0), LedgerEntry.ALL_MODULES, "ops", "audit", null));

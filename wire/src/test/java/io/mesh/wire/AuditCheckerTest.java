@@ -61,6 +61,23 @@ class AuditCheckerTest {
         assertThat(AuditReport.exitCode(List.of(r))).isZero();
     }
 
+    /** A daemon started again replays the engine's events from its anchor: one written twice is still one event. */
+    @Test
+    void anEventWrittenTwiceByAReplayIsOneEvent() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(ev(10.4, "start"));
+        l.add(ev(2.3, "stop"));
+        AuditReport r = check(l);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).singleElement().satisfies(i -> {
+            assertThat(i.stops()).isEqualTo(1);
+            assertThat(i.starts()).isEqualTo(1);
+        });
+        l.add(ev(10.41, "start")); // another start, a hundredth of a second later, still held: not the same event
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactlyInAnyOrder(
+                AuditViolationKind.TOUCHED_WHILE_HELD, AuditViolationKind.OUTSIDE_MESH);
+    }
+
     @Test
     void aStartByHandWhileHeldIsTouchedWhileHeldAndOutsideMesh() {
         List<LedgerEntry> l = cleanWindow();

@@ -63,6 +63,8 @@ public class Ledger implements AutoCloseable {
      * and is not applied: stamps stay this host's clock, exact.
      */
     static final Duration CLOCK_FLOOR = Duration.ofMillis(500);
+    /** The longest round trip of a reading of the engine's clock that is taken: its error is at most half of it. */
+    static final Duration CLOCK_RTT = Duration.ofMillis(200);
     /** How often the engine's clock is read again. */
     static final Duration CLOCK_EVERY = Duration.ofMinutes(1);
 
@@ -187,7 +189,9 @@ public class Ledger implements AutoCloseable {
             Instant before = Instant.now();
             Instant engine = e.get();
             long rtt = System.nanoTime() - t0;
-            if (engine == null) return;
+            // A slow answer says little of the difference (a process stopped mid-read took the pause for an offset of
+            // half of it, in the fleet history): only one within CLOCK_RTT is taken.
+            if (engine == null || rtt > CLOCK_RTT.toNanos()) return;
             long offset = Duration.between(before.plusNanos(rtt / 2), engine).toNanos();
             long was = engineOffsetNanos;
             engineOffsetNanos = Math.abs(offset) >= CLOCK_FLOOR.toNanos() ? offset : 0;

@@ -38,6 +38,21 @@ class LedgerClockTest {
     }
 
     @Test
+    void aReadingThatTookLongerThanItsBoundIsNotTaken() {
+        // a process stopped for a second mid-reading would otherwise take half the pause for the engine's offset
+        try (Ledger l = Ledger.open(state).engineClock(() -> {
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return Instant.now();
+        })) {
+            assertThat(Duration.between(Instant.now(), l.now()).abs()).isLessThan(Duration.ofMillis(100));
+        }
+    }
+
+    @Test
     void anEngineThatDoesNotAnswerLeavesThisHostsClock() {
         try (Ledger l = Ledger.open(state).engineClock(() -> { throw new IllegalStateException("dockerd down"); })) {
             assertThat(Duration.between(Instant.now(), l.now()).abs()).isLessThan(Duration.ofMillis(100));

@@ -184,6 +184,8 @@ public final class AuditBench {
             m.put("b12.ledger_kib", bytes / 1024);
             m.put("b12.rounds", direct.size());
             m.put("b12.window_items", lastReports.stream().mapToLong(rep -> rep.items().stream().filter(i -> i.type().equals("window")).count()).sum());
+            m.put("b12.slice_lines_per_host", slices.stream().mapToInt(List::size).sum() / (double) hosts);
+            m.put("b12.slice_kib_per_host", slices.stream().mapToLong(l -> Json.bytes(l).length).sum() / 1024.0 / hosts);
             m.put("b12.first_ms", first);
             m.put("b12.audit.p50_ms", Bench.median(direct));
             m.put("b12.audit.max_ms", Bench.pct(direct, 100));

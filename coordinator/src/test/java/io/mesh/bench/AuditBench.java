@@ -58,7 +58,8 @@ import java.util.stream.Stream;
  * <p>The first {@value #WARM_UP} audits are a warm-up (the first one printed apart: the agents read their files for the
  * first time, the code is cold); then {@code --rounds} measured, the p50 reported.
  *
- * <p>Printed beside it, for where the time goes: the checker alone over the same slices (no ZooKeeper, no files), and
+ * <p>Printed beside it, for where the time goes: the checker alone over the same slices (no ZooKeeper, no files), the
+ * ZooKeeper requests an audit causes (with a server of its own: its {@code zk_packets_received}), and
  * with {@code --http true} the same audit through a coordinator's {@code GET /v1/audit?since=24h}.
  *
  * <p>Args: [--zk-file FILE] (else a ZooKeeper {@code TestingServer} of its own, random port) --results FILE
@@ -83,6 +84,7 @@ public final class AuditBench {
         if (a.containsKey("zk-file")) {
             connect = ZkEnsemble.read(a.get("zk-file")).getProperty("all");
         } else {
+            System.setProperty("zookeeper.4lw.commands.whitelist", "mntr"); // the requests an audit causes, counted
             // a random free port; no cap on connections from one address (100 simulated hosts share 127.0.0.1)
             own = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, -1, 0), true);
             connect = own.getConnectString();
@@ -146,15 +148,18 @@ public final class AuditBench {
             ProcessRef by = ProcessRef.current("mesh audit (bench)");
             int applies = modules + (modules + 1) / 2;
             List<Double> direct = new ArrayList<>();
+            List<Double> requests = new ArrayList<>();
             double first = Double.NaN;
             List<AuditReport> lastReports = null;
             Instant since = null, until = null;
             for (int r = -WARM_UP + 1; r <= rounds; r++) {
                 until = Instant.now();
                 since = until.minus(Duration.ofHours(24));
+                long packets = own == null ? 0 : StatusBench.packets(own);
                 long s = System.nanoTime();
                 AuditStore.Result res = store.audit(since, until, null, null, AuditStore.MAX_TIMEOUT, by);
                 double ms = Bench.ms(System.nanoTime() - s);
+                if (own != null && r > 0) requests.add((double) (StatusBench.packets(own) - packets));
                 check(res.exit(), res.hosts(), hosts, modules, applies);
                 lastReports = res.hosts();
                 if (r == -WARM_UP + 1) first = ms;
@@ -190,6 +195,8 @@ public final class AuditBench {
             m.put("b12.audit.p50_ms", Bench.median(direct));
             m.put("b12.audit.max_ms", Bench.pct(direct, 100));
             m.put("b12.checker_only.p50_ms", Bench.median(checker));
+            // ZooKeeper requests per audit, all sessions (the agents' answers and the coordinator's reads); own server only
+            if (!requests.isEmpty()) m.put("b12.zk_requests_per_audit", Bench.median(requests));
 
             if (http) {
                 api = new HttpApi(coord, paths, new InetSocketAddress("127.0.0.1", 0), null);

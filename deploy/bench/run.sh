@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# mesh's benchmarks, B1–B10 (docs/benchmark-notes.md says what each measures), each against its floor measured in the same
+# mesh's benchmarks, B1–B12 (docs/benchmark-notes.md says what each measures), each against its floor measured in the same
 # run (the plain docker-java and ZooKeeper clients doing the least work of the same contract) and docker-compose 1.29,
-# in one bounded run (well under 15 minutes; a watchdog stops it at 14). Root on Debian, from a clone:
+# in one bounded run (a watchdog stops it at 17 minutes). Root on Debian, from a clone:
 #
 #   bash deploy/bench/run.sh            # everything, then writes docs/benchmarks.md
 #
@@ -33,8 +33,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
-# A watchdog: the whole run stops by itself at 14 minutes.
-( sleep 840; log "watchdog: 14 minutes, stopping"; kill -TERM $$ ) 2>/dev/null &
+# A watchdog: the whole run stops by itself at 17 minutes (14 before B11 and B12).
+( sleep 1020; log "watchdog: 17 minutes, stopping"; kill -TERM $$ ) 2>/dev/null &
 watchdog=$!
 pids+=("$watchdog")
 
@@ -95,7 +95,10 @@ bench() {  # bench NAME SECONDS CLASS ARGS...: one bench in its own JVM, bounded
 docker_up() { timeout 10 docker version >/dev/null 2>&1 || bash deploy/dev/docker-engine.sh; }
 
 docker_up
-bench "B1-B2" 240 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 6 --b1-per-round 10 --b2-rounds 3
+# B11's cost in the same run as B1 and B2: the same applies with the ledger switched on and off, interleaved.
+bench "B1-B2" 360 io.mesh.bench.ApplyBench --zk "$zk_all" --results "$results" --b1-rounds 6 --b1-per-round 10 --b2-rounds 3 \
+  --only b1,b2,b11 --b11-rounds 5
+bench "B11-disk" 60 io.mesh.bench.LedgerDiskBench --results "$results" --lines 10000
 bench "B3" 80 io.mesh.bench.LockBench --zk-file "$work/zk.properties" --results "$results" --seconds 5 --phases 2
 MESH_LOG_LEVEL=WARN bench "B4" 90 io.mesh.bench.HeldVisibilityBench --zk-file "$work/zk.properties" --results "$results" --iterations 400
 # B4 after a quiet spell, as a cron window comes: a second ensemble whose container manager looks every 100 ms
@@ -121,6 +124,9 @@ kill "$zkq" "$zkq_hold" 2>/dev/null || true
 # one measured push per side and size (two would not fit the 14 minutes with 1,000 hosts).
 bench "B5" 330 io.mesh.bench.FanoutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100,300,1000 --pushes 1 --per-jvm 250 --wait-s 150
 bench "B7" 150 io.mesh.bench.StatusBench --results "$results" --hosts 100,1000
+# B12: mesh audit --since 24h over 100 simulated hosts' ledgers of a day, against the ensemble.
+MESH_LOG_LEVEL=WARN bench "B12" 180 io.mesh.bench.AuditBench --zk-file "$work/zk.properties" --results "$results" --hosts 100 --modules 10 \
+  --rounds 5 --http true
 bench "B10" 150 io.mesh.bench.RolloutBench --zk-file "$work/zk.properties" --results "$results" --hosts 100 --max-parallel 10 --wait-s 120
 docker_up
 bench "B6-plain" 60 io.mesh.bench.AgentFootprintBench --zk-file "$work/zk.properties" --results "$results" \

@@ -3,6 +3,7 @@ package io.mesh.bench;
 import io.mesh.apply.Applier;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.ledger.Ledger;
 import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -36,8 +37,12 @@ import java.util.concurrent.TimeUnit;
  * and with the floor: for B1 the one labelled container list that shows nothing changed, for B2
  * {@link RecreateFloor}.
  *
+ * <p>With {@code --only b11} (or a list naming it): B11, the ledger's cost on the apply path (decision 28): the same
+ * B1 and B2 (the SIGTERM-obeying workload) with the real writer ({@link Ledger#open}) in the state dir and without
+ * (as {@link Ledger#NONE}), interleaved; see {@link #ledgerCost}.
+ *
  * <p>Args: --zk CONNECT --results FILE [--containers 20] [--b1-rounds 10] [--b1-per-round 10] [--b2-rounds 3]
- * [--compose docker-compose].
+ * [--b11-rounds 4] [--compose docker-compose] [--only b1,b2].
  */
 public final class ApplyBench {
     static final String SERVE = "trap 'exit 0' TERM; while true; do sleep 1; done";
@@ -51,7 +56,8 @@ public final class ApplyBench {
         int b1PerRound = Integer.parseInt(a.getOrDefault("b1-per-round", "10"));
         int b2Rounds = Integer.parseInt(a.getOrDefault("b2-rounds", "3"));
         String composeBin = a.getOrDefault("compose", "docker-compose");
-        String only = a.getOrDefault("only", "b1,b2");
+        java.util.Set<String> only = java.util.Set.of(a.getOrDefault("only", "b1,b2").split(","));
+        boolean withCompose = only.contains("b1") || only.contains("b2"); // B11 needs no compose
 
         String tag = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
         String module = "bench-apply-" + tag;
@@ -68,28 +74,36 @@ public final class ApplyBench {
         // As the running agent's: desired nodes come from a CuratorCache of /mesh/desired once it has loaded.
         MeshStore store = new MeshStore(client, paths);
         desiredCache = Bench.desiredCache(client, paths, store);
-        Applier applier = new Applier(io.mesh.window.HostContext.of(store, docker, host, ProcessRef.current("mesh bench"),
-                new WindowJournal(dir.resolve("state"))).withPolicy(io.mesh.testing.TestPolicy.HOST_NETWORK), Duration.ofSeconds(2));
+        io.mesh.window.HostContext context = io.mesh.window.HostContext.of(store, docker, host, ProcessRef.current("mesh bench"),
+                new WindowJournal(dir.resolve("state"))).withPolicy(io.mesh.testing.TestPolicy.HOST_NETWORK);
+        // B11 measures one applier, its ledger switched on and off between applies (off, it is as Ledger.NONE)
+        io.mesh.ledger.SwitchedLedger ledger = new io.mesh.ledger.SwitchedLedger(Ledger.open(dir.resolve("state")));
+        Applier applier = new Applier(only.contains("b11") ? context.withLedger(ledger) : context, Duration.ofSeconds(2));
         List<String> compose = List.of(composeBin, "-p", project, "-f", composeFile.toString());
         try {
             setDesired(client, paths, manifest(module, host, n, 0), 0);
             Files.writeString(composeFile, composeYaml(composeModule, n, 0));
 
-            Bench.log("B1", "first apply (creates " + n + " containers) and first docker-compose up -d");
+            Bench.log("B1", "first apply (creates " + n + " containers)" + (withCompose ? " and first docker-compose up -d" : ""));
             ApplyReport first = applier.apply(module, () -> false);
             if (first.outcome() != ApplyOutcome.APPLIED) throw new IllegalStateException("first apply: " + Json.text(first));
-            run(compose, "up", "-d");
+            if (withCompose) run(compose, "up", "-d");
 
             if (only.contains("breakdown")) breakdown(results, client, paths, docker, module, host);
             if (only.contains("b1")) b1(a, results, docker, applier, module, compose, b1Rounds, b1PerRound, n);
             if (only.contains("b2")) b2(results, client, paths, applier, module, host, composeBin, dir, b2Rounds, n);
+            if (only.contains("b11")) {
+                ledgerCost(results, client, paths, docker, applier, ledger, module, host, b1Rounds, b1PerRound,
+                        Integer.parseInt(a.getOrDefault("b11-rounds", "4")), n);
+            }
         } finally {
+            ledger.close();
             try {
-                run(compose, "down", "-t", "1");
+                if (withCompose) run(compose, "down", "-t", "1");
             } catch (Exception e) {
                 Bench.log("apply", "compose down: " + e.getMessage());
             }
-            for (String m : List.of(module, composeModule, module + "-ignores", module + "-exits", module + "-exits-compose")) {
+            for (String m : List.of(module, composeModule, module + "-ignores", module + "-exits", module + "-exits-compose", module + "-ledger")) {
                 for (String id : docker.containersWithLabel(Labels.MODULE, m)) docker.remove(id);
             }
             try {
@@ -183,6 +197,98 @@ public final class ApplyBench {
         Map<String, Object> m = new LinkedHashMap<>();
         t.forEach((k, v) -> m.put("b1.breakdown." + k + ".p50_ms", Bench.median(v.subList(20, v.size()))));
         Bench.result(results, m);
+    }
+
+    /**
+     * B11, the ledger's cost on the apply path (decision 28): one applier whose ledger is switched between applies
+     * ({@link io.mesh.ledger.SwitchedLedger}: off it is as {@link Ledger#NONE}, on it is the real writer in the state
+     * dir), so that both sides share the applier's memory of its reports; interleaved in the same run: B1's no-op apply of the
+     * 20-container module ({@code rounds} × {@code perRound} each, the side going first alternating), then B2's recreate
+     * of all 20 (the SIGTERM-obeying workload, a module of its own; {@code b2Rounds} recreates each, alternating). Each
+     * result is checked as in B1 and B2. The ledger lines each side left are counted: a no-op apply makes no changing
+     * Docker call, so it writes none and its cost is nothing but the proxy's look at each call's name; a recreate of 20
+     * writes two lines per call (as it begins and as it ends). The event follower is not run: it writes the events on
+     * a thread of its own, off the apply's path.
+     */
+    private static void ledgerCost(Path results, CuratorFramework client, ZkPaths paths, DockerEngine docker, Applier applier,
+                                   io.mesh.ledger.SwitchedLedger ledger, String base, String host, int rounds,
+                                   int perRound, int b2Rounds, int n) throws Exception {
+        ledger.on(false);
+        ApplyReport expected = applier.apply(base, () -> false);
+        for (int i = 0; i < 40; i++) {
+            ledger.on(i % 2 == 0);
+            noop(applier, base, expected);
+        }
+        ledger.flush(Duration.ofSeconds(10));
+        long linesBefore = lines(ledger);
+        List<Double> b1Without = new ArrayList<>(), b1With = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < perRound; i++) {
+                for (int k = 0; k < 2; k++) {
+                    boolean withLedger = (k + i + r) % 2 == 0;
+                    ledger.on(withLedger);
+                    long t = System.nanoTime();
+                    noop(applier, base, expected);
+                    (withLedger ? b1With : b1Without).add(Bench.ms(System.nanoTime() - t));
+                }
+            }
+            Bench.log("B11", "no-op round " + (r + 1) + "/" + rounds + ": p50 so far with the ledger " + Bench.f(Bench.median(b1With))
+                    + " ms, without " + Bench.f(Bench.median(b1Without)) + " ms");
+        }
+        ledger.flush(Duration.ofSeconds(10));
+        long b1Lines = lines(ledger) - linesBefore;
+
+        String module = base + "-ledger";
+        setDesired(client, paths, manifest(module, host, n, 0, EXITS_ON_TERM), 0);
+        ledger.on(false);
+        ApplyReport first = applier.apply(module, () -> false);
+        if (first.outcome() != ApplyOutcome.APPLIED) throw new IllegalStateException("B11 first apply: " + Json.text(first));
+        List<Double> b2Without = new ArrayList<>(), b2With = new ArrayList<>();
+        long b2Lines = 0;
+        int round = 0;
+        for (int r = 0; r < b2Rounds; r++) {
+            for (int k = 0; k < 2; k++) {
+                boolean withLedger = (k + r) % 2 == 0;
+                setDesired(client, paths, manifest(module, host, n, ++round, EXITS_ON_TERM), round);
+                ledger.flush(Duration.ofSeconds(10));
+                long before = lines(ledger);
+                ledger.on(withLedger);
+                long t = System.nanoTime();
+                ApplyReport rep = applier.apply(module, () -> false);
+                double ms = Bench.ms(System.nanoTime() - t);
+                long recreated = rep.containers().stream().filter(c -> c.action() == ContainerAction.RECREATED).count();
+                if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B11 recreate: " + Json.text(rep));
+                (withLedger ? b2With : b2Without).add(ms);
+                ledger.flush(Duration.ofSeconds(10));
+                if (withLedger) b2Lines += lines(ledger) - before;
+            }
+            Bench.log("B11", "recreate round " + (r + 1) + "/" + b2Rounds + ": with the ledger " + Bench.f(b2With.get(b2With.size() - 1))
+                    + " ms, without " + Bench.f(b2Without.get(b2Without.size() - 1)) + " ms");
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("b11.b1.samples", b1With.size());
+        m.put("b11.b1.with.p50_ms", Bench.median(b1With));
+        m.put("b11.b1.without.p50_ms", Bench.median(b1Without));
+        m.put("b11.b1.ratio", Bench.median(b1With) / Bench.median(b1Without));
+        m.put("b11.b1.ledger_lines", b1Lines);
+        m.put("b11.b2.samples", b2With.size());
+        m.put("b11.b2.with.p50_ms", Bench.median(b2With));
+        m.put("b11.b2.without.p50_ms", Bench.median(b2Without));
+        m.put("b11.b2.ratio", Bench.median(b2With) / Bench.median(b2Without));
+        m.put("b11.b2.ledger_lines_per_recreate", b2Lines / (double) b2With.size());
+        Bench.result(results, m);
+    }
+
+    /** @return the lines in the ledger's files as written (a call's two lines counted two) */
+    private static long lines(Ledger ledger) throws java.io.IOException {
+        if (!Files.isDirectory(ledger.dir())) return 0;
+        long n = 0;
+        try (var files = Files.list(ledger.dir())) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".jsonl")).toList()) {
+                for (byte b : Files.readAllBytes(f)) if (b == '\n') n++;
+            }
+        }
+        return n;
     }
 
     /** One no-op apply: it must return the very report it returned before (a locked apply would write a new one). */

@@ -177,6 +177,24 @@ public final class BenchReport {
                     "`curl` of `GET /v1/" + c[1] + "`: " + ms("b9.curl_" + c[1] + ".p50_ms"), Double.NaN, "≤ 300 ms above `curl`",
                     met("B9", m - f <= 300, m, f, m >= f ? m - f : Double.NaN));  // a JVM quicker than curl did not run
         }
+        for (String[] c : new String[][] {{"b1", "B11 the ledger's cost: B1's no-op apply with it, p50 (" + v("b11.b1.ledger_lines") + " lines written)"},
+                {"b2", "B11 the ledger's cost: B2's recreate of 20 with it (exiting on SIGTERM), p50 (" + v("b11.b2.ledger_lines_per_recreate")
+                        + " lines a recreate)"}}) {
+            double m = d("b11." + c[0] + ".with.p50_ms"), f = d("b11." + c[0] + ".without.p50_ms");
+            line(s, c[1], ms("b11." + c[0] + ".with.p50_ms"), "the same applier without a ledger, interleaved: " + ms("b11." + c[0] + ".without.p50_ms"),
+                    m / f, "≤ 1.02×", met("B11", m / f <= 1.02, m, f, m / f));
+        }
+        double disk = d("b11.disk.mib_per_10k"), diskFloor = d("b11.disk.floor_mib_per_10k");
+        line(s, "B11 the ledger on disk, 10,000 Docker event lines", v("b11.disk.mib_per_10k") + " MiB (" + v("b11.disk.bytes_per_line")
+                        + " bytes a line; " + v("b11.disk.lines_per_s") + " lines/s written, fsync'd)",
+                "the same facts as plain text, one line each: " + v("b11.disk.floor_mib_per_10k") + " MiB (gzip'd ledger: "
+                        + v("b11.disk.gzip_mib_per_10k") + " MiB)", disk / diskFloor, "≤ 1 MiB", met("B11disk", disk <= 1, disk));
+        double audit = d("b12.audit.p50_ms");
+        line(s, "B12 `mesh audit --since 24h`, " + v("b12.hosts") + " simulated hosts × " + v("b12.modules") + " modules of a day's windows ("
+                        + v("b12.window_items") + " windows checked ok), p50", ms("b12.audit.p50_ms") + " (through `GET /v1/audit`: "
+                        + ms("b12.http.p50_ms") + "; first, cold: " + ms("b12.first_ms") + ")",
+                "the checker alone over the same lines: " + ms("b12.checker_only.p50_ms"), Double.NaN, "≤ 5 s",
+                met("B12", audit <= 5000, audit));
         s.append('\n');
         s.append("## Machine\n\n| | |\n|---|---|\n");
         for (String k : new String[] {"nproc", "memory", "kernel", "java", "docker", "compose", "load"}) {

@@ -74,7 +74,9 @@ class BenchReportTest {
                 "b6.rss_idle_mb", "200", "b6.cpu_idle_pct", "5", "b6.first_report_p50_ms", "5000",
                 "b8.threads", "40", "b8.rss_idle_mb", "200",
                 "b7.h100.fleet.p99_ms", "20", "b7.h1000.fleet.p99_ms", "300", "b7.h1000.push_status.zk_requests_per_call", "11",
-                "b9.status.p50_ms", "900", "b9.curl_fleet.p50_ms", "20", "b9.held.p50_ms", "900", "b9.curl_held.p50_ms", "20");
+                "b9.status.p50_ms", "900", "b9.curl_fleet.p50_ms", "20", "b9.held.p50_ms", "900", "b9.curl_held.p50_ms", "20",
+                "b11.b1.with.p50_ms", "30", "b11.b1.without.p50_ms", "20", "b11.b2.with.p50_ms", "3000", "b11.b2.without.p50_ms", "2000",
+                "b11.disk.mib_per_10k", "2.3", "b11.disk.floor_mib_per_10k", "1.3", "b12.audit.p50_ms", "9000", "b12.checker_only.p50_ms", "40");
 
         String page = BenchReport.page(all);
 
@@ -82,7 +84,7 @@ class BenchReportTest {
                 .doesNotContain("No measured row missed");
         for (String title : new String[] {"**B1 no-op apply", "**B1 against", "**B2 against the floor", "**B2 against compose",
                 "**B3 lock", "**B4 warm", "**B4 after", "**B5 (", "**B5's ratio", "**B6 agent", "**B7 status", "**B7 push",
-                "**B8 threads", "**B8 memory", "**B9 ("}) {
+                "**B8 threads", "**B8 memory", "**B9 (", "**B11 the ledger's cost", "**B11 on disk", "**B12 ("}) {
             assertThat(page).as(title).contains(title);
         }
     }

@@ -146,7 +146,7 @@ public final class StatusBench {
     }
 
     /** @return the server's count of packets received so far ({@code mntr}'s {@code zk_packets_received}) */
-    private static long packets(TestingServer zk) throws Exception {
+    static long packets(TestingServer zk) throws Exception {
         String mntr = FourLetterWordMain.send4LetterWord("127.0.0.1", zk.getPort(), "mntr");
         for (String line : mntr.split("\n")) {
             if (line.startsWith("zk_packets_received")) return Long.parseLong(line.split("\\s+")[1].trim());

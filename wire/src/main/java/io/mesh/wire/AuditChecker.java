@@ -192,6 +192,10 @@ public final class AuditChecker {
                 if (e.action().equals("start") || e.action().equals("restart")) running = true;
             }
             if (!stopped || running || operatorHeldBetween(held, h.container(), h.to(), by)) continue;
+            if (gapBetween(all, lastStop, upTo)) { // its start may lie in what the ledger does not cover: unknown
+                itemStatus.put(h.key(), "open");
+                continue;
+            }
             if (upTo.isBefore(by)) {
                 itemStatus.put(h.key(), "open");
                 continue;
@@ -364,7 +368,9 @@ public final class AuditChecker {
             Instant lo = c.at().minus(SLACK);
             Instant hi = (c.end() != null ? c.end() : c.at().plus(UNENDED_CALL)).plus(SLACK);
             if (e.at().isBefore(lo) || e.at().isAfter(hi)) continue;
-            if (consumed.computeIfAbsent(i, k -> new HashSet<>()).add(e.action())) return i;
+            // A stop whose process outlives its timeout is killed twice (SIGTERM, then SIGKILL): both kills are its own.
+            boolean repeats = e.action().equals("kill") && !c.action().equals("kill");
+            if (consumed.computeIfAbsent(i, k -> new HashSet<>()).add(e.action()) || repeats) return i;
         }
         return -1;
     }
@@ -389,6 +395,15 @@ public final class AuditChecker {
             if (h.container() != null && h.container().equals(e.container())) byName = h;
         }
         return byName;
+    }
+
+    private static boolean gapBetween(List<LedgerEntry> all, Instant a, Instant b) {
+        for (LedgerEntry g : all) {
+            if (g.kind() != LedgerKind.GAP) continue;
+            Instant end = g.end() == null ? g.at() : g.end();
+            if (!end.isBefore(a) && !g.at().isAfter(b)) return true;
+        }
+        return false;
     }
 
     private static boolean operatorHeldBetween(List<Held> held, String container, Instant a, Instant b) {

@@ -252,6 +252,23 @@ class AuditCheckerTest {
     }
 
     @Test
+    void aStopThatEndsInSigkillAccountsForBothKills() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(ev(2.1, "kill")); // SIGKILL after the stop timeout, inside the same stop call
+        assertThat(check(l).violations()).isEmpty();
+    }
+
+    @Test
+    void aContainerWhoseStartMayLieInAGapIsNotCalledLeftStopped() {
+        List<LedgerEntry> l = cleanWindow();
+        l.removeIf(e -> "start".equals(e.action()));
+        l.add(LedgerEntry.gap(t(9), t(12), "corrupt: a line that does not verify"));
+        AuditReport r = check(l);
+        assertThat(r.violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.GAP);
+        assertThat(r.items()).filteredOn(i -> i.type().equals("window")).singleElement().extracting(Item::status).isEqualTo("open");
+    }
+
+    @Test
     void aFreezeLetsRepairsThrough() {
         List<LedgerEntry> l = new ArrayList<>();
         l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(0), LedgerEntry.ALL_MODULES, "ops", "audit", null));

@@ -28,7 +28,7 @@ class ArchitectureTest {
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
         for (String p : new String[] {"wire", "zk", "docker", "lock", "policy", "section", "window", "apply", "agent", "metrics",
-                "rollout", "freeze", "hold", "secrets", "exec", "coordinator", "client"}) {
+                "rollout", "freeze", "hold", "secrets", "exec", "ledger", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -48,6 +48,7 @@ class ArchitectureTest {
                 .layer("hold").definedBy("io.mesh.hold..")
                 .layer("secrets").definedBy("io.mesh.secrets..")
                 .layer("exec").definedBy("io.mesh.exec..")
+                .layer("ledger").definedBy("io.mesh.ledger..")
                 .layer("window").definedBy("io.mesh.window..")
                 .layer("apply").definedBy("io.mesh.apply..")
                 .layer("metrics").definedBy("io.mesh.metrics..")
@@ -62,10 +63,11 @@ class ArchitectureTest {
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("ledger").mayOnlyBeAccessedByLayers("section", "hold", "window", "apply", "agent")
                 .whereLayer("exec").mayOnlyBeAccessedByLayers("docker", "hold", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
-                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "window", "apply", "agent")
+                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "ledger", "window", "apply", "agent")
                 .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "window", "apply", "agent")
                 .whereLayer("metrics").mayOnlyBeAccessedByLayers("agent")
                 .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")

@@ -27,7 +27,7 @@ fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1
 jvm="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 export MAVEN_OPTS="${MAVEN_OPTS:-$jvm}"
 if [ "$fast" = 1 ]; then
-  mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,slow -Dmesh.test.skipRestarting=true \
+  mvn -B ${MAVEN_ARGS:-} test -Dmesh.test.excluded=restarts-dockerd,engine-alone,slow -Dmesh.test.skipRestarting=true \
     -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
   exit $rc
 fi

@@ -56,6 +56,9 @@ class AgentDaemonAuditTest {
 
     @Test
     void itAnswersFromItsOwnLedgerWithoutOneFailedAndFromAnotherOneGiven() throws Exception {
+        // the follower writes its first line as it subscribes, a moment after the daemon starts
+        await().atMost(Duration.ofSeconds(15)).until(() -> agent.daemon().ledger().files().slice(Times.now().minusSeconds(3600), Times.now(), null)
+                .stream().anyMatch(l -> l.kind() == io.mesh.wire.LedgerKind.FOLLOW));
         AuditAnswer own = answered(ask(0));
         assertThat(own.state()).as("the daemon's own ledger, under its --state-dir").isEqualTo(AuditState.ANSWERED);
         assertThat(Json.read(zk.client().getData().forPath(zk.paths().auditPage(ZkPaths.auditName(0), HOST, 0)), AuditPage.class).lines())

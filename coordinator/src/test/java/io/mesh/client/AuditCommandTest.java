@@ -19,6 +19,7 @@ import io.mesh.wire.Times;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,6 +44,7 @@ import static org.awaitility.Awaitility.await;
  * fixture of the transport: the ledger itself is the agent's), the coordinator judges them with the one checker, and
  * the client prints and exits as SPEC says. host-c has an agent node and nothing that answers for it.
  */
+@Tag("slow") // a coordinator, agents and a dozen audits through ZooKeeper (46 s): the full run, not --fast
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class AuditCommandTest {
     @RegisterExtension

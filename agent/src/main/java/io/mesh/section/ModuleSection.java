@@ -227,9 +227,16 @@ public final class ModuleSection implements AutoCloseable {
         return (ContainerRuntime) Proxy.newProxyInstance(ContainerRuntime.class.getClassLoader(), new Class<?>[] {ContainerRuntime.class},
                 (p, m, args) -> {
                     if (m.getDeclaringClass() == Object.class) return m.invoke(docker, args);
-                    before.run();
                     String op = ledger.enabled() ? CALLS.get(m.getName()) : null;
                     LedgerEntry call = op == null ? null : beginCall(op, m, args);
+                    // The lock's check after the written-ahead line, right before the call: the line's wait (up to 2 s)
+                    // must not stand between the check and the call (decision 8: a lapsed lock makes no further call).
+                    try {
+                        before.run();
+                    } catch (RuntimeException refused) {
+                        if (call != null) endCall(call, m, args, null, refused); // not made: its line ends at once
+                        throw refused;
+                    }
                     try {
                         Object r = m.invoke(docker, args);
                         if (call != null) endCall(call, m, args, r, null);

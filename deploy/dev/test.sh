@@ -37,6 +37,6 @@ mvn -B ${MAVEN_ARGS:-} verify -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
 if [ "$fleet_was_up" = 0 ] && [ -f /run/mesh-fleet/env ]; then bash deploy/dev/fleet.sh down || true; fi
 # The history checkers' verdicts (seed, operations, faults, violations) are in their test output files (surefire's for
 # the one-engine checker, failsafe's for the fleet's FleetHistoryIT); show them here.
-grep -h '^history: seed=.*violations=' agent/target/surefire-reports/*-output.txt \
+grep -h -E '^history: seed=.*violations=|^history (violation|tolerated|audit)' agent/target/surefire-reports/*-output.txt \
   coordinator/target/failsafe-reports/*-output.txt 2>/dev/null || true
 exit $rc

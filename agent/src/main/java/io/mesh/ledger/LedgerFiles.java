@@ -8,10 +8,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,6 +30,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
 
 /**
  * The host's ledger as written, every process's files in {@code <state-dir>/ledger/} (decision 28): read, each file's
@@ -79,15 +85,25 @@ public final class LedgerFiles implements LedgerSource {
 
     private static String[] nameParts(Path f) {
         String n = f.getFileName().toString();
-        String[] parts = n.substring(0, n.length() - ".jsonl".length()).split("-");
+        n = n.endsWith(GZ) ? n.substring(0, n.length() - GZ.length()) : n.endsWith(PLAIN) ? n.substring(0, n.length() - PLAIN.length()) : n;
+        String[] parts = n.split("-");
         return parts.length >= 2 ? parts : new String[] {parts[0], ""};
     }
 
-    /** @return the ledger files, oldest first (by the time their name begins with) */
+    /** A file being written, and one compressed once closed (decision 29). */
+    static final String PLAIN = ".jsonl", GZ = ".jsonl.gz";
+
+    /**
+     * @return the ledger files, oldest first (by the time their name begins with): each file once, as {@code .jsonl}
+     *         while it is there (a compression under way or cut short by a crash leaves both), else as {@code .jsonl.gz}
+     */
     public List<Path> files() {
         if (!Files.isDirectory(dir)) return List.of();
         try (Stream<Path> s = Files.list(dir)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".jsonl")).sorted(ORDER).toList();
+            List<Path> all = s.filter(p -> p.getFileName().toString().endsWith(PLAIN) || p.getFileName().toString().endsWith(GZ)).toList();
+            Set<Path> plain = new HashSet<>();
+            for (Path p : all) if (p.getFileName().toString().endsWith(PLAIN)) plain.add(p);
+            return all.stream().filter(p -> !p.getFileName().toString().endsWith(GZ) || !plain.contains(plainOf(p))).sorted(ORDER).toList();
         } catch (IOException e) {
             log.warn("ledger: {} cannot be listed: {}", dir, e.toString());
             return List.of();
@@ -201,6 +217,8 @@ public final class LedgerFiles implements LedgerSource {
      */
     public List<LedgerEntry> read(Path f) {
         Parsed p = parsed(f);
+        // compressed since it was listed: the same lines, in its .gz
+        if (p == null && f.getFileName().toString().endsWith(PLAIN)) p = parsed(f = gzOf(f));
         if (p == null) return List.of();
         if (p.lines() != null) return p.lines();
         Parsed whole = parse(f, true); // an old file, read whole once more, kept as its intervals
@@ -234,7 +252,23 @@ public final class LedgerFiles implements LedgerSource {
             Parse state = p != null && p.lines() != null && p.state() != null && p.state().bad.isEmpty() && size >= p.state().consumed
                     && p.state().begun.isAfter(Instant.now().minus(REREAD)) ? p.state().copy() : new Parse();
             byte[] more;
-            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
+            String torn = null;
+            if (f.getFileName().toString().endsWith(GZ)) {
+                // closed for good: read whole (a .gz is never appended to); a torn one, up to its tear, then a gap
+                state = new Parse();
+                java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+                try (InputStream in = new GZIPInputStream(Files.newInputStream(f))) {
+                    in.transferTo(b);
+                } catch (java.io.EOFException | java.util.zip.ZipException e) {
+                    torn = e.toString();
+                }
+                more = b.toByteArray();
+                if (torn != null) { // only whole lines before the tear
+                    int last = more.length - 1;
+                    while (last >= 0 && more[last] != '\n') last--;
+                    more = java.util.Arrays.copyOf(more, last + 1);
+                }
+            } else try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
                 long from = state.consumed;
                 more = new byte[(int) Math.min(Integer.MAX_VALUE - 16, Math.max(0, ch.size() - from))];
                 java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(more);
@@ -244,8 +278,15 @@ public final class LedgerFiles implements LedgerSource {
                 if (b.hasRemaining()) more = java.util.Arrays.copyOf(more, b.position());
             }
             Instant mod = modified.toInstant();
-            state.parse(f.getFileName().toString(), more, mod.isAfter(Instant.now().minus(WRITING)));
+            boolean writing = f.getFileName().toString().endsWith(PLAIN) && mod.isAfter(Instant.now().minus(WRITING));
+            state.parse(f.getFileName().toString(), more, writing);
             List<LedgerEntry> lines = state.lines(f.getFileName().toString(), mod);
+            if (torn != null) {
+                lines = new ArrayList<>(lines);
+                Instant from = state.lastGood != null ? state.lastGood : mod;
+                lines.add(LedgerEntry.gap(from, mod.isAfter(from) ? mod : from, "unreadable: " + f.getFileName() + " after line "
+                        + state.n + ": " + torn));
+            }
             List<LedgerEntry> intervals = lines.stream().filter(e -> switch (e.kind()) {
                 case HELD_OPEN, HELD_CLOSE, FREEZE_OPEN, FREEZE_CLOSE, GAP -> true;
                 default -> false;
@@ -368,15 +409,7 @@ public final class LedgerFiles implements LedgerSource {
      */
     public List<Path> prune(Duration maxAge, long maxBytes, Instant now) {
         List<Path> files = files();
-        Map<Long, Path> newestOfPid = new HashMap<>();
-        for (Path f : files) {
-            Long pid = pidOf(f);
-            if (pid != null) newestOfPid.put(pid, f); // files() is oldest first
-        }
-        Set<Path> keep = new HashSet<>();
-        newestOfPid.forEach((pid, f) -> {
-            if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) keep.add(f);
-        });
+        Set<Path> keep = newestOfLiveWriters(files);
         List<Path> deleted = new ArrayList<>();
         long total = 0;
         Map<Path, Long> sizes = new LinkedHashMap<>();
@@ -407,6 +440,90 @@ public final class LedgerFiles implements LedgerSource {
         if (!deleted.isEmpty()) log.info("ledger: pruned {} file(s) (max age {}, max size {} bytes): {}", deleted.size(), maxAge, maxBytes,
                 deleted.stream().map(p -> p.getFileName().toString()).toList());
         return deleted;
+    }
+
+    /** @return of the files, the newest of each process that lives: its writer may still append to it */
+    private static Set<Path> newestOfLiveWriters(List<Path> files) {
+        Map<Long, Path> newestOfPid = new HashMap<>();
+        for (Path f : files) {
+            Long pid = pidOf(f);
+            if (pid != null) newestOfPid.put(pid, f); // files() is oldest first
+        }
+        Set<Path> keep = new HashSet<>();
+        newestOfPid.forEach((pid, f) -> {
+            if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) keep.add(f);
+        });
+        return keep;
+    }
+
+    /**
+     * Compresses every closed {@code .jsonl} file (decision 29): not the newest file of a process that lives, not written
+     * within {@link #IN_USE}. Each one as {@link #compress}; one that fails stays as it is, said in the log.
+     *
+     * @param now this host's clock
+     * @return the files compressed, as their {@code .jsonl.gz}
+     */
+    public List<Path> compressClosed(Instant now) {
+        List<Path> files = files();
+        Set<Path> live = newestOfLiveWriters(files);
+        List<Path> done = new ArrayList<>();
+        for (Path f : files) {
+            if (!f.getFileName().toString().endsWith(PLAIN) || live.contains(f)) continue;
+            try {
+                if (Files.getLastModifiedTime(f).toInstant().isAfter(now.minus(IN_USE))) continue;
+                done.add(compress(f));
+            } catch (NoSuchFileException e) {
+                // pruned or compressed meanwhile
+            } catch (IOException e) {
+                log.warn("ledger: {} not compressed: {}", f, e.toString());
+            }
+        }
+        try (Stream<Path> s = Files.list(dir)) { // what a crash mid-compression left: its .jsonl is still there
+            for (Path t : s.filter(p -> p.getFileName().toString().endsWith(GZ + ".tmp")).toList()) {
+                if (Files.getLastModifiedTime(t).toInstant().isBefore(now.minus(IN_USE))) Files.deleteIfExists(t);
+            }
+        } catch (IOException e) {
+            // the next pass
+        }
+        if (!done.isEmpty()) log.info("ledger: compressed {} closed file(s)", done.size());
+        return done;
+    }
+
+    /**
+     * Compresses one closed file (decision 29): its bytes gzip'd to a temporary file, fsync'd, given the file's time (its
+     * age is what pruning reads), moved in place as {@code <name>.jsonl.gz}, then the {@code .jsonl} deleted. A crash
+     * at any point leaves the {@code .jsonl} whole or the {@code .gz} whole: {@link #files} reads one of them.
+     *
+     * @param f a {@code .jsonl} file no writer appends to any more
+     * @return its {@code .jsonl.gz}
+     * @throws IOException when it cannot be read or the compressed file cannot be written (the {@code .jsonl} stays)
+     */
+    public Path compress(Path f) throws IOException {
+        Path gz = gzOf(f);
+        Path tmp = gz.resolveSibling(gz.getFileName() + ".tmp");
+        FileTime time = Files.getLastModifiedTime(f);
+        try (OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE); GZIPOutputStream z = new GZIPOutputStream(out, 1 << 16)) {
+            Files.copy(f, z);
+        }
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+            ch.force(true);
+        }
+        Files.setLastModifiedTime(tmp, time);
+        Files.move(tmp, gz, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.delete(f);
+        cache.remove(f);
+        return gz;
+    }
+
+    private static Path gzOf(Path plain) {
+        String n = plain.getFileName().toString();
+        return plain.resolveSibling(n.substring(0, n.length() - PLAIN.length()) + GZ);
+    }
+
+    private static Path plainOf(Path gz) {
+        String n = gz.getFileName().toString();
+        return gz.resolveSibling(n.substring(0, n.length() - GZ.length()) + PLAIN);
     }
 
     /** @return the pid a file's name carries ({@code <time>-<pid>[-n].jsonl}), or {@code null} */

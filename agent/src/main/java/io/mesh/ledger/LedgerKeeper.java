@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The daemon's side of the ledger (decision 28): its writer, the follower of its engine's events, the pruner (at start
- * and hourly) and the continuous audit (every {@link #AUDIT_EVERY}, over the last {@link #AUDIT_SPAN}), whose new
+ * and hourly; it first compresses closed files, decision 29) and the continuous audit (every {@link #AUDIT_EVERY}, over the last {@link #AUDIT_SPAN}), whose new
  * violations are logged once each and counted ({@code mesh_audit_violations_total}).
  */
 public final class LedgerKeeper implements AutoCloseable {
@@ -32,7 +32,7 @@ public final class LedgerKeeper implements AutoCloseable {
      * written just after Docker's last event of it, and a violation is counted once, never taken back.
      */
     public static final Duration AUDIT_LAG = Duration.ofSeconds(30);
-    /** How often old files are pruned. */
+    /** How often closed files are compressed and old ones pruned. */
     public static final Duration PRUNE_EVERY = Duration.ofHours(1);
     private static final int REMEMBERED = 10_000;
 
@@ -139,6 +139,7 @@ public final class LedgerKeeper implements AutoCloseable {
 
     private void prune() {
         try {
+            files.compressClosed(Instant.now());
             files.prune(maxAge, maxBytes, Instant.now());
         } catch (RuntimeException e) {
             log.warn("ledger: not pruned: {}", e.toString());

@@ -294,6 +294,91 @@ class LedgerFilesTest {
         assertThat(calls.get(1).end()).isNull();
     }
 
+    @Test
+    void aClosedFileIsCompressedKeepsItsTimeAndReadsBackTheSameVerifiedLines() throws IOException {
+        List<LedgerEntry> before = writeAndRead(200);
+        Path f = onlyFile();
+        long plainBytes = Files.size(f);
+        FileTime time = FileTime.from(Instant.now().minus(Duration.ofDays(2)));
+        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl"); // a writer that is gone
+        Files.move(f, dead);
+        Files.setLastModifiedTime(dead, time);
+
+        LedgerFiles files = LedgerFiles.of(state);
+        assertThat(files.compressClosed(Instant.now())).containsExactly(dead.resolveSibling("20261201T100000Z-999999999.jsonl.gz"));
+
+        Path gz = onlyFile();
+        assertThat(dead).doesNotExist();
+        assertThat(gz.getFileName().toString()).endsWith(".jsonl.gz");
+        assertThat(Files.getLastModifiedTime(gz)).isEqualTo(time); // pruning reads its age
+        assertThat(Files.size(gz)).isLessThan(plainBytes / 4);
+        assertThat(LedgerFiles.pidOf(gz)).isEqualTo(999_999_999L);
+        List<LedgerEntry> after = LedgerFiles.of(state).all();
+        assertThat(after).isEqualTo(before).noneMatch(e -> e.kind() == LedgerKind.GAP);
+        // and pruning takes it by its age as it took the .jsonl
+        assertThat(files.prune(Duration.ofDays(1), Long.MAX_VALUE, Instant.now())).containsExactly(gz);
+    }
+
+    @Test
+    void aLiveWritersNewestFileAndAFileWrittenAMinuteAgoAreNotCompressed() throws IOException {
+        writeAndRead(3);
+        Path mine = onlyFile(); // this process lives: its newest file stays as it is, however old
+        Files.setLastModifiedTime(mine, FileTime.from(Instant.now().minus(Duration.ofDays(2))));
+        Path recent = mine.resolveSibling("20261201T100000Z-999999999.jsonl");
+        Files.copy(mine, recent);
+        Files.setLastModifiedTime(recent, FileTime.from(Instant.now()));
+
+        assertThat(LedgerFiles.of(state).compressClosed(Instant.now())).isEmpty();
+        assertThat(mine).exists();
+        assertThat(recent).exists();
+    }
+
+    @Test
+    void aCompressionCutShortByACrashLeavesOneFileToRead() throws IOException {
+        List<LedgerEntry> before = writeAndRead(20);
+        Path f = onlyFile();
+        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
+        Files.move(f, dead);
+        Files.setLastModifiedTime(dead, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
+        // a crash between the move of the .gz in place and the delete of the .jsonl: both are whole
+        Path gz = LedgerFiles.of(state).compress(dead);
+        try (var in = new java.util.zip.GZIPInputStream(Files.newInputStream(gz))) {
+            Files.write(dead, in.readAllBytes());
+        }
+        Files.setLastModifiedTime(dead, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
+        assertThat(LedgerFiles.of(state).files()).containsExactly(dead);
+        assertThat(LedgerFiles.of(state).all()).isEqualTo(before);
+        // a crash mid-write of the .gz: its .tmp is never read, and is deleted once it is old
+        Path tmp = gz.resolveSibling(gz.getFileName() + ".tmp");
+        Files.write(tmp, new byte[] {1, 2, 3});
+        Files.setLastModifiedTime(tmp, FileTime.from(Instant.now().minus(Duration.ofHours(1))));
+        LedgerFiles.of(state).compressClosed(Instant.now());
+        assertThat(tmp).doesNotExist();
+        assertThat(LedgerFiles.of(state).files()).containsExactly(gz);
+        assertThat(LedgerFiles.of(state).all()).isEqualTo(before);
+    }
+
+    @Test
+    void aTornCompressedFileReadsAsAGapNeverSilentlyGood() throws IOException {
+        writeAndRead(200);
+        Path f = onlyFile();
+        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
+        Files.move(f, dead);
+        Path gz = LedgerFiles.of(state).compress(dead);
+        byte[] all = Files.readAllBytes(gz);
+        Files.write(gz, java.util.Arrays.copyOf(all, all.length / 2));
+
+        List<LedgerEntry> read = LedgerFiles.of(state).all();
+        List<LedgerEntry> gaps = read.stream().filter(e -> e.kind() == LedgerKind.GAP).toList();
+        assertThat(gaps).hasSize(1);
+        assertThat(gaps.get(0).reason()).startsWith("unreadable: " + gz.getFileName());
+        // the lines before the tear are read; the gap runs from the last of them to the file's last write
+        List<LedgerEntry> events = read.stream().filter(e -> e.kind() == LedgerKind.EVENT).toList();
+        assertThat(events).isNotEmpty().hasSizeLessThan(200);
+        assertThat(gaps.get(0).at()).isEqualTo(events.get(events.size() - 1).at());
+        assertThat(gaps.get(0).end()).isEqualTo(Files.getLastModifiedTime(gz).toInstant());
+    }
+
     private static Path file(Path dir, String name, int bytes, Instant modified) throws IOException {
         Path f = dir.resolve(name);
         Files.write(f, "x".repeat(bytes).getBytes(StandardCharsets.UTF_8));

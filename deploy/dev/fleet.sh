@@ -479,8 +479,9 @@ up() {
   SECONDS=0
   [[ $n =~ ^[1-9][0-9]?$ ]] || die "up: N must be 1..99; got '$n'"
   [ "$(id -u)" = 0 ] || die "up: run as root (it starts dockerd)"
-  # The default engine and the demo images, installing Docker on a fresh Debian machine.
-  bash "$here/docker-engine.sh"
+  # The default engine and the demo images, installing Docker on a fresh Debian machine. Without fd 9: a dockerd it
+  # starts lives on, and would hold the fleet lock with it (every later fleet.sh, the nemesis's among them, would wait).
+  bash "$here/docker-engine.sh" 9>&-
   command -v curl >/dev/null && command -v jq >/dev/null || {
     log "installing curl jq"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl jq >/dev/null; }
   jars

@@ -67,6 +67,17 @@ public class Ledger implements AutoCloseable {
     static final Duration CLOCK_RTT = Duration.ofMillis(200);
     /** How often the engine's clock is read again. */
     static final Duration CLOCK_EVERY = Duration.ofMinutes(1);
+    /**
+     * Until a reading was taken, how often the writer reads the engine's clock again: an agent that starts while its
+     * engine restarts, or whose first calls are slow, would otherwise stamp a minute of lines (a window's recovery
+     * among them) by a host clock that may be minutes off.
+     */
+    static final Duration CLOCK_RETRY = Duration.ofSeconds(1);
+    /**
+     * How long {@link #engineClock} reads at most before it returns: the first reading of a cold process (its
+     * connection, its classes) takes longer than {@link #CLOCK_RTT}, the next ones do not.
+     */
+    static final Duration CLOCK_FIRST = Duration.ofSeconds(2);
 
     /** A ledger that writes nothing: tests and callers that have none. */
     public static final Ledger NONE = new Ledger();
@@ -88,7 +99,9 @@ public class Ledger implements AutoCloseable {
     /** The engine's clock minus this host's, in ns, when it is at least {@link #CLOCK_FLOOR}; else 0. */
     private volatile long engineOffsetNanos;
     private volatile java.util.function.Supplier<Instant> engineTime;
-    private long clockMeasuredAt = Long.MIN_VALUE; // the writer thread's own, System.nanoTime()
+    private long clockMeasuredAt = System.nanoTime(); // the writer thread's own
+    /** Whether a reading of the engine's clock was taken (its difference may be 0). */
+    private volatile boolean clockKnown;
     private volatile long written;
     private volatile long accepted;
 
@@ -170,7 +183,10 @@ public class Ledger implements AutoCloseable {
      */
     public Ledger engineClock(java.util.function.Supplier<Instant> engine) {
         this.engineTime = engine;
-        measureClock();
+        long until = System.nanoTime() + CLOCK_FIRST.toNanos();
+        for (int i = 0; i < 5 && !measureClock() && System.nanoTime() < until; i++) {
+            // again: the first reading warms the connection
+        }
         return this;
     }
 
@@ -181,9 +197,10 @@ public class Ledger implements AutoCloseable {
         return o == 0 ? n : n.plusNanos(o);
     }
 
-    private void measureClock() {
+    /** @return whether a reading was taken */
+    private boolean measureClock() {
         java.util.function.Supplier<Instant> e = engineTime;
-        if (e == null) return;
+        if (e == null) return false;
         try {
             long t0 = System.nanoTime();
             Instant before = Instant.now();
@@ -191,7 +208,7 @@ public class Ledger implements AutoCloseable {
             long rtt = System.nanoTime() - t0;
             // A slow answer says little of the difference (a process stopped mid-read took the pause for an offset of
             // half of it, in the fleet history): only one within CLOCK_RTT is taken.
-            if (engine == null || rtt > CLOCK_RTT.toNanos()) return;
+            if (engine == null || rtt > CLOCK_RTT.toNanos()) return false;
             long offset = Duration.between(before.plusNanos(rtt / 2), engine).toNanos();
             long was = engineOffsetNanos;
             engineOffsetNanos = Math.abs(offset) >= CLOCK_FLOOR.toNanos() ? offset : 0;
@@ -199,8 +216,11 @@ public class Ledger implements AutoCloseable {
                 log.warn("ledger: the Docker engine's clock is {} ms from this host's; the ledger stamps its lines by the engine's",
                         offset / 1_000_000);
             }
+            clockKnown = true;
+            return true;
         } catch (RuntimeException ex) {
             log.debug("ledger: the engine's clock not read: {}", ex.toString());
+            return false;
         }
     }
 
@@ -290,7 +310,7 @@ public class Ledger implements AutoCloseable {
                 if (!closed) continue; // nobody interrupts this thread but a dying JVM
                 queue.drainTo(batch);
             }
-            if (engineTime != null && System.nanoTime() - clockMeasuredAt > CLOCK_EVERY.toNanos()) {
+            if (engineTime != null && System.nanoTime() - clockMeasuredAt > (clockKnown ? CLOCK_EVERY : CLOCK_RETRY).toNanos()) {
                 clockMeasuredAt = System.nanoTime();
                 measureClock();
             }

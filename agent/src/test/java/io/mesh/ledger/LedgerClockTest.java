@@ -29,6 +29,43 @@ class LedgerClockTest {
     }
 
     @Test
+    void aColdFirstReadingIsReadAgain() {
+        // a cold process's first call (its connection, its classes) is slower than the bound; the next one is not
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        try (Ledger l = Ledger.open(state).engineClock(() -> {
+            if (calls.getAndIncrement() == 0) sleep(400);
+            return Instant.now().plus(Duration.ofMinutes(5));
+        })) {
+            assertThat(calls.get()).isEqualTo(2);
+            assertThat(Duration.between(Instant.now(), l.now())).isBetween(Duration.ofMinutes(5).minusSeconds(2), Duration.ofMinutes(5).plusSeconds(2));
+        }
+    }
+
+    @Test
+    void anEngineThatAnswersOnlyLaterIsReadWithinSecondsNotAMinute() throws Exception {
+        // an agent started while its engine restarts: no reading at start, the writer reads again every second
+        java.util.concurrent.atomic.AtomicBoolean up = new java.util.concurrent.atomic.AtomicBoolean();
+        try (Ledger l = Ledger.open(state).engineClock(() -> {
+            if (!up.get()) throw new IllegalStateException("dockerd restarting");
+            return Instant.now().plus(Duration.ofMinutes(5));
+        })) {
+            assertThat(Duration.between(Instant.now(), l.now()).abs()).isLessThan(Duration.ofMillis(100));
+            up.set(true);
+            long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (Duration.between(Instant.now(), l.now()).compareTo(Duration.ofMinutes(4)) < 0 && System.nanoTime() < until) Thread.sleep(50);
+            assertThat(Duration.between(Instant.now(), l.now())).isGreaterThan(Duration.ofMinutes(4));
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void theSameClockReadTwiceIsNotAnOffset() {
         try (Ledger l = Ledger.open(state).engineClock(() -> Instant.now().plusMillis(120))) {
             Instant before = Instant.now();

@@ -144,7 +144,7 @@ public final class AuditChecker {
             if (call == null) {
                 violations.add(new Violation(AuditViolationKind.OUTSIDE_MESH, e.module(), e.container(), e.at(), h == null ? null : h.key(),
                         e.action() + " of " + e.container() + " that no mesh call accounts for (a docker " + dockerVerb(e.action())
-                                + " by hand, or Docker's restart policy)", e));
+                                + " by hand, Docker's restart policy, or dockerd stopping or starting its containers as it restarts)", e));
             }
         }
 

@@ -1355,9 +1355,10 @@ public final class HttpApi implements AutoCloseable {
             }
         }
         for (String m : q.modules()) {
-            if (client.checkExists().forPath(paths.desired(m)) == null) {
-                errors.add(new AuditQuery.FieldError("module", "no module " + m + " was pushed (no " + paths.desired(m)
-                        + "): check the name (mesh status lists the modules), or leave module out for every module"));
+            // a module removed since keeps its push history, and its lines in the ledgers: it can be audited
+            if (client.checkExists().forPath(paths.desired(m)) == null && client.checkExists().forPath(paths.history(m)) == null) {
+                errors.add(new AuditQuery.FieldError("module", "no module " + m + " was pushed (no " + paths.desired(m) + " and no "
+                        + paths.history(m) + "): check the name (mesh status lists the modules), or leave module out for every module"));
             }
         }
         if (!errors.isEmpty()) {

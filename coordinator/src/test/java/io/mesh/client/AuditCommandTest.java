@@ -193,6 +193,10 @@ class AuditCommandTest {
         assertThat(m.err()).contains("--module", "no module nope was pushed");
         // nothing was asked of the hosts
         assertThat(zk.client().checkExists().forPath(zk.paths().audits())).isNull();
+        // a module removed since keeps its push history, and its lines in the ledgers: it is audited
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().history("gone"));
+        CoordinatorExtension.Answer gone = api.get("/v1/audit?module=gone&timeout=1s");
+        assertThat(gone.status()).as(gone.body()).isEqualTo(200);
     }
 
     static String field(CoordinatorExtension.Answer a) {

@@ -74,8 +74,9 @@ public class Ledger implements AutoCloseable {
      */
     static final Duration CLOCK_RETRY = Duration.ofSeconds(1);
     /**
-     * How long {@link #engineClock} reads at most before it returns: the first reading of a cold process (its
-     * connection, its classes) takes longer than {@link #CLOCK_RTT}, the next ones do not.
+     * How long {@link #engineClock} waits at most for a first reading before it returns (the readings go on, on the
+     * clock thread): the first reading of a cold process (its connection, its classes) takes longer than
+     * {@link #CLOCK_RTT}, the next ones do not.
      */
     static final Duration CLOCK_FIRST = Duration.ofSeconds(2);
 
@@ -99,9 +100,10 @@ public class Ledger implements AutoCloseable {
     /** The engine's clock minus this host's, in ns, when it is at least {@link #CLOCK_FLOOR}; else 0. */
     private volatile long engineOffsetNanos;
     private volatile java.util.function.Supplier<Instant> engineTime;
-    private long clockMeasuredAt = System.nanoTime(); // the writer thread's own
     /** Whether a reading of the engine's clock was taken (its difference may be 0). */
     private volatile boolean clockKnown;
+    /** Reads the engine's clock, off the writer thread: a Docker call may hang, a line's write must not. */
+    private volatile Thread clock;
     private volatile long written;
     private volatile long accepted;
 
@@ -182,12 +184,38 @@ public class Ledger implements AutoCloseable {
      * @return this ledger
      */
     public Ledger engineClock(java.util.function.Supplier<Instant> engine) {
+        if (queue == null || engineTime != null) return this;
         this.engineTime = engine;
+        Thread t = new Thread(this::readClock, "mesh-ledger-clock");
+        t.setDaemon(true);
+        clock = t;
+        t.start();
         long until = System.nanoTime() + CLOCK_FIRST.toNanos();
-        for (int i = 0; i < 5 && !measureClock() && System.nanoTime() < until; i++) {
-            // again: the first reading warms the connection
+        while (!clockKnown && System.nanoTime() < until && t.isAlive()) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
         }
         return this;
+    }
+
+    /**
+     * The clock thread: readings until one is taken (five at once, the first of a cold process being slow, then again
+     * each {@link #CLOCK_RETRY}), then one each {@link #CLOCK_EVERY}; until {@link #close}.
+     */
+    private void readClock() {
+        while (!closed) {
+            boolean taken = false;
+            for (int i = 0; i < 5 && !taken && !closed; i++) taken = measureClock();
+            try {
+                Thread.sleep((clockKnown ? CLOCK_EVERY : CLOCK_RETRY).toMillis());
+            } catch (InterruptedException e) {
+                return; // closed
+            }
+        }
     }
 
     /** @return now by the engine's clock, as this ledger stamps its lines (this host's clock until known) */
@@ -280,6 +308,8 @@ public class Ledger implements AutoCloseable {
         if (queue == null || closed) return;
         flush(Duration.ofSeconds(5));
         closed = true; // the writer sees it within a batch's wait: an interrupt would close its channel mid-fsync
+        Thread c = clock;
+        if (c != null) c.interrupt();
         try {
             writer.join(5000);
         } catch (InterruptedException e) {
@@ -309,10 +339,6 @@ public class Ledger implements AutoCloseable {
             } catch (InterruptedException e) {
                 if (!closed) continue; // nobody interrupts this thread but a dying JVM
                 queue.drainTo(batch);
-            }
-            if (engineTime != null && System.nanoTime() - clockMeasuredAt > (clockKnown ? CLOCK_EVERY : CLOCK_RETRY).toNanos()) {
-                clockMeasuredAt = System.nanoTime();
-                measureClock();
             }
             long lost = dropped.getAndSet(0);
             if (lost > 0) {
@@ -395,8 +421,14 @@ public class Ledger implements AutoCloseable {
         Instant now = Instant.now();
         String base = FILE_TIME.format(now) + "-" + pid;
         Path f = dir.resolve(base + ".jsonl");
-        for (int n = 1; Files.exists(f); n++) f = dir.resolve(base + "-" + n + ".jsonl");
+        // a name taken by a file compressed since (decision 29) is taken too: a clock stepped back may meet one
+        for (int n = 1; Files.exists(f) || Files.exists(f.resolveSibling(f.getFileName() + ".gz")); n++) f = dir.resolve(base + "-" + n + ".jsonl");
         channel = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        try {
+            channel.tryLock(); // held while it is written to: it is not compressed under this writer (decision 29)
+        } catch (IOException | java.nio.channels.OverlappingFileLockException e) {
+            log.debug("ledger: {} not locked: {}", f, e.toString());
+        }
         file = f;
         fileBytes = 0;
         fileBegun = now;

@@ -116,6 +116,7 @@ public final class LedgerFiles implements LedgerSource {
         Set<Path> present = new HashSet<>();
         for (Path f : files()) {
             present.add(f);
+            if (f.getFileName().toString().endsWith(PLAIN)) present.add(gzOf(f)); // read from it if compressed meanwhile
             out.addAll(read(f));
         }
         cache.keySet().retainAll(present);
@@ -217,16 +218,27 @@ public final class LedgerFiles implements LedgerSource {
      */
     public List<LedgerEntry> read(Path f) {
         Parsed p = parsed(f);
-        // compressed since it was listed: the same lines, in its .gz
-        if (p == null && f.getFileName().toString().endsWith(PLAIN)) p = parsed(f = gzOf(f));
         if (p == null) return List.of();
         if (p.lines() != null) return p.lines();
-        Parsed whole = parse(f, true); // an old file, read whole once more, kept as its intervals
+        Parsed whole = parse(existing(f), true); // an old file, read whole once more, kept as its intervals
         return whole == null ? List.of() : whole.lines();
     }
 
-    /** @return the file as last read, read again if it changed; {@code null} when it is gone */
+    /**
+     * @return the file as last read, read again if it changed (a {@code .jsonl} compressed since it was listed, from its
+     *         {@code .gz}: the same lines); {@code null} when it is gone
+     */
     private Parsed parsed(Path f) {
+        Parsed p = parsedAt(f);
+        return p == null && f.getFileName().toString().endsWith(PLAIN) ? parsedAt(gzOf(f)) : p;
+    }
+
+    /** @return the file, or its {@code .gz} when a {@code .jsonl} was compressed since it was listed */
+    private static Path existing(Path f) {
+        return f.getFileName().toString().endsWith(PLAIN) && !Files.exists(f) ? gzOf(f) : f;
+    }
+
+    private Parsed parsedAt(Path f) {
         try {
             Parsed p = cache.get(f);
             if (p != null && p.size() == Files.size(f) && p.modified().equals(Files.getLastModifiedTime(f))) return p;
@@ -283,7 +295,8 @@ public final class LedgerFiles implements LedgerSource {
             List<LedgerEntry> lines = state.lines(f.getFileName().toString(), mod);
             if (torn != null) {
                 lines = new ArrayList<>(lines);
-                Instant from = state.lastGood != null ? state.lastGood : mod;
+                // nothing read: the gap runs from the time the file's name says it began
+                Instant from = state.lastGood != null ? state.lastGood : begun(f, mod);
                 lines.add(LedgerEntry.gap(from, mod.isAfter(from) ? mod : from, "unreadable: " + f.getFileName() + " after line "
                         + state.n + ": " + torn));
             }
@@ -475,11 +488,11 @@ public final class LedgerFiles implements LedgerSource {
             } catch (NoSuchFileException e) {
                 // pruned or compressed meanwhile
             } catch (IOException e) {
-                log.warn("ledger: {} not compressed: {}", f, e.toString());
+                log.warn("ledger: {} not compressed: {}", f.getFileName(), e.getMessage());
             }
         }
         try (Stream<Path> s = Files.list(dir)) { // what a crash mid-compression left: its .jsonl is still there
-            for (Path t : s.filter(p -> p.getFileName().toString().endsWith(GZ + ".tmp")).toList()) {
+            for (Path t : s.filter(p -> p.getFileName().toString().contains(GZ + ".") && p.getFileName().toString().endsWith(".tmp")).toList()) {
                 if (Files.getLastModifiedTime(t).toInstant().isBefore(now.minus(IN_USE))) Files.deleteIfExists(t);
             }
         } catch (IOException e) {
@@ -490,30 +503,70 @@ public final class LedgerFiles implements LedgerSource {
     }
 
     /**
-     * Compresses one closed file (decision 29): its bytes gzip'd to a temporary file, fsync'd, given the file's time (its
-     * age is what pruning reads), moved in place as {@code <name>.jsonl.gz}, then the {@code .jsonl} deleted. A crash
-     * at any point leaves the {@code .jsonl} whole or the {@code .gz} whole: {@link #files} reads one of them.
+     * Compresses one closed file (decision 29): its bytes gzip'd to a temporary file of its own, fsync'd, given the
+     * file's time (its age is what pruning reads), moved in place as {@code <name>.jsonl.gz}, then the {@code .jsonl}
+     * deleted. A crash at any point leaves the {@code .jsonl} whole or the {@code .gz} whole: {@link #files} reads one
+     * of them. The file is locked meanwhile: a writer locks the file it appends to ({@link Ledger}), so a file some
+     * process still writes, or another compressor compresses, is left as it is.
      *
      * @param f a {@code .jsonl} file no writer appends to any more
      * @return its {@code .jsonl.gz}
-     * @throws IOException when it cannot be read or the compressed file cannot be written (the {@code .jsonl} stays)
+     * @throws IOException when it is locked, cannot be read, or the compressed file cannot be written (the {@code .jsonl}
+     *                     stays); when a {@code .gz} of that name with other lines is there (both stay)
      */
     public Path compress(Path f) throws IOException {
         Path gz = gzOf(f);
-        Path tmp = gz.resolveSibling(gz.getFileName() + ".tmp");
-        FileTime time = Files.getLastModifiedTime(f);
-        try (OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE); GZIPOutputStream z = new GZIPOutputStream(out, 1 << 16)) {
-            Files.copy(f, z);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            java.nio.channels.FileLock lock;
+            try {
+                lock = ch.tryLock();
+            } catch (java.nio.channels.OverlappingFileLockException e) {
+                lock = null; // this JVM's own writer appends to it
+            }
+            if (lock == null) throw new IOException(f.getFileName() + " is locked: a writer appends to it, or another compressor has it");
+            if (!Files.exists(f)) return gz; // compressed by the one that held the lock before
+            FileTime time = Files.getLastModifiedTime(f);
+            if (Files.exists(gz)) {
+                // a crash between the move and the delete left both: the .jsonl goes once the .gz holds the same bytes
+                if (!sameBytes(f, gz)) throw new IOException(gz.getFileName() + " is there with other lines than " + f.getFileName() + ": both kept");
+            } else {
+                Path tmp = Files.createTempFile(dir, gz.getFileName() + ".", ".tmp");
+                try {
+                    try (OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+                         GZIPOutputStream z = new GZIPOutputStream(out, 1 << 16)) {
+                        Files.copy(f, z);
+                    }
+                    try (java.nio.channels.FileChannel t = java.nio.channels.FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+                        t.force(true);
+                    }
+                    Files.setLastModifiedTime(tmp, time);
+                    Files.move(tmp, gz, StandardCopyOption.ATOMIC_MOVE);
+                } finally {
+                    Files.deleteIfExists(tmp);
+                }
+                try (java.nio.channels.FileChannel d = java.nio.channels.FileChannel.open(dir, StandardOpenOption.READ)) {
+                    d.force(true); // the rename on disk before the delete
+                } catch (IOException e) {
+                    // a file system that cannot fsync a directory: the rename is ordered before the delete anyway
+                }
+            }
+            Files.delete(f);
         }
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
-        Files.setLastModifiedTime(tmp, time);
-        Files.move(tmp, gz, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        Files.delete(f);
         cache.remove(f);
         return gz;
+    }
+
+    private static boolean sameBytes(Path plain, Path gz) throws IOException {
+        try (InputStream a = new java.io.BufferedInputStream(Files.newInputStream(plain));
+             InputStream b = new java.io.BufferedInputStream(new GZIPInputStream(Files.newInputStream(gz)))) {
+            while (true) {
+                int x = a.read(), y = b.read();
+                if (x != y) return false;
+                if (x < 0) return true;
+            }
+        } catch (java.io.EOFException | java.util.zip.ZipException e) {
+            return false;
+        }
     }
 
     private static Path gzOf(Path plain) {
@@ -524,6 +577,16 @@ public final class LedgerFiles implements LedgerSource {
     private static Path plainOf(Path gz) {
         String n = gz.getFileName().toString();
         return gz.resolveSibling(n.substring(0, n.length() - GZ.length()) + PLAIN);
+    }
+
+    /** @return the time a file's name says it began ({@code <time>-<pid>...}), or {@code otherwise} */
+    private static Instant begun(Path f, Instant otherwise) {
+        try {
+            Instant t = Ledger.FILE_TIME.parse(nameParts(f)[0], Instant::from);
+            return t.isAfter(otherwise) ? otherwise : t;
+        } catch (RuntimeException e) {
+            return otherwise;
+        }
     }
 
     /** @return the pid a file's name carries ({@code <time>-<pid>[-n].jsonl}), or {@code null} */

@@ -141,7 +141,7 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
             if (nodes != null) nodes.closeInBackground();
             Ledger l = section.ledger() != Ledger.NONE ? section.ledger() : ledger;
             if (l != null) for (WindowJournal.HeldContainer h : e.held()) {
-                l.write(LedgerEntry.held(LedgerKind.HELD_CLOSE, l.now(), e.module(), h.container(), h.containerId(),
+                l.writeAhead(LedgerEntry.held(LedgerKind.HELD_CLOSE, l.now(), e.module(), h.container(), h.containerId(),
                         LedgerEntry.WINDOW, e.window(), e.schedule(), null, null, null));
             }
         }

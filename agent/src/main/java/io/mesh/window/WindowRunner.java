@@ -388,10 +388,11 @@ public final class WindowRunner {
         } catch (Exception e) {
             result = WindowResult.failed(schedule, windowId, since, List.of(), describe(e) + "; nothing was stopped");
         } finally {
-            // The fence first: the containers run again; what follows may wait for ZooKeeper.
+            // The fence first: the containers run again; what follows may wait for ZooKeeper. The ledger's interval
+            // closes before that wait: a process killed in it has finished its window, which no recovery closes again.
             section.unfence();
-            if (published != null) published.close();
             if (heldNodes != null) heldLines(LedgerKind.HELD_CLOSE, module, schedule, windowId, heldNodes);
+            if (published != null) published.close();
             if (recovered != null) WindowRecovery.record(store, host, module, recovered, null);
         }
         return finish(module, result, desired);
@@ -402,9 +403,9 @@ public final class WindowRunner {
         for (String[] n : nodes) {
             LedgerEntry e = LedgerEntry.held(kind, context.ledger().now(), module, n[0], n[1], LedgerEntry.WINDOW, windowId, schedule,
                     null, null, null);
-            // An opening is on disk before the first stop, as a call's line is (decision 28).
-            if (kind == LedgerKind.HELD_OPEN) context.ledger().writeAhead(e);
-            else context.ledger().write(e);
+            // An opening is on disk before the first stop, as a call's line is (decision 28); a closing before the
+            // wait for ZooKeeper that follows it.
+            context.ledger().writeAhead(e);
         }
     }
 

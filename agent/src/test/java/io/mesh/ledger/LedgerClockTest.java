@@ -57,6 +57,19 @@ class LedgerClockTest {
         }
     }
 
+    @Test
+    void anEngineThatHangsHoldsNeitherTheStartNorTheLines() {
+        long t0 = System.nanoTime();
+        try (Ledger l = Ledger.open(state).engineClock(() -> {
+            sleep(60_000); // dockerd stopped (SIGSTOP): the call never answers
+            return Instant.now();
+        })) {
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Ledger.CLOCK_FIRST.plusSeconds(1));
+            l.write(LedgerEntry.event(Instant.now(), "m", "m-app", "id", "start", null, null));
+            assertThat(l.flush(Duration.ofSeconds(3))).as("lines are written while the engine's clock hangs").isTrue();
+        }
+    }
+
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);

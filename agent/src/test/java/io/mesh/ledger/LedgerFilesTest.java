@@ -379,6 +379,97 @@ class LedgerFilesTest {
         assertThat(gaps.get(0).end()).isEqualTo(Files.getLastModifiedTime(gz).toInstant());
     }
 
+    @Test
+    void aSliceWhileFilesAreCompressedLosesNoLine() throws Exception {
+        Path dir = state.resolve(Ledger.DIR);
+        int files = 60, per = 20;
+        try (Ledger l = Ledger.open(state)) { // one file's lines, copied under dead writers' names
+            for (int i = 0; i < per; i++) l.write(event(i));
+            assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+        }
+        Path one = onlyFile();
+        for (int k = 0; k < files; k++) {
+            Path f = dir.resolve(String.format("202612%02dT000000Z-999999999-%d.jsonl", k % 28 + 1, k));
+            Files.copy(one, f);
+            Files.setLastModifiedTime(f, FileTime.from(Instant.now().minus(Duration.ofHours(1))));
+        }
+        Files.delete(one);
+        LedgerFiles reader = LedgerFiles.of(state);
+        Thread compressor = new Thread(() -> reader.compressClosed(Instant.now()));
+        compressor.start();
+        List<Integer> seen = new ArrayList<>();
+        while (compressor.isAlive()) {
+            seen.add(reader.slice(T0.minusSeconds(1), T0.plusSeconds(per), null).size());
+        }
+        compressor.join();
+        seen.add(reader.slice(T0.minusSeconds(1), T0.plusSeconds(per), null).size());
+        // each file's 20 events (the same ids and times in every file: the slice keeps them all)
+        assertThat(seen).allMatch(n -> n == files * per);
+        assertThat(LedgerFiles.of(state).files()).allMatch(f -> f.toString().endsWith(".jsonl.gz")).hasSize(files);
+    }
+
+    @Test
+    void aGzThatIsNoGzipIsAGapFromWhenItsFileBegan() throws IOException {
+        writeAndRead(20);
+        Path f = onlyFile();
+        Path gz = f.resolveSibling("20261201T100000Z-999999999.jsonl.gz"); // a plain file under a .gz name
+        Files.move(f, gz);
+        List<LedgerEntry> gaps = LedgerFiles.of(state).all().stream().filter(e -> e.kind() == LedgerKind.GAP).toList();
+        assertThat(gaps).hasSize(1);
+        assertThat(gaps.get(0).reason()).startsWith("unreadable: " + gz.getFileName());
+        assertThat(gaps.get(0).at()).isEqualTo(Instant.parse("2026-12-01T10:00:00Z"));
+        assertThat(gaps.get(0).end()).isEqualTo(Files.getLastModifiedTime(gz).toInstant());
+    }
+
+    @Test
+    void aFileAWriterHoldsOrTwoCompressorsAtOnceLoseNothing() throws Exception {
+        try (Ledger l = Ledger.open(state)) {
+            for (int i = 0; i < 5; i++) l.write(event(i));
+            assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+            // this JVM's own writer holds its file: never compressed under it
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> LedgerFiles.of(state).compress(l.currentFile()))
+                    .isInstanceOf(IOException.class).hasMessageContaining("is locked");
+            assertThat(l.currentFile()).exists();
+        }
+        List<LedgerEntry> before = LedgerFiles.of(state).all();
+        Path f = onlyFile();
+        for (int round = 0; round < 30; round++) {
+            Path mine = f.resolveSibling("20261201T1000" + String.format("%02d", round) + "Z-999999999.jsonl");
+            Files.copy(f, mine);
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            Runnable c = () -> {
+                try {
+                    go.await();
+                    LedgerFiles.of(state).compress(mine);
+                } catch (Exception e) {
+                    // the one that did not get the file's lock, or found it gone
+                }
+            };
+            Thread a = new Thread(c), b = new Thread(c);
+            a.start();
+            b.start();
+            a.join();
+            b.join();
+            Path gz = mine.resolveSibling(mine.getFileName() + ".gz");
+            assertThat(new LedgerFiles(state.resolve(Ledger.DIR)).read(gz)).as("round " + round).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void aGzOfTheSameNameWithOtherLinesIsNeverWrittenOver() throws IOException {
+        writeAndRead(5);
+        Path f = onlyFile();
+        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
+        Files.move(f, dead);
+        Path gz = LedgerFiles.of(state).compress(dead);
+        byte[] kept = Files.readAllBytes(gz);
+        Files.writeString(dead, "{\"other\":1}\n");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LedgerFiles.of(state).compress(dead))
+                .isInstanceOf(IOException.class).hasMessageContaining("both kept");
+        assertThat(Files.readAllBytes(gz)).isEqualTo(kept);
+        assertThat(dead).exists();
+    }
+
     private static Path file(Path dir, String name, int bytes, Instant modified) throws IOException {
         Path f = dir.resolve(name);
         Files.write(f, "x".repeat(bytes).getBytes(StandardCharsets.UTF_8));

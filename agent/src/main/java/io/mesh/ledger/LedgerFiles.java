@@ -9,13 +9,10 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,7 +28,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 import java.util.zip.GZIPInputStream;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * The host's ledger as written, every process's files in {@code <state-dir>/ledger/} (decision 28): read, each file's
@@ -92,6 +88,9 @@ public final class LedgerFiles implements LedgerSource {
 
     /** A file being written, and one compressed once closed (decision 29). */
     static final String PLAIN = ".jsonl", GZ = ".jsonl.gz";
+
+    /** @return the ledger's directory */
+    Path dir() { return dir; }
 
     /**
      * @return the ledger files, oldest first (by the time their name begins with): each file once, as {@code .jsonl}
@@ -456,7 +455,7 @@ public final class LedgerFiles implements LedgerSource {
     }
 
     /** @return of the files, the newest of each process that lives: its writer may still append to it */
-    private static Set<Path> newestOfLiveWriters(List<Path> files) {
+    static Set<Path> newestOfLiveWriters(List<Path> files) {
         Map<Long, Path> newestOfPid = new HashMap<>();
         for (Path f : files) {
             Long pid = pidOf(f);
@@ -469,107 +468,8 @@ public final class LedgerFiles implements LedgerSource {
         return keep;
     }
 
-    /**
-     * Compresses every closed {@code .jsonl} file (decision 29): not the newest file of a process that lives, not written
-     * within {@link #IN_USE}. Each one as {@link #compress}; one that fails stays as it is, said in the log.
-     *
-     * @param now this host's clock
-     * @return the files compressed, as their {@code .jsonl.gz}
-     */
-    public List<Path> compressClosed(Instant now) {
-        List<Path> files = files();
-        Set<Path> live = newestOfLiveWriters(files);
-        List<Path> done = new ArrayList<>();
-        for (Path f : files) {
-            if (!f.getFileName().toString().endsWith(PLAIN) || live.contains(f)) continue;
-            try {
-                if (Files.getLastModifiedTime(f).toInstant().isAfter(now.minus(IN_USE))) continue;
-                done.add(compress(f));
-            } catch (NoSuchFileException e) {
-                // pruned or compressed meanwhile
-            } catch (IOException e) {
-                log.warn("ledger: {} not compressed: {}", f.getFileName(), e.getMessage());
-            }
-        }
-        try (Stream<Path> s = Files.list(dir)) { // what a crash mid-compression left: its .jsonl is still there
-            for (Path t : s.filter(p -> p.getFileName().toString().contains(GZ + ".") && p.getFileName().toString().endsWith(".tmp")).toList()) {
-                if (Files.getLastModifiedTime(t).toInstant().isBefore(now.minus(IN_USE))) Files.deleteIfExists(t);
-            }
-        } catch (IOException e) {
-            // the next pass
-        }
-        if (!done.isEmpty()) log.info("ledger: compressed {} closed file(s)", done.size());
-        return done;
-    }
-
-    /**
-     * Compresses one closed file (decision 29): its bytes gzip'd to a temporary file of its own, fsync'd, given the
-     * file's time (its age is what pruning reads), moved in place as {@code <name>.jsonl.gz}, then the {@code .jsonl}
-     * deleted. A crash at any point leaves the {@code .jsonl} whole or the {@code .gz} whole: {@link #files} reads one
-     * of them. The file is locked meanwhile: a writer locks the file it appends to ({@link Ledger}), so a file some
-     * process still writes, or another compressor compresses, is left as it is.
-     *
-     * @param f a {@code .jsonl} file no writer appends to any more
-     * @return its {@code .jsonl.gz}
-     * @throws IOException when it is locked, cannot be read, or the compressed file cannot be written (the {@code .jsonl}
-     *                     stays); when a {@code .gz} of that name with other lines is there (both stay)
-     */
-    public Path compress(Path f) throws IOException {
-        Path gz = gzOf(f);
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            java.nio.channels.FileLock lock;
-            try {
-                lock = ch.tryLock();
-            } catch (java.nio.channels.OverlappingFileLockException e) {
-                lock = null; // this JVM's own writer appends to it
-            }
-            if (lock == null) throw new IOException(f.getFileName() + " is locked: a writer appends to it, or another compressor has it");
-            if (!Files.exists(f)) return gz; // compressed by the one that held the lock before
-            FileTime time = Files.getLastModifiedTime(f);
-            if (Files.exists(gz)) {
-                // a crash between the move and the delete left both: the .jsonl goes once the .gz holds the same bytes
-                if (!sameBytes(f, gz)) throw new IOException(gz.getFileName() + " is there with other lines than " + f.getFileName() + ": both kept");
-            } else {
-                Path tmp = Files.createTempFile(dir, gz.getFileName() + ".", ".tmp");
-                try {
-                    try (OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-                         GZIPOutputStream z = new GZIPOutputStream(out, 1 << 16)) {
-                        Files.copy(f, z);
-                    }
-                    try (java.nio.channels.FileChannel t = java.nio.channels.FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                        t.force(true);
-                    }
-                    Files.setLastModifiedTime(tmp, time);
-                    Files.move(tmp, gz, StandardCopyOption.ATOMIC_MOVE);
-                } finally {
-                    Files.deleteIfExists(tmp);
-                }
-                try (java.nio.channels.FileChannel d = java.nio.channels.FileChannel.open(dir, StandardOpenOption.READ)) {
-                    d.force(true); // the rename on disk before the delete
-                } catch (IOException e) {
-                    // a file system that cannot fsync a directory: the rename is ordered before the delete anyway
-                }
-            }
-            Files.delete(f);
-        }
-        cache.remove(f);
-        return gz;
-    }
-
-    private static boolean sameBytes(Path plain, Path gz) throws IOException {
-        try (InputStream a = new java.io.BufferedInputStream(Files.newInputStream(plain));
-             InputStream b = new java.io.BufferedInputStream(new GZIPInputStream(Files.newInputStream(gz)))) {
-            while (true) {
-                int x = a.read(), y = b.read();
-                if (x != y) return false;
-                if (x < 0) return true;
-            }
-        } catch (java.io.EOFException | java.util.zip.ZipException e) {
-            return false;
-        }
-    }
-
-    private static Path gzOf(Path plain) {
+    /** @return the name a {@code .jsonl} file has once compressed */
+    static Path gzOf(Path plain) {
         String n = plain.getFileName().toString();
         return plain.resolveSibling(n.substring(0, n.length() - PLAIN.length()) + GZ);
     }

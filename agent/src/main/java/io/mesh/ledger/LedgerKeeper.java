@@ -139,7 +139,7 @@ public final class LedgerKeeper implements AutoCloseable {
 
     private void prune() {
         try {
-            files.compressClosed(Instant.now());
+            new LedgerCompression(files).compressClosed(Instant.now());
             files.prune(maxAge, maxBytes, Instant.now());
         } catch (RuntimeException e) {
             log.warn("ledger: not pruned: {}", e.toString());

@@ -72,9 +72,9 @@ public final class LedgerDiskBench {
             for (Path f : written) plain += Files.size(f);
             // As the daemon's keeper leaves a file once its writer closed it (decision 29): this bench's writer is
             // closed, so each of its files is compressed now rather than at the keeper's next pass.
-            LedgerFiles reader = LedgerFiles.of(state);
+            io.mesh.ledger.LedgerCompression compression = io.mesh.ledger.LedgerCompression.of(state);
             long cz = System.nanoTime();
-            for (Path f : written) reader.compress(f);
+            for (Path f : written) compression.compress(f);
             double compressMs = Bench.ms(System.nanoTime() - cz);
             long bytes = 0;
             try (Stream<Path> files = Files.list(dir)) {

@@ -305,7 +305,7 @@ class LedgerFilesTest {
         Files.setLastModifiedTime(dead, time);
 
         LedgerFiles files = LedgerFiles.of(state);
-        assertThat(files.compressClosed(Instant.now())).containsExactly(dead.resolveSibling("20261201T100000Z-999999999.jsonl.gz"));
+        assertThat(new LedgerCompression(files).compressClosed(Instant.now())).containsExactly(dead.resolveSibling("20261201T100000Z-999999999.jsonl.gz"));
 
         Path gz = onlyFile();
         assertThat(dead).doesNotExist();
@@ -328,7 +328,7 @@ class LedgerFilesTest {
         Files.copy(mine, recent);
         Files.setLastModifiedTime(recent, FileTime.from(Instant.now()));
 
-        assertThat(LedgerFiles.of(state).compressClosed(Instant.now())).isEmpty();
+        assertThat(LedgerCompression.of(state).compressClosed(Instant.now())).isEmpty();
         assertThat(mine).exists();
         assertThat(recent).exists();
     }
@@ -336,12 +336,10 @@ class LedgerFilesTest {
     @Test
     void aCompressionCutShortByACrashLeavesOneFileToRead() throws IOException {
         List<LedgerEntry> before = writeAndRead(20);
-        Path f = onlyFile();
-        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
-        Files.move(f, dead);
+        Path dead = asADeadWritersFile(onlyFile());
         Files.setLastModifiedTime(dead, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
         // a crash between the move of the .gz in place and the delete of the .jsonl: both are whole
-        Path gz = LedgerFiles.of(state).compress(dead);
+        Path gz = LedgerCompression.of(state).compress(dead);
         try (var in = new java.util.zip.GZIPInputStream(Files.newInputStream(gz))) {
             Files.write(dead, in.readAllBytes());
         }
@@ -352,7 +350,7 @@ class LedgerFilesTest {
         Path tmp = gz.resolveSibling(gz.getFileName() + ".tmp");
         Files.write(tmp, new byte[] {1, 2, 3});
         Files.setLastModifiedTime(tmp, FileTime.from(Instant.now().minus(Duration.ofHours(1))));
-        LedgerFiles.of(state).compressClosed(Instant.now());
+        LedgerCompression.of(state).compressClosed(Instant.now());
         assertThat(tmp).doesNotExist();
         assertThat(LedgerFiles.of(state).files()).containsExactly(gz);
         assertThat(LedgerFiles.of(state).all()).isEqualTo(before);
@@ -361,10 +359,8 @@ class LedgerFilesTest {
     @Test
     void aTornCompressedFileReadsAsAGapNeverSilentlyGood() throws IOException {
         writeAndRead(200);
-        Path f = onlyFile();
-        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
-        Files.move(f, dead);
-        Path gz = LedgerFiles.of(state).compress(dead);
+        Path dead = asADeadWritersFile(onlyFile());
+        Path gz = LedgerCompression.of(state).compress(dead);
         byte[] all = Files.readAllBytes(gz);
         Files.write(gz, java.util.Arrays.copyOf(all, all.length / 2));
 
@@ -395,7 +391,7 @@ class LedgerFilesTest {
         }
         Files.delete(one);
         LedgerFiles reader = LedgerFiles.of(state);
-        Thread compressor = new Thread(() -> reader.compressClosed(Instant.now()));
+        Thread compressor = new Thread(() -> new LedgerCompression(reader).compressClosed(Instant.now()));
         compressor.start();
         List<Integer> seen = new ArrayList<>();
         while (compressor.isAlive()) {
@@ -427,7 +423,7 @@ class LedgerFilesTest {
             for (int i = 0; i < 5; i++) l.write(event(i));
             assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
             // this JVM's own writer holds its file: never compressed under it
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> LedgerFiles.of(state).compress(l.currentFile()))
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> LedgerCompression.of(state).compress(l.currentFile()))
                     .isInstanceOf(IOException.class).hasMessageContaining("is locked");
             assertThat(l.currentFile()).exists();
         }
@@ -440,7 +436,7 @@ class LedgerFilesTest {
             Runnable c = () -> {
                 try {
                     go.await();
-                    LedgerFiles.of(state).compress(mine);
+                    LedgerCompression.of(state).compress(mine);
                 } catch (Exception e) {
                     // the one that did not get the file's lock, or found it gone
                 }
@@ -458,16 +454,21 @@ class LedgerFilesTest {
     @Test
     void aGzOfTheSameNameWithOtherLinesIsNeverWrittenOver() throws IOException {
         writeAndRead(5);
-        Path f = onlyFile();
-        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
-        Files.move(f, dead);
-        Path gz = LedgerFiles.of(state).compress(dead);
+        Path dead = asADeadWritersFile(onlyFile());
+        Path gz = LedgerCompression.of(state).compress(dead);
         byte[] kept = Files.readAllBytes(gz);
         Files.writeString(dead, "{\"other\":1}\n");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LedgerFiles.of(state).compress(dead))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LedgerCompression.of(state).compress(dead))
                 .isInstanceOf(IOException.class).hasMessageContaining("both kept");
         assertThat(Files.readAllBytes(gz)).isEqualTo(kept);
         assertThat(dead).exists();
+    }
+
+    /** @return the file moved under the name of a writer that is gone (pid 999999999), as the keeper finds it */
+    private static Path asADeadWritersFile(Path f) throws IOException {
+        Path dead = f.resolveSibling("20261201T100000Z-999999999.jsonl");
+        Files.move(f, dead);
+        return dead;
     }
 
     private static Path file(Path dir, String name, int bytes, Instant modified) throws IOException {

@@ -113,7 +113,7 @@ public final class AuditChecker {
         Instant coveredFrom = all.isEmpty() ? null : all.get(0).at();
 
         List<Held> held = heldIntervals(all);
-        List<Freeze> freezes = freezes(all);
+        List<Freeze> freezes = freezes(all, now);
         List<LedgerEntry> calls = calls(all);
         Set<String> distinct = new HashSet<>();
         List<LedgerEntry> events = all.stream().filter(e -> e.kind() == LedgerKind.EVENT)
@@ -343,7 +343,7 @@ public final class AuditChecker {
         return LedgerEntry.WINDOW.equals(e.holder()) ? e.window() : "hold:" + e.container() + ":" + e.by();
     }
 
-    private static List<Freeze> freezes(List<LedgerEntry> all) {
+    private static List<Freeze> freezes(List<LedgerEntry> all, Instant now) {
         Map<String, LedgerEntry> open = new LinkedHashMap<>();
         List<Freeze> out = new ArrayList<>();
         for (LedgerEntry e : all) {
@@ -351,12 +351,27 @@ public final class AuditChecker {
                 open.putIfAbsent(e.module(), e);
             } else if (e.kind() == LedgerKind.FREEZE_CLOSE) {
                 LedgerEntry o = open.remove(e.module());
-                if (o != null) out.add(new Freeze(o.module(), o.by(), o.reason(), o.at(), e.at()));
+                if (o != null) out.add(new Freeze(o.module(), o.by(), o.reason(), o.at(), endOf(o, e.at())));
             }
         }
-        for (LedgerEntry o : open.values()) out.add(new Freeze(o.module(), o.by(), o.reason(), o.at(), null));
+        for (LedgerEntry o : open.values()) {
+            Instant until = endOf(o, null); // no closing line: in force until its until, open while that is ahead
+            out.add(new Freeze(o.module(), o.by(), o.reason(), o.at(), until != null && until.isAfter(now) ? null : until));
+        }
         out.sort(Comparator.comparing(Freeze::from));
         return out;
+    }
+
+    /**
+     * A freeze ends at its {@code until} (SPEC.md "Freezes"), which the agent's closing line follows by its thaw timer's
+     * margin: an apply may begin in between. Deleted before it, it ends with its closing line.
+     *
+     * @return the freeze's end: the earlier of its closing line and its {@code until}; {@code null} while open with none
+     */
+    private static Instant endOf(LedgerEntry open, Instant closed) {
+        Instant until = open.until() == null || open.until().isBefore(open.at()) ? null : open.until();
+        if (closed == null) return until;
+        return until != null && until.isBefore(closed) ? until : closed;
     }
 
     /** @return the index of the first call not yet used for this action that accounts for the event, or -1 */

@@ -221,6 +221,23 @@ class AuditCheckerTest {
     }
 
     @Test
+    void aFreezeEndsAtItsUntilThoughTheAgentWritesItsEndAMomentLater() {
+        // the agent's thaw timer writes the closing a little after the until; an apply may begin in between
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(0), "store", "ops", "release night", t(8)));
+        l.add(LedgerEntry.call(t(8.1), "store", REG, null, "create", "push-0000000009", null, null, DAEMON).ended(t(8.3), "c0ffee", null));
+        l.add(LedgerEntry.event(t(8.2), "store", REG, "c0ffee", "create", null, null));
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_CLOSE, t(8.4), "store", "ops", "release night", t(8)));
+        AuditReport r = check(l);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).filteredOn(i -> i.type().equals("freeze")).singleElement().extracting(Item::to).isEqualTo(t(8));
+        // one at 7.9, inside the until, is still judged
+        l.add(LedgerEntry.call(t(7.9), "store", REG, null, "create", "push-0000000010", null, null, DAEMON).ended(t(7.95), "d00d", null));
+        l.add(LedgerEntry.event(t(7.92), "store", REG, "d00d", "create", null, null));
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.CHANGED_WHILE_FROZEN);
+    }
+
+    @Test
     void anApplyUnderWayWhenTheFreezeCameFinishesItsContainer() {
         List<LedgerEntry> l = new ArrayList<>();
         l.add(LedgerEntry.call(t(0), "store", REG, ID, "stop", "push-0000000009", null, null, DAEMON).ended(t(2), null, null));

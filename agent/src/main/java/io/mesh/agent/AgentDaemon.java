@@ -190,11 +190,18 @@ public final class AgentDaemon implements AutoCloseable {
     }
 
     /**
-     * @param opening an operator hold's or a freeze's opening the ledger shows open
-     * @return whether it is still in force, as ZooKeeper says now (the ledger's reconciliation at start)
+     * @param opening an operator hold's, a window's or a freeze's opening the ledger shows open
+     * @return whether it is still in force, as ZooKeeper says now (the ledger's reconciliation at start); a window's,
+     *         while its journal entry is open (its recovery closes it) or its held node is there (its process lives)
      */
     private boolean stillInForce(LedgerEntry opening) {
         try {
+            if (opening.kind() == LedgerKind.HELD_OPEN && LedgerEntry.WINDOW.equals(opening.holder())) {
+                var open = journal.read(opening.module());
+                if (open.isPresent() && java.util.Objects.equals(open.get().window(), opening.window())) return true;
+                HeldRecord h = store.held(config.host()).get(opening.container());
+                return h != null && !h.operatorHold() && java.util.Objects.equals(h.window(), opening.window());
+            }
             if (opening.kind() == LedgerKind.FREEZE_OPEN) {
                 byte[] data = store.client().checkExists().forPath(config.paths().freeze(opening.module())) == null ? null
                         : store.client().getData().forPath(config.paths().freeze(opening.module()));

@@ -109,12 +109,13 @@ public final class LedgerKeeper implements AutoCloseable {
     }
 
     /**
-     * Closes, in the ledger, the operator holds and freezes it shows open that ended while no agent of this host ran
-     * (released, thawed): left open, every later touch or apply would read as breaking them. Runs once, on the
-     * ledger's thread.
+     * Closes, in the ledger, the operator holds, windows and freezes it shows open that ended while no agent of this
+     * host ran (released, thawed; a window's process killed after its opening line and before its journal, which no
+     * recovery closes): left open, every later touch or apply would read as breaking them. Runs once, on the ledger's
+     * thread.
      *
-     * @param stillOpen whether an opening ({@code held-open} of an operator, {@code freeze-open}) is still in force now;
-     *                  throws when that cannot be told (then nothing is closed)
+     * @param stillOpen whether an opening ({@code held-open}, {@code freeze-open}) is still in force now; throws when
+     *                  that cannot be told (then nothing is closed)
      */
     public void closeWhatEndedWhileDown(java.util.function.Predicate<io.mesh.wire.LedgerEntry> stillOpen) {
         timer.execute(() -> {
@@ -122,14 +123,14 @@ public final class LedgerKeeper implements AutoCloseable {
                 ledger.flush(Duration.ofSeconds(2));
                 Instant now = ledger.now();
                 for (io.mesh.wire.LedgerEntry e : files.slice(now, now, null)) {
-                    boolean operator = e.kind() == io.mesh.wire.LedgerKind.HELD_OPEN && io.mesh.wire.LedgerEntry.OPERATOR.equals(e.holder());
-                    if (!operator && e.kind() != io.mesh.wire.LedgerKind.FREEZE_OPEN || !e.at().isBefore(now) || stillOpen.test(e)) continue;
+                    boolean held = e.kind() == io.mesh.wire.LedgerKind.HELD_OPEN;
+                    if (!held && e.kind() != io.mesh.wire.LedgerKind.FREEZE_OPEN || !e.at().isBefore(now) || stillOpen.test(e)) continue;
                     String why = "ended while no agent of this host ran";
-                    ledger.write(operator
+                    ledger.write(held
                             ? io.mesh.wire.LedgerEntry.held(io.mesh.wire.LedgerKind.HELD_CLOSE, now, e.module(), e.container(), e.containerId(),
-                                    e.holder(), null, null, e.by(), why, e.until())
+                                    e.holder(), e.window(), e.schedule(), e.by(), why, e.until())
                             : io.mesh.wire.LedgerEntry.freeze(io.mesh.wire.LedgerKind.FREEZE_CLOSE, now, e.module(), e.by(), why, e.until()));
-                    log.info("ledger: {} of {} {}: closed", e.kind(), operator ? e.container() : e.module(), why);
+                    log.info("ledger: {} of {} {}: closed", e.kind(), held ? e.container() : e.module(), why);
                 }
             } catch (RuntimeException e) {
                 log.warn("ledger: the holds and freezes it shows open were not checked: {}", e.toString());

@@ -262,6 +262,33 @@ class LedgerTest {
                 .noneMatch(e -> e.kind() == LedgerKind.FREEZE_OPEN);
     }
 
+    @Test
+    void aWindowKilledBeforeItsJournalIsClosedWhenTheAgentStartsAgainAndALiveOneIsNot() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        agent.close();
+        // a window process killed after its opening line, before its journal: nothing was stopped, no recovery runs
+        try (Ledger l = Ledger.open(agent.stateDir())) {
+            l.write(LedgerEntry.held(LedgerKind.HELD_OPEN, l.now(), module, app, id, LedgerEntry.WINDOW, "w-killed", "sweep", null, null, null));
+            l.write(LedgerEntry.held(LedgerKind.HELD_OPEN, l.now(), module, module + "-db", "db1", LedgerEntry.WINDOW, "w-live", "sweep", null, null, null));
+            assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+        }
+        // the other one's process lives: its held node is there
+        HeldRegistry live = HeldRegistry.publish(zk.client(), zk.paths(), HOST, module, "sweep", "w-live", Times.now(),
+                List.<String[]>of(new String[] {module + "-db", "db1"}), ProcessRef.current("mesh-agent window (test)"), Duration.ofSeconds(10));
+        try {
+            agent.start();
+            List<LedgerEntry> lines = awaitLine(t0, e -> e.kind() == LedgerKind.HELD_CLOSE && "w-killed".equals(e.window()));
+            assertThat(lines.stream().filter(e -> e.kind() == LedgerKind.HELD_CLOSE && "w-killed".equals(e.window())).findFirst().orElseThrow().reason())
+                    .contains("ended while no agent of this host ran");
+            assertThat(lines).noneMatch(e -> e.kind() == LedgerKind.HELD_CLOSE && "w-live".equals(e.window()));
+        } finally {
+            live.close();
+        }
+    }
+
     private List<LedgerEntry> lines(Instant from) {
         return LedgerFiles.of(agent.stateDir()).slice(from, Instant.now(), Set.of(module));
     }

@@ -68,7 +68,7 @@ public class Ledger implements AutoCloseable {
     /** How often the engine's clock is read again. */
     static final Duration CLOCK_EVERY = Duration.ofMinutes(1);
     /**
-     * Until a reading was taken, how often the writer reads the engine's clock again: an agent that starts while its
+     * Until a reading was taken, how often the engine's clock is read again: an agent that starts while its
      * engine restarts, or whose first calls are slow, would otherwise stamp a minute of lines (a window's recovery
      * among them) by a host clock that may be minutes off.
      */
@@ -176,8 +176,10 @@ public class Ledger implements AutoCloseable {
 
     /**
      * Stamps the ledger's lines by the engine's clock (decision 28: calls and events are compared on one clock, and
-     * Docker stamps events by its own): the engine's time is read now and every minute by the writer, and the
-     * difference applied when it is at least {@link #CLOCK_FLOOR} (an engine on another host, or a host clock faked).
+     * Docker stamps events by its own): the engine's time is read on a thread of its own (a Docker call may hang, a
+     * line's write must not), until a reading is taken and every minute after, and the difference applied when it is
+     * at least {@link #CLOCK_FLOOR} (an engine on another host, or a host clock faked). Waits at most
+     * {@link #CLOCK_FIRST} for the first reading. Once per ledger; {@link #NONE} ignores it.
      *
      * @param engine reads the engine's time ({@code docker info}'s {@code SystemTime}); its failure leaves the last
      *               difference as it was

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The daemon's side of the ledger (decision 28): its writer, the follower of its engine's events, the pruner (at start
- * and hourly; it first compresses closed files, decision 29) and the continuous audit (every {@link #AUDIT_EVERY}, over the last {@link #AUDIT_SPAN}), whose new
- * violations are logged once each and counted ({@code mesh_audit_violations_total}).
+ * and hourly; it first compresses closed files, decision 29) and the continuous audit (every {@link #AUDIT_EVERY}, over
+ * the last {@link #AUDIT_SPAN}), whose new violations are logged once each and counted ({@code mesh_audit_violations_total}).
  */
 public final class LedgerKeeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LedgerKeeper.class);

@@ -58,6 +58,8 @@ public class Ledger implements AutoCloseable {
     public static final Duration AHEAD_WAIT = Duration.ofMillis(200);
     /** ... at most this many (2 s in all) before the call goes on anyway. */
     static final int AHEAD_SLICES = 10;
+    /** The longest {@link #writeAhead} waits before a call: what the ledger adds, at most, between a check and its call. */
+    public static final Duration AHEAD_MAX = AHEAD_WAIT.multipliedBy(AHEAD_SLICES);
     /**
      * A difference between the engine's clock and this host's below this is the same clock read twice (one kernel),
      * and is not applied: stamps stay this host's clock, exact.
@@ -255,7 +257,7 @@ public class Ledger implements AutoCloseable {
     }
 
     /**
-     * Writes a line and waits, at most {@link #AHEAD_WAIT}, until it is on disk: a call's line written ahead of the
+     * Writes a line and waits, at most {@link #AHEAD_MAX}, until it is on disk: a call's line written ahead of the
      * call (decision 28), so that a process killed in the call, or before the writer's next batch, still accounts for
      * what it did. Never throws; a disk slower than the wait leaves the line queued and the call goes on.
      *

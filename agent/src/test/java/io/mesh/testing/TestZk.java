@@ -33,10 +33,45 @@ public final class TestZk implements AutoCloseable {
                 java.util.Map.of("clientPortAddress", "127.0.0.1", "admin.enableServer", "false"), "127.0.0.1");
     }
 
-    /** @return a free TCP port on 127.0.0.1 (closed again before return) */
+    /** Ports handed out by {@link #freePort()} in this JVM, so that two servers of one test never get the same. */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A free TCP port on 127.0.0.1 (closed again before return), below the kernel's ephemeral range.
+     *
+     * <p>Why below it: a server that a test kills and starts again must get its port back. A port from the ephemeral
+     * range ({@code ip_local_port_range}, where a bind to port 0 lands) can be taken meanwhile as the local end of any
+     * outgoing loopback connection (a ZooKeeper client's, a peer's), and then the server's bind fails; a ZooKeeper
+     * server that cannot bind its election port leaves the ensemble and exits. Ports from 20000 up to the range's
+     * start are never taken that way.
+     *
+     * @return the port
+     * @throws java.io.IOException when no port in that span is free after many tries
+     */
     public static int freePort() throws java.io.IOException {
+        int low = 20_000, high = Math.min(32_000, ephemeralStart());
+        java.util.Random random = new java.util.Random();
+        for (int attempt = 0; high - low > 100 && attempt < 200; attempt++) {
+            int port = low + random.nextInt(high - low);
+            if (port == 22_881 || !HANDED_OUT.add(port)) continue;   // 22881: a fixed port some configurations name
+            try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+                s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port), 1);
+                return port;
+            } catch (java.net.BindException inUse) {
+                // taken by another process: try another
+            }
+        }
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
+        }
+    }
+
+    /** @return the first port of the kernel's ephemeral range (32768 when it cannot be read) */
+    private static int ephemeralStart() {
+        try {
+            return Integer.parseInt(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range")).strip().split("\\s+")[0]);
+        } catch (java.io.IOException | RuntimeException e) {
+            return 32_768;
         }
     }
 

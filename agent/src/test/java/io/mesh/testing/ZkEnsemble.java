@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -93,11 +92,7 @@ public final class ZkEnsemble implements AutoCloseable {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress("127.0.0.1", 0));
-            return s.getLocalPort();
-        }
+        return TestZk.freePort();
     }
 
     /** @return the connect string naming every server, such as {@code 127.0.0.1:41001,127.0.0.1:41002,127.0.0.1:41003} */
@@ -243,7 +238,8 @@ public final class ZkEnsemble implements AutoCloseable {
             }
             if (leaders == 1 && serving == expected && serving * 2 > SIZE) return;
             if (System.nanoTime() > end) {
-                throw new IllegalStateException("no ZooKeeper quorum within " + within.toSeconds() + "s:" + modes + " (logs in " + dir + ")");
+                throw new IllegalStateException("no ZooKeeper quorum within " + within.toSeconds() + "s:" + modes + " (logs in " + dir + ")"
+                        + lastWords());
             }
             try {
                 Thread.sleep(200);
@@ -252,6 +248,19 @@ public final class ZkEnsemble implements AutoCloseable {
                 throw new IllegalStateException("interrupted", e);
             }
         }
+    }
+
+    /** @return each dead server's last error lines (its log is deleted with the directory), or empty */
+    private synchronized String lastWords() {
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i <= SIZE; i++) {
+            if (servers[i] == null || servers[i].isAlive()) continue;
+            List<String> lines = servers[i].output().lines()
+                    .filter(l -> l.contains("ERROR") || l.contains("Exception") || l.contains("xit")).collect(Collectors.toList());
+            b.append("\nzk").append(i).append("'s last error lines:");
+            lines.subList(Math.max(0, lines.size() - 8), lines.size()).forEach(l -> b.append("\n  ").append(l));
+        }
+        return b.toString();
     }
 
     /**

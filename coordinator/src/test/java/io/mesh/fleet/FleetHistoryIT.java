@@ -296,20 +296,27 @@ class FleetHistoryIT {
         return out;
     }
 
-    static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
+    static HistoryChecks check(Fleet fleet, Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
                                Predicate<String> modules, ZkPaths paths) {
-        return check(rec, changes, faults, modules, paths, List.of()).run();
+        return check(fleet, rec, changes, faults, modules, paths, List.of()).run();
     }
 
-    static HistoryChecks check(Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
+    /**
+     * @return the checks over the engines' events, the transaction log's changes and, for the product's checker, the
+     *         Docker calls each host's ledger holds
+     */
+    static HistoryChecks check(Fleet fleet, Map<String, EngineEvents> rec, List<ZkTxnLog.Change> changes, List<Nemesis.Fault> faults,
                                Predicate<String> modules, ZkPaths paths, List<HistoryChecks.Release> releases) {
         Map<String, List<Event>> events = new LinkedHashMap<>();
         Map<String, List<EngineEvents.Gap>> gaps = new LinkedHashMap<>();
+        Map<String, List<io.mesh.wire.LedgerEntry>> calls = new LinkedHashMap<>();
         for (Map.Entry<String, EngineEvents> e : rec.entrySet()) {
             events.put(e.getKey(), e.getValue().all());
             gaps.put(e.getKey(), e.getValue().gaps());
+            calls.put(e.getKey(), OutsideLedger.calls(fleet.stateDir(e.getKey())));
         }
-        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet())).withReleases(releases);
+        return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet()))
+                .withReleases(releases).withLedgerCalls(calls);
     }
 
     /** Writes the evidence of a run (each engine's events and gaps, the run's znode changes) for a look afterwards. */
@@ -402,7 +409,7 @@ class FleetHistoryIT {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
                     .until(() -> zk.checkExists().forPath(paths.held(host, storeName)) == null);
             rec.values().forEach(EngineEvents::settle);
-            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths);
+            HistoryChecks c = check(fleet, rec, txnLog(zxid0), List.of(), ours, paths);
             System.out.println("history (planted): figures " + c.figures);
             c.violations.forEach(v -> System.out.println("history (planted) violation: " + v));
             assertThat(c.held).as("held intervals").hasSize(1);
@@ -443,9 +450,11 @@ class FleetHistoryIT {
 
     /**
      * Plants violations of the other owners of a stop and shows the checker reports them: a rogue {@code docker stop}
-     * of a container after its hold was confirmed (touched-while-held), the hold's node deleted by hand (neither
-     * released nor expired), a container of a frozen module created (changed-while-frozen) with a secret value in a
-     * label, and two steps of a window group running at once on two engines where its limit is one.
+     * of a container after its hold was confirmed (touched-while-held, outside-mesh), the hold's node deleted by hand
+     * (neither released nor expired), a container of a frozen module created with a secret value in a label by what a
+     * broken build's ledger would show as an apply's call (changed-while-frozen), and two steps of a window group
+     * running at once on two engines where its limit is one. Holds and freezes are judged by the product's checker
+     * ({@link OutsideLedger}).
      */
     @Test
     @Order(1)
@@ -481,8 +490,14 @@ class FleetHistoryIT {
             assertThat(freeze.status()).as(freeze.body()).isEqualTo(201);
             Thread.sleep(HistoryChecks.FREEZE_GRACE_MS + 500);
             com.github.dockerjava.api.model.HostConfig none = com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none");
-            planted.add(new String[] {host, fleet.docker(host).createContainerCmd(BUSYBOX).withName(module + "-rogue")
-                    .withLabels(Map.of(Labels.MODULE, module, "leak", "planted-s3cr3t-value")).withCmd("true").withHostConfig(none).exec().getId()});
+            Instant rogueAsked = Instant.now();
+            String rogue = fleet.docker(host).createContainerCmd(BUSYBOX).withName(module + "-rogue")
+                    .withLabels(Map.of(Labels.MODULE, module, "leak", "planted-s3cr3t-value")).withCmd("true").withHostConfig(none).exec().getId();
+            planted.add(new String[] {host, rogue});
+            // A broken build's apply during the freeze, as that build's ledger would show it: a push's create of the rogue
+            // container (whose create event is Docker's own record)
+            io.mesh.wire.LedgerEntry brokenApply = io.mesh.wire.LedgerEntry.call(rogueAsked, module, module + "-rogue", null, "create",
+                    "push-planted", null, null, null).ended(Instant.now(), rogue, null);
             for (String h : List.of(host, fleet.hosts().get(2))) {
                 String id = fleet.docker(h).createContainerCmd(BUSYBOX).withName(module + ".planted-step-" + h)
                         .withLabels(Map.of(Labels.MODULE, module, Labels.WINDOW, "w-planted-" + h)).withCmd("sleep", "3").withHostConfig(none).exec().getId();
@@ -491,13 +506,24 @@ class FleetHistoryIT {
             }
             Thread.sleep(4_000);
             rec.values().forEach(EngineEvents::settle);
-            HistoryChecks c = check(rec, txnLog(zxid0), List.of(), ours, paths, List.of()).withGroup(Set.of(module), 1)
-                    .withSecrets(List.of("planted-s3cr3t-value")).run();
+            Map<String, List<io.mesh.wire.LedgerEntry>> calls = new LinkedHashMap<>();
+            for (String h : fleet.hosts()) calls.put(h, new ArrayList<>(OutsideLedger.calls(fleet.stateDir(h))));
+            calls.get(host).add(brokenApply);
+            HistoryChecks c = check(fleet, rec, txnLog(zxid0), List.of(), ours, paths, List.of()).withLedgerCalls(calls)
+                    .withGroup(Set.of(module), 1).withSecrets(List.of("planted-s3cr3t-value")).run();
             c.violations.forEach(v -> System.out.println("history (planted hold) violation: " + v));
             assertThat(c.holds).as("operator holds").hasSize(1);
-            assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("touched-while-held: stop"));
+            c.findings.forEach(v -> System.out.println("history (planted hold) finding: " + v));
+            // the product's checker over the outside evidence: the rogue stop's kill and stop, each named by its event
+            for (String action : List.of("kill", "stop")) {
+                assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("touched-while-held on " + host + ": " + action + " of " + api
+                        + " while held by operator").contains("by no mesh call").contains("evidence: event " + action + " of " + api));
+            }
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains(api).contains("neither released nor expired"));
-            assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("changed-while-frozen: " + module + "-rogue created"));
+            assertThat(c.findings).as("the rogue stop, which no mesh call made").anySatisfy(v -> assertThat(v).startsWith("outside-mesh on " + host
+                    + ": stop of " + api));
+            assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("changed-while-frozen on " + host + ": create by push-planted")
+                    .contains("evidence: event create of " + module + "-rogue"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).contains("2 windows' steps ran at once").contains("(limit 1)"));
             assertThat(c.violations).anySatisfy(v -> assertThat(v).startsWith("a secret value is in a Docker label on " + host));
         } finally {
@@ -852,10 +878,11 @@ class FleetHistoryIT {
             // The records, and the checks.
             rec.values().forEach(EngineEvents::settle);
             List<ZkTxnLog.Change> changes = txnLog(zxid0);
-            checks = check(rec, changes, nemesis.faults(), ours, paths, releases)
+            checks = check(fleet, rec, changes, nemesis.faults(), ours, paths, releases)
                     .withGroup(mods.stream().filter(x -> x.group != null).map(x -> x.name).collect(Collectors.toSet()), GROUP_LIMIT)
                     .withSecrets(secretValues).withRollout(rolled.name, ROLLOUT_PARALLEL).run();
             violations.addAll(checks.violations);
+            checks.findings.forEach(f -> System.out.println("history finding (product's checker, outside evidence, not judged): " + f));
             // The product's checker over the agents' ledgers (SPEC.md "Audit"; decision 28), the same span, printed beside
             // this checker's verdict, each finding of the promise's kinds with the fault that explains it where one does:
             // a stop or start by dockerd itself as the nemesis restarted it (no mesh call made it: Docker's, outside mesh,

@@ -25,7 +25,8 @@ import java.util.function.Predicate;
  * events ({@link EngineEvents}, with the gaps of its restarts) and ZooKeeper's transaction log
  * ({@link ZkTxnLog#readMerged}, the leader's clock), plus the nemesis's own record of what it did and when
  * ({@link Nemesis.Fault}), used only to widen a time bound where a fault legitimately delays a window (a frozen or
- * killed owner, a restarting engine), never to excuse a forbidden Docker action.
+ * killed owner, a restarting engine), never to excuse a forbidden Docker action. Operators' holds and freezes are
+ * judged by the product's checker over the same evidence ({@link #productChecks}, {@link OutsideLedger}).
  *
  * <p>Each violation is one string: what was broken, then its evidence, one line each.
  */
@@ -160,6 +161,15 @@ final class HistoryChecks {
     final List<Holding> holdings = new ArrayList<>();
     final List<Long> giveBackMs = new ArrayList<>();
     private final List<long[]> slowest = new ArrayList<>();
+    /** Per host, the Docker calls its ledger holds ({@link OutsideLedger#calls}); {@code null}: the product's rules are not run. */
+    private Map<String, List<io.mesh.wire.LedgerEntry>> calls;
+    /**
+     * What the product's checker found over the outside evidence that this class does not judge: {@code outside-mesh}
+     * (Docker's own restarts of a crashed container are that, rightly), {@code left-stopped} (judged by
+     * {@link #checkHeld} with the faults' delays counted in) and a window's {@code touched-while-held} (judged by
+     * {@link #checkHeld} without trusting any call line), each with its evidence.
+     */
+    final List<String> findings = new ArrayList<>();
     /** Held nodes whose data another window's process overwrote while the first one's session still owned them. */
     final List<String> takeovers = new ArrayList<>();
 
@@ -179,6 +189,18 @@ final class HistoryChecks {
         this.modules = modules;
         this.paths = paths;
     }
+
+    /**
+     * @param perHost per host, the Docker calls its ledger holds ({@link OutsideLedger#calls})
+     * @return this, which judges operators' holds and freezes by the product's checker over the outside evidence
+     */
+    HistoryChecks withLedgerCalls(Map<String, List<io.mesh.wire.LedgerEntry>> perHost) {
+        this.calls = Map.copyOf(perHost);
+        return this;
+    }
+
+    /** @return per host, its Docker events as recorded */
+    Map<String, List<Event>> events() { return events; }
 
     /**
      * @param sent the releases the workload sent
@@ -227,9 +249,8 @@ final class HistoryChecks {
         steps();
         locks();
         for (Held h : held) checkHeld(h);
-        for (OpHold h : holds) checkOperatorHold(h);
         freezes();
-        checkFrozen();
+        productChecks();
         checkGroupLimit();
         checkSecrets();
         checkRolloutParallel();
@@ -381,39 +402,6 @@ final class HistoryChecks {
         return holds.stream().anyMatch(h -> h.host.equals(host) && h.container.equals(container) && h.fromMs <= ms && (h.toMs < 0 || h.toMs >= ms));
     }
 
-    /**
-     * From its confirmation to its end, no Docker action on an operator-held container but its own {@code --stop}
-     * (the restart policy's update and the stop, until the stop is recorded), and dockerd's own as it restarts.
-     */
-    private void checkOperatorHold(OpHold h) {
-        if (h.confirmedMs < 0) return;
-        long from = h.confirmedMs * 1_000_000L;
-        long to = h.toMs < 0 ? Long.MAX_VALUE : h.toMs * 1_000_000L;
-        long ownStopUntil = !h.hold.stops() ? -1 : h.stoppedMs < 0 ? to : (h.stoppedMs + 1_000) * 1_000_000L;
-        List<Event> all = events.getOrDefault(h.host, List.of());
-        for (Event ev : all) {
-            long t = EngineEvents.time(ev);
-            if (t <= from || t >= to) continue;
-            if (EngineEvents.attributes(ev).containsKey(Labels.WINDOW)) continue;
-            String name = EngineEvents.name(ev);
-            boolean sameName = h.container.equals(name) || (name != null && name.startsWith(h.container + ".mesh-"))
-                    || h.container.equals(stripSlash(EngineEvents.attributes(ev).get("oldName")));
-            if (!sameName) continue;
-            String action = EngineEvents.action(ev);
-            if (!TOUCH.contains(action) && !action.equals("update") && !action.equals("restart")) continue;
-            if (t <= ownStopUntil && (action.equals("update") || action.equals("stop") || action.equals("kill"))) continue; // its own --stop
-            if (engineOwn(h.host, t, action.equals("start"))) continue; // dockerd itself, restarting: no mesh call
-            StringBuilder b = new StringBuilder();
-            for (Event x : all) {
-                long tx = EngineEvents.time(x);
-                if (tx < from - 5_000_000_000L || tx > Math.min(to, t + 5_000_000_000L)) continue;
-                if (!h.container.equals(EngineEvents.name(x)) && !String.valueOf(EngineEvents.name(x)).startsWith(h.container + ".")) continue;
-                b.append("\n    ").append(x == ev ? ">> " : "   ").append(h.host).append(' ').append(EngineEvents.describe(x));
-            }
-            violations.add(h.describe() + ": touched-while-held: " + action + " at " + EngineEvents.at(t) + b);
-        }
-    }
-
     /** Freezes from the transaction log: each node's life, ended by its delete, a replacement, or its {@code until}. */
     private void freezes() {
         String prefix = paths.root() + "/freezes/";
@@ -439,29 +427,58 @@ final class HistoryChecks {
     }
 
     /**
-     * While a module is frozen no change of it begins (SPEC.md "Freezes"): no container of it is created (every change
-     * of a container begins with its new container's create), past a grace for a change begun before the freeze was
-     * written. Repairs (a start of what is there), put-backs and windows go on.
+     * SPEC's rules for operators' holds and freezes, by the product's checker ({@link io.mesh.wire.AuditChecker}) over
+     * each host's {@link OutsideLedger}: a touch of a container from its hold's confirmation to its end by anything but
+     * the hold's own {@code --stop} is {@code touched-while-held}, an apply's change of a frozen module is
+     * {@code changed-while-frozen}. A touch no mesh call made while dockerd itself restarted is Docker's, not a
+     * violation. The other kinds go to {@link #findings}.
      */
-    private void checkFrozen() {
-        for (Frozen f : frozen) {
-            long from = (f.fromMs() + FREEZE_GRACE_MS) * 1_000_000L;
-            long to = (f.toMs() - 500) * 1_000_000L; // an agent's clock may read until a little early
-            if (to <= from) continue;
-            for (Map.Entry<String, List<Event>> e : events.entrySet()) {
-                for (Event ev : e.getValue()) {
-                    long t = EngineEvents.time(ev);
-                    if (t <= from || t >= to || !"create".equals(EngineEvents.action(ev))) continue;
-                    Map<String, String> a = EngineEvents.attributes(ev);
-                    String module = a.get(Labels.MODULE);
-                    if (module == null || a.containsKey(Labels.WINDOW)) continue;
-                    if (!f.target().equals(module) && !f.target().equals(io.mesh.wire.FreezeRecord.ALL)) continue;
-                    violations.add("changed-while-frozen: " + EngineEvents.name(ev) + " created on " + e.getKey() + " at " + EngineEvents.at(t)
-                            + ", while " + f.target() + " was frozen by " + f.by() + " [" + Instant.ofEpochMilli(f.fromMs()) + " .. "
-                            + Instant.ofEpochMilli(f.toMs()) + "]\n    " + EngineEvents.describe(ev));
+    private void productChecks() {
+        if (calls == null) return;
+        Map<String, List<io.mesh.wire.LedgerEntry>> ledgers = OutsideLedger.all(this, calls);
+        int judged = 0;
+        for (Map.Entry<String, List<io.mesh.wire.LedgerEntry>> e : ledgers.entrySet()) {
+            String host = e.getKey();
+            io.mesh.wire.AuditReport r = io.mesh.wire.AuditChecker.check(host, e.getValue(), Instant.EPOCH, Instant.now(), null, Instant.now());
+            for (io.mesh.wire.AuditReport.Violation v : r.violations()) {
+                if (v.module() != null && !modules.test(v.module())) continue;
+                long t = EngineEvents.nanos(v.at());
+                boolean dockerOwn = v.message().endsWith("by no mesh call") || v.kind() == io.mesh.wire.AuditViolationKind.OUTSIDE_MESH;
+                String action = v.evidence() == null ? null : v.evidence().action();
+                if (dockerOwn && engineOwn(host, t, "start".equals(action))) continue; // dockerd itself, restarting: no mesh call
+                String line = v.kind().wire() + " on " + host + ": " + v.message() + "\n    evidence: " + describe(v.evidence());
+                boolean operatorHold = v.item() != null && v.item().startsWith("hold:");
+                if ((v.kind() == io.mesh.wire.AuditViolationKind.TOUCHED_WHILE_HELD && operatorHold)
+                        || v.kind() == io.mesh.wire.AuditViolationKind.CHANGED_WHILE_FROZEN) {
+                    violations.add(line);
+                    judged++;
+                } else {
+                    findings.add(line);
                 }
             }
         }
+        figures.put("product-checker-violations", judged);
+        figures.put("product-checker-findings", findings.size());
+    }
+
+    private static String describe(io.mesh.wire.LedgerEntry e) {
+        if (e == null) return "none";
+        return e.kind().wire() + " " + e.action() + " of " + e.container() + " (" + (e.containerId() == null ? "?" : e.containerId()
+                .substring(0, Math.min(12, e.containerId().length()))) + ") at " + e.at() + (e.cause() == null ? "" : " cause " + e.cause())
+                + (e.window() == null ? "" : " window " + e.window());
+    }
+
+    /**
+     * @return when a window's hold ended (epoch ms), or -1 while it has not: its node's delete, or the removal of its
+     *         step if that came first (a recovered window's nodes, published again by the process that recovered it,
+     *         are deleted in the background, after that process's apply went on with the module: design.md, "Crash
+     *         recovery")
+     */
+    long heldEndMs(Held h) {
+        Step step = steps.get(h.host + "|" + h.window);
+        long destroyedMs = step == null || step.destroyed < 0 ? -1 : step.destroyed / 1_000_000L;
+        if (destroyedMs > h.fromMs && (h.toMs < 0 || destroyedMs < h.toMs)) return destroyedMs + 1;
+        return h.toMs;
     }
 
     /**

@@ -340,6 +340,17 @@ class FleetHistoryIT {
         Files.write(dir.resolve("znodes-" + seed + ".log"), z, StandardCharsets.UTF_8);
     }
 
+    /** Copies a host's ledger files beside the other evidence (the fleet's state goes with {@code fleet.sh down}). */
+    static void copyLedger(Path from, Path to) throws IOException {
+        if (!Files.isDirectory(from)) return;
+        Files.createDirectories(to);
+        try (var files = Files.list(from)) {
+            for (Path f : files.toList()) {
+                if (Files.isRegularFile(f)) Files.copy(f, to.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+    }
+
     static String moduleOf(String path, int index) {
         String[] p = path.split("/");
         return p.length > index ? p[index] : "";
@@ -949,6 +960,7 @@ class FleetHistoryIT {
             for (String t : checks.takeovers) System.out.println("history held-node takeover: " + t);
             Files.write(dir.resolve("operations-" + seed + ".log"), opLog, StandardCharsets.UTF_8);
             saveEvidence(dir, seed, rec, changes, paths);
+            for (String h : fleet.hosts()) copyLedger(fleet.stateDir(h).resolve("ledger"), dir.resolve("ledger-" + seed + "-" + h));
 
             assertThat(violations).as("violations (seed %d): see the output", seed).isEmpty();
             assertThat(operations).as("operations").isGreaterThanOrEqualTo(MIN_OPERATIONS);

@@ -4,6 +4,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.ledger.CallCause;
 import io.mesh.ledger.Ledger;
+import io.mesh.wire.CallOutcome;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.lock.ModuleLock;
 import io.mesh.wire.ProcessRef;
@@ -234,16 +235,16 @@ public final class ModuleSection implements AutoCloseable {
                     try {
                         before.run();
                     } catch (RuntimeException refused) {
-                        if (call != null) endCall(call, m, args, null, refused); // not made: its line ends at once
+                        if (call != null) endCall(call, m, args, null, refused, CallOutcome.REFUSED); // not made: its line ends at once
                         throw refused;
                     }
                     try {
                         Object r = m.invoke(docker, args);
-                        if (call != null) endCall(call, m, args, r, null);
+                        if (call != null) endCall(call, m, args, r, null, CallOutcome.MADE);
                         else learnNames(m, args, r);
                         return r;
                     } catch (InvocationTargetException e) {
-                        if (call != null) endCall(call, m, args, null, e.getCause());
+                        if (call != null) endCall(call, m, args, null, e.getCause(), CallOutcome.FAILED);
                         throw e.getCause();
                     }
                 });
@@ -293,13 +294,13 @@ public final class ModuleSection implements AutoCloseable {
     }
 
     /** Writes a call's line again as it ends: its end, the id it made (a create), its error. Never throws. */
-    private void endCall(LedgerEntry call, Method m, Object[] args, Object result, Throwable error) {
+    private void endCall(LedgerEntry call, Method m, Object[] args, Object result, Throwable error, CallOutcome outcome) {
         try {
             String id = call.containerId();
             if (id == null && result instanceof String s) id = s; // a create's new id
             if (id != null && call.container() != null) names.put(id, call.container());
             if (m.getName().equals("rename") && id != null && error == null && args[1] instanceof String to) names.put(id, to); // from now on
-            ledger.write(call.ended(ledger.now(), id, error == null ? null : String.valueOf(error.getMessage())));
+            ledger.write(call.ended(ledger.now(), id, error == null ? null : String.valueOf(error.getMessage()), outcome));
         } catch (RuntimeException e) {
             log.debug("ledger: call {} not recorded: {}", call.action(), e.toString());
         }

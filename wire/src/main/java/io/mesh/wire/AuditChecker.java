@@ -25,7 +25,8 @@ import java.util.function.Predicate;
  *       take {@link #SLACK}); each call accounts for one event of each action. An event no call accounts for is
  *       {@code outside-mesh}.</li>
  *   <li>A touch of a container while it is held is {@code touched-while-held} unless a call of its own window (the
- *       same window id) made it; under an operator's hold, unless the hold's {@code --stop} (cause {@code hold}) made
+ *       same window id) made it; a touch whose call ended before the interval began (or began after it ended) is
+ *       judged at its call's time ({@link #outside}); under an operator's hold, unless the hold's {@code --stop} (cause {@code hold}) made
  *       it, or it is the {@code update} by which a window puts the restart policy back as it keeps the container
  *       stopped (SPEC.md, "Operator holds").</li>
  *   <li>A window's held container that the window stopped must be started again (a {@code start} after the window's
@@ -35,6 +36,8 @@ import java.util.function.Predicate;
  *       while the agent obeyed a freeze of it (or of {@code _all}), made by an apply that began during the freeze, is
  *       {@code changed-while-frozen}; an apply under way when the freeze came finishes the container it is on. Starts
  *       and restart policy updates are repairs, which a freeze lets through (SPEC.md, "Freezes").</li>
+ *   <li>A call the module section refused before Docker was asked ({@link CallOutcome#REFUSED}) is no call: it
+ *       accounts for no event and changes nothing.</li>
  *   <li>Every {@code gap} line overlapping the span is a {@code gap}.</li>
  *   <li>An event written twice is one event (the same container id, action and engine time): a daemon that starts
  *       again replays the engine's events from its anchor, the anchor among them, and after a {@code kill -9} the
@@ -127,6 +130,7 @@ public final class AuditChecker {
             int ci = accountingCall(calls, e, consumed);
             LedgerEntry call = ci < 0 ? null : calls.get(ci);
             Held h = heldAt(held, e);
+            if (h != null && call != null && outside(call, h)) h = null;
             if (h != null) {
                 boolean own = call != null && (LedgerEntry.WINDOW.equals(h.holder())
                         ? h.window() != null && h.window().equals(call.window())
@@ -286,7 +290,9 @@ public final class AuditChecker {
             LedgerEntry had = byKey.get(key);
             if (had == null || (had.end() == null && e.end() != null)) byKey.put(key, e);
         }
-        return new ArrayList<>(byKey.values());
+        List<LedgerEntry> out = new ArrayList<>(byKey.values());
+        out.removeIf(c -> c.outcome() == CallOutcome.REFUSED); // Docker was never asked: it did nothing
+        return out;
     }
 
     /**
@@ -410,6 +416,16 @@ public final class AuditChecker {
             if (h.container() != null && h.container().equals(e.container())) byName = h;
         }
         return byName;
+    }
+
+    /**
+     * A call that ended before a held interval began, or began after it ended, made its event outside it, whatever the
+     * event's stamp says: the event is stamped by the engine's clock, the call and the held lines by the ledger's (the
+     * engine's time as this host read it, a few milliseconds off: decision 28), so an event may read a moment inside
+     * an interval its call was out of.
+     */
+    private static boolean outside(LedgerEntry call, Held h) {
+        return (call.end() != null && call.end().isBefore(h.from())) || (h.to() != null && call.at().isAfter(h.to()));
     }
 
     private static boolean gapBetween(List<LedgerEntry> all, Instant a, Instant b) {

@@ -30,11 +30,12 @@ import java.util.Set;
  * @param exitCode    a {@code die} event's exit code
  * @param pid         the process that made a call or wrote the line
  * @param process     that process's name ({@code mesh-agent run}, {@code mesh-agent window})
+ * @param outcome     how a call ended, on its end line ({@link CallOutcome#REFUSED}: Docker was never asked)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String module, String container, String containerId,
                           String action, String cause, String window, String schedule, String holder, String by,
-                          String reason, Instant until, String exitCode, Long pid, String process) {
+                          String reason, Instant until, String exitCode, Long pid, String process, CallOutcome outcome) {
 
     /**
      * Every call operation a ledger records: the {@link io.mesh.wire} name of each container operation mesh makes
@@ -54,7 +55,7 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
     public static LedgerEntry event(Instant at, String module, String container, String containerId, String action,
                                     String window, String exitCode) {
         return new LedgerEntry(LedgerKind.EVENT, at, null, module, container, containerId, action, null, window, null, null,
-                null, null, null, exitCode, null, null);
+                null, null, null, exitCode, null, null, null);
     }
 
     /**
@@ -64,7 +65,7 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
     public static LedgerEntry call(Instant at, String module, String container, String containerId, String action,
                                    String cause, String window, String schedule, ProcessRef by) {
         return new LedgerEntry(LedgerKind.CALL, at, null, module, container, containerId, action, cause, window, schedule,
-                null, null, null, null, null, by == null ? null : by.pid(), by == null ? null : by.process());
+                null, null, null, null, null, by == null ? null : by.pid(), by == null ? null : by.process(), null);
     }
 
     /**
@@ -74,32 +75,43 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
      * @return this call, ended
      */
     public LedgerEntry ended(Instant when, String containerId, String error) {
+        return ended(when, containerId, error, error == null ? CallOutcome.MADE : CallOutcome.FAILED);
+    }
+
+    /**
+     * @param when        the call's end
+     * @param containerId the id the call worked on
+     * @param error       its error, or {@code null}
+     * @param outcome     how it ended ({@link CallOutcome#REFUSED}: Docker was never asked)
+     * @return this call, ended
+     */
+    public LedgerEntry ended(Instant when, String containerId, String error, CallOutcome outcome) {
         return new LedgerEntry(kind, at, when, module, container, containerId != null ? containerId : this.containerId, action,
-                cause, window, schedule, holder, by, error, until, exitCode, pid, process);
+                cause, window, schedule, holder, by, error, until, exitCode, pid, process, outcome);
     }
 
     /** @return a held interval's opening ({@code kind} {@link LedgerKind#HELD_OPEN}) or closing */
     public static LedgerEntry held(LedgerKind kind, Instant at, String module, String container, String containerId,
                                    String holder, String window, String schedule, String by, String reason, Instant until) {
         return new LedgerEntry(kind, at, null, module, container, containerId, null, null, window, schedule, holder, by,
-                reason, until, null, null, null);
+                reason, until, null, null, null, null);
     }
 
     /** @return a freeze's opening ({@code kind} {@link LedgerKind#FREEZE_OPEN}) or closing */
     public static LedgerEntry freeze(LedgerKind kind, Instant at, String module, String by, String reason, Instant until) {
         return new LedgerEntry(kind, at, null, module, null, null, null, null, null, null, null, by, reason, until, null,
-                null, null);
+                null, null, null);
     }
 
     /** @return a span the ledger does not cover, and why */
     public static LedgerEntry gap(Instant from, Instant to, String reason) {
         return new LedgerEntry(LedgerKind.GAP, from, to, null, null, null, null, null, null, null, null, null, reason, null,
-                null, null, null);
+                null, null, null, null);
     }
 
     /** @return the line that says the agent began following events, and how far back its engine's buffer reached */
     public static LedgerEntry follow(Instant at, String reason) {
         return new LedgerEntry(LedgerKind.FOLLOW, at, null, null, null, null, null, null, null, null, null, null, reason,
-                null, null, null, null);
+                null, null, null, null, null);
     }
 }

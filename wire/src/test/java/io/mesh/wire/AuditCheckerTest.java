@@ -105,6 +105,43 @@ class AuditCheckerTest {
         });
     }
 
+    /**
+     * The fleet history's agent whose clock ran 5 minutes ahead: its lines are stamped by the engine's time as it read
+     * it, some 50 ms behind dockerd's own stamps, so an apply's last events read as just inside the window's interval
+     * that began after the apply's calls had ended.
+     */
+    @Test
+    void aTouchWhoseCallEndedBeforeTheHoldBeganIsJudgedAtItsCallsTime() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(LedgerEntry.call(t(-0.06), "store", REG, ID, "update", "push-0000000103", null, null, DAEMON).ended(t(-0.05), null, null));
+        l.add(ev(0.01, "update"));
+        assertThat(check(l).violations()).isEmpty();
+
+        l.add(LedgerEntry.call(t(-0.02), "store", REG, ID, "rename", "push-0000000103", null, null, DAEMON).ended(t(0.02), null, null));
+        l.add(ev(0.03, "rename")); // its call ended inside the interval: a touch while held
+        assertThat(check(l).violations()).singleElement().extracting(Violation::kind).isEqualTo(AuditViolationKind.TOUCHED_WHILE_HELD);
+    }
+
+    /**
+     * A call written ahead and then refused by the module section (its lock lapsed) never reached Docker: an apply's
+     * refused remove during a freeze changes nothing, and accounts for nothing either.
+     */
+    @Test
+    void aCallTheSectionRefusedIsNoCall() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(0), "store", "ops", "release night", null));
+        LedgerEntry remove = LedgerEntry.call(t(1), "store", REG, ID, "remove", "push-0000000048", null, null, DAEMON);
+        l.add(remove);
+        l.add(remove.ended(t(1.2), null, "ZooKeeper is not connected (SUSPENDED); stopped before the next Docker call", CallOutcome.REFUSED));
+        assertThat(check(l).violations()).isEmpty();
+        l.add(ev(1.1, "destroy")); // someone else's
+        assertThat(check(l).violations()).singleElement().extracting(Violation::kind).isEqualTo(AuditViolationKind.OUTSIDE_MESH);
+
+        List<LedgerEntry> failed = new ArrayList<>(l.subList(0, 2));
+        failed.add(remove.ended(t(1.2), null, "Status 409: removal already in progress")); // Docker was asked
+        assertThat(check(failed).violations()).singleElement().extracting(Violation::kind).isEqualTo(AuditViolationKind.CHANGED_WHILE_FROZEN);
+    }
+
     @Test
     void aRestartByDockersPolicyOfAContainerNobodyHoldsIsOutsideMeshOnly() {
         AuditReport r = check(List.of(ev(30, "die"), ev(31, "start")));
@@ -326,8 +363,11 @@ class AuditCheckerTest {
     void theLedgerRoundTripsAsOneLineOfJsonWithoutAbsentFields() {
         LedgerEntry e = windowCall(1, 2, "stop");
         String json = Json.text(e);
-        assertThat(json).doesNotContain("\n").doesNotContain("null").contains("\"kind\":\"call\"");
+        assertThat(json).doesNotContain("\n").doesNotContain("null").contains("\"kind\":\"call\"").contains("\"outcome\":\"made\"");
         assertThat(Json.read(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), LedgerEntry.class)).isEqualTo(e);
+        LedgerEntry refused = e.ended(t(2), null, "no lock", CallOutcome.REFUSED);
+        assertThat(Json.read(Json.text(refused).getBytes(java.nio.charset.StandardCharsets.UTF_8), LedgerEntry.class)).isEqualTo(refused);
+        assertThat(Json.text(refused)).contains("\"outcome\":\"refused\"");
         assertThat(Json.text(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "s", "c", "i", "window", "w", "s", null, null, null)))
                 .contains("\"kind\":\"held-open\"");
     }

@@ -83,8 +83,8 @@ public final class OperatorHolds implements AutoCloseable {
     private final Map<String, ScheduledFuture<?>> expiries = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile Ledger ledger = Ledger.NONE;
-    /** Holds whose interval an expiry closed in the ledger already, by container and {@code by}: the delete that follows closes none. */
-    private final java.util.Set<String> closedByExpiry = ConcurrentHashMap.newKeySet();
+    /** Holds whose interval is closed in the ledger already: each closes once. */
+    private final HoldClosings closings = new HoldClosings();
 
     /**
      * @param l this process's ledger: the {@code --stop}'s calls (cause {@code hold}) and each hold's end are written
@@ -133,7 +133,10 @@ public final class OperatorHolds implements AutoCloseable {
     /** Starts watching; the holds already there are met as created (so a restarted agent schedules their expiry). */
     public void start() {
         cache.listenable().addListener(CuratorCacheListener.builder()
-                .forCreatesAndChanges((before, after) -> changed(after))
+                .forCreatesAndChanges((before, after) -> {
+                    replaced(before, after);
+                    changed(after);
+                })
                 .forDeletes(this::deleted)
                 .build());
         cache.start();
@@ -180,15 +183,24 @@ public final class OperatorHolds implements AutoCloseable {
         if (was != null) was.cancel(false);
         log.info("operator hold host={} container={} ended (by {}: {}); applying module {}", host, h.container(), h.hold().by(),
                 h.hold().reason(), h.module());
-        if (!closedByExpiry.remove(h.container() + "|" + h.hold().by())) heldClose(h, "released");
+        if (closings.end(h)) heldClose(h, "released");
         released.accept(h.module());
+    }
+
+    /**
+     * A hold whose node now carries another hold (or a window's data) ended unseen: an agent paused past its session
+     * meets a release and a new hold as one change when its cache is rebuilt. Its interval closes as released.
+     */
+    private void replaced(ChildData before, ChildData after) {
+        HeldRecord was = record(before);
+        if (was == null || closed || HoldClosings.same(was, record(after))) return;
+        if (closings.end(was)) heldClose(was, "released");
     }
 
     /** At {@code until}: the node goes (versioned), and the module is applied whether or not this call deleted it. */
     private void expire(HeldRecord h) {
         if (closed) return;
-        closedByExpiry.add(h.container() + "|" + h.hold().by());
-        heldClose(h, "expired");
+        if (closings.expire(h)) heldClose(h, "expired");
         try {
             if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.now())) {
                 log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),

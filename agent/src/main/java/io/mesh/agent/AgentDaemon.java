@@ -210,7 +210,9 @@ public final class AgentDaemon implements AutoCloseable {
                 return f == null || f.activeAt(ZkClock.now()); // unreadable: obeyed as a freeze (decision 14)
             }
             HeldRecord h = store.held(config.host()).get(opening.container());
-            return h != null && h.operatorHold() && java.util.Objects.equals(h.hold().by(), opening.by());
+            // The same hold, not another one the same operator placed meanwhile: by, reason and until (the line has no since)
+            return h != null && h.operatorHold() && java.util.Objects.equals(h.hold().by(), opening.by())
+                    && java.util.Objects.equals(h.hold().reason(), opening.reason()) && java.util.Objects.equals(h.hold().until(), opening.until());
         } catch (Exception e) {
             throw new IllegalStateException("ZooKeeper did not answer: " + e.getMessage(), e);
         }

@@ -25,8 +25,9 @@ import java.util.function.Predicate;
  * events ({@link EngineEvents}, with the gaps of its restarts) and ZooKeeper's transaction log
  * ({@link ZkTxnLog#readMerged}, the leader's clock), plus the nemesis's own record of what it did and when
  * ({@link Nemesis.Fault}), used only to widen a time bound where a fault legitimately delays a window (a frozen or
- * killed owner, a restarting engine), never to excuse a forbidden Docker action. Operators' holds and freezes are
- * judged by the product's checker over the same evidence ({@link #productChecks}, {@link OutsideLedger}).
+ * killed owner, a restarting engine), never to excuse a forbidden Docker action. SPEC's touches while held and changes
+ * while frozen are judged by the product's checker over the same evidence ({@link #productChecks},
+ * {@link OutsideLedger}), beside this class's own stricter rules for windows and freezes, which trust no call line.
  *
  * <p>Each violation is one string: what was broken, then its evidence, one line each.
  */
@@ -165,9 +166,8 @@ final class HistoryChecks {
     private Map<String, List<io.mesh.wire.LedgerEntry>> calls;
     /**
      * What the product's checker found over the outside evidence that this class does not judge: {@code outside-mesh}
-     * (Docker's own restarts of a crashed container are that, rightly), {@code left-stopped} (judged by
-     * {@link #checkHeld} with the faults' delays counted in) and a window's {@code touched-while-held} (judged by
-     * {@link #checkHeld} without trusting any call line), each with its evidence.
+     * (Docker's own restarts of a crashed container are that, rightly) and {@code left-stopped} (judged by
+     * {@link #checkHeld} with the faults' delays counted in), each with its evidence.
      */
     final List<String> findings = new ArrayList<>();
     /** Held nodes whose data another window's process overwrote while the first one's session still owned them. */
@@ -250,6 +250,7 @@ final class HistoryChecks {
         locks();
         for (Held h : held) checkHeld(h);
         freezes();
+        checkFrozen();
         productChecks();
         checkGroupLimit();
         checkSecrets();
@@ -427,11 +428,40 @@ final class HistoryChecks {
     }
 
     /**
-     * SPEC's rules for operators' holds and freezes, by the product's checker ({@link io.mesh.wire.AuditChecker}) over
-     * each host's {@link OutsideLedger}: a touch of a container from its hold's confirmation to its end by anything but
-     * the hold's own {@code --stop} is {@code touched-while-held}, an apply's change of a frozen module is
-     * {@code changed-while-frozen}. A touch while dockerd itself restarted is Docker's, not a violation. The other
-     * kinds go to {@link #findings}.
+     * While a module is frozen no change of it begins (SPEC.md "Freezes"): no container of it is created (every change
+     * of a container begins with its new container's create), past a grace for a change begun before the freeze was
+     * written. Repairs (a start of what is there), put-backs and windows go on. From Docker's events alone, beside the
+     * product's {@code changed-while-frozen} ({@link #productChecks}), which judges by the calls the ledger holds.
+     */
+    private void checkFrozen() {
+        for (Frozen f : frozen) {
+            long from = (f.fromMs() + FREEZE_GRACE_MS) * 1_000_000L;
+            long to = (f.toMs() - 500) * 1_000_000L; // an agent's clock may read until a little early
+            if (to <= from) continue;
+            for (Map.Entry<String, List<Event>> e : events.entrySet()) {
+                for (Event ev : e.getValue()) {
+                    long t = EngineEvents.time(ev);
+                    if (t <= from || t >= to || !"create".equals(EngineEvents.action(ev))) continue;
+                    Map<String, String> a = EngineEvents.attributes(ev);
+                    String module = a.get(Labels.MODULE);
+                    if (module == null || a.containsKey(Labels.WINDOW)) continue;
+                    if (!f.target().equals(module) && !f.target().equals(io.mesh.wire.FreezeRecord.ALL)) continue;
+                    violations.add("changed-while-frozen: " + EngineEvents.name(ev) + " created on " + e.getKey() + " at " + EngineEvents.at(t)
+                            + ", while " + f.target() + " was frozen by " + f.by() + " [" + Instant.ofEpochMilli(f.fromMs()) + " .. "
+                            + Instant.ofEpochMilli(f.toMs()) + "]\n    " + EngineEvents.describe(ev));
+                }
+            }
+        }
+    }
+
+    /**
+     * SPEC's rules, by the product's checker ({@link io.mesh.wire.AuditChecker}) over each host's {@link OutsideLedger}:
+     * a touch of a held container by anything but its holder (a window's own calls; an operator hold's own
+     * {@code --stop}) is {@code touched-while-held}, an apply's change of a frozen module is {@code changed-while-frozen}.
+     * A touch while dockerd itself restarted is Docker's, not a violation. {@code outside-mesh} and {@code left-stopped}
+     * go to {@link #findings}: Docker's restart policy is outside mesh by right, and the give-back's bound with the
+     * faults counted in is {@link #checkHeld}'s. A host whose engine shows mesh containers touched but whose ledger holds
+     * no call is a violation: nothing could then be judged an apply's or a window's.
      */
     private void productChecks() {
         if (calls == null) return;
@@ -439,6 +469,11 @@ final class HistoryChecks {
         int judged = 0;
         for (Map.Entry<String, List<io.mesh.wire.LedgerEntry>> e : ledgers.entrySet()) {
             String host = e.getKey();
+            boolean touched = events.getOrDefault(host, List.of()).stream().anyMatch(ev -> !"die".equals(EngineEvents.action(ev)));
+            if (touched && calls.getOrDefault(host, List.of()).isEmpty()) {
+                // no call to account for anything: every touch would read as outside mesh, and none as an apply's
+                violations.add("the ledger of " + host + " holds no Docker call, though its engine's events show mesh containers touched");
+            }
             io.mesh.wire.AuditReport r = io.mesh.wire.AuditChecker.check(host, e.getValue(), Instant.EPOCH, Instant.now(), null, Instant.now());
             for (io.mesh.wire.AuditReport.Violation v : r.violations()) {
                 if (v.module() != null && !modules.test(v.module())) continue;
@@ -449,9 +484,7 @@ final class HistoryChecks {
                 // given two minutes by the checker: a kill by the restart may fall in it)
                 if (touch && engineOwn(host, t, "start".equals(action))) continue;
                 String line = v.kind().wire() + " on " + host + ": " + v.message() + "\n    evidence: " + describe(v.evidence());
-                boolean operatorHold = v.item() != null && v.item().startsWith("hold:");
-                if ((v.kind() == io.mesh.wire.AuditViolationKind.TOUCHED_WHILE_HELD && operatorHold)
-                        || v.kind() == io.mesh.wire.AuditViolationKind.CHANGED_WHILE_FROZEN) {
+                if (v.kind() == io.mesh.wire.AuditViolationKind.TOUCHED_WHILE_HELD || v.kind() == io.mesh.wire.AuditViolationKind.CHANGED_WHILE_FROZEN) {
                     violations.add(line);
                     judged++;
                 } else {

@@ -22,7 +22,7 @@ import java.util.function.Predicate;
  * <ul>
  *   <li>A Docker event that touches a container ({@link #TOUCH}) is accounted for by a call of a mesh process on the
  *       same container whose operation makes that event ({@link #makes}), between the call's start and end (give or
- *       take {@link #SLACK}); each call accounts for one event of each action. An event no call accounts for is
+ *       take {@link #SLACK}); each call accounts for one event of each action, the call nearest the event first. An event no call accounts for is
  *       {@code outside-mesh}.</li>
  *   <li>A touch of a container while it is held is {@code touched-while-held} unless a call of its own window (the
  *       same window id) made it; a touch whose call ended before the interval began (or began after it ended) is
@@ -380,20 +380,34 @@ public final class AuditChecker {
         return until != null && until.isBefore(closed) ? until : closed;
     }
 
-    /** @return the index of the first call not yet used for this action that accounts for the event, or -1 */
+    /**
+     * @return the index of the call not yet used for this action that accounts for the event and lies nearest it (one
+     *         whose span holds the event before one that only reaches it with {@link #SLACK}; the earlier of equals), or
+     *         -1. Nearest, not first: a call that made no event (a start of what ran, a failed remove) must not claim a
+     *         later call's event, which the held interval between them would then not judge.
+     */
     private static int accountingCall(List<LedgerEntry> calls, LedgerEntry e, Map<Integer, Set<String>> consumed) {
+        int best = -1;
+        long bestDistance = Long.MAX_VALUE;
         for (int i = 0; i < calls.size(); i++) {
             LedgerEntry c = calls.get(i);
             if (!makes(c.action()).contains(e.action())) continue;
             if (!sameContainer(c, e)) continue;
-            Instant lo = c.at().minus(SLACK);
-            Instant hi = (c.end() != null ? c.end() : c.at().plus(UNENDED_CALL)).plus(SLACK);
-            if (e.at().isBefore(lo) || e.at().isAfter(hi)) continue;
+            Instant end = c.end() != null ? c.end() : c.at().plus(UNENDED_CALL);
+            if (e.at().isBefore(c.at().minus(SLACK)) || e.at().isAfter(end.plus(SLACK))) continue;
             // A stop whose process outlives its timeout is killed twice (SIGTERM, then SIGKILL): both kills are its own.
             boolean repeats = e.action().equals("kill") && !c.action().equals("kill");
-            if (consumed.computeIfAbsent(i, k -> new HashSet<>()).add(e.action()) || repeats) return i;
+            Set<String> used = consumed.get(i);
+            if (used != null && used.contains(e.action()) && !repeats) continue;
+            long distance = e.at().isBefore(c.at()) ? Duration.between(e.at(), c.at()).toNanos()
+                    : e.at().isAfter(end) ? Duration.between(end, e.at()).toNanos() : 0;
+            if (distance < bestDistance) {
+                best = i;
+                bestDistance = distance;
+            }
         }
-        return -1;
+        if (best >= 0) consumed.computeIfAbsent(best, k -> new HashSet<>()).add(e.action());
+        return best;
     }
 
     private static boolean sameContainer(LedgerEntry call, LedgerEntry event) {

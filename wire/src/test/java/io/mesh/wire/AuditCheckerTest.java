@@ -123,6 +123,22 @@ class AuditCheckerTest {
     }
 
     /**
+     * A call that made no event (a start of a container already running) just before a window's interval must not
+     * claim the event of a later call inside it, which the interval would then not judge.
+     */
+    @Test
+    void aCallThatMadeNoEventDoesNotClaimALaterCallsTouchWhileHeld() {
+        List<LedgerEntry> l = cleanWindow();
+        l.add(LedgerEntry.call(t(-0.5), "store", REG, ID, "start", "push-0000000001", null, null, DAEMON).ended(t(-0.2), null, null));
+        l.add(LedgerEntry.call(t(0.5), "store", REG, ID, "start", "push-0000000002", null, null, DAEMON).ended(t(0.7), null, null));
+        l.add(ev(0.6, "start"));
+        assertThat(check(l).violations()).singleElement().satisfies(v -> {
+            assertThat(v.kind()).isEqualTo(AuditViolationKind.TOUCHED_WHILE_HELD);
+            assertThat(v.message()).contains("push-0000000002");
+        });
+    }
+
+    /**
      * A call written ahead and then refused by the module section (its lock lapsed) never reached Docker: an apply's
      * refused remove during a freeze changes nothing, and accounts for nothing either.
      */

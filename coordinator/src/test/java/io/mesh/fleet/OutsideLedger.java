@@ -28,9 +28,13 @@ final class OutsideLedger {
     /**
      * @param stateDir an agent's state directory
      * @return the Docker calls its ledger holds (the daemon's and its window processes')
+     * @throws IllegalStateException when it has no ledger at all: with no call to account for anything, nothing could be
+     *                               judged an apply's or a window's, and the run must not read as judged
      */
     static List<LedgerEntry> calls(Path stateDir) {
-        return LedgerFiles.of(stateDir).all().stream().filter(e -> e.kind() == LedgerKind.CALL).toList();
+        LedgerFiles files = LedgerFiles.of(stateDir);
+        if (files.files().isEmpty()) throw new IllegalStateException("no ledger under " + stateDir + ": the product's checker has no calls to read");
+        return files.all().stream().filter(e -> e.kind() == LedgerKind.CALL).toList();
     }
 
     /**

@@ -183,7 +183,7 @@ public final class OperatorHolds implements AutoCloseable {
         if (was != null) was.cancel(false);
         log.info("operator hold host={} container={} ended (by {}: {}); applying module {}", host, h.container(), h.hold().by(),
                 h.hold().reason(), h.module());
-        if (closings.end(h)) heldClose(h, "released");
+        if (closings.close(h)) heldClose(h, "released");
         released.accept(h.module());
     }
 
@@ -194,13 +194,13 @@ public final class OperatorHolds implements AutoCloseable {
     private void replaced(ChildData before, ChildData after) {
         HeldRecord was = record(before);
         if (was == null || closed || HoldClosings.same(was, record(after))) return;
-        if (closings.end(was)) heldClose(was, "released");
+        if (closings.close(was)) heldClose(was, "released");
     }
 
     /** At {@code until}: the node goes (versioned), and the module is applied whether or not this call deleted it. */
     private void expire(HeldRecord h) {
         if (closed) return;
-        if (closings.expire(h)) heldClose(h, "expired");
+        if (closings.close(h)) heldClose(h, "expired");
         try {
             if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.now())) {
                 log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),

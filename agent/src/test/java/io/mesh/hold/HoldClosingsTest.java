@@ -18,12 +18,15 @@ class HoldClosingsTest {
     }
 
     @Test
-    void aHoldThatExpiresAndIsThenDeletedClosesOnce() {
+    void aHoldWithAnUntilClosesOnceWhicheverOfItsExpiryAndItsEndComesFirst() {
         HoldClosings c = new HoldClosings();
         HeldRecord h = hold(T0, T0.plusSeconds(28));
-        assertThat(c.expire(h)).isTrue();
-        assertThat(c.expire(h)).isFalse();
-        assertThat(c.end(h)).isFalse();
+        assertThat(c.close(h)).as("expired").isTrue();
+        assertThat(c.close(h)).as("then its node deleted").isFalse();
+
+        HoldClosings d = new HoldClosings();
+        assertThat(d.close(h)).as("replaced by another hold while its expiry timer ran").isTrue();
+        assertThat(d.close(h)).as("the timer, a moment later").isFalse();
     }
 
     /**
@@ -36,9 +39,11 @@ class HoldClosingsTest {
         HoldClosings c = new HoldClosings();
         HeldRecord first = hold(T0, T0.plusSeconds(28));
         HeldRecord second = hold(T0.plusSeconds(29), null);
-        assertThat(c.expire(first)).isTrue();
+        assertThat(c.close(first)).isTrue();
         assertThat(HoldClosings.same(first, second)).isFalse();
-        assertThat(c.end(second)).as("the second hold's release closes it").isTrue();
+        assertThat(c.close(second)).as("the second hold's release closes it").isTrue();
+        HeldRecord third = hold(T0.plusSeconds(60), T0.plusSeconds(90));
+        assertThat(c.close(third)).as("nor does it swallow a later hold's expiry").isTrue();
     }
 
     @Test
@@ -47,6 +52,6 @@ class HoldClosingsTest {
         HeldRecord confirmed = HeldRecord.operator("fleet-2", "he5b9-b", "he5b9-b-api", null, new ProcessRef(5929, "mesh-coordinator"),
                 new HeldRecord.OperatorHold("anonymous from 127.0.0.1", "history hold", T0, null, Boolean.TRUE, T0.plusSeconds(3), T0.plusSeconds(2)));
         assertThat(HoldClosings.same(h, confirmed)).isTrue();
-        assertThat(new HoldClosings().end(h)).as("released, never expired").isTrue();
+        assertThat(new HoldClosings().close(h)).as("released, never expired").isTrue();
     }
 }

@@ -139,7 +139,7 @@ public final class ModuleLock implements AutoCloseable {
             }
             long before = System.currentTimeMillis();
             ok = mutex.acquire(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
-            if (ok && ZkClock.stale(CLOCK_EVERY)) observeClock(before);
+            if (ok && ZkClock.stale(CLOCK_EVERY)) observeClock(before, System.currentTimeMillis());
             if (!ok && users.get() == 1) removeOrphans();
         } finally {
             if (!ok) users.decrementAndGet();
@@ -160,15 +160,16 @@ public final class ModuleLock implements AutoCloseable {
     private static final Duration CLOCK_EVERY = Duration.ofMinutes(1);
 
     /**
-     * Learns ZooKeeper's clock from this lock's node, made just after {@code before}: a process that judges holds and
-     * freezes (an apply, a window, a hold's stop) does so by ZooKeeper's clock, not its host's. One read, at most once
-     * a minute; a failure leaves the last estimate.
+     * Learns ZooKeeper's clock from this lock's node, made between {@code before} and {@code after} (the acquire: a
+     * lock that was waited for, or a create that waited for the quorum, teaches nothing, {@link ZkClock#MAX_ROUND_TRIP}):
+     * a process that judges holds and freezes (an apply, a window, a hold's stop) does so by ZooKeeper's clock, not its
+     * host's. One read, at most once a minute; a failure leaves the last estimate.
      */
-    private void observeClock(long before) {
+    private void observeClock(long before, long after) {
         try {
             String own = mutex.ownNode();
             org.apache.zookeeper.data.Stat st = own == null ? null : client.checkExists().forPath(own);
-            if (st != null) ZkClock.observe(st.getCtime(), before, before);
+            if (st != null) ZkClock.observe(st.getCtime(), before, after);
         } catch (Exception e) {
             log.debug("lock {}: ZooKeeper's clock not read: {}", path, e.toString());
         }

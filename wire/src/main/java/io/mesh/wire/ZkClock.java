@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The estimate is this host's clock plus an offset learned from the {@code ctime} or {@code mtime} of a node this
  * process wrote, taken as the middle of the local times before and after the write (its error is at most half the
- * round trip). Before any is seen, the offset is zero: the host's own clock.
+ * round trip). A write that took longer than {@link #MAX_ROUND_TRIP} teaches nothing: one made while the quorum was
+ * lost, or while this process was paused, could put the estimate tens of seconds off, and a hold would then end that
+ * much early (the fleet history saw 19 to 23 s). Before any is taken, the offset is zero: the host's own clock.
  */
 public final class ZkClock {
     private static final Logger log = LoggerFactory.getLogger(ZkClock.class);
@@ -27,6 +29,8 @@ public final class ZkClock {
     private static final AtomicLong OFFSET_MS = new AtomicLong();
     /** {@link System#nanoTime()} of the last observation; 0 before the first. */
     private static volatile long observedAt;
+    /** The longest write whose times teach the offset: its error is at most half of this. */
+    public static final Duration MAX_ROUND_TRIP = Duration.ofSeconds(1);
     /** An offset this large is said once in the log: this host's clock is off. */
     private static final long SAY_OFF_MS = 2_000;
 
@@ -63,10 +67,11 @@ public final class ZkClock {
      *
      * @param zkMillis     the node's {@code ctime} or {@code mtime} the write set (ZooKeeper's leader's clock)
      * @param localBefore  this host's clock before the write was sent, epoch ms
-     * @param localAfter   this host's clock once it was answered, epoch ms
+     * @param localAfter   this host's clock once it was answered, epoch ms (a write longer than {@link #MAX_ROUND_TRIP}
+     *                     is not taken)
      */
     public static void observe(long zkMillis, long localBefore, long localAfter) {
-        if (zkMillis <= 0 || localAfter < localBefore) return;
+        if (zkMillis <= 0 || localAfter < localBefore || localAfter - localBefore > MAX_ROUND_TRIP.toMillis()) return;
         long offset = zkMillis - (localBefore + (localAfter - localBefore) / 2);
         long was = OFFSET_MS.getAndSet(offset);
         boolean first = observedAt == 0;

@@ -1,0 +1,27 @@
+package io.mesh.wire;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link ZkClock} learns ZooKeeper's time only from quick writes. The offsets here stay within a few milliseconds of
+ * the truth (this machine's ZooKeeper is this machine's clock), so other tests of this JVM are not thrown off.
+ */
+class ZkClockTest {
+    @Test
+    void aSlowWriteTeachesNothingAndAQuickOneDoes() {
+        long now = System.currentTimeMillis();
+        ZkClock.observe(now + 3, now - 5, now + 5);
+        assertThat(ZkClock.offsetMillis()).isEqualTo(3);
+
+        // A write that took 46 s (the quorum lost, or this process paused in it): its middle is 23 s from its ctime.
+        ZkClock.observe(now + 1_000, now - 46_000, now);
+        assertThat(ZkClock.offsetMillis()).as("kept").isEqualTo(3);
+
+        ZkClock.observe(now + 1, now - 400, now + 400);
+        assertThat(ZkClock.offsetMillis()).as("a write within the bound").isEqualTo(1);
+        ZkClock.observe(now, now, now);
+        assertThat(ZkClock.offsetMillis()).isZero();
+    }
+}

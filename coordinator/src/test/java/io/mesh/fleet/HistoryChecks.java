@@ -545,7 +545,10 @@ final class HistoryChecks {
      * from the create of a container's replacement ({@code <name>.mesh-next}) to the last Docker event of that
      * recreate (the previous one removed, or put back); never more hosts at once than the limit. A host whose agent a
      * fault stopped or killed meanwhile is left out: its rollout slot is a lease of its session, and a dead or frozen
-     * process's recreate is finished by its next agent, after the others went on.
+     * process's recreate is finished by its next agent, after the others went on. A recreate whose new container has
+     * the spec of the one under the name ({@code mesh.spec-hash}) changes nothing of the rollout: a host the rollout
+     * keeps on its previous revision repairs drift through the ordinary apply, outside the slots (decision 13, item 6),
+     * such as a container dockerd's restart left exited.
      */
     private void checkRolloutParallel() {
         if (rolloutModule == null) return;
@@ -554,6 +557,7 @@ final class HistoryChecks {
         for (int hi = 0; hi < hostNames.size(); hi++) {
             String host = hostNames.get(hi);
             Map<String, long[]> open = new HashMap<>(); // container -> {from, last}
+            Map<String, String> specUnderName = new HashMap<>(); // container -> spec hash of the one under its name
             for (Event ev : events.get(host)) {
                 Map<String, String> a = EngineEvents.attributes(ev);
                 if (!rolloutModule.equals(a.get(Labels.MODULE)) || a.containsKey(Labels.WINDOW)) continue;
@@ -561,10 +565,16 @@ final class HistoryChecks {
                 String base = name.replaceFirst("\\.mesh-(next|prev)$", "");
                 long t = EngineEvents.time(ev);
                 String action = EngineEvents.action(ev);
+                String spec = a.get(Labels.SPEC_HASH);
+                if (name.equals(base) && spec != null) specUnderName.put(base, spec);
                 long[] o = open.get(base);
                 if ("create".equals(action) && name.endsWith(".mesh-next")) {
                     if (o != null) spans.add(new long[] {o[0], o[1], hi});
-                    open.put(base, new long[] {t, t});
+                    if (spec != null && spec.equals(specUnderName.get(base))) {
+                        open.remove(base); // the same spec made again: drift repaired, no change of the rollout
+                    } else {
+                        open.put(base, new long[] {t, t});
+                    }
                 } else if (o != null) {
                     o[1] = t;
                     if ("destroy".equals(action) && name.endsWith(".mesh-prev")) { // the previous one removed: done

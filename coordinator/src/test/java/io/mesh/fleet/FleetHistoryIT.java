@@ -493,6 +493,8 @@ class FleetHistoryIT {
                     .until(() -> Json.read(zk.getData().forPath(paths.held(host, api)), HeldRecord.class).hold().isConfirmed());
             // The rogue hands: a stop of the confirmed-held container, then the hold's node deleted behind mesh's back.
             fleet.docker(host).stopContainerCmd(api).withTimeout(2).exec();
+            // deliberate: the hold's end (and the apply it brings) comes well after the rogue stop, as an operator's would
+            Thread.sleep(2_000);
             zk.delete().forPath(paths.held(host, api));
             // A freeze, then a container of the module created behind it; and two "steps" of the module at once, on two
             // engines, where its group allows one.

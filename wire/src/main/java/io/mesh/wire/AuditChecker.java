@@ -22,7 +22,8 @@ import java.util.function.Predicate;
  * <ul>
  *   <li>A Docker event that touches a container ({@link #TOUCH}) is accounted for by a call of a mesh process on the
  *       same container whose operation makes that event ({@link #makes}), between the call's start and end (give or
- *       take {@link #SLACK}); each call accounts for one event of each action, the call nearest the event first. An event no call accounts for is
+ *       take {@link #EARLY} before it and {@link #SLACK} after it); each call accounts for one event of each action, the
+ *       call nearest the event first. An event no call accounts for is
  *       {@code outside-mesh}.</li>
  *   <li>A touch of a container while it is held is {@code touched-while-held} unless a call of its own window (the
  *       same window id) made it; a touch whose call ended before the interval began (or began after it ended) is
@@ -49,6 +50,12 @@ public final class AuditChecker {
     public static final Set<String> TOUCH = Set.of("create", "start", "stop", "kill", "restart", "rename", "update", "destroy");
     /** How far a call's event may lie outside the call's start and end (Docker stamps events as it makes them). */
     public static final Duration SLACK = Duration.ofSeconds(1);
+    /**
+     * How far before a call's start its event may lie: only the difference between the engine's clock and the ledger's
+     * reading of it (decision 28), never Docker acting before it is asked. A call that made no event (a stop of what
+     * had stopped) must not claim a touch made by other hands just before it.
+     */
+    public static final Duration EARLY = Duration.ofMillis(250);
     /** A call whose end the ledger lacks (its process died in it) accounts for events this long after its start. */
     public static final Duration UNENDED_CALL = Duration.ofMinutes(2);
     /** SPEC.md, "Audit": {@code left-stopped}. */
@@ -394,7 +401,7 @@ public final class AuditChecker {
             if (!makes(c.action()).contains(e.action())) continue;
             if (!sameContainer(c, e)) continue;
             Instant end = c.end() != null ? c.end() : c.at().plus(UNENDED_CALL);
-            if (e.at().isBefore(c.at().minus(SLACK)) || e.at().isAfter(end.plus(SLACK))) continue;
+            if (e.at().isBefore(c.at().minus(EARLY)) || e.at().isAfter(end.plus(SLACK))) continue;
             // A stop whose process outlives its timeout is killed twice (SIGTERM, then SIGKILL): both kills are its own.
             boolean repeats = e.action().equals("kill") && !c.action().equals("kill");
             Set<String> used = consumed.get(i);
@@ -460,7 +467,7 @@ public final class AuditChecker {
         for (LedgerEntry e : events) {
             if (!makes(call.action()).contains(e.action()) || !sameContainer(call, e)) continue;
             Instant hi = (call.end() != null ? call.end() : call.at().plus(UNENDED_CALL)).plus(SLACK);
-            if (!e.at().isBefore(call.at().minus(SLACK)) && !e.at().isAfter(hi)) return e;
+            if (!e.at().isBefore(call.at().minus(EARLY)) && !e.at().isAfter(hi)) return e;
         }
         return null;
     }

@@ -139,6 +139,24 @@ class AuditCheckerTest {
     }
 
     /**
+     * The fleet history's planted rogue stop of an operator-held container, the hold's node then deleted by hand: the
+     * apply that came a moment later stopped the container again (already stopped: no event). Its call must not claim
+     * the rogue stop's events, made before it was asked.
+     */
+    @Test
+    void aCallDoesNotClaimAnEventMadeBeforeItWasAsked() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "store", REG, ID, LedgerEntry.OPERATOR, null, null, "ops", "planted", null));
+        l.add(ev(0.1, "kill"));
+        l.add(ev(0.6, "stop"));
+        l.add(LedgerEntry.held(LedgerKind.HELD_CLOSE, t(0.8), "store", REG, ID, LedgerEntry.OPERATOR, null, null, "ops", "planted", null));
+        l.add(LedgerEntry.call(t(0.95), "store", REG, ID, "stop", "push-0000000012", null, null, DAEMON).ended(t(1.0), null, null));
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactlyInAnyOrder(
+                AuditViolationKind.TOUCHED_WHILE_HELD, AuditViolationKind.OUTSIDE_MESH,
+                AuditViolationKind.TOUCHED_WHILE_HELD, AuditViolationKind.OUTSIDE_MESH);
+    }
+
+    /**
      * A call written ahead and then refused by the module section (its lock lapsed) never reached Docker: an apply's
      * refused remove during a freeze changes nothing, and accounts for nothing either.
      */

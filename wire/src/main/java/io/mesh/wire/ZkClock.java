@@ -19,17 +19,20 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The estimate is this host's clock plus an offset learned from the {@code ctime} or {@code mtime} of a node this
  * process wrote, taken as the middle of the local times before and after the write (its error is at most half the
- * round trip). A write that took longer than {@link #MAX_ROUND_TRIP} teaches nothing: one made while the quorum was
- * lost, or while this process was paused, could put the estimate tens of seconds off, and a hold would then end that
- * much early (the fleet history saw 19 to 23 s). Before any is taken, the offset is zero: the host's own clock.
+ * round trip). A write that took longer than {@link #MAX_ROUND_TRIP} replaces only an estimate from a slower one: one
+ * made while the quorum was lost, or while this process was paused, could put the estimate tens of seconds off, and a
+ * hold would then end that much early (the fleet history saw 19 to 23 s); yet as the first, it is still nearer than a
+ * host clock minutes off. Before any is taken, the offset is zero: the host's own clock.
  */
 public final class ZkClock {
     private static final Logger log = LoggerFactory.getLogger(ZkClock.class);
     /** ZooKeeper's time minus this host's, in milliseconds, as last seen. */
     private static final AtomicLong OFFSET_MS = new AtomicLong();
+    /** The round trip of the write the offset in force came from, in milliseconds. */
+    private static final AtomicLong ROUND_TRIP_MS = new AtomicLong(Long.MAX_VALUE);
     /** {@link System#nanoTime()} of the last observation; 0 before the first. */
     private static volatile long observedAt;
-    /** The longest write whose times teach the offset: its error is at most half of this. */
+    /** The longest write whose times always teach the offset (its error is at most half of this); a slower one only replaces a slower one. */
     public static final Duration MAX_ROUND_TRIP = Duration.ofSeconds(1);
     /** An offset this large is said once in the log: this host's clock is off. */
     private static final long SAY_OFF_MS = 2_000;
@@ -68,11 +71,14 @@ public final class ZkClock {
      * @param zkMillis     the node's {@code ctime} or {@code mtime} the write set (ZooKeeper's leader's clock)
      * @param localBefore  this host's clock before the write was sent, epoch ms
      * @param localAfter   this host's clock once it was answered, epoch ms (a write longer than {@link #MAX_ROUND_TRIP}
-     *                     is not taken)
+     *                     replaces only an estimate from a slower one)
      */
-    public static void observe(long zkMillis, long localBefore, long localAfter) {
-        if (zkMillis <= 0 || localAfter < localBefore || localAfter - localBefore > MAX_ROUND_TRIP.toMillis()) return;
-        long offset = zkMillis - (localBefore + (localAfter - localBefore) / 2);
+    public static synchronized void observe(long zkMillis, long localBefore, long localAfter) {
+        long roundTrip = localAfter - localBefore;
+        if (zkMillis <= 0 || roundTrip < 0) return;
+        if (roundTrip > MAX_ROUND_TRIP.toMillis() && roundTrip > ROUND_TRIP_MS.get()) return;
+        ROUND_TRIP_MS.set(roundTrip);
+        long offset = zkMillis - (localBefore + roundTrip / 2);
         long was = OFFSET_MS.getAndSet(offset);
         boolean first = observedAt == 0;
         observedAt = System.nanoTime();
@@ -80,6 +86,13 @@ public final class ZkClock {
             log.warn("this host's clock is {} ms {} ZooKeeper's: holds and freezes are judged by ZooKeeper's (fix the host's time sync)",
                     Math.abs(offset), offset > 0 ? "behind" : "ahead of");
         }
+    }
+
+    /** Forgets every observation (tests of this package: the estimate is this JVM's). */
+    static synchronized void forget() {
+        OFFSET_MS.set(0);
+        ROUND_TRIP_MS.set(Long.MAX_VALUE);
+        observedAt = 0;
     }
 
     /**

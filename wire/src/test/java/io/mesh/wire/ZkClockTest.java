@@ -24,4 +24,18 @@ class ZkClockTest {
         ZkClock.observe(now, now, now);
         assertThat(ZkClock.offsetMillis()).isZero();
     }
+
+    /** A host clock minutes off with only slow writes so far: the slow write's estimate beats none, until a quicker one. */
+    @Test
+    void theFirstWriteTeachesEvenWhenSlowAndOnlyAQuickerOneReplacesIt() {
+        ZkClock.forget();
+        long now = System.currentTimeMillis();
+        ZkClock.observe(now + 300_010, now - 3_000, now + 3_000);
+        assertThat(ZkClock.offsetMillis()).isEqualTo(300_010);
+        ZkClock.observe(now + 300_000 + 20_000, now - 40_000, now);
+        assertThat(ZkClock.offsetMillis()).as("a slower write does not replace it").isEqualTo(300_010);
+        ZkClock.observe(now + 2, now - 2, now + 2);
+        assertThat(ZkClock.offsetMillis()).as("a quicker one does").isEqualTo(2);
+        ZkClock.observe(now, now, now);
+    }
 }

@@ -22,7 +22,8 @@ import java.util.function.Predicate;
  * <ul>
  *   <li>A Docker event that touches a container ({@link #TOUCH}) is accounted for by a call of a mesh process on the
  *       same container whose operation makes that event ({@link #makes}), between the call's start and end (give or
- *       take {@link #EARLY} before it and {@link #SLACK} after it); each call accounts for one event of each action, the
+ *       take {@link #EARLY} before it and {@link #SLACK} after it; a call whose process died in it ends where the next
+ *       call on its container began, {@link #UNENDED_CALL} at most); each call accounts for one event of each action, the
  *       call nearest the event first. An event no call accounts for is
  *       {@code outside-mesh}.</li>
  *   <li>A touch of a container while it is held is {@code touched-while-held} unless a call of its own window (the
@@ -56,7 +57,11 @@ public final class AuditChecker {
      * had stopped) must not claim a touch made by other hands just before it.
      */
     public static final Duration EARLY = Duration.ofMillis(250);
-    /** A call whose end the ledger lacks (its process died in it) accounts for events this long after its start. */
+    /**
+     * A call whose end the ledger lacks (its process died in it) accounts for events this long after its start, or
+     * until the next call on its container began, if sooner: calls on one container take turns under its module's
+     * lock, which a dead process's session gives up ({@link #spans}).
+     */
     public static final Duration UNENDED_CALL = Duration.ofMinutes(2);
     /** SPEC.md, "Audit": {@code left-stopped}. */
     public static final Duration LEFT_STOPPED_AFTER = Duration.ofSeconds(60);
@@ -125,6 +130,7 @@ public final class AuditChecker {
         List<Held> held = heldIntervals(all);
         List<Freeze> freezes = freezes(all, now);
         List<LedgerEntry> calls = calls(all);
+        Map<LedgerEntry, Instant> ends = spans(calls);
         Set<String> distinct = new HashSet<>();
         List<LedgerEntry> events = all.stream().filter(e -> e.kind() == LedgerKind.EVENT)
                 .filter(e -> distinct.add(e.containerId() + "|" + e.container() + "|" + e.action() + "|" + e.at())).toList();
@@ -134,7 +140,7 @@ public final class AuditChecker {
         Map<String, int[]> stopsStarts = new LinkedHashMap<>(); // held key -> {stops, starts}
         for (LedgerEntry e : events) {
             if (!TOUCH.contains(e.action()) || e.at().isBefore(from) || e.at().isAfter(to) || !wanted.test(e.module())) continue;
-            int ci = accountingCall(calls, e, consumed);
+            int ci = accountingCall(calls, ends, e, consumed);
             LedgerEntry call = ci < 0 ? null : calls.get(ci);
             Held h = heldAt(held, e);
             if (h != null && call != null && outside(call, h)) h = null;
@@ -168,7 +174,7 @@ public final class AuditChecker {
                 // An apply under way when the agent began obeying the freeze finishes the container it is on (SPEC.md
                 // "Freezes", decision 14): an apply that began during the freeze may change nothing.
                 if ((f.module().equals(c.module()) || f.module().equals(LedgerEntry.ALL_MODULES)) && f.covers(c.at()) && f.covers(began)) {
-                    LedgerEntry shown = firstEventOf(events, c);
+                    LedgerEntry shown = firstEventOf(events, c, ends.get(c));
                     violations.add(new Violation(AuditViolationKind.CHANGED_WHILE_FROZEN, c.module(), c.container(), c.at(), f.id(),
                             describeCall(c) + " while module " + f.module() + " was frozen by " + f.by() + " (" + f.reason() + ")",
                             shown != null ? shown : c));
@@ -303,6 +309,41 @@ public final class AuditChecker {
     }
 
     /**
+     * @param calls the calls, in the order they began
+     * @return each call mapped to the end of its span: its end; for a call with none (its process died in it), the
+     *         start of the next call on the same container, or {@link #UNENDED_CALL} after its start if sooner. A dead
+     *         window's stop must not claim a kill that a later window's own stop made.
+     */
+    private static Map<LedgerEntry, Instant> spans(List<LedgerEntry> calls) {
+        Map<LedgerEntry, Instant> out = new java.util.IdentityHashMap<>();
+        for (int i = 0; i < calls.size(); i++) {
+            LedgerEntry c = calls.get(i);
+            Instant end = c.end();
+            if (end == null) {
+                end = c.at().plus(UNENDED_CALL);
+                for (int j = i + 1; j < calls.size() && calls.get(j).at().isBefore(end); j++) {
+                    LedgerEntry next = calls.get(j);
+                    if (next.at().isAfter(c.at()) && sameTarget(c, next)) {
+                        end = next.at();
+                        break;
+                    }
+                }
+            }
+            out.put(c, end);
+        }
+        return out;
+    }
+
+    /** @return whether two calls named the same container (by id, a short id, or name) */
+    private static boolean sameTarget(LedgerEntry a, LedgerEntry b) {
+        if (a.containerId() != null && b.containerId() != null) {
+            String x = a.containerId(), y = b.containerId();
+            if (x.startsWith(y) || y.startsWith(x)) return true;
+        }
+        return a.container() != null && a.container().equals(b.container());
+    }
+
+    /**
      * @return each apply's call mapped to the start of its apply: the calls of one process, push and module, a run of
      *         them with no pause above {@link #APPLY_PAUSE} (an apply's calls follow each other; the next apply of the same
      *         push, a reconcile's, comes after a pause)
@@ -393,14 +434,15 @@ public final class AuditChecker {
      *         -1. Nearest, not first: a call that made no event (a start of what ran, a failed remove) must not claim a
      *         later call's event, which the held interval between them would then not judge.
      */
-    private static int accountingCall(List<LedgerEntry> calls, LedgerEntry e, Map<Integer, Set<String>> consumed) {
+    private static int accountingCall(List<LedgerEntry> calls, Map<LedgerEntry, Instant> ends, LedgerEntry e,
+                                      Map<Integer, Set<String>> consumed) {
         int best = -1;
         long bestDistance = Long.MAX_VALUE;
         for (int i = 0; i < calls.size(); i++) {
             LedgerEntry c = calls.get(i);
             if (!makes(c.action()).contains(e.action())) continue;
             if (!sameContainer(c, e)) continue;
-            Instant end = c.end() != null ? c.end() : c.at().plus(UNENDED_CALL);
+            Instant end = ends.get(c);
             if (e.at().isBefore(c.at().minus(EARLY)) || e.at().isAfter(end.plus(SLACK))) continue;
             // A stop whose process outlives its timeout is killed twice (SIGTERM, then SIGKILL): both kills are its own.
             boolean repeats = e.action().equals("kill") && !c.action().equals("kill");
@@ -463,10 +505,10 @@ public final class AuditChecker {
         return false;
     }
 
-    private static LedgerEntry firstEventOf(List<LedgerEntry> events, LedgerEntry call) {
+    private static LedgerEntry firstEventOf(List<LedgerEntry> events, LedgerEntry call, Instant end) {
         for (LedgerEntry e : events) {
             if (!makes(call.action()).contains(e.action()) || !sameContainer(call, e)) continue;
-            Instant hi = (call.end() != null ? call.end() : call.at().plus(UNENDED_CALL)).plus(SLACK);
+            Instant hi = end.plus(SLACK);
             if (!e.at().isBefore(call.at().minus(EARLY)) && !e.at().isAfter(hi)) return e;
         }
         return null;

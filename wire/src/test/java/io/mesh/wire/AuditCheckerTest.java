@@ -213,6 +213,39 @@ class AuditCheckerTest {
         assertThat(check(l).violations()).isEmpty();
     }
 
+    /**
+     * A window killed in its stop leaves a call with no end, which may account for kills a while after. The next
+     * window's own stop, ended around the kill, made it: the call whose span holds the event wins over an unended one.
+     */
+    @Test
+    void aLaterWindowsOwnStopWinsItsKillOverAnEarlierWindowsUnendedStop() {
+        String w2 = "w-20261206T033100Z-2";
+        ProcessRef second = new ProcessRef(52, "mesh-agent window");
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "store", REG, ID, LedgerEntry.WINDOW, W, "garbage-collect", null, null, null));
+        l.add(LedgerEntry.call(t(0.3), "store", REG, ID, "stop", "window:garbage-collect", W, "garbage-collect", WINDOW_PROC));
+        l.add(ev(0.4, "kill")); // the window process is killed here; its recovery starts the container and releases it
+        l.add(ev(0.6, "die"));
+        l.add(ev(0.7, "stop"));
+        l.add(LedgerEntry.call(t(20), "store", REG, ID, "start", "window:garbage-collect", W, "garbage-collect", DAEMON).ended(t(20.5), null, null));
+        l.add(ev(20.2, "start"));
+        l.add(LedgerEntry.held(LedgerKind.HELD_CLOSE, t(21), "store", REG, ID, LedgerEntry.WINDOW, W, "garbage-collect", null, null, null));
+        l.add(LedgerEntry.held(LedgerKind.HELD_OPEN, t(40), "store", REG, ID, LedgerEntry.WINDOW, w2, "garbage-collect", null, null, null));
+        l.add(LedgerEntry.call(t(40.2), "store", REG, ID, "stop", "window:garbage-collect", w2, "garbage-collect", second).ended(t(42.5), null, null));
+        l.add(ev(40.3, "kill"));
+        l.add(ev(42.2, "die"));
+        l.add(ev(42.3, "stop"));
+        l.add(LedgerEntry.call(t(50), "store", REG, ID, "start", "window:garbage-collect", w2, "garbage-collect", second).ended(t(50.5), null, null));
+        l.add(ev(50.2, "start"));
+        l.add(LedgerEntry.held(LedgerKind.HELD_CLOSE, t(51), "store", REG, ID, LedgerEntry.WINDOW, w2, "garbage-collect", null, null, null));
+        AuditReport r = check(l);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).filteredOn(i -> i.id().equals(w2)).singleElement().satisfies(i -> {
+            assertThat(i.stops()).isEqualTo(1);
+            assertThat(i.starts()).isEqualTo(1);
+        });
+    }
+
     @Test
     void aCallThatDidNotMakeThatActionDoesNotAccountForIt() {
         List<LedgerEntry> l = new ArrayList<>();

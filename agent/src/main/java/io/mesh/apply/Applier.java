@@ -234,8 +234,8 @@ public final class Applier {
                         .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection));
                 DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
                 // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
-                section.cause(toApply != null ? CallCause.push(toApply.push()) : newest != null ? CallCause.REPAIR
-                        : CallCause.push(desired == null ? null : desired.push()));
+                if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
+                else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
                 List<ContainerResult> results = newest == null ? null
                         : frozen != null ? execution.repair(module, held, "module frozen")
                         : toApply == null ? execution.repair(module, held, "its rollout keeps this host waiting")

@@ -185,7 +185,7 @@ public final class LedgerFiles implements LedgerSource {
                 switch (e.kind()) {
                     case HELD_OPEN, FREEZE_OPEN -> openBefore.putIfAbsent(slot(e), e);
                     case HELD_CLOSE, FREEZE_CLOSE -> openBefore.remove(slot(e));
-                    case CALL -> { if (!e.at().isBefore(early)) out.add(e); }
+                    case CALL, APPLY -> { if (!e.at().isBefore(early)) out.add(e); }
                     default -> { }
                 }
                 continue;

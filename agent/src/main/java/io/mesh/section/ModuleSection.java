@@ -120,6 +120,21 @@ public final class ModuleSection implements AutoCloseable {
         return was;
     }
 
+    /**
+     * Sets the cause of the calls from now on to an apply of a push, and records in the ledger that the apply begins
+     * here: the audit's freeze rule asks when the apply that made a call began ({@link io.mesh.wire.AuditChecker}).
+     *
+     * @param push the push's cause ({@link CallCause#push})
+     */
+    public void beginApply(CallCause push) {
+        this.cause = push;
+        try {
+            if (ledger.enabled()) ledger.write(LedgerEntry.apply(ledger.now(), module, push.cause(), who));
+        } catch (RuntimeException e) {
+            log.debug("ledger: apply of {} not recorded: {}", module, e.toString());
+        }
+    }
+
     /** @return the cause of this section's calls now, or {@code null} */
     public CallCause cause() { return cause; }
 

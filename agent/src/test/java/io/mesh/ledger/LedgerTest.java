@@ -112,6 +112,10 @@ class LedgerTest {
         assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "stop".equals(e.action()) && id.equals(e.containerId())
                 && "window:sweep".equals(e.cause()) && w.window().equals(e.window()) && e.end() != null);
         assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "create".equals(e.action()) && e.cause().startsWith("push-"));
+        // the apply says when it began, before its first call: the freeze rule reads it
+        LedgerEntry create = lines.stream().filter(e -> e.kind() == LedgerKind.CALL && "create".equals(e.action())).findFirst().orElseThrow();
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.APPLY && create.cause().equals(e.cause()) && module.equals(e.module())
+                && create.pid().equals(e.pid()) && !e.at().isAfter(create.at()));
         assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.HELD_OPEN && w.window().equals(e.window()) && id.equals(e.containerId()));
         assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.HELD_CLOSE && w.window().equals(e.window()));
 

@@ -165,7 +165,7 @@ public final class AuditChecker {
             }
         }
 
-        Map<LedgerEntry, Instant> applyBegan = applyBeginnings(calls);
+        Map<LedgerEntry, Instant> applyBegan = applyBeginnings(all, calls);
         for (LedgerEntry c : calls) {
             if (c.cause() == null || !c.cause().startsWith("push-") || !CHANGES.contains(c.action())) continue;
             if (c.at().isBefore(from) || c.at().isAfter(to) || !wanted.test(c.module())) continue;
@@ -344,24 +344,37 @@ public final class AuditChecker {
     }
 
     /**
-     * @return each apply's call mapped to the start of its apply: the calls of one process, push and module, a run of
-     *         them with no pause above {@link #APPLY_PAUSE} (an apply's calls follow each other; the next apply of the same
-     *         push, a reconcile's, comes after a pause)
+     * @param all   the ledger's lines, in time order
+     * @param calls the calls
+     * @return each apply's call mapped to the start of its apply: the last {@link LedgerKind#APPLY} line of its process,
+     *         push and module at or before it; for a call with none (a ledger written before apply lines were), the
+     *         start of its run of calls of one process, push and module with no pause above {@link #APPLY_PAUSE}
      */
-    private static Map<LedgerEntry, Instant> applyBeginnings(List<LedgerEntry> calls) {
+    private static Map<LedgerEntry, Instant> applyBeginnings(List<LedgerEntry> all, List<LedgerEntry> calls) {
+        Map<String, List<Instant>> applyLines = new java.util.HashMap<>();
+        for (LedgerEntry e : all) {
+            if (e.kind() == LedgerKind.APPLY) applyLines.computeIfAbsent(e.pid() + "|" + e.cause() + "|" + e.module(), k -> new ArrayList<>()).add(e.at());
+        }
         Map<String, List<LedgerEntry>> runs = new LinkedHashMap<>();
         for (LedgerEntry c : calls) {
             if (c.cause() != null && c.cause().startsWith("push-")) runs.computeIfAbsent(c.pid() + "|" + c.cause() + "|" + c.module(), k -> new ArrayList<>()).add(c);
         }
         Map<LedgerEntry, Instant> out = new java.util.IdentityHashMap<>();
-        for (List<LedgerEntry> run : runs.values()) {
+        for (Map.Entry<String, List<LedgerEntry>> r : runs.entrySet()) {
+            List<LedgerEntry> run = r.getValue();
+            List<Instant> begins = applyLines.getOrDefault(r.getKey(), List.of()); // in time order
             run.sort(Comparator.comparing(LedgerEntry::at));
             Instant began = null, lastEnd = null;
             for (LedgerEntry c : run) {
                 if (began == null || c.at().isAfter(lastEnd.plus(APPLY_PAUSE))) began = c.at();
                 Instant end = c.end() != null ? c.end() : c.at();
                 lastEnd = lastEnd == null || end.isAfter(lastEnd) ? end : lastEnd;
-                out.put(c, began);
+                Instant line = null;
+                for (Instant b : begins) {
+                    if (b.isAfter(c.at())) break;
+                    line = b;
+                }
+                out.put(c, line != null ? line : began);
             }
         }
         return out;

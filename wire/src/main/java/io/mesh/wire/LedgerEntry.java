@@ -90,6 +90,12 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
                 cause, window, schedule, holder, by, error, until, exitCode, pid, process, outcome);
     }
 
+    /** @return an {@link LedgerKind#APPLY} line: {@code by}'s apply of {@code module} for push {@code cause} began at {@code at} */
+    public static LedgerEntry apply(Instant at, String module, String cause, ProcessRef by) {
+        return new LedgerEntry(LedgerKind.APPLY, at, null, module, null, null, null, cause, null, null, null, null, null, null,
+                null, by == null ? null : by.pid(), by == null ? null : by.process(), null);
+    }
+
     /** @return a held interval's opening ({@code kind} {@link LedgerKind#HELD_OPEN}) or closing */
     public static LedgerEntry held(LedgerKind kind, Instant at, String module, String container, String containerId,
                                    String holder, String window, String schedule, String by, String reason, Instant until) {

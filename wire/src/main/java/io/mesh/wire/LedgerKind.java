@@ -8,6 +8,11 @@ public enum LedgerKind implements WireName {
     EVENT,
     /** A Docker call a mesh process made on a container, with its cause; {@code end} is absent when the process died in it. */
     CALL,
+    /**
+     * An apply of {@code module} for the push in {@code cause} began, under its lock and after its freeze was read: the
+     * process's calls for that push and module from here to its next such line are this apply's.
+     */
+    APPLY,
     /** A container became held: by a window (from before its first stop) or by an operator's hold (once confirmed). */
     HELD_OPEN,
     /** A held container's hold ended: the window's held node deleted, or the operator's hold released or expired. */

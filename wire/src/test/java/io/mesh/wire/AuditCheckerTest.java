@@ -341,6 +341,26 @@ class AuditCheckerTest {
         assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.CHANGED_WHILE_FROZEN);
     }
 
+    /**
+     * A push's reconcile a minute after its apply is a new apply: begun during the freeze (its apply line says so), its
+     * change is judged, though its calls follow the first apply's within {@link AuditChecker#APPLY_PAUSE}.
+     */
+    @Test
+    void aReconcileThatBeganDuringTheFreezeIsJudgedThoughItFollowsTheApplySoon() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.apply(t(0), "store", "push-0000000009", DAEMON));
+        l.add(LedgerEntry.call(t(1), "store", REG, ID, "stop", "push-0000000009", null, null, DAEMON).ended(t(2), null, null));
+        l.add(ev(1.5, "stop"));
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(10), "store", "ops", "release night", null));
+        l.add(LedgerEntry.apply(t(60), "store", "push-0000000009", DAEMON));
+        l.add(LedgerEntry.call(t(61), "store", REG, ID, "kill", "push-0000000009", null, null, DAEMON).ended(t(61.5), null, null));
+        l.add(ev(61.2, "kill"));
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.CHANGED_WHILE_FROZEN);
+        // the same calls without apply lines (a ledger written before them): one run of calls, one apply, begun before
+        l.removeIf(e -> e.kind() == LedgerKind.APPLY);
+        assertThat(check(l).violations()).isEmpty();
+    }
+
     @Test
     void anApplyUnderWayWhenTheFreezeCameFinishesItsContainer() {
         List<LedgerEntry> l = new ArrayList<>();

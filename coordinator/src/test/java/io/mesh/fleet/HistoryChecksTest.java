@@ -41,6 +41,37 @@ class HistoryChecksTest {
         assertThat(giveBackViolations(List.of(new EngineLog.Refusal(OLD, nanos(T0 + 500))))).hasSize(1);
     }
 
+    /**
+     * A window's nodes went with its session before it stopped anything, and a create its process had sent before it
+     * gave up was carried out 24 s later on its next session and deleted at once: the apply's recreate between the two
+     * was of a container nobody held (the fleet history, seed 5723564853209603633). Had the window stopped the container
+     * before its node went, the node made again is its recovery's, and the container held all along.
+     */
+    @Test
+    void aHeldNodeMadeAgainByALateCreateIsANewHoldUnlessTheWindowHadStoppedTheContainer() {
+        HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0), new ProcessRef(42, "mesh-agent run"), null);
+        String node = paths.held() + "/" + HOST + "/m-web";
+        List<ZkTxnLog.Change> changes = List.of(
+                new ZkTxnLog.Change(1, T0, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
+                new ZkTxnLog.Change(2, T0 + 16_000, 7, ZkTxnLog.Kind.DELETE, node, null, true),
+                new ZkTxnLog.Change(3, T0 + 40_000, 9, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
+                new ZkTxnLog.Change(4, T0 + 40_006, 9, ZkTxnLog.Kind.DELETE, node, null, false));
+        List<Event> recreate = List.of(event("create", NEW, T0 + 39_800));
+        assertThat(heldViolations(changes, recreate)).isEmpty();
+        // the late node holds nothing: a touch in its 6 ms is no touch of a held container
+        assertThat(heldViolations(changes, List.of(event("create", NEW, T0 + 40_003)))).isEmpty();
+
+        List<Event> stoppedFirst = List.of(event("kill", OLD, T0 + 2_000), event("die", OLD, T0 + 2_100), event("stop", OLD, T0 + 2_200),
+                event("create", NEW, T0 + 39_800), event("start", OLD, T0 + 40_003));
+        assertThat(heldViolations(changes, stoppedFirst)).anySatisfy(v -> assertThat(v).contains("create while held"));
+    }
+
+    private List<String> heldViolations(List<ZkTxnLog.Change> changes, List<Event> events) {
+        HistoryChecks checks = new HistoryChecks(Map.of(HOST, events), Map.of(), changes, List.of(), m -> true, paths,
+                Map.of(HOST, List.of())).run();
+        return checks.violations.stream().filter(v -> v.contains("while held")).toList();
+    }
+
     /** Held 1 s .. 5 s; the old container stopped at 2 s; a new one under its name started at 6 s. */
     private List<String> giveBackViolations(List<EngineLog.Refusal> refusals) {
         HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0 + 1_000), new ProcessRef(42, "mesh-agent run"), null);

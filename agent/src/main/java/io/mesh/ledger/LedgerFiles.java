@@ -164,6 +164,8 @@ public final class LedgerFiles implements LedgerSource {
         Instant early = from.minus(AuditChecker.UNENDED_CALL);
         List<LedgerEntry> out = new ArrayList<>();
         Map<String, LedgerEntry> openBefore = new LinkedHashMap<>();
+        // each apply's line before the span: an apply under way at its start (a readiness wait) is judged by it
+        Map<String, LedgerEntry> appliesBefore = new LinkedHashMap<>();
         List<LedgerEntry> lines = new ArrayList<>();
         for (Path f : files()) {
             Parsed p = parsed(f);
@@ -185,7 +187,8 @@ public final class LedgerFiles implements LedgerSource {
                 switch (e.kind()) {
                     case HELD_OPEN, FREEZE_OPEN -> openBefore.putIfAbsent(slot(e), e);
                     case HELD_CLOSE, FREEZE_CLOSE -> openBefore.remove(slot(e));
-                    case CALL, APPLY -> { if (!e.at().isBefore(early)) out.add(e); }
+                    case CALL -> { if (!e.at().isBefore(early)) out.add(e); }
+                    case APPLY -> appliesBefore.put(e.pid() + "|" + e.cause() + "|" + e.module(), e);
                     default -> { }
                 }
                 continue;
@@ -193,6 +196,7 @@ public final class LedgerFiles implements LedgerSource {
             if (!e.at().isAfter(late)) out.add(e);
         }
         out.addAll(openBefore.values());
+        out.addAll(appliesBefore.values());
         out.sort(Comparator.comparing(LedgerEntry::at));
         return out;
     }
@@ -300,7 +304,7 @@ public final class LedgerFiles implements LedgerSource {
                         + state.n + ": " + torn));
             }
             List<LedgerEntry> intervals = lines.stream().filter(e -> switch (e.kind()) {
-                case HELD_OPEN, HELD_CLOSE, FREEZE_OPEN, FREEZE_CLOSE, GAP -> true;
+                case HELD_OPEN, HELD_CLOSE, FREEZE_OPEN, FREEZE_CLOSE, GAP, APPLY -> true;
                 default -> false;
             }).toList();
             Instant first = lines.stream().map(LedgerEntry::at).filter(java.util.Objects::nonNull).min(Comparator.naturalOrder()).orElse(null);

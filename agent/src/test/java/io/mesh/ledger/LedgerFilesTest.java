@@ -197,6 +197,22 @@ class LedgerFilesTest {
         assertThat(slice).noneMatch(e -> "other".equals(e.module()));
     }
 
+    /** An apply under way at a span's start (a long readiness wait) is judged by its apply line, which the slice carries. */
+    @Test
+    void aSliceCarriesTheLastApplyLineBeforeItOfEachProcessPushAndModule() {
+        ProcessRef daemon = new ProcessRef(40, "mesh-agent run");
+        try (Ledger l = Ledger.open(state)) {
+            l.write(LedgerEntry.apply(T0, "m", "push-0000000001", daemon));
+            l.write(LedgerEntry.apply(T0.plusSeconds(10), "m", "push-0000000001", daemon));
+            l.write(LedgerEntry.apply(T0.plusSeconds(20), "m", "push-0000000002", daemon));
+            l.write(LedgerEntry.apply(T0.plusSeconds(30), "other", "push-0000000002", daemon));
+            l.flush(Duration.ofSeconds(10));
+        }
+        List<LedgerEntry> slice = LedgerFiles.of(state).slice(T0.plus(Duration.ofHours(1)), T0.plus(Duration.ofHours(2)), Set.of("m"));
+        assertThat(slice).extracting(LedgerEntry::kind).containsOnly(LedgerKind.APPLY);
+        assertThat(slice).extracting(LedgerEntry::at).containsExactly(T0.plusSeconds(10), T0.plusSeconds(20));
+    }
+
     @Test
     void anOldFileGivesARecentSliceOnlyItsOpeningsAndIsStillReadWhole() throws IOException {
         try (Ledger l = Ledger.open(state)) {

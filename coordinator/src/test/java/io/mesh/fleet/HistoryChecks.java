@@ -56,6 +56,8 @@ final class HistoryChecks {
         final long firstZxid;
         final Set<Long> pids = new java.util.LinkedHashSet<>();
         int creates;
+        /** The node's earlier life, when this one is its node made again after it was gone ({@link #heldIntervals}). */
+        Held before;
 
         Held(String host, String module, String container, String containerId, String window, long fromMs, long ownerPid, long ownerSession, long firstZxid) {
             this.host = host;
@@ -148,8 +150,12 @@ final class HistoryChecks {
     final List<String> violations = new ArrayList<>();
     final Map<String, Object> figures = new LinkedHashMap<>();
     final List<Held> held = new ArrayList<>();
-    /** Window held nodes made again after they were gone by a window that had stopped nothing: they hold nothing ({@link #heldIntervals}). */
+    /** Window held nodes made again after they were gone, in the order they were made ({@link #heldIntervals}). */
+    private final List<Held> madeAgain = new ArrayList<>();
+    /** Of those, the late ones, which hold nothing ({@link #late}). */
     final List<Held> lateNodes = new ArrayList<>();
+    /** A late held node lives no longer than this: made by a closed node's create, and deleted by its callback at once. */
+    static final long LATE_NODE_MS = 2_000;
     final List<OpHold> holds = new ArrayList<>();
     final List<Frozen> frozen = new ArrayList<>();
     private Set<String> group = Set.of();
@@ -323,19 +329,19 @@ final class HistoryChecks {
                 }
                 Held h = byKey.get(key);
                 long pid = r.by() == null ? 0 : r.by().pid();
-                boolean late = h != null && h.toMs >= 0 && c.kind() == ZkTxnLog.Kind.CREATE && !stoppedWhile(h);
-                if (late) {
-                    // Made again after it was gone, by a window that had stopped nothing while it lived: a create the
-                    // window's process sent before it gave up, carried out by Curator's retry on its next session and
-                    // deleted by its close at once (HeldNode), or a recovery of a window that stopped nothing. It holds
-                    // nothing: the gap before it reads as not held, and the node's own life is counted apart.
-                    h = null;
+                if (h != null && h.toMs >= 0 && c.kind() == ZkTxnLog.Kind.CREATE) {
+                    // Made again after it was gone: a recovery's or a resumed window's (the same hold), or a late one
+                    // (decided once it is deleted, below)
+                    Held again = new Held(parts[0], r.module(), parts[1], r.containerId(), r.window(), c.time(), pid, c.session(), c.zxid());
+                    again.before = h;
+                    byKey.put(key, again);
+                    madeAgain.add(again);
+                    h = again;
                 }
                 if (h == null) {
                     h = new Held(parts[0], r.module(), parts[1], r.containerId(), r.window(), c.time(), pid, c.session(), c.zxid());
                     byKey.put(key, h);
-                    if (late) lateNodes.add(h);
-                    else held.add(h);
+                    held.add(h);
                 }
                 h.pids.add(pid);
                 if (c.kind() == ZkTxnLog.Kind.CREATE) h.creates++;
@@ -346,24 +352,39 @@ final class HistoryChecks {
                 if (h != null) h.toMs = c.time();
             }
         }
+        for (Held again : madeAgain) {
+            Held first = again.before;
+            while (lateNodes.contains(first)) first = first.before;
+            if (late(first, again)) {
+                lateNodes.add(again);
+            } else { // one hold from the first life to this one's end
+                first.toMs = again.toMs;
+                first.pids.addAll(again.pids);
+                first.creates += again.creates;
+            }
+        }
         for (Held h : held) {
             if (h.toMs < 0) violations.add("held node never deleted: " + h.describe());
         }
-        for (Held h : lateNodes) {
-            if (h.toMs < 0) violations.add("held node made again after its window gave up, never deleted: " + h.describe());
-        }
     }
 
-    /** @return whether the held container stopped (a stop, kill or die event of its id) while this node lived */
-    private boolean stoppedWhile(Held h) {
-        if (h.containerId == null) return true; // nothing to tell by: keep the hold whole
-        long from = h.fromMs * 1_000_000L, to = (h.toMs + 1) * 1_000_000L;
-        for (Event ev : events.getOrDefault(h.host, List.of())) {
+    /**
+     * A window's held node made again after it was gone is late, and holds nothing, when it lived at most
+     * {@link #LATE_NODE_MS} and nothing but dockerd itself stopped the container from the node's first life to the end
+     * of this one: a create the window's process sent before it gave up ("nothing was stopped"), carried out by
+     * Curator's retry on the process's next session and deleted by the node's close at once ({@code HeldNode}). A node
+     * made again that lives on, or of a container stopped meanwhile, is a recovery's or a resumed window's: the same
+     * hold, the gap between the lives included (the fence kept the host's other processes off it).
+     */
+    private boolean late(Held first, Held again) {
+        if (again.toMs < 0 || again.toMs - again.fromMs > LATE_NODE_MS || first.containerId == null) return false;
+        long from = first.fromMs * 1_000_000L, to = (again.toMs + 1) * 1_000_000L;
+        for (Event ev : events.getOrDefault(first.host, List.of())) {
             long t = EngineEvents.time(ev);
-            if (t < from || t > to || !h.containerId.equals(ev.getId())) continue;
-            if (Set.of("stop", "kill", "die").contains(EngineEvents.action(ev))) return true;
+            if (t < from || t > to || !first.containerId.equals(ev.getId())) continue;
+            if (Set.of("stop", "kill", "die").contains(EngineEvents.action(ev)) && !engineOwn(first.host, t)) return false;
         }
-        return false;
+        return true;
     }
 
     /**

@@ -59,10 +59,15 @@ public final class AuditChecker {
     public static final Duration EARLY = Duration.ofMillis(250);
     /**
      * A call whose end the ledger lacks (its process died in it) accounts for events this long after its start, or
-     * until the next call on its container began, if sooner: calls on one container take turns under its module's
-     * lock, which a dead process's session gives up ({@link #spans}).
+     * until a later call on its container began, if sooner, when that call began {@link MeshZk#SESSION_TIMEOUT} or
+     * more after it ({@link #spans}).
      */
     public static final Duration UNENDED_CALL = Duration.ofMinutes(2);
+    /**
+     * How far an {@link LedgerKind#APPLY} line may be stamped after a call of its apply: the ledger's clock follows the
+     * engine's, and a re-read of the offset can step it back (decision 28, "The engine's clock stamps every line").
+     */
+    public static final Duration CLOCK_STEP = Duration.ofSeconds(5);
     /** SPEC.md, "Audit": {@code left-stopped}. */
     public static final Duration LEFT_STOPPED_AFTER = Duration.ofSeconds(60);
     /** A pause between two calls of one process, push and module longer than this begins another apply of it. */
@@ -311,8 +316,12 @@ public final class AuditChecker {
     /**
      * @param calls the calls, in the order they began
      * @return each call mapped to the end of its span: its end; for a call with none (its process died in it), the
-     *         start of the next call on the same container, or {@link #UNENDED_CALL} after its start if sooner. A dead
-     *         window's stop must not claim a kill that a later window's own stop made.
+     *         start of the first call on the same container that began {@link MeshZk#SESSION_TIMEOUT} or more after it,
+     *         or {@link #UNENDED_CALL} after its start if sooner. A dead window's stop must not claim a kill that a
+     *         later window's own stop made; and a process that died in a call held its module's lock until its
+     *         session ended, so only a call that began that long after it can be a lawful next holder's. A call
+     *         sooner than that (a process without the lock) leaves the dead call's span whole, and a tie between
+     *         the two goes to the earlier call ({@link #accountingCall}), so the touch is still judged.
      */
     private static Map<LedgerEntry, Instant> spans(List<LedgerEntry> calls) {
         Map<LedgerEntry, Instant> out = new java.util.IdentityHashMap<>();
@@ -321,9 +330,10 @@ public final class AuditChecker {
             Instant end = c.end();
             if (end == null) {
                 end = c.at().plus(UNENDED_CALL);
+                Instant handedOver = c.at().plus(MeshZk.SESSION_TIMEOUT);
                 for (int j = i + 1; j < calls.size() && calls.get(j).at().isBefore(end); j++) {
                     LedgerEntry next = calls.get(j);
-                    if (next.at().isAfter(c.at()) && sameTarget(c, next)) {
+                    if (!next.at().isBefore(handedOver) && sameTarget(c, next)) {
                         end = next.at();
                         break;
                     }
@@ -334,21 +344,33 @@ public final class AuditChecker {
         return out;
     }
 
-    /** @return whether two calls named the same container (by id, a short id, or name) */
+    /**
+     * @return whether two calls named the same container: by their ids when both have one (a short hex id matches the
+     *         full one it begins; a name in the id field, as Docker takes it, matches only itself or the other's name),
+     *         else by name
+     */
     private static boolean sameTarget(LedgerEntry a, LedgerEntry b) {
-        if (a.containerId() != null && b.containerId() != null) {
-            String x = a.containerId(), y = b.containerId();
-            if (x.startsWith(y) || y.startsWith(x)) return true;
+        String x = a.containerId(), y = b.containerId();
+        if (x != null && y != null) {
+            return x.equals(y) || (shortId(x) && y.startsWith(x)) || (shortId(y) && x.startsWith(y))
+                    || x.equals(b.container()) || y.equals(a.container());
         }
         return a.container() != null && a.container().equals(b.container());
+    }
+
+    private static boolean shortId(String id) {
+        return id.length() < 64 && !id.isEmpty() && id.chars().allMatch(ch -> (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'));
     }
 
     /**
      * @param all   the ledger's lines, in time order
      * @param calls the calls
      * @return each apply's call mapped to the start of its apply: the last {@link LedgerKind#APPLY} line of its process,
-     *         push and module at or before it; for a call with none (a ledger written before apply lines were), the
-     *         start of its run of calls of one process, push and module with no pause above {@link #APPLY_PAUSE}
+     *         push and module stamped before it, or after it by {@link #CLOCK_STEP} at most (an apply's line is written
+     *         before its first call; only a step back of the ledger's clock stamps it later); for a call with none (a
+     *         ledger written before apply lines were), the start of its run of calls of one process, push and module
+     *         with no pause above {@link #APPLY_PAUSE}. An apply frozen writes no line (its calls are repairs), so no
+     *         line of a later apply is written in a freeze the agent obeyed.
      */
     private static Map<LedgerEntry, Instant> applyBeginnings(List<LedgerEntry> all, List<LedgerEntry> calls) {
         Map<String, List<Instant>> applyLines = new java.util.HashMap<>();
@@ -370,8 +392,9 @@ public final class AuditChecker {
                 Instant end = c.end() != null ? c.end() : c.at();
                 lastEnd = lastEnd == null || end.isAfter(lastEnd) ? end : lastEnd;
                 Instant line = null;
+                Instant latest = c.at().plus(CLOCK_STEP);
                 for (Instant b : begins) {
-                    if (b.isAfter(c.at())) break;
+                    if (b.isAfter(latest)) break;
                     line = b;
                 }
                 out.put(c, line != null ? line : began);

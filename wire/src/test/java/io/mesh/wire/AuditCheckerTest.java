@@ -46,6 +46,16 @@ class AuditCheckerTest {
         return AuditChecker.check("host-a", lines, T0.minusSeconds(3600), t(600), null, t(600));
     }
 
+    private static AuditReport checkSpan(List<LedgerEntry> lines, Instant from, Instant to) {
+        return AuditChecker.check("host-a", lines, from, to, null, to);
+    }
+
+    private static final ProcessRef ROGUE_PROC = new ProcessRef(77, "mesh-agent run");
+
+    private static LedgerEntry heldLine(LedgerKind k, double s) {
+        return LedgerEntry.held(k, t(s), "store", REG, ID, LedgerEntry.WINDOW, W, "garbage-collect", null, null, null);
+    }
+
     @Test
     void aWindowThatStopsAndStartsItsOwnContainerIsOkWithItsStopsAndStarts() {
         AuditReport r = check(cleanWindow());
@@ -457,5 +467,97 @@ class AuditCheckerTest {
         assertThat(Json.text(refused)).contains("\"outcome\":\"refused\"");
         assertThat(Json.text(LedgerEntry.held(LedgerKind.HELD_OPEN, t(0), "s", "c", "i", "window", "w", "s", null, null, null)))
                 .contains("\"kind\":\"held-open\"");
+    }
+
+    /**
+     * A process that called without the module's lock (what the audit exists to catch) and died in its kill: the kill
+     * of the held container read as the window's own because the window's stop began 50 ms after it. A call that began
+     * sooner than a session after the dead one cannot be a lawful next holder's, so it does not cut the dead call short.
+     */
+    @Test
+    void aDeadRoguesKillOfAHeldContainerIsNotExcusedByTheWindowsStopThatBeganJustAfter() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(heldLine(LedgerKind.HELD_OPEN, 0));
+        l.add(LedgerEntry.call(t(0.25), "store", REG, ID, "kill", "push-0000000009", null, null, ROGUE_PROC)); // no end: it died
+        l.add(LedgerEntry.call(t(0.3), "store", REG, ID, "stop", "window:garbage-collect", W, "garbage-collect", WINDOW_PROC).ended(t(2.4), null, null));
+        l.add(ev(0.35, "kill"));
+        l.add(ev(0.36, "die"));
+        l.add(LedgerEntry.call(t(10), "store", REG, ID, "start", "window:garbage-collect", W, "garbage-collect", WINDOW_PROC).ended(t(10.5), null, null));
+        l.add(ev(10.4, "start"));
+        l.add(heldLine(LedgerKind.HELD_CLOSE, 11));
+        assertThat(check(l).violations()).extracting(Violation::kind)
+                .contains(AuditViolationKind.TOUCHED_WHILE_HELD);
+    }
+
+    /**
+     * A name in a call's id field matches only itself: a call on store-registry-mirror is no call on store-registry, and
+     * does not cut a dead window's stop of it short (its SIGKILL would read as a touch by no mesh call).
+     */
+    @Test
+    void aCallOnAnotherContainerWhoseNameExtendsThisOnesDoesNotCutADeadCallShort() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(heldLine(LedgerKind.HELD_OPEN, 0));
+        l.add(LedgerEntry.call(t(0.3), "store", REG, REG, "stop", "window:garbage-collect", W, "garbage-collect", WINDOW_PROC)); // died in it
+        l.add(ev(0.4, "kill")); // SIGTERM
+        l.add(LedgerEntry.call(t(5), "store", null, "store-registry-mirror", "start", "push-0000000008", null, null, DAEMON).ended(t(5.2), null, null));
+        l.add(LedgerEntry.event(t(5.1), "store", "store-registry-mirror", "77aa00", "start", null, null));
+        l.add(ev(10.3, "kill")); // SIGKILL after the 10 s stop timeout: still the dead window's stop
+        l.add(ev(10.31, "die"));
+        l.add(ev(10.32, "stop"));
+        l.add(LedgerEntry.call(t(20), "store", REG, ID, "start", "window:garbage-collect", W, "garbage-collect", DAEMON).ended(t(20.5), null, null));
+        l.add(ev(20.2, "start"));
+        l.add(heldLine(LedgerKind.HELD_CLOSE, 21));
+        assertThat(check(l).violations()).isEmpty();
+    }
+
+    /**
+     * The ledger stamps by the engine's clock, whose offset is re-read each minute and applied only from 500 ms
+     * (Ledger.CLOCK_FLOOR): a step back puts an apply's first call before its own apply line. It is still that
+     * apply's, not the one an hour before the freeze of the same pid, push and module.
+     */
+    @Test
+    void aCallStampedJustBeforeItsApplyLineIsNotHandedToAnApplyAnHourOld() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.apply(t(0), "store", "push-0000000009", DAEMON));
+        l.add(LedgerEntry.call(t(1), "store", REG, ID, "stop", "push-0000000009", null, null, DAEMON).ended(t(2), null, null));
+        l.add(ev(1.5, "stop"));
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(10), "store", "ops", "release night", null));
+        l.add(LedgerEntry.apply(t(3600.6), "store", "push-0000000009", DAEMON)); // stamped before the offset stepped back 0.5 s
+        l.add(LedgerEntry.call(t(3600.2), "store", REG, ID, "kill", "push-0000000009", null, null, DAEMON).ended(t(3600.4), null, null));
+        l.add(ev(3600.3, "kill"));
+        Instant to = t(7200);
+        List<LedgerEntry> noApplyLines = new ArrayList<>(l);
+        noApplyLines.removeIf(e -> e.kind() == LedgerKind.APPLY);
+        assertThat(checkSpan(noApplyLines, T0.minusSeconds(60), to).violations()).extracting(Violation::kind)
+                .contains(AuditViolationKind.CHANGED_WHILE_FROZEN); // the old rule judges it
+        assertThat(checkSpan(l, T0.minusSeconds(60), to).violations()).extracting(Violation::kind)
+                .contains(AuditViolationKind.CHANGED_WHILE_FROZEN);
+    }
+
+    /**
+     * An apply under way when the freeze came finishes its container: the old one's remove after the new one's
+     * readiness wait (ApplyExecution: start, readiness.await, remove(oldId)). The whole ledger reads it by its apply
+     * line. A slice that begins
+     * after the apply line carries it ({@code LedgerFiles.slice}), and reads the same.
+     */
+    @Test
+    void aSliceJudgesAnApplyUnderWayAsTheWholeLedgerDoes() {
+        List<LedgerEntry> l = new ArrayList<>();
+        l.add(LedgerEntry.apply(t(0), "store", "push-0000000009", DAEMON));
+        l.add(LedgerEntry.call(t(1), "store", REG, ID, "stop", "push-0000000009", null, null, DAEMON).ended(t(3), null, null));
+        l.add(ev(1.5, "kill"));
+        l.add(ev(2.5, "die"));
+        l.add(ev(2.6, "stop"));
+        l.add(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, t(10), "store", "ops", "release night", null));
+        // the new container's readiness wait: 3 min with no call; then the old one goes
+        l.add(LedgerEntry.call(t(200), "store", REG, ID, "remove", "push-0000000009", null, null, DAEMON).ended(t(200.5), null, null));
+        l.add(ev(200.3, "destroy"));
+        Instant from = t(150), to = t(600);
+        assertThat(checkSpan(l, from, to).violations()).isEmpty(); // the whole ledger: begun before the freeze
+
+        // without its apply line (a slice that did not carry it), the pause rule would judge the remove
+        List<LedgerEntry> noApplyLine = new ArrayList<>(l);
+        noApplyLine.removeIf(e -> e.kind() == LedgerKind.APPLY);
+        assertThat(checkSpan(noApplyLine, from, to).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.CHANGED_WHILE_FROZEN);
     }
 }

@@ -49,13 +49,7 @@ class HistoryChecksTest {
      */
     @Test
     void aHeldNodeMadeAgainByALateCreateIsANewHoldUnlessTheWindowHadStoppedTheContainer() {
-        HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0), new ProcessRef(42, "mesh-agent run"), null);
-        String node = paths.held() + "/" + HOST + "/m-web";
-        List<ZkTxnLog.Change> changes = List.of(
-                new ZkTxnLog.Change(1, T0, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
-                new ZkTxnLog.Change(2, T0 + 16_000, 7, ZkTxnLog.Kind.DELETE, node, null, true),
-                new ZkTxnLog.Change(3, T0 + 40_000, 9, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
-                new ZkTxnLog.Change(4, T0 + 40_006, 9, ZkTxnLog.Kind.DELETE, node, null, false));
+        List<ZkTxnLog.Change> changes = twoLives(16_000, 40_000, 40_006);
         List<Event> recreate = List.of(event("create", NEW, T0 + 39_800));
         assertThat(heldViolations(changes, recreate)).isEmpty();
         // the late node holds nothing: a touch in its 6 ms is no touch of a held container
@@ -71,25 +65,29 @@ class HistoryChecksTest {
      * before.run(), then m.invoke): its session ends at 15 s, the node with it. It runs again at 24 s: the stop goes
      * out, and HeldNode makes its node again on the new session (25 s), which lives until its closing (40 s). The
      * container was stopped by the window and held by a live node from 25 s; a docker rm and a recreate under its
-     * name at 30 s are touches while held. The second
-     * life is the same hold: it lives on, and the window stopped the container between the two.
+     * name at 30 s are touches while held. The second life is the same hold: it lives on, and the window stopped the
+     * container between the two.
      */
     @Test
     void aNodeMadeAgainAfterTheWindowStoppedItsContainerInTheGapStillHoldsIt() {
-        HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0), new ProcessRef(42, "mesh-agent run"), null);
-        String node = paths.held() + "/" + HOST + "/m-web";
-        List<ZkTxnLog.Change> changes = List.of(
-                new ZkTxnLog.Change(1, T0, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
-                new ZkTxnLog.Change(2, T0 + 15_000, 7, ZkTxnLog.Kind.DELETE, node, null, true),
-                new ZkTxnLog.Change(3, T0 + 25_000, 9, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
-                new ZkTxnLog.Change(4, T0 + 40_000, 9, ZkTxnLog.Kind.DELETE, node, null, false));
         List<Event> events = List.of(
                 event("kill", OLD, T0 + 24_000), event("die", OLD, T0 + 24_100), event("stop", OLD, T0 + 24_200),
                 event("destroy", OLD, T0 + 30_000), event("create", NEW, T0 + 30_100));
-        HistoryChecks checks = new HistoryChecks(Map.of(HOST, events), Map.of(), changes, List.of(), m -> true, paths,
-                Map.of(HOST, List.of())).run();
-        assertThat(checks.violations.stream().filter(v -> v.contains("while held")).toList())
-                .anySatisfy(v -> assertThat(v).contains("destroy while held"));
+        assertThat(heldViolations(twoLives(15_000, 25_000, 40_000), events)).anySatisfy(v -> assertThat(v).contains("destroy while held"));
+    }
+
+    /**
+     * A window's held node of m-web made at T0, gone with its session at {@code goneMs}, made again on the next session
+     * at {@code againMs} and deleted at {@code deletedMs} (milliseconds after T0).
+     */
+    private List<ZkTxnLog.Change> twoLives(long goneMs, long againMs, long deletedMs) {
+        HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0), new ProcessRef(42, "mesh-agent run"), null);
+        String node = paths.held() + "/" + HOST + "/m-web";
+        return List.of(
+                new ZkTxnLog.Change(1, T0, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
+                new ZkTxnLog.Change(2, T0 + goneMs, 7, ZkTxnLog.Kind.DELETE, node, null, true),
+                new ZkTxnLog.Change(3, T0 + againMs, 9, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
+                new ZkTxnLog.Change(4, T0 + deletedMs, 9, ZkTxnLog.Kind.DELETE, node, null, false));
     }
 
     private List<String> heldViolations(List<ZkTxnLog.Change> changes, List<Event> events) {

@@ -374,9 +374,10 @@ public final class WindowRunner {
                 Plan plan = plan(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
                 published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
                         context.process(), NODE_CREATE_WAIT);
-                heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()); // before its first stop
                 heldNodes = plan.nodes();
-                result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding);
+                List<String[]> nodes = plan.nodes();
+                result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding,
+                        () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, nodes));
             }
         } catch (InterruptedException e) {
             throw e;
@@ -447,11 +448,15 @@ public final class WindowRunner {
      * an operator came to hold meanwhile ({@code operatorHolds}, answered from memory) is kept stopped.
      */
     private WindowResult hold(ModuleSpec spec, String schedule, ScheduleSpec s, WindowJournal.Entry entry, ModuleSection section,
-                              Function<String, HeldRecord> operatorHolds) {
+                              Function<String, HeldRecord> operatorHolds, Runnable heldOpened) {
         String module = spec.module();
         List<String> heldNames = entry.held().stream().map(WindowJournal.HeldContainer::container).toList();
         ContainerRuntime guarded = section.guarded(docker);
         context.journal().write(entry); // throws before anything changed when --state-dir cannot be written
+        // The ledger's held interval opens once the journal has the window, before its first stop: a process killed
+        // after this line is recovered from its journal, and its recovery closes the interval (WindowRecovery); one
+        // killed before it opened none. Opened first, a kill in between left it open for good (failure model).
+        heldOpened.run();
         String error = null;
         StepResult step = null;
         String cut = null; // why the agent's stop cut the window short, or null

@@ -293,6 +293,28 @@ class LedgerTest {
         }
     }
 
+    /**
+     * The ledger's held interval opens only once the window's journal has the window: one that could not write its
+     * journal (as one killed before it) opened none, for no recovery would ever close it. Opened first, it stayed open
+     * and every later apply of the container read as a touch while held (the fleet history, failure model).
+     */
+    @Test
+    void aWindowWhoseJournalCannotBeWrittenOpensNoHeldInterval() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        java.nio.file.Path tmp = agent.stateDir().resolve("windows").resolve(module + ".json.tmp");
+        java.nio.file.Files.createDirectories(tmp); // the journal's write goes through <module>.json.tmp: a folder fails it
+        try {
+            WindowResult w = agent.daemon().runWindow(module, "sweep").get(90, TimeUnit.SECONDS);
+            assertThat(w.outcome()).isEqualTo(WindowOutcome.FAILED);
+            assertThat(w.error()).contains("window journal");
+            assertThat(lines(t0)).noneMatch(e -> e.kind() == LedgerKind.HELD_OPEN && w.window().equals(e.window()));
+        } finally {
+            java.nio.file.Files.delete(tmp);
+        }
+    }
+
     private List<LedgerEntry> lines(Instant from) {
         return LedgerFiles.of(agent.stateDir()).slice(from, Instant.now(), Set.of(module));
     }

@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
@@ -114,6 +115,11 @@ public class Ledger implements AutoCloseable {
     private Path file;
     private long fileBytes;
     private Instant fileBegun;
+    /** The open file's identity (inode) as it was made: another at its path means it was removed or replaced. */
+    private Object fileKey;
+    /** How often a writer with nothing to write looks whether its file is still its own ({@link #lostFile}). */
+    static final Duration LOOK = Duration.ofSeconds(2);
+    private long lastLook = System.nanoTime();
     private String prevChain = "";
     private volatile boolean failing;
 
@@ -354,6 +360,16 @@ public class Ledger implements AutoCloseable {
                         : disk + " not taken by the disk, the rest with the queue to the writer full";
                 batch.add(LedgerEntry.gap(from == null ? now : from, now, lost + " ledger line" + (lost == 1 ? "" : "s") + " dropped: " + why));
             }
+            if (batch.isEmpty() && System.nanoTime() - lastLook > LOOK.toNanos()) {
+                // A quiet writer still looks at its file: one removed, replaced or cut is said as a gap now, not at
+                // the next line, which on a quiet host may be hours away
+                lastLook = System.nanoTime();
+                try {
+                    if (lostFile() != null) writeBatch(batch);
+                } catch (IOException e) {
+                    log.debug("ledger: {} not looked at: {}", file, e.toString());
+                }
+            }
             if (!batch.isEmpty()) {
                 long counted = batch.size() - (lost > 0 ? 1 : 0);
                 writeBatch(batch);
@@ -381,6 +397,17 @@ public class Ledger implements AutoCloseable {
     /** Writes and fsyncs a batch; a failing disk loses the batch, said by a gap in the next file that opens. */
     private void writeBatch(List<LedgerEntry> batch) {
         try {
+            String lost = lostFile();
+            if (lost != null) {
+                // What it held is gone, and what this writer appends to an unlinked file would be lost unseen: a new
+                // file, whose first line says what no file covers now (SPEC.md "Audit": a span not covered is a gap).
+                log.warn("ledger: {}; the lines it held from {} on are lost: a new file begins, with a gap", lost, fileBegun);
+                Instant from = fileBegun;
+                closeFile();
+                rotate();
+                batch = new ArrayList<>(batch);
+                batch.add(0, LedgerEntry.gap(from, Instant.now(), lost + " while this process wrote it"));
+            }
             StringBuilder text = new StringBuilder();
             for (LedgerEntry e : batch) {
                 if (channel == null || fileBytes >= rotateBytes || Duration.between(fileBegun, Instant.now()).compareTo(rotateAge) >= 0) {
@@ -414,6 +441,28 @@ public class Ledger implements AutoCloseable {
         }
     }
 
+    /**
+     * @return why the open file is no longer what this writer made (removed, replaced, or cut shorter than it wrote),
+     *         or {@code null} while it is, or before the first file
+     */
+    private String lostFile() throws IOException {
+        if (channel == null || file == null) return null;
+        Object now;
+        try {
+            now = identity(file);
+        } catch (NoSuchFileException e) {
+            return "ledger file " + file.getFileName() + " was removed";
+        }
+        if (fileKey != null && !fileKey.equals(now)) return "ledger file " + file.getFileName() + " was replaced";
+        long size = channel.size();
+        if (!failing && size < fileBytes) return "ledger file " + file.getFileName() + " was cut from " + fileBytes + " to " + size + " bytes";
+        return null;
+    }
+
+    private static Object identity(Path f) throws IOException {
+        return Files.readAttributes(f, java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS).fileKey();
+    }
+
     private void append(StringBuilder text) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
         while (b.hasRemaining()) channel.write(b);
@@ -436,6 +485,7 @@ public class Ledger implements AutoCloseable {
         file = f;
         fileBytes = 0;
         fileBegun = now;
+        fileKey = identity(f);
         prevChain = ""; // each file's chain begins anew: a reader verifies a file on its own
     }
 

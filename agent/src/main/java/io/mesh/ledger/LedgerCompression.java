@@ -126,7 +126,8 @@ public final class LedgerCompression {
 
     private static boolean sameBytes(Path plain, Path gz) throws IOException {
         try (InputStream a = new java.io.BufferedInputStream(Files.newInputStream(plain));
-             InputStream b = new java.io.BufferedInputStream(new GZIPInputStream(Files.newInputStream(gz)))) {
+             InputStream raw = Files.newInputStream(gz); // its own resource: a header GZIPInputStream refuses must not leak it
+             InputStream b = new java.io.BufferedInputStream(new GZIPInputStream(raw))) {
             while (true) {
                 int x = a.read(), y = b.read();
                 if (x != y) return false;

@@ -53,7 +53,19 @@ public final class LedgerFiles implements LedgerSource {
      * is not kept in the heap.
      */
     private record Parsed(long size, FileTime modified, List<LedgerEntry> lines, List<LedgerEntry> intervals, Instant first,
-                          Parse state) {}
+                          Parse state, boolean writing) {
+
+        /**
+         * @return whether this read is stale though the file did not change since: read while it was being written (a
+         *         last line without its newline was taken as a batch under way, which a quiet file never finishes: a
+         *         gap now), or a file kept whole whose last read from its start is older than {@link #REREAD} (an edit
+         *         by hand in place, same size, is met then)
+         */
+        boolean stale(Instant now) {
+            return (writing && modified.toInstant().isBefore(now.minus(WRITING)))
+                    || (state != null && state.begun.isBefore(now.minus(REREAD)));
+        }
+    }
 
     /** A file written to within this long is kept whole in memory once read. */
     static final Duration KEEP_WHOLE = Duration.ofHours(3);
@@ -244,7 +256,7 @@ public final class LedgerFiles implements LedgerSource {
     private Parsed parsedAt(Path f) {
         try {
             Parsed p = cache.get(f);
-            if (p != null && p.size() == Files.size(f) && p.modified().equals(Files.getLastModifiedTime(f))) return p;
+            if (p != null && p.size() == Files.size(f) && p.modified().equals(Files.getLastModifiedTime(f)) && !p.stale(Instant.now())) return p;
             return parse(f, false);
         } catch (NoSuchFileException e) {
             cache.remove(f);
@@ -252,7 +264,7 @@ public final class LedgerFiles implements LedgerSource {
         } catch (IOException e) {
             Instant now = Instant.now();
             List<LedgerEntry> gap = List.of(LedgerEntry.gap(now, now, "unreadable: " + f.getFileName() + ": " + e));
-            return new Parsed(-1, FileTime.from(now), gap, gap, null, null);
+            return new Parsed(-1, FileTime.from(now), gap, gap, null, null, false);
         }
     }
 
@@ -272,7 +284,8 @@ public final class LedgerFiles implements LedgerSource {
                 // closed for good: read whole (a .gz is never appended to); a torn one, up to its tear, then a gap
                 state = new Parse();
                 java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
-                try (InputStream in = new GZIPInputStream(Files.newInputStream(f))) {
+                // the file's stream its own resource: a header GZIPInputStream refuses (a folder, garbage) must not leak it
+                try (InputStream raw = Files.newInputStream(f); InputStream in = new GZIPInputStream(raw)) {
                     in.transferTo(b);
                 } catch (java.io.EOFException | java.util.zip.ZipException e) {
                     torn = e.toString();
@@ -309,16 +322,16 @@ public final class LedgerFiles implements LedgerSource {
             }).toList();
             Instant first = lines.stream().map(LedgerEntry::at).filter(java.util.Objects::nonNull).min(Comparator.naturalOrder()).orElse(null);
             boolean keep = mod.isAfter(Instant.now().minus(KEEP_WHOLE));
-            Parsed parsed = new Parsed(size, modified, keep ? lines : null, intervals, first, keep ? state : null);
+            Parsed parsed = new Parsed(size, modified, keep ? lines : null, intervals, first, keep ? state : null, writing);
             cache.put(f, parsed);
-            return whole && !keep ? new Parsed(size, modified, lines, intervals, first, null) : parsed;
+            return whole && !keep ? new Parsed(size, modified, lines, intervals, first, null, writing) : parsed;
         } catch (NoSuchFileException e) {
             cache.remove(f);
             return null; // pruned meanwhile
         } catch (IOException | RuntimeException e) {
             Instant now = Instant.now();
             List<LedgerEntry> gap = List.of(LedgerEntry.gap(now, now, "unreadable: " + f.getFileName() + ": " + e));
-            return new Parsed(-1, FileTime.from(now), gap, gap, null, null);
+            return new Parsed(-1, FileTime.from(now), gap, gap, null, null, false);
         }
     }
 

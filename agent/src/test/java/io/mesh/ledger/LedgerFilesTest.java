@@ -197,6 +197,61 @@ class LedgerFilesTest {
         assertThat(slice).noneMatch(e -> "other".equals(e.module()));
     }
 
+    /**
+     * The file being written removed, replaced by a folder, or cut by hand: what it held is lost, and what the writer
+     * appended to an unlinked file would be lost unseen. The writer notices within {@link Ledger#LOOK}, with nothing to
+     * write, begins a new file, and says the span as a gap (an attacker's try, as a new operator's would be).
+     */
+    @Test
+    void theFileBeingWrittenRemovedReplacedOrCutIsAGapWithinSecondsEvenOnAQuietHost() throws Exception {
+        for (String how : List.of("removed", "replaced", "cut")) {
+            Path dir = state.resolve(how);
+            try (Ledger l = Ledger.open(dir)) {
+                l.write(event(1));
+                assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+                Path f = l.currentFile();
+                switch (how) {
+                    case "removed" -> Files.delete(f);
+                    case "replaced" -> {
+                        Files.delete(f);
+                        Files.createDirectory(f);
+                    }
+                    default -> Files.write(f, new byte[0], StandardOpenOption.TRUNCATE_EXISTING);
+                }
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !f.equals(l.currentFile()));
+                assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+                l.write(event(2));
+                assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+            }
+            List<LedgerEntry> all = LedgerFiles.of(dir).all();
+            assertThat(all).as(how).anySatisfy(e -> {
+                assertThat(e.kind()).isEqualTo(LedgerKind.GAP);
+                assertThat(e.reason()).contains("was " + how);
+            });
+            assertThat(all).as(how).anyMatch(e -> e.kind() == LedgerKind.EVENT && "id2".equals(e.containerId()));
+        }
+    }
+
+    /**
+     * A last line without its newline in a file written a moment ago is a batch under way; once the file has been quiet
+     * past {@link LedgerFiles#WRITING}, it is a torn line and a gap, though the file did not change since it was read.
+     */
+    @Test
+    void aTornLastLineOfAQuietFileBecomesAGapThoughTheFileDidNotChangeSinceItWasRead() throws Exception {
+        try (Ledger l = Ledger.open(state)) {
+            l.write(event(1));
+            l.write(event(2));
+            assertThat(l.flush(Duration.ofSeconds(10))).isTrue();
+        }
+        Path f = onlyFile();
+        byte[] bytes = Files.readAllBytes(f);
+        Files.write(f, java.util.Arrays.copyOf(bytes, bytes.length - 20), StandardOpenOption.TRUNCATE_EXISTING);
+        LedgerFiles files = LedgerFiles.of(state);
+        assertThat(files.all()).noneMatch(e -> e.kind() == LedgerKind.GAP); // being written, as far as a reader can tell
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> files.all().stream().anyMatch(e -> e.kind() == LedgerKind.GAP));
+    }
+
     /** An apply under way at a span's start (a long readiness wait) is judged by its apply line, which the slice carries. */
     @Test
     void aSliceCarriesTheLastApplyLineBeforeItOfEachProcessPushAndModule() {

@@ -403,8 +403,7 @@ public class Ledger implements AutoCloseable {
                 // file, whose first line says what no file covers now (SPEC.md "Audit": a span not covered is a gap).
                 log.warn("ledger: {}; the lines it held from {} on are lost: a new file begins, with a gap", lost, fileBegun);
                 Instant from = fileBegun;
-                closeFile();
-                rotate();
+                rotate(); // closes the lost one first
                 batch = new ArrayList<>(batch);
                 batch.add(0, LedgerEntry.gap(from, Instant.now(), lost + " while this process wrote it"));
             }

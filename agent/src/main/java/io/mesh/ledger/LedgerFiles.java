@@ -200,7 +200,7 @@ public final class LedgerFiles implements LedgerSource {
                     case HELD_OPEN, FREEZE_OPEN -> openBefore.putIfAbsent(slot(e), e);
                     case HELD_CLOSE, FREEZE_CLOSE -> openBefore.remove(slot(e));
                     case CALL -> { if (!e.at().isBefore(early)) out.add(e); }
-                    case APPLY -> appliesBefore.put(e.pid() + "|" + e.cause() + "|" + e.module(), e);
+                    case APPLY -> appliesBefore.put(e.applyKey(), e);
                     default -> { }
                 }
                 continue;

@@ -375,9 +375,8 @@ public final class WindowRunner {
                 published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
                         context.process(), NODE_CREATE_WAIT);
                 heldNodes = plan.nodes();
-                List<String[]> nodes = plan.nodes();
                 result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding,
-                        () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, nodes));
+                        () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()));
             }
         } catch (InterruptedException e) {
             throw e;

@@ -22,8 +22,9 @@ import java.util.function.Predicate;
  * <ul>
  *   <li>A Docker event that touches a container ({@link #TOUCH}) is accounted for by a call of a mesh process on the
  *       same container whose operation makes that event ({@link #makes}), between the call's start and end (give or
- *       take {@link #EARLY} before it and {@link #SLACK} after it; a call whose process died in it ends where the next
- *       call on its container began, {@link #UNENDED_CALL} at most); each call accounts for one event of each action, the
+ *       take {@link #EARLY} before it and {@link #SLACK} after it; a call whose process died in it ends where a call
+ *       on its container began a session or more after it, {@link #UNENDED_CALL} at most: {@link #spans}); each call
+ *       accounts for one event of each action, the
  *       call nearest the event first. An event no call accounts for is
  *       {@code outside-mesh}.</li>
  *   <li>A touch of a container while it is held is {@code touched-while-held} unless a call of its own window (the
@@ -351,11 +352,19 @@ public final class AuditChecker {
      */
     private static boolean sameTarget(LedgerEntry a, LedgerEntry b) {
         String x = a.containerId(), y = b.containerId();
-        if (x != null && y != null) {
-            return x.equals(y) || (shortId(x) && y.startsWith(x)) || (shortId(y) && x.startsWith(y))
-                    || x.equals(b.container()) || y.equals(a.container());
-        }
+        if (x != null && y != null) return names(x, y, b.container()) || names(y, x, a.container());
         return a.container() != null && a.container().equals(b.container());
+    }
+
+    /**
+     * @param idOrName what a call named its container by: an id, a short id, or a name (Docker takes each where it
+     *                 takes an id)
+     * @param id       the other line's container id
+     * @param name     the other line's container name, or {@code null}
+     * @return whether it names that container: the same id, a short hex id it begins with, or its name
+     */
+    private static boolean names(String idOrName, String id, String name) {
+        return idOrName.equals(id) || (shortId(idOrName) && id.startsWith(idOrName)) || idOrName.equals(name);
     }
 
     private static boolean shortId(String id) {
@@ -375,11 +384,11 @@ public final class AuditChecker {
     private static Map<LedgerEntry, Instant> applyBeginnings(List<LedgerEntry> all, List<LedgerEntry> calls) {
         Map<String, List<Instant>> applyLines = new java.util.HashMap<>();
         for (LedgerEntry e : all) {
-            if (e.kind() == LedgerKind.APPLY) applyLines.computeIfAbsent(e.pid() + "|" + e.cause() + "|" + e.module(), k -> new ArrayList<>()).add(e.at());
+            if (e.kind() == LedgerKind.APPLY) applyLines.computeIfAbsent(e.applyKey(), k -> new ArrayList<>()).add(e.at());
         }
         Map<String, List<LedgerEntry>> runs = new LinkedHashMap<>();
         for (LedgerEntry c : calls) {
-            if (c.cause() != null && c.cause().startsWith("push-")) runs.computeIfAbsent(c.pid() + "|" + c.cause() + "|" + c.module(), k -> new ArrayList<>()).add(c);
+            if (c.cause() != null && c.cause().startsWith("push-")) runs.computeIfAbsent(c.applyKey(), k -> new ArrayList<>()).add(c);
         }
         Map<LedgerEntry, Instant> out = new java.util.IdentityHashMap<>();
         for (Map.Entry<String, List<LedgerEntry>> r : runs.entrySet()) {
@@ -497,12 +506,9 @@ public final class AuditChecker {
 
     private static boolean sameContainer(LedgerEntry call, LedgerEntry event) {
         String id = call.containerId();
-        if (id != null && event.containerId() != null) {
-            if (id.equals(event.containerId())) return true;
-            // Docker takes a short id or a name where it takes an id: a call may have named its container either way
-            if (id.length() < 64 && (event.containerId().startsWith(id) || id.equals(event.container()))) return true;
-            return false;
-        }
+        // Docker takes a short id or a name where it takes an id: a call may have named its container either way (64
+        // characters are a full id, not a name)
+        if (id != null && event.containerId() != null) return names(id, event.containerId(), id.length() < 64 ? event.container() : null);
         return call.container() != null && call.container().equals(event.container());
     }
 

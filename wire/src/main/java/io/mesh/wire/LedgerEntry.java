@@ -96,6 +96,14 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
                 null, by == null ? null : by.pid(), by == null ? null : by.process(), null);
     }
 
+    /**
+     * @return which apply an {@link LedgerKind#APPLY} line or an apply's call belongs to: its process, push and module
+     *         ({@link AuditChecker}'s freeze rule; {@code LedgerFiles} carries the last such line before a slice)
+     */
+    public String applyKey() {
+        return pid + "|" + cause + "|" + module;
+    }
+
     /** @return a held interval's opening ({@code kind} {@link LedgerKind#HELD_OPEN}) or closing */
     public static LedgerEntry held(LedgerKind kind, Instant at, String module, String container, String containerId,
                                    String holder, String window, String schedule, String by, String reason, Instant until) {

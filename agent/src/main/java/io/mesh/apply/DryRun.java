@@ -56,6 +56,7 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
         WindowRecord window = store.window(host, module);
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
         List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read), Map.of());
+        ModuleNetworks.Outcome networks = new ModuleNetworks(docker).forecast(spec, host);
         Map<String, Boolean> images = new HashMap<>();
         List<ContainerPlan> containers = new ArrayList<>();
         boolean fails = false;
@@ -99,6 +100,17 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
                 reasons.add("pull: always: the apply would pull " + s.image() + " and recreate the container if that changes its image");
             } else if (a.action() == PlannedAction.Kind.CRASH_LOOP) {
                 problems.add(a.reasons().isEmpty() ? "crash-looping" : a.reasons().get(0));
+            }
+            if (s != null) {
+                for (String n : s.networks().keySet()) {
+                    if (networks.notes().containsKey(n)) reasons.add(networks.notes().get(n));
+                    String problem = networks.problems().get(n);
+                    if (problem != null && (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE)) {
+                        action = ContainerAction.FAILED; // as the apply fails a container whose network it cannot make ready
+                        reasons.add(problem);
+                        problems.add(problem);
+                    }
+                }
             }
             if (a.action() == PlannedAction.Kind.HELD) heldAny = true;
             fails |= !problems.isEmpty();

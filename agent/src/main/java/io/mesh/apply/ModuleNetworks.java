@@ -68,17 +68,15 @@ final class ModuleNetworks {
             NetworkSpec want = e.getValue().spec();
             Map<String, String> labels = labels(spec.module(), e.getValue().key(), want);
             try {
-                Map<String, String> there = docker.networkLabels(name);
-                if (there == null) {
-                    docker.createNetwork(name, want.internalOnly(), labels);
-                    notes.put(name, "network " + name + " created");
-                    log.info("network {} of module {} created", name, spec.module());
-                } else if (!spec.module().equals(there.get(Labels.MODULE))) {
-                    problems.put(name, "network " + name + " exists on this host and is not module " + spec.module() + "'s (it has no label "
-                            + Labels.MODULE + "=" + spec.module() + "): remove it (docker network rm " + name + ") once nothing uses it,"
-                            + " or declare it with external: true, name: " + name + " to join it as it is");
-                } else if (!labels.get(Labels.SPEC_HASH).equals(there.get(Labels.SPEC_HASH))) {
-                    recreate(spec.module(), name, want, labels, observed, held, notes, problems);
+                switch (state(spec.module(), name, labels)) {
+                    case MISSING -> {
+                        docker.createNetwork(name, want.internalOnly(), labels);
+                        notes.put(name, "network " + name + " created");
+                        log.info("network {} of module {} created", name, spec.module());
+                    }
+                    case NOT_THE_MODULES -> problems.put(name, notTheModules(spec.module(), name));
+                    case CHANGED -> recreate(spec.module(), name, want, labels, observed, held, notes, problems);
+                    case READY -> { }
                 }
             } catch (SessionGuard.SessionLostException lost) {
                 throw lost;
@@ -87,6 +85,53 @@ final class ModuleNetworks {
             }
         }
         return new Outcome(notes, problems);
+    }
+
+    /**
+     * What {@link #ensure} would do, read only, for a plan: the same lines as an apply's report, in the conditional.
+     *
+     * @return by Docker name, what an apply would do to the network; problems as {@link #ensure} finds them
+     */
+    Outcome forecast(ModuleSpec spec, String host) {
+        Map<String, ModuleSpec.Owned> owned = spec.ownedNetworksOn(host);
+        Map<String, String> notes = new TreeMap<>();
+        Map<String, String> problems = new TreeMap<>();
+        for (Map.Entry<String, ModuleSpec.Owned> e : owned.entrySet()) {
+            String name = e.getKey();
+            switch (state(spec.module(), name, labels(spec.module(), e.getValue().key(), e.getValue().spec()))) {
+                case MISSING -> notes.put(name, "network " + name + " would be created");
+                case NOT_THE_MODULES -> problems.put(name, notTheModules(spec.module(), name));
+                case CHANGED -> notes.put(name, "network " + name + " would be recreated with its new settings: its containers"
+                        + " reconnected, not restarted (unless one is held: then it waits for the hold)");
+                case READY -> { }
+            }
+        }
+        return new Outcome(notes, problems);
+    }
+
+    /** Where a network the module's containers join on this host stands. */
+    enum State {
+        /** Not on this host: the apply creates it. */
+        MISSING,
+        /** A network of that name that is not this module's: never adopted. */
+        NOT_THE_MODULES,
+        /** The module's, with other settings than the spec's: recreated in place. */
+        CHANGED,
+        /** The module's, as the spec has it. */
+        READY
+    }
+
+    private State state(String module, String name, Map<String, String> labels) {
+        Map<String, String> there = docker.networkLabels(name);
+        if (there == null) return State.MISSING;
+        if (!module.equals(there.get(Labels.MODULE))) return State.NOT_THE_MODULES;
+        return labels.get(Labels.SPEC_HASH).equals(there.get(Labels.SPEC_HASH)) ? State.READY : State.CHANGED;
+    }
+
+    private static String notTheModules(String module, String name) {
+        return "network " + name + " exists on this host and is not module " + module + "'s (it has no label " + Labels.MODULE + "="
+                + module + "): remove it (docker network rm " + name + ") once nothing uses it, or declare it with external: true,"
+                + " name: " + name + " to join it as it is";
     }
 
     /**

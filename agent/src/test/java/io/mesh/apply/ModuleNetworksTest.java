@@ -114,6 +114,11 @@ class ModuleNetworksTest {
         // The back network becomes internal: the network is made anew, its containers reconnected, none restarted.
         String dbId = result(r, "db").id();
         String startedAt = docker.inspect(dbId).getState().getStartedAt();
+        var ctx = here.context();
+        var plan = new DryRun(ctx.store(), docker, "host-a", ctx.policy(), ctx.secrets())
+                .plan(new io.mesh.wire.ManifestParser().parse(shop("internal: true")).get(0));
+        assertThat(plan.containers()).filteredOn(c -> c.name().equals("db")).singleElement()
+                .satisfies(c -> assertThat(c.reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back would be recreated")));
         zk.setDesired(shop("internal: true"), "r2");
         ApplyReport r2 = applier.apply(module, () -> false);
         assertThat(r2.outcome()).as("%s", r2).isEqualTo(ApplyOutcome.APPLIED);

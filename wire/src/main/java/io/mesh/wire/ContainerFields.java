@@ -73,7 +73,7 @@ final class ContainerFields {
     static void check(Sink c, String path, ObjectNode node) {
         JsonNode net = node.get("network");
         String network = net == null ? null : net.asText();
-        boolean hostNetwork = network == null || network.equals("host");
+        boolean hostNetwork = (network == null && !node.has("networks")) || "host".equals(network);
         list(c, node, "entrypoint", path, false).ifPresent(l -> {
             if (l.isEmpty()) c.error(path + ".entrypoint", "is empty: leave entrypoint out for the image's own, or give the program to run, such as [/bin/sh, -c]");
         });
@@ -122,7 +122,7 @@ final class ContainerFields {
         }
     }
 
-    private static void labels(Sink c, String path, ObjectNode node) {
+    static void labels(Sink c, String path, ObjectNode node) {
         String p = path + ".labels";
         ObjectNode labels = mapping(c, node, "labels", p, "a mapping of label to value, such as {com.example.team: store}");
         if (labels == null) return;

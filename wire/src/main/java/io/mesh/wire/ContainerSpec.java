@@ -19,7 +19,8 @@ import java.util.TreeMap;
  * @param image          image reference, such as {@code mesh-demo/registry:2.8.2}
  * @param command        command and arguments; empty for the image's own
  * @param env            environment variables
- * @param network        {@code host | none | bridge | <network name>}; default {@code host}
+ * @param network        {@code host | none | bridge | <network name>}; default {@code host}, {@code null} when
+ *                       {@code networks} is given
  * @param ports          {@code "host:container"} bindings, only with bridge networks
  * @param volumes        {@code "<named volume or absolute host path>:<container path>[:ro]"}
  * @param restart        {@code no | on-failure | unless-stopped | always}; default {@code unless-stopped}
@@ -62,6 +63,10 @@ import java.util.TreeMap;
  * @param pull           when the agent pulls the image, or {@code null} for {@link PullPolicy#DEFAULT}; not part of the
  *                       spec hash (it says where the image comes from, not how Docker runs it: a changed policy alone
  *                       recreates nothing; a pull that changes the image does, decision 20)
+ * @param networks       the module networks the container joins, by key, each with its aliases
+ *                       ({@link NetworkSpec.Attachment}); empty when it has one {@code network}. An agent plans with
+ *                       them keyed by Docker name ({@link ModuleSpec#containersAsRun}), so that the spec hash names
+ *                       the networks Docker joins (decision 31)
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
@@ -78,7 +83,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                             List<String> devices, Map<String, String> sysctls,
                             @JsonProperty("security-opt") List<String> securityOpt,
                             @JsonProperty("create-host-path") Boolean createHostPath, Map<String, SecretRef> secrets,
-                            PullPolicy pull) {
+                            PullPolicy pull, Map<String, NetworkSpec.Attachment> networks) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -100,7 +105,8 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
     public ContainerSpec {
         command = list(command);
         env = sorted(env);
-        network = network == null ? DEFAULT_NETWORK : network;
+        networks = sorted(networks);
+        network = network == null && networks.isEmpty() ? DEFAULT_NETWORK : network;
         ports = list(ports);
         volumes = list(volumes);
         restart = restart == null ? DEFAULT_RESTART : restart;
@@ -145,7 +151,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                 .workingDir(workingDir).hostname(hostname).labels(labels).memory(memory).cpus(cpus).pidsLimit(pidsLimit)
                 .ulimits(ulimits).tmpfs(tmpfs).readOnly(readOnly).extraHosts(extraHosts).stopSignal(stopSignal).init(init)
                 .logging(logging).dns(dns).devices(devices).sysctls(sysctls).securityOpt(securityOpt)
-                .createHostPath(createHostPath).secrets(secrets).pull(pull);
+                .createHostPath(createHostPath).secrets(secrets).pull(pull).networks(networks);
     }
 
     /** Builds a {@link ContainerSpec} field by field, by SPEC's names; unset fields are absent. Not thread-safe. */
@@ -186,6 +192,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         private Boolean createHostPath;
         private Map<String, SecretRef> secrets;
         private PullPolicy pull;
+        private Map<String, NetworkSpec.Attachment> networks;
 
         private Builder() {}
 
@@ -261,13 +268,15 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         public Builder secrets(Map<String, SecretRef> v) { secrets = v; return this; }
         /** @return this, with {@code pull} */
         public Builder pull(PullPolicy v) { pull = v; return this; }
+        /** @return this, with {@code networks} */
+        public Builder networks(Map<String, NetworkSpec.Attachment> v) { networks = v; return this; }
 
         /** @return the spec, normalised as the record's constructor does */
         public ContainerSpec build() {
             return new ContainerSpec(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid,
                     capAdd, healthcheck, ready, dependsOn, entrypoint, user, workingDir, hostname, labels, memory, cpus,
                     pidsLimit, ulimits, tmpfs, readOnly, extraHosts, stopSignal, init, logging, dns, devices, sysctls,
-                    securityOpt, createHostPath, secrets, pull);
+                    securityOpt, createHostPath, secrets, pull, networks);
         }
     }
 
@@ -309,6 +318,17 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         public Logging {
             options = sorted(options);
         }
+    }
+
+    /** @return true when the container joins networks by {@code networks} rather than one {@code network} */
+    public boolean joinsNetworks() { return !networks.isEmpty(); }
+
+    /**
+     * @return true when published ports take effect: on a bridge network (a module's, {@code bridge} or a named one),
+     *         not with {@code host} or {@code none}, where Docker discards them
+     */
+    public boolean publishesPorts() {
+        return !ports.isEmpty() && (joinsNetworks() || !(network.equals("host") || network.equals("none")));
     }
 
     /** @return {@code ready}, or the defaults */

@@ -69,10 +69,10 @@ public final class ManifestParser {
     private static final Set<String> RESTART = Set.of("no", "on-failure", "unless-stopped", "always");
     private static final Set<String> PULL = Arrays.stream(PullPolicy.values()).map(PullPolicy::wire).collect(Collectors.toUnmodifiableSet());
 
-    private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "containers", "schedules", "rollout");
+    private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
     private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
     private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
-            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull"), ContainerFields.NAMES);
+            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks"), ContainerFields.NAMES);
     private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
     /** A file-delivered secret's name: it names nothing in Docker, only the secret in reasons. */
     private static final Pattern SECRET_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
@@ -366,6 +366,9 @@ public final class ManifestParser {
         c.onlyFields(node, "", MODULE_FIELDS);
         String module = c.name(node.get("module"), "module", true);
         List<String> hosts = c.hosts(node.get("hosts"));
+        Set<String> networks = NetworkFields.module(c, (ObjectNode) node);
+        Set<String> networkKeys = new HashSet<>();
+        if (node.get("networks") != null && node.get("networks").isObject()) node.get("networks").fieldNames().forEachRemaining(networkKeys::add);
         JsonNode containers = node.get("containers");
         Set<String> containerNames = new HashSet<>();
         Set<String> badNames = new HashSet<>(); // container keys refused by the name rule, already reported
@@ -382,6 +385,7 @@ public final class ManifestParser {
                 if (c.nameOk(e.getKey(), path)) containerNames.add(e.getKey());
                 else badNames.add(e.getKey());
                 container(c, path, e.getValue());
+                if (e.getValue() instanceof ObjectNode o) NetworkFields.container(c, path, o, networks, networkKeys);
             }
         }
         JsonNode schedules = node.get("schedules");

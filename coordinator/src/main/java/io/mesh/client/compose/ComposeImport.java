@@ -33,7 +33,7 @@ import java.util.Set;
  * <p>Top level: {@code services} become containers ({@link ServiceFields}); {@code volumes} declare the names services
  * use, whose Docker names are compose's ({@code <project>_<key>}, or {@code name}, or the key when {@code external}),
  * so that a host moving from compose to mesh keeps its volumes; {@code networks}, with compose's implicit
- * {@code default}, become the module's networks ({@link NetworkFields}); {@code name} names the
+ * {@code default}, become the module's networks ({@link ComposeNetworks}); {@code name} names the
  * project; {@code version} is obsolete and ignored, as compose ignores it; {@code x-*} are extension fields, ignored
  * as compose ignores them; everything else is refused.
  */
@@ -106,9 +106,9 @@ public final class ComposeImport {
         String project = project(top, ctx);
         String moduleName = moduleName(project, ctx);
         declareVolumes(top.get("volumes"), project, ctx);
-        NetworkFields.declare(top.get("networks"), project, ctx);
+        ComposeNetworks.declare(top.get("networks"), project, ctx);
         ObjectNode containers = services(top.get("services"), ctx);
-        ObjectNode networks = NetworkFields.moduleNetworks(moduleName, ctx);
+        ObjectNode networks = ComposeNetworks.moduleNetworks(moduleName, ctx);
 
         ObjectNode manifest = JsonNodeFactory.instance.objectNode();
         manifest.put("module", moduleName);

@@ -14,7 +14,7 @@ import java.util.Map;
  * Docker network {@code name} (else the key) that mesh neither creates nor removes. Settings mesh's networks do not have
  * are refused with their path. Only networks some service joins are written ({@link #moduleNetworks}).
  */
-final class NetworkFields {
+final class ComposeNetworks {
     /** Compose's top-level network settings that mesh's networks do not have, with why and the fix. */
     static final Map<String, String> REFUSED = Map.of(
             "ipam", "mesh lets Docker choose a network's subnet and gateway: remove ipam (containers find each other by name, not address), "
@@ -38,7 +38,7 @@ final class NetworkFields {
      */
     record Declared(ObjectNode settings, boolean external, String docker, boolean declared) {}
 
-    private NetworkFields() {}
+    private ComposeNetworks() {}
 
     /**
      * Reads the top-level {@code networks} into {@link ImportContext#networks}, with compose's implicit {@code default}

@@ -57,6 +57,17 @@ final class ServiceFields {
             Map.entry("stdin_open", "mesh runs containers detached, with no stdin: remove stdin_open"),
             Map.entry("develop", "compose's watch mode is a developer's tool: remove develop"));
 
+    /** A service's network settings mesh does not have, with why and the fix. */
+    private static final Map<String, String> ATTACHMENT_REFUSED = Map.of(
+            "ipv4_address", "mesh lets Docker give each container its address: remove ipv4_address, and reach the container by its name (or an alias)",
+            "ipv6_address", "mesh lets Docker give each container its address: remove ipv6_address, and reach the container by its name (or an alias)",
+            "link_local_ips", "mesh sets no link-local addresses: remove link_local_ips",
+            "priority", "mesh joins a container's networks in the order written, without priorities: remove priority, and list the networks in the order wanted",
+            "gw_priority", "mesh lets Docker choose the default gateway's network: remove gw_priority",
+            "mac_address", "mesh lets Docker give each container its MAC address: remove mac_address",
+            "driver_opts", "mesh attaches containers with Docker's default options: remove driver_opts",
+            "interface_name", "mesh lets Docker name the container's interfaces: remove interface_name");
+
     /** Compose service fields that exist but that mesh does not do, refused with one message. */
     private static final Set<String> OTHER_COMPOSE_FIELDS = Set.of("annotations", "attach", "blkio_config", "cgroup", "cgroup_parent",
             "cpu_count", "cpu_percent", "cpu_period", "cpu_quota", "cpu_rt_period", "cpu_rt_runtime", "cpu_shares", "cpuset", "credential_spec",
@@ -272,17 +283,6 @@ final class ServiceFields {
         }
         join(keys, aliases, p);
     }
-
-    /** A service's network settings mesh does not have, with why and the fix. */
-    private static final Map<String, String> ATTACHMENT_REFUSED = Map.of(
-            "ipv4_address", "mesh lets Docker give each container its address: remove ipv4_address, and reach the container by its name (or an alias)",
-            "ipv6_address", "mesh lets Docker give each container its address: remove ipv6_address, and reach the container by its name (or an alias)",
-            "link_local_ips", "mesh sets no link-local addresses: remove link_local_ips",
-            "priority", "mesh joins a container's networks in the order written, without priorities: remove priority, and list the networks in the order wanted",
-            "gw_priority", "mesh lets Docker choose the default gateway's network: remove gw_priority",
-            "mac_address", "mesh lets Docker give each container its MAC address: remove mac_address",
-            "driver_opts", "mesh attaches containers with Docker's default options: remove driver_opts",
-            "interface_name", "mesh lets Docker name the container's interfaces: remove interface_name");
 
     /** A network key a service may join: declared at the top level, or {@code default}, and not named twice. */
     private boolean joinable(String key, String p, List<String> joined) {

@@ -566,8 +566,6 @@ public final class Applier {
     }
 
     static String describe(Throwable e) {
-        String m = e.getMessage();
-        if (m == null || m.isBlank()) return e.getClass().getSimpleName();
-        return m.lines().map(String::strip).filter(s -> !s.isEmpty()).findFirst().orElse(m).replaceAll("\\s+", " ");
+        return io.mesh.docker.DockerAnswer.explained(e);
     }
 }

@@ -83,6 +83,8 @@ final class ApplyExecution {
     private final java.util.Set<String> notReady = ConcurrentHashMap.newKeySet();
     /** By container name, its secrets as read at the start of this apply. */
     private Map<String, SecretsDir.Resolved> secrets = Map.of();
+    /** What this apply did to the module's networks before its plan ran, and the ones containers cannot join. */
+    private ModuleNetworks.Outcome networkProblems = ModuleNetworks.Outcome.NONE;
     /** The module's containers as this apply's plan saw them (set by {@link #run}). */
     private List<ObservedContainer> observed = List.of();
 
@@ -187,7 +189,7 @@ final class ApplyExecution {
      */
     List<ContainerResult> run(DesiredRecord desired, Map<String, HeldRecord> held, FailedTries.Memory tries) throws InterruptedException {
         this.tries = tries;
-        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containers() : Map.of();
+        Map<String, ContainerSpec> want = desired.spec().runsOn(host) ? desired.spec().containersAsRun() : Map.of();
         this.secrets = resolve(secretsDir, want);
         List<ObservedContainer> observed = docker.moduleContainers(desired.module());
         if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(desired.module());
@@ -197,7 +199,11 @@ final class ApplyExecution {
         Images images = new Images();
         Map<String, String> pulled = images.pullAlways(want, held.keySet(), desired.module());
         List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets), pulled);
-        return images.withDigests(executeAll(plan, want, desired, byId, images), want);
+        ModuleNetworks networks = new ModuleNetworks(docker);
+        this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before the containers that join them
+        List<ContainerResult> results = images.withDigests(executeAll(plan, want, desired, byId, images), want);
+        List<String> pruned = networks.prune(desired.spec(), host);
+        return withNetworkNotes(results, want, networkProblems.notes(), pruned);
     }
 
     /**
@@ -564,6 +570,8 @@ final class ApplyExecution {
             }
         }
         ContainerResult refused = refuse(a, spec); // before anything is created, stopped or pulled
+        if (refused != null) return refused;
+        refused = networkMissing(a, spec);
         if (refused != null) return refused;
         refused = secretsMissing(a);
         if (refused != null) return refused;
@@ -981,6 +989,49 @@ final class ApplyExecution {
         List<String> reasons = new ArrayList<>(action.reasons());
         reasons.addAll(refusals);
         return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
+    }
+
+    /**
+     * A create or recreate of a container that joins a network this apply could not make ready is not made: the
+     * container fails naming the network and the fix, and what runs keeps running (decision 31).
+     *
+     * @return {@code null} when every network it joins is ready (or the action is neither); else a {@code failed} result
+     */
+    private ContainerResult networkMissing(PlannedAction action, ContainerSpec spec) {
+        if (spec == null || (action.action() != PlannedAction.Kind.CREATE && action.action() != PlannedAction.Kind.RECREATE)) return null;
+        List<String> reasons = new ArrayList<>(action.reasons());
+        for (String n : spec.networks().keySet()) {
+            String why = networkProblems.problems().get(n);
+            if (why != null) reasons.add(why);
+        }
+        if (reasons.size() == action.reasons().size()) return null;
+        reasons.add(action.existingId() == null ? "not created" : "not recreated: the container that runs is left as it is");
+        return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
+    }
+
+    /**
+     * @return the results, each with what happened to the networks its container joins (created, recreated, kept),
+     *         and the module's networks removed or kept after the plan on the first result (decision 31)
+     */
+    private static List<ContainerResult> withNetworkNotes(List<ContainerResult> results, Map<String, ContainerSpec> want,
+                                                          Map<String, String> notes, List<String> pruned) {
+        if (notes.isEmpty() && pruned.isEmpty()) return results;
+        List<ContainerResult> out = new ArrayList<>();
+        for (ContainerResult r : results) {
+            ContainerSpec spec = want.get(r.name());
+            List<String> extra = new ArrayList<>();
+            if (spec != null) spec.networks().keySet().stream().map(notes::get).filter(java.util.Objects::nonNull).forEach(extra::add);
+            if (out.isEmpty()) extra.addAll(pruned);
+            if (extra.isEmpty()) {
+                out.add(r);
+            } else {
+                List<String> reasons = new ArrayList<>(r.reasons());
+                reasons.addAll(extra);
+                out.add(r.withReasons(reasons));
+            }
+        }
+        if (out.isEmpty() && !pruned.isEmpty()) log.info("{}", String.join("; ", pruned));
+        return out;
     }
 
     /**

@@ -49,7 +49,7 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
      */
     public ModulePlan plan(ModuleSpec spec) throws Exception {
         String module = spec.module();
-        Map<String, ContainerSpec> want = spec.runsOn(host) ? spec.containers() : Map.of();
+        Map<String, ContainerSpec> want = spec.runsOn(host) ? spec.containersAsRun() : Map.of();
         List<ObservedContainer> observed = docker.moduleContainers(module);
         if (want.isEmpty() && observed.isEmpty()) return null;
         Map<String, HeldRecord> held = store.held(host);

@@ -46,7 +46,7 @@ final class NoOpReconcile {
         }
         ContainerRuntime.ModuleView view = context.docker().moduleView(module);
         if (!view.steps().isEmpty()) return null;
-        Map<String, ContainerSpec> want = desired.spec().runsOn(context.host()) ? desired.spec().containers() : Map.of();
+        Map<String, ContainerSpec> want = desired.spec().runsOn(context.host()) ? desired.spec().containersAsRun() : Map.of();
         List<ContainerResult> there = new ArrayList<>(); // what the report left running, in plan order
         for (ContainerResult r : last.containers()) {
             if (r.action() == ContainerAction.REMOVED) continue;

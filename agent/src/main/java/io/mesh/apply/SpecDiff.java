@@ -183,6 +183,13 @@ public final class SpecDiff {
         void add(List<String> r, ContainerSpec before, ContainerSpec after);
     }
 
+    /** @return the networks a container joins as reasons show them: {@code [shop_back (db, postgres), shop_default (db)]} */
+    private static List<String> networks(Map<String, io.mesh.wire.NetworkSpec.Attachment> networks) {
+        List<String> out = new ArrayList<>();
+        networks.forEach((n, a) -> out.add(a.aliases().isEmpty() ? n : n + " (" + String.join(", ", a.aliases()) + ")"));
+        return out;
+    }
+
     /** @return the field {@code name}, whose change reads {@code name: old -> new} */
     private static Compared shown(String name, Function<ContainerSpec, Object> value) {
         return (r, a, b) -> field(r, name, value.apply(a), value.apply(b));
@@ -194,6 +201,7 @@ public final class SpecDiff {
             shown("command", ContainerSpec::command),
             (r, a, b) -> envReasons(r, a.env(), b.env()),
             shown("network", ContainerSpec::network),
+            shown("networks", s -> networks(s.networks())),
             shown("ports", ContainerSpec::ports),
             shown("volumes", ContainerSpec::volumes),
             shown("restart", ContainerSpec::restart),

@@ -196,4 +196,54 @@ public interface ContainerRuntime {
      * @return ids of every container carrying it, running or not
      */
     List<String> containersWithLabel(String label, String value);
+
+    /**
+     * @param name a network's Docker name
+     * @return its labels (empty when it has none), or {@code null} when there is no such network on this host
+     */
+    default Map<String, String> networkLabels(String name) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
+
+    /**
+     * Creates a bridge network (decision 31).
+     *
+     * @param name     its Docker name
+     * @param internal true: no route out of it
+     * @param labels   its labels, the operator's and mesh's
+     */
+    default void createNetwork(String name, boolean internal, Map<String, String> labels) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
+
+    /** Removes a network; a missing one is ignored. */
+    default void removeNetwork(String name) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
+
+    /**
+     * @param name a network's Docker name
+     * @return the ids of every container attached to it, running or not (a stopped one keeps its attachment)
+     */
+    default List<String> networkMembers(String name) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
+
+    /** Connects a container to a network, answering there to {@code aliases}. */
+    default void connect(String id, String network, List<String> aliases) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
+
+    /** Disconnects a container from a network; one not attached is left as it is. */
+    default void disconnect(String id, String network) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
+
+    /**
+     * @param module module name
+     * @return the Docker names of the networks labelled {@code mesh.module=<module>} on this host
+     */
+    default List<String> moduleNetworks(String module) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no networks");
+    }
 }

@@ -15,6 +15,8 @@ import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.ContainerNetwork;
+import com.github.dockerjava.api.model.Network;
 import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Frame;
@@ -34,6 +36,7 @@ import io.mesh.exec.IdleThreads;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Healthcheck;
+import io.mesh.wire.NetworkSpec;
 import io.mesh.wire.StepSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -467,8 +470,11 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         CreateContainerCmd cmd = docker.createContainerCmd(spec.image()).withName(dockerName)
                 .withEnv(env(allEnv)).withStopTimeout(spec.stopTimeoutSeconds());
         if (!spec.command().isEmpty()) cmd.withCmd(spec.command());
+        // On module networks, the first (by Docker name) is the one Docker joins at create, with its aliases; the others
+        // are connected before the container is handed back, so that it never starts on fewer than its spec names.
+        List<Map.Entry<String, NetworkSpec.Attachment>> joined = List.copyOf(spec.networks().entrySet());
         HostConfig hc = HostConfig.newHostConfig()
-                .withNetworkMode(spec.network())
+                .withNetworkMode(joined.isEmpty() ? spec.network() : joined.get(0).getKey())
                 .withRestartPolicy(RestartPolicy.parse(spec.restart()))
                 .withBinds(spec.volumes().stream().map(Bind::parse).toList());
         if (!secrets.files().isEmpty()) {
@@ -480,7 +486,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         if (spec.sharesHostPid()) hc.withPidMode(ContainerSpec.PID_HOST);
         if (!spec.capAdd().isEmpty()) hc.withCapAdd(spec.capAdd().stream().map(Capability::valueOf).toArray(Capability[]::new));
         // Published ports mean something only on a bridge network; Docker discards them with host or none.
-        if (!spec.ports().isEmpty() && !spec.network().equals("host") && !spec.network().equals("none")) {
+        if (!joined.isEmpty() && !joined.get(0).getValue().aliases().isEmpty()) cmd.withAliases(joined.get(0).getValue().aliases());
+        if (spec.publishesPorts()) {
             Ports ports = new Ports();
             List<ExposedPort> exposed = new ArrayList<>();
             for (String p : spec.ports()) {
@@ -494,7 +501,78 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         if (spec.healthcheck() != null) cmd.withHealthcheck(healthCheck(spec.healthcheck()));
         ComposeOptions.apply(spec, cmd, hc, labels); // the operator's labels, then mesh's
         cmd.withHostConfig(hc);
-        return bounded("the create of container " + dockerName, callTimeout, () -> cmd.exec().getId());
+        String id = bounded("the create of container " + dockerName, callTimeout, () -> cmd.exec().getId());
+        try {
+            for (Map.Entry<String, NetworkSpec.Attachment> n : joined.subList(Math.min(1, joined.size()), joined.size())) {
+                connect(id, n.getKey(), n.getValue().aliases());
+            }
+        } catch (RuntimeException e) {
+            // A container on fewer networks than its spec would run wrong and plan as unchanged: not created at all.
+            try {
+                remove(id);
+            } catch (RuntimeException removal) {
+                e.addSuppressed(removal);
+            }
+            throw e;
+        }
+        return id;
+    }
+
+    @Override
+    public Map<String, String> networkLabels(String name) {
+        try {
+            Network n = bounded("an inspect of network " + name, callTimeout, () -> docker.inspectNetworkCmd().withNetworkId(name).exec());
+            // Docker finds a network by id prefix too: only the one of this very name is it.
+            if (n == null || !name.equals(n.getName())) return null;
+            return n.getLabels() == null ? Map.of() : n.getLabels();
+        } catch (NotFoundException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void createNetwork(String name, boolean internal, Map<String, String> labels) {
+        bounded("the create of network " + name, callTimeout, () -> docker.createNetworkCmd().withName(name)
+                .withDriver(NetworkSpec.BRIDGE).withInternal(internal).withLabels(labels).withCheckDuplicate(true).exec());
+    }
+
+    @Override
+    public void removeNetwork(String name) {
+        try {
+            bounded("the removal of network " + name, callTimeout, () -> docker.removeNetworkCmd(name).exec());
+        } catch (NotFoundException e) {
+            // already gone
+        }
+    }
+
+    @Override
+    public List<String> moduleNetworks(String module) {
+        return bounded("the list of networks of module " + module, callTimeout,
+                () -> docker.listNetworksCmd().withFilter("label", List.of(Labels.MODULE + "=" + module)).exec())
+                .stream().map(Network::getName).toList();
+    }
+
+    @Override
+    public List<String> networkMembers(String name) {
+        return bounded("the list of containers on network " + name, callTimeout,
+                () -> docker.listContainersCmd().withShowAll(true).withNetworkFilter(List.of(name)).exec())
+                .stream().map(Container::getId).toList();
+    }
+
+    @Override
+    public void connect(String id, String network, List<String> aliases) {
+        bounded("the connect of container " + id + " to network " + network, callTimeout, () -> docker.connectToNetworkCmd()
+                .withNetworkId(network).withContainerId(id).withContainerNetwork(new ContainerNetwork().withAliases(aliases)).exec());
+    }
+
+    @Override
+    public void disconnect(String id, String network) {
+        try {
+            bounded("the disconnect of container " + id + " from network " + network, callTimeout,
+                    () -> docker.disconnectFromNetworkCmd().withNetworkId(network).withContainerId(id).withForce(true).exec());
+        } catch (NotFoundException e) {
+            // the container or the network is gone: nothing is attached
+        }
     }
 
     /** Docker's healthcheck from the manifest's: durations in nanoseconds, unset ones left to Docker's defaults. */
@@ -544,6 +622,8 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         } catch (NotModifiedException e) {
             // already running
         } catch (NotFoundException e) {
+            // A 404 is a missing container only when Docker says so: a start also answers 404 for a network it needs.
+            if (!DockerAnswer.noSuchContainer(e)) throw e;
             throw new NoSuchContainerException("container " + id + " no longer exists", e);
         } catch (RuntimeException e) {
             if (!StaleTaskException.is(e, id)) throw e;

@@ -25,6 +25,8 @@ public final class Labels {
     /** On a step container: its window's journal entry (JSON), so that Docker itself tells any mesh process on the
      * host which containers the window holds, whose process runs it, and what to put back. */
     public static final String JOURNAL = "mesh.journal";
+    /** On a network a module owns: its key in the module's {@code networks} (decision 31). */
+    public static final String NETWORK = "mesh.network";
     /** The schedule a step container runs for. */
     public static final String SCHEDULE = "mesh.schedule";
 

@@ -84,6 +84,13 @@ public final class TestDocker {
     public static void clean(String module, String... volumes) {
         DockerEngine d = engine();
         for (String id : d.containersWithLabel(Labels.MODULE, module)) d.remove(id);
+        for (String n : d.moduleNetworks(module)) {
+            try {
+                d.removeNetwork(n);
+            } catch (RuntimeException inUse) {
+                // another test's container on it: that test removes it
+            }
+        }
         for (String v : volumes) {
             try {
                 d.client().removeVolumeCmd(v).exec();

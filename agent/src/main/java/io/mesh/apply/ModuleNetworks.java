@@ -1,0 +1,193 @@
+package io.mesh.apply;
+
+import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.Labels;
+import io.mesh.docker.ObservedContainer;
+import io.mesh.wire.ContainerSpec;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.NetworkSpec;
+import io.mesh.zk.SessionGuard;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A module's networks on this host, as an apply keeps them (decision 31): the ones its containers here join are
+ * created before the plan runs, recreated in place when their settings changed, and removed after it when no
+ * container uses them. Every call goes through the apply's guarded runtime.
+ */
+final class ModuleNetworks {
+    private static final Logger log = LoggerFactory.getLogger(ModuleNetworks.class);
+
+    private final ContainerRuntime docker;
+
+    /** @param docker the section's guarded runtime */
+    ModuleNetworks(ContainerRuntime docker) {
+        this.docker = docker;
+    }
+
+    /**
+     * What {@link #ensure} did and could not do.
+     *
+     * @param notes    by Docker name, what happened to the network (created, recreated, kept with old settings)
+     * @param problems by Docker name, why containers cannot join it: a create or recreate of one that joins it fails so
+     */
+    record Outcome(Map<String, String> notes, Map<String, String> problems) {
+        static final Outcome NONE = new Outcome(Map.of(), Map.of());
+    }
+
+    /**
+     * Creates the networks the module's containers on this host join and that are missing, and recreates those whose
+     * settings changed, reconnecting their containers (none of them held).
+     *
+     * @param spec     the desired module
+     * @param host     this host's id
+     * @param observed the module's containers as the plan sees them
+     * @param held     this host's held nodes, by Docker name
+     * @return what was done, and the networks containers cannot join
+     */
+    Outcome ensure(ModuleSpec spec, String host, List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        Map<String, ModuleSpec.Owned> owned = spec.ownedNetworksOn(host);
+        if (owned.isEmpty()) return Outcome.NONE;
+        Map<String, String> notes = new TreeMap<>();
+        Map<String, String> problems = new TreeMap<>();
+        for (Map.Entry<String, ModuleSpec.Owned> e : owned.entrySet()) {
+            String name = e.getKey();
+            NetworkSpec want = e.getValue().spec();
+            Map<String, String> labels = labels(spec.module(), e.getValue().key(), want);
+            try {
+                Map<String, String> there = docker.networkLabels(name);
+                if (there == null) {
+                    docker.createNetwork(name, want.internalOnly(), labels);
+                    notes.put(name, "network " + name + " created");
+                    log.info("network {} of module {} created", name, spec.module());
+                } else if (!spec.module().equals(there.get(Labels.MODULE))) {
+                    problems.put(name, "network " + name + " exists on this host and is not module " + spec.module() + "'s (it has no label "
+                            + Labels.MODULE + "=" + spec.module() + "): remove it (docker network rm " + name + ") once nothing uses it,"
+                            + " or declare it with external: true, name: " + name + " to join it as it is");
+                } else if (!labels.get(Labels.SPEC_HASH).equals(there.get(Labels.SPEC_HASH))) {
+                    recreate(spec.module(), name, want, labels, observed, held, notes, problems);
+                }
+            } catch (SessionGuard.SessionLostException lost) {
+                throw lost;
+            } catch (RuntimeException failed) {
+                problems.put(name, "network " + name + " could not be made ready: " + Applier.describe(failed));
+            }
+        }
+        return new Outcome(notes, problems);
+    }
+
+    /**
+     * A network whose settings changed: its containers are disconnected, it is made anew and they are connected again
+     * with the aliases their specs give; the containers keep running. Not while a held container or one of another
+     * module is on it: those are not this apply's to touch.
+     */
+    private void recreate(String module, String name, NetworkSpec want, Map<String, String> labels, List<ObservedContainer> observed,
+                          Map<String, HeldRecord> held, Map<String, String> notes, Map<String, String> problems) {
+        Map<String, ObservedContainer> ours = new LinkedHashMap<>();
+        observed.forEach(o -> ours.put(o.id(), o));
+        List<ObservedContainer> members = new ArrayList<>();
+        for (String id : docker.networkMembers(name)) {
+            ObservedContainer o = ours.get(id);
+            if (o == null) {
+                notes.put(name, "network " + name + " keeps its old settings: container " + id.substring(0, Math.min(12, id.length()))
+                        + ", not of module " + module + ", is on it; the apply after it leaves makes the change");
+                return;
+            }
+            if (held.containsKey(o.dockerName())) {
+                notes.put(name, "network " + name + " keeps its old settings while " + o.dockerName() + " is held; the apply after the"
+                        + " hold makes the change");
+                return;
+            }
+            members.add(o);
+        }
+        for (ObservedContainer o : members) docker.disconnect(o.id(), name);
+        docker.removeNetwork(name);
+        docker.createNetwork(name, want.internalOnly(), labels);
+        List<String> failed = new ArrayList<>();
+        for (ObservedContainer o : members) {
+            ContainerSpec was = SpecDiff.parse(o.specJson());
+            NetworkSpec.Attachment a = was == null ? null : was.networks().get(name);
+            try {
+                docker.connect(o.id(), name, a == null ? List.of() : a.aliases());
+            } catch (SessionGuard.SessionLostException lost) {
+                throw lost;
+            } catch (RuntimeException e) {
+                failed.add(o.dockerName() + " (" + Applier.describe(e) + ")");
+            }
+        }
+        String who = members.isEmpty() ? "" : ": " + String.join(", ", members.stream().map(ObservedContainer::dockerName).toList())
+                + " reconnected" + (failed.isEmpty() ? "" : ", except " + String.join(", ", failed));
+        notes.put(name, "network " + name + " recreated with its new settings" + who);
+        if (!failed.isEmpty()) problems.put(name, "network " + name + " recreated, but " + String.join(", ", failed) + " not reconnected");
+        log.info("network {} of module {} recreated{}", name, module, who);
+    }
+
+    /**
+     * Removes the module's networks that no desired container on this host joins and that no container at all uses.
+     *
+     * @param spec the desired module (a deleted one has no containers)
+     * @param host this host's id
+     * @return what was removed, and what stays because something uses it, one line per network
+     */
+    List<String> prune(ModuleSpec spec, String host) {
+        Set<String> keep = spec.ownedNetworksOn(host).keySet();
+        List<String> out = new ArrayList<>();
+        List<String> there;
+        try {
+            there = docker.moduleNetworks(spec.module());
+        } catch (UnsupportedOperationException none) {
+            return out;
+        }
+        for (String name : new TreeSet<>(there)) {
+            if (keep.contains(name)) continue;
+            try {
+                List<String> users = docker.networkMembers(name);
+                if (users.isEmpty()) {
+                    docker.removeNetwork(name);
+                    out.add("network " + name + " removed: no container uses it");
+                    log.info("network {} of module {} removed: no container uses it", name, spec.module());
+                } else {
+                    out.add("network " + name + " kept: " + users.size() + " container(s) still use it");
+                    log.info("network {} of module {} is no longer the module's, and stays: {} container(s) use it", name, spec.module(), users.size());
+                }
+            } catch (SessionGuard.SessionLostException lost) {
+                throw lost;
+            } catch (RuntimeException e) {
+                log.warn("network {} of module {} could not be removed: {}", name, spec.module(), Applier.describe(e));
+            }
+        }
+        return out;
+    }
+
+    /** @return the labels a network the module owns carries: the operator's, then mesh's */
+    static Map<String, String> labels(String module, String key, NetworkSpec spec) {
+        Map<String, String> out = new TreeMap<>(spec.labels());
+        out.put(Labels.MODULE, module);
+        out.put(Labels.NETWORK, key);
+        out.put(Labels.SPEC_HASH, hash(spec));
+        return out;
+    }
+
+    /** @return the first 16 hex digits of the SHA-256 of the network spec's JSON (sorted keys) */
+    static String hash(NetworkSpec spec) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(io.mesh.wire.Json.text(spec).getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package io.mesh.apply;
+
+import io.mesh.docker.DockerEngine;
+import io.mesh.docker.Labels;
+import io.mesh.testing.ApplierExtension;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.ApplyReport.ContainerResult;
+import io.mesh.wire.ContainerAction;
+import io.mesh.wire.DesiredRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.List;
+import java.util.Map;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A module's networks against the real engine and ZooKeeper (decision 31): created before the containers that join
+ * them, every container reachable by its container name and its aliases (checked from inside the containers), a
+ * network's change made in place without restarting its containers, and the networks removed with the module while
+ * its named volumes stay. Docker's answer for a network that is not there reaches the report with the fix.
+ */
+class ModuleNetworksTest {
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "nw-");
+    private DockerEngine docker;
+    private String module;
+
+    private static final String SERVE = "trap 'exit 0' TERM INT; while true; do sleep 1; done";
+
+    @BeforeEach
+    void setUp() {
+        docker = here.docker();
+        module = here.module();
+    }
+
+    @AfterEach
+    void removeVolume() {
+        try {
+            docker.client().removeVolumeCmd(module + "-data").exec();
+        } catch (RuntimeException gone) {
+            // removed by the test, or never made
+        }
+    }
+
+    /** Three containers as a compose app has them: web on the front, db on both with an alias, worker on the back. */
+    private String shop(String backLine) {
+        return "module: " + module + "\nhosts: [host-a]\nnetworks:\n  default: {}\n  back: {" + backLine + "}\ncontainers:\n"
+                + container("web", "networks: [default]")
+                + container("db", "networks: {default: {}, back: {aliases: [postgres]}}\n    volumes: [\"" + module + "-data:/data\"]")
+                + container("worker", "networks: [back]");
+    }
+
+    private static String container(String name, String lines) {
+        return "  " + name + ":\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + SERVE + "\"]\n    stop-timeout: 2s\n"
+                + "    ready: {min-healthy: 0s}\n    " + lines + "\n";
+    }
+
+    /** @return the exit code of {@code docker exec CONTAINER CMD...} */
+    private static int exec(String container, String... cmd) throws Exception {
+        String[] all = new String[cmd.length + 3];
+        all[0] = "docker";
+        all[1] = "exec";
+        all[2] = container;
+        System.arraycopy(cmd, 0, all, 3, cmd.length);
+        Process p = new ProcessBuilder(all).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        return p.waitFor();
+    }
+
+    /** @return true when {@code from} resolves {@code name} and reaches it with one ping */
+    private static boolean reaches(String from, String name) throws Exception {
+        return exec(from, "ping", "-c", "1", "-W", "2", name) == 0;
+    }
+
+    /**
+     * @return true when Docker's DNS answers {@code name} to {@code from}; a name it does not know goes to the host's
+     *         servers, which no network here reaches: one second's wait, not ping's ten
+     */
+    private static boolean resolves(String from, String name) throws Exception {
+        return exec(from, "nslookup", "-timeout=1", "-retry=1", name) == 0;
+    }
+
+    private static ContainerResult result(ApplyReport r, String name) {
+        return r.containers().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void theAppsServicesReachEachOtherByNameAndAChangedNetworkIsMadeInPlace() throws Exception {
+        Applier applier = here.applier();
+        zk.setDesired(shop(""), "r1");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).as("%s", r).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(docker.networkLabels(module + "_default")).containsEntry(Labels.MODULE, module).containsEntry(Labels.NETWORK, "default");
+        assertThat(docker.networkLabels(module + "_back")).containsEntry(Labels.MODULE, module);
+        assertThat(result(r, "db").reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back created"));
+
+        String web = module + "-web", db = module + "-db", worker = module + "-worker";
+        assertThat(reaches(web, "db")).as("web reaches db by its container name").isTrue();
+        assertThat(reaches(worker, "db")).as("worker reaches db on the back network").isTrue();
+        assertThat(reaches(worker, "postgres")).as("worker reaches db by its alias").isTrue();
+        assertThat(resolves(worker, "postgres")).as("the check can see an answer").isTrue();
+        assertThat(resolves(web, "worker")).as("web and worker share no network").isFalse();
+        assertThat(resolves(web, "postgres")).as("the alias is the back network's only").isFalse();
+
+        // The back network becomes internal: the network is made anew, its containers reconnected, none restarted.
+        String dbId = result(r, "db").id();
+        String startedAt = docker.inspect(dbId).getState().getStartedAt();
+        zk.setDesired(shop("internal: true"), "r2");
+        ApplyReport r2 = applier.apply(module, () -> false);
+        assertThat(r2.outcome()).as("%s", r2).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(r2.containers()).allSatisfy(c -> assertThat(c.action()).isEqualTo(ContainerAction.UNCHANGED));
+        assertThat(result(r2, "db").reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back recreated", db, worker));
+        assertThat(docker.inspect(dbId).getState().getStartedAt()).as("db was not restarted").isEqualTo(startedAt);
+        assertThat(docker.client().inspectNetworkCmd().withNetworkId(module + "_back").exec().getInternal()).isTrue();
+        assertThat(reaches(worker, "postgres")).as("the alias survives the network's recreate").isTrue();
+
+        // The module deleted: containers and networks go, the named volume stays.
+        zk.client().setData().forPath(zk.paths().desired(module), io.mesh.wire.Json.bytes(DesiredRecord.tombstoneOf(module, "deleted",
+                "push-0000000009", new DesiredRecord.Deleted(List.of("host-a"), java.time.Instant.now(), "test"))));
+        ApplyReport gone = applier.apply(module, () -> false);
+        assertThat(gone.containers()).allSatisfy(c -> assertThat(c.action()).isEqualTo(ContainerAction.REMOVED));
+        assertThat(docker.networkLabels(module + "_default")).isNull();
+        assertThat(docker.networkLabels(module + "_back")).isNull();
+        assertThat(docker.client().listVolumesCmd().exec().getVolumes()).anySatisfy(v -> assertThat(v.getName()).isEqualTo(module + "-data"));
+    }
+
+    @Test
+    void aNetworkThatIsNotThereFailsWithDockersWordsAndTheFix() throws Exception {
+        zk.setDesired("module: " + module + "\nhosts: [host-a]\nnetworks:\n  corp: {external: true, name: " + module + "-nowhere}\n"
+                + "containers:\n" + container("web", "networks: [corp]"), "r1");
+        ApplyReport r = here.applier().apply(module, () -> false);
+        assertThat(r.outcome()).isEqualTo(ApplyOutcome.FAILED);
+        ContainerResult web = result(r, "web");
+        assertThat(web.action()).isEqualTo(ContainerAction.FAILED);
+        assertThat(String.join("\n", web.reasons()))
+                .contains("network " + module + "-nowhere not found")
+                .contains("docker network create " + module + "-nowhere")
+                .doesNotContain("no longer exists")
+                .doesNotContain("Status 404");
+        // The next reconcile does not create it again at once: the push's back-off, as for a crash loop.
+        ApplyReport again = here.applier().apply(module, () -> false);
+        assertThat(String.join("\n", result(again, "web").reasons())).contains("not tried again before");
+        assertThat(docker.containersWithLabel(Labels.MODULE, module)).as("no container left behind").isEmpty();
+    }
+
+    @Test
+    void aNetworkOfTheSameNameThatIsNotTheModulesIsNotAdopted() throws Exception {
+        docker.createNetwork(module + "_default", false, Map.of("com.example.owner", "someone"));
+        try {
+            zk.setDesired("module: " + module + "\nhosts: [host-a]\nnetworks: {default: {}}\ncontainers:\n"
+                    + container("web", "networks: [default]"), "r1");
+            ApplyReport r = here.applier().apply(module, () -> false);
+            ContainerResult web = result(r, "web");
+            assertThat(web.action()).isEqualTo(ContainerAction.FAILED);
+            assertThat(String.join("\n", web.reasons())).contains("is not module " + module + "'s", "docker network rm " + module + "_default");
+            assertThat(docker.containersWithLabel(Labels.MODULE, module)).as("nothing created on another's network").isEmpty();
+        } finally {
+            docker.removeNetwork(module + "_default");
+        }
+    }
+}

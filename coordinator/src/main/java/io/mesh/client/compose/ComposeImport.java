@@ -30,9 +30,10 @@ import java.util.Set;
  * manifest it returns has passed {@link ManifestParser}; an error that parser finds is reported at the compose path it
  * came from.
  *
- * <p>Top level: {@code services} become containers ({@link ServiceFields}); {@code volumes} and {@code networks}
- * declare the names services use, whose Docker names are compose's ({@code <project>_<key>}, or {@code name}, or the
- * key when {@code external}), so that a host moving from compose to mesh keeps its volumes; {@code name} names the
+ * <p>Top level: {@code services} become containers ({@link ServiceFields}); {@code volumes} declare the names services
+ * use, whose Docker names are compose's ({@code <project>_<key>}, or {@code name}, or the key when {@code external}),
+ * so that a host moving from compose to mesh keeps its volumes; {@code networks}, with compose's implicit
+ * {@code default}, become the module's networks ({@link ComposeNetworks}); {@code name} names the
  * project; {@code version} is obsolete and ignored, as compose ignores it; {@code x-*} are extension fields, ignored
  * as compose ignores them; everything else is refused.
  */
@@ -105,14 +106,16 @@ public final class ComposeImport {
         String project = project(top, ctx);
         String moduleName = moduleName(project, ctx);
         declareVolumes(top.get("volumes"), project, ctx);
-        declareNetworks(top.get("networks"), project, ctx);
+        ComposeNetworks.declare(top.get("networks"), project, ctx);
         ObjectNode containers = services(top.get("services"), ctx);
+        ObjectNode networks = ComposeNetworks.moduleNetworks(moduleName, ctx);
 
         ObjectNode manifest = JsonNodeFactory.instance.objectNode();
         manifest.put("module", moduleName);
         ArrayNode h = manifest.putArray("hosts");
         hosts.forEach(h::add);
         ctx.origin("hosts", "--hosts");
+        if (!networks.isEmpty()) manifest.set("networks", networks);
         ctx.origin("containers", "services");
         manifest.set("containers", containers);
         String yaml;
@@ -176,14 +179,8 @@ public final class ComposeImport {
                 "mesh lets Docker create named volumes with the local driver and no options: create this one yourself on every host and declare it external: true");
     }
 
-    private static void declareNetworks(JsonNode networks, String project, ImportContext ctx) {
-        ctx.networks.put("default", project + "_default");
-        declare(networks, "networks", project, ctx, ctx.networks, Set.of("driver"), "bridge",
-                "mesh creates no networks: create it yourself on every host with these settings (docker network create) and declare it external: true");
-    }
-
     /**
-     * Top-level {@code volumes} or {@code networks}: each key's Docker name is {@code name}, else the key when
+     * Top-level {@code volumes}: each key's Docker name is {@code name}, else the key when
      * {@code external}, else {@code <project>_<key>} (compose's names). {@code driver} may be the one default driver;
      * other settings are refused with {@code why}.
      */

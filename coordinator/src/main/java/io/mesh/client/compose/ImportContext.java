@@ -10,7 +10,7 @@ import java.util.Set;
 
 /**
  * What one import knows and collects: the compose file's directory (relative host paths resolve against it), the
- * project's declared volumes and networks with their Docker names, the refusals and notes, and where each manifest
+ * project's declared volumes (with their Docker names) and networks (with those services join), the refusals and notes, and where each manifest
  * field came from in the compose file (so that an error {@code ManifestParser} finds in the manifest is reported at the
  * compose path the operator edits). Not thread-safe; one per import.
  */
@@ -18,8 +18,10 @@ final class ImportContext {
     final Path directory;
     /** Top-level volumes by key: their Docker names. */
     final Map<String, String> volumes = new LinkedHashMap<>();
-    /** Top-level networks by key: their Docker names (with {@code default}). */
-    final Map<String, String> networks = new LinkedHashMap<>();
+    /** Top-level networks by key, compose's implicit {@code default} with them ({@link ComposeNetworks#declare}). */
+    final Map<String, ComposeNetworks.Declared> networks = new LinkedHashMap<>();
+    /** Keys of the networks some service joins: only these become module networks. */
+    final Set<String> networksJoined = new LinkedHashSet<>();
     /** Compose service names by the manifest's container names. */
     final Map<String, String> services = new LinkedHashMap<>();
     final List<ComposeProblem> refusals = new ArrayList<>();

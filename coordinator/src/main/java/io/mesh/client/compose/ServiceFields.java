@@ -41,8 +41,9 @@ final class ServiceFields {
                     + "the container's secrets in the manifest (SPEC.md \"Secrets\": secrets: {NAME: {file: PATH, target: /run/secrets/NAME}})"),
             Map.entry("profiles", "mesh has no profiles: every service of the file is imported; remove the services this module should not run"),
             Map.entry("extends", "mesh merges no services: write the fields out in this service (YAML anchors and merge keys, <<: *name, are read)"),
-            Map.entry("links", "legacy links are refused: containers on one named network reach each other by their Docker names, <module>-<service>"),
-            Map.entry("external_links", "legacy links are refused: containers on one named network reach each other by their Docker names"),
+            Map.entry("links", "legacy links are refused: containers on one module network reach each other by their service names; "
+                    + "for a link's other name, give the other service that alias in its networks"),
+            Map.entry("external_links", "legacy links are refused: join the other container's network (declared external: true) and reach it by its name"),
             Map.entry("scale", "mesh runs one container per service on each host: remove scale, or write one service per copy"),
             Map.entry("env_file", "mesh reads no env files into the manifest (their values may be secrets, and the manifest is stored in "
                     + "ZooKeeper): copy the plain settings into environment, and give secret ones through mesh's secrets (SPEC.md \"Secrets\")"),
@@ -56,6 +57,17 @@ final class ServiceFields {
             Map.entry("stdin_open", "mesh runs containers detached, with no stdin: remove stdin_open"),
             Map.entry("develop", "compose's watch mode is a developer's tool: remove develop"));
 
+    /** A service's network settings mesh does not have, with why and the fix. */
+    private static final Map<String, String> ATTACHMENT_REFUSED = Map.of(
+            "ipv4_address", "mesh lets Docker give each container its address: remove ipv4_address, and reach the container by its name (or an alias)",
+            "ipv6_address", "mesh lets Docker give each container its address: remove ipv6_address, and reach the container by its name (or an alias)",
+            "link_local_ips", "mesh sets no link-local addresses: remove link_local_ips",
+            "priority", "mesh joins a container's networks in the order written, without priorities: remove priority, and list the networks in the order wanted",
+            "gw_priority", "mesh lets Docker choose the default gateway's network: remove gw_priority",
+            "mac_address", "mesh lets Docker give each container its MAC address: remove mac_address",
+            "driver_opts", "mesh attaches containers with Docker's default options: remove driver_opts",
+            "interface_name", "mesh lets Docker name the container's interfaces: remove interface_name");
+
     /** Compose service fields that exist but that mesh does not do, refused with one message. */
     private static final Set<String> OTHER_COMPOSE_FIELDS = Set.of("annotations", "attach", "blkio_config", "cgroup", "cgroup_parent",
             "cpu_count", "cpu_percent", "cpu_period", "cpu_quota", "cpu_rt_period", "cpu_rt_runtime", "cpu_shares", "cpuset", "credential_spec",
@@ -64,7 +76,7 @@ final class ServiceFields {
             "pre_stop", "provider", "runtime", "shm_size", "storage_opt", "use_api_socket", "userns_mode", "uts");
 
     /** The manifest's container fields, in SPEC.md's order ("Manifest", then "Containers", then "Health and readiness"). */
-    static final List<String> ORDER = List.of("image", "command", "env", "network", "ports", "volumes", "restart", "entrypoint", "user",
+    static final List<String> ORDER = List.of("image", "command", "env", "network", "networks", "ports", "volumes", "restart", "entrypoint", "user",
             "working-dir", "hostname", "labels", "memory", "cpus", "pids-limit", "ulimits", "tmpfs", "read-only", "extra-hosts",
             "stop-signal", "stop-timeout", "init", "logging", "dns", "create-host-path", "devices", "sysctls", "security-opt",
             "privileged", "pid", "cap-add", "healthcheck", "depends-on");
@@ -195,7 +207,12 @@ final class ServiceFields {
         ctx.origin(to + "." + field, composePath);
     }
 
-    /** {@code network_mode} or one of {@code networks}; neither: compose's default network (decision 21). */
+    /**
+     * {@code network_mode} ({@code host}, {@code none} or {@code bridge}: the container's {@code network}) or
+     * {@code networks} (module networks, with their aliases); neither: compose's {@code default} network, as compose
+     * does. Compose's service name is an alias on each network; mesh's container name is one by itself (SPEC.md,
+     * "Containers"), so only a service name mesh renamed ({@code _}) is added as an alias, with a note.
+     */
     private void network() {
         JsonNode mode = service.get("network_mode");
         JsonNode nets = service.get("networks");
@@ -210,65 +227,103 @@ final class ServiceFields {
                     network = s;
                     put("network", F.textNode(s), p);
                 } else if (s.startsWith("service:") || s.startsWith("container:")) {
-                    ctx.refuse(p, "mesh joins no other container's network namespace: give host, none, bridge, or a network in networks");
+                    ctx.refuse(p, "mesh joins no other container's network namespace: give host, none, bridge, or networks");
                 } else {
-                    ctx.refuse(p, "'" + s + "' is not a network mode: give host, none or bridge, or name a network in networks");
+                    ctx.refuse(p, "'" + s + "' is not a network mode: give host, none or bridge, or name the network in networks");
                 }
             });
             return;
         }
         if (nets == null) {
-            network = ctx.networks.get("default");
-            put("network", F.textNode(network), at);
-            ctx.note("", "services with neither network_mode nor networks are on compose's default network, the Docker network '" + network
-                    + "'; mesh creates no networks: create it on every host (docker network create " + network + "), or give network_mode: host");
-            nameNote();
+            join(List.of("default"), Map.of(), at);
             return;
         }
         String p = at + ".networks";
-        List<String> names = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        Map<String, List<String>> aliases = new LinkedHashMap<>();
         if (nets.isArray()) {
             for (int i = 0; i < nets.size(); i++) {
-                int index = i;
-                text(nets.get(i), p + "[" + i + "]", s -> { names.add(s); ctx.origin(to + ".network", p + "[" + index + "]"); });
+                String ip = p + "[" + i + "]";
+                text(nets.get(i), ip, s -> {
+                    if (joinable(s, ip, keys)) {
+                        ctx.origin(to + ".networks[" + keys.size() + "]", ip);
+                        keys.add(s);
+                    }
+                });
             }
-        } else if (nets.isObject()) {
-            for (Map.Entry<String, JsonNode> e : nets.properties()) {
-                names.add(e.getKey());
-                ctx.origin(to + ".network", p + "." + e.getKey());
+        } else if (nets instanceof ObjectNode o) {
+            for (Map.Entry<String, JsonNode> e : o.properties()) {
+                String key = e.getKey();
+                String kp = p + "." + key;
+                if (!joinable(key, kp, keys)) continue;
+                keys.add(key);
+                ctx.origin(to + ".networks." + key, kp);
                 if (e.getValue() instanceof ObjectNode settings) {
-                    settings.fieldNames().forEachRemaining(k -> {
-                        if (k.startsWith("x-")) return;
-                        ctx.refuse(p + "." + e.getKey() + "." + k, k.equals("aliases")
-                                ? "network aliases are refused: mesh sets none; containers reach each other by their Docker names, <module>-<service>"
-                                : "mesh attaches a container with no per-network settings: remove " + k);
-                    });
+                    for (Map.Entry<String, JsonNode> s : settings.properties()) {
+                        String sp = kp + "." + s.getKey();
+                        if (s.getKey().startsWith("x-")) continue;
+                        if (s.getKey().equals("aliases")) {
+                            strings(s.getValue(), sp, false, l -> aliases.put(key, l));
+                        } else {
+                            String why = ATTACHMENT_REFUSED.get(s.getKey());
+                            ctx.refuse(sp, why != null ? why : "unknown field '" + s.getKey() + "' of a service's network: mesh's have aliases; remove it");
+                        }
+                    }
                 } else if (!e.getValue().isNull()) {
-                    ctx.refuse(p + "." + e.getKey(), "must be empty or a mapping of settings");
+                    ctx.refuse(kp, "must be empty or a mapping with aliases");
                 }
             }
         } else {
             ctx.refuse(p, "must be a list of network names or a mapping of them");
             return;
         }
-        if (names.size() != 1) {
-            if (names.size() > 1) ctx.refuse(p, "mesh puts a container on exactly one network, and this names " + names.size() + " " + names + ": keep one");
-            else ctx.refuse(p, "names no network: name one, or remove networks for compose's default network");
+        if (keys.isEmpty() && nets.isEmpty()) {
+            ctx.refuse(p, "names no network: name one, or remove networks for compose's default network");
             return;
         }
-        String docker = ctx.networks.get(names.get(0));
-        if (docker == null) {
-            ctx.refuse(p, "network '" + names.get(0) + "' is not declared under the top-level networks: declare it (compose refuses it too)");
-            return;
-        }
-        network = docker;
-        out.put("network", F.textNode(docker));
-        nameNote();
+        join(keys, aliases, p);
     }
 
-    private void nameNote() {
-        ctx.note("", "containers on a named network reach each other by their Docker names, <module>-<service> (compose's service-name "
-                + "aliases are not set): check the host names in environment and command");
+    /** A network key a service may join: declared at the top level, or {@code default}, and not named twice. */
+    private boolean joinable(String key, String p, List<String> joined) {
+        if (!ctx.networks.containsKey(key)) {
+            ctx.refuse(p, "network '" + key + "' is not declared under the top-level networks: declare it (compose refuses it too)");
+            return false;
+        }
+        if (joined.contains(key)) {
+            ctx.refuse(p, "network '" + key + "' is named twice: keep one");
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Writes the container's {@code networks}: a list of keys, or, when any network has aliases, a mapping of keys to
+     * {@code {aliases: [...]}}; a service name that is not its container name is added as an alias on every network.
+     */
+    private void join(List<String> keys, Map<String, List<String>> aliases, String composePath) {
+        if (keys.isEmpty()) return;
+        ctx.networksJoined.addAll(keys);
+        String service = at.substring("services.".length());
+        String container = to.substring("containers.".length());
+        boolean renamed = !service.equals(container);
+        if (aliases.isEmpty() && !renamed) {
+            put("networks", array(keys), composePath);
+            return;
+        }
+        ObjectNode m = F.objectNode();
+        for (String k : keys) {
+            List<String> a = new ArrayList<>(aliases.getOrDefault(k, List.of()));
+            if (renamed && !a.contains(service)) a.add(service);
+            a.remove(container); // mesh's container name is an alias by itself
+            ObjectNode settings = m.putObject(k);
+            if (!a.isEmpty()) settings.set("aliases", array(a));
+        }
+        if (renamed) {
+            ctx.note(at, "answers to '" + service + "' as compose's service name does: it is an alias on " + (keys.size() == 1 ? "its network" : "each of its networks")
+                    + ", beside the container's name '" + container + "'");
+        }
+        put("networks", m, composePath);
     }
 
     private void words(JsonNode v, String p, String field) {

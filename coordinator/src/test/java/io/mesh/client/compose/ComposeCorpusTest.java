@@ -112,7 +112,7 @@ class ComposeCorpusTest {
             for (String path : Files.readAllLines(dir.resolve("refusals.txt"))) last.add(path.replaceAll("\\[\\d+]", "").replaceAll(".*\\.", ""));
         }
         assertThat(last).contains("build", "deploy", "configs", "secrets", "profiles", "extends", "links", "scale", "include", "env_file",
-                "container_name", "aliases");
+                "container_name");
         assertThatThrownBy(() -> convert(corpus().resolve("refused-build"))).isInstanceOf(ComposeRefusedException.class);
     }
 }

@@ -159,15 +159,63 @@ class ComposeImportTest {
     }
 
     @Test
-    void networksOneNamedNetworkOrAModeAndTheDefaultNetworkIsComposesOwn() throws Exception {
-        assertThat(container("services:\n  s: {image: x:1}\n", "s").network()).isEqualTo("app_default");
-        assertThat(container("services:\n  s: {image: x:1, networks: [back]}\nnetworks: {back: {}}\n", "s").network()).isEqualTo("app_back");
-        assertThat(container("services:\n  s: {image: x:1, networks: {back: }}\nnetworks: {back: {external: true}}\n", "s").network()).isEqualTo("back");
-        assertThat(container("services:\n  s: {image: x:1}\nnetworks: {default: {name: shared}}\n", "s").network()).isEqualTo("shared");
-        assertThat(refusals("services:\n  s: {image: x:1, network_mode: host, networks: [a]}\n  t: {image: x:1, network_mode: 'service:s'}\n"
-                + "  u: {image: x:1, networks: [nope]}\n  v: {image: x:1, networks: {a: {ipv4_address: 10.0.0.2}}}\nnetworks: {a: {internal: true}}\n"))
-                .extracting(ComposeProblem::path).containsExactly("networks.a.internal", "services.s.network_mode", "services.t.network_mode",
-                        "services.u.networks", "services.v.networks.a.ipv4_address");
+    void servicesWithoutNetworksOrAModeJoinComposesDefaultNetworkAsTheModuleNetworkDefault() throws Exception {
+        ComposeImport.Imported i = convert("services:\n  s: {image: x:1}\n  t: {image: x:1, network_mode: host}\n  u: {image: x:1, network_mode: none}\n");
+        assertThat(i.spec().networks()).containsOnlyKeys("default");
+        assertThat(i.spec().networks().get("default").dockerName("app", "default")).isEqualTo("app_default");
+        assertThat(i.spec().containers().get("s").networks()).containsOnlyKeys("default");
+        assertThat(i.spec().containers().get("t").network()).isEqualTo("host");
+        assertThat(i.spec().containers().get("u").network()).isEqualTo("none");
+        assertThat(i.manifest()).contains("networks:\n  default: {}\ncontainers:\n  s:\n    image: x:1\n    networks:\n      - default\n");
+        // Every service with a mode: the module has no networks at all.
+        assertThat(convert("services:\n  s: {image: x:1, network_mode: bridge}\n").spec().networks()).isEmpty();
+    }
+
+    @Test
+    void namedNetworksKeepInternalLabelsExternalNamesAndAliasesAndARenamedServiceAnswersToItsComposeName() throws Exception {
+        ComposeImport.Imported i = convert("services:\n  web: {image: x:1, networks: [front, default, ext]}\n"
+                + "  db_main: {image: y:1, networks: {back: {aliases: [postgres]}, front: }}\n"
+                + "  old: {image: y:1, networks: {legacy: {}}}\n"
+                + "networks:\n  front: {driver: bridge, labels: [team=shop]}\n  back: {internal: true, x-note: ignored}\n"
+                + "  ext: {external: true, name: corp-net}\n  legacy: {external: {name: old-net}}\n  unused: {}\n");
+        assertThat(i.spec().networks()).containsOnlyKeys("back", "default", "ext", "front", "legacy");
+        assertThat(i.spec().networks().get("back").internalOnly()).isTrue();
+        assertThat(i.spec().networks().get("front").labels()).containsExactly(java.util.Map.entry("team", "shop"));
+        assertThat(i.spec().networks().get("ext").owned()).isFalse();
+        assertThat(i.spec().networks().get("ext").dockerName("app", "ext")).isEqualTo("corp-net");
+        assertThat(i.spec().networks().get("legacy").dockerName("app", "legacy")).isEqualTo("old-net");
+        assertThat(i.spec().containers().get("web").networks()).containsOnlyKeys("front", "default", "ext");
+        ContainerSpec db = i.spec().containers().get("db-main");
+        assertThat(db.networks().get("back").aliases()).containsExactly("postgres", "db_main");
+        assertThat(db.networks().get("front").aliases()).containsExactly("db_main");
+        assertThat(i.notes()).extracting(ComposeProblem::toString).contains(
+                "services.db_main: answers to 'db_main' as compose's service name does: it is an alias on each of its networks, beside the container's name 'db-main'",
+                "networks.unused: no service joins it: left out of the module",
+                "networks.ext: is external: mesh neither creates nor removes the Docker network 'corp-net', which must exist on every host of hosts");
+        // The project is 'app', so the networks mesh creates have compose's Docker names, and nothing is noted about them.
+        assertThat(i.notes()).noneMatch(n -> n.path().equals("networks.front") || n.path().equals("networks.default"));
+        ComposeImport.Imported renamed = ComposeImport.of(dir.resolve("app/compose.yaml"), List.of("host-a")).module("shop")
+                .convert("services:\n  s: {image: x:1}\n");
+        assertThat(renamed.notes()).extracting(ComposeProblem::toString).contains("networks.default: is the Docker network 'shop_default' "
+                + "(compose's default network, which services without networks or network_mode join), which mesh creates; compose's was "
+                + "'app_default', and containers compose left on it are not on this one");
+    }
+
+    @Test
+    void networkSettingsMeshsNetworksDoNotHaveAreRefusedEachAtItsPath() {
+        List<ComposeProblem> p = refusals("services:\n  s: {image: x:1, network_mode: host, networks: [a]}\n  t: {image: x:1, network_mode: 'service:s'}\n"
+                + "  u: {image: x:1, networks: [nope, a, a]}\n"
+                + "  v: {image: x:1, networks: {a: {ipv4_address: 10.0.0.2, ipv6_address: 'fe80::2', priority: 5, link_local_ips: [169.254.0.2], aliases: [ok]}}}\n"
+                + "networks:\n  a: {driver: overlay, ipam: {config: [{subnet: 10.0.0.0/24}]}, driver_opts: {x: y}, attachable: true, enable_ipv6: true, name: fixed}\n"
+                + "  b: {external: true, internal: true}\n");
+        assertThat(p).extracting(ComposeProblem::path).containsExactly("networks.a.driver", "networks.a.ipam", "networks.a.driver_opts",
+                "networks.a.attachable", "networks.a.enable_ipv6", "networks.a.name", "networks.b.internal", "services.s.network_mode",
+                "services.t.network_mode", "services.u.networks[0]", "services.u.networks[2]", "services.v.networks.a.ipv4_address",
+                "services.v.networks.a.ipv6_address", "services.v.networks.a.priority", "services.v.networks.a.link_local_ips");
+        assertThat(p.get(0).message()).contains("bridge").contains("overlay").contains("external: true");
+        assertThat(p.get(1).message()).startsWith("mesh lets Docker choose a network's subnet");
+        assertThat(p.get(5).message()).contains("<module>_a").contains("docker network create fixed");
+        assertThat(p.get(11).message()).contains("remove ipv4_address");
     }
 
     @Test

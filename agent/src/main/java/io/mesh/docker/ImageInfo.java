@@ -35,14 +35,15 @@ public record ImageInfo(String id, List<String> repoDigests, Map<String, String>
 
     /**
      * @param reference the reference the container was created from
-     * @return the repo digest of the reference's repository when the image has one, else its first one (the same
-     *         content under another repository); {@code null} when it has none
+     * @return the repo digest of the reference's own repository; {@code null} when the image has none there (one
+     *         loaded or built here, or known only under other repositories: a digest of another repository names
+     *         content the operator never pushed under this name, and {@code docker pull} of it would pull elsewhere)
      */
     public String digestFor(ImageReference reference) {
         for (String d : repoDigests) {
             int at = d.indexOf('@');
             if (at > 0 && ImageReference.parse(d).repository().equals(reference.repository())) return d;
         }
-        return repoDigests.isEmpty() ? null : repoDigests.get(0);
+        return null;
     }
 }

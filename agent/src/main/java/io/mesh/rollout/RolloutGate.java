@@ -610,7 +610,8 @@ public final class RolloutGate {
             nodes.children().forEach((h, c) -> children.put(h, c.record()));
             children.put(host, written);
             RolloutRecord after = nodes.parent().view(children.values());
-            if (after.state() != r.state()) log.info("rollout module={} push={} state={} by host={} ({})", module, r.push(), after.state(), host, after.note());
+            if (after.state() != r.state()) log.info("rollout module={} push={} state={} by host={}{}", module, r.push(), after.state(), host,
+                    after.note() == null ? "" : " (" + after.note() + ")");
             return after;
         }
         throw new IllegalStateException(path + " changed under each of " + MAX_ATTEMPTS + " writes");

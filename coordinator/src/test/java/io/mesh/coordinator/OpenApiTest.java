@@ -78,7 +78,9 @@ class OpenApiTest {
                 .forPath(zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
         CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-a"));
         call("POST", "/v1/pushes", "/v1/pushes", yaml(Manifests.store("[host-a, host-b]")), 202);
-        String rollout = "module: roll\nhosts: [host-a, host-b]\nrollout: {canary: 1}\ncontainers:\n  app: {image: mesh-demo/busybox:1}\n";
+        String rollout = "module: roll\nhosts: [host-a, host-b]\nrollout: {canary: 1}\n"
+                + "networks: {default: {}, back: {internal: true, labels: {team: roll}}, shared: {external: true, name: infra-net}}\n"
+                + "containers:\n  app: {image: mesh-demo/busybox:1, networks: {default: {}, back: {aliases: [cache]}, shared: {}}}\n";
         call("POST", "/v1/pushes", "/v1/pushes", yaml(rollout), 202);
         call("POST", "/v1/pushes", "/v1/pushes", yaml("module: bad\nhosts: []\ncontainers: {}\n"), 400);
         call("POST", "/v1/pushes", "/v1/pushes", new byte[HttpLimits.MAX_PUSH_BYTES + 1], 413);
@@ -120,6 +122,7 @@ class OpenApiTest {
 
         // History, rollback, delete.
         call("GET", "/v1/modules/{module}/history", "/v1/modules/store/history", null, 200);
+        call("GET", "/v1/modules/{module}/history", "/v1/modules/roll/history", null, 200); // a spec with networks
         call("GET", "/v1/modules/{module}/history", "/v1/modules/nope/history", null, 404);
         call("POST", "/v1/modules/{module}/rollback", "/v1/modules/store/rollback", new byte[0], 202);
         call("POST", "/v1/modules/{module}/rollback", "/v1/modules/store/rollback", json("{\"to\":1}"), 400);

@@ -54,7 +54,7 @@ public final class CoordinatorMain implements Runnable {
 
     /** {@code serve}: the coordinator daemon. */
     @Command(name = "serve", mixinStandardHelpOptions = true,
-            description = {"Serves the mesh HTTP API (POST /v1/pushes, GET /v1/pushes/{push}, /v1/fleet, /v1/held, /v1/windows, /v1/locks, /v1/hosts, window requests, /healthz, /metrics) and the page at /.",
+            description = {"Serves the mesh HTTP API (POST /v1/pushes, GET /v1/pushes/{push}, /v1/fleet, /v1/held, /v1/windows, /v1/locks, /v1/hosts, window requests, /healthz, /metrics, /v1/openapi.json) and the page at /.",
                     "Without --zk, first starts an embedded ZooKeeper server on 127.0.0.1:<--embedded-zk-port> with its data under --state-dir, and prints its connect string.",
                     "Stops cleanly on SIGTERM or SIGINT."})
     public static final class Serve extends PrintingCommand {

@@ -92,6 +92,8 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/hosts}: {@code {"hosts":[FleetView.Host...]}}.</li>
  *   <li>{@code GET /healthz}: {@code 200 {"status":"ok","zookeeper":"connected"}}, else 503.</li>
  *   <li>{@code GET /metrics}: Prometheus text ({@link Metrics}).</li>
+ *   <li>{@code GET /v1/openapi.json}: this API as an OpenAPI 3.1 document (the resource {@code openapi.json} beside this
+ *       class; docs/reference/http.md).</li>
  *   <li>{@code GET /v1/fleet}: {@link FleetStatus.Fleet}: hosts &times; modules, open windows, held containers,
  *       pending pushes.</li>
  *   <li>{@code GET /v1/windows}: {@code {"windows":[FleetStatus.OpenWindow...],"slots":[FleetStatus.Slot...]}}: open
@@ -452,6 +454,7 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/hosts" -> { if (get(ex)) send(ex, 200, Map.of("hosts", fleet.hosts())); }
             case "/healthz" -> { if (get(ex)) health(ex); }
             case "/metrics" -> { if (get(ex)) metrics(ex); }
+            case "/v1/openapi.json" -> { if (get(ex)) openApi(ex); }
             case "/", "/index.html" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", dashboard.page(fleetStatus.fleet())); }
             case "/ui/fragment" -> { if (get(ex)) sendText(ex, 200, "text/html; charset=utf-8", dashboard.fragment(fleetStatus.fleet())); }
             case "/ui/mesh.css" -> { if (get(ex)) resource(ex, "mesh.css", "text/css; charset=utf-8"); }
@@ -507,7 +510,7 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics)"));
+                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)"));
                 }
             }
         }
@@ -760,6 +763,18 @@ public final class HttpApi implements AutoCloseable {
             }
             ex.responseHeader("Cache-Control", "no-cache");
             ex.responseHeader("Content-Type", type);
+            sendBytes(ex, 200, in.readAllBytes());
+        }
+    }
+
+    /** {@code GET /v1/openapi.json}: the API's OpenAPI document, as committed beside this class. */
+    private void openApi(Exchange ex) throws IOException {
+        try (InputStream in = HttpApi.class.getResourceAsStream("openapi.json")) {
+            if (in == null) {
+                send(ex, 404, error("missing resource openapi.json: this coordinator was built without its OpenAPI document"));
+                return;
+            }
+            ex.responseHeader("Content-Type", "application/json; charset=utf-8");
             sendBytes(ex, 200, in.readAllBytes());
         }
     }

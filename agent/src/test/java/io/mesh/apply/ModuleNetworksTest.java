@@ -172,4 +172,37 @@ class ModuleNetworksTest {
             docker.removeNetwork(module + "_default");
         }
     }
+
+    /**
+     * A held container is touched by nobody but its holder: a network it is on keeps its old settings while it is held
+     * (the network's id, from Docker, does not change, nor does the container's endpoint), and the apply after the
+     * hold makes the change. Failure model row 106.
+     */
+    @Test
+    void aNetworkWithAHeldContainerOnItWaitsForTheHold() throws Exception {
+        Applier applier = here.applier();
+        zk.setDesired(shop(""), "r1");
+        ApplyReport r = applier.apply(module, () -> false);
+        assertThat(r.outcome()).as("%s", r).isEqualTo(ApplyOutcome.APPLIED);
+        String back = module + "_back", db = module + "-db";
+        String networkId = docker.client().inspectNetworkCmd().withNetworkId(back).exec().getId();
+        String dbId = result(r, "db").id();
+        String endpoint = docker.inspect(dbId).getNetworkSettings().getNetworks().get(back).getEndpointId();
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-a", db), io.mesh.wire.Json.bytes(
+                new io.mesh.wire.HeldRecord("host-a", module, db, dbId, "gc", "w-test", io.mesh.wire.Times.now(),
+                        io.mesh.wire.ProcessRef.current("test"))));
+
+        zk.setDesired(shop("internal: true"), "r2");
+        ApplyReport held = applier.apply(module, () -> false);
+        assertThat(result(held, "db").action()).isEqualTo(ContainerAction.HELD);
+        assertThat(String.join("\n", result(held, "worker").reasons())).contains("network " + back + " keeps its old settings while " + db + " is held");
+        assertThat(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getId()).as("the network was not recreated").isEqualTo(networkId);
+        assertThat(docker.inspect(dbId).getNetworkSettings().getNetworks().get(back).getEndpointId()).as("db was not disconnected").isEqualTo(endpoint);
+
+        zk.client().delete().forPath(zk.paths().held("host-a", db));
+        ApplyReport after = applier.apply(module, () -> false);
+        assertThat(after.outcome()).as("%s", after).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getInternal()).isTrue();
+        assertThat(reaches(module + "-worker", "postgres")).isTrue();
+    }
 }

@@ -78,6 +78,7 @@ final class ModuleNetworks {
                     case CHANGED -> recreate(spec.module(), name, want, labels, observed, held, notes, problems);
                     case READY -> { }
                 }
+                if (!problems.containsKey(name)) reattach(spec.module(), name, observed, held, notes);
             } catch (SessionGuard.SessionLostException lost) {
                 throw lost;
             } catch (RuntimeException failed) {
@@ -178,6 +179,32 @@ final class ModuleNetworks {
         notes.put(name, "network " + name + " recreated with its new settings" + who);
         if (!failed.isEmpty()) problems.put(name, "network " + name + " recreated, but " + String.join(", ", failed) + " not reconnected");
         log.info("network {} of module {} recreated{}", name, module, who);
+    }
+
+    /**
+     * Connects again each container of the module whose spec joins the network and that is not on it: what an apply
+     * cut between a recreate's disconnect and its connect left (a killed agent, a lost lock), or a hand that
+     * disconnected it. A held container is left as it is.
+     */
+    private void reattach(String module, String name, List<ObservedContainer> observed, Map<String, HeldRecord> held, Map<String, String> notes) {
+        List<String> members = null;
+        for (ObservedContainer o : observed) {
+            if (held.containsKey(o.dockerName()) || o.markedForRemoval()) continue;
+            ContainerSpec was = SpecDiff.parse(o.specJson());
+            NetworkSpec.Attachment a = was == null ? null : was.networks().get(name);
+            if (a == null) continue;
+            if (members == null) members = docker.networkMembers(name);
+            if (members.contains(o.id())) continue;
+            try {
+                docker.connect(o.id(), name, a.aliases());
+                notes.merge(name, "network " + name + ": " + o.dockerName() + " connected again", (x, y) -> x + "; " + y);
+                log.info("container {} of module {} connected again to network {}", o.dockerName(), module, name);
+            } catch (SessionGuard.SessionLostException lost) {
+                throw lost;
+            } catch (RuntimeException e) {
+                log.warn("container {} of module {} not connected again to network {}: {}", o.dockerName(), module, name, Applier.describe(e));
+            }
+        }
     }
 
     /**

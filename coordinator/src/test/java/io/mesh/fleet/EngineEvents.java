@@ -30,6 +30,10 @@ import java.util.function.Predicate;
  * so that dockerd replays what it did while starting (its restart policies), from its in-memory buffer. What dockerd
  * did while shutting down, after the stream ended, is lost: events inside a gap before {@code apiUp} are only those
  * replayed. Events are deduplicated (id, action, time) and kept in dockerd's time order.
+ *
+ * <p>Beside it, a second stream records the {@code connect} and {@code disconnect} of containers on the modules' own
+ * networks ({@code <module>_<key>}, decision 31): network events carry no container labels, so they come apart
+ * ({@link #networkEvents()}).
  */
 final class EngineEvents implements AutoCloseable {
     /**
@@ -57,10 +61,15 @@ final class EngineEvents implements AutoCloseable {
     private volatile boolean subscribed;
     private volatile ResultCallback.Adapter<Event> current;
     private volatile long lastEventNanos;
+    /** True for the recorder of network events; the container events' recorder has one of these beside it. */
+    private final boolean networks;
+    private final EngineEvents networkRecorder;
 
-    private EngineEvents(String host, String dockerHost, Predicate<String> modules) {
+    private EngineEvents(String host, String dockerHost, Predicate<String> modules, boolean networks) {
         this.host = host;
         this.modules = modules;
+        this.networks = networks;
+        this.networkRecorder = networks ? null : new EngineEvents(host, dockerHost, modules, true);
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(dockerHost).build();
         // No response timeout: an event stream may be quiet for minutes.
         this.client = DockerClientImpl.getInstance(config, new ApacheDockerHttpClient.Builder().dockerHost(config.getDockerHost())
@@ -80,10 +89,10 @@ final class EngineEvents implements AutoCloseable {
      * @return the recorder
      */
     static EngineEvents record(String host, String dockerHost, Predicate<String> modules) {
-        EngineEvents e = new EngineEvents(host, dockerHost, modules);
+        EngineEvents e = new EngineEvents(host, dockerHost, modules, false);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!e.subscribed && System.nanoTime() < end) sleep(20);
-        if (!e.subscribed) {
+        while (!(e.subscribed && e.networkRecorder.subscribed) && System.nanoTime() < end) sleep(20);
+        if (!e.subscribed || !e.networkRecorder.subscribed) {
             e.close();
             throw new IllegalStateException(host + ": could not subscribe to Docker's events within 20 s");
         }
@@ -124,11 +133,10 @@ final class EngineEvents implements AutoCloseable {
                     }
                 };
                 long since = lastEventNanos - 1_000_000_000L;
-                current = client.eventsCmd()
-                        .withSince(String.format("%d.%09d", since / 1_000_000_000L, since % 1_000_000_000L))
-                        .withEventTypeFilter("container")
-                        .withLabelFilter(Labels.MODULE)
-                        .exec(cb);
+                String from = String.format("%d.%09d", since / 1_000_000_000L, since % 1_000_000_000L);
+                current = networks
+                        ? client.eventsCmd().withSince(from).withEventTypeFilter("network").withEventFilter("connect", "disconnect").exec(cb)
+                        : client.eventsCmd().withSince(from).withEventTypeFilter("container").withLabelFilter(Labels.MODULE).exec(cb);
                 if (gapFrom != null) {
                     synchronized (gaps) {
                         gaps.add(new Gap(gapFrom, apiUp, nanos(Instant.now())));
@@ -155,7 +163,7 @@ final class EngineEvents implements AutoCloseable {
 
     private void add(Event e) {
         Map<String, String> attrs = attributes(e);
-        String module = attrs.get(Labels.MODULE);
+        String module = networks ? moduleOfNetwork(attrs.get("name")) : attrs.get(Labels.MODULE);
         if (module == null || !modules.test(module)) return;
         String key = e.getId() + "|" + action(e) + "|" + e.getTimeNano();
         synchronized (events) {
@@ -164,6 +172,18 @@ final class EngineEvents implements AutoCloseable {
             if (e.getTimeNano() != null) lastEventNanos = Math.max(lastEventNanos, e.getTimeNano());
         }
     }
+
+    /** @return the module of a network named {@code <module>_<key>}, or {@code null} for any other network */
+    private static String moduleOfNetwork(String name) {
+        int cut = name == null ? -1 : name.lastIndexOf('_');
+        return cut > 0 ? name.substring(0, cut) : null;
+    }
+
+    /**
+     * @return every {@code connect} and {@code disconnect} of a container on a module's network so far, in dockerd's
+     *         time order; each names its container in the attribute {@code container}
+     */
+    List<Event> networkEvents() { return networkRecorder == null ? List.of() : networkRecorder.all(); }
 
     /** @return the host id */
     String host() { return host; }
@@ -192,6 +212,7 @@ final class EngineEvents implements AutoCloseable {
 
     @Override
     public void close() {
+        if (networkRecorder != null) networkRecorder.close();
         closed = true;
         ResultCallback.Adapter<Event> cb = current;
         if (cb != null) {

@@ -247,6 +247,7 @@ public final class Fleet implements BeforeAllCallback, ParameterResolver {
                     // removed meanwhile
                 }
             }
+            removeNetworks(h, module);
             deleteTree(c, paths.report(h, module));
         }
         // Best effort: an agent may still be deleting its lock parent itself.
@@ -255,6 +256,17 @@ public final class Fleet implements BeforeAllCallback, ParameterResolver {
                 deleteTree(c, p);
             } catch (org.apache.zookeeper.KeeperException e) {
                 System.out.println("fleet: " + p + " not deleted: " + e);
+            }
+        }
+    }
+
+    /** Removes the module's networks on a host's engine (decision 31: labelled {@code mesh.module}); best effort. */
+    public void removeNetworks(String host, String module) {
+        for (var n : docker(host).listNetworksCmd().withFilter("label", List.of(io.mesh.docker.Labels.MODULE + "=" + module)).exec()) {
+            try {
+                docker(host).removeNetworkCmd(n.getId()).exec();
+            } catch (RuntimeException inUse) {
+                System.out.println("fleet: network " + n.getName() + " on " + host + " not removed: " + inUse.getMessage());
             }
         }
     }

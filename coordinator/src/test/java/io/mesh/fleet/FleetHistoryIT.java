@@ -111,6 +111,8 @@ class FleetHistoryIT {
         /** Its api exits at once: never ready, so its push fails on the canary and is reverted. */
         boolean apiBroken;
         boolean cron;
+        /** Its containers join the module's network {@code net} (decision 31), whose {@code internal} pushes toggle. */
+        boolean networked, netInternal;
         int storeMode, apiMode, stepSleep;
 
         Mod(String name, List<String> hosts, String storeRestart, String apiRestart, boolean cron, boolean failing, int stepSleep) {
@@ -129,15 +131,17 @@ class FleetHistoryIT {
             String step = failing ? "echo sweeping; sleep " + stepSleep + "; echo no space left >&2; exit 2"
                     : "test -d /data && sleep " + stepSleep + " && echo swept";
             String loop = "trap 'exit 0' TERM; while true; do sleep 1; done";
+            String net = networked ? "networks: [net]" : "network: none";
             return "module: " + name + "\nhosts: [" + hosts.stream().map(h -> "\"" + h + "\"").collect(Collectors.joining(", ")) + "]\n"
+                    + (networked ? "networks:\n  net: {internal: " + netInternal + "}\n" : "")
                     + "containers:\n"
                     + "  store:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + loop + "\"]\n"
-                    + "    env: {MODE: \"s" + storeMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
+                    + "    env: {MODE: \"s" + storeMode + "\"}\n    " + net + "\n    stop-timeout: 2s\n"
                     + "    restart: " + storeRestart + "\n    volumes: [\"" + name + "-data:/data\"]\n"
                     // readiness is waited for under faults too (applies and windows); 1 s keeps the history's pace
                     + "    ready: {min-healthy: 1s}\n"
                     + "  api:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"" + (apiBroken ? "echo broken build >&2; exit 3" : loop) + "\"]\n"
-                    + "    env: {MODE: \"a" + apiMode + "\"}\n    network: none\n    stop-timeout: 2s\n"
+                    + "    env: {MODE: \"a" + apiMode + "\"}\n    " + net + "\n    stop-timeout: 2s\n"
                     + "    restart: " + apiRestart + "\n    ready: {min-healthy: 1s}\n"
                     + (secret == null ? "" : "    secrets: {TOKEN: {file: " + secret + "}}\n")
                     + (rollout ? "rollout:\n  max-parallel: " + ROLLOUT_PARALLEL + "\n  canary: 1\n  on-failure: revert\n" : "")
@@ -158,6 +162,7 @@ class FleetHistoryIT {
         mods.add(new Mod(tag + "-e", List.of(hosts.get(2)), "always", "unless-stopped", true, false, 1 + random.nextInt(4)));
         for (Mod m : mods) if (m.cron) m.group = tag + "-g"; // five hosts' windows, at most GROUP_LIMIT at once
         mods.get(0).secret = tag + "/token"; // on every host; rotated during the run
+        mods.get(0).networked = true; // its network recreated in place by pushes that toggle internal, windows or not
         Mod f = new Mod(tag + "-f", List.of("*"), "unless-stopped", "no", false, false, 1 + random.nextInt(4));
         f.rollout = true; // pushed by the roller alone, a third of the time broken
         mods.add(f);
@@ -310,13 +315,15 @@ class FleetHistoryIT {
         Map<String, List<Event>> events = new LinkedHashMap<>();
         Map<String, List<EngineEvents.Gap>> gaps = new LinkedHashMap<>();
         Map<String, List<io.mesh.wire.LedgerEntry>> calls = new LinkedHashMap<>();
+        Map<String, List<Event>> networkEvents = new LinkedHashMap<>();
         for (Map.Entry<String, EngineEvents> e : rec.entrySet()) {
+            networkEvents.put(e.getKey(), e.getValue().networkEvents());
             events.put(e.getKey(), e.getValue().all());
             gaps.put(e.getKey(), e.getValue().gaps());
             calls.put(e.getKey(), OutsideLedger.calls(fleet.stateDir(e.getKey())));
         }
         return new HistoryChecks(events, gaps, changes, faults, modules, paths, EngineLog.refusedStarts(rec.keySet()))
-                .withReleases(releases).withLedgerCalls(calls);
+                .withReleases(releases).withLedgerCalls(calls).withNetworkEvents(networkEvents);
     }
 
     /** Writes the evidence of a run (each engine's events and gaps, the run's znode changes) for a look afterwards. */
@@ -576,6 +583,7 @@ class FleetHistoryIT {
                 } catch (RuntimeException gone) {
                     // none
                 }
+                fleet.removeNetworks(h, m);
                 deleteTree(zk, paths.report(h, m));
                 for (String c : List.of("-store", "-api")) deleteTree(zk, paths.held(h, m + c)); // operator holds left over
             }
@@ -685,7 +693,8 @@ class FleetHistoryIT {
                 for (Mod m : pick) {
                     synchronized (m) {
                         int d = pushRandom.nextInt(100);
-                        if (d < 45) m.storeMode++;
+                        if (m.networked && d < 20) m.netInternal = !m.netInternal;
+                        else if (d < 45) m.storeMode++;
                         else if (d < 90) m.apiMode++;
                         else m.stepSleep = 1 + pushRandom.nextInt(4);
                     }

@@ -208,6 +208,18 @@ final class HistoryChecks {
         return this;
     }
 
+    /** Per host, each connect and disconnect of a container on a module's network ({@link EngineEvents#networkEvents}). */
+    private Map<String, List<Event>> networkEvents = Map.of();
+
+    /**
+     * @param perHost per host, the network events its engine sent
+     * @return this, which judges them: no held container is connected or disconnected (decision 31)
+     */
+    HistoryChecks withNetworkEvents(Map<String, List<Event>> perHost) {
+        this.networkEvents = Map.copyOf(perHost);
+        return this;
+    }
+
     /** @return per host, its Docker events as recorded */
     Map<String, List<Event>> events() { return events; }
 
@@ -267,6 +279,7 @@ final class HistoryChecks {
         checkSteps();
         checkTemporaryNames();
         checkPublishedUnderLock();
+        checkNetworkTouches();
         figures.put("held-node-takeovers", takeovers.size());
         figures.put("given-back-as-new-containers", replaced);
         figures.put("pauses-past-session", pausesPastSession());
@@ -1113,6 +1126,38 @@ final class HistoryChecks {
                 violations.add(b.toString());
             }
         }
+    }
+
+    /**
+     * A held container is touched by nobody but its holder, and a network's recreate disconnects and connects its
+     * containers: no connect or disconnect of a container while a window's held node or an operator's hold names it
+     * (decision 31; failure model row 106). The container of a network event is its id, as Docker gives it.
+     */
+    private void checkNetworkTouches() {
+        int seen = 0;
+        for (Map.Entry<String, List<Event>> e : networkEvents.entrySet()) {
+            String host = e.getKey();
+            Map<String, String> names = new HashMap<>();
+            for (Event ev : events.getOrDefault(host, List.of())) {
+                if (ev.getId() != null && EngineEvents.name(ev) != null) names.putIfAbsent(ev.getId(), EngineEvents.name(ev));
+            }
+            for (Event ev : e.getValue()) {
+                String id = EngineEvents.attributes(ev).get("container");
+                if (id == null) continue;
+                seen++;
+                long ms = EngineEvents.time(ev) / 1_000_000L;
+                String what = "network " + EngineEvents.action(ev) + " of " + (names.getOrDefault(id, id.substring(0, Math.min(12, id.length()))))
+                        + " from " + EngineEvents.name(ev) + " at " + EngineEvents.at(EngineEvents.time(ev));
+                for (Held h : held) {
+                    if (h.host.equals(host) && id.equals(h.containerId) && ms >= h.fromMs && (h.toMs < 0 || ms <= h.toMs)) {
+                        violations.add(what + " while held: " + h.describe());
+                    }
+                }
+                String name = names.get(id);
+                if (name != null && heldByOperatorAt(host, name, ms)) violations.add(what + " while an operator held it on " + host);
+            }
+        }
+        figures.put("network-connects-and-disconnects", seen);
     }
 
     /** Held nodes are published by the process that holds the module lock (or by that process after its own lapse). */

@@ -77,6 +77,40 @@ class HistoryChecksTest {
     }
 
     /**
+     * A network's recreate disconnects and connects its containers: one of a container a window holds is a touch while
+     * held; the same before or after the hold is not (decision 31; failure model row 106).
+     */
+    @Test
+    void aNetworkDisconnectOfAHeldContainerIsAViolation() {
+        HeldRecord r = new HeldRecord(HOST, "m", "m-web", OLD, "gc", "w-1", Instant.ofEpochMilli(T0 + 1_000), new ProcessRef(42, "mesh-agent run"), null);
+        String node = paths.held() + "/" + HOST + "/m-web";
+        List<ZkTxnLog.Change> changes = List.of(
+                new ZkTxnLog.Change(1, T0 + 1_000, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(r), false),
+                new ZkTxnLog.Change(2, T0 + 5_000, 7, ZkTxnLog.Kind.DELETE, node, null, false));
+        List<Event> events = List.of(event("kill", OLD, T0 + 2_000), event("die", OLD, T0 + 2_100), event("stop", OLD, T0 + 2_200),
+                event("start", OLD, T0 + 4_000));
+        java.util.function.Function<List<Event>, List<String>> judge = net -> new HistoryChecks(Map.of(HOST, events), Map.of(), changes,
+                List.of(), m -> true, paths, Map.of(HOST, List.of())).withNetworkEvents(Map.of(HOST, net)).run()
+                .violations.stream().filter(v -> v.contains("network")).toList();
+        assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 3_000)))).singleElement().asString()
+                .contains("network disconnect of m-web from m_net", "while held", "w-1");
+        assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 500), networkEvent("connect", OLD, T0 + 6_000)))).isEmpty();
+        assertThat(judge.apply(List.of(networkEvent("connect", NEW, T0 + 3_000)))).as("another container").isEmpty();
+    }
+
+    /** A connect or disconnect as dockerd sends it: the network is the actor, the container an attribute. */
+    private static Event networkEvent(String action, String container, long ms) {
+        String json = "{\"Type\":\"network\",\"Action\":\"" + action + "\",\"Actor\":{\"ID\":\"" + "c".repeat(64)
+                + "\",\"Attributes\":{\"container\":\"" + container + "\",\"name\":\"m_net\",\"type\":\"bridge\"}},\"time\":"
+                + ms / 1000 + ",\"timeNano\":" + nanos(ms) + "}";
+        try {
+            return new ObjectMapper().readValue(json, Event.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * A window's held node of m-web made at T0, gone with its session at {@code goneMs}, made again on the next session
      * at {@code againMs} and deleted at {@code deletedMs} (milliseconds after T0).
      */

@@ -579,13 +579,18 @@ final class ServiceFields {
         String absolute = src;
         if (!src.startsWith("/")) {
             absolute = ctx.directory.resolve(src).normalize().toString();
-            ctx.note(p, "'" + src + "' is relative to the compose file's directory: " + absolute + ", which must exist on every host");
+            ctx.note(p, "'" + src + "' is relative to the compose file's directory: " + absolute + ", which must exist on every host"
+                    + HOST_PATH_POLICY);
         } else {
             absolute = Path.of(src).normalize().toString();
+            ctx.note(p, "'" + absolute + "' is a host path, which must exist on every host" + HOST_PATH_POLICY);
         }
         if (type == null) shortBind = true;
         return absolute;
     }
+
+    /** Why a bind mount may still be refused where it lands: an agent's default policy binds no host path (SPEC.md, "Containers"). */
+    private static final String HOST_PATH_POLICY = "; an agent binds it only when started with --allow-host-path covering it";
 
     private void addTmpfs(String entry, String composePath) {
         ctx.origin(to + ".tmpfs[" + tmpfs.size() + "]", composePath);

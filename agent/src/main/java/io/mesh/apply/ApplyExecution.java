@@ -202,7 +202,10 @@ final class ApplyExecution {
         ModuleNetworks networks = new ModuleNetworks(docker);
         this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before the containers that join them
         List<ContainerResult> results = images.withDigests(executeAll(plan, want, desired, byId, images), want);
-        List<String> pruned = networks.prune(desired.spec(), host);
+        // Only where networks were or are: a module that never had one costs no network list at each apply.
+        boolean hadNetworks = !desired.spec().networks().isEmpty()
+                || observed.stream().anyMatch(o -> o.specJson() != null && o.specJson().contains("\"networks\":"));
+        List<String> pruned = hadNetworks ? networks.prune(desired.spec(), host) : List.of();
         return withNetworkNotes(results, want, networkProblems.notes(), pruned);
     }
 

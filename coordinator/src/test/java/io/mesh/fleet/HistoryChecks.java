@@ -208,6 +208,29 @@ final class HistoryChecks {
         return this;
     }
 
+    /** How long after a connect Docker's start of the container, whose first step the connect is, may come (a loaded host). */
+    static final long OWN_NETWORK_MS = 30_000;
+
+    /**
+     * Docker disconnects a container as it dies (die, disconnect, then the stop call's {@code stop}) and connects it as it
+     * starts (connect, then {@code start} once the process runs, seconds later on a loaded host).
+     *
+     * @param own        the container's events, in time order
+     * @param disconnect true for a disconnect, false for a connect
+     * @param t          the network event's time (epoch nanoseconds)
+     * @return true when the network event is that: a disconnect whose container's last event before it is its
+     *         {@code die}, or a connect whose container's next event is its {@code start}, within {@link #OWN_NETWORK_MS}
+     */
+    private static boolean ofItsOwnStopOrStart(List<Event> own, boolean disconnect, long t) {
+        Event before = null, after = null;
+        for (Event x : own) {
+            if (EngineEvents.time(x) <= t) before = x;
+            else if (after == null) after = x;
+        }
+        Event near = disconnect ? before : after;
+        return near != null && (disconnect ? "die" : "start").equals(EngineEvents.action(near))
+                && Math.abs(EngineEvents.time(near) - t) <= OWN_NETWORK_MS * 1_000_000L;
+    }
     /** Per host, each connect and disconnect of a container on a module's network ({@link EngineEvents#networkEvents}). */
     private Map<String, List<Event>> networkEvents = Map.of();
 
@@ -1131,21 +1154,33 @@ final class HistoryChecks {
     /**
      * A held container is touched by nobody but its holder, and a network's recreate disconnects and connects its
      * containers: no connect or disconnect of a container while a window's held node or an operator's hold names it
-     * (decision 31; failure model row 106). The container of a network event is its id, as Docker gives it.
+     * (decision 31; failure model row 106). The container of a network event is its id, as Docker gives it. Docker
+     * itself disconnects a container as it stops and connects it as it starts ({@link #ofItsOwnStopOrStart}), and
+     * dockerd restores its containers' networks as it restarts: those are not touches (the stop and the start are
+     * judged as themselves).
      */
     private void checkNetworkTouches() {
-        int seen = 0;
+        int seen = 0, ofStopsAndStarts = 0;
         for (Map.Entry<String, List<Event>> e : networkEvents.entrySet()) {
             String host = e.getKey();
             Map<String, String> names = new HashMap<>();
+            Map<String, List<Event>> byContainer = new HashMap<>(); // in dockerd's time order, as recorded
             for (Event ev : events.getOrDefault(host, List.of())) {
-                if (ev.getId() != null && EngineEvents.name(ev) != null) names.putIfAbsent(ev.getId(), EngineEvents.name(ev));
+                if (ev.getId() == null) continue;
+                if (EngineEvents.name(ev) != null) names.putIfAbsent(ev.getId(), EngineEvents.name(ev));
+                byContainer.computeIfAbsent(ev.getId(), k -> new ArrayList<>()).add(ev);
             }
             for (Event ev : e.getValue()) {
                 String id = EngineEvents.attributes(ev).get("container");
                 if (id == null) continue;
                 seen++;
-                long ms = EngineEvents.time(ev) / 1_000_000L;
+                long t = EngineEvents.time(ev);
+                if (ofItsOwnStopOrStart(byContainer.getOrDefault(id, List.of()), "disconnect".equals(EngineEvents.action(ev)), t)
+                        || engineOwn(host, t)) {
+                    ofStopsAndStarts++;
+                    continue;
+                }
+                long ms = t / 1_000_000L;
                 String what = "network " + EngineEvents.action(ev) + " of " + (names.getOrDefault(id, id.substring(0, Math.min(12, id.length()))))
                         + " from " + EngineEvents.name(ev) + " at " + EngineEvents.at(EngineEvents.time(ev));
                 for (Held h : held) {
@@ -1158,6 +1193,7 @@ final class HistoryChecks {
             }
         }
         figures.put("network-connects-and-disconnects", seen);
+        figures.put("network-events-of-stops-and-starts", ofStopsAndStarts);
     }
 
     /** Held nodes are published by the process that holds the module lock (or by that process after its own lapse). */

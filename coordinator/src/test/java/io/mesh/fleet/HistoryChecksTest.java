@@ -92,10 +92,14 @@ class HistoryChecksTest {
         java.util.function.Function<List<Event>, List<String>> judge = net -> new HistoryChecks(Map.of(HOST, events), Map.of(), changes,
                 List.of(), m -> true, paths, Map.of(HOST, List.of())).withNetworkEvents(Map.of(HOST, net)).run()
                 .violations.stream().filter(v -> v.contains("network")).toList();
-        assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 3_000)))).singleElement().asString()
+        assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 4_500)))).singleElement().asString()
                 .contains("network disconnect of m-web from m_net", "while held", "w-1");
         assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 500), networkEvent("connect", OLD, T0 + 6_000)))).isEmpty();
         assertThat(judge.apply(List.of(networkEvent("connect", NEW, T0 + 3_000)))).as("another container").isEmpty();
+        // Docker's own disconnect as the window stops it (its die at 2.1 s), and connect as it starts it (4 s)
+        assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 2_105), networkEvent("connect", OLD, T0 + 3_990)))).isEmpty();
+        // a disconnect after the stop is no part of it
+        assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 2_300)))).hasSize(1);
     }
 
     /** A connect or disconnect as dockerd sends it: the network is the actor, the container an attribute. */

@@ -398,13 +398,17 @@ public final class MeshCli implements Runnable {
     /** {@code mesh push FILE|DIR}: sends a manifest, optionally waits for every host. */
     @Command(name = "push",
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
-                    "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
+                    "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied.",
+                    "mesh push cancel PUSH drops a push that a host will not apply (no agent there, or a delete for a host gone): its hosts that have not applied it read cancelled, no longer pending.",
+                    "A push still pending on a host without an agent 24h after it was taken (mesh-coordinator serve --no-agent-expiry) reads expired there; an agent that starts later still applies each module's newest desired state."},
+            subcommands = {MeshCli.PushCancelCmd.class},
             exitCodeList = {"0:accepted (with --wait: applied on every host; with --plan: nothing would fail or be refused)",
-                    "1:a host failed, or (with --wait) a newer push superseded it on a host, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
+                    "1:a host failed, or (with --wait) a newer push superseded it on a host, it was cancelled or expired on a host, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out (--plan: a host did not answer in time)", "4:the coordinator cannot be reached"})
     public static final class Push extends CoordinatorCommand {
-        @Parameters(index = "0", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
+        // 0..1 so that "mesh push cancel PUSH" parses: picocli checks a parent's required parameters before its subcommand's.
+        @Parameters(index = "0", arity = "0..1", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
         Path source;
 
         @Option(names = "--revision", paramLabel = "R", description = "Revision to record, such as a git sha (default: the coordinator's content hash, sha-...).")
@@ -424,6 +428,7 @@ public final class MeshCli implements Runnable {
         public Integer call() throws Exception {
             PrintWriter out = out();
             PrintWriter err = err();
+            if (source == null) return fail(BAD_INPUT, "give the manifest FILE or DIR to push (or: mesh push cancel PUSH)");
             if (plan && waiting.await) return fail(BAD_INPUT, "--plan pushes nothing, so there is nothing to --wait for: drop one of them");
             Polling polling = polling(plan && !spec.commandLine().getParseResult().hasMatchedOption("--timeout") ? PlanOutput.TIMEOUT : waiting.timeout, waiting.interval);
             if (polling == null) return BAD_INPUT;
@@ -528,9 +533,17 @@ public final class MeshCli implements Runnable {
                             out.println(push + " not applied as itself on " + String.join(", ", superseded) + ": superseded"
                                     + (by.isEmpty() ? "" : " by " + String.join(", ", by)));
                         }
-                        if (!failed && superseded.isEmpty()) out.println(push + " applied on every host");
+                        // Cancelled or expired: dropped there, not applied (docs/decisions/0030-cancel-and-expire-pushes.md).
+                        List<String> cancelled = hostsIn(targets, PushState.CANCELLED), expired = hostsIn(targets, PushState.EXPIRED);
+                        if (!cancelled.isEmpty()) out.println(push + " not applied on " + String.join(", ", cancelled) + ": cancelled (mesh push cancel)");
+                        if (!expired.isEmpty()) {
+                            out.println(push + " not applied on " + String.join(", ", expired) + ": expired, no agent runs there (it lands when "
+                                    + "one starts with that --host; check the names in hosts)");
+                        }
+                        boolean dropped = !cancelled.isEmpty() || !expired.isEmpty();
+                        if (!failed && superseded.isEmpty() && !dropped) out.println(push + " applied on every host");
                         out.flush();
-                        return failed || !superseded.isEmpty() ? FAILED : OK;
+                        return failed || !superseded.isEmpty() || dropped ? FAILED : OK;
                     }
                     List<String> noAgent = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.PENDING
                             && t.has("agent") && !t.path("agent").asBoolean()).map(t -> t.path("host").asText()).distinct().sorted().toList();
@@ -557,6 +570,12 @@ public final class MeshCli implements Runnable {
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }
             }
+        }
+
+        /** @return the hosts of the targets in {@code state}, sorted, once each */
+        private static List<String> hostsIn(List<JsonNode> targets, PushState state) {
+            return targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == state)
+                    .map(t -> t.path("host").asText()).distinct().sorted().toList();
         }
 
         /** @return the files a push reads: the file itself, or the directory's *.yaml and *.yml files sorted by name */
@@ -596,6 +615,41 @@ public final class MeshCli implements Runnable {
         }
     }
 
+    /**
+     * {@code mesh push cancel PUSH}: drops a push nobody will apply ({@code POST /v1/pushes/{push}/cancel};
+     * docs/decisions/0030-cancel-and-expire-pushes.md).
+     */
+    @Command(name = "cancel",
+            description = {"Drop PUSH: each host that has not applied it (pending, deferred or waiting: such as a host with no agent, or a delete for a host that is gone) reads cancelled from now on, and no longer counts as pending.",
+                    "The desired state is not changed: an agent that starts later still applies each module's newest desired state, and a host that applies PUSH after all reads applied."},
+            exitCodeList = {"0:cancelled (or cancelled before)", "2:unknown push, nothing left to cancel (every host settled), unauthorized",
+                    "4:the coordinator cannot be reached"})
+    public static final class PushCancelCmd extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
+        String push;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            if (!io.mesh.wire.ZkPaths.PUSH_NAME.matcher(push).matches()) {
+                return fail(BAD_INPUT, "PUSH: '" + push + "' is not a push id: give one such as push-0000000002 (mesh status lists the pushes not done)");
+            }
+            CoordinatorClient.Response r = client().postJson("/v1/pushes/" + push + "/cancel", Map.of());
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            JsonNode c = r.json().path("cancelled");
+            PrintWriter out = out();
+            if (r.json().path("already").asBoolean()) {
+                out.println(push + " was cancelled already, at " + text(c.path("at")) + " by " + text(c.path("by")) + " (hosts " + joinText(c.path("hosts")) + ")");
+            } else {
+                out.println(push + " cancelled on " + joinText(c.path("hosts")) + ": no longer pending there (mesh status " + push
+                        + " shows it); an agent that starts there later still applies each module's newest desired state");
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
             description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the image each container runs (Docker's image id and the registry digest); then the open windows, the freezes in force and the pushes not yet done.",
@@ -619,6 +673,8 @@ public final class MeshCli implements Runnable {
             }
             out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
                     + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
+            JsonNode c = v.path("cancelled");
+            if (c.isObject()) out.println("cancelled at " + text(c.path("at")) + " by " + text(c.path("by")) + " (hosts " + joinText(c.path("hosts")) + ")");
             Table.of(v.path("targets"), Status::addTarget, "HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL")
                     .print(out, "no host targeted yet (a module for \"*\" waits for agents)");
             out.println();
@@ -1244,14 +1300,19 @@ public final class MeshCli implements Runnable {
             case DEFERRED, FAILED -> text + detailSuffix(text, target);
             case SUPERSEDED -> detail(text, target);
             case WAITING -> text + (target.hasNonNull("rollout") ? " (" + target.path("rollout").asText() + ")" : "");
+            case EXPIRED -> text + " (no agent)";
             default -> text;
         };
     }
 
-    /** @return {@code , N superseded} when a push's {@code counts} has superseded targets, else nothing */
+    /** @return {@code , N superseded}, {@code , N cancelled}, {@code , N expired} for those a push's {@code counts} has, else nothing */
     private static String superseded(JsonNode counts) {
-        int n = count(counts, PushState.SUPERSEDED);
-        return n > 0 ? ", " + n + " superseded" : "";
+        StringBuilder b = new StringBuilder();
+        for (PushState s : List.of(PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
+            int n = count(counts, s);
+            if (n > 0) b.append(", ").append(n).append(' ').append(s.wire());
+        }
+        return b.toString();
     }
 
     private static String detailSuffix(String state, JsonNode t) {
@@ -1274,6 +1335,7 @@ public final class MeshCli implements Runnable {
         if (WireName.of(PushState.class, state) == PushState.SUPERSEDED) {
             return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
         }
+        if (WireName.of(PushState.class, state) == PushState.EXPIRED) return "no agent runs there";
         JsonNode f = t.path("freeze");
         if (f.isObject()) return "frozen: " + f.path("reason").asText() + (f.hasNonNull("until") ? ", until " + f.path("until").asText() : "");
         JsonNode w = t.path("window");

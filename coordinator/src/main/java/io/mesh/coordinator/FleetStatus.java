@@ -9,6 +9,7 @@ import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.Json;
 import io.mesh.wire.ScheduleSpec;
@@ -63,10 +64,18 @@ public final class FleetStatus {
      * @param source where agents, reports and windows are read from (the coordinator's {@link FleetCache})
      */
     FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source) {
+        this(client, paths, clock, source, PushStatus.DEFAULT_NO_AGENT_EXPIRY);
+    }
+
+    /**
+     * @param noAgentExpiry when pending targets on hosts without an agent read {@code expired}, after the push was taken
+     *                      ({@link PushStatus#noAgentExpiry()})
+     */
+    FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source, Duration noAgentExpiry) {
         this.client = client;
         this.paths = paths;
         this.view = new FleetView(client, paths, source);
-        this.pushes = new PushStatus(client, paths, source);
+        this.pushes = new PushStatus(client, paths, source, noAgentExpiry, clock);
         this.source = source;
         this.clock = clock;
         this.freezes = new FreezeStore(client, paths, clock);
@@ -164,7 +173,8 @@ public final class FleetStatus {
      * @param revision   its revision
      * @param receivedAt when the coordinator took it
      * @param state      {@code pending} or {@code deferred}
-     * @param counts     targets per state, by its name
+     * @param counts     targets per state, by its name (a push whose only unsettled targets were cancelled or expired
+     *                   is done, so not listed)
      */
     public record PendingPush(String push, String revision, Instant receivedAt, PushState state, Map<String, Integer> counts) {}
 
@@ -254,7 +264,8 @@ public final class FleetStatus {
      * (docs/decisions/0022-status-from-a-cache.md).
      */
     private record Inputs(Map<String, DesiredRecord> desired, Map<String, DesiredRecord> deleted, List<HeldRecord> held,
-                          List<WindowRecord> windows, List<String> recentPushes, List<FreezeStore.Freeze> freezes, List<Slot> slots) {}
+                          List<WindowRecord> windows, List<String> recentPushes, List<FreezeStore.Freeze> freezes, List<Slot> slots,
+                          List<String> expiredPushes) {}
 
     /** The last fleet derived, with the cache generation and inputs it came from, and its JSON without {@code at}. */
     private record Memo(long generation, Inputs inputs, Fleet fleet, byte[] jsonWithoutAt) {}
@@ -312,8 +323,24 @@ public final class FleetStatus {
     private Inputs inputs(Instant now) throws Exception {
         Map<String, DesiredRecord> deleted = new TreeMap<>();
         Map<String, DesiredRecord> desired = desired(deleted);
-        return new Inputs(desired, deleted, view.held(), view.windows(), recentPushes(),
-                freezes.list().stream().filter(FreezeStore.Freeze::active).toList(), slots());
+        List<String> recent = recentPushes();
+        return new Inputs(desired, deleted, view.held(), view.windows(), recent,
+                freezes.list().stream().filter(FreezeStore.Freeze::active).toList(), slots(), expired(recent, now));
+    }
+
+    /**
+     * The recent pushes past their no-agent expiry now: an input, since time alone turns their pending targets on
+     * hosts without an agent {@code expired} (docs/decisions/0030-cancel-and-expire-pushes.md), so a memo must not
+     * outlive that moment.
+     */
+    private List<String> expired(List<String> recent, Instant now) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (String n : recent) {
+            PushRecord r = source.read(paths.push(n), PushRecord.class);
+            Instant at = r == null ? null : pushes.expiresAt(r);
+            if (at != null && !now.isBefore(at)) out.add(n);
+        }
+        return out;
     }
 
     /** The fleet from its inputs and the cache's (or ZooKeeper's) agents and reports. */

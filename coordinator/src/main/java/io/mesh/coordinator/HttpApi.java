@@ -76,6 +76,9 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/pushes}: {@code {"pushes":[PushRecord...]}}, newest first, at most {@code ?limit=N}
  *       (default {@value #DEFAULT_LIST}, at most {@value #MAX_LIST}).</li>
  *   <li>{@code GET /v1/pushes/{push}}: {@link PushStatus.View}; 404 for an unknown push.</li>
+ *   <li>{@code POST /v1/pushes/{push}/cancel} (token as pushes, no body): drops the push ({@link PushCancels}): its
+ *       pending, deferred and waiting targets read {@code cancelled}. {@code 200 {"cancelled","already"}}; {@code 404}
+ *       for an unknown push, {@code 409} when nothing is left to cancel (docs/decisions/0030-cancel-and-expire-pushes.md).</li>
  *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...],"holds":[OperatorHoldView...]}}:
  *       window holds, open windows, then operator holds (each with whether it expired).</li>
  *   <li>{@code POST /v1/holds}: body {@code {"host","container","reason","for"?,"stop"?}}, token as window requests:
@@ -171,6 +174,8 @@ public final class HttpApi implements AutoCloseable {
     private final WebhookSecret webhook;
     private final PushWriter writer;
     private final PushStatus status;
+    /** {@code POST /v1/pushes/{push}/cancel}. */
+    private final PushCancels cancels;
     private final FleetView fleet;
     /** The fleet-sized subtrees the status reads are served from. */
     private final FleetCache cache;
@@ -242,6 +247,19 @@ public final class HttpApi implements AutoCloseable {
      */
     public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
                    HttpLimits limits) throws IOException {
+        this(client, paths, listen, token, webhook, limits, PushStatus.DEFAULT_NO_AGENT_EXPIRY);
+    }
+
+    /**
+     * As {@link #HttpApi(CuratorFramework, ZkPaths, InetSocketAddress, BearerToken, WebhookSecret, HttpLimits)}, with
+     * how long a push waits for a host without an agent before that target reads {@code expired}
+     * ({@code --no-agent-expiry}; docs/decisions/0030-cancel-and-expire-pushes.md).
+     *
+     * @param noAgentExpiry a positive duration
+     * @throws IOException when the address cannot be bound
+     */
+    public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
+                   HttpLimits limits, Duration noAgentExpiry) throws IOException {
         this.webhook = webhook;
         this.client = client;
         this.paths = paths;
@@ -249,9 +267,11 @@ public final class HttpApi implements AutoCloseable {
         this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
         this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes()));
-        this.status = new PushStatus(client, paths, cache);
+        this.status = new PushStatus(client, paths, cache, noAgentExpiry, Clock.systemUTC()); // receivedAt is the system clock's
+        this.cancels = new PushCancels(client, paths, Clock.systemUTC(), noAgentExpiry);
         this.fleet = new FleetView(client, paths, cache);
-        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache); // freezes' ends by ZooKeeper's clock
+        // freezes' ends by ZooKeeper's clock
+        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache, noAgentExpiry);
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
@@ -479,7 +499,10 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/audit" -> { if (get(ex)) audit(ex); }
             default -> {
                 Matcher req;
-                if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
+                if ((req = PUSH_CANCEL.matcher(path)).matches()) {
+                    if (ex.method().equals("POST")) cancelPush(ex, req.group(1));
+                    else notAllowed(ex, "POST");
+                } else if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
                     if (get(ex)) pushStatus(ex, path.substring("/v1/pushes/".length()));
                 } else if ((req = MODULE_HISTORY.matcher(path)).matches()) {
                     if (get(ex)) moduleHistory(ex, req.group(1));
@@ -516,6 +539,7 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    private static final Pattern PUSH_CANCEL = Pattern.compile("/v1/pushes/([^/]+)/cancel");
     private static final Pattern HOLD = Pattern.compile("/v1/holds/([^/]+)/([^/]+)");
     private static final Pattern WHY = Pattern.compile("/v1/why/([^/]+)/([^/]+)");
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
@@ -1221,6 +1245,27 @@ public final class HttpApi implements AutoCloseable {
             if (r != null) pushes.add(r);
         }
         send(ex, 200, Map.of("pushes", pushes));
+    }
+
+    /**
+     * {@code POST /v1/pushes/{push}/cancel} ({@code mesh push cancel}): token as pushes; {@code 200} with the cancel
+     * ({@code already} when it was cancelled before), 404 for an unknown push, 409 for one with nothing left to cancel
+     * (docs/decisions/0030-cancel-and-expire-pushes.md).
+     */
+    private void cancelPush(Exchange ex, String push) throws Exception {
+        if (!authorized(ex, "push cancels")) return;
+        PushCancels.Result r;
+        try {
+            r = cancels.cancel(push, by(ex));
+        } catch (PushCancels.RefusedException e) {
+            sendField(ex, e.status, "push", e.getMessage());
+            return;
+        }
+        if (!r.already()) LOG.info("push {} cancelled on hosts {} by {} from {}", push, r.cancel().hosts(), r.cancel().by(), ex.remote());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("cancelled", r.cancel());
+        out.put("already", r.already());
+        send(ex, 200, out);
     }
 
     private void pushStatus(Exchange ex, String push) throws Exception {

@@ -351,7 +351,7 @@ public final class MeshCli implements Runnable {
 
     /** {@code --wait}, {@code --timeout} and {@code --interval} of the commands that push ({@code push}, {@code rollback}, {@code delete}). */
     static final class WaitOptions extends IntervalOption {
-        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
+        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout. Ctrl-C stops following only: the push goes on (mesh status PUSH follows it again).")
         boolean await;
 
         @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
@@ -482,7 +482,20 @@ public final class MeshCli implements Runnable {
         /** How long --wait goes on once only hosts without an agent are left, in case one is starting. */
         static final Duration NO_AGENT_GRACE = Duration.ofSeconds(10);
 
+        /**
+         * Follows the push until it is done, or the timeout; stopped (Ctrl-C), it says that the push goes on and how
+         * to follow it ({@link InterruptNotice}).
+         *
+         * @return the exit code
+         */
         int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
+            try (InterruptNotice ignored = InterruptNotice.during(this::warn, "interrupted: " + push + " goes on without this client (the "
+                    + "coordinator has it); follow it with: mesh status " + push + " (or mesh push cancel " + push + " to drop it)")) {
+                return following(client, push, polling, out);
+            }
+        }
+
+        private int following(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
             long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
             Following following = new Following(client, "/v1/pushes/" + push, push, this::warn);
@@ -1106,7 +1119,10 @@ public final class MeshCli implements Runnable {
             }
             out.println("waiting up to " + await + " for " + host + "'s agent to confirm it");
             out.flush();
-            return confirmed(client, hold.path("since").asText(), r.json().path("module").asText(), wait, out);
+            try (InterruptNotice ignored = InterruptNotice.during(this::warn, "interrupted: the hold of " + container + " on " + host
+                    + " stays recorded, and is in force once its agent confirms it; see it with: mesh held")) {
+                return confirmed(client, hold.path("since").asText(), r.json().path("module").asText(), wait, out);
+            }
         }
 
         /**

@@ -653,8 +653,7 @@ public final class HttpApi implements AutoCloseable {
             return;
         }
         // The hold records where it came from too, as a window request does.
-        String caller = caller(ex);
-        String by = (caller == null ? by(ex) : caller) + " from " + ex.remoteHost();
+        String by = identity(ex, false);
         HeldRecord h;
         try {
             h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
@@ -888,7 +887,7 @@ public final class HttpApi implements AutoCloseable {
         if (m == null) return;
         PushWriter.Result result;
         try {
-            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(by(m.tokenName(), m.bySignature()), ex.header(SOURCE_HEADER)));
+            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(identity(ex, m.bySignature()), ex.header(SOURCE_HEADER)));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -929,6 +928,21 @@ public final class HttpApi implements AutoCloseable {
     /** @return {@link #by(String, boolean)} of a request that passed {@link #authorized}: its token's name */
     private String by(Exchange ex) {
         return by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), false);
+    }
+
+    /**
+     * Who did a write, as every record of one says it (a push's, rollback's, delete's and cancel's {@code by}, a
+     * freeze's, an operator hold's): {@link #caller} (the named token's name, {@code X-Mesh-User} a claim beside it),
+     * else {@link #by(String, boolean)} ({@code token}, {@code webhook} or {@code anonymous}), then {@code from} and the
+     * address the request came from, such as {@code ops (says alice) from 10.0.0.7} or {@code root from 127.0.0.1}
+     * (docs/design.md, "History, rollback and delete"). The one rule, so that the same person reads the same everywhere.
+     *
+     * @param bySignature the request was a push signed with the webhook secret
+     */
+    private String identity(Exchange ex, boolean bySignature) {
+        String caller = caller(ex);
+        String name = caller != null ? caller : by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), bySignature);
+        return name + " from " + ex.remoteHost();
     }
 
     /**
@@ -979,7 +993,7 @@ public final class HttpApi implements AutoCloseable {
         Optional<RolloutRecord> r;
         try {
             r = PushWriter.MODULE_NAME.matcher(module).matches()
-                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(ex), push)
+                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), identity(ex, false), push)
                     : Optional.empty();
         } catch (IllegalStateException e) {
             send(ex, 409, error(e.getMessage() + ": mesh rollout status " + abbreviate(module) + " shows it"));
@@ -1058,7 +1072,7 @@ public final class HttpApi implements AutoCloseable {
         FreezeStore.Freeze replaced = freezes.list().stream()
                 .filter(f -> f.active() && (request.target().equals(FreezeRecord.ALL) ? f.all() : request.target().equals(f.module())))
                 .findFirst().orElse(null);
-        FreezeStore.Freeze written = freezes.freeze(request, by(ex), now);
+        FreezeStore.Freeze written = freezes.freeze(request, identity(ex, false), now);
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), abbreviate(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
@@ -1090,7 +1104,7 @@ public final class HttpApi implements AutoCloseable {
                 "(mesh history " + abbreviate(module) + " lists them)");
         if (!body.read()) return;
         String target = body.push();
-        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(by(ex), ex.header(SOURCE_HEADER))));
+        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(identity(ex, false), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();
         LOG.info("push {} rollback of module {} to {} (revision {}) hosts {} from {}", result.push(), module, result.rollbackOf(),
@@ -1104,7 +1118,7 @@ public final class HttpApi implements AutoCloseable {
     private void deleteModule(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "deletes")) return;
         PushWriter.Result result = written(ex, () -> writer.delete(module, ex.header(REVISION_HEADER),
-                new PushWriter.Origin(by(ex), ex.header(SOURCE_HEADER))));
+                new PushWriter.Origin(identity(ex, false), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();
         LOG.info("push {} deletes module {} (revision {}) from hosts {} from {}", result.push(), module, result.revision(), result.hosts(), ex.remote());
@@ -1256,7 +1270,7 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex, "push cancels")) return;
         PushCancels.Result r;
         try {
-            r = cancels.cancel(push, by(ex));
+            r = cancels.cancel(push, identity(ex, false));
         } catch (PushCancels.RefusedException e) {
             sendField(ex, e.status, "push", e.getMessage());
             return;

@@ -1597,7 +1597,8 @@ public final class MeshCli implements Runnable {
     @Command(name = "freeze",
             description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none of them.",
                     "No Docker call is made on the module until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
-                    "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze."},
+                    "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze.",
+                    "An apply already in progress (it holds the module lock) still lands the container changes it has begun, and begins no other: mesh freeze names each one."},
             exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, no --reason, a bad duration or time), unauthorized",
                     "4:the coordinator cannot be reached"})
     public static final class Freeze extends CoordinatorCommand {
@@ -1675,6 +1676,13 @@ public final class MeshCli implements Runnable {
             if (was.isObject()) {
                 out.println("  replaces the freeze until " + text(was.path("until")) + " by " + text(was.path("by")) + ": "
                         + was.path("reason").asText());
+            }
+            // SPEC.md "Freezes": a freeze stops changes that begin after it; decision 14: an apply under way finishes the
+            // container change it is in (all of them when it changes three or more at once) and begins no other.
+            for (JsonNode a : j.path("applying")) {
+                out.println("  an apply of " + a.path("module").asText() + " is in progress on " + a.path("host").asText() + " (since "
+                        + text(a.path("since")) + "): the container changes it has already begun will still land; the freeze "
+                        + "stops those that begin after it (mesh locks shows the apply, its report which containers changed)");
             }
             out.flush();
             return OK;

@@ -128,7 +128,9 @@ import java.util.regex.Pattern;
  *       is not paused (resume), has ended (abort), or is of another push than the body names
  *       (docs/decisions/0013-rollouts.md).</li>
  *   <li>{@code POST /v1/freezes} (token as pushes), body {@code {"module": M | "all": true, "for": "2h" | "until": ISO,
- *       "reason": R}}: {@code 201} with the freeze as written ({@link FreezeStore.Freeze}); {@code 400 {"error","field"}}
+ *       "reason": R}}: {@code 201} with the freeze as written ({@link FreezeStore.Freeze}), {@code replaced} (the freeze it
+ *       replaced) and {@code applying} (each {@code {module, host, since, process}} whose apply holds the module lock
+ *       now: the container changes it has begun still land), when any; {@code 400 {"error","field"}}
  *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
  *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
  *       is none (docs/decisions/0014-freezes.md).</li>
@@ -1078,6 +1080,18 @@ public final class HttpApi implements AutoCloseable {
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
+        // An apply that holds the module lock now still lands the changes it has begun (SPEC.md "Freezes"; decision 14):
+        // said, so that a change landing after "frozen" is no surprise.
+        List<Map<String, Object>> applying = new ArrayList<>();
+        for (FleetStatus.Lock l : fleetStatus.applying(request.target())) {
+            Map<String, Object> a = new LinkedHashMap<>();
+            a.put("module", l.module());
+            a.put("host", l.host());
+            a.put("since", l.holder().since());
+            a.put("process", l.holder().process());
+            applying.add(a);
+        }
+        if (!applying.isEmpty()) out.set("applying", Json.MAPPER.valueToTree(applying));
         send(ex, 201, out);
     }
 

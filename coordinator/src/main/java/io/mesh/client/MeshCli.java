@@ -420,6 +420,7 @@ public final class MeshCli implements Runnable {
         @Option(names = "--plan", description = {"Push nothing: each targeted host's agent says what an apply would do (created, "
                 + "recreated with reasons, removed, held, deferred by an open window, refused by its policy, image missing), "
                 + "printed per host and module; waits --timeout (default " + PlanOutput.TIMEOUT + " with --plan) for every host.",
+                "Before that, each schedule the push would add, change (naming the fields) or remove against the desired state now.",
                 "Exit 0 when nothing would fail or be refused, 1 otherwise (or a host without an agent), 3 when a host did not answer in time."})
         boolean plan;
 

@@ -119,7 +119,8 @@ import java.util.regex.Pattern;
  *       with no desired node, or deleted already.</li>
  *   <li>{@code POST /v1/plans}: body and credentials as a push; the manifest is validated as a push (400 with the
  *       same errors, nothing written), then planned by each targeted host's agent, which changes nothing
- *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent"}}.</li>
+ *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent","schedules"}}: {@code schedules}
+ *       lists each schedule the push would add, change (with the fields) or remove ({@link ScheduleDiff}).</li>
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} as its hosts' children say
@@ -1403,6 +1404,7 @@ public final class HttpApi implements AutoCloseable {
         out.put("revision", c.revision());
         out.put("modules", c.modules());
         out.put("hosts", c.hosts());
+        out.put("schedules", c.schedules());
         out.put("noAgent", c.noAgent());
         out.put("path", paths.plan(c.plan()));
         send(ex, 202, out);

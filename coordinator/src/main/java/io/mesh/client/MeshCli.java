@@ -766,6 +766,7 @@ public final class MeshCli implements Runnable {
                 String desired = m.path("desiredRevision").asText(null);
                 if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
                 String detail = WireName.of(PushState.class, m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
+                if (m.path("lastKnown").isObject()) detail = lastKnown(m.path("lastKnown")) + (detail.isEmpty() ? "" : "; " + detail);
                 table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
                         w.isObject() ? window(w) : "-", joinText(m.path("held")), age(at, m.path("finishedAt")), detail);
             }
@@ -1050,6 +1051,11 @@ public final class MeshCli implements Runnable {
                                 hold.hasNonNull("confirmed") ? text(hold.path("confirmed")) : "not yet");
                     }, "HOST", "CONTAINER", "MODULE", "HOLD BY", "REASON", "UNTIL", "STOP", "CONFIRMED")
                     .print(out, "no container is held by an operator");
+            // An agent that went mid-window: its held nodes went with it, its containers may still be stopped.
+            for (JsonNode o : answer.path("offline")) {
+                out.println();
+                out.println(o.path("host").asText() + " " + o.path("module").asText() + ": " + lastKnown(o.path("lastKnown")));
+            }
         }
     }
 
@@ -1320,6 +1326,18 @@ public final class MeshCli implements Runnable {
             case EXPIRED -> text + " (no agent)";
             default -> text;
         };
+    }
+
+    /**
+     * @param k a {@code FleetStatus.LastKnownWindow}
+     * @return {@code agent offline; last known: window W (S) holding C since T (from its last report)}
+     */
+    static String lastKnown(JsonNode k) {
+        List<String> held = new ArrayList<>();
+        k.path("held").forEach(h -> held.add(h.asText()));
+        return "agent offline; last known: window " + k.path("window").asText() + " (" + k.path("schedule").asText() + ") holding "
+                + (held.isEmpty() ? "nothing" : String.join(", ", held)) + (k.hasNonNull("since") ? " since " + text(k.path("since")) : "")
+                + ("report".equals(k.path("from").asText()) ? " (from its last report)" : " (its window node went with its session)");
     }
 
     /** @return {@code , N superseded}, {@code , N cancelled}, {@code , N expired} for those a push's {@code counts} has, else nothing */

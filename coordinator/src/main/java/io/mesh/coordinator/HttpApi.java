@@ -79,8 +79,10 @@ import java.util.regex.Pattern;
  *   <li>{@code POST /v1/pushes/{push}/cancel} (token as pushes, no body): drops the push ({@link PushCancels}): its
  *       pending, deferred and waiting targets read {@code cancelled}. {@code 200 {"cancelled","already"}}; {@code 404}
  *       for an unknown push, {@code 409} when nothing is left to cancel (docs/decisions/0030-cancel-and-expire-pushes.md).</li>
- *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...],"holds":[OperatorHoldView...]}}:
- *       window holds, open windows, then operator holds (each with whether it expired).</li>
+ *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...],"holds":[OperatorHoldView...],
+ *       "offline":[{host, module, lastKnown}]}}: window holds, open windows, operator holds (each with whether it
+ *       expired), then the window each host without an agent was running when it went, as last known
+ *       ({@link FleetStatus.LastKnownWindow}): its held nodes went with its session.</li>
  *   <li>{@code POST /v1/holds}: body {@code {"host","container","reason","for"?,"stop"?}}, token as window requests:
  *       an operator hold ({@link HoldStore}). {@code 201} with the held node written; {@code 400}/{@code 404}
  *       {@code {"error","field"}} naming the field at fault, nothing written; {@code 409} when a window or another
@@ -182,6 +184,8 @@ public final class HttpApi implements AutoCloseable {
     private final FleetView fleet;
     /** The fleet-sized subtrees the status reads are served from. */
     private final FleetCache cache;
+    /** Window nodes seen to go: an offline host's last known window ({@link FleetStatus.LastKnownWindow}). */
+    private final VanishedWindows vanished;
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
     private final HoldStore holds;
@@ -274,7 +278,8 @@ public final class HttpApi implements AutoCloseable {
         this.cancels = new PushCancels(client, paths, Clock.systemUTC(), noAgentExpiry);
         this.fleet = new FleetView(client, paths, cache);
         // freezes' ends by ZooKeeper's clock
-        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache, noAgentExpiry);
+        this.vanished = new VanishedWindows(client, paths);
+        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache, noAgentExpiry, vanished);
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
@@ -346,6 +351,7 @@ public final class HttpApi implements AutoCloseable {
      */
     public void start() {
         cache.start();
+        vanished.start();
         rolloutFold.start();
         try {
             // Served from ZooKeeper until it has loaded; a fleet of 1,000 hosts loads in a few seconds.
@@ -412,6 +418,7 @@ public final class HttpApi implements AutoCloseable {
             LOG.warn("stopping the HTTP server: {}", e.toString());
         }
         cache.close();
+        vanished.close();
         rolloutFold.close();
     }
 
@@ -1314,6 +1321,19 @@ public final class HttpApi implements AutoCloseable {
         out.put("held", all.stream().filter(h -> !h.operatorHold()).toList());
         out.put("holds", all.stream().filter(HeldRecord::operatorHold).map(h -> OperatorHoldView.of(h, now)).toList());
         out.put("windows", fleet.windows());
+        // What an agent that went mid-window left held, as last known: its held nodes went with its session.
+        List<Map<String, Object>> lastKnown = new ArrayList<>();
+        for (FleetStatus.HostRow h : fleetStatus.fleet().hosts()) {
+            for (FleetStatus.Cell c : h.modules()) {
+                if (c.lastKnown() == null) continue;
+                Map<String, Object> k = new LinkedHashMap<>();
+                k.put("host", h.host());
+                k.put("module", c.module());
+                k.put("lastKnown", c.lastKnown());
+                lastKnown.add(k);
+            }
+        }
+        out.put("offline", lastKnown);
         send(ex, 200, out);
     }
 

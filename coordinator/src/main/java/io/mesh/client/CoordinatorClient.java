@@ -127,7 +127,7 @@ public final class CoordinatorClient {
     }
 
     /**
-     * {@code POST /v1/pushes}.
+     * {@code POST /v1/pushes}, with {@code X-Mesh-User} (this OS user, for the push's {@code by}).
      *
      * @param manifest the manifest YAML
      * @param revision the revision, or {@code null} for the coordinator's content hash
@@ -139,6 +139,7 @@ public final class CoordinatorClient {
         return sendOverHttpClient(false, base -> {
             HttpRequest.Builder b = request(base, "/v1/pushes")
                     .header("Content-Type", "application/yaml; charset=utf-8")
+                    .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
                     .POST(HttpRequest.BodyPublishers.ofString(manifest, StandardCharsets.UTF_8));
             if (revision != null && !revision.isBlank()) b.header("X-Mesh-Revision", revision);
             if (token != null) b.header("Authorization", "Bearer " + token);
@@ -214,7 +215,7 @@ public final class CoordinatorClient {
     }
 
     /**
-     * {@code DELETE path} with the token.
+     * {@code DELETE path} with the token and {@code X-Mesh-User} (this OS user, for the request's record).
      *
      * @param path such as {@code /v1/hosts/host-a/windows/window-0000000003}
      * @return the answer
@@ -223,7 +224,7 @@ public final class CoordinatorClient {
      */
     public Response delete(String path) throws IOException, InterruptedException {
         return sendOverHttpClient(false, base -> {
-            HttpRequest.Builder b = request(base, path).DELETE();
+            HttpRequest.Builder b = request(base, path).header("X-Mesh-User", String.valueOf(System.getProperty("user.name"))).DELETE();
             if (token != null) b.header("Authorization", "Bearer " + token);
             return b.build();
         });

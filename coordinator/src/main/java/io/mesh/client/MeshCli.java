@@ -351,7 +351,7 @@ public final class MeshCli implements Runnable {
 
     /** {@code --wait}, {@code --timeout} and {@code --interval} of the commands that push ({@code push}, {@code rollback}, {@code delete}). */
     static final class WaitOptions extends IntervalOption {
-        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout.")
+        @Option(names = "--wait", description = "Follow the push until every host is done, or --timeout. Ctrl-C stops following only: the push goes on (mesh status PUSH follows it again).")
         boolean await;
 
         @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
@@ -398,13 +398,17 @@ public final class MeshCli implements Runnable {
     /** {@code mesh push FILE|DIR}: sends a manifest, optionally waits for every host. */
     @Command(name = "push",
             description = {"Push a manifest to the coordinator: a FILE, or a DIR whose *.yaml and *.yml files are joined, sorted by name, as YAML documents.",
-                    "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied."},
+                    "Prints the push id; with --wait, prints each host's progress as it changes and exits 0 only when every host applied.",
+                    "mesh push cancel PUSH drops a push that a host will not apply (no agent there, or a delete for a host gone): its hosts that have not applied it read cancelled, no longer pending.",
+                    "A push still pending on a host without an agent 24h after it was taken (mesh-coordinator serve --no-agent-expiry) reads expired there; an agent that starts later still applies each module's newest desired state."},
+            subcommands = {MeshCli.PushCancelCmd.class},
             exitCodeList = {"0:accepted (with --wait: applied on every host; with --plan: nothing would fail or be refused)",
-                    "1:a host failed, or (with --wait) a newer push superseded it on a host, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
+                    "1:a host failed, or (with --wait) a newer push superseded it on a host, it was cancelled or expired on a host, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out (--plan: a host did not answer in time)", "4:the coordinator cannot be reached"})
     public static final class Push extends CoordinatorCommand {
-        @Parameters(index = "0", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
+        // 0..1 so that "mesh push cancel PUSH" parses: picocli checks a parent's required parameters before its subcommand's.
+        @Parameters(index = "0", arity = "0..1", paramLabel = "FILE|DIR", description = "A manifest file, or a directory of *.yaml / *.yml files.")
         Path source;
 
         @Option(names = "--revision", paramLabel = "R", description = "Revision to record, such as a git sha (default: the coordinator's content hash, sha-...).")
@@ -416,6 +420,7 @@ public final class MeshCli implements Runnable {
         @Option(names = "--plan", description = {"Push nothing: each targeted host's agent says what an apply would do (created, "
                 + "recreated with reasons, removed, held, deferred by an open window, refused by its policy, image missing), "
                 + "printed per host and module; waits --timeout (default " + PlanOutput.TIMEOUT + " with --plan) for every host.",
+                "Before that, each schedule the push would add, change (naming the fields) or remove against the desired state now.",
                 "Exit 0 when nothing would fail or be refused, 1 otherwise (or a host without an agent), 3 when a host did not answer in time."})
         boolean plan;
 
@@ -424,6 +429,7 @@ public final class MeshCli implements Runnable {
         public Integer call() throws Exception {
             PrintWriter out = out();
             PrintWriter err = err();
+            if (source == null) return fail(BAD_INPUT, "give the manifest FILE or DIR to push (or: mesh push cancel PUSH)");
             if (plan && waiting.await) return fail(BAD_INPUT, "--plan pushes nothing, so there is nothing to --wait for: drop one of them");
             Polling polling = polling(plan && !spec.commandLine().getParseResult().hasMatchedOption("--timeout") ? PlanOutput.TIMEOUT : waiting.timeout, waiting.interval);
             if (polling == null) return BAD_INPUT;
@@ -477,7 +483,20 @@ public final class MeshCli implements Runnable {
         /** How long --wait goes on once only hosts without an agent are left, in case one is starting. */
         static final Duration NO_AGENT_GRACE = Duration.ofSeconds(10);
 
+        /**
+         * Follows the push until it is done, or the timeout; stopped (Ctrl-C), it says that the push goes on and how
+         * to follow it ({@link InterruptNotice}).
+         *
+         * @return the exit code
+         */
         int follow(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
+            try (InterruptNotice ignored = InterruptNotice.during(this::warn, "interrupted: " + push + " goes on without this client (the "
+                    + "coordinator has it); follow it with: mesh status " + push + " (or mesh push cancel " + push + " to drop it)")) {
+                return following(client, push, polling, out);
+            }
+        }
+
+        private int following(CoordinatorClient client, String push, Polling polling, PrintWriter out) throws InterruptedException {
             long deadline = polling.deadline();
             Map<String, String> shown = new HashMap<>();
             Following following = new Following(client, "/v1/pushes/" + push, push, this::warn);
@@ -528,9 +547,17 @@ public final class MeshCli implements Runnable {
                             out.println(push + " not applied as itself on " + String.join(", ", superseded) + ": superseded"
                                     + (by.isEmpty() ? "" : " by " + String.join(", ", by)));
                         }
-                        if (!failed && superseded.isEmpty()) out.println(push + " applied on every host");
+                        // Cancelled or expired: dropped there, not applied (docs/decisions/0030-cancel-and-expire-pushes.md).
+                        List<String> cancelled = hostsIn(targets, PushState.CANCELLED), expired = hostsIn(targets, PushState.EXPIRED);
+                        if (!cancelled.isEmpty()) out.println(push + " not applied on " + String.join(", ", cancelled) + ": cancelled (mesh push cancel)");
+                        if (!expired.isEmpty()) {
+                            out.println(push + " not applied on " + String.join(", ", expired) + ": expired, no agent runs there (it lands when "
+                                    + "one starts with that --host; check the names in hosts)");
+                        }
+                        boolean dropped = !cancelled.isEmpty() || !expired.isEmpty();
+                        if (!failed && superseded.isEmpty() && !dropped) out.println(push + " applied on every host");
                         out.flush();
-                        return failed || !superseded.isEmpty() ? FAILED : OK;
+                        return failed || !superseded.isEmpty() || dropped ? FAILED : OK;
                     }
                     List<String> noAgent = targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == PushState.PENDING
                             && t.has("agent") && !t.path("agent").asBoolean()).map(t -> t.path("host").asText()).distinct().sorted().toList();
@@ -557,6 +584,12 @@ public final class MeshCli implements Runnable {
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }
             }
+        }
+
+        /** @return the hosts of the targets in {@code state}, sorted, once each */
+        private static List<String> hostsIn(List<JsonNode> targets, PushState state) {
+            return targets.stream().filter(t -> WireName.of(PushState.class, t.path("state").asText()) == state)
+                    .map(t -> t.path("host").asText()).distinct().sorted().toList();
         }
 
         /** @return the files a push reads: the file itself, or the directory's *.yaml and *.yml files sorted by name */
@@ -596,6 +629,41 @@ public final class MeshCli implements Runnable {
         }
     }
 
+    /**
+     * {@code mesh push cancel PUSH}: drops a push nobody will apply ({@code POST /v1/pushes/{push}/cancel};
+     * docs/decisions/0030-cancel-and-expire-pushes.md).
+     */
+    @Command(name = "cancel",
+            description = {"Drop PUSH: each host that has not applied it (pending, deferred or waiting: such as a host with no agent, or a delete for a host that is gone) reads cancelled from now on, and no longer counts as pending.",
+                    "The desired state is not changed: an agent that starts later still applies each module's newest desired state, and a host that applies PUSH after all reads applied."},
+            exitCodeList = {"0:cancelled (or cancelled before)", "2:unknown push, nothing left to cancel (every host settled), unauthorized",
+                    "4:the coordinator cannot be reached"})
+    public static final class PushCancelCmd extends CoordinatorCommand {
+        @Parameters(index = "0", paramLabel = "PUSH", description = "A push id such as push-0000000002.")
+        String push;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            if (!io.mesh.wire.ZkPaths.PUSH_NAME.matcher(push).matches()) {
+                return fail(BAD_INPUT, "PUSH: '" + push + "' is not a push id: give one such as push-0000000002 (mesh status lists the pushes not done)");
+            }
+            CoordinatorClient.Response r = client().postJson("/v1/pushes/" + push + "/cancel", Map.of());
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            JsonNode c = r.json().path("cancelled");
+            PrintWriter out = out();
+            if (r.json().path("already").asBoolean()) {
+                out.println(push + " was cancelled already, at " + text(c.path("at")) + " by " + text(c.path("by")) + " (hosts " + joinText(c.path("hosts")) + ")");
+            } else {
+                out.println(push + " cancelled on " + joinText(c.path("hosts")) + ": no longer pending there (mesh status " + push
+                        + " shows it); an agent that starts there later still applies each module's newest desired state");
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
             description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the image each container runs (Docker's image id and the registry digest); then the open windows, the freezes in force and the pushes not yet done.",
@@ -619,6 +687,8 @@ public final class MeshCli implements Runnable {
             }
             out.println(v.path("push").asText() + "  revision " + v.path("revision").asText() + "  modules " + joinText(v.path("modules"))
                     + "  received " + text(v.path("receivedAt")) + "  state " + v.path("state").asText());
+            JsonNode c = v.path("cancelled");
+            if (c.isObject()) out.println("cancelled at " + text(c.path("at")) + " by " + text(c.path("by")) + " (hosts " + joinText(c.path("hosts")) + ")");
             Table.of(v.path("targets"), Status::addTarget, "HOST", "MODULE", "STATE", "REVISION", "PUSH", "FINISHED", "DETAIL")
                     .print(out, "no host targeted yet (a module for \"*\" waits for agents)");
             out.println();
@@ -696,6 +766,7 @@ public final class MeshCli implements Runnable {
                 String desired = m.path("desiredRevision").asText(null);
                 if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
                 String detail = WireName.of(PushState.class, m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
+                if (m.path("lastKnown").isObject()) detail = lastKnown(m.path("lastKnown")) + (detail.isEmpty() ? "" : "; " + detail);
                 table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
                         w.isObject() ? window(w) : "-", joinText(m.path("held")), age(at, m.path("finishedAt")), detail);
             }
@@ -980,6 +1051,11 @@ public final class MeshCli implements Runnable {
                                 hold.hasNonNull("confirmed") ? text(hold.path("confirmed")) : "not yet");
                     }, "HOST", "CONTAINER", "MODULE", "HOLD BY", "REASON", "UNTIL", "STOP", "CONFIRMED")
                     .print(out, "no container is held by an operator");
+            // An agent that went mid-window: its held nodes went with it, its containers may still be stopped.
+            for (JsonNode o : answer.path("offline")) {
+                out.println();
+                out.println(o.path("host").asText() + " " + o.path("module").asText() + ": " + lastKnown(o.path("lastKnown")));
+            }
         }
     }
 
@@ -1050,7 +1126,10 @@ public final class MeshCli implements Runnable {
             }
             out.println("waiting up to " + await + " for " + host + "'s agent to confirm it");
             out.flush();
-            return confirmed(client, hold.path("since").asText(), r.json().path("module").asText(), wait, out);
+            try (InterruptNotice ignored = InterruptNotice.during(this::warn, "interrupted: the hold of " + container + " on " + host
+                    + " stays recorded, and is in force once its agent confirms it; see it with: mesh held")) {
+                return confirmed(client, hold.path("since").asText(), r.json().path("module").asText(), wait, out);
+            }
         }
 
         /**
@@ -1244,14 +1323,31 @@ public final class MeshCli implements Runnable {
             case DEFERRED, FAILED -> text + detailSuffix(text, target);
             case SUPERSEDED -> detail(text, target);
             case WAITING -> text + (target.hasNonNull("rollout") ? " (" + target.path("rollout").asText() + ")" : "");
+            case EXPIRED -> text + " (no agent)";
             default -> text;
         };
     }
 
-    /** @return {@code , N superseded} when a push's {@code counts} has superseded targets, else nothing */
+    /**
+     * @param k a {@code FleetStatus.LastKnownWindow}
+     * @return {@code agent offline; last known: window W (S) holding C since T (from its last report)}
+     */
+    static String lastKnown(JsonNode k) {
+        List<String> held = new ArrayList<>();
+        k.path("held").forEach(h -> held.add(h.asText()));
+        return "agent offline; last known: window " + k.path("window").asText() + " (" + k.path("schedule").asText() + ") holding "
+                + (held.isEmpty() ? "nothing" : String.join(", ", held)) + (k.hasNonNull("since") ? " since " + text(k.path("since")) : "")
+                + ("report".equals(k.path("from").asText()) ? " (from its last report)" : " (its window node went with its session)");
+    }
+
+    /** @return {@code , N superseded}, {@code , N cancelled}, {@code , N expired} for those a push's {@code counts} has, else nothing */
     private static String superseded(JsonNode counts) {
-        int n = count(counts, PushState.SUPERSEDED);
-        return n > 0 ? ", " + n + " superseded" : "";
+        StringBuilder b = new StringBuilder();
+        for (PushState s : List.of(PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
+            int n = count(counts, s);
+            if (n > 0) b.append(", ").append(n).append(' ').append(s.wire());
+        }
+        return b.toString();
     }
 
     private static String detailSuffix(String state, JsonNode t) {
@@ -1274,6 +1370,7 @@ public final class MeshCli implements Runnable {
         if (WireName.of(PushState.class, state) == PushState.SUPERSEDED) {
             return "superseded" + (t.hasNonNull("supersededBy") ? " by " + t.path("supersededBy").asText() : "");
         }
+        if (WireName.of(PushState.class, state) == PushState.EXPIRED) return "no agent runs there";
         JsonNode f = t.path("freeze");
         if (f.isObject()) return "frozen: " + f.path("reason").asText() + (f.hasNonNull("until") ? ", until " + f.path("until").asText() : "");
         JsonNode w = t.path("window");
@@ -1519,7 +1616,8 @@ public final class MeshCli implements Runnable {
     @Command(name = "freeze",
             description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none of them.",
                     "No Docker call is made on the module until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
-                    "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze."},
+                    "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze.",
+                    "An apply already in progress (it holds the module lock) still lands the container changes it has begun, and begins no other: mesh freeze names each one."},
             exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, no --reason, a bad duration or time), unauthorized",
                     "4:the coordinator cannot be reached"})
     public static final class Freeze extends CoordinatorCommand {
@@ -1597,6 +1695,13 @@ public final class MeshCli implements Runnable {
             if (was.isObject()) {
                 out.println("  replaces the freeze until " + text(was.path("until")) + " by " + text(was.path("by")) + ": "
                         + was.path("reason").asText());
+            }
+            // SPEC.md "Freezes": a freeze stops changes that begin after it; decision 14: an apply under way finishes the
+            // container change it is in (all of them when it changes three or more at once) and begins no other.
+            for (JsonNode a : j.path("applying")) {
+                out.println("  an apply of " + a.path("module").asText() + " is in progress on " + a.path("host").asText() + " (since "
+                        + text(a.path("since")) + "): the container changes it has already begun will still land; the freeze "
+                        + "stops those that begin after it (mesh locks shows the apply, its report which containers changed)");
             }
             out.flush();
             return OK;

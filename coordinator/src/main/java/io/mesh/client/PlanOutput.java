@@ -36,6 +36,7 @@ final class PlanOutput {
         String plan = created.path("plan").asText();
         out.println(plan + "  revision " + created.path("revision").asText() + "  modules " + join(created.path("modules"))
                 + "  hosts " + join(created.path("hosts")) + "  (a plan: nothing is pushed)");
+        printSchedules(created.path("schedules"), out);
         out.flush();
         long deadline = polling.deadline();
         Following following = new Following(client, "/v1/plans/" + plan, plan, warn);
@@ -71,6 +72,24 @@ final class PlanOutput {
         out.flush();
         if (!pending.isEmpty()) return MeshCli.TIMEOUT;
         return failing.isEmpty() && noAgent.isEmpty() ? MeshCli.OK : MeshCli.FAILED;
+    }
+
+    /**
+     * Prints each schedule the push would add, change or remove against the desired state now (the coordinator's
+     * {@code schedules}: the same on every host of the module), or that none changes.
+     */
+    static void printSchedules(JsonNode schedules, PrintWriter out) {
+        if (!schedules.isArray()) return; // an older coordinator: it does not say
+        if (schedules.isEmpty()) {
+            out.println("schedules: no change");
+            return;
+        }
+        for (JsonNode s : schedules) {
+            List<String> fields = new ArrayList<>();
+            s.path("fields").forEach(f -> fields.add(f.asText()));
+            out.println("schedule " + s.path("module").asText() + "/" + s.path("schedule").asText() + " " + s.path("change").asText()
+                    + (fields.isEmpty() ? "" : ": " + String.join("; ", fields)));
+        }
     }
 
     /** Prints the plan's table: one row per container, and one per host without an answer. */

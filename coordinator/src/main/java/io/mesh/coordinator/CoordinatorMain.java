@@ -111,6 +111,13 @@ public final class CoordinatorMain implements Runnable {
                         + "X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body> (the form Git forges send). Default: none.")
         Path webhookSecretFile;
 
+        @Option(names = "--no-agent-expiry", paramLabel = "DURATION", defaultValue = "24h",
+                description = "A push still pending on a host that has no agent this long after it was taken reads 'expired' "
+                        + "there instead of 'pending' (it is then done, and no longer listed as pending); the target reads "
+                        + "pending again once an agent of that host starts (default: ${DEFAULT-VALUE}; "
+                        + "docs/decisions/0030-cancel-and-expire-pushes.md).")
+        String noAgentExpiry;
+
         @Mixin
         ProcessOptions process;
 
@@ -131,6 +138,7 @@ public final class CoordinatorMain implements Runnable {
             WebhookSecret webhook;
             ZkAuth zkAuth;
             HttpLimits limits;
+            Duration expiry;
             try {
                 process.selectLogFormat();
                 paths = process.paths();
@@ -149,6 +157,11 @@ public final class CoordinatorMain implements Runnable {
                     throw new IllegalArgumentException("--http-read-timeout " + e.getMessage());
                 }
                 limits = new HttpLimits(readTimeout, httpMaxConnections, maxPushBytes);
+                try {
+                    expiry = Durations.parse(noAgentExpiry);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--no-agent-expiry " + e.getMessage());
+                }
             } catch (IllegalArgumentException e) {
                 err.println("mesh-coordinator: " + e.getMessage());
                 err.flush();
@@ -171,7 +184,7 @@ public final class CoordinatorMain implements Runnable {
                             BearerToken.ENV, address);
                 }
                 client = MeshZk.connect(connect, Duration.ofSeconds(30), zkAuth, paths);
-                api = new HttpApi(client, paths, address, token, webhook, limits);
+                api = new HttpApi(client, paths, address, token, webhook, limits, expiry);
                 api.start();
                 out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
                         + (zkAuth == null ? ", open ZooKeeper ACLs" : ", ZooKeeper user " + zkAuth.user())

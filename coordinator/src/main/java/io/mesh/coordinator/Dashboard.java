@@ -382,6 +382,10 @@ public final class Dashboard {
         if (!c.held().isEmpty()) {
             b.append("<br><strong class=\"tag held\">HELD</strong> ").append(esc(String.join(", ", c.held())));
         }
+        if (c.lastKnown() != null) {
+            // kill -9 mid-window: the live nodes went with the agent's session, so say what was last known.
+            b.append("<br><strong class=\"tag held\">AGENT OFFLINE</strong> last known: ").append(esc(c.lastKnown().describe()));
+        }
         if (c.error() != null && state == PushState.FAILED) b.append("<br><small class=\"err\">").append(esc(c.error())).append("</small>");
         return b.append("</td>").toString();
     }

@@ -9,6 +9,7 @@ import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.Json;
 import io.mesh.wire.ScheduleSpec;
@@ -54,6 +55,7 @@ public final class FleetStatus {
     private final FreezeStore freezes;
     private final NodeSource source;
     private final AtomicReference<Memo> memo = new AtomicReference<>();
+    private final VanishedWindows vanished;
 
 
     /**
@@ -63,10 +65,27 @@ public final class FleetStatus {
      * @param source where agents, reports and windows are read from (the coordinator's {@link FleetCache})
      */
     FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source) {
+        this(client, paths, clock, source, PushStatus.DEFAULT_NO_AGENT_EXPIRY);
+    }
+
+    /**
+     * @param noAgentExpiry when pending targets on hosts without an agent read {@code expired}, after the push was taken
+     *                      ({@link PushStatus#noAgentExpiry()})
+     */
+    FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source, Duration noAgentExpiry) {
+        this(client, paths, clock, source, noAgentExpiry, null);
+    }
+
+    /**
+     * @param vanished the window nodes this coordinator saw go ({@link VanishedWindows}), or {@code null}: an offline
+     *                 host's last known window is then read from its reports alone
+     */
+    FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source, Duration noAgentExpiry, VanishedWindows vanished) {
+        this.vanished = vanished;
         this.client = client;
         this.paths = paths;
         this.view = new FleetView(client, paths, source);
-        this.pushes = new PushStatus(client, paths, source);
+        this.pushes = new PushStatus(client, paths, source, noAgentExpiry, clock);
         this.source = source;
         this.clock = clock;
         this.freezes = new FreezeStore(client, paths, clock);
@@ -90,10 +109,13 @@ public final class FleetStatus {
      * @param lastWindow      the last window that ended, from the report
      * @param images          the image each container of the last report runs, in the report's order; containers
      *                        whose image the report does not name (removed, failed before they ran) are left out
+     * @param lastKnown       on a host without an agent node, the window it was running when it went, by what is
+     *                        last known ({@link LastKnownWindow}); else {@code null} (and not written)
      */
     public record Cell(String module, String revision, String desiredRevision, String push, PushState outcome,
                        Instant finishedAt, Double applySeconds, WindowRecord window, List<String> held, String error,
-                       WindowResult lastWindow, List<RunningImage> images) {
+                       WindowResult lastWindow, List<RunningImage> images,
+                       @JsonInclude(JsonInclude.Include.NON_NULL) LastKnownWindow lastKnown) {
         /**
          * @param at when the fleet was read ({@link Fleet#at})
          * @return whole seconds from {@code finishedAt} to {@code at}, at least 0; {@code null} without a report
@@ -101,6 +123,44 @@ public final class FleetStatus {
         public Long ageSeconds(Instant at) {
             return finishedAt == null ? null : Math.max(0, Duration.between(finishedAt, at).toSeconds());
         }
+    }
+
+    /**
+     * The window an agent was running when it went (kill -9, a host down): its window and held nodes went with its
+     * session, its containers may still be stopped, and nothing live says so. Shown as "agent offline; last known:
+     * window W holding C" by {@code mesh status}, {@code mesh held} and the page.
+     *
+     * @param schedule schedule name
+     * @param window   window id
+     * @param since    when it opened
+     * @param held     Docker names of the containers it held
+     * @param from     where it is known from: {@code window node} (this coordinator saw the node go without the window
+     *                 ending in the report) or {@code report} (the host's last report was deferred by it)
+     */
+    public record LastKnownWindow(String schedule, String window, Instant since, List<String> held, String from) {
+        /** @return {@code window W (schedule S) holding C since T}, as the client and the page say it */
+        public String describe() {
+            return "window " + window + " (" + schedule + ") holding " + (held.isEmpty() ? "nothing" : String.join(", ", held))
+                    + (since == null ? "" : " since " + since);
+        }
+    }
+
+    /**
+     * The last known window of {@code module} on a host without an agent node: a window node that vanished (as the
+     * session of a killed agent expires) unless the report names that window as ended, else the window that deferred
+     * the last report, unless it ended since.
+     *
+     * @return {@code null} when nothing says a window was open
+     */
+    static LastKnownWindow lastKnown(WindowRecord vanishedNode, ApplyReport r) {
+        String ended = r == null || r.lastWindow() == null ? null : r.lastWindow().window();
+        if (vanishedNode != null && !Objects.equals(vanishedNode.window(), ended)) {
+            return new LastKnownWindow(vanishedNode.schedule(), vanishedNode.window(), vanishedNode.since(), vanishedNode.held(), "window node");
+        }
+        if (r != null && r.outcome() == ApplyOutcome.DEFERRED && r.window() != null && !Objects.equals(r.window().window(), ended)) {
+            return new LastKnownWindow(r.window().schedule(), r.window().window(), r.window().since(), r.window().held(), "report");
+        }
+        return null;
     }
 
     /**
@@ -164,7 +224,8 @@ public final class FleetStatus {
      * @param revision   its revision
      * @param receivedAt when the coordinator took it
      * @param state      {@code pending} or {@code deferred}
-     * @param counts     targets per state, by its name
+     * @param counts     targets per state, by its name (a push whose only unsettled targets were cancelled or expired
+     *                   is done, so not listed)
      */
     public record PendingPush(String push, String revision, Instant receivedAt, PushState state, Map<String, Integer> counts) {}
 
@@ -254,7 +315,8 @@ public final class FleetStatus {
      * (docs/decisions/0022-status-from-a-cache.md).
      */
     private record Inputs(Map<String, DesiredRecord> desired, Map<String, DesiredRecord> deleted, List<HeldRecord> held,
-                          List<WindowRecord> windows, List<String> recentPushes, List<FreezeStore.Freeze> freezes, List<Slot> slots) {}
+                          List<WindowRecord> windows, List<String> recentPushes, List<FreezeStore.Freeze> freezes, List<Slot> slots,
+                          List<String> expiredPushes, Map<String, WindowRecord> vanished) {}
 
     /** The last fleet derived, with the cache generation and inputs it came from, and its JSON without {@code at}. */
     private record Memo(long generation, Inputs inputs, Fleet fleet, byte[] jsonWithoutAt) {}
@@ -312,8 +374,25 @@ public final class FleetStatus {
     private Inputs inputs(Instant now) throws Exception {
         Map<String, DesiredRecord> deleted = new TreeMap<>();
         Map<String, DesiredRecord> desired = desired(deleted);
-        return new Inputs(desired, deleted, view.held(), view.windows(), recentPushes(),
-                freezes.list().stream().filter(FreezeStore.Freeze::active).toList(), slots());
+        List<String> recent = recentPushes();
+        return new Inputs(desired, deleted, view.held(), view.windows(), recent,
+                freezes.list().stream().filter(FreezeStore.Freeze::active).toList(), slots(), expired(recent, now),
+                vanished == null ? Map.of() : vanished.vanished());
+    }
+
+    /**
+     * The recent pushes past their no-agent expiry now: an input, since time alone turns their pending targets on
+     * hosts without an agent {@code expired} (docs/decisions/0030-cancel-and-expire-pushes.md), so a memo must not
+     * outlive that moment.
+     */
+    private List<String> expired(List<String> recent, Instant now) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (String n : recent) {
+            PushRecord r = source.read(paths.push(n), PushRecord.class);
+            Instant at = r == null ? null : pushes.expiresAt(r);
+            if (at != null && !now.isBefore(at)) out.add(n);
+        }
+        return out;
     }
 
     /** The fleet from its inputs and the cache's (or ZooKeeper's) agents and reports. */
@@ -363,7 +442,7 @@ public final class FleetStatus {
                         r == null ? null : r.push(), outcome, finished,
                         finished == null || r.startedAt() == null ? null : Duration.between(r.startedAt(), finished).toMillis() / 1000.0,
                         rawByKey.get(host + "/" + module), heldHere, r == null ? null : r.error(), r == null ? null : r.lastWindow(),
-                        RunningImage.of(r)));
+                        RunningImage.of(r), h != null && h.online() ? null : lastKnown(in.vanished().get(host + "/" + module), r)));
             }
             rows.add(new HostRow(host, h != null && h.online(), h == null ? null : h.agent(), cells));
         }
@@ -412,6 +491,20 @@ public final class FleetStatus {
                     waiting ? r.push() : null, waiting ? r.revision() : null));
         }
         return out;
+    }
+
+    /**
+     * The applies running now: module locks held by an apply ({@link LockHolder#APPLY}). A freeze does not undo what
+     * they have begun (SPEC.md "Freezes": it stops changes that begin after it; decision 14), so {@code mesh freeze}
+     * names them.
+     *
+     * @param module a module name, or {@link io.mesh.wire.FreezeRecord#ALL} for every module
+     * @return the locks whose holder is an apply of that module (of any, for {@code _all}), sorted by module then host
+     * @throws Exception ZooKeeper errors
+     */
+    public List<Lock> applying(String module) throws Exception {
+        return locks().stream().filter(l -> l.holder() != null && LockHolder.APPLY.equals(l.holder().purpose()))
+                .filter(l -> io.mesh.wire.FreezeRecord.ALL.equals(module) || l.module().equals(module)).toList();
     }
 
     /**

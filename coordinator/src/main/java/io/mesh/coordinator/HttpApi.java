@@ -76,8 +76,13 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/pushes}: {@code {"pushes":[PushRecord...]}}, newest first, at most {@code ?limit=N}
  *       (default {@value #DEFAULT_LIST}, at most {@value #MAX_LIST}).</li>
  *   <li>{@code GET /v1/pushes/{push}}: {@link PushStatus.View}; 404 for an unknown push.</li>
- *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...],"holds":[OperatorHoldView...]}}:
- *       window holds, open windows, then operator holds (each with whether it expired).</li>
+ *   <li>{@code POST /v1/pushes/{push}/cancel} (token as pushes, no body): drops the push ({@link PushCancels}): its
+ *       pending, deferred and waiting targets read {@code cancelled}. {@code 200 {"cancelled","already"}}; {@code 404}
+ *       for an unknown push, {@code 409} when nothing is left to cancel (docs/decisions/0030-cancel-and-expire-pushes.md).</li>
+ *   <li>{@code GET /v1/held}: {@code {"held":[HeldRecord...],"windows":[WindowRecord...],"holds":[OperatorHoldView...],
+ *       "offline":[{host, module, lastKnown}]}}: window holds, open windows, operator holds (each with whether it
+ *       expired), then the window each host without an agent was running when it went, as last known
+ *       ({@link FleetStatus.LastKnownWindow}): its held nodes went with its session.</li>
  *   <li>{@code POST /v1/holds}: body {@code {"host","container","reason","for"?,"stop"?}}, token as window requests:
  *       an operator hold ({@link HoldStore}). {@code 201} with the held node written; {@code 400}/{@code 404}
  *       {@code {"error","field"}} naming the field at fault, nothing written; {@code 409} when a window or another
@@ -116,7 +121,8 @@ import java.util.regex.Pattern;
  *       with no desired node, or deleted already.</li>
  *   <li>{@code POST /v1/plans}: body and credentials as a push; the manifest is validated as a push (400 with the
  *       same errors, nothing written), then planned by each targeted host's agent, which changes nothing
- *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent"}}.</li>
+ *       ({@link PlanStore}). {@code 202 {"plan","revision","modules","hosts","noAgent","schedules"}}: {@code schedules}
+ *       lists each schedule the push would add, change (with the fields) or remove ({@link ScheduleDiff}).</li>
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} as its hosts' children say
@@ -125,7 +131,9 @@ import java.util.regex.Pattern;
  *       is not paused (resume), has ended (abort), or is of another push than the body names
  *       (docs/decisions/0013-rollouts.md).</li>
  *   <li>{@code POST /v1/freezes} (token as pushes), body {@code {"module": M | "all": true, "for": "2h" | "until": ISO,
- *       "reason": R}}: {@code 201} with the freeze as written ({@link FreezeStore.Freeze}); {@code 400 {"error","field"}}
+ *       "reason": R}}: {@code 201} with the freeze as written ({@link FreezeStore.Freeze}), {@code replaced} (the freeze it
+ *       replaced) and {@code applying} (each {@code {module, host, since, process}} whose apply holds the module lock
+ *       now: the container changes it has begun still land), when any; {@code 400 {"error","field"}}
  *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
  *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
  *       is none (docs/decisions/0014-freezes.md).</li>
@@ -171,9 +179,13 @@ public final class HttpApi implements AutoCloseable {
     private final WebhookSecret webhook;
     private final PushWriter writer;
     private final PushStatus status;
+    /** {@code POST /v1/pushes/{push}/cancel}. */
+    private final PushCancels cancels;
     private final FleetView fleet;
     /** The fleet-sized subtrees the status reads are served from. */
     private final FleetCache cache;
+    /** Window nodes seen to go: an offline host's last known window ({@link FleetStatus.LastKnownWindow}). */
+    private final VanishedWindows vanished;
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
     private final HoldStore holds;
@@ -242,6 +254,19 @@ public final class HttpApi implements AutoCloseable {
      */
     public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
                    HttpLimits limits) throws IOException {
+        this(client, paths, listen, token, webhook, limits, PushStatus.DEFAULT_NO_AGENT_EXPIRY);
+    }
+
+    /**
+     * As {@link #HttpApi(CuratorFramework, ZkPaths, InetSocketAddress, BearerToken, WebhookSecret, HttpLimits)}, with
+     * how long a push waits for a host without an agent before that target reads {@code expired}
+     * ({@code --no-agent-expiry}; docs/decisions/0030-cancel-and-expire-pushes.md).
+     *
+     * @param noAgentExpiry a positive duration
+     * @throws IOException when the address cannot be bound
+     */
+    public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
+                   HttpLimits limits, Duration noAgentExpiry) throws IOException {
         this.webhook = webhook;
         this.client = client;
         this.paths = paths;
@@ -249,9 +274,12 @@ public final class HttpApi implements AutoCloseable {
         this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
         this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes()));
-        this.status = new PushStatus(client, paths, cache);
+        this.status = new PushStatus(client, paths, cache, noAgentExpiry, Clock.systemUTC()); // receivedAt is the system clock's
+        this.cancels = new PushCancels(client, paths, Clock.systemUTC(), noAgentExpiry);
         this.fleet = new FleetView(client, paths, cache);
-        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache); // freezes' ends by ZooKeeper's clock
+        // freezes' ends by ZooKeeper's clock
+        this.vanished = new VanishedWindows(client, paths);
+        this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache, noAgentExpiry, vanished);
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
@@ -323,6 +351,7 @@ public final class HttpApi implements AutoCloseable {
      */
     public void start() {
         cache.start();
+        vanished.start();
         rolloutFold.start();
         try {
             // Served from ZooKeeper until it has loaded; a fleet of 1,000 hosts loads in a few seconds.
@@ -389,6 +418,7 @@ public final class HttpApi implements AutoCloseable {
             LOG.warn("stopping the HTTP server: {}", e.toString());
         }
         cache.close();
+        vanished.close();
         rolloutFold.close();
     }
 
@@ -479,7 +509,10 @@ public final class HttpApi implements AutoCloseable {
             case "/v1/audit" -> { if (get(ex)) audit(ex); }
             default -> {
                 Matcher req;
-                if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
+                if ((req = PUSH_CANCEL.matcher(path)).matches()) {
+                    if (ex.method().equals("POST")) cancelPush(ex, req.group(1));
+                    else notAllowed(ex, "POST");
+                } else if (path.startsWith("/v1/pushes/") && path.length() > "/v1/pushes/".length()) {
                     if (get(ex)) pushStatus(ex, path.substring("/v1/pushes/".length()));
                 } else if ((req = MODULE_HISTORY.matcher(path)).matches()) {
                     if (get(ex)) moduleHistory(ex, req.group(1));
@@ -516,6 +549,7 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    private static final Pattern PUSH_CANCEL = Pattern.compile("/v1/pushes/([^/]+)/cancel");
     private static final Pattern HOLD = Pattern.compile("/v1/holds/([^/]+)/([^/]+)");
     private static final Pattern WHY = Pattern.compile("/v1/why/([^/]+)/([^/]+)");
     private static final Pattern REQUESTS = Pattern.compile("/v1/hosts/([^/]+)/windows");
@@ -629,8 +663,7 @@ public final class HttpApi implements AutoCloseable {
             return;
         }
         // The hold records where it came from too, as a window request does.
-        String caller = caller(ex);
-        String by = (caller == null ? by(ex) : caller) + " from " + ex.remoteHost();
+        String by = identity(ex, false);
         HeldRecord h;
         try {
             h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
@@ -864,7 +897,7 @@ public final class HttpApi implements AutoCloseable {
         if (m == null) return;
         PushWriter.Result result;
         try {
-            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(by(m.tokenName(), m.bySignature()), ex.header(SOURCE_HEADER)));
+            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(identity(ex, m.bySignature()), ex.header(SOURCE_HEADER)));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -905,6 +938,21 @@ public final class HttpApi implements AutoCloseable {
     /** @return {@link #by(String, boolean)} of a request that passed {@link #authorized}: its token's name */
     private String by(Exchange ex) {
         return by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), false);
+    }
+
+    /**
+     * Who did a write, as every record of one says it (a push's, rollback's, delete's and cancel's {@code by}, a
+     * freeze's, an operator hold's): {@link #caller} (the named token's name, {@code X-Mesh-User} a claim beside it),
+     * else {@link #by(String, boolean)} ({@code token}, {@code webhook} or {@code anonymous}), then {@code from} and the
+     * address the request came from, such as {@code ops (says alice) from 10.0.0.7} or {@code root from 127.0.0.1}
+     * (docs/design.md, "History, rollback and delete"). The one rule, so that the same person reads the same everywhere.
+     *
+     * @param bySignature the request was a push signed with the webhook secret
+     */
+    private String identity(Exchange ex, boolean bySignature) {
+        String caller = caller(ex);
+        String name = caller != null ? caller : by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), bySignature);
+        return name + " from " + ex.remoteHost();
     }
 
     /**
@@ -955,7 +1003,7 @@ public final class HttpApi implements AutoCloseable {
         Optional<RolloutRecord> r;
         try {
             r = PushWriter.MODULE_NAME.matcher(module).matches()
-                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), by(ex), push)
+                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), identity(ex, false), push)
                     : Optional.empty();
         } catch (IllegalStateException e) {
             send(ex, 409, error(e.getMessage() + ": mesh rollout status " + abbreviate(module) + " shows it"));
@@ -1034,12 +1082,24 @@ public final class HttpApi implements AutoCloseable {
         FreezeStore.Freeze replaced = freezes.list().stream()
                 .filter(f -> f.active() && (request.target().equals(FreezeRecord.ALL) ? f.all() : request.target().equals(f.module())))
                 .findFirst().orElse(null);
-        FreezeStore.Freeze written = freezes.freeze(request, by(ex), now);
+        FreezeStore.Freeze written = freezes.freeze(request, identity(ex, false), now);
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), abbreviate(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
+        // An apply that holds the module lock now still lands the changes it has begun (SPEC.md "Freezes"; decision 14):
+        // said, so that a change landing after "frozen" is no surprise.
+        List<Map<String, Object>> applying = new ArrayList<>();
+        for (FleetStatus.Lock l : fleetStatus.applying(request.target())) {
+            Map<String, Object> a = new LinkedHashMap<>();
+            a.put("module", l.module());
+            a.put("host", l.host());
+            a.put("since", l.holder().since());
+            a.put("process", l.holder().process());
+            applying.add(a);
+        }
+        if (!applying.isEmpty()) out.set("applying", Json.MAPPER.valueToTree(applying));
         send(ex, 201, out);
     }
 
@@ -1066,7 +1126,7 @@ public final class HttpApi implements AutoCloseable {
                 "(mesh history " + abbreviate(module) + " lists them)");
         if (!body.read()) return;
         String target = body.push();
-        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(by(ex), ex.header(SOURCE_HEADER))));
+        PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(identity(ex, false), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();
         LOG.info("push {} rollback of module {} to {} (revision {}) hosts {} from {}", result.push(), module, result.rollbackOf(),
@@ -1080,7 +1140,7 @@ public final class HttpApi implements AutoCloseable {
     private void deleteModule(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "deletes")) return;
         PushWriter.Result result = written(ex, () -> writer.delete(module, ex.header(REVISION_HEADER),
-                new PushWriter.Origin(by(ex), ex.header(SOURCE_HEADER))));
+                new PushWriter.Origin(identity(ex, false), ex.header(SOURCE_HEADER))));
         if (result == null) return;
         metrics.accepted();
         LOG.info("push {} deletes module {} (revision {}) from hosts {} from {}", result.push(), module, result.revision(), result.hosts(), ex.remote());
@@ -1223,6 +1283,27 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 200, Map.of("pushes", pushes));
     }
 
+    /**
+     * {@code POST /v1/pushes/{push}/cancel} ({@code mesh push cancel}): token as pushes; {@code 200} with the cancel
+     * ({@code already} when it was cancelled before), 404 for an unknown push, 409 for one with nothing left to cancel
+     * (docs/decisions/0030-cancel-and-expire-pushes.md).
+     */
+    private void cancelPush(Exchange ex, String push) throws Exception {
+        if (!authorized(ex, "push cancels")) return;
+        PushCancels.Result r;
+        try {
+            r = cancels.cancel(push, identity(ex, false));
+        } catch (PushCancels.RefusedException e) {
+            sendField(ex, e.status, "push", e.getMessage());
+            return;
+        }
+        if (!r.already()) LOG.info("push {} cancelled on hosts {} by {} from {}", push, r.cancel().hosts(), r.cancel().by(), ex.remote());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("cancelled", r.cancel());
+        out.put("already", r.already());
+        send(ex, 200, out);
+    }
+
     private void pushStatus(Exchange ex, String push) throws Exception {
         Optional<PushStatus.View> v = status.of(push);
         if (v.isEmpty()) {
@@ -1240,6 +1321,19 @@ public final class HttpApi implements AutoCloseable {
         out.put("held", all.stream().filter(h -> !h.operatorHold()).toList());
         out.put("holds", all.stream().filter(HeldRecord::operatorHold).map(h -> OperatorHoldView.of(h, now)).toList());
         out.put("windows", fleet.windows());
+        // What an agent that went mid-window left held, as last known: its held nodes went with its session.
+        List<Map<String, Object>> lastKnown = new ArrayList<>();
+        for (FleetStatus.HostRow h : fleetStatus.fleet().hosts()) {
+            for (FleetStatus.Cell c : h.modules()) {
+                if (c.lastKnown() == null) continue;
+                Map<String, Object> k = new LinkedHashMap<>();
+                k.put("host", h.host());
+                k.put("module", c.module());
+                k.put("lastKnown", c.lastKnown());
+                lastKnown.add(k);
+            }
+        }
+        out.put("offline", lastKnown);
         send(ex, 200, out);
     }
 
@@ -1330,6 +1424,7 @@ public final class HttpApi implements AutoCloseable {
         out.put("revision", c.revision());
         out.put("modules", c.modules());
         out.put("hosts", c.hosts());
+        out.put("schedules", c.schedules());
         out.put("noAgent", c.noAgent());
         out.put("path", paths.plan(c.plan()));
         send(ex, 202, out);

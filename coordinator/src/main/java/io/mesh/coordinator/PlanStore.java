@@ -63,8 +63,11 @@ public record PlanStore(CuratorFramework client, ZkPaths paths, PushWriter valid
      * @param modules  module names, in document order
      * @param hosts    the hosts asked, sorted
      * @param noAgent  those of them without an agent node now
+     * @param schedules each module's schedules added, changed or removed against its desired state now
+     *                 ({@link ScheduleDiff}): the same on every host, so computed here, not by the agents
      */
-    public record Created(String plan, String revision, List<String> modules, List<String> hosts, List<String> noAgent) {}
+    public record Created(String plan, String revision, List<String> modules, List<String> hosts, List<String> noAgent,
+                          List<ScheduleDiff.Change> schedules) {}
 
     /**
      * A plan as {@code GET /v1/plans/{plan}} shows it.
@@ -94,10 +97,12 @@ public record PlanStore(CuratorFramework client, ZkPaths paths, PushWriter valid
         PushWriter.Validated v = validator.validate(text, revision);
         Set<String> agents = new TreeSet<>(ZkReads.children(client, paths.agents()));
         TreeSet<String> hosts = new TreeSet<>();
+        List<ScheduleDiff.Change> schedules = new ArrayList<>();
         for (ModuleSpec m : v.modules()) {
             addHosts(hosts, m.hosts(), agents);
             DesiredRecord now = ZkReads.read(client, paths.desired(m.module()), DesiredRecord.class);
             if (now != null && now.spec() != null) addHosts(hosts, now.spec().hosts(), agents);
+            schedules.addAll(ScheduleDiff.of(now == null ? null : now.spec(), m));
         }
         List<String> modules = v.modules().stream().map(ModuleSpec::module).toList();
         ensure(paths.root());
@@ -126,7 +131,7 @@ public record PlanStore(CuratorFramework client, ZkPaths paths, PushWriter valid
             }
             trim(plan);
             List<String> noAgent = hosts.stream().filter(h -> !agents.contains(h)).toList();
-            return new Created(plan, v.revision(), modules, List.copyOf(hosts), noAgent);
+            return new Created(plan, v.revision(), modules, List.copyOf(hosts), noAgent, List.copyOf(schedules));
         }
     }
 

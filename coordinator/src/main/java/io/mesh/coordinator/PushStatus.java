@@ -8,6 +8,7 @@ import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
+import io.mesh.wire.PushCancel;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutHostRecord;
@@ -18,6 +19,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
 import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -49,18 +52,34 @@ import java.util.TreeSet;
  * target is pending or deferred), but it is not applied: the push's {@code state} is {@code applied} only when every
  * target applied, and {@code superseded} when none failed, none is pending or deferred and some are superseded.
  *
+ * <p>Dropped pushes (docs/decisions/0030-cancel-and-expire-pushes.md): once the push has a cancel node
+ * ({@link ZkPaths#pushCancel}), a target that is pending, deferred or waiting reads {@code cancelled}; a pending target
+ * on a host with no agent node reads {@code expired} once {@code noAgentExpiry} has passed since the push was taken.
+ * Both are settled and not applied: the push is done, in state {@code cancelled} or {@code expired} when nothing failed.
+ *
  * @param client a started Curator client: a push node the cache has not seen yet, and the desired node of a push written without its hosts, are read from ZooKeeper
  * @param paths  the layout under the configured root
  * @param source where agents, reports, push nodes and rollout nodes are read from (the coordinator's {@link FleetCache})
+ * @param noAgentExpiry how long after a push was taken its pending targets on hosts without an agent read {@code expired}
+ *               ({@code mesh-coordinator serve --no-agent-expiry}, {@link #DEFAULT_NO_AGENT_EXPIRY} by default)
+ * @param clock  what {@code now} is for that expiry
  */
-public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
+public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source, Duration noAgentExpiry, Clock clock) {
+    /** How long a push waits for a host that has no agent before that target reads {@code expired}: 24 hours. */
+    public static final Duration DEFAULT_NO_AGENT_EXPIRY = Duration.ofHours(24);
+
+    /** With {@link #DEFAULT_NO_AGENT_EXPIRY} and the system clock. */
+    public PushStatus(CuratorFramework client, ZkPaths paths, NodeSource source) {
+        this(client, paths, source, DEFAULT_NO_AGENT_EXPIRY, Clock.systemUTC());
+    }
+
     /**
      * One host and module of a push.
      *
      * @param host       host id
      * @param module     module name
-     * @param state      {@code pending | applied | deferred | failed | superseded}; {@code unknown} for an outcome this
-     *                   version does not know
+     * @param state      {@code pending | applied | deferred | waiting | failed | superseded | cancelled | expired};
+     *                   {@code unknown} for an outcome this version does not know
      * @param revision   revision of the report, {@code null} without one
      * @param push       push of the report (this push or a newer one; an older one while pending), {@code null} without one
      * @param finishedAt when the report's apply finished, {@code null} without one
@@ -86,6 +105,11 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         static Target pending(String host, String module, boolean agent) {
             return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null, null, null);
         }
+
+        /** @return this target in another state (a pending one cancelled or expired), the rest as it was */
+        Target withState(PushState s) {
+            return new Target(host, module, s, revision, push, finishedAt, window, error, containers, agent, supersededBy, rollout, freeze);
+        }
     }
 
     /**
@@ -96,8 +120,8 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      * @param modules    its modules
      * @param receivedAt when the coordinator took it
      * @param state      {@code failed} when any target failed; else {@code applied} when every target applied; else
-     *                   {@code deferred} when no target is pending and some are deferred; else {@code superseded} when
-     *                   none is pending or deferred and some are superseded; else {@code pending}
+     *                   {@code deferred} when no target is pending and some are deferred; else, once done,
+     *                   {@code cancelled}, {@code expired} or {@code superseded} when some targets are; else {@code pending}
      * @param done       true when at least one host is targeted and none is pending or deferred (a superseded target
      *                   is settled: it will not apply this push)
      * @param failed     true when any target failed
@@ -109,11 +133,15 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      * @param by         who pushed, {@code null} for a push recorded before history existed
      * @param source     the push's {@code X-Mesh-Source}, or {@code null}
      * @param rollouts   by module, the rollout of this push (decision 13), for the modules pushed with {@code rollout}
+     * @param cancelled  the push's cancel ({@code mesh push cancel}), else {@code null} (and not written)
+     * @param expiresAt  when its pending targets on hosts without an agent read {@code expired}
      */
     public record View(String push, String revision, List<String> modules, Instant receivedAt, PushState state,
                        boolean done, boolean failed, Map<String, Integer> counts, List<Target> targets, PushAction action,
                        @JsonInclude(JsonInclude.Include.NON_NULL) String rollbackOf, String by, String source,
-                       @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, RolloutRecord> rollouts) {}
+                       @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, RolloutRecord> rollouts,
+                       @JsonInclude(JsonInclude.Include.NON_NULL) PushCancel cancelled,
+                       @JsonInclude(JsonInclude.Include.NON_NULL) Instant expiresAt) {}
 
     /**
      * Reads the push and every report it needs, and derives its status.
@@ -177,7 +205,17 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             RolloutRecord r = rolloutView(m);
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
-        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts));
+        PushCancel cancel = source.read(paths.pushCancel(push), PushCancel.class);
+        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, cancel, expiresAt(record), clock.instant()));
+    }
+
+    /**
+     * @param push a push record
+     * @return when its pending targets on hosts without an agent read {@code expired}; {@code null} when it names no
+     *         time it was taken
+     */
+    public Instant expiresAt(PushRecord push) {
+        return push.receivedAt() == null ? null : push.receivedAt().plus(noAgentExpiry);
     }
 
     /**
@@ -210,6 +248,23 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts) {
+        return derive(push, hosts, agents, registered, reports, rollouts, null, null, null);
+    }
+
+    /**
+     * {@link #derive(PushRecord, Map, Set, Set, Map, Map)}, with what drops targets
+     * (docs/decisions/0030-cancel-and-expire-pushes.md).
+     *
+     * @param cancel    the push's cancel, or {@code null}: with one, every pending, deferred or waiting target reads
+     *                  {@code cancelled}
+     * @param expiresAt when pending targets on hosts without an agent read {@code expired}; {@code null} for never
+     * @param now       the time compared with {@code expiresAt}; {@code null} for never
+     * @return the push's status
+     */
+    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
+                              Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
+                              PushCancel cancel, Instant expiresAt, Instant now) {
+        boolean expired = expiresAt != null && now != null && !now.isBefore(expiresAt);
         long seq = ZkPaths.pushSeq(push.push());
         List<Target> targets = new ArrayList<>();
         for (Map.Entry<String, List<String>> e : hosts.entrySet()) {
@@ -226,19 +281,26 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             }
             for (String host : targetHosts) {
                 ApplyReport r = reports.getOrDefault(host, Map.of()).get(module);
-                targets.add(target(host, module, push.push(), seq, r, agents.contains(host)));
+                Target t = target(host, module, push.push(), seq, r, agents.contains(host));
+                if (cancel != null && Set.of(PushState.PENDING, PushState.DEFERRED, PushState.WAITING).contains(t.state())) {
+                    t = t.withState(PushState.CANCELLED);
+                } else if (expired && t.state() == PushState.PENDING && !t.agent()) {
+                    t = t.withState(PushState.EXPIRED);
+                }
+                targets.add(t);
             }
         }
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.WAITING, PushState.FAILED,
-                PushState.SUPERSEDED)) {
+                PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
             counts.put(s.wire(), 0);
         }
         for (Target t : targets) counts.merge(t.state().wire(), 1, Integer::sum);
         int pending = count(counts, PushState.PENDING), deferred = count(counts, PushState.DEFERRED);
         int failed = count(counts, PushState.FAILED), applied = count(counts, PushState.APPLIED);
         int superseded = count(counts, PushState.SUPERSEDED);
+        int cancelled = count(counts, PushState.CANCELLED), expiredTargets = count(counts, PushState.EXPIRED);
         boolean stopped = rollouts.values().stream().anyMatch(r -> r.state().stopped());
         // Waiting on a rollout that stopped settles nothing by itself, but nothing more happens without an operator.
         long waiting = targets.stream().filter(t -> t.state() == PushState.WAITING)
@@ -249,11 +311,13 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         else if (!targets.isEmpty() && applied == targets.size()) state = PushState.APPLIED;
         else if (pending == 0 && deferred > 0) state = PushState.DEFERRED;
         else if (pending == 0 && waiting > 0) state = PushState.WAITING;
+        else if (done && cancelled > 0) state = PushState.CANCELLED;
+        else if (done && expiredTargets > 0) state = PushState.EXPIRED;
         else if (done && superseded > 0) state = PushState.SUPERSEDED;
         else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),
                 state, done, failed > 0 || stopped, counts, targets, push.actionOrPush(), push.rollbackOf(), push.by(), push.source(),
-                Map.copyOf(rollouts));
+                Map.copyOf(rollouts), cancel, expiresAt);
     }
 
     private static int count(Map<String, Integer> counts, PushState s) { return counts.get(s.wire()); }

@@ -49,6 +49,37 @@ class FreezeCommandsTest {
         assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", null, " ")).hasMessageContaining("--reason");
     }
 
+    /**
+     * SPEC.md "Freezes": a freeze stops changes that begin after it. An apply holding the module lock (a real Curator
+     * lock, as the agent takes it) began before, and still lands: {@code mesh freeze} says so; a window's lock is no
+     * apply, and with the lock released nothing is said.
+     */
+    @Test
+    void freezeSaysAnApplyInProgressStillLands() throws Exception {
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("web"), "{}".getBytes(StandardCharsets.UTF_8));
+        io.mesh.lock.ModuleLock apply = new io.mesh.lock.ModuleLock(zk.client(), zk.paths(), "store", "host-a",
+                io.mesh.wire.ProcessRef.current("mesh-agent run (test)"), io.mesh.wire.LockHolder.APPLY);
+        io.mesh.lock.ModuleLock window = new io.mesh.lock.ModuleLock(zk.client(), zk.paths(), "web", "host-a",
+                io.mesh.wire.ProcessRef.current("mesh-agent run (test)"), io.mesh.wire.LockHolder.windowPurpose("sweep"));
+        assertThat(apply.acquire(java.time.Duration.ofSeconds(10))).isTrue();
+        assertThat(window.acquire(java.time.Duration.ofSeconds(10))).isTrue();
+        try {
+            ClientRun f = mesh("freeze", "store", "--for", "2h", "--reason", "release weekend");
+            assertThat(f.code()).as(f.err()).isEqualTo(MeshCli.OK);
+            assertThat(f.out()).contains("an apply of store is in progress on host-a (since ", "changes it has already begun will still land");
+            ClientRun web = mesh("freeze", "web", "--for", "2h", "--reason", "r");
+            assertThat(web.out()).as("a window holds web's lock, not an apply").doesNotContain("in progress");
+            ClientRun all = mesh("freeze", "--all", "--for", "2h", "--reason", "r");
+            assertThat(all.out()).contains("an apply of store is in progress on host-a").doesNotContain("apply of web");
+        } finally {
+            apply.release();
+            window.release();
+        }
+        ClientRun after = mesh("freeze", "store", "--for", "1h", "--reason", "again");
+        assertThat(after.code()).as(after.err()).isEqualTo(MeshCli.OK);
+        assertThat(after.out()).doesNotContain("in progress");
+    }
+
     @Test
     void freezeFreezesAndThawAgainstACoordinator() throws Exception {
         ClientRun bad = mesh("freeze", "store", "--reason", "r");

@@ -101,7 +101,7 @@ class HistoryCommandsTest {
         assertThat(lines.get(0)).contains("PUSH", "REVISION", "ACTION", "PUSHED AT", "BY", "SOURCE", "HOSTS");
         assertThat(lines.get(1).split("\\s+")).startsWith(pushes.get(1), "r2", "push");
         assertThat(lines.get(2).split("\\s+")).startsWith(pushes.get(0), "r1", "push");
-        assertThat(lines.get(1)).contains("anonymous", HOST);
+        assertThat(lines.get(1)).contains(System.getProperty("user.name") + " from 127.0.0.1", HOST);
 
         ClientRun json = mesh("history", fx.module, "--json");
         assertThat(json.code()).isZero();

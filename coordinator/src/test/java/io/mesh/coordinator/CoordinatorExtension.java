@@ -42,6 +42,7 @@ public final class CoordinatorExtension extends ScopedFixture {
     private BearerToken token;
     private WebhookSecret webhook;
     private HttpLimits limits = HttpLimits.DEFAULTS;
+    private Duration noAgentExpiry = PushStatus.DEFAULT_NO_AGENT_EXPIRY;
     private HttpApi api;
     private final List<HttpApi> others = new ArrayList<>();
 
@@ -62,6 +63,12 @@ public final class CoordinatorExtension extends ScopedFixture {
         return this;
     }
 
+    /** @return this, with that {@code --no-agent-expiry} */
+    public CoordinatorExtension withNoAgentExpiry(Duration d) {
+        noAgentExpiry = d;
+        return this;
+    }
+
     @Override
     protected void afterEachTest() {
         closeOthers();
@@ -74,7 +81,7 @@ public final class CoordinatorExtension extends ScopedFixture {
     }
 
     private HttpApi started(BearerToken t, WebhookSecret w, HttpLimits l) throws IOException {
-        HttpApi a = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), t, w, l);
+        HttpApi a = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), t, w, l, noAgentExpiry);
         a.start();
         RUNNING.add(a);
         return a;

@@ -50,7 +50,7 @@ class FreezeApiTest {
         Answer a = freeze("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"release weekend\"}");
         assertThat(a.status()).as(a.body()).isEqualTo(201);
         FreezeRecord r = node("store");
-        assertThat(r.by()).as("who asked, as a push's by").isEqualTo(HistoryRecord.BY_ANONYMOUS);
+        assertThat(r.by()).as("who asked, as a push's by").isEqualTo(HistoryRecord.BY_ANONYMOUS + " from 127.0.0.1");
         assertThat(r.reason()).isEqualTo("release weekend");
         assertThat(r.since()).isBetween(before.minusSeconds(1), Instant.now());
         assertThat(Duration.between(r.since(), r.until())).isEqualTo(Duration.ofHours(2));
@@ -144,6 +144,6 @@ class FreezeApiTest {
         Answer ok = api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Authorization", "Bearer s3cret"));
         assertThat(ok.status()).as(ok.body()).isEqualTo(201);
-        assertThat(node("store").by()).isEqualTo(HistoryRecord.BY_TOKEN);
+        assertThat(node("store").by()).isEqualTo(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
     }
 }

@@ -79,13 +79,13 @@ class HistoryTest {
             assertThat(r.module()).isEqualTo(module);
             assertThat(r.revision()).isEqualTo("r1");
             assertThat(r.push()).isEqualTo(push);
-            assertThat(r.by()).isEqualTo(HistoryRecord.BY_ANONYMOUS);
+            assertThat(r.by()).isEqualTo(HistoryRecord.BY_ANONYMOUS + " from 127.0.0.1");
             assertThat(r.source()).isEqualTo("4f2c9e1 (main)");
             assertThat(r.action()).isEqualTo(PushAction.PUSH);
             assertThat(r.spec()).isEqualTo(Json.read(zk.client().getData().forPath(zk.paths().desired(module)), DesiredRecord.class).spec());
         }
         PushRecord record = Json.read(zk.client().getData().forPath(zk.paths().push(push)), PushRecord.class);
-        assertThat(record.by()).isEqualTo("anonymous");
+        assertThat(record.by()).isEqualTo("anonymous from 127.0.0.1");
         assertThat(record.source()).isEqualTo("4f2c9e1 (main)");
         assertThat(record.action()).isEqualTo(PushAction.PUSH);
         assertThat(record.rollbackOf()).isNull();
@@ -100,7 +100,7 @@ class HistoryTest {
         assertThat(byToken.status()).isEqualTo(202);
         assertThat(signed.status()).isEqualTo(202);
         List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
-        assertThat(history).extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_WEBHOOK, HistoryRecord.BY_TOKEN);
+        assertThat(history).extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_WEBHOOK + " from 127.0.0.1", HistoryRecord.BY_TOKEN + " from 127.0.0.1");
         assertThat(history).extracting(HistoryRecord::source).containsOnlyNulls();
     }
 
@@ -331,7 +331,7 @@ class HistoryTest {
         Answer ok = api.method("POST", "/v1/modules/web/rollback", new byte[0], Map.of("Authorization", "Bearer tok-2"));
         assertThat(ok.status()).as(ok.body()).isEqualTo(202);
         HistoryRecord h = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web").get(0);
-        assertThat(h.by()).isEqualTo(HistoryRecord.BY_TOKEN);
+        assertThat(h.by()).isEqualTo(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
 
         api.restart(null, WebhookSecret.of("hook-2"));
         Answer signedOnly = api.method("DELETE", "/v1/modules/web");

@@ -55,14 +55,59 @@ class NamedTokensTest {
         assertThat(push("tok-alice-2").status()).isEqualTo(403);
 
         PushRecord record = Json.read(zk.client().getData().forPath(zk.paths().push(byCi.json().path("push").asText())), PushRecord.class);
-        assertThat(record.by()).isEqualTo("ci-main");
+        assertThat(record.by()).as("one rule for every write: HttpApi.identity").isEqualTo("ci-main from 127.0.0.1");
         List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
-        assertThat(history).extracting(HistoryRecord::by).containsExactly("alice", "ci-main");
+        assertThat(history).extracting(HistoryRecord::by).containsExactly("alice from 127.0.0.1", "ci-main from 127.0.0.1");
 
         Answer f = api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Authorization", "Bearer tok-alice-1"));
         assertThat(f.status()).as(f.body()).isIn(200, 201);
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().freeze("web")), FreezeRecord.class).by()).isEqualTo("alice");
+        assertThat(Json.read(zk.client().getData().forPath(zk.paths().freeze("web")), FreezeRecord.class).by()).isEqualTo("alice from 127.0.0.1");
+    }
+
+    /**
+     * One rule for who did a write ({@code HttpApi.identity}): a push, a freeze, an operator hold, a rollback, a delete
+     * and a push cancel by the same caller all record the same {@code by}: the named token's name, {@code X-Mesh-User}
+     * a claim beside it, and where the request came from.
+     */
+    @Test
+    void everyWriteRecordsTheSameCallerTheSameWay() throws Exception {
+        api.restart(BearerToken.fromFile(file("ops:tok-ops-1\n")), null);
+        Map<String, String> ops = Map.of("Authorization", "Bearer tok-ops-1", "X-Mesh-User", "alice", "Content-Type", "application/json");
+        String who = "ops (says alice) from 127.0.0.1";
+        List<String> seen = new java.util.ArrayList<>();
+
+        Answer pushed = api.post("/v1/pushes", Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8), ops);
+        assertThat(pushed.status()).as(pushed.body()).isEqualTo(202);
+        seen.add(Json.read(zk.client().getData().forPath(zk.paths().push(pushed.json().path("push").asText())), PushRecord.class).by());
+        Answer again = api.post("/v1/pushes", Manifests.web("[host-a, host-b]").getBytes(StandardCharsets.UTF_8), ops);
+        assertThat(again.status()).as(again.body()).isEqualTo(202);
+
+        Answer f = api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8), ops);
+        assertThat(f.status()).as(f.body()).isEqualTo(201);
+        seen.add(Json.read(zk.client().getData().forPath(zk.paths().freeze("web")), FreezeRecord.class).by());
+
+        // A hold needs a host the coordinator knows: one that reported.
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "web"), Json.bytes(StatusApiTest.report("host-a", "web",
+                "r1", pushed.json().path("push").asText(), io.mesh.wire.ApplyOutcome.APPLIED, null)));
+        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-a", "web"));
+        Answer h = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8), ops);
+        assertThat(h.status()).as(h.body()).isEqualTo(201);
+        seen.add(h.json().path("hold").path("by").asText());
+
+        Answer cancel = api.method("POST", "/v1/pushes/" + again.json().path("push").asText() + "/cancel", new byte[0], ops);
+        assertThat(cancel.status()).as(cancel.body()).isEqualTo(200);
+        seen.add(cancel.json().path("cancelled").path("by").asText());
+
+        Answer rolledBack = api.method("POST", "/v1/modules/web/rollback", new byte[0], ops);
+        assertThat(rolledBack.status()).as(rolledBack.body()).isEqualTo(202);
+        Answer deleted = api.method("DELETE", "/v1/modules/web", new byte[0], ops);
+        assertThat(deleted.status()).as(deleted.body()).isEqualTo(202);
+        List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
+        history.forEach(r -> seen.add(r.by()));
+        assertThat(history).hasSize(4);
+
+        assertThat(seen).as("push, freeze, hold, cancel, then delete, rollback and both pushes in the history").hasSize(8).containsOnly(who);
     }
 
     @Test
@@ -70,7 +115,7 @@ class NamedTokensTest {
         api.restart(BearerToken.fromFile(file("s3cret-plain-token\n")), null);
         assertThat(push("s3cret-plain-token").status()).isEqualTo(202);
         assertThat(new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web"))
-                .extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_TOKEN);
+                .extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
     }
 
     @Test

@@ -125,9 +125,21 @@ final class OpenApiDocument {
         resp(o, 200, "the push", ref(PushStatus.View.class));
         resp(o, 404, "no such push", named("Error"));
 
-        o = op("get", "/v1/held", "Held containers", "Window holds, open windows, then operator holds (each with whether it expired).");
+        o = op("post", "/v1/pushes/{push}/cancel", "Cancel a push",
+                "Its pending, deferred and waiting targets read cancelled; the desired state is not changed (docs/decisions/0030-cancel-and-expire-pushes.md).");
+        bearer(o);
+        pathParam(o, "push", "such as push-0000000002");
+        resp(o, 200, "the cancel (already: it was cancelled before)", obj(props("cancelled", ref(io.mesh.wire.PushCancel.class), "already", bool()),
+                "cancelled", "already"));
+        authErrors(o);
+        resp(o, 404, "no such push", named("FieldError"));
+        resp(o, 409, "nothing left to cancel: every target settled", named("FieldError"));
+
+        o = op("get", "/v1/held", "Held containers", "Window holds, open windows, operator holds (each with whether it expired), then the "
+                + "window each host without an agent was running when it went, as last known.");
         resp(o, 200, "held containers", obj(props("held", arr(ref(HeldRecord.class)), "holds", arr(ref(HttpApi.OperatorHoldView.class)),
-                "windows", arr(ref(WindowRecord.class))), "held", "holds", "windows"));
+                "windows", arr(ref(WindowRecord.class)), "offline", arr(obj(props("host", str(), "module", str(),
+                        "lastKnown", ref(FleetStatus.LastKnownWindow.class)), "host", "module", "lastKnown"))), "held", "holds", "windows", "offline"));
 
         o = op("post", "/v1/holds", "Place an operator hold", "docs/decisions/0015-operator-holds.md; in force once the host's agent confirms it.");
         bearer(o);
@@ -252,7 +264,8 @@ final class OpenApiDocument {
         o.set("requestBody", manifestBody.deepCopy());
         pushSecurity(o);
         resp(o, 202, "the plan, written", obj(props("plan", str(), "revision", str(), "modules", arr(str()), "hosts", arr(str()),
-                "noAgent", arr(str()).put("description", "hosts asked that have no agent"), "path", str().put("description", "its znode")),
+                "noAgent", arr(str()).put("description", "hosts asked that have no agent"), "path", str().put("description", "its znode"),
+                "schedules", arr(ref(ScheduleDiff.Change.class)).put("description", "schedules the push would add, change or remove")),
                 "plan", "revision", "modules", "hosts", "noAgent", "path"));
         resp(o, 400, "invalid manifest, nothing written", named("ManifestErrors"));
         authErrors(o);
@@ -286,8 +299,10 @@ final class OpenApiDocument {
         bearer(o);
         jsonBody(o, obj(props("module", str(), "all", bool(), "for", str().put("description", "a duration such as 2h"),
                 "until", str().put("format", "date-time"), "reason", str()), "reason"), true);
-        ObjectNode frozen = extended(FreezeStore.Freeze.class, "FreezeWritten", props("replaced", ref(FreezeStore.Freeze.class)));
-        resp(o, 201, "the freeze as written; replaced: the freeze it replaces", frozen);
+        ObjectNode frozen = extended(FreezeStore.Freeze.class, "FreezeWritten", props("replaced", ref(FreezeStore.Freeze.class),
+                "applying", arr(obj(props("module", str(), "host", str(), "since", str().put("format", "date-time"), "process", str()),
+                        "module", "host", "since", "process"))));
+        resp(o, 201, "the freeze as written; replaced: the freeze it replaces; applying: applies in progress, whose begun changes still land", frozen);
         resp(o, 400, "a field at fault, nothing written", named("FieldError"));
         authErrors(o);
         resp(o, 404, "a module never pushed", named("FieldError"));

@@ -88,6 +88,9 @@ class OpenApiTest {
         call("GET", "/v1/pushes", "/v1/pushes?limit=many", null, 400);
         call("GET", "/v1/pushes/{push}", "/v1/pushes/push-0000000001", null, 200);
         call("GET", "/v1/pushes/{push}", "/v1/pushes/push-0000000099", null, 404);
+        call("POST", "/v1/pushes/{push}/cancel", "/v1/pushes/push-0000000001/cancel", new byte[0], 200); // host-b has no agent
+        call("POST", "/v1/pushes/{push}/cancel", "/v1/pushes/push-0000000001/cancel", new byte[0], 200); // already
+        call("POST", "/v1/pushes/{push}/cancel", "/v1/pushes/push-0000000099/cancel", new byte[0], 404);
 
         call("GET", "/v1/hosts", "/v1/hosts", null, 200);
         call("GET", "/v1/fleet", "/v1/fleet", null, 200);

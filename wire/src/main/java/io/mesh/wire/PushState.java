@@ -30,6 +30,19 @@ public enum PushState implements WireName {
      * newer push.
      */
     SUPERSEDED,
+    /**
+     * The operator dropped the push ({@code mesh push cancel}, {@code POST /v1/pushes/{push}/cancel}) before it was
+     * applied here: no longer waited for. Settled, not applied. The module's desired state is untouched, so an agent
+     * that starts later still applies the module's newest desired state; a report that this push applied here after
+     * all reads {@code applied} again (docs/decisions/0030-cancel-and-expire-pushes.md).
+     */
+    CANCELLED,
+    /**
+     * Pending on a host that has no agent node for longer than the coordinator's {@code --no-agent-expiry} (24 h by
+     * default) since the push was taken: settled, not applied. It reads {@code pending} again once an agent of that
+     * host registers (docs/decisions/0030-cancel-and-expire-pushes.md).
+     */
+    EXPIRED,
     /** The report's outcome is a name this version does not know ({@link ApplyOutcome#UNKNOWN}). */
     @JsonEnumDefaultValue
     UNKNOWN;

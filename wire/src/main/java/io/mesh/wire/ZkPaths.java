@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
  * <pre>
  * {root}/desired/{module}            persistent   coordinator  {@link DesiredRecord}
  * {root}/pushes/push-{seq}           persistent   coordinator  {@link PushRecord}
+ * {root}/pushes/push-{seq}/cancelled persistent  coordinator  {@link PushCancel} (mesh push cancel)
  * {root}/locks/{module}/{host}       Curator InterProcessMutex; lock children carry {@link LockHolder}
  * {root}/windows/{host}/{module}     ephemeral    window       {@link WindowRecord}
  * {root}/held/{host}/{container}     ephemeral    window       {@link HeldRecord}
@@ -81,6 +82,8 @@ public final class ZkPaths {
     public String pushes() { return root + "/pushes"; }
     /** @return {@code {root}/pushes/{push}}, where push is such as {@code push-0000000002} */
     public String push(String push) { return ZKPaths.makePath(pushes(), push); }
+    /** @return {@code {root}/pushes/{push}/cancelled}: the push's cancel ({@link PushCancel}), when it was cancelled */
+    public String pushCancel(String push) { return ZKPaths.makePath(pushes(), push, "cancelled"); }
 
     /** @return {@code {root}/locks} */
     public String locks() { return root + "/locks"; }

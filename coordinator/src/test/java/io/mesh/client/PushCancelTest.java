@@ -1,0 +1,122 @@
+package io.mesh.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.Manifests;
+import io.mesh.coordinator.StatusApiTest;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.Json;
+import io.mesh.wire.PushCancel;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code mesh push cancel PUSH} and {@code POST /v1/pushes/{push}/cancel} against a real coordinator and ZooKeeper
+ * (docs/decisions/0030-cancel-and-expire-pushes.md): a push or a delete that a host without an agent would keep
+ * pending for ever is dropped, and the push is done.
+ */
+class PushCancelTest {
+    @RegisterExtension
+    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
+    @RegisterExtension
+    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    @TempDir
+    Path dir;
+
+    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+
+    private static void report(String host, String module, String revision, String push, ApplyOutcome outcome) throws Exception {
+        String path = zk.paths().report(host, module);
+        zk.client().create().orSetData().creatingParentsIfNeeded().forPath(path,
+                Json.bytes(StatusApiTest.report(host, module, revision, push, outcome, null)));
+        CoordinatorExtension.awaitServed(zk, path);
+    }
+
+    private JsonNode status(String push) throws Exception {
+        CoordinatorExtension.Answer a = api.get("/v1/pushes/" + push);
+        assertThat(a.status()).as(a.body()).isEqualTo(200);
+        return a.json();
+    }
+
+    private static String stateOf(JsonNode view, String host) {
+        for (JsonNode t : view.path("targets")) if (t.path("host").asText().equals(host)) return t.path("state").asText();
+        throw new AssertionError("no target on " + host + " in " + view);
+    }
+
+    @Test
+    void aCancelDropsTheHostsThatHaveNotAppliedAndThePushIsDone() throws Exception {
+        Path m = Files.writeString(dir.resolve("m.yaml"), Manifests.store("[host-a, host-gone]"));
+        ClientRun pushed = mesh("push", m.toString(), "--revision", "r1");
+        assertThat(pushed.code()).as(pushed.toString()).isZero();
+        String push = "push-0000000000";
+        report("host-a", "store", "r1", push, ApplyOutcome.APPLIED);
+        assertThat(stateOf(status(push), "host-gone")).isEqualTo("pending");
+        assertThat(api.get("/v1/fleet").json().path("pendingPushes")).hasSize(1);
+
+        ClientRun cancel = mesh("push", "cancel", push);
+        assertThat(cancel.code()).as(cancel.toString()).isZero();
+        assertThat(cancel.out()).contains(push + " cancelled on host-gone");
+
+        JsonNode v = status(push);
+        assertThat(v.path("state").asText()).isEqualTo("cancelled");
+        assertThat(v.path("done").asBoolean()).isTrue();
+        assertThat(v.path("counts").path("pending").asInt()).isZero();
+        assertThat(stateOf(v, "host-gone")).isEqualTo("cancelled");
+        assertThat(stateOf(v, "host-a")).as("what was applied stays applied").isEqualTo("applied");
+        PushCancel written = Json.MAPPER.readValue(zk.client().getData().forPath(zk.paths().pushCancel(push)), PushCancel.class);
+        assertThat(written.hosts()).containsExactly("host-gone");
+        assertThat(api.get("/v1/fleet").json().path("pendingPushes")).as("no longer listed as pending").isEmpty();
+        ClientRun shown = mesh("status", push);
+        assertThat(shown.out()).contains("state cancelled", "cancelled at ").containsPattern("host-gone\\s+store\\s+cancelled");
+
+        ClientRun again = mesh("push", "cancel", push);
+        assertThat(again.code()).as(again.toString()).isZero();
+        assertThat(again.out()).contains("cancelled already");
+
+        // An agent that starts there later applies the module's newest desired state (this push's): that is said.
+        report("host-gone", "store", "r1", push, ApplyOutcome.APPLIED);
+        assertThat(stateOf(status(push), "host-gone")).isEqualTo("applied");
+    }
+
+    @Test
+    void aDeleteForAHostWithoutAnAgentCanBeCancelled() throws Exception {
+        assertThat(api.push(Manifests.store("[host-gone]")).status()).isEqualTo(202);
+        CoordinatorExtension.Answer deleted = api.method("DELETE", "/v1/modules/store");
+        assertThat(deleted.status()).as(deleted.body()).isEqualTo(202);
+        String delete = deleted.json().path("push").asText();
+        assertThat(stateOf(status(delete), "host-gone")).isEqualTo("pending");
+
+        CoordinatorExtension.Answer a = api.method("POST", "/v1/pushes/" + delete + "/cancel");
+        assertThat(a.status()).as(a.body()).isEqualTo(200);
+        assertThat(a.json().path("cancelled").path("hosts").get(0).asText()).isEqualTo("host-gone");
+        assertThat(a.json().path("already").asBoolean()).isFalse();
+        JsonNode v = status(delete);
+        assertThat(v.path("state").asText()).isEqualTo("cancelled");
+        assertThat(v.path("done").asBoolean()).isTrue();
+        // The desired node stays a tombstone: an agent of host-gone that starts later still removes the module.
+        assertThat(new String(zk.client().getData().forPath(zk.paths().desired("store")))).contains("\"deleted\"");
+    }
+
+    @Test
+    void aPushWithNothingLeftToCancelOrUnknownIsRefused() throws Exception {
+        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED);
+        ClientRun done = mesh("push", "cancel", "push-0000000000");
+        assertThat(done.code()).as(done.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(done.err()).contains("nothing to cancel");
+        assertThat(zk.client().checkExists().forPath(zk.paths().pushCancel("push-0000000000"))).isNull();
+
+        assertThat(api.method("POST", "/v1/pushes/push-0000000042/cancel").status()).isEqualTo(404);
+        assertThat(api.method("GET", "/v1/pushes/push-0000000000/cancel").status()).isEqualTo(405);
+        ClientRun bad = mesh("push", "cancel", "42");
+        assertThat(bad.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(bad.err()).contains("not a push id");
+    }
+}

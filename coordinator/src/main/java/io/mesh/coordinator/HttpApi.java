@@ -248,7 +248,7 @@ public final class HttpApi implements AutoCloseable {
         this.token = token;
         this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
-        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes()));
+        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes(), paths.progress()));
         this.status = new PushStatus(client, paths, cache);
         this.fleet = new FleetView(client, paths, cache);
         this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache); // freezes' ends by ZooKeeper's clock

@@ -1,0 +1,85 @@
+package io.mesh.coordinator;
+
+import io.mesh.apply.Applier;
+import io.mesh.testing.ApplierExtension;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProgressRecord;
+import io.mesh.wire.PushRecord;
+import io.mesh.wire.PushState;
+import io.mesh.wire.Times;
+import io.mesh.wire.ZkNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A pending host says what its apply waits for (docs/decisions/0030-apply-progress.md), against the real engine and a
+ * real ZooKeeper: while a new container's healthcheck has not passed yet, the host's progress node and the push's
+ * status say {@code waiting for <container>: health starting}; once the apply is done, the node is gone and the
+ * status says {@code applied}, without detail.
+ */
+class ApplyProgressStatusTest {
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "pg");
+
+    @Test
+    void aPendingHostSaysItWaitsForAContainersHealthUntilItsApplyIsDone() throws Exception {
+        String module = here.module();
+        String web = module + "-web";
+        // Healthy about 3 s after its start: its check fails until then (Docker counts the failures), retries to spare.
+        DesiredRecord d = zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX + "\n"
+                + "    network: none\n    stop-timeout: 1s\n"
+                + "    command: [sh, -c, \"sleep 3; touch /tmp/ok; trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    healthcheck: {test: [CMD-SHELL, \"test -e /tmp/ok\"], interval: 1s, timeout: 1s, retries: 20}\n"
+                + "    ready: {min-healthy: 0s, deadline: 30s}\n", "r1");
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().push(d.push()),
+                Json.bytes(new PushRecord(d.push(), "r1", List.of(module), Times.now())));
+        PushStatus status = new PushStatus(zk.client(), zk.paths(), ZkReads.direct(zk.client()));
+        String path = zk.paths().progress(ApplierExtension.HOST, module);
+
+        Applier applier = here.applier();
+        CompletableFuture<ApplyReport> apply = CompletableFuture.supplyAsync(() -> {
+            try {
+                return applier.apply(module, () -> false);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        AtomicReference<ProgressRecord> seen = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            ZkNode n = ZkNode.read(zk.client(), path);
+            ProgressRecord p = n == null ? null : Json.read(n.data(), ProgressRecord.class);
+            seen.set(p);
+            return p != null && p.detail().startsWith("waiting for " + web + ": health starting");
+        });
+        assertThat(seen.get().push()).isEqualTo(d.push());
+        assertThat(seen.get().host()).isEqualTo(ApplierExtension.HOST);
+        PushStatus.Target pending = status.of(d.push()).orElseThrow().targets().get(0);
+        assertThat(pending.state()).isEqualTo(PushState.PENDING);
+        assertThat(pending.detail()).as("the status while it waits").startsWith("waiting for " + web + ": health starting");
+        assertThat(apply).as("still waiting for the container's health").isNotDone();
+
+        ApplyReport r = apply.get(30, TimeUnit.SECONDS);
+        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
+        await().atMost(Duration.ofSeconds(5)).until(() -> zk.client().checkExists().forPath(path) == null);
+        PushStatus.Target done = status.of(d.push()).orElseThrow().targets().get(0);
+        assertThat(done.state()).isEqualTo(PushState.APPLIED);
+        assertThat(done.detail()).isNull();
+        assertThat(Json.text(done)).doesNotContain("\"detail\"");
+    }
+}

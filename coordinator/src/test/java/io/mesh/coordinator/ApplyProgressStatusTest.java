@@ -41,45 +41,59 @@ class ApplyProgressStatusTest {
     void aPendingHostSaysItWaitsForAContainersHealthUntilItsApplyIsDone() throws Exception {
         String module = here.module();
         String web = module + "-web";
-        // Healthy about 3 s after its start: its check fails until then (Docker counts the failures), retries to spare.
+        // Healthy about 4 s after its start: its check fails until then (Docker counts the failures), retries to spare.
         DesiredRecord d = zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX + "\n"
                 + "    network: none\n    stop-timeout: 1s\n"
-                + "    command: [sh, -c, \"sleep 3; touch /tmp/ok; trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    command: [sh, -c, \"sleep 4; touch /tmp/ok; trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
                 + "    healthcheck: {test: [CMD-SHELL, \"test -e /tmp/ok\"], interval: 1s, timeout: 1s, retries: 20}\n"
                 + "    ready: {min-healthy: 0s, deadline: 30s}\n", "r1");
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().push(d.push()),
                 Json.bytes(new PushRecord(d.push(), "r1", List.of(module), Times.now())));
         PushStatus status = new PushStatus(zk.client(), zk.paths(), ZkReads.direct(zk.client()));
-        String path = zk.paths().progress(ApplierExtension.HOST, module);
+        // And as the coordinator serves it, from its cache (decision 22), which keeps /mesh/progress too.
+        FleetCache cache = new FleetCache(zk.client(), List.of(zk.paths().reports(), zk.paths().agents(), zk.paths().rollouts(),
+                zk.paths().pushes(), zk.paths().progress()));
+        cache.start();
+        assertThat(cache.awaitLoaded(Duration.ofSeconds(10))).isTrue();
+        PushStatus served = new PushStatus(zk.client(), zk.paths(), cache);
+        try {
+            String path = zk.paths().progress(ApplierExtension.HOST, module);
 
-        Applier applier = here.applier();
-        CompletableFuture<ApplyReport> apply = CompletableFuture.supplyAsync(() -> {
-            try {
-                return applier.apply(module, () -> false);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        AtomicReference<ProgressRecord> seen = new AtomicReference<>();
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            ZkNode n = ZkNode.read(zk.client(), path);
-            ProgressRecord p = n == null ? null : Json.read(n.data(), ProgressRecord.class);
-            seen.set(p);
-            return p != null && p.detail().startsWith("waiting for " + web + ": health starting");
-        });
-        assertThat(seen.get().push()).isEqualTo(d.push());
-        assertThat(seen.get().host()).isEqualTo(ApplierExtension.HOST);
-        PushStatus.Target pending = status.of(d.push()).orElseThrow().targets().get(0);
-        assertThat(pending.state()).isEqualTo(PushState.PENDING);
-        assertThat(pending.detail()).as("the status while it waits").startsWith("waiting for " + web + ": health starting");
-        assertThat(apply).as("still waiting for the container's health").isNotDone();
+            Applier applier = here.applier();
+            CompletableFuture<ApplyReport> apply = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return applier.apply(module, () -> false);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            AtomicReference<ProgressRecord> seen = new AtomicReference<>();
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                ZkNode n = ZkNode.read(zk.client(), path);
+                ProgressRecord p = n == null ? null : Json.read(n.data(), ProgressRecord.class);
+                seen.set(p);
+                return p != null && p.detail().startsWith("waiting for " + web + ": health starting");
+            });
+            assertThat(seen.get().push()).isEqualTo(d.push());
+            assertThat(seen.get().host()).isEqualTo(ApplierExtension.HOST);
+            PushStatus.Target pending = status.of(d.push()).orElseThrow().targets().get(0);
+            assertThat(pending.state()).isEqualTo(PushState.PENDING);
+            assertThat(pending.detail()).as("the status while it waits").startsWith("waiting for " + web + ": health starting");
+            await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(served.of(d.push()).orElseThrow().targets().get(0).detail())
+                    .as("the coordinator's status while it waits").startsWith("waiting for " + web + ": health starting"));
+            assertThat(apply).as("still waiting for the container's health").isNotDone();
 
-        ApplyReport r = apply.get(30, TimeUnit.SECONDS);
-        assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
-        await().atMost(Duration.ofSeconds(5)).until(() -> zk.client().checkExists().forPath(path) == null);
-        PushStatus.Target done = status.of(d.push()).orElseThrow().targets().get(0);
-        assertThat(done.state()).isEqualTo(PushState.APPLIED);
-        assertThat(done.detail()).isNull();
-        assertThat(Json.text(done)).doesNotContain("\"detail\"");
+            ApplyReport r = apply.get(30, TimeUnit.SECONDS);
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
+            await().atMost(Duration.ofSeconds(5)).until(() -> zk.client().checkExists().forPath(path) == null);
+            PushStatus.Target done = status.of(d.push()).orElseThrow().targets().get(0);
+            assertThat(done.state()).isEqualTo(PushState.APPLIED);
+            assertThat(done.detail()).isNull();
+            assertThat(Json.text(done)).doesNotContain("\"detail\"");
+            await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(served.of(d.push()).orElseThrow().targets().get(0))
+                    .extracting(PushStatus.Target::state, PushStatus.Target::detail).containsExactly(PushState.APPLIED, null));
+        } finally {
+            cache.close();
+        }
     }
 }

@@ -1,7 +1,10 @@
 package io.mesh.coordinator;
 
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.model.Frame;
 import io.mesh.apply.Applier;
 import io.mesh.testing.ApplierExtension;
+import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -27,9 +30,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A pending host says what its apply waits for (docs/decisions/0030-apply-progress.md), against the real engine and a
- * real ZooKeeper: while a new container's healthcheck has not passed yet, the host's progress node and the push's
- * status say {@code waiting for <container>: health starting}; once the apply is done, the node is gone and the
- * status says {@code applied}, without detail.
+ * real ZooKeeper: while a new container's healthcheck has not passed yet (it passes once the test makes a file in it),
+ * the host's progress node and the push's status, read directly and through the coordinator's cache, say
+ * {@code waiting for <container>: health starting}, then with Docker's failing streak; once the apply is done, the node
+ * is gone and the status says {@code applied}, without detail.
  */
 class ApplyProgressStatusTest {
     @RegisterExtension
@@ -41,12 +45,12 @@ class ApplyProgressStatusTest {
     void aPendingHostSaysItWaitsForAContainersHealthUntilItsApplyIsDone() throws Exception {
         String module = here.module();
         String web = module + "-web";
-        // Healthy about 4 s after its start: its check fails until then (Docker counts the failures), retries to spare.
+        // Healthy once the test says so (a file it makes in the container): its check fails until then, retries to spare.
         DesiredRecord d = zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX + "\n"
                 + "    network: none\n    stop-timeout: 1s\n"
-                + "    command: [sh, -c, \"sleep 4; touch /tmp/ok; trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
-                + "    healthcheck: {test: [CMD-SHELL, \"test -e /tmp/ok\"], interval: 1s, timeout: 1s, retries: 20}\n"
-                + "    ready: {min-healthy: 0s, deadline: 30s}\n", "r1");
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    healthcheck: {test: [CMD-SHELL, \"test -e /tmp/ok\"], interval: 1s, timeout: 1s, retries: 60}\n"
+                + "    ready: {min-healthy: 0s, deadline: 60s}\n", "r1");
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().push(d.push()),
                 Json.bytes(new PushRecord(d.push(), "r1", List.of(module), Times.now())));
         PushStatus status = new PushStatus(zk.client(), zk.paths(), ZkReads.direct(zk.client()));
@@ -68,22 +72,31 @@ class ApplyProgressStatusTest {
                 }
             });
             AtomicReference<ProgressRecord> seen = new AtomicReference<>();
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
                 ZkNode n = ZkNode.read(zk.client(), path);
                 ProgressRecord p = n == null ? null : Json.read(n.data(), ProgressRecord.class);
                 seen.set(p);
-                return p != null && p.detail().startsWith("waiting for " + web + ": health starting");
+                assertThat(p).as("the progress node " + path).isNotNull();
+                assertThat(p.detail()).startsWith("waiting for " + web + ": health starting");
             });
             assertThat(seen.get().push()).isEqualTo(d.push());
             assertThat(seen.get().host()).isEqualTo(ApplierExtension.HOST);
             PushStatus.Target pending = status.of(d.push()).orElseThrow().targets().get(0);
             assertThat(pending.state()).isEqualTo(PushState.PENDING);
             assertThat(pending.detail()).as("the status while it waits").startsWith("waiting for " + web + ": health starting");
-            await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(served.of(d.push()).orElseThrow().targets().get(0).detail())
+            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(served.of(d.push()).orElseThrow().targets().get(0).detail())
                     .as("the coordinator's status while it waits").startsWith("waiting for " + web + ": health starting"));
+            // Docker's failing streak, from the inspect, as its checks fail
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> assertThat(
+                    Json.read(ZkNode.read(zk.client(), path).data(), ProgressRecord.class).detail())
+                    .matches("waiting for " + web + ": health starting, \\d+ failed checks?"));
             assertThat(apply).as("still waiting for the container's health").isNotDone();
 
-            ApplyReport r = apply.get(30, TimeUnit.SECONDS);
+            var docker = TestDocker.engine().client();
+            String exec = docker.execCreateCmd(web).withCmd("touch", "/tmp/ok").exec().getId();
+            docker.execStartCmd(exec).exec(new ResultCallback.Adapter<Frame>()).awaitCompletion(30, TimeUnit.SECONDS);
+
+            ApplyReport r = apply.get(60, TimeUnit.SECONDS);
             assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
             await().atMost(Duration.ofSeconds(5)).until(() -> zk.client().checkExists().forPath(path) == null);
             PushStatus.Target done = status.of(d.push()).orElseThrow().targets().get(0);

@@ -33,7 +33,7 @@ final class ApplyProgress {
         void clear();
     }
 
-    /** Progress that goes nowhere: for a plan, or a test without ZooKeeper. */
+    /** Progress that goes nowhere and keeps nothing: an execution that is not an {@link Applier}'s (a plan's, a test's). */
     static final ApplyProgress NONE = new ApplyProgress(new Sink() {
         @Override public void write(String detail) {}
         @Override public void clear() {}
@@ -64,6 +64,7 @@ final class ApplyProgress {
      * @param text such as {@code pulling busybox:1.36 (2 of 3 layers)}
      */
     synchronized void doing(String key, String text) {
+        if (this == NONE) return; // shared by every execution that reports nowhere: it keeps nothing
         doing.remove(key); // the newest activity last, where the line keeps it when it is cut
         doing.put(key, text);
         flush();

@@ -138,6 +138,17 @@ public final class Applier {
      * @throws InterruptedException when interrupted
      */
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
+        // What it does while it is not done, for the push's status (decision 32): removed once it is done, after its report.
+        ProgressNode node = new ProgressNode(store, host, module, Times.now());
+        ApplyProgress progress = new ApplyProgress(node, System::nanoTime);
+        try {
+            return apply(module, stopping, progress, node);
+        } finally {
+            progress.clear();
+        }
+    }
+
+    private ApplyReport apply(String module, BooleanSupplier stopping, ApplyProgress progress, ProgressNode node) throws InterruptedException {
         Instant started = Times.now();
         DesiredRecord desired = null;
         int blips = 0;
@@ -157,6 +168,7 @@ public final class Applier {
                     }
                 }
                 desired = store.desired(module);
+                node.applying(desired);
                 boolean journalled = journalled(module);
                 if (desired == null && !journalled && WindowRecovery.open(context.journal(), docker, module).isEmpty()) return null;
                 // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
@@ -171,7 +183,8 @@ public final class Applier {
                 section = new ModuleSection(store, fences, module, host, context.process(), LockHolder.APPLY)
                         .recordTo(context.ledger(), CallCause.push(desired == null ? null : desired.push()));
                 if (!section.lock(applyLockWait)) {
-                    desired = awaitLock(section, module, desired, started, stopping);
+                    desired = awaitLock(section, module, desired, started, stopping, progress, node);
+                    progress.done("lock");
                     if (desired == AWAIT_STOPPED) return null;
                     started = Times.now();
                 }
@@ -180,6 +193,7 @@ public final class Applier {
                 // this lock could add.
                 DesiredRecord newest = store.desired(module);
                 if (newest != null) desired = newest;
+                node.applying(desired);
                 LockedRead read = LockedRead.read(store, freezes, host, module, ZkClock.now());
                 Map<String, HeldRecord> held = read.held();
                 // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
@@ -192,7 +206,9 @@ public final class Applier {
                     // nothing is applied now; the cache's event for the newer desired node asks again.
                     return null;
                 }
-                if (!awaitFence(section, module, desired, started, stopping)) {
+                boolean fenced = awaitFence(section, module, desired, started, stopping, progress);
+                progress.done("fence");
+                if (!fenced) {
                     if (stopping.getAsBoolean()) return null;
                     continue; // the lock lapsed while the fence was awaited: start again
                 }
@@ -231,7 +247,8 @@ public final class Applier {
                 AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
                 ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
-                        .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection));
+                        .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
+                        .reportingTo(progress);
                 DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
                 // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
                 if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
@@ -347,13 +364,15 @@ public final class Applier {
      * @return the newest desired node seen, or {@link #AWAIT_STOPPED}
      */
     private DesiredRecord awaitLock(ModuleSection section, String module, DesiredRecord desired, Instant started,
-                                    BooleanSupplier stopping) throws Exception {
+                                    BooleanSupplier stopping, ApplyProgress progress, ProgressNode node) throws Exception {
         String deferredFor = null;
         long waitingSince = System.nanoTime();
         boolean said = false;
         do {
             if (Thread.interrupted()) throw new InterruptedException();
             WindowRecord w = store.window(host, module);
+            if (w != null) progress.doing("lock", ApplyProgress.lock("window " + w.schedule() + " (" + w.window() + ")"));
+            else if (progress.due()) progress.doing("lock", ApplyProgress.lock(lockHolder(module))); // a read only when it is said
             if (w == null && !said && System.nanoTime() - waitingSince > LONG_WAIT.toNanos()) {
                 said = true; // once per apply: who holds the lock, when it is no window of this host
                 log.warn("apply host={} module={} has waited {}s for the module lock, held by {}", host, module,
@@ -361,6 +380,7 @@ public final class Applier {
             }
             DesiredRecord newest = store.desired(module);
             if (newest != null) desired = newest;
+            node.applying(desired);
             String key = desired == null ? null : desired.push() + "/" + desired.revision();
             if (w != null && key != null && !key.equals(deferredFor)) {
                 reports.write(deferred(desired, w, started));
@@ -369,6 +389,19 @@ public final class Applier {
             if (stopping.getAsBoolean()) return AWAIT_STOPPED;
         } while (!section.lock(WAIT_SLICE));
         return desired;
+    }
+
+    /** @return who holds the module lock on this host, as the progress names it; {@code null} when it cannot be read */
+    private String lockHolder(String module) {
+        try {
+            List<LockHolder> holders = ModuleLock.holders(store.client(), store.paths(), module, host);
+            if (holders.isEmpty()) return null;
+            LockHolder h = holders.get(0);
+            return h.isWindow() ? "window " + h.purpose().substring("window:".length())
+                    : h.purpose() + " of " + h.process() + " (pid " + h.pid() + ")";
+        } catch (Exception e) {
+            return null;
+        }
     }
 
     /**
@@ -380,12 +413,13 @@ public final class Applier {
      * @return true when fenced; false when the lock lapsed meanwhile, or {@code stopping}
      */
     private boolean awaitFence(ModuleSection section, String module, DesiredRecord desired, Instant started,
-                               BooleanSupplier stopping) throws Exception {
+                               BooleanSupplier stopping, ApplyProgress progress) throws Exception {
         long waitingSince = System.nanoTime();
         boolean said = false;
         String deferredFor = null;
         while (!section.fence(WAIT_SLICE)) {
             if (!section.lockIntact() || stopping.getAsBoolean()) return false;
+            progress.doing("fence", ApplyProgress.fence(section.fenceHolder()));
             if (!said && System.nanoTime() - waitingSince > WAIT_SLICE.toNanos()) {
                 said = true;
                 log.warn("apply host={} module={} holds the module lock and waits for the host fence, held by {}", host, module,

@@ -71,6 +71,8 @@ final class ApplyExecution {
     /** Asked before each container's change begins: why the module may no longer change (a freeze), or {@code null}. */
     private Supplier<String> stopChanges = () -> null;
     private volatile String stoppedBy;
+    /** What the apply is doing, for the push's status while it is not done (decision 32). */
+    private ApplyProgress progress = ApplyProgress.NONE;
     private final Policy policy;
     private final String host;
     private final Readiness readiness;
@@ -120,6 +122,15 @@ final class ApplyExecution {
      */
     ApplyExecution stopChangesWhen(Supplier<String> why) {
         this.stopChanges = why;
+        return this;
+    }
+
+    /**
+     * @param progress told the pulls and readiness waits as they go (decision 32); {@link ApplyProgress#NONE} by default
+     * @return this
+     */
+    ApplyExecution reportingTo(ApplyProgress progress) {
+        this.progress = progress;
         return this;
     }
 
@@ -487,9 +498,18 @@ final class ApplyExecution {
         }
 
         private ImageInfo lookUp(String image, PullPolicy policy) {
+            try {
+                return lookUpTelling(image, policy);
+            } finally {
+                progress.done("pull " + image);
+            }
+        }
+
+        private ImageInfo lookUpTelling(String image, PullPolicy policy) {
+            java.util.function.Consumer<io.mesh.docker.PullLayers> layers = l -> progress.doing("pull " + image, ApplyProgress.pulling(image, l));
             switch (policy) {
                 case ALWAYS -> {
-                    docker.pull(image);
+                    docker.pull(image, layers);
                     return docker.inspectImage(image);
                 }
                 case NEVER -> {
@@ -501,7 +521,7 @@ final class ApplyExecution {
                     return i;
                 }
                 default -> {
-                    docker.ensureImage(image);
+                    docker.ensureImage(image, layers);
                     return null;
                 }
             }
@@ -604,7 +624,7 @@ final class ApplyExecution {
                         throw e;
                     }
                     tried.add(a.name());
-                    Readiness.Verdict v = readiness.await(newId, spec.readiness());
+                    Readiness.Verdict v = awaitReady(a, newId, spec);
                     if (!v.ready()) {
                         notReady.add(a.name());
                         // Kept for docker logs, out of the name's way: the next apply creates it again, after its back-off.
@@ -754,7 +774,17 @@ final class ApplyExecution {
     private Readiness.Verdict takeNameAndStart(PlannedAction a, String newId, ContainerSpec spec) {
         docker.rename(newId, a.dockerName());
         docker.start(newId);
-        return readiness.await(newId, spec.readiness());
+        return awaitReady(a, newId, spec);
+    }
+
+    /** Awaits a started container's readiness, telling the progress each look (decision 32). */
+    private Readiness.Verdict awaitReady(PlannedAction a, String id, ContainerSpec spec) {
+        try {
+            return readiness.await(id, spec.readiness(), () -> false,
+                    s -> progress.doing(a.dockerName(), ApplyProgress.waitingFor(a.dockerName(), s, spec.readiness())));
+        } finally {
+            progress.done(a.dockerName());
+        }
     }
 
     /**

@@ -61,6 +61,15 @@ public interface ContainerRuntime {
     void pull(String image);
 
     /**
+     * As {@link #pull(String)}, telling {@code progress} the pull's layers each time their counts change (on the
+     * pull's callback thread; docs/decisions/0032-apply-progress.md). A runtime that cannot tell just pulls.
+     */
+    default void pull(String image, java.util.function.Consumer<PullLayers> progress) { pull(image); }
+
+    /** As {@link #ensureImage(String)}, telling {@code progress} the layers of a pull it makes ({@link #pull(String, java.util.function.Consumer)}). */
+    default void ensureImage(String image, java.util.function.Consumer<PullLayers> progress) { ensureImage(image); }
+
+    /**
      * Read only: never pulls.
      *
      * @param image image reference or id

@@ -26,6 +26,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.PortBinding;
+import com.github.dockerjava.api.model.PullResponseItem;
 import com.github.dockerjava.api.model.Ports;
 import com.github.dockerjava.api.model.RestartPolicy;
 import com.github.dockerjava.api.model.VolumesFrom;
@@ -53,6 +54,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.Consumer;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -317,7 +319,12 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public void ensureImage(String image) {
-        if (!imagePresent(image)) pull(image, true);
+        ensureImage(image, null);
+    }
+
+    @Override
+    public void ensureImage(String image, Consumer<PullLayers> progress) {
+        if (!imagePresent(image)) pull(image, true, progress);
     }
 
     /**
@@ -331,17 +338,25 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     @Override
     public void pull(String image) {
-        pull(image, false);
+        pull(image, false, null);
     }
 
-    /** {@link #pull(String)}; {@code absent}: the image is not on this host, which the failure's message says */
-    private void pull(String image, boolean absent) {
+    @Override
+    public void pull(String image, Consumer<PullLayers> progress) {
+        pull(image, false, progress);
+    }
+
+    /**
+     * {@link #pull(String)}; {@code absent}: the image is not on this host, which the failure's message says;
+     * {@code progress}: told the layers as they change, or {@code null}
+     */
+    private void pull(String image, boolean absent, Consumer<PullLayers> progress) {
         ImageReference ref = ImageReference.parse(image);
         RegistryAuth.Credentials creds = registryAuth.forImage(ref);
         // docker-java fills in credentials from its own idea of the config directory: the ones looked up here win,
         // none included (an anonymous pull sends no X-Registry-Auth)
         try (QuietPull pull = waits.pullImageCmd(ref.repository()).withTag(ref.pullTag()).withAuthConfig(creds.auth())
-                .exec(new QuietPull())) {
+                .exec(new QuietPull(progress))) {
             boolean done;
             try {
                 done = pull.awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -372,6 +387,21 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
      */
     private static final class QuietPull extends PullImageResultCallback {
         private volatile Throwable error;
+        private final Consumer<PullLayers> progress;
+        private final PullLayers layers = new PullLayers();
+
+        QuietPull(Consumer<PullLayers> progress) { this.progress = progress; }
+
+        @Override
+        public void onNext(PullResponseItem item) {
+            super.onNext(item);
+            if (progress == null || item == null || !layers.seen(item.getId(), item.getStatus())) return;
+            try {
+                progress.accept(layers);
+            } catch (RuntimeException e) {
+                log.debug("pull progress not told: {}", e.toString()); // progress is display only: never the pull's failure
+            }
+        }
 
         @Override
         public void onError(Throwable t) {
@@ -602,7 +632,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         return new RunState(s != null && Boolean.TRUE.equals(s.getRunning()), s == null ? "unknown" : s.getStatus(),
                 i.getRestartCount() == null ? 0 : i.getRestartCount(), s == null ? null : s.getStartedAt(),
                 exit == null ? null : exit.intValue(), h == null || h.getStatus() == null ? RunState.NO_HEALTH : h.getStatus(),
-                output, i.getImageId());
+                output, i.getImageId(), h == null || h.getFailingStreak() == null ? 0 : h.getFailingStreak());
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * Whether a created or recreated container counts (SPEC.md, "Health and readiness"; design in
@@ -85,6 +86,16 @@ public final class Readiness {
      * @return the verdict; not ready with the reason {@code readiness not awaited further} when {@code giveUp} ended it
      */
     public Verdict await(String id, ReadySpec ready, BooleanSupplier giveUp) {
+        return await(id, ready, giveUp, s -> {});
+    }
+
+    /**
+     * As {@link #await(String, ReadySpec, BooleanSupplier)}, telling {@code looked} each inspect that did not end the
+     * wait (the apply's progress, docs/decisions/0032-apply-progress.md).
+     *
+     * @param looked told the state of each look after which the wait goes on; must not throw
+     */
+    public Verdict await(String id, ReadySpec ready, BooleanSupplier giveUp, Consumer<RunState> looked) {
         long minHealthy = ready.minHealthyTime().toNanos();
         long start = System.nanoTime();
         // Docker's event times have the engine's clock (this host's); a margin for a start Docker stamped just before.
@@ -117,6 +128,7 @@ public final class Readiness {
                 return notReady(id, s, "not ready by its deadline (" + ready.deadlineTime().toSeconds() + "s): health " + s.health()
                         + (s.healthOutput() == null ? "" : ": " + s.healthOutput()));
             }
+            looked.accept(s);
             long wait = Math.min(POLL.toNanos(), Math.max(0, (ok ? okSince + minHealthy : deadline) - now));
             try {
                 TimeUnit.NANOSECONDS.sleep(Math.max(wait, 1_000_000L));

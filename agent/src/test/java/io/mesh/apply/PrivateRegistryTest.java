@@ -130,6 +130,43 @@ class PrivateRegistryTest {
         return TestDocker.engine().inspect(module + "-" + name);
     }
 
+    /**
+     * A pull tells its layers as dockerd reports them (decision 32: the apply's progress counts them): an image of one
+     * layer of its own over busybox's (here already) counts busybox's done at once and its own once pulled, and the
+     * counts change only when a layer is new or done, not at each download event. (An image whose content is all here
+     * already gets no layer items from dockerd: nothing to count, and none is told.)
+     */
+    @Test
+    void aPullTellsItsLayersUntilEveryOneIsDone() throws Exception {
+        var client = TestDocker.engine().client();
+        String made = client.createContainerCmd(BUSYBOX).withCmd("sh", "-c", "echo " + module + " > /unique")
+                .withLabels(java.util.Map.of(io.mesh.docker.Labels.MODULE, module)).exec().getId();
+        client.startContainerCmd(made).exec();
+        client.waitContainerCmd(made).exec(new com.github.dockerjava.api.command.WaitContainerResultCallback()).awaitStatusCode(30, java.util.concurrent.TimeUnit.SECONDS);
+        String local = "hm-progress-" + module;
+        String committed = client.commitCmd(made).withRepository(local).withTag("1").exec();
+        registry.push(local + ":1", "hm/unique", "1");
+        client.removeContainerCmd(made).withForce(true).exec();
+        client.removeImageCmd(committed).withForce(true).exec(); // its own layer leaves this host; busybox's stay
+        images.add(committed);
+        Files.writeString(config.resolve("config.json"), registry.configJsonWithAuths(AuthRegistry.PASSWORD));
+        DockerEngine e = new DockerEngine(null, DockerEngine.CALL_TIMEOUT, new RegistryAuth(config, List.of(bin)));
+        engines.add(e);
+        List<int[]> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        String ref = registry.host() + "/hm/unique:1";
+        try {
+            e.pull(ref, l -> told.add(new int[] {l.done(), l.total()}));
+        } finally {
+            registry.removeLocal(ref);
+        }
+        assertThat(told).as("layer counts told").isNotEmpty();
+        int[] last = told.get(told.size() - 1);
+        assertThat(last[1]).as("layers: busybox's and its own").isGreaterThanOrEqualTo(2);
+        assertThat(last[0]).as("layers done at the end").isEqualTo(last[1]);
+        assertThat(told).as("its own layer was told before it was done").anyMatch(c -> c[0] < c[1]);
+        assertThat(told.size()).as("one telling per new or finished layer at most").isLessThanOrEqualTo(2 * last[1]);
+    }
+
     @Test
     void anImageOfAPrivateRegistryIsPulledWithTheAuthsOfDockerConfigAndTheReportNamesItsDigest() throws Exception {
         Files.writeString(config.resolve("config.json"), registry.configJsonWithAuths(AuthRegistry.PASSWORD));

@@ -201,6 +201,22 @@ class HostIdentityAclTest {
     }
 
     /**
+     * An apply's progress node (decision 32): the host's agent makes its own parent under the shared /mesh/progress and
+     * its ephemeral node there; another host can neither change nor delete it, nor make one under A's parent.
+     */
+    @Test
+    void aHostWritesItsOwnProgressNodeAndAnotherCannotChangeIt() throws Exception {
+        String path = paths.progress(A, MODULE);
+        mesh(hostA).create().orSetData().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, X);
+        mesh(hostA).setData().forPath(path, X);
+        CuratorFramework b = raw(hostB);
+        refused("setData A's progress node", () -> b.setData().forPath(path, X));
+        refused("delete A's progress node", () -> b.delete().forPath(path));
+        refused("a progress node under A's parent", () -> b.create().withMode(CreateMode.EPHEMERAL).forPath(paths.progress(A, "hi-other"), X));
+        assertThat(b.checkExists().forPath(path)).isNotNull();
+    }
+
+    /**
      * ZooKeeper's create right is on the parent: a parent that gives every host create lets one host make another's
      * node. With A's credentials (a raw client, which sets what ACL it likes) nothing can be made under B's lock node,
      * held or window parents, nor a lock node for B of a module the coordinators made none for (B not named by its

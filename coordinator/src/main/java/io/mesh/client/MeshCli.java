@@ -743,6 +743,7 @@ public final class MeshCli implements Runnable {
                     out.println("push " + p.path("push").asText() + " (revision " + p.path("revision").asText() + ") " + p.path("state").asText()
                             + ": " + count(c, PushState.PENDING) + " pending, " + count(c, PushState.DEFERRED) + " deferred, "
                             + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed" + superseded(c));
+                    for (JsonNode line : p.path("progress")) out.println("  " + line.asText());
                 }
             }
         }
@@ -1312,7 +1313,7 @@ public final class MeshCli implements Runnable {
 
     /**
      * @param target a push status target: {@code state} is {@code pending | applied | deferred | failed | superseded}
-     * @return the progress text: {@code pending}, {@code applied r2}, {@code deferred (window S W since T)},
+     * @return the progress text: {@code pending}, {@code pending (pulling IMAGE (3 of 7 layers))}, {@code applied r2}, {@code deferred (window S W since T)},
      *         {@code deferred (frozen: REASON, until T)}, {@code failed: E},
      *         {@code superseded by push-N}; any other state (one this version does not know) as it is named
      */
@@ -1324,6 +1325,7 @@ public final class MeshCli implements Runnable {
             case SUPERSEDED -> detail(text, target);
             case WAITING -> text + (target.hasNonNull("rollout") ? " (" + target.path("rollout").asText() + ")" : "");
             case EXPIRED -> text + " (no agent)";
+            case PENDING -> text + detailSuffix(text, target);
             default -> text;
         };
     }
@@ -1362,6 +1364,8 @@ public final class MeshCli implements Runnable {
     }
 
     private static String detail(String state, JsonNode t) {
+        // What the host's apply is doing while it is not done (decision 32): pulling, waiting for health, the fence, the lock.
+        if (WireName.of(PushState.class, state) == PushState.PENDING) return t.hasNonNull("detail") ? t.path("detail").asText() : "";
         if (WireName.of(PushState.class, state) == PushState.FAILED) {
             // A push that failed there and that a newer one then replaced: said, as the newer one runs or waits there.
             String replaced = t.hasNonNull("supersededBy") ? " (then replaced by " + t.path("supersededBy").asText() + ")" : "";

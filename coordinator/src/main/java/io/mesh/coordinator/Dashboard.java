@@ -231,7 +231,14 @@ public final class Dashboard {
                         .append(esc(state.toUpperCase())).append("</span> · ");
                 List<String> counts = new ArrayList<>();
                 p.counts().forEach((k, v) -> { if (v > 0) counts.add(v + " " + k); });
-                b.append(esc(String.join(", ", counts))).append(" · received ").append(time(p.receivedAt(), f.at())).append("</li>");
+                b.append(esc(String.join(", ", counts))).append(" · received ").append(time(p.receivedAt(), f.at()));
+                // What each pending host's apply is doing (decision 32), so that a slow pull or health wait is seen.
+                if (!p.progress().isEmpty()) {
+                    b.append("<ul>");
+                    for (String line : p.progress()) b.append("<li class=\"st-pending\">").append(esc(line)).append("</li>");
+                    b.append("</ul>");
+                }
+                b.append("</li>");
             }
             b.append("</ul>");
         }

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The coordinator's copy of the subtrees whose size grows with the fleet ({@code /mesh/reports}, {@code /mesh/agents},
+ * {@code /mesh/progress},
  * {@code /mesh/rollouts}) and of the push nodes, which are written once:
  * one Curator {@link CuratorCache} per subtree, each kept current by one persistent recursive watch, so that a status
  * request costs ZooKeeper nothing whatever the number of hosts (docs/benchmark-notes.md, B7). Each node's record is parsed once per

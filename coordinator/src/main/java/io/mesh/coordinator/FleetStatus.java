@@ -226,8 +226,11 @@ public final class FleetStatus {
      * @param state      {@code pending} or {@code deferred}
      * @param counts     targets per state, by its name (a push whose only unsettled targets were cancelled or expired
      *                   is done, so not listed)
+     * @param progress   for each pending target whose agent says what its apply is doing, {@code HOST MODULE: DETAIL}
+     *                   (docs/decisions/0032-apply-progress.md); empty (and not written) when none
      */
-    public record PendingPush(String push, String revision, Instant receivedAt, PushState state, Map<String, Integer> counts) {}
+    public record PendingPush(String push, String revision, Instant receivedAt, PushState state, Map<String, Integer> counts,
+                              @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> progress) {}
 
     /**
      * The whole fleet.
@@ -541,7 +544,10 @@ public final class FleetStatus {
             Optional<PushStatus.View> v = pushes.of(n);
             if (v.isEmpty() || v.get().done()) continue;
             PushStatus.View p = v.get();
-            out.add(new PendingPush(p.push(), p.revision(), p.receivedAt(), p.state(), p.counts()));
+            // What each pending host's apply is doing (decision 32): HOST MODULE: DETAIL.
+            List<String> progress = p.targets().stream().filter(t -> t.detail() != null)
+                    .map(t -> t.host() + " " + t.module() + ": " + t.detail()).toList();
+            out.add(new PendingPush(p.push(), p.revision(), p.receivedAt(), p.state(), p.counts(), progress));
         }
         return out;
     }

@@ -7,6 +7,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ProgressRecord;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushCancel;
 import io.mesh.wire.PushRecord;
@@ -95,20 +96,32 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      *                   report's {@code rollout}; else {@code null} (and not written)
      * @param freeze     for a target {@code deferred} by a freeze of its module, the freeze (the report's
      *                   {@code freeze}); else {@code null} (and not written)
+     * @param detail     for a {@code pending} target whose agent is applying this push, what that apply is doing now
+     *                   ({@code pulling IMAGE (3 of 7 layers)}, {@code waiting for app-api: health starting}): its
+     *                   progress node's line (docs/decisions/0032-apply-progress.md); else {@code null} (and not written)
      */
     public record Target(String host, String module, PushState state, String revision, String push, Instant finishedAt,
                          ApplyReport.WindowRef window, String error, List<ApplyReport.ContainerResult> containers, boolean agent,
                          @JsonInclude(JsonInclude.Include.NON_NULL) String supersededBy,
                          @JsonInclude(JsonInclude.Include.NON_NULL) String rollout,
-                         @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze) {
+                         @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String detail) {
         /** @return a host and module with no report of this push or a newer one */
         static Target pending(String host, String module, boolean agent) {
-            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null, null, null);
+            return new Target(host, module, PushState.PENDING, null, null, null, null, null, List.of(), agent, null, null, null, null);
+        }
+
+        /** @return this target with {@code detail} when it is pending and {@code p} is a progress of {@code push}; else this */
+        Target withProgress(String push, ProgressRecord p) {
+            if (state != PushState.PENDING || p == null || p.detail() == null || p.detail().isBlank() || !push.equals(p.push())) return this;
+            return new Target(host, module, state, revision, this.push, finishedAt, window, error, containers, agent, supersededBy, rollout,
+                    freeze, p.detail());
         }
 
         /** @return this target in another state (a pending one cancelled or expired), the rest as it was */
         Target withState(PushState s) {
-            return new Target(host, module, s, revision, push, finishedAt, window, error, containers, agent, supersededBy, rollout, freeze);
+            return new Target(host, module, s, revision, push, finishedAt, window, error, containers, agent, supersededBy, rollout, freeze,
+                    s == PushState.PENDING ? detail : null);
         }
     }
 
@@ -200,13 +213,22 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
                 if (r != null) reports.computeIfAbsent(host, k -> new HashMap<>()).put(module, r);
             }
         }
+        // What the applies not done yet are doing (decision 32): read for the hosts that may be pending only.
+        Map<String, Map<String, ProgressRecord>> progress = new HashMap<>();
+        for (String host : source.children(paths.progress())) {
+            for (String module : source.children(paths.progress(host))) {
+                if (!hosts.containsKey(module)) continue;
+                ProgressRecord p = source.read(paths.progress(host, module), ProgressRecord.class);
+                if (p != null) progress.computeIfAbsent(host, k -> new HashMap<>()).put(module, p);
+            }
+        }
         Map<String, RolloutRecord> rollouts = new TreeMap<>();
         for (String m : modules) {
             RolloutRecord r = rolloutView(m);
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
         PushCancel cancel = source.read(paths.pushCancel(push), PushCancel.class);
-        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, cancel, expiresAt(record), clock.instant()));
+        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt(record), clock.instant()));
     }
 
     /**
@@ -244,17 +266,35 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      * @param reports last reports by host, then module
      * @param rollouts by module, the rollouts of this push: a target {@code waiting} on a rollout that stopped
      *                 (paused, reverted, aborted) is settled, and the push failed
+     * @param progress by host, then module, the progress nodes of the applies under way: a pending target's detail
+     *                 when it names this push (decision 32)
      * @return the push's status
      */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts) {
-        return derive(push, hosts, agents, registered, reports, rollouts, null, null, null);
+        return derive(push, hosts, agents, registered, reports, rollouts, Map.of(), null, null, null);
+    }
+
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant)} without cancel or expiry. */
+    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
+                              Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
+                              Map<String, Map<String, ProgressRecord>> progress) {
+        return derive(push, hosts, agents, registered, reports, rollouts, progress, null, null, null);
+    }
+
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant)} without progress. */
+    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
+                              Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
+                              PushCancel cancel, Instant expiresAt, Instant now) {
+        return derive(push, hosts, agents, registered, reports, rollouts, Map.of(), cancel, expiresAt, now);
     }
 
     /**
-     * {@link #derive(PushRecord, Map, Set, Set, Map, Map)}, with what drops targets
-     * (docs/decisions/0030-cancel-and-expire-pushes.md).
+     * The derivation with what drops targets (docs/decisions/0030-cancel-and-expire-pushes.md) and what pending ones
+     * are doing (docs/decisions/0032-apply-progress.md).
      *
+     * @param progress  by host, then module, the progress nodes of the applies under way: a pending target's detail
+     *                  when it names this push
      * @param cancel    the push's cancel, or {@code null}: with one, every pending, deferred or waiting target reads
      *                  {@code cancelled}
      * @param expiresAt when pending targets on hosts without an agent read {@code expired}; {@code null} for never
@@ -263,7 +303,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
-                              PushCancel cancel, Instant expiresAt, Instant now) {
+                              Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now) {
         boolean expired = expiresAt != null && now != null && !now.isBefore(expiresAt);
         long seq = ZkPaths.pushSeq(push.push());
         List<Target> targets = new ArrayList<>();
@@ -281,7 +321,8 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             }
             for (String host : targetHosts) {
                 ApplyReport r = reports.getOrDefault(host, Map.of()).get(module);
-                Target t = target(host, module, push.push(), seq, r, agents.contains(host));
+                Target t = target(host, module, push.push(), seq, r, agents.contains(host))
+                        .withProgress(push.push(), progress.getOrDefault(host, Map.of()).get(module));
                 if (cancel != null && Set.of(PushState.PENDING, PushState.DEFERRED, PushState.WAITING).contains(t.state())) {
                     t = t.withState(PushState.CANCELLED);
                 } else if (expired && t.state() == PushState.PENDING && !t.agent()) {
@@ -350,6 +391,6 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         }
         String error = state == PushState.FAILED && reported != seq ? r.failed(push).error() : r.error();
         return new Target(host, module, state, r.revision(), r.push(), r.finishedAt(), r.window(), error, containers, agent,
-                supersededBy, reported == seq ? r.rollout() : null, reported == seq && state == PushState.DEFERRED ? r.freeze() : null);
+                supersededBy, reported == seq ? r.rollout() : null, reported == seq && state == PushState.DEFERRED ? r.freeze() : null, null);
     }
 }

@@ -361,4 +361,14 @@ class MeshCliTest {
         var plain = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"failed\",\"error\":\"boom\"}");
         assertThat(MeshCli.describe(plain)).isEqualTo("failed: boom");
     }
+
+    /** Decision 32: a pending host says what its apply waits for, in mesh status PUSH and mesh push --wait alike. */
+    @Test
+    void aPendingTargetSaysWhatItsApplyWaitsFor() throws Exception {
+        var target = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"pending\","
+                + "\"detail\":\"waiting for m-api: health starting, 2 failed checks\"}");
+        assertThat(MeshCli.describe(target)).isEqualTo("pending (waiting for m-api: health starting, 2 failed checks)");
+        var plain = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"pending\"}");
+        assertThat(MeshCli.describe(plain)).isEqualTo("pending");
+    }
 }

@@ -182,7 +182,7 @@ public final class MeshZk {
         }
         MeshAcls acls = acls(auth, paths, () -> client);
         for (String p : List.of(root, paths.desired(), paths.pushes(), paths.history(), paths.locks(), paths.windows(), paths.held(),
-                paths.reports(), paths.agents(), paths.slots(), paths.requests())) {
+                paths.reports(), paths.agents(), paths.slots(), paths.requests(), paths.progress())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {
                 client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(p, EMPTY_JSON);

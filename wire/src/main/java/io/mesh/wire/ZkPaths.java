@@ -19,6 +19,7 @@ import java.util.regex.Pattern;
  *                                     or persistent, coordinator (mesh hold): {@link HeldRecord} with hold
  * {root}/reports/{host}/{module}     persistent   agent        {@link ApplyReport}
  * {root}/agents/{host}               ephemeral    agent        {@link AgentRecord}
+ * {root}/progress/{host}/{module}    ephemeral    agent        {@link ProgressRecord}, while an apply waits (decision 32)
  * {root}/history/{module}/rev-{seq} persistent-sequential  coordinator, in the push's transaction; newest 50 kept
  *                                     {@link HistoryRecord}
  * {root}/requests/{host}/window-{seq} persistent-sequential  coordinator (mesh window run); the agent of {host} runs
@@ -115,6 +116,13 @@ public final class ZkPaths {
     public String agents() { return root + "/agents"; }
     /** @return {@code {root}/agents/{host}} */
     public String agent(String host) { return ZKPaths.makePath(agents(), host); }
+
+    /** @return {@code {root}/progress} */
+    public String progress() { return root + "/progress"; }
+    /** @return {@code {root}/progress/{host}}: made by that host's agent, as {@code {root}/agents/{host}} is */
+    public String progress(String host) { return ZKPaths.makePath(progress(), host); }
+    /** @return {@code {root}/progress/{host}/{module}}: an apply's progress while it is not done (decision 32) */
+    public String progress(String host, String module) { return ZKPaths.makePath(progress(), host, module); }
 
     /** @return {@code {root}/history} */
     public String history() { return root + "/history"; }

@@ -1,0 +1,67 @@
+package io.mesh.apply;
+
+import io.mesh.lock.ModuleLock;
+import io.mesh.testing.ApplierExtension;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.ProgressRecord;
+import io.mesh.wire.ZkNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * An apply waiting for the module lock that no window holds says who holds it, in its progress node (decision 32),
+ * with real ZooKeeper and the real engine; once it has the lock and is done, the node is gone.
+ */
+class ApplyProgressLockTest {
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "pl");
+
+    @Test
+    void anApplyWaitingForTheLockSaysWhoHoldsItUntilItHasIt() throws Exception {
+        String module = here.module();
+        DesiredRecord d = zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX + "\n"
+                + "    network: none\n    stop-timeout: 1s\n"
+                + "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    ready: {min-healthy: 0s}\n", "r1");
+        ModuleLock other = new ModuleLock(zk.client(), zk.paths(), module, ApplierExtension.HOST, new ProcessRef(4242, "mesh-tool"),
+                LockHolder.APPLY);
+        assertThat(other.acquire(Duration.ofSeconds(5))).isTrue();
+        String path = zk.paths().progress(ApplierExtension.HOST, module);
+        CompletableFuture<ApplyReport> apply = CompletableFuture.supplyAsync(() -> {
+            try {
+                return here.applier().apply(module, () -> false);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        try {
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+                ZkNode n = ZkNode.read(zk.client(), path);
+                assertThat(n).as(path).isNotNull();
+                ProgressRecord p = Json.read(n.data(), ProgressRecord.class);
+                assertThat(p.detail()).isEqualTo("waiting for the module lock (held by apply of mesh-tool (pid 4242))");
+                assertThat(p.push()).isEqualTo(d.push());
+            });
+            assertThat(apply).isNotDone();
+        } finally {
+            other.release();
+        }
+        assertThat(apply.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        await().atMost(Duration.ofSeconds(5)).until(() -> zk.client().checkExists().forPath(path) == null);
+    }
+}

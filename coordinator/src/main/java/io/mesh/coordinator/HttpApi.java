@@ -942,16 +942,19 @@ public final class HttpApi implements AutoCloseable {
 
     /**
      * Who did a write, as every record of one says it (a push's, rollback's, delete's and cancel's {@code by}, a
-     * freeze's, an operator hold's): {@link #caller} (the named token's name, {@code X-Mesh-User} a claim beside it),
-     * else {@link #by(String, boolean)} ({@code token}, {@code webhook} or {@code anonymous}), then {@code from} and the
-     * address the request came from, such as {@code ops (says alice) from 10.0.0.7} or {@code root from 127.0.0.1}
-     * (docs/design.md, "History, rollback and delete"). The one rule, so that the same person reads the same everywhere.
+     * freeze's, an operator hold's), by one rule so that the same caller reads the same everywhere: a named token's
+     * name and nothing else (SPEC.md, "History and rollback": the name is the push's {@code by}); without one,
+     * {@code X-Mesh-User} (the client's word, unproven), else {@code webhook} or {@code anonymous}, then {@code from}
+     * and the address the request came from, such as {@code root from 127.0.0.1} or {@code anonymous from 10.0.0.7}
+     * (docs/design.md, "History, rollback and delete").
      *
      * @param bySignature the request was a push signed with the webhook secret
      */
     private String identity(Exchange ex, boolean bySignature) {
+        String named = token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null);
+        if (named != null && !named.equals(HistoryRecord.BY_TOKEN)) return named;
         String caller = caller(ex);
-        String name = caller != null ? caller : by(token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null), bySignature);
+        String name = caller != null ? caller : by(named, bySignature);
         return name + " from " + ex.remoteHost();
     }
 

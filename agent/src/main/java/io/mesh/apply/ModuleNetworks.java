@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.DockerAnswer;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.wire.ContainerSpec;
@@ -82,7 +83,7 @@ final class ModuleNetworks {
             } catch (SessionGuard.SessionLostException lost) {
                 throw lost;
             } catch (RuntimeException failed) {
-                problems.put(name, "network " + name + " could not be made ready: " + Applier.describe(failed));
+                problems.put(name, "network " + name + " could not be made ready: " + DockerAnswer.explained(failed));
             }
         }
         return new Outcome(notes, problems);
@@ -171,7 +172,7 @@ final class ModuleNetworks {
             } catch (SessionGuard.SessionLostException lost) {
                 throw lost;
             } catch (RuntimeException e) {
-                failed.add(o.dockerName() + " (" + Applier.describe(e) + ")");
+                failed.add(o.dockerName() + " (" + DockerAnswer.explained(e) + ")");
             }
         }
         String who = members.isEmpty() ? "" : ": " + String.join(", ", members.stream().map(ObservedContainer::dockerName).toList())
@@ -202,7 +203,7 @@ final class ModuleNetworks {
             } catch (SessionGuard.SessionLostException lost) {
                 throw lost;
             } catch (RuntimeException e) {
-                log.warn("container {} of module {} not connected again to network {}: {}", o.dockerName(), module, name, Applier.describe(e));
+                log.warn("container {} of module {} not connected again to network {}: {}", o.dockerName(), module, name, DockerAnswer.explained(e));
             }
         }
     }
@@ -238,7 +239,7 @@ final class ModuleNetworks {
             } catch (SessionGuard.SessionLostException lost) {
                 throw lost;
             } catch (RuntimeException e) {
-                log.warn("network {} of module {} could not be removed: {}", name, spec.module(), Applier.describe(e));
+                log.warn("network {} of module {} could not be removed: {}", name, spec.module(), DockerAnswer.explained(e));
             }
         }
         return out;

@@ -205,4 +205,48 @@ class ModuleNetworksTest {
         assertThat(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getInternal()).isTrue();
         assertThat(reaches(module + "-worker", "postgres")).isTrue();
     }
+
+    /**
+     * Found by hand (tryit): a container of no module on the module's network keeps the network from being recreated,
+     * which is right, but the apply then reads APPLIED with the old settings (an operator who pushed internal: true
+     * reads "applied on every host" while the network still routes out), and once that container is gone no
+     * reconcile makes the change: the no-op reconcile looks at containers only. Nor does it reconnect a container
+     * disconnected by hand. Expected: the apply does not read APPLIED while the network differs from the spec, and
+     * the next reconcile heals both.
+     */
+    @Test
+    void aNetworkKeptForAForeignContainerIsNotReportedAppliedAndIsHealedOnceItLeaves() throws Exception {
+        org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
+        Applier applier = here.applier();
+        zk.setDesired(shop(""), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String back = module + "_back";
+        String foreign = docker.client().createContainerCmd(BUSYBOX).withName(module + "-foreign")
+                .withCmd("sh", "-c", SERVE).withLabels(Map.of("com.example.tryit", module)).exec().getId();
+        try {
+            docker.client().connectToNetworkCmd().withNetworkId(back).withContainerId(foreign).exec();
+            docker.client().startContainerCmd(foreign).exec();
+            zk.setDesired(shop("internal: true"), "r2");
+            ApplyReport r2 = applier.apply(module, () -> false);
+            boolean internal = Boolean.TRUE.equals(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getInternal());
+            soft.assertThat(internal || r2.outcome() != ApplyOutcome.APPLIED)
+                    .as("network still internal=false but the apply reads %s: %s", r2.outcome(), r2).isTrue();
+        } finally {
+            docker.client().disconnectFromNetworkCmd().withNetworkId(back).withContainerId(foreign).withForce(true).exec();
+            docker.client().removeContainerCmd(foreign).withForce(true).exec();
+        }
+        assertThat(docker.networkMembers(back)).as("the foreign container left: db and worker remain").hasSize(2);
+        applier.apply(module, () -> false); // a reconcile, no new push
+        soft.assertThat(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getInternal())
+                .as("the reconcile after the foreign container left makes the pushed change").isTrue();
+
+        docker.client().disconnectFromNetworkCmd().withNetworkId(back).withContainerId(module + "-worker").exec();
+        applier.apply(module, () -> false); // a reconcile, no new push
+        soft.assertThat(docker.inspect(module + "-worker").getNetworkSettings().getNetworks())
+                .as("the reconcile reconnects a container disconnected by hand").containsKey(back);
+        // The module's containers and networks go here: the extension removes containers, not networks.
+        for (String c : List.of("web", "db", "worker")) docker.client().removeContainerCmd(module + "-" + c).withForce(true).exec();
+        for (String n : List.of("_default", "_back")) docker.removeNetwork(module + n);
+        soft.assertAll();
+    }
 }

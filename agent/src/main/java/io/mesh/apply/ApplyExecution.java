@@ -217,7 +217,7 @@ final class ApplyExecution {
         boolean hadNetworks = !desired.spec().networks().isEmpty()
                 || observed.stream().anyMatch(o -> o.specJson() != null && o.specJson().contains("\"networks\":"));
         List<String> pruned = hadNetworks ? networks.prune(desired.spec(), host) : List.of();
-        return withNetworkNotes(results, want, networkProblems.notes(), pruned);
+        return withNetworkNotes(results, want, networkProblems, pruned);
     }
 
     /**
@@ -1043,25 +1043,38 @@ final class ApplyExecution {
     }
 
     /**
-     * @return the results, each with what happened to the networks its container joins (created, recreated, kept),
-     *         and the module's networks removed or kept after the plan on the first result (decision 31)
+     * @return the results, each with what happened to the networks its container joins (created, recreated, kept), and
+     *         the module's networks removed or kept after the plan on the first result; a container whose network could
+     *         not be made as the spec says (another module's container on it, an external one missing) is
+     *         {@code failed} though it runs as it did, so that the push does not read applied (decision 31)
      */
     private static List<ContainerResult> withNetworkNotes(List<ContainerResult> results, Map<String, ContainerSpec> want,
-                                                          Map<String, String> notes, List<String> pruned) {
-        if (notes.isEmpty() && pruned.isEmpty()) return results;
+                                                          ModuleNetworks.Outcome networks, List<String> pruned) {
+        if (networks.notes().isEmpty() && networks.problems().isEmpty() && pruned.isEmpty()) return results;
         List<ContainerResult> out = new ArrayList<>();
         for (ContainerResult r : results) {
             ContainerSpec spec = want.get(r.name());
             List<String> extra = new ArrayList<>();
-            if (spec != null) spec.networks().keySet().stream().map(notes::get).filter(java.util.Objects::nonNull).forEach(extra::add);
-            if (out.isEmpty()) extra.addAll(pruned);
-            if (extra.isEmpty()) {
-                out.add(r);
-            } else {
-                List<String> reasons = new ArrayList<>(r.reasons());
-                reasons.addAll(extra);
-                out.add(r.withReasons(reasons));
+            List<String> problems = new ArrayList<>();
+            if (spec != null) {
+                for (String n : spec.networks().keySet()) {
+                    if (networks.notes().containsKey(n)) extra.add(networks.notes().get(n));
+                    String p = networks.problems().get(n);
+                    if (p != null && !r.reasons().contains(p)) problems.add(p);
+                }
             }
+            if (out.isEmpty()) extra.addAll(pruned);
+            if (extra.isEmpty() && problems.isEmpty()) {
+                out.add(r);
+                continue;
+            }
+            List<String> reasons = new ArrayList<>(r.reasons());
+            reasons.addAll(extra);
+            reasons.addAll(problems);
+            boolean fails = !problems.isEmpty() && r.action() != ContainerAction.HELD && r.action() != ContainerAction.FAILED
+                    && r.action() != ContainerAction.REMOVED;
+            out.add(fails ? new ContainerResult(r.name(), r.container(), ContainerAction.FAILED, List.copyOf(reasons), r.id(), r.health(),
+                    r.imageId(), r.imageDigest()) : r.withReasons(reasons));
         }
         if (out.isEmpty() && !pruned.isEmpty()) log.info("{}", String.join("; ", pruned));
         return out;

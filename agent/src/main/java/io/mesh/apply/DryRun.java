@@ -56,7 +56,7 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
         WindowRecord window = store.window(host, module);
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
         List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read), Map.of());
-        ModuleNetworks.Outcome networks = new ModuleNetworks(docker).forecast(spec, host);
+        ModuleNetworks.Outcome networks = new ModuleNetworks(docker).forecast(spec, host, observed, held);
         Map<String, Boolean> images = new HashMap<>();
         List<ContainerPlan> containers = new ArrayList<>();
         boolean fails = false;
@@ -105,7 +105,7 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
                 for (String n : s.networks().keySet()) {
                     if (networks.notes().containsKey(n)) reasons.add(networks.notes().get(n));
                     String problem = networks.problems().get(n);
-                    if (problem != null && (a.action() == PlannedAction.Kind.CREATE || a.action() == PlannedAction.Kind.RECREATE)) {
+                    if (problem != null && a.action() != PlannedAction.Kind.HELD && a.action() != PlannedAction.Kind.REMOVE) {
                         action = ContainerAction.FAILED; // as the apply fails a container whose network it cannot make ready
                         reasons.add(problem);
                         problems.add(problem);

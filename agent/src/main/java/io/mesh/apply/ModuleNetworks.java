@@ -61,9 +61,11 @@ final class ModuleNetworks {
      */
     Outcome ensure(ModuleSpec spec, String host, List<ObservedContainer> observed, Map<String, HeldRecord> held) {
         Map<String, ModuleSpec.Owned> owned = spec.ownedNetworksOn(host);
-        if (owned.isEmpty()) return Outcome.NONE;
+        Set<String> external = externalOn(spec, host, owned.keySet());
+        if (owned.isEmpty() && external.isEmpty()) return Outcome.NONE;
         Map<String, String> notes = new TreeMap<>();
         Map<String, String> problems = new TreeMap<>();
+        externalMissing(external, problems);
         for (Map.Entry<String, ModuleSpec.Owned> e : owned.entrySet()) {
             String name = e.getKey();
             NetworkSpec want = e.getValue().spec();
@@ -94,21 +96,112 @@ final class ModuleNetworks {
      *
      * @return by Docker name, what an apply would do to the network; problems as {@link #ensure} finds them
      */
-    Outcome forecast(ModuleSpec spec, String host) {
+    Outcome forecast(ModuleSpec spec, String host, List<ObservedContainer> observed, Map<String, HeldRecord> held) {
         Map<String, ModuleSpec.Owned> owned = spec.ownedNetworksOn(host);
         Map<String, String> notes = new TreeMap<>();
         Map<String, String> problems = new TreeMap<>();
+        externalMissing(externalOn(spec, host, owned.keySet()), problems);
         for (Map.Entry<String, ModuleSpec.Owned> e : owned.entrySet()) {
             String name = e.getKey();
             switch (state(spec.module(), name, labels(spec.module(), e.getValue().key(), e.getValue().spec()))) {
                 case MISSING -> notes.put(name, "network " + name + " would be created");
                 case NOT_THE_MODULES -> problems.put(name, notTheModules(spec.module(), name));
-                case CHANGED -> notes.put(name, "network " + name + " would be recreated with its new settings: its containers"
-                        + " reconnected, not restarted (unless one is held: then it waits for the hold)");
+                case CHANGED -> {
+                    Blocker b = blocker(spec.module(), name, observed, held);
+                    if (b == null) {
+                        notes.put(name, "network " + name + " would be recreated with its new settings: its containers reconnected, not restarted");
+                    } else if (b.held()) {
+                        notes.put(name, b.why());
+                    } else {
+                        problems.put(name, b.why());
+                    }
+                }
                 case READY -> { }
             }
         }
         return new Outcome(notes, problems);
+    }
+
+    /**
+     * Why a changed network cannot be recreated now.
+     *
+     * @param held true when a held container of the module is on it (the change waits for the hold); false when a
+     *             container of another module, or of none, is (the change fails until it leaves)
+     * @param why  the reason, naming the container
+     */
+    record Blocker(boolean held, String why) {}
+
+    /** @return why the network's containers may not be disconnected now, or {@code null} when they may */
+    private Blocker blocker(String module, String name, List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        Map<String, ObservedContainer> ours = new LinkedHashMap<>();
+        observed.forEach(o -> ours.put(o.id(), o));
+        for (String id : docker.networkMembers(name)) {
+            ObservedContainer o = ours.get(id);
+            if (o == null) {
+                return new Blocker(false, "network " + name + " keeps its old settings: container " + who(id) + " is on it, and it is not"
+                        + " module " + module + "'s to disconnect; take it off the network (docker network disconnect " + name + " "
+                        + who(id).split(" ")[0] + ", or remove it from its module), and the next apply makes the change");
+            }
+            if (held.containsKey(o.dockerName())) {
+                return new Blocker(true, "network " + name + " keeps its old settings while " + o.dockerName() + " is held; the apply"
+                        + " after the hold makes the change");
+            }
+        }
+        return null;
+    }
+
+    /** @return a container's Docker name and module from its labels, else its short id */
+    private String who(String id) {
+        String shortId = id.substring(0, Math.min(12, id.length()));
+        try {
+            Map<String, String> l = docker.labels(id);
+            String m = l == null ? null : l.get(Labels.MODULE), c = l == null ? null : l.get(Labels.CONTAINER);
+            return m != null && c != null ? ModuleSpec.dockerName(m, c) + " (module " + m + ")" : shortId;
+        } catch (RuntimeException e) {
+            return shortId;
+        }
+    }
+
+    /** @return the Docker names of the networks the module's containers on this host join that it does not own */
+    private static Set<String> externalOn(ModuleSpec spec, String host, Set<String> owned) {
+        Set<String> out = new TreeSet<>();
+        if (!spec.runsOn(host)) return out;
+        for (ContainerSpec c : spec.containersAsRun().values()) {
+            for (String n : c.networks().keySet()) if (!owned.contains(n)) out.add(n);
+        }
+        return out;
+    }
+
+    /** Names each external network that is not on this host: mesh joins one, never creates it. */
+    private void externalMissing(Set<String> external, Map<String, String> problems) {
+        for (String n : external) {
+            if (docker.networkLabels(n) == null) {
+                problems.put(n, "network " + n + " is not on this host: it is declared external, so mesh joins it and never creates"
+                        + " it; create it here (docker network create " + n + ")");
+            }
+        }
+    }
+
+    /**
+     * Whether the module's networks on this host are as its spec says, read only: every network it owns there is
+     * there with the spec's settings, and every container of the module whose spec puts it on one is on it (held ones
+     * aside). The no-op reconcile asks it, so that drift of a network (a change a foreign container held up, a
+     * container disconnected by hand) is healed at a reconcile, not only at a push.
+     */
+    boolean asSpecSays(ModuleSpec spec, String host, List<ObservedContainer> observed) {
+        Map<String, ModuleSpec.Owned> owned = spec.ownedNetworksOn(host);
+        for (Map.Entry<String, ModuleSpec.Owned> e : owned.entrySet()) {
+            String name = e.getKey();
+            if (state(spec.module(), name, labels(spec.module(), e.getValue().key(), e.getValue().spec())) != State.READY) return false;
+            List<String> members = null;
+            for (ObservedContainer o : observed) {
+                ContainerSpec was = SpecDiff.parse(o.specJson());
+                if (was == null || !was.networks().containsKey(name)) continue;
+                if (members == null) members = docker.networkMembers(name);
+                if (!members.contains(o.id())) return false;
+            }
+        }
+        return true;
     }
 
     /** Where a network the module's containers join on this host stands. */
@@ -143,19 +236,21 @@ final class ModuleNetworks {
      */
     private void recreate(String module, String name, NetworkSpec want, Map<String, String> labels, List<ObservedContainer> observed,
                           Map<String, HeldRecord> held, Map<String, String> notes, Map<String, String> problems) {
+        Blocker b = blocker(module, name, observed, held);
+        if (b != null) {
+            // A held container waits its hold out, as the module is deferred to it; another module's container is not
+            // this apply's to disconnect: the change is not made, and the apply says so as a failure, not as applied.
+            if (b.held()) notes.put(name, b.why());
+            else problems.put(name, b.why());
+            return;
+        }
         Map<String, ObservedContainer> ours = new LinkedHashMap<>();
         observed.forEach(o -> ours.put(o.id(), o));
         List<ObservedContainer> members = new ArrayList<>();
         for (String id : docker.networkMembers(name)) {
             ObservedContainer o = ours.get(id);
-            if (o == null) {
-                notes.put(name, "network " + name + " keeps its old settings: container " + id.substring(0, Math.min(12, id.length()))
-                        + ", not of module " + module + ", is on it; the apply after it leaves makes the change");
-                return;
-            }
-            if (held.containsKey(o.dockerName())) {
-                notes.put(name, "network " + name + " keeps its old settings while " + o.dockerName() + " is held; the apply after the"
-                        + " hold makes the change");
+            if (o == null) { // one that joined since the look above: the same rule
+                problems.put(name, "network " + name + " keeps its old settings: container " + who(id) + " joined it meanwhile");
                 return;
             }
             members.add(o);
@@ -233,7 +328,7 @@ final class ModuleNetworks {
                     out.add("network " + name + " removed: no container uses it");
                     log.info("network {} of module {} removed: no container uses it", name, spec.module());
                 } else {
-                    out.add("network " + name + " kept: " + users.size() + " container(s) still use it");
+                    out.add("network " + name + " kept: " + String.join(", ", users.stream().map(this::who).toList()) + " still on it");
                     log.info("network {} of module {} is no longer the module's, and stays: {} container(s) use it", name, spec.module(), users.size());
                 }
             } catch (SessionGuard.SessionLostException lost) {

@@ -60,6 +60,12 @@ final class NoOpReconcile {
         // that can no longer be read goes the locked way, which reports it.
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(context.secrets(), want);
         if (read.values().stream().anyMatch(r -> !r.complete())) return null;
+        // A module's networks drift apart from its containers (a change a foreign container held up, a container
+        // disconnected by hand): looked at where the module has networks here, at a network inspect each (decision 31).
+        if (!desired.spec().ownedNetworksOn(context.host()).isEmpty()
+                && !new ModuleNetworks(context.docker()).asSpecSays(desired.spec(), context.host(), view.containers())) {
+            return null;
+        }
         List<PlannedAction> plan = ApplyPlanner.plan(module, want, view.containers(), Map.of(), ApplyExecution.digests(read), Map.of());
         if (plan.size() != there.size()) return null;
         for (int i = 0; i < plan.size(); i++) {

@@ -139,7 +139,7 @@ class ModuleNetworksTest {
     }
 
     @Test
-    void aNetworkThatIsNotThereFailsWithDockersWordsAndTheFix() throws Exception {
+    void anExternalNetworkThatIsNotThereFailsNamingTheFix() throws Exception {
         zk.setDesired("module: " + module + "\nhosts: [host-a]\nnetworks:\n  corp: {external: true, name: " + module + "-nowhere}\n"
                 + "containers:\n" + container("web", "networks: [corp]"), "r1");
         ApplyReport r = here.applier().apply(module, () -> false);
@@ -147,14 +147,14 @@ class ModuleNetworksTest {
         ContainerResult web = result(r, "web");
         assertThat(web.action()).isEqualTo(ContainerAction.FAILED);
         assertThat(String.join("\n", web.reasons()))
-                .contains("network " + module + "-nowhere not found")
+                .contains("network " + module + "-nowhere is not on this host: it is declared external")
                 .contains("docker network create " + module + "-nowhere")
                 .doesNotContain("no longer exists")
                 .doesNotContain("Status 404");
-        // The next reconcile does not create it again at once: the push's back-off, as for a crash loop.
+        // Found before any call: nothing is created, at this apply or the next, until the network is there.
         ApplyReport again = here.applier().apply(module, () -> false);
-        assertThat(String.join("\n", result(again, "web").reasons())).contains("not tried again before");
-        assertThat(docker.containersWithLabel(Labels.MODULE, module)).as("no container left behind").isEmpty();
+        assertThat(String.join("\n", result(again, "web").reasons())).contains("is not on this host");
+        assertThat(docker.containersWithLabel(Labels.MODULE, module)).as("no container made").isEmpty();
     }
 
     @Test

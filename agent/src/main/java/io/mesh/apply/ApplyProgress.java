@@ -129,6 +129,9 @@ final class ApplyProgress {
         String what;
         if (RunState.NO_HEALTH.equals(s.health())) {
             what = s.status() + ", ready after min-healthy " + ready.minHealthyTime().toSeconds() + "s";
+        } else if ("healthy".equals(s.health())) {
+            // healthy already: what is left is the ready rule's time, not a check
+            what = "healthy, ready once healthy for " + ready.minHealthyTime().toSeconds() + "s (min-healthy)";
         } else {
             what = "health " + s.health() + (s.failingStreak() <= 0 ? ""
                     : ", " + s.failingStreak() + " failed check" + (s.failingStreak() == 1 ? "" : "s"));

@@ -401,6 +401,7 @@ public final class ManifestParser {
             }
         }
         if (containers != null && containers.isObject()) dependsOn(c, (ObjectNode) containers, containerNames);
+        NetworkFields.uniqueNames(c, containers);
         rollout(c, node);
         if (!errors.isEmpty() || module == null || hosts == null) return null;
         try {

@@ -168,6 +168,41 @@ final class NetworkFields {
         node.set("networks", joined);
     }
 
+    /**
+     * Within one module, a name on a network answers for one container: an alias given twice, or an alias that is
+     * another container's name on the same network, would make Docker's DNS answer with both (compose allows it; a
+     * module that means one service by a name must not get two).
+     *
+     * @param c          the document's errors
+     * @param containers the module's containers, each {@code networks} already in its mapping form
+     */
+    static void uniqueNames(ContainerFields.Sink c, JsonNode containers) {
+        if (containers == null || !containers.isObject()) return;
+        Map<String, String> owner = new java.util.HashMap<>(); // network + "/" + name -> container
+        for (Map.Entry<String, JsonNode> e : containers.properties()) {
+            JsonNode nets = e.getValue().get("networks");
+            if (nets == null || !nets.isObject()) continue;
+            for (Map.Entry<String, JsonNode> n : nets.properties()) owner.putIfAbsent(n.getKey() + "/" + e.getKey(), e.getKey());
+        }
+        for (Map.Entry<String, JsonNode> e : containers.properties()) {
+            JsonNode nets = e.getValue().get("networks");
+            if (nets == null || !nets.isObject()) continue;
+            for (Map.Entry<String, JsonNode> n : nets.properties()) {
+                JsonNode aliases = n.getValue().get("aliases");
+                if (aliases == null || !aliases.isArray()) continue;
+                for (int i = 0; i < aliases.size(); i++) {
+                    String a = aliases.get(i).asText();
+                    String other = owner.putIfAbsent(n.getKey() + "/" + a, e.getKey());
+                    if (other != null && !other.equals(e.getKey())) {
+                        c.error("containers." + show(e.getKey()) + ".networks." + show(n.getKey()) + ".aliases[" + i + "]", "'" + show(a)
+                                + "' already names container '" + show(other) + "' on network " + show(n.getKey())
+                                + ": one name answers for one container there; choose another alias");
+                    }
+                }
+            }
+        }
+    }
+
     private static void aliases(ContainerFields.Sink c, String path, JsonNode aliases) {
         if (aliases == null || aliases.isNull()) return;
         String p = path + ".aliases";

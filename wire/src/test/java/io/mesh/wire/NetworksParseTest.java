@@ -76,9 +76,10 @@ class NetworksParseTest {
             "networks: {default: {}}|web: {image: i, networks: {default: {aliases: ['a b']}}}|containers.web.networks.default.aliases[0]|DNS name",
             "networks: {h: {external: true, name: host}}|web: {image: i, networks: [h]}|networks.h|network: host",
             "networks: {e: {external: true, internal: true}}|web: {image: i, networks: [e]}|networks.e.internal|external network",
+            "networks: {d: {}}|{web: {image: i, networks: {d: {aliases: [db]}}}, db: {image: i, networks: [d]}}|containers.web.networks.d.aliases[0]|already names container 'db'",
     })
     void aBadNetworkIsRefusedNamingTheFieldAndTheFix(String networks, String container, String field, String fix) {
-        String text = "module: shop\nhosts: [host-a]\n" + networks + "\ncontainers:\n  " + container + "\n";
+        String text = "module: shop\nhosts: [host-a]\n" + networks + "\ncontainers:" + (container.startsWith("{") ? " " : "\n  ") + container + "\n";
         ManifestException e = catchThrowableOfType(ManifestException.class, () -> parser.parse(text));
         assertThat(e).as(text).isNotNull();
         assertThat(e.errors()).as(text).anySatisfy(err -> {

@@ -63,6 +63,7 @@ class PushCancelTest {
         ClientRun cancel = mesh("push", "cancel", push);
         assertThat(cancel.code()).as(cancel.toString()).isZero();
         assertThat(cancel.out()).contains(push + " cancelled on host-gone");
+        CoordinatorExtension.awaitServed(zk, zk.paths().pushCancel(push)); // the status is read from the coordinator's cache
 
         JsonNode v = status(push);
         assertThat(v.path("state").asText()).isEqualTo("cancelled");
@@ -97,6 +98,7 @@ class PushCancelTest {
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         assertThat(a.json().path("cancelled").path("hosts").get(0).asText()).isEqualTo("host-gone");
         assertThat(a.json().path("already").asBoolean()).isFalse();
+        CoordinatorExtension.awaitServed(zk, zk.paths().pushCancel(delete)); // the status is read from the coordinator's cache
         JsonNode v = status(delete);
         assertThat(v.path("state").asText()).isEqualTo("cancelled");
         assertThat(v.path("done").asBoolean()).isTrue();

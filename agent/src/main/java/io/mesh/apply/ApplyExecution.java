@@ -134,6 +134,13 @@ final class ApplyExecution {
         return this;
     }
 
+    /** @return true when a freeze since the apply began stops changes now ({@link #stopChangesWhen}); notes why */
+    private boolean changesStopped() {
+        String why = stopChanges.get();
+        if (why != null) stoppedBy = why;
+        return why != null;
+    }
+
     /** @return why changes stopped mid-apply ({@link #stopChangesWhen}), or {@code null} when they did not */
     String stoppedBy() { return stoppedBy; }
 
@@ -211,12 +218,14 @@ final class ApplyExecution {
         Map<String, String> pulled = images.pullAlways(want, held.keySet(), desired.module());
         List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets), pulled);
         ModuleNetworks networks = new ModuleNetworks(docker);
-        this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before the containers that join them
+        // A network's create, recreate or removal is a change, as a container's is: not begun once a freeze came since
+        // the apply began (a long pull above leaves room for one; SPEC.md "Freezes").
+        if (!changesStopped()) this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before their containers
         List<ContainerResult> results = images.withDigests(executeAll(plan, want, desired, byId, images), want);
         // Only where networks were or are: a module that never had one costs no network list at each apply.
         boolean hadNetworks = !desired.spec().networks().isEmpty()
                 || observed.stream().anyMatch(o -> o.specJson() != null && o.specJson().contains("\"networks\":"));
-        List<String> pruned = hadNetworks ? networks.prune(desired.spec(), host) : List.of();
+        List<String> pruned = hadNetworks && !changesStopped() ? networks.prune(desired.spec(), host) : List.of();
         return withNetworkNotes(results, want, networkProblems, pruned);
     }
 

@@ -249,4 +249,23 @@ class ModuleNetworksTest {
         for (String n : List.of("_default", "_back")) docker.removeNetwork(module + n);
         soft.assertAll();
     }
+
+    /**
+     * A freeze that came since the apply began (during a long pull, say) stops a network's change as it stops a
+     * container's: the network keeps its settings and the execution says it was stopped (SPEC.md "Freezes").
+     */
+    @Test
+    void aFreezeSinceTheApplyBeganStopsANetworksChange() throws Exception {
+        zk.setDesired(shop(""), "r1");
+        assertThat(here.applier().apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String back = module + "_back";
+        String networkId = docker.client().inspectNetworkCmd().withNetworkId(back).exec().getId();
+        DesiredRecord changed = zk.setDesired(shop("internal: true"), "r2");
+        var ctx = here.context();
+        ApplyExecution frozen = new ApplyExecution(docker, ctx.policy(), "host-a", ctx.secrets()).stopChangesWhen(() -> "module frozen by test");
+        frozen.run(changed, Map.of());
+        assertThat(frozen.stoppedBy()).isEqualTo("module frozen by test");
+        assertThat(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getId()).as("not recreated").isEqualTo(networkId);
+        assertThat(docker.client().inspectNetworkCmd().withNetworkId(back).exec().getInternal()).isNotEqualTo(Boolean.TRUE);
+    }
 }

@@ -323,7 +323,7 @@ final class ContainerFields {
     }
 
     /** A {@code true}/{@code false} field. */
-    private static void flag(Sink c, ObjectNode node, String field, String path) {
+    static void flag(Sink c, JsonNode node, String field, String path) {
         JsonNode n = node.get(field);
         if (n != null && !n.isBoolean()) c.error(path + "." + field, "must be true or false; got " + describe(n));
     }
@@ -459,7 +459,7 @@ final class ContainerFields {
 
     private static String show(String s) { return ManifestParser.Check.printable(s); }
 
-    private static String describe(JsonNode n) {
+    static String describe(JsonNode n) {
         if (n == null) return "nothing";
         String s = n.isObject() ? "a mapping" : n.isArray() ? "a list" : n.toString();
         return s.length() > 80 ? s.substring(0, 77) + "..." : s;

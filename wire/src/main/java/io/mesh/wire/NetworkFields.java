@@ -218,22 +218,15 @@ final class NetworkFields {
         }
     }
 
+    /** @return the flag's value, checked as every manifest flag is ({@link ContainerFields#flag}); false when absent or refused */
     private static boolean flag(ContainerFields.Sink c, JsonNode v, String field, String path) {
         JsonNode f = v.get(field);
-        if (f == null || f.isNull()) return false;
-        if (!f.isBoolean()) {
-            c.error(path + "." + field, "must be true or false; got " + describe(f));
-            return false;
-        }
-        return f.asBoolean();
+        if (f == null || f.isNull()) return false; // "internal:" alone is left out, as before
+        ContainerFields.flag(c, v, field, path);
+        return f.isBoolean() && f.asBoolean();
     }
 
-    private static String describe(JsonNode n) {
-        if (n == null) return "nothing";
-        if (n.isObject()) return "a mapping";
-        if (n.isArray()) return "a list";
-        return "'" + show(n.asText()) + "'";
-    }
+    private static String describe(JsonNode n) { return ContainerFields.describe(n); }
 
     private static String show(String s) { return ManifestParser.Check.printable(s); }
 }

@@ -138,9 +138,10 @@ final class ModuleNetworks {
         for (String id : docker.networkMembers(name)) {
             ObservedContainer o = ours.get(id);
             if (o == null) {
-                return new Blocker(false, "network " + name + " keeps its old settings: container " + who(id) + " is on it, and it is not"
+                String who = who(id);
+                return new Blocker(false, "network " + name + " keeps its old settings: container " + who + " is on it, and it is not"
                         + " module " + module + "'s to disconnect; take it off the network (docker network disconnect " + name + " "
-                        + who(id).split(" ")[0] + ", or remove it from its module), and the next apply makes the change");
+                        + who.split(" ")[0] + ", or remove it from its module), and the next apply makes the change");
             }
             if (held.containsKey(o.dockerName())) {
                 return new Blocker(true, "network " + name + " keeps its old settings while " + o.dockerName() + " is held; the apply"

@@ -58,7 +58,7 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The fleet history checker (issue 11, "A history checker that injects faults"): a seeded, bounded, Jepsen-style
+ * The fleet history checker: a seeded, bounded, Jepsen-style
  * history on the real fleet of {@code deploy/dev/fleet.sh} (three Docker engines, a 3-server ZooKeeper ensemble, two
  * coordinators, an agent per engine), with a {@link Nemesis} injecting faults at random moments, then checked
  * ({@link HistoryChecks}) from evidence recorded outside mesh: each engine's Docker events and ZooKeeper's transaction

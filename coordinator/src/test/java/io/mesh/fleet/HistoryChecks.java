@@ -114,6 +114,14 @@ final class HistoryChecks {
             this.by = hold.by();
         }
 
+        /**
+         * @return true when the hold was in force on the container at {@code ms}: confirmed by its host and not yet
+         *         deleted (SPEC.md "Operator holds": an apply that began before the hold may still call until then)
+         */
+        boolean inForceAt(String host, String container, long ms) {
+            return this.host.equals(host) && this.container.equals(container) && confirmedMs >= 0 && confirmedMs <= ms && (toMs < 0 || ms <= toMs);
+        }
+
         String describe() {
             return container + " on " + host + " held by operator " + by + (hold.stops() ? " (--stop)" : "") + " [recorded "
                     + Instant.ofEpochMilli(fromMs) + ", confirmed " + (confirmedMs < 0 ? "never" : Instant.ofEpochMilli(confirmedMs))
@@ -1189,7 +1197,9 @@ final class HistoryChecks {
                     }
                 }
                 String name = names.get(id);
-                if (name != null && heldByOperatorAt(host, name, ms)) violations.add(what + " while an operator held it on " + host);
+                for (OpHold h : holds) {
+                    if (name != null && h.inForceAt(host, name, ms)) violations.add(what + " while an operator held it: " + h.describe());
+                }
             }
         }
         figures.put("network-connects-and-disconnects", seen);

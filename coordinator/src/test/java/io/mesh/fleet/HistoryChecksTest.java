@@ -102,6 +102,30 @@ class HistoryChecksTest {
         assertThat(judge.apply(List.of(networkEvent("disconnect", OLD, T0 + 2_300)))).hasSize(1);
     }
 
+    /**
+     * An operator's hold is in force from its host's confirmation, not from its record: an apply that began before the
+     * hold may reconnect the container until then (SPEC.md "Operator holds"; the fleet history, seed
+     * -6408308219097410442, judged such a connect from the record).
+     */
+    @Test
+    void aNetworkConnectBeforeAnOperatorsHoldIsConfirmedIsNoViolation() {
+        HeldRecord.OperatorHold recorded = new HeldRecord.OperatorHold("ops", "disk", Instant.ofEpochMilli(T0 + 1_000), null, false, null);
+        HeldRecord.OperatorHold confirmed = new HeldRecord.OperatorHold("ops", "disk", Instant.ofEpochMilli(T0 + 1_000), null, false, null,
+                Instant.ofEpochMilli(T0 + 5_000));
+        String node = paths.held() + "/" + HOST + "/m-web";
+        ProcessRef coordinator = new ProcessRef(7, "mesh serve");
+        List<ZkTxnLog.Change> changes = List.of(
+                new ZkTxnLog.Change(1, T0 + 1_000, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(HeldRecord.operator(HOST, "m", "m-web", OLD, coordinator, recorded)), false),
+                new ZkTxnLog.Change(2, T0 + 5_000, 8, ZkTxnLog.Kind.SET, node, Json.bytes(HeldRecord.operator(HOST, "m", "m-web", OLD, coordinator, confirmed)), false));
+        List<Event> events = List.of(event("create", OLD, T0));
+        java.util.function.Function<List<Event>, List<String>> judge = net -> new HistoryChecks(Map.of(HOST, events), Map.of(), changes,
+                List.of(), m -> true, paths, Map.of(HOST, List.of())).withNetworkEvents(Map.of(HOST, net)).run()
+                .violations.stream().filter(v -> v.contains("network")).toList();
+        assertThat(judge.apply(List.of(networkEvent("connect", OLD, T0 + 3_000)))).isEmpty();
+        assertThat(judge.apply(List.of(networkEvent("connect", OLD, T0 + 6_000)))).singleElement().asString()
+                .contains("network connect of m-web", "while an operator held it", "confirmed 2026-12-03T04:00:05Z");
+    }
+
     /** A connect or disconnect as dockerd sends it: the network is the actor, the container an attribute. */
     private static Event networkEvent(String action, String container, long ms) {
         String json = "{\"Type\":\"network\",\"Action\":\"" + action + "\",\"Actor\":{\"ID\":\"" + "c".repeat(64)

@@ -5,6 +5,7 @@ import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.exec.IdleThreads;
+import io.mesh.hold.HoldStops;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.section.HostFence;
@@ -178,7 +179,7 @@ public final class AgentDaemon implements AutoCloseable {
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
-                new DryRun(store, docker, config.host(), here.policy(), here.secrets()));
+                new DryRun(store, docker, config.host(), here.policy(), here.secrets(), new HoldStops(config.stateDir())));
         // mesh audit reads this host's ledger, every process's files under --state-dir (decision 28)
         this.audits = new AuditRequests(client, config.paths(), config.host(), ledger.files(), Clock.systemUTC());
         this.holds = new OperatorHolds(store, docker, journal.fences(), config.host(), process, timer, this::requestApply,
@@ -186,7 +187,8 @@ public final class AgentDaemon implements AutoCloseable {
                     applier.tryAgainNow(module);
                     requestApply(module);
                 },
-                module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger());
+                module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger())
+                .rememberStopsIn(new HoldStops(config.stateDir()));
     }
 
     /**

@@ -4,6 +4,7 @@ import io.mesh.wire.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.hold.HoldConfirmation;
+import io.mesh.hold.HoldStops;
 import io.mesh.lock.ModuleLock;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.wire.RolloutNodes;
@@ -84,6 +85,8 @@ public final class Applier {
     private final FreezeGate freezes;
     /** The failed tries of each module's push, under {@code --state-dir}: their back-off. */
     private final FailedTries tries;
+    /** The {@code --stop}s of operators' holds, started again as they were once the hold ends (decision 33). */
+    private final HoldStops holdStops;
     /** How long a failed apply waits for ZooKeeper to come back to report its failure. */
     private static final Duration REPORT_WAIT = Duration.ofMinutes(10);
 
@@ -105,6 +108,7 @@ public final class Applier {
         this.rollouts = new RolloutGate(store, host, context.process());
         this.freezes = new FreezeGate(store, ZkClock.clock()); // ends judged by ZooKeeper's clock, not this host's
         this.tries = new FailedTries(context.journal().stateDir());
+        this.holdStops = new HoldStops(context.journal().stateDir());
     }
 
     /**
@@ -248,7 +252,7 @@ public final class Applier {
                 ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
                         .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
-                        .reportingTo(progress);
+                        .reportingTo(progress).startingHoldStopsFrom(holdStops);
                 DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
                 // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
                 if (toApply != null) section.beginApply(CallCause.push(toApply.push()));

@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.exec.IdleThreads;
+import io.mesh.hold.HoldStops;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
@@ -87,6 +88,8 @@ final class ApplyExecution {
     private Map<String, SecretsDir.Resolved> secrets = Map.of();
     /** What this apply did to the module's networks before its plan ran, and the ones containers cannot join. */
     private ModuleNetworks.Outcome networkProblems = ModuleNetworks.Outcome.NONE;
+    /** Which containers operators' holds stopped ({@code --stop}), or {@code null}: then none is started as it was. */
+    private HoldStops holdStops;
     /** The module's containers as this apply's plan saw them (set by {@link #run}). */
     private List<ObservedContainer> observed = List.of();
 
@@ -131,6 +134,16 @@ final class ApplyExecution {
      */
     ApplyExecution reportingTo(ApplyProgress progress) {
         this.progress = progress;
+        return this;
+    }
+
+    /**
+     * @param stops where operators' holds remembered their {@code --stop}s: a container one stopped, whose hold has ended,
+     *              is started again as it was, not recreated (decision 33)
+     * @return this
+     */
+    ApplyExecution startingHoldStopsFrom(HoldStops stops) {
+        this.holdStops = stops;
         return this;
     }
 
@@ -216,17 +229,57 @@ final class ApplyExecution {
         observed.forEach(o -> byId.put(o.id(), o));
         Images images = new Images();
         Map<String, String> pulled = images.pullAlways(want, held.keySet(), desired.module());
-        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets), pulled);
+        List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets), pulled,
+                startAsItWas(desired.module(), observed, held));
         ModuleNetworks networks = new ModuleNetworks(docker);
         // A network's create, recreate or removal is a change, as a container's is: not begun once a freeze came since
         // the apply began (a long pull above leaves room for one; SPEC.md "Freezes").
         if (!changesStopped()) this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before their containers
         List<ContainerResult> results = images.withDigests(executeAll(plan, want, desired, byId, images), want);
+        if (holdStops != null) { // tried once: a second stop is not the hold's (decision 33)
+            holdStops.forget(desired.module(), plan.stream().filter(a -> a.action() == PlannedAction.Kind.START).map(PlannedAction::dockerName).toList());
+        }
         // Only where networks were or are: a module that never had one costs no network list at each apply.
         boolean hadNetworks = !desired.spec().networks().isEmpty()
                 || observed.stream().anyMatch(o -> o.specJson() != null && o.specJson().contains("\"networks\":"));
         List<String> pruned = hadNetworks && !changesStopped() ? networks.prune(desired.spec(), host) : List.of();
         return withNetworkNotes(results, want, networkProblems, pruned);
+    }
+
+    /**
+     * The containers an ended operator's hold stopped that are still as it left them (decision 33, point 2): the same id,
+     * not running, not started since (Docker's {@code State.StartedAt} as recorded). An entry of a container still held
+     * is kept for after its hold; every other one that does not count is forgotten.
+     *
+     * @return by container id, the reason its start gives
+     */
+    static Map<String, String> startAsItWas(HoldStops stops, ContainerRuntime docker, String module, List<ObservedContainer> observed,
+                                            Map<String, HeldRecord> held) {
+        Map<String, HoldStops.Stop> remembered = stops == null ? Map.of() : stops.read(module);
+        if (remembered.isEmpty()) return Map.of();
+        Map<String, String> out = new HashMap<>();
+        List<String> stale = new ArrayList<>();
+        for (Map.Entry<String, HoldStops.Stop> e : remembered.entrySet()) {
+            if (held.containsKey(e.getKey())) continue;
+            HoldStops.Stop stop = e.getValue();
+            ObservedContainer o = observed.stream().filter(c -> c.dockerName().equals(e.getKey())).findFirst().orElse(null);
+            boolean asLeft = false;
+            if (o != null && o.id().equals(stop.containerId()) && !o.running() && !o.markedForRemoval()) {
+                try {
+                    asLeft = java.util.Objects.equals(docker.runState(o.id()).startedAt(), stop.startedAt());
+                } catch (io.mesh.docker.NoSuchContainerException gone) {
+                    asLeft = false;
+                }
+            }
+            if (asLeft) out.put(o.id(), stop.startedAgain());
+            else stale.add(e.getKey());
+        }
+        stops.forget(module, stale);
+        return out;
+    }
+
+    private Map<String, String> startAsItWas(String module, List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        return startAsItWas(holdStops, docker, module, observed, held);
     }
 
     /**
@@ -655,6 +708,15 @@ final class ApplyExecution {
                     ContainerResult waiting = backingOff(a, id);
                     if (waiting != null) return waiting;
                     return recreate(a, spec, desired, before, images);
+                }
+                case START -> {
+                    // The hold made its restart policy 'no'; started as it is, it would keep that (decision 33).
+                    if (!spec.restart().equals(docker.restartPolicy(id))) docker.updateRestartPolicy(id, spec.restart());
+                    docker.start(id);
+                    Readiness.Verdict v = awaitReady(a, id, spec);
+                    if (v.ready()) return result(a, ContainerAction.UNCHANGED, a.reasons(), id, v);
+                    // Left as it is: an exited one is recreated by the next apply (the stop is forgotten below).
+                    return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "started again as it was, and not ready"), id, v);
                 }
                 case CRASH_LOOP -> {
                     List<String> reasons = new ArrayList<>(a.reasons());

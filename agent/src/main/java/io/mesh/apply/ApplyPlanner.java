@@ -23,6 +23,8 @@ import java.util.Set;
  *   <li>present, same spec hash, running → {@code UNCHANGED};</li>
  *   <li>present, same spec hash, restarting (Docker restarts it by its policy) → {@code CRASH_LOOP}: left alone,
  *       reported {@code failed};</li>
+ *   <li>present, same spec hash (and image), not running, stopped by an operator's hold that has ended and not started
+ *       since → {@code START}: the same container is started again (decision 33);</li>
  *   <li>present but spec changed or not running, or ({@code pull: always}) the pull just made gave its image reference
  *       another image than the one it runs → {@code RECREATE} with reasons;</li>
  *   <li>a container of the module the spec no longer names, or a second container for the same name (left by a
@@ -72,6 +74,19 @@ public final class ApplyPlanner {
     public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired, List<ObservedContainer> observed,
                                            Map<String, HeldRecord> held, Map<String, Map<String, String>> secretDigests,
                                            Map<String, String> pulled) {
+        return plan(module, desired, observed, held, secretDigests, pulled, Map.of());
+    }
+
+    /**
+     * As {@link #plan(String, Map, List, Map, Map, Map)}, knowing which stopped containers an operator's hold stopped.
+     *
+     * @param startAsItWas by container id, the stopped containers an ended hold stopped and nobody started since
+     *                     ({@link io.mesh.hold.HoldStops}), each with the reason a start of it gives: planned
+     *                     {@code START} when their spec is unchanged, {@code RECREATE} as usual when it changed
+     */
+    public static List<PlannedAction> plan(String module, Map<String, ContainerSpec> desired, List<ObservedContainer> observed,
+                                           Map<String, HeldRecord> held, Map<String, Map<String, String>> secretDigests,
+                                           Map<String, String> pulled, Map<String, String> startAsItWas) {
         Map<String, ObservedContainer> primary = new LinkedHashMap<>();
         for (ObservedContainer c : observed) primary.put(c.dockerName(), c);
         Set<String> claimed = new HashSet<>();
@@ -109,6 +124,11 @@ public final class ApplyPlanner {
             if (reasons.isEmpty() && now.state() != null && now.state().startsWith("restarting")) {
                 out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.CRASH_LOOP, List.of("crash-looping: Docker restarts it by its "
                         + "restart policy (" + now.state() + "); the same spec would crash the same way: fix the image or the spec and push"), now.id()));
+                continue;
+            }
+            if (!now.running() && reasons.isEmpty() && startAsItWas.containsKey(now.id()) && !now.markedForRemoval()) {
+                out.add(new PlannedAction(name, dockerName, PlannedAction.Kind.START,
+                        List.of("not running: " + now.state(), startAsItWas.get(now.id())), now.id()));
                 continue;
             }
             if (!now.running()) reasons.add("not running: " + now.state());

@@ -1,6 +1,7 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.hold.HoldStops;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
@@ -40,7 +41,12 @@ import java.util.Objects;
  * @param secrets the host's secrets dir, read as the apply reads it (a plan shows {@code secret changed: NAME} and a
  *                secret that cannot be read, never a value)
  */
-public record DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy, SecretsDir secrets) {
+public record DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy, SecretsDir secrets, HoldStops holdStops) {
+    /** A plan that knows no operator's {@code --stop} (it forecasts a recreate of such a container). */
+    public DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy, SecretsDir secrets) {
+        this(store, docker, host, policy, secrets, null);
+    }
+
     /**
      * @param spec the module as it would be pushed
      * @return what an apply of it would do here; {@code null} when the module does not run on this host and has no
@@ -55,7 +61,9 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
         Map<String, HeldRecord> held = store.held(host);
         WindowRecord window = store.window(host, module);
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
-        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read), Map.of());
+        // Read only: the apply, under the module's lock, is what forgets a stop that no longer counts.
+        Map<String, String> startAsItWas = ApplyExecution.startAsItWas(holdStops == null ? null : holdStops.readOnly(), docker, module, observed, held);
+        List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read), Map.of(), startAsItWas);
         ModuleNetworks.Outcome networks = new ModuleNetworks(docker).forecast(spec, host, observed, held);
         Map<String, Boolean> images = new HashMap<>();
         List<ContainerPlan> containers = new ArrayList<>();

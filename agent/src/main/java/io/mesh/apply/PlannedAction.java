@@ -28,7 +28,12 @@ public record PlannedAction(String name, String dockerName, Kind action, List<St
          * Docker keeps restarting it, and its spec is the desired one: a recreate with the same spec would crash the
          * same way, so it is left alone and reported {@code failed} (SPEC.md, "Health and readiness").
          */
-        CRASH_LOOP(ContainerAction.FAILED);
+        CRASH_LOOP(ContainerAction.FAILED),
+        /**
+         * Stopped by an operator's hold ({@code --stop}) that has ended, its spec unchanged: the same container is
+         * started again, reported {@code unchanged} with why (decision 33).
+         */
+        START(ContainerAction.UNCHANGED);
 
         private final ContainerAction reported;
 

@@ -57,8 +57,8 @@ import java.util.function.Predicate;
  *       that first, then confirms);</li>
  *   <li>with {@code stop}: then stops the container once, in the same section, and records when in the node
  *       ({@link HeldRegistry#markStopped}), so that a restarted agent does not stop it again; its restart policy becomes
- *       {@code no}, so that neither Docker nor a reboot starts it while held (the apply after the release recreates it
- *       with its spec's policy).</li>
+ *       {@code no}, so that neither Docker nor a reboot starts it while held; the stop is remembered ({@link HoldStops}),
+ *       so that the apply after the release starts the same container with its spec's policy (decision 33).</li>
  * </ul>
  * Obeying the hold is the apply's and the window's business: both read it through {@link MeshStore#held}.
  */
@@ -85,6 +85,7 @@ public final class OperatorHolds implements AutoCloseable {
     private volatile Ledger ledger = Ledger.NONE;
     /** Holds whose interval is closed in the ledger already: each closes once. */
     private final HoldClosings closings = new HoldClosings();
+    private volatile HoldStops stopsMade;
 
     /**
      * @param l this process's ledger: the {@code --stop}'s calls (cause {@code hold}) and each hold's end are written
@@ -93,6 +94,16 @@ public final class OperatorHolds implements AutoCloseable {
      */
     public OperatorHolds recordTo(Ledger l) {
         this.ledger = l == null ? Ledger.NONE : l;
+        return this;
+    }
+
+    /**
+     * @param s where a {@code --stop} is remembered, so that the apply after the release starts the same container
+     *          (decision 33); none by default (the apply then recreates it)
+     * @return this
+     */
+    public OperatorHolds rememberStopsIn(HoldStops s) {
+        this.stopsMade = s;
         return this;
     }
 
@@ -241,6 +252,7 @@ public final class OperatorHolds implements AutoCloseable {
                 if (id != null) {
                     guarded.updateRestartPolicy(id, "no"); // not started again by Docker while held
                     guarded.stop(id, stopTimeout(h));
+                    remember(h, id, guarded);
                 }
                 section.unfence();
                 boolean marked = HeldRegistry.markStopped(store.client(), store.paths(), now, Times.now());
@@ -263,6 +275,22 @@ public final class OperatorHolds implements AutoCloseable {
             } finally {
                 section.close();
             }
+        }
+    }
+
+    /**
+     * Remembers the stop (decision 33), still under the section: a failure to is logged, and the apply after the release
+     * then recreates the container, as it did before.
+     */
+    private void remember(HeldRecord h, String id, ContainerRuntime guarded) {
+        HoldStops s = stopsMade;
+        if (s == null) return;
+        try {
+            s.record(h.module(), h.container(), new HoldStops.Stop(id, guarded.runState(id).startedAt(), h.hold().by(), h.hold().reason(),
+                    Times.now()));
+        } catch (Exception e) {
+            log.warn("operator hold host={} container={}: its stop is not remembered ({}): the apply after the release recreates it",
+                    host, h.container(), e.toString());
         }
     }
 

@@ -56,6 +56,31 @@ class ApplyPlannerTest {
         });
     }
 
+    /**
+     * A container an ended operator's hold stopped is started as it was when its spec is unchanged; with a changed spec,
+     * or one stopped by anything else, it is recreated (decision 33; SPEC.md "Apply").
+     */
+    @Test
+    void aContainerAnEndedHoldStoppedIsStartedAsItWasUnlessItsSpecChanged() {
+        ContainerSpec a = spec("img:1", Map.of());
+        Map<String, String> stoppedByHold = Map.of("id-1", "started again as it was: stopped by alice's hold (--stop), which ended");
+        List<ObservedContainer> stopped = List.of(observed("id-1", "registry", a, false, "exited (143)"));
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), stopped, Map.of(), Map.of(), Map.of(), stoppedByHold))
+                .singleElement().satisfies(p -> {
+                    assertThat(p.action()).isEqualTo(PlannedAction.Kind.START);
+                    assertThat(p.action().reported()).isEqualTo(io.mesh.wire.ContainerAction.UNCHANGED);
+                    assertThat(p.reasons()).containsExactly("not running: exited (143)",
+                            "started again as it was: stopped by alice's hold (--stop), which ended");
+                    assertThat(p.existingId()).isEqualTo("id-1");
+                });
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", spec("img:2", Map.of())), stopped, Map.of(), Map.of(), Map.of(), stoppedByHold))
+                .singleElement().extracting(PlannedAction::action).isEqualTo(PlannedAction.Kind.RECREATE);
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), stopped, Map.of(), Map.of(), Map.of(), Map.of("id-9", "other")))
+                .singleElement().extracting(PlannedAction::action).isEqualTo(PlannedAction.Kind.RECREATE);
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), stopped, Map.of("store-registry", held("store-registry")), Map.of(),
+                Map.of(), stoppedByHold)).singleElement().extracting(PlannedAction::action).isEqualTo(PlannedAction.Kind.HELD);
+    }
+
     @Test
     void aHeldContainerIsHeldWhateverElseIsTrue() {
         ContainerSpec before = spec("img:1", Map.of());

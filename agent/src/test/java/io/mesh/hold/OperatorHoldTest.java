@@ -90,6 +90,19 @@ class OperatorHoldTest {
         }
     }
 
+    /** @return the first report, applied, of an apply that began after {@code t} */
+    private ApplyReport awaitReportAfter(Instant t) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            ApplyReport r = report();
+            return r != null && r.outcome() == ApplyOutcome.APPLIED && r.startedAt().isAfter(t);
+        });
+        try {
+            return report();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
     private HeldRecord hold(Instant until, boolean stop) throws Exception {
         Instant now = Times.now();
         HeldRecord h = HeldRecord.operator(HOST, module, app, null, ProcessRef.current("mesh-coordinator (test)"),
@@ -204,6 +217,55 @@ class OperatorHoldTest {
         ApplyReport r2 = awaitReport(ApplyOutcome.APPLIED, "r2", Duration.ofSeconds(30));
         assertThat(result(r2, app).action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(running(app)).isTrue();
+    }
+
+    /**
+     * Released with no push in between, a {@code --stop} hold's container is started again as it was: the same id,
+     * Docker's events show a start and no create or destroy, the report says {@code unchanged} and why, and its spec's
+     * restart policy is back (decision 33). Anyone's start since the hold's stop makes it a stop like any other: the
+     * apply recreates it.
+     */
+    @Test
+    void aReleasedStopHoldStartsTheSameContainerUnlessItWasStartedSince() throws Exception {
+        zk.setDesired(manifest("one").replace("    stop-timeout: 2s\n", "    stop-timeout: 2s\n    restart: unless-stopped\n"), "r1");
+        awaitReport(ApplyOutcome.APPLIED, "r1", Duration.ofSeconds(60));
+        String appId = docker.inspect(app).getId();
+        hold(null, true);
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held(HOST, app)), HeldRecord.class);
+            return h.hold().stoppedAt() != null;
+        });
+        assertThat(running(app)).isFalse();
+        try (DockerEvents events = DockerEvents.record(module)) {
+            Instant released = Instant.now();
+            HeldRegistry.release(zk.client(), zk.paths(), HOST, app);
+            await().atMost(Duration.ofSeconds(30)).until(() -> running(app));
+            ApplyReport r = awaitReportAfter(released);
+            events.settle();
+            assertThat(docker.inspect(app).getId()).as("the same container").isEqualTo(appId);
+            List<String> since = events.since(released).stream().filter(e -> app.equals(TestDocker.name(e)) || (TestDocker.name(e) != null
+                    && TestDocker.name(e).startsWith(app + "."))).map(TestDocker::action).filter(a -> a != null && TOUCHES.contains(a.split(":")[0])).toList();
+            assertThat(since).as("Docker's events: %s", DockerEvents.describe(events.all())).containsExactly("start");
+            assertThat(result(r, app).action()).isEqualTo(ContainerAction.UNCHANGED);
+            assertThat(result(r, app).reasons()).anySatisfy(x -> assertThat(x).isEqualTo(
+                    "started again as it was: stopped by alice's hold (--stop), which ended"));
+            assertThat(docker.inspect(app).getHostConfig().getRestartPolicy().getName()).isEqualTo("unless-stopped");
+        }
+
+        // Held and stopped again; started and stopped by hand meanwhile: no longer the hold's stop.
+        hold(null, true);
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held(HOST, app)), HeldRecord.class);
+            return h.hold().stoppedAt() != null;
+        });
+        docker.client().startContainerCmd(appId).exec();
+        docker.client().stopContainerCmd(appId).withTimeout(2).exec();
+        Instant releasedAgain = Instant.now();
+        HeldRegistry.release(zk.client(), zk.paths(), HOST, app);
+        await().atMost(Duration.ofSeconds(30)).until(() -> running(app));
+        ApplyReport again = awaitReportAfter(releasedAgain);
+        assertThat(result(again, app).action()).isEqualTo(ContainerAction.RECREATED);
+        assertThat(docker.inspect(app).getId()).isNotEqualTo(appId);
     }
 
     /** {@code for 3s}: the hold ends by itself, its node is deleted by the agent, and the push lands with no new one. */

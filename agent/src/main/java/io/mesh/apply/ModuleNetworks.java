@@ -109,7 +109,8 @@ final class ModuleNetworks {
                 case CHANGED -> {
                     Blocker b = blocker(spec.module(), name, observed, held);
                     if (b == null) {
-                        notes.put(name, "network " + name + " would be recreated with its new settings: its containers reconnected, not restarted");
+                        notes.put(name, "network " + name + " would be recreated with its new settings" + changes(name, e.getValue().spec())
+                                + ": its containers reconnected, not restarted");
                     } else if (b.held()) {
                         notes.put(name, b.why());
                     } else {
@@ -224,6 +225,32 @@ final class ModuleNetworks {
         return labels.get(Labels.SPEC_HASH).equals(there.get(Labels.SPEC_HASH)) ? State.READY : State.CHANGED;
     }
 
+    /**
+     * What differs between the network there and the spec, as Docker shows the network (its {@code Internal}, its labels
+     * but mesh's own), for the report of its recreate.
+     *
+     * @return {@code " (internal: false -> true; labels: added tier)"}, or {@code ""} when Docker shows no difference
+     */
+    String changes(String name, NetworkSpec want) {
+        List<String> out = new ArrayList<>();
+        Boolean internal = docker.networkInternal(name);
+        if (internal != null && internal != want.internalOnly()) out.add("internal: " + internal + " -> " + want.internalOnly());
+        Map<String, String> there = docker.networkLabels(name);
+        if (there != null) {
+            Map<String, String> was = new TreeMap<>(there);
+            was.keySet().removeIf(k -> k.startsWith(Labels.PREFIX));
+            Map<String, String> now = new TreeMap<>(want.labels());
+            List<String> labels = new ArrayList<>();
+            now.forEach((k, v) -> {
+                if (!was.containsKey(k)) labels.add("added " + k);
+                else if (!was.get(k).equals(v)) labels.add("changed " + k);
+            });
+            was.keySet().forEach(k -> { if (!now.containsKey(k)) labels.add("removed " + k); });
+            if (!labels.isEmpty()) out.add("labels: " + String.join(", ", labels));
+        }
+        return out.isEmpty() ? "" : " (" + String.join("; ", out) + ")";
+    }
+
     private static String notTheModules(String module, String name) {
         return "network " + name + " exists on this host and is not module " + module + "'s (it has no label " + Labels.MODULE + "="
                 + module + "): remove it (docker network rm " + name + ") once nothing uses it, or declare it with external: true,"
@@ -245,6 +272,7 @@ final class ModuleNetworks {
             else problems.put(name, b.why());
             return;
         }
+        String changed = changes(name, want);
         Map<String, ObservedContainer> ours = new LinkedHashMap<>();
         observed.forEach(o -> ours.put(o.id(), o));
         List<ObservedContainer> members = new ArrayList<>();
@@ -273,7 +301,7 @@ final class ModuleNetworks {
         }
         String who = members.isEmpty() ? "" : ": " + String.join(", ", members.stream().map(ObservedContainer::dockerName).toList())
                 + " reconnected" + (failed.isEmpty() ? "" : ", except " + String.join(", ", failed));
-        notes.put(name, "network " + name + " recreated with its new settings" + who);
+        notes.put(name, "network " + name + " recreated with its new settings" + changed + who);
         if (!failed.isEmpty()) problems.put(name, "network " + name + " recreated, but " + String.join(", ", failed) + " not reconnected");
         log.info("network {} of module {} recreated{}", name, module, who);
     }

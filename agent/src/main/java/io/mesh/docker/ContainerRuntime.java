@@ -215,6 +215,14 @@ public interface ContainerRuntime {
     }
 
     /**
+     * @param name a network's Docker name
+     * @return Docker's {@code Internal} of it, or {@code null} when there is no such network (or the runtime cannot say)
+     */
+    default Boolean networkInternal(String name) {
+        return null;
+    }
+
+    /**
      * Creates a bridge network (decision 31).
      *
      * @param name     its Docker name

@@ -561,6 +561,16 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     }
 
     @Override
+    public Boolean networkInternal(String name) {
+        try {
+            Network n = bounded("an inspect of network " + name, callTimeout, () -> docker.inspectNetworkCmd().withNetworkId(name).exec());
+            return n == null || !name.equals(n.getName()) ? null : Boolean.TRUE.equals(n.getInternal());
+        } catch (NotFoundException e) {
+            return null;
+        }
+    }
+
+    @Override
     public void createNetwork(String name, boolean internal, Map<String, String> labels) {
         bounded("the create of network " + name, callTimeout, () -> docker.createNetworkCmd().withName(name)
                 .withDriver(NetworkSpec.BRIDGE).withInternal(internal).withLabels(labels).withCheckDuplicate(true).exec());

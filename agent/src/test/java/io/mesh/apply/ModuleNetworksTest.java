@@ -118,12 +118,12 @@ class ModuleNetworksTest {
         var plan = new DryRun(ctx.store(), docker, "host-a", ctx.policy(), ctx.secrets())
                 .plan(new io.mesh.wire.ManifestParser().parse(shop("internal: true")).get(0));
         assertThat(plan.containers()).filteredOn(c -> c.name().equals("db")).singleElement()
-                .satisfies(c -> assertThat(c.reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back would be recreated")));
+                .satisfies(c -> assertThat(c.reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back would be recreated with its new settings (internal: false -> true)")));
         zk.setDesired(shop("internal: true"), "r2");
         ApplyReport r2 = applier.apply(module, () -> false);
         assertThat(r2.outcome()).as("%s", r2).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(r2.containers()).allSatisfy(c -> assertThat(c.action()).isEqualTo(ContainerAction.UNCHANGED));
-        assertThat(result(r2, "db").reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back recreated", db, worker));
+        assertThat(result(r2, "db").reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back recreated with its new settings (internal: false -> true)", db, worker));
         assertThat(docker.inspect(dbId).getState().getStartedAt()).as("db was not restarted").isEqualTo(startedAt);
         assertThat(docker.client().inspectNetworkCmd().withNetworkId(module + "_back").exec().getInternal()).isTrue();
         assertThat(reaches(worker, "postgres")).as("the alias survives the network's recreate").isTrue();

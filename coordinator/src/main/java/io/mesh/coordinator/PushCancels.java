@@ -73,7 +73,7 @@ public record PushCancels(CuratorFramework client, ZkPaths paths, Clock clock, D
             throw new RefusedException(409, push + " is " + v.state() + ": no host is pending, deferred or waiting on it, so there "
                     + "is nothing to cancel (mesh status " + push + " shows each host)");
         }
-        PushCancel cancel = new PushCancel(push, clock.instant(), by, hosts);
+        PushCancel cancel = new PushCancel(push, clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS), by, hosts);
         try {
             client.create().withMode(CreateMode.PERSISTENT).forPath(paths.pushCancel(push), Json.bytes(cancel));
         } catch (KeeperException.NodeExistsException e) {

@@ -75,7 +75,7 @@ class PushCancelTest {
         assertThat(written.hosts()).containsExactly("host-gone");
         assertThat(api.get("/v1/fleet").json().path("pendingPushes")).as("no longer listed as pending").isEmpty();
         ClientRun shown = mesh("status", push);
-        assertThat(shown.out()).contains("state cancelled", "cancelled at ").containsPattern("host-gone\\s+store\\s+cancelled");
+        assertThat(shown.out()).contains("state cancelled", "cancelled at ").containsPattern("cancelled at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,3})?Z by").containsPattern("host-gone\\s+store\\s+cancelled");
 
         ClientRun again = mesh("push", "cancel", push);
         assertThat(again.code()).as(again.toString()).isZero();

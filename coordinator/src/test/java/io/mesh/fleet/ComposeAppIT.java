@@ -1,11 +1,10 @@
 package io.mesh.fleet;
 
 import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.command.ExecCreateCmdResponse;
 import com.github.dockerjava.api.model.Container;
-import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.Network;
 import io.mesh.client.MeshCli;
+import io.mesh.e2e.ShopCompose;
 import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ModuleSpec;
 import org.junit.jupiter.api.Test;
@@ -15,8 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
+import static io.mesh.e2e.ShopCompose.exec;
 import static io.mesh.fleet.FleetIT.mesh;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,50 +28,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(Fleet.class)
 class ComposeAppIT {
-    private static final String SERVE = "trap 'exit 0' TERM; while true; do sleep 1; done";
-
-    private static String compose(String busybox) {
-        return """
-                name: shop
-                services:
-                  web:
-                    image: %1$s
-                    command: ["sh", "-c", "%2$s"]
-                    stop_grace_period: 2s
-                    depends_on:
-                      worker: {condition: service_started}
-                      db: {condition: service_healthy}
-                  worker:
-                    image: %1$s
-                    command: ["sh", "-c", "%2$s"]
-                    stop_grace_period: 2s
-                    networks: [default, back]
-                    depends_on:
-                      db: {condition: service_healthy}
-                  db:
-                    image: %1$s
-                    command: ["sh", "-c", "%2$s"]
-                    stop_grace_period: 2s
-                    healthcheck: {test: ["CMD", "test", "-f", "/conf/db.conf"], interval: 1s, retries: 5}
-                    volumes: ["data:/data", "./conf:/conf:ro"]
-                    networks:
-                      default: {}
-                      back: {aliases: [postgres]}
-                volumes:
-                  data: {}
-                networks:
-                  back: {}
-                """.formatted(busybox, SERVE);
-    }
-
-    /** @return the exit code of {@code CMD} run in container {@code id} on {@code docker}, bounded by 20 s */
-    private static int exec(DockerClient docker, String id, String... cmd) throws Exception {
-        ExecCreateCmdResponse e = docker.execCreateCmd(id).withCmd(cmd).withAttachStdout(true).withAttachStderr(true).exec();
-        docker.execStartCmd(e.getId()).exec(new com.github.dockerjava.api.async.ResultCallback.Adapter<Frame>()).awaitCompletion(20, TimeUnit.SECONDS);
-        Long code = docker.inspectExecCmd(e.getId()).exec().getExitCodeLong();
-        return code == null ? -1 : code.intValue();
-    }
-
     private static String id(Fleet fleet, String host, String dockerName) {
         return fleet.containers(host, dockerName.substring(0, dockerName.indexOf('-'))).stream()
                 .filter(c -> List.of(c.getNames()).contains("/" + dockerName)).map(Container::getId).findFirst()
@@ -87,7 +42,7 @@ class ComposeAppIT {
         Files.createDirectories(dir.resolve("conf"));
         Files.writeString(dir.resolve("conf/db.conf"), "ready\n");
         Path file = dir.resolve("compose.yaml");
-        Files.writeString(file, compose(FleetIT.BUSYBOX));
+        Files.writeString(file, ShopCompose.compose(FleetIT.BUSYBOX));
         String volume = null;
         try {
             FleetIT.Run imported = mesh("import-compose", file.toString(), "--module", module, "--hosts", String.join(",", fleet.hosts()));

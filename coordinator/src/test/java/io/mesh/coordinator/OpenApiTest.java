@@ -9,6 +9,7 @@ import com.networknt.schema.SpecificationVersion;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
+import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.Times;
 import org.apache.zookeeper.CreateMode;
@@ -165,6 +166,14 @@ class OpenApiTest {
 
         call("GET", "/v1/why/{host}/{container}", "/v1/why/Host_A!/store-registry", null, 404);
         call("GET", "/v1/why/{host}/{container}", "/v1/why/host-z/store-registry", null, 404);
+        // A host known by its report alone (no agent node): the why asks no agent, and answers at once.
+        ApplyReport report = new ApplyReport("host-c", "store", "r1", "push-0000000002", io.mesh.wire.ApplyOutcome.APPLIED, Times.now(),
+                Times.now(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", io.mesh.wire.ContainerAction.CREATED,
+                List.of(), "c".repeat(64))), null, null, null, null, null, List.of());
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-c", "store"), Json.bytes(report));
+        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-c", "store"));
+        Answer why = call("GET", "/v1/why/{host}/{container}", "/v1/why/host-c/store-registry", null, 200);
+        assertThat(why.body()).contains("store-registry");
 
         // Every operation of the document was called.
         Set<String> operations = new TreeSet<>();

@@ -144,7 +144,7 @@ public final class Applier {
     public ApplyReport apply(String module, BooleanSupplier stopping) throws InterruptedException {
         // What it does while it is not done, for the push's status (decision 32): removed once it is done, after its report.
         ProgressNode node = new ProgressNode(store, host, module, Times.now());
-        ApplyProgress progress = new ApplyProgress(node, System::nanoTime);
+        ApplyProgress progress = new ApplyProgress(node, System::nanoTime, true);
         try {
             return apply(module, stopping, progress, node);
         } finally {

@@ -728,7 +728,7 @@ final class ApplyExecution {
                 case REMOVE -> {
                     ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
                     try {
-                        docker.stop(id, old == null ? 10 : old.stopTimeoutSeconds());
+                        stop(a, id, old == null ? 10 : old.stopTimeoutSeconds());
                         docker.remove(id);
                     } catch (RuntimeException e) {
                         // Gone meanwhile: a leftover of an interrupted recreate that this apply's recreate of the
@@ -782,7 +782,7 @@ final class ApplyExecution {
             oldPolicy = docker.restartPolicy(oldId);
             if (oldPolicy.equals("no")) oldPolicy = null;
             else docker.updateRestartPolicy(oldId, "no");
-            docker.stop(oldId, old == null ? spec.stopTimeoutSeconds() : old.stopTimeoutSeconds());
+            stop(a, oldId, old == null ? spec.stopTimeoutSeconds() : old.stopTimeoutSeconds());
             outOfTheWay(desired.module(), prevName, oldId, () -> {
                 docker.rename(oldId, prevName);
                 return null;
@@ -849,6 +849,16 @@ final class ApplyExecution {
     }
 
     /** Awaits a started container's readiness, telling the progress each look (decision 32). */
+    /** A stop, told the push's progress while it waits for the container to exit (decision 32). */
+    private void stop(PlannedAction a, String id, int graceSeconds) {
+        progress.doing(a.dockerName(), ApplyProgress.stopping(a.dockerName(), graceSeconds));
+        try {
+            docker.stop(id, graceSeconds);
+        } finally {
+            progress.done(a.dockerName());
+        }
+    }
+
     private Readiness.Verdict awaitReady(PlannedAction a, String id, ContainerSpec spec) {
         try {
             return readiness.await(id, spec.readiness(), () -> false,

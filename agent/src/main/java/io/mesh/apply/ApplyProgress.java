@@ -4,16 +4,22 @@ import io.mesh.docker.PullLayers;
 import io.mesh.docker.RunState;
 import io.mesh.wire.ReadySpec;
 
+import io.mesh.exec.IdleThreads;
+
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
  * What one apply is doing while it is not done, as one line (docs/decisions/0032-apply-progress.md): the pulls,
  * readiness waits and lock or fence waits under way, by key, joined. Rate-limited: nothing is written in the apply's
  * first {@link #GRACE} (most applies are done by then), then at most one write per {@link #INTERVAL}, and only when
- * the line changed; a pull's layer events or a readiness poll only update memory. Thread-safe: the containers of one
+ * the line changed; a pull's layer events or a readiness poll only update memory, and a line not due yet is written
+ * when it is, if it still stands. Thread-safe: the containers of one
  * apply are changed at once, and a pull tells its layers on docker-java's callback thread.
  */
 final class ApplyProgress {
@@ -42,18 +48,32 @@ final class ApplyProgress {
     private final Sink sink;
     private final LongSupplier nanos;
     private final long begun;
+    private final boolean writesLater;
     private final Map<String, String> doing = new LinkedHashMap<>();
     private long lastWrite;
     private String written;
+    /** A write waiting until it is due ({@link #later}), or {@code null}. */
+    private ScheduledFuture<?> pending;
 
     /**
      * @param sink  where the line goes
      * @param nanos a monotonic clock in nanoseconds ({@code System::nanoTime}; a test's own)
      */
     ApplyProgress(Sink sink, LongSupplier nanos) {
+        this(sink, nanos, false);
+    }
+
+    /**
+     * @param sink        where the line goes
+     * @param nanos       a monotonic clock in nanoseconds
+     * @param writesLater true: a line not due yet is written when it is due ({@link #later}); needs {@code nanos} to be
+     *                    {@code System::nanoTime}, the clock the writes are scheduled by
+     */
+    ApplyProgress(Sink sink, LongSupplier nanos, boolean writesLater) {
         this.sink = sink;
         this.nanos = nanos;
         this.begun = nanos.getAsLong();
+        this.writesLater = writesLater;
     }
 
     /**
@@ -99,6 +119,8 @@ final class ApplyProgress {
 
     /** Removes the written line, once the apply is done (its report written, or given up); nothing when none was. */
     synchronized void clear() {
+        if (pending != null) pending.cancel(false);
+        pending = null;
         doing.clear();
         if (written != null) sink.clear();
         written = null;
@@ -106,10 +128,49 @@ final class ApplyProgress {
 
     private void flush() {
         String line = line();
-        if (line.isEmpty() || line.equals(written) || !due()) return;
+        if (line.isEmpty() || line.equals(written)) return;
+        if (!due()) {
+            if (writesLater) later();
+            return;
+        }
         sink.write(line);
         written = line;
         lastWrite = nanos.getAsLong();
+    }
+
+    /**
+     * Writes the line once it is due, when nothing tells this progress again before then: an activity begun in the
+     * apply's first second that blocks with no event of its own (a stop waiting out its stop-timeout, a pull of an image
+     * dockerd sends no layers of) would otherwise never be said.
+     */
+    private void later() {
+        if (pending != null && !pending.isDone()) return;
+        long now = nanos.getAsLong();
+        long dueAt = Math.max(begun + GRACE.toNanos(), written == null ? 0 : lastWrite + INTERVAL.toNanos());
+        pending = LATER.schedule(() -> {
+            synchronized (this) {
+                pending = null;
+                flush();
+            }
+        }, Math.max(1, dueAt - now), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * One thread for every apply's later writes, only while one is waiting (it ends {@link IdleThreads#IDLE} after the
+     * last: decision 23).
+     */
+    private static final ScheduledThreadPoolExecutor LATER = later("apply-progress");
+
+    private static ScheduledThreadPoolExecutor later(String name) {
+        ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
+        e.setKeepAliveTime(IdleThreads.IDLE.toMillis(), TimeUnit.MILLISECONDS);
+        e.allowCoreThreadTimeOut(true);
+        e.setRemoveOnCancelPolicy(true);
+        return e;
     }
 
     /** @return {@code pulling IMAGE (n of m layers)}; {@code pulling IMAGE} before dockerd named a layer */
@@ -137,6 +198,15 @@ final class ApplyProgress {
                     : ", " + s.failingStreak() + " failed check" + (s.failingStreak() == 1 ? "" : "s"));
         }
         return "waiting for " + container + ": " + what;
+    }
+
+    /**
+     * @param container    the container's Docker name
+     * @param graceSeconds its stop timeout: how long Docker waits for it to exit before it kills it
+     * @return {@code stopping C (it has up to Ns to exit)}
+     */
+    static String stopping(String container, int graceSeconds) {
+        return "stopping " + container + " (it has up to " + graceSeconds + "s to exit)";
     }
 
     /** @param holder who holds the module lock (a window, a process), or {@code null} when unknown */

@@ -24,6 +24,33 @@ class ApplyProgressTest {
 
     private void after(long millis) { now.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis)); }
 
+    /**
+     * An activity begun in the first second that tells nothing more (a stop waiting out its stop-timeout) is written
+     * once it is due, on the real clock; a clear before then writes nothing.
+     */
+    @Test
+    void aLineNotDueYetIsWrittenWhenItIsDue() throws Exception {
+        List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+        ApplyProgress real = new ApplyProgress(new ApplyProgress.Sink() {
+            @Override public void write(String detail) { lines.add(detail); }
+            @Override public void clear() {}
+        }, System::nanoTime, true);
+        real.doing("web", ApplyProgress.stopping("m-web", 10));
+        assertThat(lines).isEmpty();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> !lines.isEmpty());
+        assertThat(lines).containsExactly("stopping m-web (it has up to 10s to exit)");
+
+        List<String> none = java.util.Collections.synchronizedList(new ArrayList<>());
+        ApplyProgress quick = new ApplyProgress(new ApplyProgress.Sink() {
+            @Override public void write(String detail) { none.add(detail); }
+            @Override public void clear() {}
+        }, System::nanoTime, true);
+        quick.doing("web", ApplyProgress.stopping("m-web", 10));
+        quick.clear();
+        Thread.sleep(ApplyProgress.GRACE.toMillis() + 300);
+        assertThat(none).as("done within its first second: nothing written").isEmpty();
+    }
+
     @Test
     void nothingIsWrittenInTheApplysFirstSecondNorCleared() {
         progress.doing("pull busybox", "pulling busybox");

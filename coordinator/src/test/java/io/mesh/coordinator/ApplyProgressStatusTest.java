@@ -109,4 +109,33 @@ class ApplyProgressStatusTest {
             cache.close();
         }
     }
+    /** A delete that waits for a container to exit says so: {@code stopping C (it has up to Ns to exit)}. */
+    @Test
+    void aDeleteSaysWhichContainerItWaitsForToExit() throws Exception {
+        String module = here.module();
+        String web = module + "-web";
+        // PID 1 of a container ignores SIGTERM without a handler: the stop waits out its stop-timeout, then kills.
+        zk.setDesired("module: " + module + "\nhosts: [host-a]\ncontainers:\n  web:\n    image: " + BUSYBOX + "\n"
+                + "    network: none\n    stop-timeout: 6s\n    command: [sh, -c, \"while true; do sleep 1; done\"]\n", "r1");
+        Applier applier = here.applier();
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        zk.client().setData().forPath(zk.paths().desired(module), Json.bytes(DesiredRecord.tombstoneOf(module, "deleted",
+                "push-0000000009", new DesiredRecord.Deleted(List.of(ApplierExtension.HOST), java.time.Instant.now(), "test"))));
+        String path = zk.paths().progress(ApplierExtension.HOST, module);
+        CompletableFuture<ApplyReport> delete = CompletableFuture.supplyAsync(() -> {
+            try {
+                return applier.apply(module, () -> false);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+            ZkNode n = ZkNode.read(zk.client(), path);
+            assertThat(n).as("the progress node " + path).isNotNull();
+            assertThat(Json.read(n.data(), ProgressRecord.class).detail()).isEqualTo("stopping " + web + " (it has up to 6s to exit)");
+        });
+        ApplyReport r = delete.get(30, TimeUnit.SECONDS);
+        assertThat(r.containers()).singleElement().extracting(ApplyReport.ContainerResult::action).isEqualTo(io.mesh.wire.ContainerAction.REMOVED);
+        await().atMost(Duration.ofSeconds(5)).until(() -> zk.client().checkExists().forPath(path) == null);
+    }
 }

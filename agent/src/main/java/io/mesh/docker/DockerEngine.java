@@ -531,6 +531,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         if (spec.healthcheck() != null) cmd.withHealthcheck(healthCheck(spec.healthcheck()));
         ComposeOptions.apply(spec, cmd, hc, labels); // the operator's labels, then mesh's
         cmd.withHostConfig(hc);
+        namedVolumes(spec, labels.get(Labels.MODULE));
         String id = bounded("the create of container " + dockerName, callTimeout, () -> cmd.exec().getId());
         try {
             for (Map.Entry<String, NetworkSpec.Attachment> n : joined.subList(Math.min(1, joined.size()), joined.size())) {
@@ -546,6 +547,31 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
             throw e;
         }
         return id;
+    }
+
+    /**
+     * Makes each named volume the spec mounts that is not there yet, labelled {@code mesh.module} with its module, so
+     * that {@code docker volume ls --filter label=mesh.module=M} finds the data a module keeps after {@code mesh delete}
+     * (Docker would make it bare at the container's create). One already there is used as it is, labelled or not.
+     */
+    private void namedVolumes(ContainerSpec spec, String module) {
+        if (module == null) return;
+        for (String v : spec.volumes()) {
+            String source = v.substring(0, Math.max(0, v.indexOf(':')));
+            if (source.isEmpty() || source.startsWith("/")) continue;
+            try {
+                bounded("an inspect of volume " + source, callTimeout, () -> docker.inspectVolumeCmd(source).exec());
+                continue;
+            } catch (NotFoundException missing) {
+                // made below
+            }
+            try {
+                bounded("the create of volume " + source, callTimeout,
+                        () -> docker.createVolumeCmd().withName(source).withLabels(Map.of(Labels.MODULE, module)).exec());
+            } catch (ConflictException raced) {
+                // made meanwhile (another container of the module): used as it is
+            }
+        }
     }
 
     @Override

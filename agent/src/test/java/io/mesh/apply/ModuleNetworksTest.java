@@ -136,6 +136,8 @@ class ModuleNetworksTest {
         assertThat(docker.networkLabels(module + "_default")).isNull();
         assertThat(docker.networkLabels(module + "_back")).isNull();
         assertThat(docker.client().listVolumesCmd().exec().getVolumes()).anySatisfy(v -> assertThat(v.getName()).isEqualTo(module + "-data"));
+        assertThat(docker.client().inspectVolumeCmd(module + "-data").exec().getLabels()).as("found by its module")
+                .containsEntry(Labels.MODULE, module);
     }
 
     @Test

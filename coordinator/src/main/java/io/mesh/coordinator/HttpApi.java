@@ -1300,11 +1300,28 @@ public final class HttpApi implements AutoCloseable {
             sendField(ex, e.status, "push", e.getMessage());
             return;
         }
-        if (!r.already()) LOG.info("push {} cancelled on hosts {} by {} from {}", push, r.cancel().hosts(), r.cancel().by(), ex.remote());
+        if (!r.already()) {
+            LOG.info("push {} cancelled on hosts {} by {} from {}", push, r.cancel().hosts(), r.cancel().by(), ex.remote());
+            awaitCached(paths.pushCancel(push));
+        }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("cancelled", r.cancel());
         out.put("already", r.already());
         send(ex, 200, out);
+    }
+
+    /** The longest a write's answer waits for this coordinator's cache to hold the write ({@link #awaitCached}). */
+    private static final Duration CACHE_CATCH_UP = Duration.ofSeconds(2);
+
+    /**
+     * Waits, at most {@link #CACHE_CATCH_UP}, until this coordinator's reads give the node as ZooKeeper holds it now, so
+     * that a caller's next read here sees its own write (a {@code mesh status} right after {@code mesh push cancel}).
+     * Another coordinator's cache may lag further; a wait that runs out answers all the same.
+     */
+    private void awaitCached(String path) throws Exception {
+        org.apache.zookeeper.data.Stat now = client.checkExists().forPath(path);
+        long until = System.nanoTime() + CACHE_CATCH_UP.toNanos();
+        while (!cache.serves(path, now) && System.nanoTime() < until) Thread.sleep(5);
     }
 
     private void pushStatus(Exchange ex, String push) throws Exception {

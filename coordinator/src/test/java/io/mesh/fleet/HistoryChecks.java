@@ -322,6 +322,7 @@ final class HistoryChecks {
         figures.put("operator-holds", holds.size());
         figures.put("operator-holds-confirmed", holds.stream().filter(h -> h.confirmedMs >= 0).count());
         figures.put("operator-holds-stopped", holds.stream().filter(h -> h.stoppedMs >= 0).count());
+        figures.put("stop-holds-ended-started-as-they-were", stopHoldsStartedAsTheyWere());
         figures.put("windows-with-steps", steps.size());
         figures.put("lock-holdings", holdings.size());
         figures.put("lock-lapses", holdings.stream().filter(Holding::lapsed).count());
@@ -489,6 +490,35 @@ final class HistoryChecks {
             if (n.isConfirmed() && was.confirmedMs < 0) was.confirmedMs = c.time();
             if (n.stoppedAt() != null && was.stoppedMs < 0) was.stoppedMs = c.time();
         }
+    }
+
+    /**
+     * Of the {@code --stop} holds that ended, how the container came back (decision 33): the first start or create of
+     * it after the hold's end is a {@code start} of the same container, or a {@code create} under its name (a recreate:
+     * its spec changed meanwhile, as pushes in a history mostly do). A figure, not a judgement: which spec was desired
+     * when is the apply's to know.
+     *
+     * @return {@code "started=N recreated=M"}
+     */
+    private String stopHoldsStartedAsTheyWere() {
+        int started = 0, recreated = 0;
+        for (OpHold h : holds) {
+            if (h.stoppedMs < 0 || h.toMs < 0) continue;
+            long from = h.toMs * 1_000_000L;
+            for (Event e : events.getOrDefault(h.host, List.of())) {
+                String name = EngineEvents.name(e), action = EngineEvents.action(e);
+                if (EngineEvents.time(e) < from || name == null || !(name.equals(h.container) || name.startsWith(h.container + "."))) continue;
+                if ("start".equals(action) && name.equals(h.container)) {
+                    started++;
+                    break;
+                }
+                if ("create".equals(action)) {
+                    recreated++;
+                    break;
+                }
+            }
+        }
+        return "started=" + started + " recreated=" + recreated;
     }
 
     /** @return true when an operator's hold was recorded on the container at {@code ms} */

@@ -896,8 +896,12 @@ final class ApplyExecution {
      * away, a lapsed lock) says nothing about the container.
      */
     private void startRefused(PlannedAction a, RuntimeException e) {
-        tried.add(a.name());
-        if (!(e instanceof SessionGuard.SessionLostException) && DockerEngine.answered(e)) notReady.add(a.name());
+        refused(a.name(), e);
+    }
+
+    private void refused(String name, RuntimeException e) {
+        tried.add(name);
+        if (!(e instanceof SessionGuard.SessionLostException) && DockerEngine.answered(e)) notReady.add(name);
     }
 
     /**
@@ -1055,7 +1059,16 @@ final class ApplyExecution {
     /** Creates a container with its labels and its secrets as read at the start of this apply. */
     private String create(String dockerName, String name, ContainerSpec spec, DesiredRecord desired) {
         SecretsDir.Resolved s = secrets.getOrDefault(name, SecretsDir.Resolved.NONE);
-        return docker.create(dockerName, spec, labels(desired, name, spec, s.digests()), s.delivery());
+        try {
+            return docker.create(dockerName, spec, labels(desired, name, spec, s.digests()), s.delivery());
+        } catch (com.github.dockerjava.api.exception.ConflictException taken) {
+            throw taken; // its name is taken: the caller moves the leftover out of the way and creates again
+        } catch (RuntimeException e) {
+            // A create Docker refuses (a bad option, an image it cannot find) is a failed try of the container, backed
+            // off as one that did not start (failure model row 81): not asked again at every reconcile.
+            refused(name, e);
+            throw e;
+        }
     }
 
     /**

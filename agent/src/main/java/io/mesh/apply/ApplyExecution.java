@@ -848,7 +848,6 @@ final class ApplyExecution {
         return awaitReady(a, newId, spec);
     }
 
-    /** Awaits a started container's readiness, telling the progress each look (decision 32). */
     /** A stop, told the push's progress while it waits for the container to exit (decision 32). */
     private void stop(PlannedAction a, String id, int graceSeconds) {
         progress.doing(a.dockerName(), ApplyProgress.stopping(a.dockerName(), graceSeconds));
@@ -859,6 +858,7 @@ final class ApplyExecution {
         }
     }
 
+    /** Awaits a started container's readiness, telling the progress each look (decision 32). */
     private Readiness.Verdict awaitReady(PlannedAction a, String id, ContainerSpec spec) {
         try {
             return readiness.await(id, spec.readiness(), () -> false,

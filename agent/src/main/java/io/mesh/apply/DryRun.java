@@ -40,6 +40,8 @@ import java.util.Objects;
  * @param policy  the agent's policy, as the apply checks it
  * @param secrets the host's secrets dir, read as the apply reads it (a plan shows {@code secret changed: NAME} and a
  *                secret that cannot be read, never a value)
+ * @param holdStops the {@code --stop}s of operators' holds ({@link HoldStops}), read only: a container one stopped is
+ *                  forecast started as it was, as the apply would (decision 33); {@code null}: forecast recreated
  */
 public record DryRun(MeshStore store, ContainerRuntime docker, String host, Policy policy, SecretsDir secrets, HoldStops holdStops) {
     /** A plan that knows no operator's {@code --stop} (it forecasts a recreate of such a container). */

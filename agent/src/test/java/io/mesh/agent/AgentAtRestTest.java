@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An agent at rest keeps no thread per module or per task kind (issue 16, B8; decision 23): once its modules are
+ * An agent at rest keeps no thread per module or per task kind (docs/benchmark-notes.md, B8; decision 23): once its modules are
  * applied, no apply, window, plan, hold or Docker watchdog thread is left, and the next push still lands (a thread
  * comes back for it). Evidence: ZooKeeper reports, {@code docker inspect}, and the threads of this JVM.
  */

@@ -259,7 +259,7 @@ public final class BenchReport {
         row(s, "B5 300 hosts p99 (ms)", "b5.h300.p99_ms", d("b5.h300.mesh.p99_ms"));
         row(s, "B5 1000 hosts p99 (ms)", "b5.h1000.p99_ms", d("b5.h1000.mesh.p99_ms"));
         if (!beforeRows.isEmpty()) {
-            s.append("\nIssue 16's other benches (before: by hand, with the benches of their time):\n\n| figure | before | now |\n|---|---|---|\n");
+            s.append("\nThe other benches (before: by hand, with the benches of their time):\n\n| figure | before | now |\n|---|---|---|\n");
             for (String[] f : beforeRows) {
                 s.append("| ").append(f[0]).append(" | ").append(f[2]).append(" (`").append(f[3]).append("`) | ")
                         .append(v(f[1])).append(" |\n");

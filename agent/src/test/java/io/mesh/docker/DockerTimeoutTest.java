@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Issue 11, requirement 9 (failure model: "dockerd hangs"): every Docker call has a bound. Against a real endpoint
+ * Failure model, "dockerd hangs": every Docker call has a bound. Against a real endpoint
  * that accepts connections and never answers ({@link HungDockerd}: what a hung dockerd looks like to a client), each
  * call of {@link DockerEngine} returns within its bound with an error naming the engine and the call, instead of
  * never; and against the real engine the calls that legitimately wait long (a stop, a step's wait) are not cut by the

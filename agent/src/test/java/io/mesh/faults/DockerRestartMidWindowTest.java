@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Fault 9 (docs/failure-model.md) and issue 11 rule 4, Docker's own restarts are neutralised for every policy: dockerd
+ * Fault 9 (docs/failure-model.md): Docker's own restarts are neutralised for every policy: dockerd
  * restarts in the middle of a window whose held containers have each policy that dockerd applies when it starts:
  * <ul>
  *   <li>{@code registry}, {@code restart: always}: dockerd starts a manually stopped {@code always} container when it

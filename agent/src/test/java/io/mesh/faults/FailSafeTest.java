@@ -20,7 +20,7 @@ import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11 rule 8, fail safe on what cannot be read: a held node whose data does not parse still means held; a
+ * Fail safe on what cannot be read: a held node whose data does not parse still means held; a
  * window journal that cannot be read means a window may be open. In both cases the apply touches nothing of the
  * module, which Docker's events (recorded live) show, and its report says why.
  *

@@ -42,13 +42,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The history checker (issue 3): a seeded, bounded, randomized run of pushes, applies and windows against the real
+ * The history checker: a seeded, bounded, randomized run of pushes, applies and windows against the real
  * Docker engine and the real 3-server ensemble, by several processes at once, then a check of what actually
  * happened, from two independent records: Docker's container events (recorded live) and ZooKeeper's own transaction
  * log (every create and delete of every held node, with the leader's clock).
  *
  * <p>Processes: one agent daemon ({@code mesh-agent run}) for the host, reconciling every second (a second daemon of
- * the same host refuses to start: one agent per host, issue 11; a daemon of another host id would rightly remove what
+ * the same host refuses to start: one agent per host (failure model: "a second agent for a host"); a daemon of another host id would rightly remove what
  * its host does not run, one Docker engine being one host), {@code mesh-agent window} processes opened at
  * random (at most two at a time), and the pusher (this JVM) writing desired nodes as the coordinator does. Each module has a {@code store}
  * (held by its window; restart policies {@code always}, {@code unless-stopped}, {@code no}) and an {@code api}

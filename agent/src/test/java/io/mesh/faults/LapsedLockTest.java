@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 11 rule 1, a lapsed lock touches nothing. A {@code mesh-agent run} daemon is frozen (SIGSTOP) in the middle of
+ * A lapsed lock touches nothing. A {@code mesh-agent run} daemon is frozen (SIGSTOP) in the middle of
  * a recreate, while it stops the old registry (which ignores SIGTERM: the stop lasts its 25 s stop-timeout, and dockerd
  * goes on with it while the daemon is frozen). The daemon stays frozen past its ZooKeeper session (15 s), so its
  * module lock lapses, and a {@code mesh-agent window} process for the same module and host (same {@code --state-dir})

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 11, requirement 9 (failure model: "a second agent for a host"): an agent started with a {@code --host} whose
+ * Failure model, "a second agent for a host": an agent started with a {@code --host} whose
  * agent node belongs to another live session refuses to start, naming that process, with exit code 2 and nothing
  * changed in ZooKeeper or Docker; an agent whose predecessor was killed ({@code kill -9}) waits for the dead session to
  * expire, saying so, then starts; one after a clean stop starts at once. Real daemons ({@code mesh-agent run} JVMs),

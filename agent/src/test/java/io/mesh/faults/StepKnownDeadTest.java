@@ -28,7 +28,7 @@ import static io.mesh.faults.FaultFixture.sleepStep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11 rule 5, the step is known dead before held containers start. A window whose wait for its step breaks
+ * The step is known dead before held containers start. A window whose wait for its step breaks
  * (dockerd's wait stream cut, a proxy timeout) must not take "the wait failed" for "the step ended": it confirms the
  * step gone (lets it run to the window's deadline, then kills it and sees it stopped) before it starts the held
  * containers again. Evidence: Docker's events, the held container's {@code start} after the step container's

@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 11 rule 3, a window cannot wedge its module: whatever way a window ends, its containers run again with their
+ * A window cannot wedge its module: whatever way a window ends, its containers run again with their
  * restart policies back, its journal is gone, and the module's applies are not deferred for ever.
  */
 @Tag("slow")

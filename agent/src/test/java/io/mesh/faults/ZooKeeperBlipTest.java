@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 11 rule 11, a blip is not a failure: the ensemble's leader is killed ({@code kill -9}), or the quorum is
+ * A blip is not a failure: the ensemble's leader is killed ({@code kill -9}), or the quorum is
  * lost for a few seconds, while a {@code mesh-agent run} daemon applies a push (it is recreating a registry that
  * ignores SIGTERM, so its stop takes the whole stop-timeout). Every client is disconnected until a leader serves
  * again. The daemon waits the blip out (and applies again when the blip cut its recreate): ZooKeeper's own

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 11 rule 2, a window gives its containers back whatever ZooKeeper does. The whole ensemble (all three server
+ * A window gives its containers back whatever ZooKeeper does. The whole ensemble (all three server
  * processes) is killed while a {@code mesh-agent window} process runs its step. When the step ends, the held container
  * runs again within 5 s of the step container's {@code die} (Docker's events), ZooKeeper still down: the window holds
  * the host fence, so no other process of the host can act on its containers, and it does not wait for ZooKeeper to give

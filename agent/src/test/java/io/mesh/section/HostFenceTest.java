@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The host fence (issue 11 rule 1) between real processes: a second JVM ({@link FenceHolder}, through
+ * The host fence (a lapsed lock touches nothing) between real processes: a second JVM ({@link FenceHolder}, through
  * {@link ChildJvm}) holds or asks for the same module's fence under the same state directory, as a frozen daemon and a
  * window process of one host do.
  *

@@ -25,7 +25,7 @@ import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11 rule 7, the agent's side: no apply or window acts on a container whose {@code mesh.module} label names
+ * Another module's container, on the agent's side: no apply or window acts on a container whose {@code mesh.module} label names
  * another module, even when it carries the Docker name this module's container would have (a push that makes two
  * names equal is refused at the coordinator; this covers what was there before, or made by hand). Evidence: Docker's
  * events for the other module's container, recorded live. Real engine, real ZooKeeper.

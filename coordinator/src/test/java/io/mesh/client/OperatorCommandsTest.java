@@ -123,7 +123,7 @@ class OperatorCommandsTest {
         assertThat(status.out()).contains("1 open window", "deferred: 0 pending, 1 deferred");
 
         // A second request for the same window queues where operators see it: for the module lock, behind the first
-        // and the deferred apply (issue 14: it used to wait silently in the agent's window thread).
+        // and the deferred apply (it used to wait silently in the agent's window thread).
         CompletableFuture<ClientRun> second = meshAsync("window", "run", fx.module + "/sweep", "--host", HOST, "--interval", "200ms", "--timeout", "90s");
         await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
                 assertThat(mesh("locks").out()).containsPattern(fx.module + "\\s+" + HOST + "\\s+waits \\d\\s+window:sweep"));

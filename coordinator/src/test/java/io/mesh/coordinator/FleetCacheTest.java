@@ -26,7 +26,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The coordinator's {@link FleetCache}: what it serves follows ZooKeeper (creates, changes, deletes), and a status
- * request costs ZooKeeper as many requests at 100 hosts as at 10 (issue 16, B7), counted by the server itself.
+ * request costs ZooKeeper as many requests at 100 hosts as at 10 (docs/benchmark-notes.md, B7), counted by the server itself.
  */
 public class FleetCacheTest {
     @RegisterExtension

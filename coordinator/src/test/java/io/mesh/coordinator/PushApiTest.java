@@ -167,7 +167,7 @@ class PushApiTest {
     }
 
     /**
-     * Issue 11, requirement 7, against what is desired: module {@code store} container {@code cache-db} is desired;
+     * Against what is desired (SPEC.md, "Containers": two containers may not share a Docker name): module {@code store} container {@code cache-db} is desired;
      * a push of module {@code store-cache} container {@code db} (both {@code store-cache-db}) is 400 naming both
      * modules and the name, and writes nothing. A push that replaces {@code store} in the same push is fine.
      */

@@ -36,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 11, requirement 10: the coordinator's HTTP server survives slow and oversized clients. The real
+ * The coordinator's HTTP server survives slow and oversized clients. The real
  * {@link HttpApi} with a real ZooKeeper, driven over real loopback sockets ({@link Socket}, byte by byte where the
  * test needs it) and the JDK's HTTP client (what {@code mesh} uses). Nothing is ever written to ZooKeeper.
  *

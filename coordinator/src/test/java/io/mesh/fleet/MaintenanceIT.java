@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Fleet-wide maintenance on the fleet (three real engines; issue 14; SPEC.md "Fleet-wide windows", "Operator holds",
+ * Fleet-wide maintenance on the fleet (three real engines; SPEC.md "Fleet-wide windows", "Operator holds",
  * "Freezes"), checked from each engine's own events:
  * <ul>
  *   <li>one schedule firing at the same cron minute on every host with {@code max-concurrent: 1} runs its three

@@ -172,7 +172,7 @@ class ManifestParserTest {
         assertThat(s.timeoutDuration()).isEqualTo(Duration.ofMinutes(30));
     }
 
-    /** Issue 11, requirement 7: {@code store}/{@code cache-db} and {@code store-cache}/{@code db} are both {@code store-cache-db}. */
+    /** Two containers may not share a Docker name: {@code store}/{@code cache-db} and {@code store-cache}/{@code db} are both {@code store-cache-db}. */
     @Test
     void twoModulesWhoseContainersShareADockerNameAreRefusedNamingBothModulesAndTheName() {
         String text = "module: store\nhosts: [host-a]\ncontainers:\n  registry: {image: a}\n  cache-db: {image: b}\n"

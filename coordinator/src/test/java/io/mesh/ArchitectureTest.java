@@ -27,8 +27,8 @@ class ArchitectureTest {
                 .withImportOption(location -> !location.contains("-tests.jar"))
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
-        for (String p : new String[] {"wire", "zk", "docker", "lock", "policy", "section", "window", "apply", "agent", "metrics",
-                "rollout", "freeze", "hold", "secrets", "exec", "ledger", "coordinator", "client"}) {
+        for (String p : new String[] {"wire", "zk", "docker", "policy", "section", "window", "apply", "agent",
+                "rollout", "freeze", "hold", "secrets", "ledger", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -40,18 +40,15 @@ class ArchitectureTest {
                 .layer("wire").definedBy("io.mesh.wire..")
                 .layer("zookeeper").definedBy("io.mesh.zk..")
                 .layer("docker").definedBy("io.mesh.docker..")
-                .layer("lock").definedBy("io.mesh.lock..")
                 .layer("policy").definedBy("io.mesh.policy..")
                 .layer("section").definedBy("io.mesh.section..")
                 .layer("rollout").definedBy("io.mesh.rollout..")
                 .layer("freeze").definedBy("io.mesh.freeze..")
                 .layer("hold").definedBy("io.mesh.hold..")
                 .layer("secrets").definedBy("io.mesh.secrets..")
-                .layer("exec").definedBy("io.mesh.exec..")
                 .layer("ledger").definedBy("io.mesh.ledger..")
                 .layer("window").definedBy("io.mesh.window..")
                 .layer("apply").definedBy("io.mesh.apply..")
-                .layer("metrics").definedBy("io.mesh.metrics..")
                 .layer("agent").definedBy("io.mesh.agent..")
                 .layer("coordinator").definedBy("io.mesh.coordinator..")
                 .layer("client").definedBy("io.mesh.client..")
@@ -64,12 +61,9 @@ class ArchitectureTest {
                 .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("ledger").mayOnlyBeAccessedByLayers("section", "hold", "window", "apply", "agent")
-                .whereLayer("exec").mayOnlyBeAccessedByLayers("docker", "hold", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
-                .whereLayer("lock").mayOnlyBeAccessedByLayers("section", "apply", "agent")
                 .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "ledger", "window", "apply", "agent")
                 .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "window", "apply", "agent")
-                .whereLayer("metrics").mayOnlyBeAccessedByLayers("agent")
                 .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")
                 .whereLayer("client").mayNotBeAccessedByAnyLayer();
         rule.check(mesh);
@@ -84,9 +78,9 @@ class ArchitectureTest {
     @Test
     void theCoordinatorAndTheClientNeedOnlyTheWire() {
         noClasses().that().resideInAnyPackage("io.mesh.coordinator..", "io.mesh.client..")
-                .should().dependOnClassesThat().resideInAnyPackage("io.mesh.zk..", "io.mesh.docker..", "io.mesh.lock..",
+                .should().dependOnClassesThat().resideInAnyPackage("io.mesh.zk..", "io.mesh.docker..",
                         "io.mesh.policy..", "io.mesh.section..", "io.mesh.window..", "io.mesh.rollout..", "io.mesh.freeze..", "io.mesh.apply..", "io.mesh.agent..",
-                        "io.mesh.metrics..", "com.github.dockerjava..", "com.cronutils..")
+                        "com.github.dockerjava..", "com.cronutils..")
                 .check(mesh);
     }
 

@@ -4,7 +4,7 @@ import io.mesh.wire.ZkClock;
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutGate;

@@ -2,8 +2,7 @@ package io.mesh.agent;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.mesh.lock.ModuleLock;
-import io.mesh.metrics.Histogram;
+import io.mesh.section.ModuleLock;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.PromText;

@@ -1,6 +1,6 @@
 package io.mesh.agent;
 
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.ledger.LedgerSource;
 import io.mesh.wire.AuditAnswer;
 import io.mesh.wire.AuditPage;

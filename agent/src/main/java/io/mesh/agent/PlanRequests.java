@@ -1,7 +1,7 @@
 package io.mesh.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.apply.DryRun;
 import io.mesh.wire.Json;
 import io.mesh.wire.ManifestException;

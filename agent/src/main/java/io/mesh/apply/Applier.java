@@ -5,7 +5,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.hold.HoldConfirmation;
 import io.mesh.hold.HoldStops;
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.wire.RolloutNodes;
 import io.mesh.section.HostFence;

@@ -1,6 +1,6 @@
 package io.mesh.apply;
 
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;

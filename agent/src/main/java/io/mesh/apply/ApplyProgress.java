@@ -4,7 +4,7 @@ import io.mesh.docker.PullLayers;
 import io.mesh.docker.RunState;
 import io.mesh.wire.ReadySpec;
 
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package io.mesh.apply;
 
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProgressRecord;

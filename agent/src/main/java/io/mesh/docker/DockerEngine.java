@@ -33,7 +33,6 @@ import com.github.dockerjava.api.model.VolumesFrom;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
-import io.mesh.exec.IdleThreads;
 import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.Durations;
 import io.mesh.wire.Healthcheck;

@@ -1,7 +1,7 @@
 package io.mesh.hold;
 
 import io.mesh.wire.ZkClock;
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.section.HostFence;
 import io.mesh.section.ModuleSection;

@@ -6,7 +6,6 @@ import io.mesh.ledger.CallCause;
 import io.mesh.ledger.Ledger;
 import io.mesh.wire.CallOutcome;
 import io.mesh.wire.LedgerEntry;
-import io.mesh.lock.ModuleLock;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
 import io.mesh.zk.SessionGuard;

@@ -2,7 +2,7 @@ package io.mesh.agent;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.mesh.docker.Labels;
-import io.mesh.exec.IdleThreads;
+import io.mesh.docker.IdleThreads;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;

@@ -1,6 +1,6 @@
 package io.mesh.apply;
 
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;

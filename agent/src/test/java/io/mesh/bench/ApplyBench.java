@@ -177,7 +177,7 @@ public final class ApplyBench {
             store.desired(module);
             t.get("desired").add(Bench.ms(System.nanoTime() - s));
             s = System.nanoTime();
-            io.mesh.lock.ModuleLock lock = new io.mesh.lock.ModuleLock(client, paths, module, host, ProcessRef.current("bench"), "apply");
+            io.mesh.section.ModuleLock lock = new io.mesh.section.ModuleLock(client, paths, module, host, ProcessRef.current("bench"), "apply");
             lock.acquire(Duration.ofSeconds(2));
             lock.release();
             t.get("lock").add(Bench.ms(System.nanoTime() - s));

@@ -1,6 +1,6 @@
 package io.mesh.bench;
 
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;

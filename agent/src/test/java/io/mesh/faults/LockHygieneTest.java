@@ -1,6 +1,6 @@
 package io.mesh.faults;
 
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.EnsembleExtension;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.MeshZk;

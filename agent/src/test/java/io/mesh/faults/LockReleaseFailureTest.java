@@ -1,6 +1,6 @@
 package io.mesh.faults;
 
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.ChildJvm;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;

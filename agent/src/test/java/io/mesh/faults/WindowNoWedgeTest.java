@@ -1,7 +1,7 @@
 package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;

@@ -1,7 +1,7 @@
 package io.mesh.zk;
 
 import io.mesh.agent.AgentNode;
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.rollout.RolloutGate;
 import io.mesh.wire.ApplyOutcome;

@@ -1,7 +1,7 @@
 package io.mesh.zk;
 
 import io.mesh.bench.RecordingRuntime;
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;

@@ -1,6 +1,6 @@
 package io.mesh.zk;
 
-import io.mesh.lock.ModuleLock;
+import io.mesh.section.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;

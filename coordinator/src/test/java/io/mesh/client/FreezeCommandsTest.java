@@ -57,9 +57,9 @@ class FreezeCommandsTest {
     @Test
     void freezeSaysAnApplyInProgressStillLands() throws Exception {
         zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("web"), "{}".getBytes(StandardCharsets.UTF_8));
-        io.mesh.lock.ModuleLock apply = new io.mesh.lock.ModuleLock(zk.client(), zk.paths(), "store", "host-a",
+        io.mesh.section.ModuleLock apply = new io.mesh.section.ModuleLock(zk.client(), zk.paths(), "store", "host-a",
                 io.mesh.wire.ProcessRef.current("mesh-agent run (test)"), io.mesh.wire.LockHolder.APPLY);
-        io.mesh.lock.ModuleLock window = new io.mesh.lock.ModuleLock(zk.client(), zk.paths(), "web", "host-a",
+        io.mesh.section.ModuleLock window = new io.mesh.section.ModuleLock(zk.client(), zk.paths(), "web", "host-a",
                 io.mesh.wire.ProcessRef.current("mesh-agent run (test)"), io.mesh.wire.LockHolder.windowPurpose("sweep"));
         assertThat(apply.acquire(java.time.Duration.ofSeconds(10))).isTrue();
         assertThat(window.acquire(java.time.Duration.ofSeconds(10))).isTrue();

@@ -1,4 +1,4 @@
-package io.mesh.metrics;
+package io.mesh.agent;
 
 import io.mesh.wire.PromText;
 

@@ -1,4 +1,4 @@
-package io.mesh.exec;
+package io.mesh.docker;
 
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;

@@ -1,4 +1,4 @@
-package io.mesh.lock;
+package io.mesh.section;
 
 import io.mesh.wire.ZkClock;
 import io.mesh.wire.Json;

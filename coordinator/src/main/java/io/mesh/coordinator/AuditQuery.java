@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import io.mesh.wire.Durations;
 import io.mesh.wire.ZkPaths;
 
@@ -55,7 +56,7 @@ public record AuditQuery(Instant since, Instant until, List<String> hosts, List<
         List<FieldError> errors = new ArrayList<>();
         for (String name : params.keySet()) {
             if (!Set.of("since", "until", "host", "module", "timeout").contains(name)) {
-                errors.add(new FieldError(name, "unknown parameter '" + HttpApi.abbreviate(name) + "': GET /v1/audit takes since, until, host, module and timeout"));
+                errors.add(new FieldError(name, "unknown parameter '" + Printable.cut(name) + "': GET /v1/audit takes since, until, host, module and timeout"));
             }
         }
         Instant until = now;
@@ -65,7 +66,7 @@ public record AuditQuery(Instant since, Instant until, List<String> hosts, List<
                 until = Instant.parse(u);
             } catch (DateTimeParseException e) {
                 until = null;
-                errors.add(new FieldError("until", "'" + HttpApi.abbreviate(u) + "' is not an ISO-8601 UTC time: write it such as 2026-12-06T08:00:00Z"));
+                errors.add(new FieldError("until", "'" + Printable.cut(u) + "' is not an ISO-8601 UTC time: write it such as 2026-12-06T08:00:00Z"));
             }
         }
         Instant since = now.minus(DEFAULT_SPAN);
@@ -78,7 +79,7 @@ public record AuditQuery(Instant since, Instant until, List<String> hosts, List<
                 try {
                     since = Instant.parse(s);
                 } catch (DateTimeParseException e) {
-                    errors.add(new FieldError("since", "'" + HttpApi.abbreviate(s) + "' is neither a duration nor a time: write a duration back from now, "
+                    errors.add(new FieldError("since", "'" + Printable.cut(s) + "' is neither a duration nor a time: write a duration back from now, "
                             + "such as 1h or 24h, or an ISO-8601 UTC time such as 2026-12-06T08:00:00Z"));
                 }
             }
@@ -95,13 +96,13 @@ public record AuditQuery(Instant since, Instant until, List<String> hosts, List<
             try {
                 ZkPaths.checkHost(h);
             } catch (IllegalArgumentException e) {
-                errors.add(new FieldError("host", "'" + HttpApi.abbreviate(h) + "' is not a host id: host ids match [A-Za-z0-9][A-Za-z0-9._-]{0,62}, such as host-a"));
+                errors.add(new FieldError("host", "'" + Printable.cut(h) + "' is not a host id: host ids match [A-Za-z0-9][A-Za-z0-9._-]{0,62}, such as host-a"));
             }
         }
         List<String> modules = list(params, "module");
         for (String m : modules) {
             if (!PushWriter.MODULE_NAME.matcher(m).matches()) {
-                errors.add(new FieldError("module", "'" + HttpApi.abbreviate(m) + "' is not a module name (mesh status lists the modules)"));
+                errors.add(new FieldError("module", "'" + Printable.cut(m) + "' is not a module name (mesh status lists the modules)"));
             }
         }
         Duration timeout = AuditStore.DEFAULT_TIMEOUT;

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.Durations;
 import io.mesh.wire.FreezeRecord;
@@ -47,7 +48,7 @@ public record FreezeRequest(String target, String reason, Instant until) {
         for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
             String name = f.next();
             if (!FIELDS.contains(name)) {
-                throw new InvalidException(name, "unknown field '" + HttpApi.abbreviate(name) + "': a freeze takes module or all, for or until, and reason, such as " + EXAMPLE);
+                throw new InvalidException(name, "unknown field '" + Printable.cut(name) + "': a freeze takes module or all, for or until, and reason, such as " + EXAMPLE);
             }
         }
         JsonNode module = json.get("module"), all = json.get("all");
@@ -60,7 +61,7 @@ public record FreezeRequest(String target, String reason, Instant until) {
             if (everyModule) throw new InvalidException("module", "module and all: give one of them, not both (mesh freeze MODULE, or mesh freeze --all)");
             if (!module.isTextual() || !PushWriter.MODULE_NAME.matcher(module.asText()).matches()) {
                 throw new InvalidException("module", "module: must be a module name matching [a-z0-9][a-z0-9-]{0,39}, such as \"store\"; got "
-                        + HttpApi.abbreviate(module.toString()));
+                        + Printable.cut(module.toString()));
             }
             target = module.asText();
         } else if (everyModule) {
@@ -87,7 +88,7 @@ public record FreezeRequest(String target, String reason, Instant until) {
             try {
                 until = Instant.parse(untilNode.asText());
             } catch (DateTimeParseException e) {
-                throw new InvalidException("until", "until: '" + HttpApi.abbreviate(untilNode.asText()) + "' is not an ISO-8601 UTC time: write it such as \"2026-12-24T18:00:00Z\"");
+                throw new InvalidException("until", "until: '" + Printable.cut(untilNode.asText()) + "' is not an ISO-8601 UTC time: write it such as \"2026-12-24T18:00:00Z\"");
             }
             if (!until.isAfter(now)) {
                 throw new InvalidException("until", "until: " + until + " has passed (it is " + now + " here): give a time to come, or use for");

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.DesiredRecord;
@@ -96,7 +97,7 @@ public final class HoldStore {
             // The freezes' bound: a hold that ends by itself ends in a time an operator still remembers it.
             if (lasts.compareTo(FreezeRequest.MAX_LENGTH) > 0) {
                 throw new RefusedException(400, "for", "for: a hold lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days ("
-                        + FreezeRequest.MAX_LENGTH.toHours() + "h), not " + HttpApi.abbreviate(f.asText())
+                        + FreezeRequest.MAX_LENGTH.toHours() + "h), not " + Printable.cut(f.asText())
                         + ": give a shorter --for, or none to hold until mesh release");
             }
         }
@@ -179,7 +180,7 @@ public final class HoldStore {
             throw new RefusedException(400, "host", "host: " + e.getMessage());
         }
         if (container == null || !DOCKER_NAME.matcher(container).matches()) {
-            throw new RefusedException(404, "container", "no held node '" + HttpApi.abbreviate(String.valueOf(container))
+            throw new RefusedException(404, "container", "no held node '" + Printable.cut(String.valueOf(container))
                     + "': give the Docker name, <module>-<name>");
         }
         HeldRecord gone;
@@ -220,7 +221,7 @@ public final class HoldStore {
             throw new RefusedException(400, "host", "host: " + e.getMessage());
         }
         if (container == null || !DOCKER_NAME.matcher(container).matches()) {
-            throw new RefusedException(400, "container", "container: '" + HttpApi.abbreviate(String.valueOf(container))
+            throw new RefusedException(400, "container", "container: '" + Printable.cut(String.valueOf(container))
                     + "' is not a Docker name mesh makes: give <module>-<name>, such as store-registry");
         }
         HeldRecord h = HeldRegistry.read(client, paths, host, List.of(container)).get(container);

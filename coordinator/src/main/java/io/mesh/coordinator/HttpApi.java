@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.FreezeRecord;
@@ -543,7 +544,7 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + abbreviate(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)"));
+                    send(ex, 404, error("no such path: " + Printable.cut(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)"));
                 }
             }
         }
@@ -776,13 +777,13 @@ public final class HttpApi implements AutoCloseable {
         switch (ex.method()) {
             case "GET" -> {
                 WindowRequest r = requests.read(host, name);
-                if (r == null) send(ex, 404, error("no window request " + abbreviate(name) + " on host " + abbreviate(host) + " (done and deleted, or never made)"));
+                if (r == null) send(ex, 404, error("no window request " + Printable.cut(name) + " on host " + Printable.cut(host) + " (done and deleted, or never made)"));
                 else send(ex, 200, r);
             }
             case "DELETE" -> {
                 if (!authorized(ex)) return;
                 if (requests.delete(host, name)) send(ex, 200, Map.of("deleted", paths.request(host, name)));
-                else send(ex, 404, error("no window request " + abbreviate(name) + " on host " + abbreviate(host)));
+                else send(ex, 404, error("no window request " + Printable.cut(name) + " on host " + Printable.cut(host)));
             }
             default -> notAllowed(ex, "GET, DELETE");
         }
@@ -826,7 +827,7 @@ public final class HttpApi implements AutoCloseable {
 
     private void notAllowed(Exchange ex, String allow) {
         ex.responseHeader("Allow", allow);
-        send(ex, 405, error("method " + abbreviate(ex.method()) + " is not allowed on " + abbreviate(ex.path()) + ": use " + allow));
+        send(ex, 405, error("method " + Printable.cut(ex.method()) + " is not allowed on " + Printable.cut(ex.path()) + ": use " + allow));
     }
 
     /** A manifest body that passed a push's checks, and how its request was authorised. */
@@ -969,7 +970,7 @@ public final class HttpApi implements AutoCloseable {
     private String caller(Exchange ex) {
         String name = token == null ? null : token.nameOf(ex.header("Authorization")).orElse(null);
         String user = ex.header("X-Mesh-User");
-        String claim = user == null || user.isBlank() ? null : abbreviate(user.strip()).replaceAll("\\p{Cntrl}", "?"); // one line in logs and tables
+        String claim = user == null || user.isBlank() ? null : Printable.cut(user.strip()).replaceAll("\\p{Cntrl}", "?"); // one line in logs and tables
         if (name == null || name.equals(HistoryRecord.BY_TOKEN)) return claim;
         return claim == null || claim.equals(name) ? name : name + " (says " + claim + ")";
     }
@@ -978,7 +979,7 @@ public final class HttpApi implements AutoCloseable {
     private void moduleHistory(Exchange ex, String module) throws Exception {
         List<HistoryRecord> history = PushWriter.MODULE_NAME.matcher(module).matches() ? writer.history(module) : List.of();
         if (history.isEmpty() && (!PushWriter.MODULE_NAME.matcher(module).matches() || client.checkExists().forPath(paths.desired(module)) == null)) {
-            send(ex, 404, error("no module " + abbreviate(module) + " has been pushed (no history): check the name (mesh status lists the modules)"));
+            send(ex, 404, error("no module " + Printable.cut(module) + " has been pushed (no history): check the name (mesh status lists the modules)"));
             return;
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -991,7 +992,7 @@ public final class HttpApi implements AutoCloseable {
     private void rollout(Exchange ex, String module) throws Exception {
         Optional<RolloutRecord> r = PushWriter.MODULE_NAME.matcher(module).matches() ? rollouts.read(module) : Optional.empty();
         if (r.isEmpty()) {
-            send(ex, 404, error("module " + abbreviate(module) + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)"));
+            send(ex, 404, error("module " + Printable.cut(module) + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)"));
             return;
         }
         send(ex, 200, r.get());
@@ -1000,7 +1001,7 @@ public final class HttpApi implements AutoCloseable {
     /** {@code POST /v1/rollouts/{module}/resume|abort}. */
     private void moveRollout(Exchange ex, String module, String move) throws Exception {
         if (!authorized(ex, "rollout changes")) return;
-        PushField body = pushField(ex, "push", "for the rollout the module has now", "(mesh rollout status " + abbreviate(module) + " shows it)");
+        PushField body = pushField(ex, "push", "for the rollout the module has now", "(mesh rollout status " + Printable.cut(module) + " shows it)");
         if (!body.read()) return;
         String push = body.push();
         Optional<RolloutRecord> r;
@@ -1009,11 +1010,11 @@ public final class HttpApi implements AutoCloseable {
                     ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), identity(ex, false), push)
                     : Optional.empty();
         } catch (IllegalStateException e) {
-            send(ex, 409, error(e.getMessage() + ": mesh rollout status " + abbreviate(module) + " shows it"));
+            send(ex, 409, error(e.getMessage() + ": mesh rollout status " + Printable.cut(module) + " shows it"));
             return;
         }
         if (r.isEmpty()) {
-            send(ex, 404, error("module " + abbreviate(module) + " has no rollout to " + move));
+            send(ex, 404, error("module " + Printable.cut(module) + " has no rollout to " + move));
             return;
         }
         LOG.info("rollout of module {} push {}: {} from {}, now {}", module, r.get().push(), move, ex.remote(), r.get().state());
@@ -1048,7 +1049,7 @@ public final class HttpApi implements AutoCloseable {
         for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
             String name = f.next();
             if (!name.equals(field)) {
-                sendField(ex, 400, name, "unknown field '" + abbreviate(name) + "': the body takes only \"" + field + "\", such as " + example);
+                sendField(ex, 400, name, "unknown field '" + Printable.cut(name) + "': the body takes only \"" + field + "\", such as " + example);
                 return refused;
             }
         }
@@ -1087,7 +1088,7 @@ public final class HttpApi implements AutoCloseable {
                 .findFirst().orElse(null);
         FreezeStore.Freeze written = freezes.freeze(request, identity(ex, false), now);
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
-                written.until(), written.by(), ex.remote(), abbreviate(written.reason()),
+                written.until(), written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
@@ -1110,7 +1111,7 @@ public final class HttpApi implements AutoCloseable {
     private void thaw(Exchange ex, String target) throws Exception {
         if (!authorized(ex, "thaws")) return;
         if (!target.equals(FreezeRecord.ALL) && !PushWriter.MODULE_NAME.matcher(target).matches()) {
-            sendField(ex, 400, "module", "'" + abbreviate(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
+            sendField(ex, 400, "module", "'" + Printable.cut(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
             return;
         }
         if (!freezes.thaw(target)) {
@@ -1126,7 +1127,7 @@ public final class HttpApi implements AutoCloseable {
     private void rollback(Exchange ex, String module) throws Exception {
         if (!authorized(ex, "rollbacks")) return;
         PushField body = pushField(ex, PushWriter.TO_FIELD, "to roll back to the revision before the current one",
-                "(mesh history " + abbreviate(module) + " lists them)");
+                "(mesh history " + Printable.cut(module) + " lists them)");
         if (!body.read()) return;
         String target = body.push();
         PushWriter.Result result = written(ex, () -> writer.rollback(module, target, new PushWriter.Origin(identity(ex, false), ex.header(SOURCE_HEADER))));
@@ -1236,7 +1237,7 @@ public final class HttpApi implements AutoCloseable {
 
     /** Answers 408: the body did not arrive within the read timeout after the head. */
     private void timedOut(Exchange ex, Exchange.TimedOutException e) {
-        LOG.warn("{} {} from {}: the body did not arrive within {} ({} bytes came); answered 408", ex.method(), abbreviate(ex.path()),
+        LOG.warn("{} {} from {}: the body did not arrive within {} ({} bytes came); answered 408", ex.method(), Printable.cut(ex.path()),
                 ex.remote(), limits.readTimeout(), e.received);
         send(ex, 408, error("the request body did not arrive within " + limits.readTimeout().toSeconds() + "s of its headers ("
                 + e.received + " bytes came; mesh-coordinator serve --http-read-timeout): send the body at once, or check the network between client and coordinator"));
@@ -1327,7 +1328,7 @@ public final class HttpApi implements AutoCloseable {
     private void pushStatus(Exchange ex, String push) throws Exception {
         Optional<PushStatus.View> v = status.of(push);
         if (v.isEmpty()) {
-            send(ex, 404, error("no push " + abbreviate(push) + " (push ids look like push-0000000002; GET /v1/pushes lists them)"));
+            send(ex, 404, error("no push " + Printable.cut(push) + " (push ids look like push-0000000002; GET /v1/pushes lists them)"));
         } else {
             send(ex, 200, v.get());
         }
@@ -1454,7 +1455,7 @@ public final class HttpApi implements AutoCloseable {
     private void planView(Exchange ex, String plan) throws Exception {
         Optional<PlanStore.View> v = plans.view(plan);
         if (v.isEmpty()) {
-            send(ex, 404, error("no plan " + abbreviate(plan) + " (plan ids look like plan-0000000003; plans older than "
+            send(ex, 404, error("no plan " + Printable.cut(plan) + " (plan ids look like plan-0000000003; plans older than "
                     + PlanStore.MAX_AGE.toMinutes() + "m or beyond the newest " + PlanStore.KEEP + " are deleted)"));
         } else {
             send(ex, 200, v.get());
@@ -1516,11 +1517,11 @@ public final class HttpApi implements AutoCloseable {
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            sendField(ex, 404, "host", "'" + abbreviate(host) + "' is not a host id (such as host-a): check the name (mesh status lists the hosts)");
+            sendField(ex, 404, "host", "'" + Printable.cut(host) + "' is not a host id (such as host-a): check the name (mesh status lists the hosts)");
             return;
         }
         if (!container.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")) {
-            sendField(ex, 404, "container", "'" + abbreviate(container) + "' is not a container's Docker name: give <module>-<name>, such as store-registry");
+            sendField(ex, 404, "container", "'" + Printable.cut(container) + "' is not a container's Docker name: give <module>-<name>, such as store-registry");
             return;
         }
         String caller = caller(ex);
@@ -1544,9 +1545,4 @@ public final class HttpApi implements AutoCloseable {
         send(ex, 503, error(MAX_AUDITS + " audits are waiting for their hosts on this coordinator already: ask again in a few seconds"));
     }
 
-    /** @return {@code s} cut to 80 characters, control characters as {@code ?}: safe to echo in an error or a log line */
-    static String abbreviate(String s) {
-        String t = s.length() > 80 ? s.substring(0, 77) + "..." : s;
-        return t.replaceAll("\\p{Cntrl}", "?");
-    }
 }

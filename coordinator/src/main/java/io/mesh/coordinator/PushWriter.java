@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mesh.wire.DesiredRecord;
@@ -269,7 +270,7 @@ public final class PushWriter {
     public Result rollback(String module, String to, Origin origin) throws Exception {
         checkModule(module);
         if (to != null && !ZkPaths.PUSH_NAME.matcher(to).matches()) {
-            throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + Revision.shown(to) + "' is not a push id: give one such as push-0000000002"
+            throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + Printable.cut(to) + "' is not a push id: give one such as push-0000000002"
                     + " (mesh history " + module + " lists the pushes of the module), or leave it out to roll back to the revision before the current one");
         }
         List<ManifestError> errors = new ArrayList<>();
@@ -388,7 +389,7 @@ public final class PushWriter {
 
     private static void checkModule(String module) throws RefusedException {
         if (module == null || !MODULE_NAME.matcher(module).matches()) {
-            throw new RefusedException(404, "module", "no module '" + Revision.shown(module == null ? "" : module)
+            throw new RefusedException(404, "module", "no module '" + Printable.cut(module == null ? "" : module)
                     + "': module names match [a-z0-9][a-z0-9-]{0,39}");
         }
     }
@@ -416,7 +417,7 @@ public final class PushWriter {
         Origin o = origin == null ? Origin.ANONYMOUS : origin;
         String src = o.source() == null || o.source().isBlank() ? null : o.source().strip();
         if (src != null && (src.length() > MAX_SOURCE || src.codePoints().anyMatch(cp -> cp < 0x20 || cp == 0x7f))) {
-            errors.add(new ManifestError(0, SOURCE_FIELD, "'" + Revision.shown(src) + "' is not a source: give at most " + MAX_SOURCE
+            errors.add(new ManifestError(0, SOURCE_FIELD, "'" + Printable.cut(src) + "' is not a source: give at most " + MAX_SOURCE
                     + " printable characters, such as a commit id or a pipeline URL"));
         }
         return new Origin(o.by(), src);

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import java.util.regex.Pattern;
 
 /**
@@ -10,8 +11,6 @@ import java.util.regex.Pattern;
 public final class Revision {
     /** Letters, digits and {@code . _ : / + @ -}, starting with a letter or digit, at most 128 characters. */
     public static final Pattern PATTERN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,127}");
-    /** Of a revision shown in an error, at most this many characters. */
-    private static final int SHOWN = 60;
 
     private Revision() {}
 
@@ -21,18 +20,8 @@ public final class Revision {
      */
     public static String error(String rev) {
         if (PATTERN.matcher(rev).matches()) return null;
-        return "'" + shown(rev) + "' is not a revision: use letters, digits and . _ : / + @ -, "
+        return "'" + Printable.cut(rev) + "' is not a revision: use letters, digits and . _ : / + @ -, "
                 + "starting with a letter or digit, at most 128 characters (such as a git sha or r2)";
     }
 
-    /**
-     * @param value a refused value of a request (a revision, a source, a push id, a module name)
-     * @return it as an error shows it: control characters as {@code ?}, at most {@value #SHOWN} characters then {@code ...}
-     */
-    static String shown(String value) {
-        String printable = value.codePoints().limit(SHOWN)
-                .collect(StringBuilder::new, (b, cp) -> { if (cp < 0x20 || cp == 0x7f) b.append('?'); else b.appendCodePoint(cp); }, StringBuilder::append)
-                .toString();
-        return value.length() > SHOWN ? printable + "..." : printable;
-    }
 }

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.wire.Printable;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ModuleSpec;
@@ -71,14 +72,14 @@ public final class WindowRequestStore {
         if (module == null || module.isBlank() || schedule == null || schedule.isBlank()) {
             throw new RefusedException(400, "give a module and a schedule: {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
         }
-        if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw new RefusedException(400, "no module '" + abbreviate(module) + "'");
+        if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw new RefusedException(400, "no module '" + Printable.cut(module) + "'");
         DesiredRecord d = ZkReads.read(client, paths.desired(module), DesiredRecord.class);
         if (d != null && d.tombstone()) throw new RefusedException(400, "module " + module + " is deleted (by " + d.push() + ")");
         if (d == null || d.spec() == null) throw new RefusedException(400, "no module '" + module + "' has been pushed");
         ModuleSpec spec = d.spec();
         if (!spec.runsOn(host)) throw new RefusedException(400, "module " + module + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")");
         if (!spec.schedules().containsKey(schedule)) {
-            throw new RefusedException(400, "module " + module + " has no schedule '" + abbreviate(schedule) + "'; it has " + spec.schedules().keySet());
+            throw new RefusedException(400, "module " + module + " has no schedule '" + Printable.cut(schedule) + "'; it has " + spec.schedules().keySet());
         }
         if (client.checkExists().forPath(paths.agent(host)) == null) {
             throw new RefusedException(409, "host " + host + " has no running agent (" + paths.agent(host) + " is missing): start mesh-agent run --host " + host);
@@ -126,8 +127,4 @@ public final class WindowRequestStore {
         return request != null && NAME.matcher(request).matches();
     }
 
-    private static String abbreviate(String s) {
-        String t = s.length() > 60 ? s.substring(0, 57) + "..." : s;
-        return t.replaceAll("\\p{Cntrl}", "?");
-    }
 }

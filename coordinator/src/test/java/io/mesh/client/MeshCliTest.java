@@ -196,7 +196,7 @@ class MeshCliTest {
     void aRevisionThatIsNotOneExitsTwoAndSendsNothing() throws Exception {
         ClientRun r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "bad\nrev");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
-        assertThat(r.err()).contains("--revision: 'bad?rev' is not a revision: use letters, digits", "nothing was sent")
+        assertThat(r.err()).contains("--revision: 'bad\\u000arev' is not a revision: use letters, digits", "nothing was sent")
                 .doesNotContain("Exception");
         assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }

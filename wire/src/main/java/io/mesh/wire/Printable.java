@@ -7,6 +7,21 @@ package io.mesh.wire;
 public final class Printable {
     private Printable() {}
 
+    /** How many code points {@link #cut(String)} keeps. */
+    public static final int CUT = 80;
+
+    /**
+     * Text a request gave, echoed in an error or a log line: at most {@link #CUT} code points, then {@code ...}, control
+     * characters escaped. The one way the coordinator shows a refused value.
+     *
+     * @param s the text; {@code null} reads {@code null}
+     * @return it, safe to echo
+     */
+    public static String cut(String s) {
+        if (s == null) return "null";
+        return s.codePointCount(0, s.length()) > CUT ? of(s, CUT) + "..." : of(s);
+    }
+
     /** @return {@code s} with its control characters escaped, whole */
     public static String of(String s) { return of(s, Long.MAX_VALUE); }
 

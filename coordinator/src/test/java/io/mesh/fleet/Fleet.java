@@ -139,6 +139,27 @@ public final class Fleet implements BeforeAllCallback, ParameterResolver {
     /** @return the repository fleet.sh and the launchers are run from */
     public Path repo() { return repo; }
 
+    /**
+     * @param host      a fleet host
+     * @param container a container's Docker name or id on that host's engine
+     * @return its environment, as {@code docker inspect} gives it; empty when it does not exist
+     */
+    public List<String> env(String host, String container) {
+        try {
+            String[] env = docker(host).inspectContainerCmd(container).exec().getConfig().getEnv();
+            return env == null ? List.of() : List.of(env);
+        } catch (RuntimeException e) {
+            return List.of();
+        }
+    }
+
+    /** @return file {@code name} in {@code dir}, written with {@code text} */
+    public static Path write(Path dir, String name, String text) throws java.io.IOException {
+        Path f = dir.resolve(name);
+        java.nio.file.Files.writeString(f, text);
+        return f;
+    }
+
     /** @return a docker-java client of that host's engine (one per host, kept for the run) */
     public DockerClient docker(String host) {
         return engines.computeIfAbsent(host, h -> {

@@ -73,7 +73,7 @@ class MaintenanceIT {
         List<String> modules = List.of(gc, ga, gb, late, held, frozen);
         try {
             for (String host : hosts) events.put(host, EngineEvents.record(host, fleet.dockerHost(host), modules::contains));
-            FleetIT.Run r1 = mesh("push", write(dir, "r1.yaml", plain(held, "v1") + "---\n" + plain(frozen, "v1")).toString(),
+            FleetIT.Run r1 = mesh("push", Fleet.write(dir, "r1.yaml", plain(held, "v1") + "---\n" + plain(frozen, "v1")).toString(),
                     "--revision", "v1", "--wait", "--timeout", "60s", "--interval", "300ms", coordinator);
             assertThat(r1.code()).as(r1.out() + r1.err()).isEqualTo(MeshCli.OK);
 
@@ -90,7 +90,7 @@ class MaintenanceIT {
             // The windows' cron minute: the first whole minute at least 20 s ahead (between 20 and 80 s of waiting).
             ZonedDateTime fire = ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(20).plusMinutes(1).minusNanos(1).truncatedTo(ChronoUnit.MINUTES);
             String cron = fire.getMinute() + " " + fire.getHour() + " * * *";
-            Path manifest = write(dir, "m.yaml", String.join("---\n",
+            Path manifest = Fleet.write(dir, "m.yaml", String.join("---\n",
                     module(gc, "[\"*\"]", cron, "    max-concurrent: 1\n", STEP_SECONDS),
                     module(ga, "[" + hosts.get(0) + "]", cron, "    group: " + group + "\n", STEP_SECONDS),
                     module(gb, "[" + hosts.get(1) + "]", cron, "    group: " + group + "\n    max-concurrent: 1\n", STEP_SECONDS),
@@ -125,18 +125,18 @@ class MaintenanceIT {
 
             // The hold, obeyed by the restarted agent: a push's apply leaves the held app alone and applies its side.
             long v2From = EngineEvents.nanos(Instant.now());
-            FleetIT.Run v2 = mesh("push", write(dir, "held-v2.yaml", plain(held, "v2")).toString(), "--revision", "v2", coordinator);
+            FleetIT.Run v2 = mesh("push", Fleet.write(dir, "held-v2.yaml", plain(held, "v2")).toString(), "--revision", "v2", coordinator);
             assertThat(v2.code()).as(v2.out() + v2.err()).isEqualTo(MeshCli.OK);
             for (String host : hosts) {
-                await().atMost(Duration.ofSeconds(30)).until(() -> env(fleet, host, held + "-side").contains("VERSION=v2"));
-                if (!host.equals(holdHost)) await().atMost(Duration.ofSeconds(30)).until(() -> env(fleet, host, holdContainer).contains("VERSION=v2"));
+                await().atMost(Duration.ofSeconds(30)).until(() -> fleet.env(host, held + "-side").contains("VERSION=v2"));
+                if (!host.equals(holdHost)) await().atMost(Duration.ofSeconds(30)).until(() -> fleet.env(host, holdContainer).contains("VERSION=v2"));
             }
             assertThat(Instant.now()).as("checked before the hold's end").isBefore(holdEnds);
             events.get(holdHost).settle();
             assertThat(container(fleet, holdHost, holdContainer)).as("the held container on %s", holdHost).isEqualTo(heldId);
             assertThat(changes(events.get(holdHost), holdContainer, v2From)).as("Docker events of the held container").isEmpty();
             // ... and ends at its expiry: the push lands there with no new push.
-            await().atMost(Duration.ofSeconds(60)).until(() -> env(fleet, holdHost, holdContainer).contains("VERSION=v2"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> fleet.env(holdHost, holdContainer).contains("VERSION=v2"));
             assertThat(Instant.now()).as("landed after the hold's until").isAfter(holdEnds.minusSeconds(2));
             await().atMost(Duration.ofSeconds(10)).until(() -> zk.checkExists().forPath(paths.held(holdHost, holdContainer)) == null);
 
@@ -144,7 +144,7 @@ class MaintenanceIT {
             FleetIT.Run freeze = mesh("freeze", frozen, "--for", "10m", "--reason", "release weekend", coordinator);
             assertThat(freeze.code()).as(freeze.out() + freeze.err()).isEqualTo(MeshCli.OK);
             long f2From = EngineEvents.nanos(Instant.now());
-            FleetIT.Run f2 = mesh("push", write(dir, "frozen-v2.yaml", plain(frozen, "v2")).toString(), "--revision", "v2", coordinator);
+            FleetIT.Run f2 = mesh("push", Fleet.write(dir, "frozen-v2.yaml", plain(frozen, "v2")).toString(), "--revision", "v2", coordinator);
             assertThat(f2.code()).as(f2.out() + f2.err()).isEqualTo(MeshCli.OK);
             String f2Push = f2.out().substring(0, f2.out().indexOf(' '));
             await().atMost(Duration.ofSeconds(30)).until(() -> mesh("status", f2Push, coordinator).out().lines()
@@ -153,14 +153,14 @@ class MaintenanceIT {
             for (String host : hosts) {
                 events.get(host).settle();
                 assertThat(changes(events.get(host), frozen + "-app", f2From)).as("Docker events of the frozen module on %s", host).isEmpty();
-                assertThat(env(fleet, host, frozen + "-app")).contains("VERSION=v1");
+                assertThat(fleet.env(host, frozen + "-app")).contains("VERSION=v1");
                 JsonNode report = Json.MAPPER.readTree(zk.getData().forPath(paths.report(host, frozen)));
                 assertThat(report.path("outcome").asText()).isEqualTo("deferred");
                 assertThat(report.path("freeze").path("reason").asText()).isEqualTo("release weekend");
             }
             FleetIT.Run thaw = mesh("thaw", frozen, coordinator);
             assertThat(thaw.code()).as(thaw.out() + thaw.err()).isEqualTo(MeshCli.OK);
-            for (String host : hosts) await().atMost(Duration.ofSeconds(30)).until(() -> env(fleet, host, frozen + "-app").contains("VERSION=v2"));
+            for (String host : hosts) await().atMost(Duration.ofSeconds(30)).until(() -> fleet.env(host, frozen + "-app").contains("VERSION=v2"));
 
             String[] seen = queueSeen.get(150, java.util.concurrent.TimeUnit.SECONDS);
             int mostQueued = Integer.parseInt(seen[0]);
@@ -220,25 +220,9 @@ class MaintenanceIT {
         return b.toString();
     }
 
-    private static Path write(Path dir, String name, String text) throws Exception {
-        Path f = dir.resolve(name);
-        Files.writeString(f, text);
-        return f;
-    }
-
     /** @return the id of the container of that Docker name on that host's engine */
     private static String container(Fleet fleet, String host, String name) {
         return fleet.docker(host).inspectContainerCmd(name).exec().getId();
-    }
-
-    /** @return the container's environment on that host's engine, empty when it does not exist */
-    private static List<String> env(Fleet fleet, String host, String name) {
-        try {
-            String[] env = fleet.docker(host).inspectContainerCmd(name).exec().getConfig().getEnv();
-            return env == null ? List.of() : List.of(env);
-        } catch (RuntimeException e) {
-            return List.of();
-        }
     }
 
     /** @return the engine's events since {@code from} that change the named container */

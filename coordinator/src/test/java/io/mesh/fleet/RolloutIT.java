@@ -78,7 +78,7 @@ class RolloutIT {
         Path dir = Files.createTempDirectory("rollout-it");
         Map<String, EngineEvents> events = new HashMap<>();
         try {
-            Path v1 = write(dir, "v1.yaml", manifest(module, "v1", true));
+            Path v1 = Fleet.write(dir, "v1.yaml", manifest(module, "v1", true));
             MeshRun push1 = run("push", v1.toString(), "--revision", "v1", "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
             assertThat(push1.code).as(push1.text).isEqualTo(MeshCli.OK);
             String push1Id = push1.out.substring(0, push1.out.indexOf(' '));
@@ -86,7 +86,7 @@ class RolloutIT {
             for (String host : hosts) events.put(host, EngineEvents.record(host, fleet.dockerHost(host), module::equals));
 
             // A plan makes no Docker event on any engine.
-            Path v2 = write(dir, "v2.yaml", manifest(module, "v2", true));
+            Path v2 = Fleet.write(dir, "v2.yaml", manifest(module, "v2", true));
             long planFrom = nowNanos();
             MeshRun plan = run("push", v2.toString(), "--plan", coordinator);
             assertThat(plan.code).as(plan.text).isEqualTo(MeshCli.OK);
@@ -120,7 +120,7 @@ class RolloutIT {
             assertThat(windowRun.code).as(windowRun.text).isEqualTo(MeshCli.OK);
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                     .until(() -> rollout(zk, paths, module).state() == RolloutState.DONE);
-            for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v2");
+            for (String host : hosts) assertThat(fleet.env(host, single(fleet, host, module).getId())).as(host).contains("VERSION=v2");
             settle(events);
             // max-parallel 1, from the engines' events: no two hosts between a stop and the new container's readiness.
             List<long[]> spans = new ArrayList<>();
@@ -135,7 +135,7 @@ class RolloutIT {
             // A canary whose healthcheck fails: put back, the rollout paused, the other hosts untouched.
             Map<String, String> before = new HashMap<>();
             for (String host : hosts) before.put(host, single(fleet, host, module).getId());
-            Path v3 = write(dir, "v3.yaml", manifest(module, "v3", false));
+            Path v3 = Fleet.write(dir, "v3.yaml", manifest(module, "v3", false));
             long v3From = nowNanos();
             MeshRun push3 = run("push", v3.toString(), "--revision", "v3", "--wait", "--timeout", "90s", "--interval", "300ms", coordinator);
             assertThat(push3.code).as(push3.text).isEqualTo(MeshCli.FAILED);
@@ -148,7 +148,7 @@ class RolloutIT {
             settle(events);
             String canary = hosts.get(0);
             assertThat(single(fleet, canary, module).getId()).as("the canary runs its previous container again").isEqualTo(before.get(canary));
-            assertThat(env(fleet, canary, module)).contains("VERSION=v2");
+            assertThat(fleet.env(canary, single(fleet, canary, module).getId())).contains("VERSION=v2");
             // the new one was made, then put aside as <name>.mesh-failed for its logs (decision 10), not removed
             assertThat(changes(events.get(canary), v3From)).extracting(Event::getAction).contains("create", "rename");
             for (String host : hosts.subList(1, hosts.size())) {
@@ -186,7 +186,7 @@ class RolloutIT {
                     RolloutRecord r = rollout(zk, paths, module);
                     return rollbackId.equals(r.push()) && r.state() == RolloutState.DONE;
                 });
-                for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v1");
+                for (String host : hosts) assertThat(fleet.env(host, single(fleet, host, module).getId())).as(host).contains("VERSION=v1");
                 assertThat(rolloutNode(zk, paths, module).state()).as("the rollout node's own state: no coordinator up to fold it")
                         .isNotEqualTo(RolloutState.DONE);
             } finally {
@@ -203,7 +203,7 @@ class RolloutIT {
 
             // An agent killed mid-recreate keeps its place in the wave although its lease goes with its session: nobody
             // else stops a container until it is back and its container ready (max-parallel 1, from the engines' events).
-            Path v5 = write(dir, "v5.yaml", manifest(module, "v5", true).replace("min-healthy: 1s, deadline: 6s", "min-healthy: 4s, deadline: 30s"));
+            Path v5 = Fleet.write(dir, "v5.yaml", manifest(module, "v5", true).replace("min-healthy: 1s, deadline: 6s", "min-healthy: 4s, deadline: 30s"));
             long v5From = nowNanos();
             MeshRun push5 = run("push", v5.toString(), "--revision", "v5", coordinator);
             assertThat(push5.code).as(push5.text).isEqualTo(MeshCli.OK);
@@ -231,7 +231,7 @@ class RolloutIT {
             long otherStop = changes(events.get(other), v5From).stream().filter(e -> "kill".equals(e.getAction()))
                     .mapToLong(Event::getTimeNano).min().orElseThrow();
             assertThat(otherStop).as("%s stops its container only after %s's new one is healthy again", other, killed).isGreaterThan(killedReady);
-            for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v5");
+            for (String host : hosts) assertThat(fleet.env(host, single(fleet, host, module).getId())).as(host).contains("VERSION=v5");
 
             // on-failure: revert. The last engine's own named volume says "fail" to v4's healthcheck (a volume is
             // per engine), so the canary is done before a host fails: then every host goes back to v5, the canary too,
@@ -239,7 +239,7 @@ class RolloutIT {
             String flagVolume = module + "-flag";
             String failing = hosts.get(hosts.size() - 1);
             markFailing(fleet, failing, flagVolume);
-            Path v4 = write(dir, "v4.yaml", manifest(module, "v4", "revert", "[CMD-SHELL, \"test ! -e /flag/fail\"]",
+            Path v4 = Fleet.write(dir, "v4.yaml", manifest(module, "v4", "revert", "[CMD-SHELL, \"test ! -e /flag/fail\"]",
                     "    volumes: [\"" + flagVolume + ":/flag:ro\"]\n"));
             long v4From = nowNanos();
             MeshRun push4 = run("push", v4.toString(), "--revision", "v4", "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
@@ -250,7 +250,7 @@ class RolloutIT {
             assertThat(reverted.failed()).containsExactly(failing);
             assertThat(reverted.done()).as("the canary was done before the failure").contains(canary);
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
-                for (String host : hosts) assertThat(env(fleet, host, module)).as(host).contains("VERSION=v5");
+                for (String host : hosts) assertThat(fleet.env(host, single(fleet, host, module).getId())).as(host).contains("VERSION=v5");
             });
             settle(events);
             assertThat(changes(events.get(canary), v4From)).extracting(Event::getAction).as("the canary went to v4 and back")
@@ -294,12 +294,6 @@ class RolloutIT {
     private static MeshRun run(String... args) {
         FleetIT.Run r = mesh(args);
         return new MeshRun(r.code(), r.out(), "mesh " + String.join(" ", args) + " -> " + r.code() + "\n" + r.out() + r.err());
-    }
-
-    private static Path write(Path dir, String name, String text) throws Exception {
-        Path f = dir.resolve(name);
-        Files.writeString(f, text);
-        return f;
     }
 
     /**
@@ -363,7 +357,4 @@ class RolloutIT {
         return cs.get(0);
     }
 
-    private static List<String> env(Fleet fleet, String host, String module) {
-        return List.of(fleet.docker(host).inspectContainerCmd(single(fleet, host, module).getId()).exec().getConfig().getEnv());
-    }
 }

@@ -236,8 +236,10 @@ final class ApplyExecution {
         // the apply began (a long pull above leaves room for one; SPEC.md "Freezes").
         if (!changesStopped()) this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before their containers
         List<ContainerResult> results = images.withDigests(executeAll(plan, want, desired, byId, images), want);
-        if (holdStops != null) { // tried once: a second stop is not the hold's (decision 33)
-            holdStops.forget(desired.module(), plan.stream().filter(a -> a.action() == PlannedAction.Kind.START).map(PlannedAction::dockerName).toList());
+        if (holdStops != null) {
+            // Started once, or recreated or removed by this plan: a later stop is not the hold's (decision 33). Only
+            // the stops of containers still held wait for their hold's end.
+            holdStops.forget(desired.module(), plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD).map(PlannedAction::dockerName).toList());
         }
         // Only where networks were or are: a module that never had one costs no network list at each apply.
         boolean hadNetworks = !desired.spec().networks().isEmpty()

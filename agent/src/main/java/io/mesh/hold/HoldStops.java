@@ -71,13 +71,22 @@ public final class HoldStops {
      */
     public Map<String, Stop> read(String module) {
         try {
-            File f = Json.read(Files.readAllBytes(file(module)), File.class);
+            File f = Json.MAPPER.readValue(Files.readAllBytes(file(module)), File.class);
             return f == null || f.stops() == null ? new TreeMap<>() : new TreeMap<>(f.stops());
         } catch (NoSuchFileException e) {
             return new TreeMap<>();
         } catch (IOException | RuntimeException e) {
-            log.warn("hold stops of module {} not read from {} ({}): a container a hold stopped is recreated, not started as it was",
-                    module, file(module), e.toString());
+            // Kept aside, not lost, and said once: the next stop of the module writes a new file.
+            Path aside = file(module).resolveSibling(module + ".json.unreadable");
+            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.getClass().getSimpleName());
+            try {
+                if (readOnly) aside = file(module); // a plan holds no lock: the apply moves it
+                else Files.move(file(module), aside, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            } catch (IOException moved) {
+                aside = file(module);
+            }
+            log.warn("hold stops of module {}: {} is not a hold-stops file ({}), kept as {}: a container a hold stopped is recreated after"
+                    + " the hold, not started as it was", module, file(module), why, aside);
             return new TreeMap<>();
         }
     }

@@ -251,8 +251,8 @@ public final class OperatorHolds implements AutoCloseable {
                 String id = guarded.idByName(h.container());
                 if (id != null) {
                     guarded.updateRestartPolicy(id, "no"); // not started again by Docker while held
+                    remember(h, id, guarded); // before the stop: a process killed in a long stop-timeout still told it
                     guarded.stop(id, stopTimeout(h));
-                    remember(h, id, guarded);
                 }
                 section.unfence();
                 boolean marked = HeldRegistry.markStopped(store.client(), store.paths(), now, Times.now());
@@ -279,14 +279,19 @@ public final class OperatorHolds implements AutoCloseable {
     }
 
     /**
-     * Remembers the stop (decision 33), still under the section: a failure to is logged, and the apply after the release
-     * then recreates the container, as it did before.
+     * Remembers the stop about to be made (decision 33), under the section, before the stop is sent: a stop's
+     * {@code StartedAt} is the container's last start, which the stop does not change, and a process killed while a
+     * long stop-timeout runs has told it already. Only a running container is the hold's to stop: one that had exited
+     * (crashed) before is not remembered, and the apply after the release recreates it as SPEC.md "Apply" says. A
+     * failure to remember is logged, and the apply after the release then recreates the container, as it did before.
      */
     private void remember(HeldRecord h, String id, ContainerRuntime guarded) {
         HoldStops s = stopsMade;
         if (s == null) return;
         try {
-            s.record(h.module(), h.container(), new HoldStops.Stop(id, guarded.runState(id).startedAt(), h.hold().by(), h.hold().reason(),
+            io.mesh.docker.RunState state = guarded.runState(id);
+            if (!state.running()) return;
+            s.record(h.module(), h.container(), new HoldStops.Stop(id, state.startedAt(), h.hold().by(), h.hold().reason(),
                     Times.now()));
         } catch (Exception e) {
             log.warn("operator hold host={} container={}: its stop is not remembered ({}): the apply after the release recreates it",

@@ -266,6 +266,31 @@ class OperatorHoldTest {
         ApplyReport again = awaitReportAfter(releasedAgain);
         assertThat(result(again, app).action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(docker.inspect(app).getId()).isNotEqualTo(appId);
+        assertThat(new HoldStops(agent.stateDir()).read(module)).as("no stop left behind").isEmpty();
+    }
+
+    /**
+     * A container that had exited by itself before an operator's {@code --stop} was not stopped by the hold: after the
+     * release it is recreated, as SPEC.md "Apply" says of a container that is not running (decision 33).
+     */
+    @Test
+    void aContainerThatDiedBeforeAStopHoldIsRecreatedAfterTheRelease() throws Exception {
+        zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n  app:\n    image: " + BUSYBOX + "\n"
+                + "    command: [sh, -c, \"sleep 2; exit 3\"]\n    network: host\n    restart: \"no\"\n    ready: {min-healthy: 0s}\n", "r1");
+        awaitReport(ApplyOutcome.APPLIED, "r1", Duration.ofSeconds(60));
+        String appId = docker.inspect(app).getId();
+        await().atMost(Duration.ofSeconds(20)).until(() -> !running(app));
+        hold(null, true);
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held(HOST, app)), HeldRecord.class);
+            return h.hold().stoppedAt() != null;
+        });
+        assertThat(new HoldStops(agent.stateDir()).read(module)).as("the hold stopped nothing").isEmpty();
+        Instant released = Instant.now();
+        HeldRegistry.release(zk.client(), zk.paths(), HOST, app);
+        ApplyReport r = awaitReportAfter(released);
+        assertThat(result(r, app).action()).isEqualTo(ContainerAction.RECREATED);
+        assertThat(docker.inspect(app).getId()).isNotEqualTo(appId);
     }
 
     /** {@code for 3s}: the hold ends by itself, its node is deleted by the agent, and the push lands with no new one. */

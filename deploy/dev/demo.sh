@@ -134,6 +134,6 @@ docker run --rm --network none $REG/demo/busybox:1 true || fail "the pulled imag
 echo "pulled and ran $REG/demo/busybox:1"
 
 say "mesh audit: the proof, from the engine's own events in the agent's ledger"
-deploy/bin/mesh audit --since 1h | tee "$state/audit.out" || fail "mesh audit found violations or gaps (exit $?)"
+deploy/bin/mesh audit --since 1h --module store | tee "$state/audit.out" || fail "mesh audit found violations or gaps (exit $?)"
 grep -q "^  window  garbage-collect .*stops 1 starts 1  OK$" "$state/audit.out" \
   || fail "mesh audit does not list the garbage-collect window (one stop, one start) as ok"

@@ -1068,7 +1068,7 @@ public final class MeshCli implements Runnable {
             "It is held until mesh release, or until --for has passed (at most 366 days), and survives agent and coordinator restarts (a persistent /mesh/held node).",
             "The hold is in force once the host's agent confirms it, under the module's lock; mesh hold waits for that (--wait). Not confirmed in time, it stays recorded, and the agent confirms it before its next Docker call of the module.",
             "With --stop, the host's agent stops it once and it stays stopped while held; without, it keeps running, untouched."},
-            exitCodeList = {"0:held and confirmed by the host's agent: in force",
+            exitCodeList = {"0:held and confirmed by the host's agent: in force (with --stop, and the container stopped, unless its stop outlasts --wait: then it says so)",
                     "1:the hold was released or replaced by someone else before its host confirmed it",
                     "2:bad input: unknown host or container, missing reason, bad duration (--for above zero and at most 366 days; --wait), already held (by a window or an operator), unauthorized",
                     "3:recorded but not yet confirmed within --wait (at once when the host's agent is down; always with --wait 0s): the hold stays, and is in force once confirmed",
@@ -1171,12 +1171,20 @@ public final class MeshCli implements Runnable {
                         return fail(FAILED, "the hold was replaced meanwhile by one of " + h.path("by").asText() + " (since " + text(h.path("since"))
                                 + "): mesh held shows it");
                     }
-                    if (h.hasNonNull("confirmed")) {
+                    if (h.hasNonNull("confirmed") && (!stop || h.hasNonNull("stoppedAt"))) {
                         out.println(host + "'s agent confirmed it at " + h.path("confirmed").asText() + ": in force, no mesh process touches "
-                                + container + (stop ? " but to stop it" : ""));
+                                + container + (stop ? "; it stopped it at " + h.path("stoppedAt").asText() : ""));
                         out.flush();
                         return OK;
                     }
+                    if (h.hasNonNull("confirmed") && !polling.pause(deadline)) {
+                        // In force; its --stop waits out the container's stop-timeout: said, not a failure.
+                        out.println(host + "'s agent confirmed it at " + h.path("confirmed").asText() + ": in force, no mesh process touches "
+                                + container + " but to stop it; it is still stopping it (up to its stop-timeout): mesh held shows STOP stopped once done");
+                        out.flush();
+                        return OK;
+                    }
+                    if (h.hasNonNull("confirmed")) continue;
                     if (v.path("expired").asBoolean()) {
                         return fail(TIMEOUT, "it ended (until " + text(h.path("until")) + ") before " + host + "'s agent confirmed it: it holds "
                                 + "nothing; hold it again with a longer --for");
@@ -1227,7 +1235,7 @@ public final class MeshCli implements Runnable {
      * {@code mesh release HOST CONTAINER [--stale]}: ends an operator hold; the host's agent applies the module at once.
      * With {@code --stale} (an admin's token): removes a held node nothing owns instead (SPEC.md "Operator holds").
      */
-    @Command(name = "release", description = {"End the operator hold of CONTAINER on HOST: its agent applies the module at once (a stopped container is started again as drift).",
+    @Command(name = "release", description = {"End the operator hold of CONTAINER on HOST: its agent applies the module at once (a container its --stop stopped is started again, the same container, unless its spec changed).",
             "With --stale (an admin's token: the coordinator's --admin NAME): remove a held node that is neither an operator's hold nor a running window's (one made by hand, or left behind)."},
             exitCodeList = {"0:released", "2:no operator hold there (or a window's; with --stale: none, an operator's hold or a running window's), unauthorized",
                     "4:the coordinator cannot be reached"})

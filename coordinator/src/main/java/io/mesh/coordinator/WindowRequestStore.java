@@ -79,7 +79,8 @@ public final class WindowRequestStore {
         ModuleSpec spec = d.spec();
         if (!spec.runsOn(host)) throw new RefusedException(400, "module " + module + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")");
         if (!spec.schedules().containsKey(schedule)) {
-            throw new RefusedException(400, "module " + module + " has no schedule '" + Printable.cut(schedule) + "'; it has " + spec.schedules().keySet());
+            throw new RefusedException(400, "module " + module + " has no schedule '" + Printable.cut(schedule) + "'; "
+                    + (spec.schedules().isEmpty() ? "it has no schedules (add one under schedules: in its manifest)" : "it has " + String.join(", ", spec.schedules().keySet())));
         }
         if (client.checkExists().forPath(paths.agent(host)) == null) {
             throw new RefusedException(409, "host " + host + " has no running agent (" + paths.agent(host) + " is missing): start mesh-agent run --host " + host);

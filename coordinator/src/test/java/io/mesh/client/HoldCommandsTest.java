@@ -59,14 +59,14 @@ class HoldCommandsTest {
         assertThat(confirmed.get()).as("the stand-in confirmed it").isNotNull();
         assertThat(held.code()).as(held.toString()).isZero();
         assertThat(held.out()).contains("store-registry on host-a: hold recorded, by ", "disk swap", "until ", "its agent stops it",
-                "host-a's agent confirmed it at " + at, "in force");
+                "host-a's agent confirmed it at " + at, "in force", "it stopped it at " + at.plusSeconds(2));
         HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
         assertThat(h.hold().stops()).isTrue();
         assertThat(h.hold().confirmed()).isEqualTo(at);
 
         ClientRun list = mesh("held");
         assertThat(list.code()).isZero();
-        assertThat(list.out()).contains("no container is held by a window", "HOLD BY", "REASON", "UNTIL", "CONFIRMED", "disk swap", "to stop", at.toString());
+        assertThat(list.out()).contains("no container is held by a window", "HOLD BY", "REASON", "UNTIL", "CONFIRMED", "disk swap", "stopped", at.toString());
 
         ClientRun rel = mesh("release", "host-a", "store-registry");
         assertThat(rel.code()).as(rel.toString()).isZero();
@@ -224,7 +224,12 @@ class HoldCommandsTest {
                 await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(20)).until(() -> zk.client().checkExists().forPath(path) != null);
                 Thread.sleep(400);
                 HeldRecord read = Json.read(zk.client().getData().forPath(path), HeldRecord.class);
-                confirmed.set(HeldRegistry.confirm(zk.client(), zk.paths(), read, at));
+                HeldRecord c = HeldRegistry.confirm(zk.client(), zk.paths(), read, at);
+                confirmed.set(c);
+                if (c.hold().stops()) { // then stops it, as the agent does, a little later
+                    Thread.sleep(1_500);
+                    HeldRegistry.markStopped(zk.client(), zk.paths(), c, at.plusSeconds(2));
+                }
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }

@@ -153,7 +153,7 @@ final class ComposeYaml {
                 String ref = text.substring(i, Math.max(end, i + 1));
                 problems.add(new ComposeProblem(path, ref.length() > 1
                         ? "compose would substitute " + ref + " from the shell or .env when it runs; mesh does not interpolate: write the value "
-                        + "(a secret: give it through mesh's secrets, SPEC.md \"Secrets\"), or write $$ for a literal $"
+                        + "(a secret: give it through mesh's secrets, docs/reference/manifest.md, \"secrets\"), or write $$ for a literal $"
                         : "a lone $ is invalid in compose: write $$ for a literal $"));
                 return text;
             }

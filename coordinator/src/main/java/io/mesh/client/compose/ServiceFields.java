@@ -38,7 +38,7 @@ final class ServiceFields {
                     + "deploy.resources.limits write mem_limit, cpus and pids_limit on the service, for deploy.restart_policy write restart"),
             Map.entry("configs", "mesh mounts no compose configs: put the file on each host and mount it read-only with volumes (an absolute host path)"),
             Map.entry("secrets", "mesh reads no compose secrets: put each in a file under the agent's --secrets-dir on every host and name it in "
-                    + "the container's secrets in the manifest (SPEC.md \"Secrets\": secrets: {NAME: {file: PATH, target: /run/secrets/NAME}})"),
+                    + "the container's secrets in the manifest (docs/reference/manifest.md, \"secrets\": secrets: {NAME: {file: PATH, target: /run/secrets/NAME}})"),
             Map.entry("profiles", "mesh has no profiles: every service of the file is imported; remove the services this module should not run"),
             Map.entry("extends", "mesh merges no services: write the fields out in this service (YAML anchors and merge keys, <<: *name, are read)"),
             Map.entry("links", "legacy links are refused: containers on one module network reach each other by their service names; "
@@ -46,12 +46,12 @@ final class ServiceFields {
             Map.entry("external_links", "legacy links are refused: join the other container's network (declared external: true) and reach it by its name"),
             Map.entry("scale", "mesh runs one container per service on each host: remove scale, or write one service per copy"),
             Map.entry("env_file", "mesh reads no env files into the manifest (their values may be secrets, and the manifest is stored in "
-                    + "ZooKeeper): copy the plain settings into environment, and give secret ones through mesh's secrets (SPEC.md \"Secrets\")"),
+                    + "ZooKeeper): copy the plain settings into environment, and give secret ones through mesh's secrets (docs/reference/manifest.md, \"secrets\")"),
             Map.entry("container_name", "mesh names the container <module>-<service> itself: remove container_name"),
             Map.entry("volumes_from", "mesh mounts another container's volumes only into a schedule's step (volumes-from): give the volumes themselves"),
             Map.entry("expose", "expose only documents ports for other containers, and mesh has no such field: remove it (ports publishes)"),
             Map.entry("cap_drop", "mesh adds capabilities (cap_add) but drops none: remove cap_drop"),
-            Map.entry("pull_policy", "not imported: remove it; mesh's own pull policy is the container's pull (SPEC.md \"Images\"), default missing"),
+            Map.entry("pull_policy", "not imported: remove it; mesh's own pull policy is the container's pull (docs/reference/manifest.md, \"pull\"), default missing"),
             Map.entry("platform", "mesh runs the image built for the host's platform: remove platform"),
             Map.entry("tty", "mesh runs containers detached, with no terminal: remove tty"),
             Map.entry("stdin_open", "mesh runs containers detached, with no stdin: remove stdin_open"),
@@ -884,12 +884,12 @@ final class ServiceFields {
         String k = key.toUpperCase(Locale.ROOT);
         if (value.isEmpty() || !(k.contains("PASSWORD") || k.contains("SECRET") || k.contains("TOKEN"))) return;
         ctx.note(p, "'" + key + "' looks like a secret and is imported as a plain env value, stored in ZooKeeper and the push history: "
-                + "give it through mesh's secrets instead (secrets: {" + key + ": {file: PATH}} in the manifest, SPEC.md \"Secrets\")");
+                + "give it through mesh's secrets instead (secrets: {" + key + ": {file: PATH}} in the manifest, docs/reference/manifest.md, \"secrets\")");
     }
 
     private static String noValue(String key) {
         return "'" + key + "' has no value, which compose takes from the shell that runs it; mesh has none: give the value "
-                + "(a secret: give it through mesh's secrets, SPEC.md \"Secrets\")";
+                + "(a secret: give it through mesh's secrets, docs/reference/manifest.md, \"secrets\")";
     }
 
     private static ArrayNode array(List<String> l) {

@@ -750,8 +750,17 @@ public final class MeshCli implements Runnable {
 
         /** Adds a target of GET /v1/pushes/{push}: one host and module. */
         private static void addTarget(Table table, JsonNode t) {
-            table.add(t.path("host").asText(), t.path("module").asText(), t.path("state").asText(),
-                    text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(t.path("state").asText(), t));
+            String state = t.path("state").asText();
+            if (WireName.of(PushState.class, state) == PushState.PENDING && t.hasNonNull("push")) {
+                // The report there is an earlier push's: what the host runs until this one lands, not this push's result.
+                String detail = detail(state, t);
+                table.add(t.path("host").asText(), t.path("module").asText(), state, "-", "-", "-",
+                        (detail.isEmpty() ? "" : detail + "; ") + "runs " + t.path("push").asText() + " (revision " + text(t.path("revision"))
+                                + ") until then");
+                return;
+            }
+            table.add(t.path("host").asText(), t.path("module").asText(), state,
+                    text(t.path("revision")), text(t.path("push")), text(t.path("finishedAt")), detail(state, t));
         }
 
         /**

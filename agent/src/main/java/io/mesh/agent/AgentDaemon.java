@@ -7,7 +7,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
 import io.mesh.hold.OperatorHolds;
-import io.mesh.rollout.RolloutGate;
+import io.mesh.rollout.RolloutWakes;
 import io.mesh.section.HostFence;
 import io.mesh.window.HostContext;
 import io.mesh.docker.DockerEngine;
@@ -27,9 +27,6 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
-import io.mesh.wire.RolloutHostRecord;
-import io.mesh.wire.RolloutNodes;
-import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
@@ -47,14 +44,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -78,6 +73,8 @@ import java.util.stream.Collectors;
  *   <li>a {@link CuratorCache} on {@code /mesh/freezes}: a freeze that goes or changes asks for the module's apply
  *       again (every module's, for {@code _all}), and a timer asks at its {@code until}, so that the newest revision
  *       lands when the freeze ends with no new push (docs/decisions/0014-freezes.md);</li>
+ *   <li>{@link RolloutWakes} on {@code /mesh/rollouts}: a rollout's move, a freed slot or this host's turn asks for the
+ *       module's apply again (docs/decisions/0013-rollouts.md);</li>
  *   <li>applies of each module one at a time ({@link ModuleWorker}), on a thread of their own while they run and none
  *       while idle: requests coalesce, applies of a module never overlap in this process, and a module waiting on a
  *       window does not hold up the others;</li>
@@ -134,8 +131,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final WindowScheduler scheduler;
     private final CuratorCache cache;
-    /** {@code /mesh/rollouts}, with each rollout's hosts' nodes: a move asks this host's apply of the module again (decision 13). */
-    private final CuratorCache rollouts;
+    /** {@code /mesh/rollouts}: a move, a freed slot or this host's turn asks its apply of the module again (decision 13). */
+    private final RolloutWakes rollouts;
     /** {@code /mesh/freezes}: a freeze that ends asks this host's apply of the module again (decision 14). */
     private final CuratorCache freezes;
     /** By freeze node name (a module, or {@code _all}): the request that ends it at its {@code until}. */
@@ -172,9 +169,10 @@ public final class AgentDaemon implements AutoCloseable {
         this.scheduler = new WindowScheduler(timer, this::fireWindow, Clock.systemUTC(), config.stateDir(),
                 WindowScheduler.MAX_SLEEP);
         this.cache = CuratorCache.build(client, config.paths().desired());
-        this.rollouts = CuratorCache.build(client, config.paths().rollouts());
-        applier.readRolloutsFrom(this::cachedRollout);
-        applier.wakeOnRolloutSlotLeases(this::rolloutSlotLeasesChanged);
+        this.rollouts = new RolloutWakes(client, config.paths(), config.host(), timer, workers::containsKey,
+                module -> { if (!stopping.get()) worker(module).request(); });
+        applier.readRolloutsFrom(rollouts::cached);
+        applier.wakeOnRolloutSlotLeases(rollouts::slotLeasesChanged);
         this.freezes = CuratorCache.build(client, config.paths().freezes());
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
@@ -292,10 +290,6 @@ public final class AgentDaemon implements AutoCloseable {
                 .forInitialized(() -> store.readDesiredFrom(cache)) // applies read desired nodes from memory from now on
                 .build());
         cache.start();
-        rollouts.listenable().addListener(CuratorCacheListener.builder()
-                .forCreatesAndChanges((before, after) -> rolloutMoved(after))
-                .forDeletes(node -> parsedRollouts.remove(node.getPath()))
-                .build());
         rollouts.start();
         freezes.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> freezeChanged(after, false))
@@ -345,126 +339,9 @@ public final class AgentDaemon implements AutoCloseable {
         worker(module).request();
     }
 
-    /**
-     * A module's rollout moved (its node, or a host's node under it): this host applies the module again when the
-     * move may let it act (a slot may be free for it, the rollout was reverted or aborted, or it is done and this host
-     * joined late); not for moves that change nothing for it, since every host sees every move of every host, and each
-     * move is seen twice (the host's node, then a coordinator's fold of it) (decision 13). The rollout is derived from
-     * this cache's copy of the node and its children; the apply reads ZooKeeper again.
-     */
-    private void rolloutMoved(ChildData node) {
-        if (stopping.get() || !node.getPath().startsWith(config.paths().rollouts() + "/")) return;
-        String rel = node.getPath().substring(config.paths().rollouts().length() + 1);
-        String module = rel.contains("/") ? rel.substring(0, rel.indexOf('/')) : rel;
-        if (!workers.containsKey(module)) return;
-        // A wave's moves come in bursts (each host's, then a fold): look once per burst, not once per node, since each
-        // look derives the rollout from every host's node.
-        if (!rolloutLooks.add(module)) return;
-        try {
-            timer.schedule(() -> {
-                rolloutLooks.remove(module);
-                lookAtRollout(module, null);
-            }, ROLLOUT_LOOK_DELAY_MS, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException stopped) {
-            rolloutLooks.remove(module);
-        }
-    }
 
-    /**
-     * A lease of a module's rollout slots was given back after this host found them all taken: it looks at the rollout
-     * as after a move whose place it may take, in its turn ({@link RolloutGate#turnDelayMs}): every host that lost to
-     * the lease is woken by it, and only the ones that fit the free places should try at once. Runs on the timer, not
-     * ZooKeeper's event thread.
-     */
-    private void rolloutSlotLeasesChanged(String module) {
-        if (stopping.get() || !workers.containsKey(module)) return;
-        try {
-            timer.execute(() -> {
-                RolloutNodes nodes = cachedRollout(module);
-                RolloutRecord r = nodes == null ? null : nodes.view();
-                if (r == null || mayAct(r, config.host())) inTurn(module, r);
-            });
-        } catch (RejectedExecutionException stopped) {
-            // stopping
-        }
-    }
-
-    /** How long a move of a rollout waits for the moves that come with it before this host looks, in milliseconds. */
-    static final long ROLLOUT_LOOK_DELAY_MS = 50;
-
-    /** Modules with a look at their rollout scheduled ({@link #rolloutMoved}). */
-    private final Set<String> rolloutLooks = ConcurrentHashMap.newKeySet();
-
-    /** Each host node of a rollout as last parsed, with the cache's data it was parsed from (one parse per version). */
-    private final Map<String, ParsedHost> parsedRollouts = new ConcurrentHashMap<>();
-
-    private record ParsedHost(ChildData from, RolloutHostRecord record) {}
-
-    /**
-     * @param module      the module whose rollout moved
-     * @param applyingThen null for the look a move asks for; for the later look of a host whose turn had not come
-     *                     ({@link RolloutGate#turnDelayMs}), the hosts applying when the place it looks for was freed:
-     *                     when another host has begun since, that place was taken, and the next freed one asks again
-     */
-    void lookAtRollout(String module, List<String> applyingThen) {
-        if (stopping.get()) return;
-        RolloutNodes nodes = cachedRollout(module);
-        RolloutRecord r = nodes == null ? null : nodes.view();
-        // Only a move's look records what was seen: a later turn's look run between a burst reaching the cache and the
-        // burst's own look would make that look take the burst for a fold already seen (and no host would try for the
-        // place it freed; RolloutWakeTest).
-        RolloutRecord seen = r == null || applyingThen != null ? null : rolloutsSeen.put(module, r);
-        if (applyingThen == null && r != null && r.sameProgress(seen) && Objects.equals(r.push(), seen.push())) return; // a fold of what was seen already
-        if (r != null && !mayAct(r, config.host())) return;
-        if (r != null && applyingThen != null && !applyingThen.containsAll(r.applying())) return;
-        if (applyingThen != null) worker(module).request(); // the later look: its turn has come
-        else inTurn(module, r);
-    }
-
-    /**
-     * Applies the module now when this host's turn at a freed place has come ({@link RolloutGate#turnDelayMs}; at once
-     * without a rollout), else looks again when it comes, trying then only if no host began meanwhile.
-     */
-    private void inTurn(String module, RolloutRecord r) {
-        long turn = r == null ? 0 : RolloutGate.turnDelayMs(r, config.host());
-        if (turn == 0) {
-            worker(module).request();
-            return;
-        }
-        List<String> applyingNow = r.applying();
-        try {
-            timer.schedule(() -> lookAtRollout(module, applyingNow), turn, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException stopped) {
-            // stopping
-        }
-    }
-
-    /**
-     * @return the module's rollout node and its hosts' nodes as this agent's copy of {@code /mesh/rollouts} holds them
-     *         (the hosts' nodes that {@link RolloutNodes#counts});
-     *         {@code null} when it holds no rollout node of the module
-     */
-    RolloutNodes cachedRollout(String module) {
-        String parent = config.paths().rollout(module);
-        ChildData p = rollouts.get(parent).orElse(null);
-        if (p == null || p.getData() == null) return null;
-        Map<String, RolloutNodes.Child> children = new TreeMap<>();
-        rollouts.stream().filter(c -> ZKPaths.getPathAndNode(c.getPath()).getPath().equals(parent) && c.getData() != null).forEach(c -> {
-            String host = ZKPaths.getNodeFromPath(c.getPath());
-            ParsedHost parsed = parsedRollouts.get(c.getPath());
-            // CuratorCache keeps a new ChildData for each version it sees: the same instance is the same data.
-            if (parsed == null || parsed.from() != c) {
-                parsed = new ParsedHost(c, Json.readOrNull(c.getData(), RolloutHostRecord.class));
-                parsedRollouts.put(c.getPath(), parsed);
-            }
-            RolloutHostRecord h = parsed.record();
-            if (RolloutNodes.counts(host, h)) children.put(host, new RolloutNodes.Child(h, c.getStat()));
-        });
-        return new RolloutNodes(Json.readOrNull(p.getData(), RolloutRecord.class), p.getStat(), Collections.unmodifiableMap(children));
-    }
-
-    /** The rollout each module was last seen at by {@link #rolloutMoved}: a fold of a move seen already wakes no one. */
-    private final Map<String, RolloutRecord> rolloutsSeen = new ConcurrentHashMap<>();
+    /** @return this agent's watch of the rollouts (tests look through it) */
+    RolloutWakes rollouts() { return rollouts; }
 
     /**
      * A freeze node was written or deleted: its modules (every one, for {@code _all}) are asked again now, which a thaw
@@ -521,15 +398,6 @@ public final class AgentDaemon implements AutoCloseable {
     /** How long after a freeze's {@code until} its modules are asked again, in ms. */
     private static final long THAW_MARGIN_MS = 100;
 
-    /** @return true when a rollout in this state may let {@code host} do something it could not before */
-    static boolean mayAct(RolloutRecord r, String host) {
-        return switch (RolloutGate.decide(r, host).decision()) {
-            case APPLY -> !r.done().contains(host);
-            case APPLY_IN_WAVE -> !r.applying().contains(host) && (r.maxParallel() == null || r.applying().size() < r.maxParallel());
-            case WAIT -> false;
-            case KEEP_PREVIOUS -> true;
-        };
-    }
 
     private void desiredDeleted(ChildData node) {
         String module = moduleOf(node.getPath());

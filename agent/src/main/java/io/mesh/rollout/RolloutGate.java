@@ -278,7 +278,7 @@ public final class RolloutGate {
      * none when it is among the first waiting hosts (by name; before every canary is done, the first waiting canaries)
      * that fit the free places, {@link #TURN_STEP_MS} more for each such host before it past them, at most
      * {@link #TURN_MAX_MS}; then it tries only if no other host began applying meanwhile (the agent checks:
-     * {@code AgentDaemon.lookAtRollout}), since the host that began makes a move of its own, at which every host looks
+     * {@link RolloutWakes#look}), since the host that began makes a move of its own, at which every host looks
      * again. Without it every waiting host tried the slots' semaphore at each freed place, and all but one lost (a
      * lock, a semaphore try and a report: about 7 ZooKeeper writes a host, each time; docs/benchmark-notes.md, B10); with
      * it one or two try, and a host before it that is down or slow delays it by a step (at most {@link #TURN_MAX_MS}).

@@ -41,7 +41,7 @@ import static org.awaitility.Awaitility.await;
  * What wakes a host waiting in a rollout wave (decision 13), each found by review and failing before its fix, with a
  * real daemon for one host and the test playing the others:
  * <ul>
- *   <li>a later turn look ({@code lookAtRollout(module, applyingThen)}) that runs between a burst of moves reaching
+ *   <li>a later turn look ({@code RolloutWakes.look(module, applyingThen)}) that runs between a burst of moves reaching
  *       the agent's cache and the burst's own look must not make that look take the burst for a fold already seen:
  *       the host would never try for the place the burst freed;</li>
  *   <li>a slot held by a host still applying the module's previous push (its lease outlives that push's rollout node)
@@ -99,11 +99,11 @@ class RolloutWakeTest {
             }
             c.transaction().forOperations(burst);
             await().atMost(Duration.ofSeconds(10)).until(() -> {
-                RolloutNodes n = daemon.cachedRollout(module);
+                RolloutNodes n = daemon.rollouts().cached(module);
                 return n != null && n.view().applying().equals(List.of("rt-a"));
             });
             // c's turn look from before the burst (it was scheduled when only q had finished, p applying) fires now.
-            daemon.lookAtRollout(module, List.of("rt-p"));
+            daemon.rollouts().look(module, List.of("rt-p"));
         } finally {
             release.countDown();
         }

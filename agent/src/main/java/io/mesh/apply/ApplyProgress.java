@@ -159,19 +159,7 @@ final class ApplyProgress {
      * One thread for every apply's later writes, only while one is waiting (it ends {@link IdleThreads#IDLE} after the
      * last: decision 23).
      */
-    private static final ScheduledThreadPoolExecutor LATER = later("apply-progress");
-
-    private static ScheduledThreadPoolExecutor later(String name) {
-        ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        });
-        e.setKeepAliveTime(IdleThreads.IDLE.toMillis(), TimeUnit.MILLISECONDS);
-        e.allowCoreThreadTimeOut(true);
-        e.setRemoveOnCancelPolicy(true);
-        return e;
-    }
+    private static final ScheduledThreadPoolExecutor LATER = IdleThreads.timer("apply-progress");
 
     /** @return {@code pulling IMAGE (n of m layers)}; {@code pulling IMAGE} before dockerd named a layer */
     static String pulling(String image, PullLayers layers) {

@@ -3,6 +3,7 @@ package io.mesh.docker;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -48,6 +49,21 @@ public final class IdleThreads {
         AtomicInteger n = new AtomicInteger();
         ThreadFactory f = r -> daemon(r, name + "-" + n.incrementAndGet());
         return new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE.toMillis(), TimeUnit.MILLISECONDS, new SynchronousQueue<>(), f);
+    }
+
+    /**
+     * One thread at most for delayed tasks, kept only while a task waits or runs: a worker whose queue is empty ends
+     * after {@link #IDLE}, and {@link ThreadPoolExecutor} keeps one while a delayed task is queued.
+     *
+     * @param name the thread's name
+     * @return the executor; cancelled tasks leave its queue at once
+     */
+    public static ScheduledThreadPoolExecutor timer(String name) {
+        ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> daemon(r, name));
+        e.setKeepAliveTime(IDLE.toMillis(), TimeUnit.MILLISECONDS);
+        e.allowCoreThreadTimeOut(true);
+        e.setRemoveOnCancelPolicy(true);
+        return e;
     }
 
     private static Thread daemon(Runnable r, String name) {

@@ -25,7 +25,7 @@ final class MissingHostPaths {
         if (spec.createsHostPath()) return List.of();
         List<String> out = new ArrayList<>();
         for (String v : spec.volumes()) {
-            String src = v.split(":", -1)[0];
+            String src = ContainerSpec.volumeSource(v);
             if (src.startsWith("/") && !Files.exists(Path.of(src))) {
                 out.add("volume " + v + ": host path " + src + " does not exist on this host: create it, or set "
                         + "create-host-path: true to let Docker create it (an empty directory owned by root)");

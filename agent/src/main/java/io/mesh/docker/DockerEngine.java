@@ -556,7 +556,7 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
     private void namedVolumes(ContainerSpec spec, String module) {
         if (module == null) return;
         for (String v : spec.volumes()) {
-            String source = v.substring(0, Math.max(0, v.indexOf(':')));
+            String source = ContainerSpec.volumeSource(v);
             if (source.isEmpty() || source.startsWith("/")) continue;
             try {
                 bounded("an inspect of volume " + source, callTimeout, () -> docker.inspectVolumeCmd(source).exec());

@@ -192,7 +192,7 @@ public final class Policy {
 
     private void volumeRefusals(List<String> volumes, List<String> out) {
         for (String v : volumes) {
-            String src = v.split(":", -1)[0];
+            String src = ContainerSpec.volumeSource(v);
             if (!src.startsWith("/")) continue; // a named volume
             if (!allowedHostPath(src)) {
                 out.add("volume " + v + ": host path " + src + " is not under an allowed prefix "

@@ -320,6 +320,12 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         }
     }
 
+    /**
+     * @param volume one of {@code volumes}, {@code <source>:<target>[:ro]}
+     * @return its source: a host path when it starts with {@code /}, else a named volume
+     */
+    public static String volumeSource(String volume) { return volume.split(":", -1)[0]; }
+
     /** @return true when the container joins networks by {@code networks} rather than one {@code network} */
     public boolean joinsNetworks() { return !networks.isEmpty(); }
 

@@ -573,26 +573,27 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
         }
     }
 
-    @Override
-    public Map<String, String> networkLabels(String name) {
+    /** @return the network of this very name, or {@code null} when there is none */
+    private Network network(String name) {
         try {
             Network n = bounded("an inspect of network " + name, callTimeout, () -> docker.inspectNetworkCmd().withNetworkId(name).exec());
             // Docker finds a network by id prefix too: only the one of this very name is it.
-            if (n == null || !name.equals(n.getName())) return null;
-            return n.getLabels() == null ? Map.of() : n.getLabels();
+            return n == null || !name.equals(n.getName()) ? null : n;
         } catch (NotFoundException e) {
             return null;
         }
     }
 
     @Override
+    public Map<String, String> networkLabels(String name) {
+        Network n = network(name);
+        return n == null ? null : n.getLabels() == null ? Map.of() : n.getLabels();
+    }
+
+    @Override
     public Boolean networkInternal(String name) {
-        try {
-            Network n = bounded("an inspect of network " + name, callTimeout, () -> docker.inspectNetworkCmd().withNetworkId(name).exec());
-            return n == null || !name.equals(n.getName()) ? null : Boolean.TRUE.equals(n.getInternal());
-        } catch (NotFoundException e) {
-            return null;
-        }
+        Network n = network(name);
+        return n == null ? null : Boolean.TRUE.equals(n.getInternal());
     }
 
     @Override

@@ -179,10 +179,8 @@ final class ApplyExecution {
             List<String> reasons = new ArrayList<>();
             reasons.add("not running: " + o.state());
             try {
-                // Its spec's restart policy back first: a hold's --stop or a window left it 'no', and a container started
-                // as it is keeps its policy (the plan sees no change), so Docker would never start it again.
                 ContainerSpec was = SpecDiff.parse(o.specJson());
-                if (was != null && !was.restart().equals(docker.restartPolicy(o.id()))) docker.updateRestartPolicy(o.id(), was.restart());
+                if (was != null) restartPolicyBack(o.id(), was);
                 docker.start(o.id());
                 reasons.add("started again as it was (" + why + ": repairs go on, changes wait)");
                 out.add(new ContainerResult(o.name(), name, ContainerAction.UNCHANGED, reasons, o.id(), o.health(), o.imageId()));
@@ -229,17 +227,18 @@ final class ApplyExecution {
         observed.forEach(o -> byId.put(o.id(), o));
         Images images = new Images();
         Map<String, String> pulled = images.pullAlways(want, held.keySet(), desired.module());
+        Map<String, HoldStops.Stop> stops = holdStops == null ? Map.of() : holdStops.read(desired.module());
         List<PlannedAction> plan = ApplyPlanner.plan(desired.module(), want, observed, held, digests(secrets), pulled,
-                startAsItWas(desired.module(), observed, held));
+                startAsItWas(stops, docker, observed, held));
         ModuleNetworks networks = new ModuleNetworks(docker);
         // A network's create, recreate or removal is a change, as a container's is: not begun once a freeze came since
         // the apply began (a long pull above leaves room for one; SPEC.md "Freezes").
         if (!changesStopped()) this.networkProblems = networks.ensure(desired.spec(), host, observed, held); // before their containers
         List<ContainerResult> results = images.withDigests(executeAll(plan, want, desired, byId, images), want);
         if (holdStops != null) {
-            // Started once, or recreated or removed by this plan: a later stop is not the hold's (decision 33). Only
-            // the stops of containers still held wait for their hold's end.
-            holdStops.forget(desired.module(), plan.stream().filter(a -> a.action() != PlannedAction.Kind.HELD).map(PlannedAction::dockerName).toList());
+            // Started once, recreated, removed, or no longer as the hold left it: a later stop is not the hold's
+            // (decision 33). Only the stops of containers still held wait for their hold's end.
+            holdStops.forget(desired.module(), stops.keySet().stream().filter(name -> !held.containsKey(name)).toList());
         }
         // Only where networks were or are: a module that never had one costs no network list at each apply.
         boolean hadNetworks = !desired.spec().networks().isEmpty()
@@ -250,17 +249,14 @@ final class ApplyExecution {
 
     /**
      * The containers an ended operator's hold stopped that are still as it left them (decision 33, point 2): the same id,
-     * not running, not started since (Docker's {@code State.StartedAt} as recorded). An entry of a container still held
-     * is kept for after its hold; every other one that does not count is forgotten.
+     * not running, not started since (Docker's {@code State.StartedAt} as recorded), not held any more.
      *
+     * @param remembered the module's hold stops ({@link HoldStops#read}), by Docker name
      * @return by container id, the reason its start gives
      */
-    static Map<String, String> startAsItWas(HoldStops stops, ContainerRuntime docker, String module, List<ObservedContainer> observed,
+    static Map<String, String> startAsItWas(Map<String, HoldStops.Stop> remembered, ContainerRuntime docker, List<ObservedContainer> observed,
                                             Map<String, HeldRecord> held) {
-        Map<String, HoldStops.Stop> remembered = stops == null ? Map.of() : stops.read(module);
-        if (remembered.isEmpty()) return Map.of();
         Map<String, String> out = new HashMap<>();
-        List<String> stale = new ArrayList<>();
         for (Map.Entry<String, HoldStops.Stop> e : remembered.entrySet()) {
             if (held.containsKey(e.getKey())) continue;
             HoldStops.Stop stop = e.getValue();
@@ -274,14 +270,8 @@ final class ApplyExecution {
                 }
             }
             if (asLeft) out.put(o.id(), stop.startedAgain());
-            else stale.add(e.getKey());
         }
-        stops.forget(module, stale);
         return out;
-    }
-
-    private Map<String, String> startAsItWas(String module, List<ObservedContainer> observed, Map<String, HeldRecord> held) {
-        return startAsItWas(holdStops, docker, module, observed, held);
     }
 
     /**
@@ -683,7 +673,7 @@ final class ApplyExecution {
                     try {
                         docker.start(newId);
                     } catch (RuntimeException e) {
-                        startRefused(a, e);
+                        refused(a.name(), e);
                         docker.remove(newId);
                         throw e;
                     }
@@ -712,8 +702,7 @@ final class ApplyExecution {
                     return recreate(a, spec, desired, before, images);
                 }
                 case START -> {
-                    // The hold made its restart policy 'no'; started as it is, it would keep that (decision 33).
-                    if (!spec.restart().equals(docker.restartPolicy(id))) docker.updateRestartPolicy(id, spec.restart());
+                    restartPolicyBack(id, spec); // decision 33
                     docker.start(id);
                     Readiness.Verdict v = awaitReady(a, id, spec);
                     if (v.ready()) return result(a, ContainerAction.UNCHANGED, a.reasons(), id, v);
@@ -810,7 +799,7 @@ final class ApplyExecution {
             putBack(fenced, a, newId, oldId, oldPolicy, wasRunning);
             throw e;
         } catch (RuntimeException e) {
-            startRefused(a, e);
+            refused(a.name(), e);
             String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add("new container did not start: " + describe(e) + restored);
@@ -848,6 +837,15 @@ final class ApplyExecution {
         docker.rename(newId, a.dockerName());
         docker.start(newId);
         return awaitReady(a, newId, spec);
+    }
+
+    /**
+     * Puts a container's spec's restart policy back before it is started as it is: a hold's {@code --stop} or a window
+     * left it {@code no}, and a container started as it is keeps its policy (the plan sees no change), so Docker would
+     * never start it again.
+     */
+    private void restartPolicyBack(String id, ContainerSpec spec) {
+        if (!spec.restart().equals(docker.restartPolicy(id))) docker.updateRestartPolicy(id, spec.restart());
     }
 
     /** A stop, told the push's progress while it waits for the container to exit (decision 32). */
@@ -893,14 +891,10 @@ final class ApplyExecution {
     }
 
     /**
-     * A start that failed is a try; one Docker answered with an error (a bad entrypoint, a port taken) is the
-     * container's failure to start, which backs off like one that is not ready. One that did not reach Docker (dockerd
+     * A start or a create that failed is a try; one Docker answered with an error (a bad entrypoint, a port taken, an
+     * option only dockerd checks) is the container's failure, which backs off like one that is not ready. One that did not reach Docker (dockerd
      * away, a lapsed lock) says nothing about the container.
      */
-    private void startRefused(PlannedAction a, RuntimeException e) {
-        refused(a.name(), e);
-    }
-
     private void refused(String name, RuntimeException e) {
         tried.add(name);
         if (!(e instanceof SessionGuard.SessionLostException) && DockerEngine.answered(e)) notReady.add(name);
@@ -1012,7 +1006,7 @@ final class ApplyExecution {
             v = takeNameAndStart(a, newId, spec);
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e;
-            startRefused(a, e);
+            refused(a.name(), e);
             docker.remove(newId); // the name is left free: the next apply creates it
             throw e;
         }

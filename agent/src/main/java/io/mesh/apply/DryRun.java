@@ -64,7 +64,8 @@ public record DryRun(MeshStore store, ContainerRuntime docker, String host, Poli
         WindowRecord window = store.window(host, module);
         Map<String, SecretsDir.Resolved> read = ApplyExecution.resolve(secrets, want);
         // Read only: the apply, under the module's lock, is what forgets a stop that no longer counts.
-        Map<String, String> startAsItWas = ApplyExecution.startAsItWas(holdStops == null ? null : holdStops.readOnly(), docker, module, observed, held);
+        Map<String, String> startAsItWas = ApplyExecution.startAsItWas(holdStops == null ? Map.of() : holdStops.readOnly().read(module), docker,
+                observed, held);
         List<PlannedAction> actions = ApplyPlanner.plan(module, want, observed, held, ApplyExecution.digests(read), Map.of(), startAsItWas);
         ModuleNetworks.Outcome networks = new ModuleNetworks(docker).forecast(spec, host, observed, held);
         Map<String, Boolean> images = new HashMap<>();

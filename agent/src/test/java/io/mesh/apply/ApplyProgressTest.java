@@ -31,24 +31,26 @@ class ApplyProgressTest {
     @Test
     void aLineNotDueYetIsWrittenWhenItIsDue() throws Exception {
         List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
-        ApplyProgress real = new ApplyProgress(new ApplyProgress.Sink() {
-            @Override public void write(String detail) { lines.add(detail); }
-            @Override public void clear() {}
-        }, System::nanoTime, true);
+        ApplyProgress real = new ApplyProgress(into(lines), System::nanoTime, true);
         real.doing("web", ApplyProgress.stopping("m-web", 10));
         assertThat(lines).isEmpty();
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> !lines.isEmpty());
         assertThat(lines).containsExactly("stopping m-web (it has up to 10s to exit)");
 
         List<String> none = java.util.Collections.synchronizedList(new ArrayList<>());
-        ApplyProgress quick = new ApplyProgress(new ApplyProgress.Sink() {
-            @Override public void write(String detail) { none.add(detail); }
-            @Override public void clear() {}
-        }, System::nanoTime, true);
+        ApplyProgress quick = new ApplyProgress(into(none), System::nanoTime, true);
         quick.doing("web", ApplyProgress.stopping("m-web", 10));
         quick.clear();
         Thread.sleep(ApplyProgress.GRACE.toMillis() + 300);
         assertThat(none).as("done within its first second: nothing written").isEmpty();
+    }
+
+    /** @return a sink that keeps every line written into {@code lines} */
+    private static ApplyProgress.Sink into(List<String> lines) {
+        return new ApplyProgress.Sink() {
+            @Override public void write(String detail) { lines.add(detail); }
+            @Override public void clear() {}
+        };
     }
 
     @Test

@@ -39,6 +39,21 @@ class PushCancelTest {
         CoordinatorExtension.awaitServed(zk, path);
     }
 
+    /**
+     * A host whose report is an earlier push's is pending for the new one: mesh status says what it runs until then,
+     * and leaves this push's revision, push and finish columns empty (they were the earlier push's).
+     */
+    @Test
+    void aPendingHostShowsTheEarlierPushItRunsNotInThisPushsColumns() throws Exception {
+        Path m = Files.writeString(dir.resolve("m.yaml"), Manifests.store("[host-a]"));
+        assertThat(mesh("push", m.toString(), "--revision", "r1").code()).isZero();
+        report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED);
+        assertThat(mesh("push", m.toString(), "--revision", "r2").code()).isZero();
+        ClientRun shown = mesh("status", "push-0000000001");
+        assertThat(shown.out()).as(shown.toString()).containsPattern("host-a\\s+store\\s+pending\\s+-\\s+-\\s+-\\s+runs push-0000000000 "
+                + "\\(revision r1\\) until then");
+    }
+
     private JsonNode status(String push) throws Exception {
         CoordinatorExtension.Answer a = api.get("/v1/pushes/" + push);
         assertThat(a.status()).as(a.body()).isEqualTo(200);

@@ -311,7 +311,7 @@ final class ApplyExecution {
         for (ObservedContainer prev : observed) {
             if (!prev.dockerName().endsWith(PREV_SUFFIX) || prev.markedForRemoval()) continue;
             String name = prev.dockerName().substring(0, prev.dockerName().length() - PREV_SUFFIX.length());
-            if (held.containsKey(name) || held.containsKey(prev.dockerName())) continue; // a window's: untouched
+            if (ApplyPlanner.isHeld(prev.dockerName(), held)) continue; // a window's or an operator's: untouched
             try {
                 for (ObservedContainer o : observed) {
                     if (o != prev && (o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) docker.remove(o.id());

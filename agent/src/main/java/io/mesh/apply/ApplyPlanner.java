@@ -51,6 +51,18 @@ public final class ApplyPlanner {
     private static String shortId(String id) { return id.length() > SHORT_ID && id.startsWith("sha256:") ? id.substring(0, SHORT_ID) : id; }
 
     /**
+     * @param dockerName a container's Docker name
+     * @param held       held nodes of this host, by Docker name
+     * @return true when a held node names it, or names the container whose previous one it is ({@code <name>.mesh-prev},
+     *         what ran before a cut recreate): held containers are touched by nothing but their holder
+     */
+    static boolean isHeld(String dockerName, Map<String, HeldRecord> held) {
+        if (held.containsKey(dockerName)) return true;
+        return dockerName.endsWith(ApplyExecution.PREV_SUFFIX)
+                && held.containsKey(dockerName.substring(0, dockerName.length() - ApplyExecution.PREV_SUFFIX.length()));
+    }
+
+    /**
      * @param module   module name
      * @param desired  the desired containers by name (empty map: the module should not run on this host)
      * @param observed the module's containers on this host ({@link io.mesh.docker.DockerEngine#moduleContainers})
@@ -150,7 +162,7 @@ public final class ApplyPlanner {
             }
             String base = c.dockerName().endsWith(ApplyExecution.PREV_SUFFIX)
                     ? c.dockerName().substring(0, c.dockerName().length() - ApplyExecution.PREV_SUFFIX.length()) : null;
-            if (base != null && held.containsKey(base)) {
+            if (base != null && isHeld(c.dockerName(), held)) {
                 // what ran before a cut recreate of a container a window now holds: kept until the window ends
                 out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,
                         List.of("the previous container of " + base + ", kept while " + base + " is held"), c.id()));

@@ -144,7 +144,7 @@ final class ModuleNetworks {
                         + " module " + module + "'s to disconnect; take it off the network (docker network disconnect " + name + " "
                         + who.split(" ")[0] + ", or remove it from its module), and the next apply makes the change");
             }
-            if (held.containsKey(o.dockerName())) {
+            if (ApplyPlanner.isHeld(o.dockerName(), held)) {
                 return new Blocker(true, "network " + name + " keeps its old settings while " + o.dockerName() + " is held; the apply"
                         + " after the hold makes the change");
             }
@@ -314,7 +314,7 @@ final class ModuleNetworks {
     private void reattach(String module, String name, List<ObservedContainer> observed, Map<String, HeldRecord> held, Map<String, String> notes) {
         List<String> members = null;
         for (ObservedContainer o : observed) {
-            if (held.containsKey(o.dockerName()) || o.markedForRemoval()) continue;
+            if (ApplyPlanner.isHeld(o.dockerName(), held) || o.markedForRemoval()) continue;
             ContainerSpec was = SpecDiff.parse(o.specJson());
             NetworkSpec.Attachment a = was == null ? null : was.networks().get(name);
             if (a == null) continue;

@@ -81,6 +81,20 @@ class ApplyPlannerTest {
                 Map.of(), stoppedByHold)).singleElement().extracting(PlannedAction::action).isEqualTo(PlannedAction.Kind.HELD);
     }
 
+    /**
+     * What ran before a cut recreate of a held container, aside under {@code <name>.mesh-prev}, is held with it: no
+     * network recreate disconnects it (the fleet history, seed 9145617122349769463: an operator's hold met its container
+     * aside, and a network recreate took it off its network).
+     */
+    @Test
+    void thePreviousContainerOfAHeldOneIsHeld() {
+        Map<String, HeldRecord> held = Map.of("store-registry", held("store-registry"));
+        assertThat(ApplyPlanner.isHeld("store-registry", held)).isTrue();
+        assertThat(ApplyPlanner.isHeld("store-registry" + ApplyExecution.PREV_SUFFIX, held)).isTrue();
+        assertThat(ApplyPlanner.isHeld("store-registry" + ApplyExecution.NEXT_SUFFIX, held)).isFalse();
+        assertThat(ApplyPlanner.isHeld("store-web" + ApplyExecution.PREV_SUFFIX, held)).isFalse();
+    }
+
     @Test
     void aHeldContainerIsHeldWhateverElseIsTrue() {
         ContainerSpec before = spec("img:1", Map.of());

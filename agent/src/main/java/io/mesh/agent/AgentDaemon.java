@@ -207,7 +207,7 @@ public final class AgentDaemon implements AutoCloseable {
                         : store.client().getData().forPath(config.paths().freeze(opening.module()));
                 if (data == null) return false;
                 FreezeRecord f = Json.readOrNull(data, FreezeRecord.class);
-                return f == null || f.activeAt(ZkClock.now()); // unreadable: obeyed as a freeze (decision 14)
+                return f == null || f.activeAt(ZkClock.earliest()); // unreadable: obeyed as a freeze (decision 14)
             }
             HeldRecord h = store.held(config.host()).get(opening.container());
             // The same hold, not another one the same operator placed meanwhile: by, reason and until (the line has no since)
@@ -366,7 +366,7 @@ public final class AgentDaemon implements AutoCloseable {
             // A little past until, so that the apply's own reading of the clock finds the freeze over.
             // Bounded: a freeze written by hand with an until in the far future would overflow a delay in ms (a review
             // found a listener throwing); the reconcile meets it again long before a day has passed.
-            Duration left = Duration.between(ZkClock.now(), f.until());
+            Duration left = Duration.between(ZkClock.earliest(), f.until());
             long ms = (left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis())
                     + THAW_MARGIN_MS;
             try {
@@ -387,7 +387,7 @@ public final class AgentDaemon implements AutoCloseable {
      * @param f    the freeze now, or {@code null} (deleted, or past its until)
      */
     private synchronized void obeyedFreeze(String name, FreezeRecord f) {
-        FreezeRecord now = f != null && f.activeAt(ZkClock.now()) ? f : null;
+        FreezeRecord now = f != null && f.activeAt(ZkClock.earliest()) ? f : null;
         FreezeRecord was = now == null ? obeyed.remove(name) : obeyed.put(name, now);
         if (java.util.Objects.equals(was, now)) return;
         Instant at = ledger.ledger().now();

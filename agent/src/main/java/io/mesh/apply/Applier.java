@@ -106,7 +106,7 @@ public final class Applier {
         this.reports = new ReportWriter(store);
         this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
-        this.freezes = new FreezeGate(store, ZkClock.clock()); // ends judged by ZooKeeper's clock, not this host's
+        this.freezes = new FreezeGate(store, ZkClock.earliestClock()); // ends judged by ZooKeeper's clock, not this host's
         this.tries = new FailedTries(context.journal().stateDir());
         this.holdStops = new HoldStops(context.journal().stateDir());
     }
@@ -198,7 +198,7 @@ public final class Applier {
                 DesiredRecord newest = store.desired(module);
                 if (newest != null) desired = newest;
                 node.applying(desired);
-                LockedRead read = LockedRead.read(store, freezes, host, module, ZkClock.now());
+                LockedRead read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
                 Map<String, HeldRecord> held = read.held();
                 // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
                 // slot, or the previous revision kept here (decision 13).
@@ -252,7 +252,7 @@ public final class Applier {
                 ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
                         .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
-                        .reportingTo(progress).startingHoldStopsFrom(holdStops);
+                        .reportingTo(progress).startingHoldStopsFrom(holdStops).recordingRepairsBy(section::repairing);
                 DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
                 // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
                 if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
@@ -517,8 +517,8 @@ public final class Applier {
     /**
      * Asked before each container's change begins: a freeze of the module that came after the apply read it under the
      * lock stops the changes not yet begun (SPEC.md "Freezes"; decision 14). Read from ZooKeeper, with the lock intact:
-     * a freeze cannot be known otherwise; one that cannot be read now lets the apply go on (it was not frozen when it
-     * began).
+     * a freeze cannot be known otherwise; one that cannot be read now ends the apply as a lapsed session does, with
+     * no change begun, and it is tried again.
      *
      * @param seen set to the freeze found
      * @return why changes stop, or {@code null}
@@ -532,7 +532,9 @@ public final class Applier {
             try {
                 f = freezes.frozen(module).orElse(null);
             } catch (Exception e) {
-                return null;
+                // Not known: no change begins on a guess. The apply ends as when its session lapses, and is tried again.
+                throw new SessionGuard.SessionLostException("the freezes of " + module + " could not be read (" + describe(e)
+                        + "): no change begun; the apply is tried again");
             }
         }
         if (f == null) return null;

@@ -71,6 +71,8 @@ final class ApplyExecution {
     private ContainerRuntime fenced;
     /** Asked before each container's change begins: why the module may no longer change (a freeze), or {@code null}. */
     private Supplier<String> stopChanges = () -> null;
+    /** Marks the calls from now on as a repair's, and answers what marks them back (decision 28); by default nothing. */
+    private Supplier<Runnable> asRepair = () -> () -> {};
     private volatile String stoppedBy;
     /** What the apply is doing, for the push's status while it is not done (decision 32). */
     private ApplyProgress progress = ApplyProgress.NONE;
@@ -125,6 +127,17 @@ final class ApplyExecution {
      */
     ApplyExecution stopChangesWhen(Supplier<String> why) {
         this.stopChanges = why;
+        return this;
+    }
+
+    /**
+     * @param asRepair marks the section's calls from now on as a repair's and answers what marks them back
+     *                 ({@code ModuleSection.repairing}): a put-back inside an apply of a push is a repair, which a freeze
+     *                 lets through (SPEC.md "Freezes"; decision 28)
+     * @return this
+     */
+    ApplyExecution recordingRepairsBy(Supplier<Runnable> asRepair) {
+        this.asRepair = asRepair;
         return this;
     }
 
@@ -307,6 +320,16 @@ final class ApplyExecution {
      * @return true when something was put back (the caller looks at Docker again)
      */
     private boolean putBackInterrupted(List<ObservedContainer> observed, Map<String, HeldRecord> held) {
+        if (observed.stream().noneMatch(o -> o.dockerName().endsWith(PREV_SUFFIX))) return false;
+        Runnable back = asRepair.get();
+        try {
+            return putBack(observed, held);
+        } finally {
+            back.run();
+        }
+    }
+
+    private boolean putBack(List<ObservedContainer> observed, Map<String, HeldRecord> held) {
         boolean any = false;
         for (ObservedContainer prev : observed) {
             if (!prev.dockerName().endsWith(PREV_SUFFIX) || prev.markedForRemoval()) continue;

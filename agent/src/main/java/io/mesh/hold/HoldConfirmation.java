@@ -64,6 +64,6 @@ public final class HoldConfirmation {
      * @return true for an operator hold of {@code module} that is recorded, not confirmed and not expired
      */
     public static boolean pending(HeldRecord h, String module) {
-        return h.operatorHold() && module.equals(h.module()) && !h.hold().isConfirmed() && !h.expiredAt(ZkClock.now());
+        return h.operatorHold() && module.equals(h.module()) && !h.hold().isConfirmed() && !h.expiredAt(ZkClock.earliest());
     }
 }

@@ -170,7 +170,7 @@ public final class OperatorHolds implements AutoCloseable {
         ScheduledFuture<?> was = expiries.remove(container);
         if (was != null) was.cancel(false);
         if (h.hold().until() != null) {
-            long ms = Math.max(0, Duration.between(ZkClock.now(), h.hold().until()).toMillis());
+            long ms = Math.max(0, Duration.between(ZkClock.earliest(), h.hold().until()).toMillis());
             try {
                 expiries.put(container, timer.schedule(() -> expire(h), ms, TimeUnit.MILLISECONDS));
             } catch (RejectedExecutionException e) {
@@ -178,7 +178,7 @@ public final class OperatorHolds implements AutoCloseable {
             }
         }
         boolean toStop = h.hold().stops() && h.hold().stoppedAt() == null;
-        if ((!h.hold().isConfirmed() || toStop) && !h.expiredAt(ZkClock.now())) {
+        if ((!h.hold().isConfirmed() || toStop) && !h.expiredAt(ZkClock.earliest())) {
             try {
                 stops.submit(() -> settle(h));
             } catch (RejectedExecutionException e) {
@@ -213,7 +213,7 @@ public final class OperatorHolds implements AutoCloseable {
         if (closed) return;
         if (closings.close(h)) heldClose(h, "expired");
         try {
-            if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.now())) {
+            if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.earliest())) {
                 log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),
                         h.hold().until(), h.hold().by(), h.hold().reason());
             }

@@ -120,6 +120,17 @@ public final class ModuleSection implements AutoCloseable {
     }
 
     /**
+     * Sets the cause of the calls from now on to a repair (a put-back inside an apply of a push, which a freeze lets
+     * through: SPEC.md "Freezes"), until the answer is run.
+     *
+     * @return what sets the cause back to the one before
+     */
+    public Runnable repairing() {
+        CallCause was = cause(CallCause.REPAIR);
+        return () -> cause(was);
+    }
+
+    /**
      * Sets the cause of the calls from now on to an apply of a push, and records in the ledger that the apply begins
      * here: the audit's freeze rule asks when the apply that made a call began ({@link io.mesh.wire.AuditChecker}).
      *

@@ -339,7 +339,7 @@ final class WindowClosing {
     /** @return the operator's hold in force on {@code container}, as the lookup knows it without waiting, or {@code null} */
     private HeldRecord operatorHold(String container) {
         HeldRecord h = operatorHolds == null ? null : operatorHolds.apply(container);
-        return h != null && h.operatorHold() && !h.expiredAt(ZkClock.now()) ? h : null;
+        return h != null && h.operatorHold() && !h.expiredAt(ZkClock.earliest()) ? h : null;
     }
 
     /**

@@ -258,7 +258,7 @@ public final class MeshStore {
      * @throws Exception from ZooKeeper
      */
     public Map<String, HeldRecord> held(String host) throws Exception {
-        return HeldRegistry.inForce(client, paths, host, ZkClock.now());
+        return HeldRegistry.inForce(client, paths, host, ZkClock.earliest());
     }
 
     /**

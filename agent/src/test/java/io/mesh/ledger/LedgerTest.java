@@ -222,6 +222,37 @@ class LedgerTest {
         assertThat(r.items()).anyMatch(i -> i.type().equals("freeze") && "bob".equals(i.by()) && "ok".equals(i.status()));
     }
 
+    /**
+     * A put-back (failure model row 35) inside an apply of a push is a repair, which a freeze lets through (SPEC.md
+     * "Freezes"): its calls are recorded so, not as the push's, and the audit's freeze rule does not judge them as the
+     * push's changes (the fleet history flagged a put-back's removes and rename, made while the agent recovered a dead
+     * window's module, as {@code changed-while-frozen}).
+     */
+    @Test
+    void aPutBackInAnApplyOfAPushIsRecordedAsARepair() throws Exception {
+        Instant t0 = Instant.now();
+        zk.setDesired(spec(2), "r1");
+        applied("r1");
+        String id = docker.inspect(app).getId();
+        agent.close();
+        // What a recreate cut after moving the old container aside leaves: it, stopped, under .mesh-prev.
+        docker.client().stopContainerCmd(id).withTimeout(5).exec();
+        docker.client().renameContainerCmd(id).withName(app + ".mesh-prev").exec();
+        zk.setDesired(spec(2).replace("    stop-timeout: 2s\n", "    stop-timeout: 2s\n    env: {V: \"2\"}\n"), "r2");
+        Instant t1 = Instant.now();
+        agent.start();
+        applied("r2");
+        List<LedgerEntry> lines = awaitLine(t1, e -> e.kind() == LedgerKind.CALL && "create".equals(e.action()) && e.at().isAfter(t0)
+                && e.cause() != null && e.cause().startsWith("push-"));
+
+        List<LedgerEntry> putBack = lines.stream().filter(e -> e.kind() == LedgerKind.CALL && id.equals(e.containerId()) && e.at().isAfter(t1)
+                && ("rename".equals(e.action()) || "start".equals(e.action())) && e.at().isBefore(
+                lines.stream().filter(c -> c.kind() == LedgerKind.CALL && "create".equals(c.action())).reduce((a, b) -> b).orElseThrow().at())).toList();
+        assertThat(putBack).as("the put-back's rename and start: %s", putBack).isNotEmpty()
+                .allMatch(e -> CallCause.REPAIR.cause().equals(e.cause()));
+        assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.CALL && "create".equals(e.action()) && e.cause().startsWith("push-"));
+    }
+
     @Test
     void aWindowInASecondProcessWritesItsCallsBesideTheDaemonsAndReadsClean() throws Exception {
         Instant t0 = Instant.now();

@@ -182,7 +182,7 @@ public final class AuditChecker {
                 if ((f.module().equals(c.module()) || f.module().equals(LedgerEntry.ALL_MODULES)) && f.covers(c.at()) && f.covers(began)) {
                     LedgerEntry shown = firstEventOf(events, c, ends.get(c));
                     violations.add(new Violation(AuditViolationKind.CHANGED_WHILE_FROZEN, c.module(), c.container(), c.at(), f.id(),
-                            describeCall(c) + " while module " + f.module() + " was frozen by " + f.by() + " (" + f.reason() + ")",
+                            describeCall(c) + " while module " + f.module() + " was frozen by " + f.by() + (f.reason() == null ? "" : " (" + f.reason() + ")"),
                             shown != null ? shown : c));
                     break;
                 }

@@ -205,7 +205,7 @@ public final class HeldRegistry implements AutoCloseable {
         // made (its since, by and process make it this call's own). Answering "already held" would leave a hold its
         // operator was told was refused.
         if (there.equals(record)) return;
-        if (there.operatorHold() && there.expiredAt(ZkClock.now())) {
+        if (there.operatorHold() && there.expiredAt(ZkClock.earliest())) {
             try {
                 client.setData().withVersion(node.version()).forPath(path, Json.bytes(record));
                 return;

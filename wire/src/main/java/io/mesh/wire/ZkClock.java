@@ -23,6 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * made while the quorum was lost, or while this process was paused, could put the estimate tens of seconds off, and a
  * hold would then end that much early (the fleet history saw 19 to 23 s); yet as the first, it is still nearer than a
  * host clock minutes off. Before any is taken, the offset is zero: the host's own clock.
+ *
+ * <p>An end (a freeze's or an operator hold's {@code until}) is judged by {@link #earliest()}, the estimate less its
+ * error: it comes a little late, never early. Judged by the estimate, an agent whose offset came from a slow write
+ * thawed a freeze 444 ms before its {@code until} and applied a push in that time (failure model row 109).
  */
 public final class ZkClock {
     private static final Logger log = LoggerFactory.getLogger(ZkClock.class);
@@ -42,6 +46,24 @@ public final class ZkClock {
     /** @return ZooKeeper's time as this process estimates it, to the millisecond */
     public static Instant now() {
         return Times.now().plusMillis(OFFSET_MS.get());
+    }
+
+    /**
+     * @return the earliest ZooKeeper's clock may read now, to the millisecond: {@link #now()} less half the round trip
+     *         of the write the offset came from (the host's own clock before any)
+     */
+    public static Instant earliest() {
+        long roundTrip = ROUND_TRIP_MS.get();
+        return now().minusMillis(roundTrip == Long.MAX_VALUE ? 0 : (roundTrip + 1) / 2);
+    }
+
+    /** @return a {@link Clock} reading {@link #earliest()}: the clock every end is judged by */
+    public static Clock earliestClock() {
+        return new Clock() {
+            @Override public ZoneId getZone() { return ZoneOffset.UTC; }
+            @Override public Clock withZone(ZoneId zone) { return this; }
+            @Override public Instant instant() { return earliest(); }
+        };
     }
 
     /** @return a {@link Clock} reading {@link #now()} */

@@ -38,4 +38,26 @@ class ZkClockTest {
         assertThat(ZkClock.offsetMillis()).as("a quicker one does").isEqualTo(2);
         ZkClock.observe(now, now, now);
     }
+
+    /**
+     * The fleet history's case: a write of 888 ms whose ctime was stamped as it was answered (ZooKeeper's clock is this
+     * host's). The estimate reads 444 ms ahead, and a freeze judged by it ended that early; {@link ZkClock#earliest()}
+     * is never ahead of ZooKeeper's clock, so an end judged by it comes late, never early.
+     */
+    @Test
+    void anEndIsJudgedByTheEarliestZooKeepersClockMayRead() {
+        long now = System.currentTimeMillis();
+        ZkClock.observe(now, now - 888, now);
+        assertThat(ZkClock.offsetMillis()).as("the estimate, half a round trip ahead").isEqualTo(444);
+        long before = System.currentTimeMillis();
+        java.time.Instant earliest = ZkClock.earliest();
+        long after = System.currentTimeMillis();
+        assertThat(earliest.toEpochMilli()).as("never ahead of ZooKeeper's clock").isLessThanOrEqualTo(after);
+        assertThat(earliest.toEpochMilli()).as("late by no more than the error").isGreaterThanOrEqualTo(before - 1);
+        assertThat(ZkClock.earliestClock().instant()).isBeforeOrEqualTo(ZkClock.now().minusMillis(443));
+
+        ZkClock.forget();
+        assertThat(Math.abs(ZkClock.earliest().toEpochMilli() - System.currentTimeMillis())).as("before any write: the host's clock").isLessThan(50);
+        ZkClock.observe(now, now, now);
+    }
 }

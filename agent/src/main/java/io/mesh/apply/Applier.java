@@ -159,7 +159,7 @@ public final class Applier {
         String deferredElsewhere = null;
         while (true) {
             ModuleSection section = null;
-            RolloutGate.Admission admission = null;
+            ApplyAdmission admission = null;
             boolean leftThisHost = false;
             try {
                 // A blip is waited out (bounded), not reported (failure model row 23); a longer outage is reported once
@@ -200,16 +200,10 @@ public final class Applier {
                 node.applying(desired);
                 LockedRead read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
                 Map<String, HeldRecord> held = read.held();
-                // The rollout's say, holding the lock (never across a window) and before the fence: the push, in a
-                // slot, or the previous revision kept here (decision 13).
-                // A freeze first: a frozen module takes no rollout slot and is not counted in a wave (decision 14).
-                FreezeRecord frozen = newest == null ? null : read.frozen().orElse(null);
-                admission = newest == null || frozen != null ? null : rollouts.admit(newest);
-                if (admission != null && admission.stale()) {
-                    // The rollout node is of a newer push than the desired node read (the daemon's cache is behind):
-                    // nothing is applied now; the cache's event for the newer desired node asks again.
-                    return null;
-                }
+                // What it may do, asked of its gates holding the lock (never across a window) and before the fence:
+                // a freeze, then the rollout (the push, in a slot, or the previous revision kept here).
+                admission = ApplyAdmission.admit(newest, read, rollouts);
+                if (admission.verdict() == ApplyAdmission.Verdict.STALE) return null; // the newer desired node's event asks again
                 boolean fenced = awaitFence(section, module, desired, started, stopping, progress);
                 progress.done("fence");
                 if (!fenced) {
@@ -223,7 +217,7 @@ public final class Applier {
                     // A window of a process with another --state-dir (another fence): defer to it until it ends or
                     // its deadline passes. Every mesh process of a host should share --state-dir (decision 8).
                     WindowJournal.Entry j = open.get();
-                    if (admission != null) admission.abandon(); // no slot while deferring to another process's window
+                    admission.abandon(); // no slot while deferring to another process's window
                     section.close();
                     section = null;
                     String key = desired == null ? null : desired.push() + "/" + desired.revision() + "/" + j.window();
@@ -253,31 +247,26 @@ public final class Applier {
                 ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
                         .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
                         .reportingTo(progress).startingHoldStopsFrom(holdStops).recordingRepairsBy(section::repairing);
-                DesiredRecord toApply = newest == null || frozen != null || admission.toApply() == null ? null : admission.toApply();
+                DesiredRecord toApply = admission.toApply();
                 // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
                 if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
                 else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
-                List<ContainerResult> results = newest == null ? null
-                        : frozen != null ? execution.repair(module, held, "module frozen")
-                        : toApply == null ? execution.repair(module, held, "its rollout keeps this host waiting")
-                        : execution.run(toApply, held, tries.of(module, toApply).orElse(null));
+                List<ContainerResult> results = switch (admission.verdict()) {
+                    case NONE, STALE -> null;
+                    case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
+                    case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
+                };
                 if (toApply != null) rememberTries(module, toApply, execution, results);
                 section.unfence();
                 if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
                 if (newest == null) return null;
-                if (frozen == null) frozen = frozenSince.get();
+                FreezeRecord frozen = admission.freeze() != null ? admission.freeze() : frozenSince.get();
                 if (frozen != null) return frozen(newest, started, frozen, results, section);
                 // The window node read under the lock stands for the report, unless a recovery ran above (it
                 // publishes its window's nodes again and deletes them as it ends).
                 WindowRecord window = recovered == null ? read.window() : store.window(host, module);
-                ApplyReport report = report(newest, started, results, held, window);
-                if (admission.keepsPrevious() && report.outcome() != ApplyOutcome.DEFERRED) {
-                    boolean ran = report.outcome() == ApplyOutcome.APPLIED;
-                    report = report.withRollout(report.outcome() == ApplyOutcome.FAILED ? ApplyOutcome.FAILED : admission.outcome(), admission.why());
-                    // What runs here now is the kept revision: the push it left must not read applied (decision 13).
-                    if (ran && admission.toApply() != null && admission.toApply().push() != null) report = report.withKept(admission.toApply());
-                }
-                admission.finished(report.outcome(), report.error()); // the slot back, after the readiness wait
+                ApplyReport report = admission.keptAs(report(newest, started, results, held, window));
+                admission.finished(report); // the slot back, after the readiness wait
                 if (admission.keepsPrevious() && reports.sameAsLast(report)) {
                     // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
                     return report;

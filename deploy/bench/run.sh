@@ -141,7 +141,7 @@ bench "B9" 90 io.mesh.bench.ClientBench --zk-file "$work/zk.properties" --result
 bench "B8" 90 io.mesh.bench.AgentIdleBench --zk-file "$work/zk.properties" --results "$results" \
   --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar --modules 10 --settle-s 15
 
-"$java_bin" -cp "$cp" -Dbench.notes=deploy/bench/notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \
+"$java_bin" -cp "$cp" -Dbench.notes=docs/benchmark-notes.md io.mesh.bench.BenchReport --results "$results" --machine "$machine" \
   --before deploy/bench/before.properties,deploy/bench/before-8320b44.properties,deploy/bench/before-33feb8a.properties \
   --before-rows deploy/bench/before-rows.properties --out "$out"
 log "wrote $out ($SECONDS s in all)"

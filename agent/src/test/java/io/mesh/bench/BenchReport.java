@@ -12,9 +12,9 @@ import java.util.Set;
 
 /**
  * Writes docs/benchmarks.md from the key=value results of one run.sh run: the table (bench, mesh, floor, ratio,
- * target, met or missed), the machine it ran on, then deploy/bench/notes.md (hand-written: how to rerun) with, where it
- * says {@value #MISSES}, the paragraph of deploy/bench/misses.md for each row that missed in this run, and where it says
- * {@value #BEFORE_AFTER}, the figures measured before the product changes (deploy/bench/before*.properties).
+ * target, met or missed), the machine it ran on, then from docs/benchmark-notes.md (hand-written) its section
+ * {@value #RERUN}, the paragraph under {@value #MISSES} for each row that missed in this run (its {@code ### <id>}), and
+ * the figures measured before the product changes (deploy/bench/before*.properties).
  *
  * <p>Args: --results FILE --machine FILE --before FILE[,FILE...] (oldest first) [--before-rows FILE] --out FILE
  */
@@ -73,7 +73,7 @@ public final class BenchReport {
     private double d(String k) { return d(r, k); }
     private static String x(double ratio) { return Double.isNaN(ratio) ? "n/a" : String.format(Locale.ROOT, "%.2f×", ratio); }
     /**
-     * The verdict of one row; a miss is remembered under {@code id}, the heading of its paragraph in misses.md.
+     * The verdict of one row; a miss is remembered under {@code id}, the heading of its paragraph in benchmark-notes.md.
      *
      * @param inputs the figures and ratios the verdict is taken from
      * @return "met", "missed", or "not measured" when an input is missing or not finite
@@ -201,24 +201,35 @@ public final class BenchReport {
             s.append("| ").append(k).append(" | ").append(mach.getProperty(k, "?")).append(" |\n");
         }
         s.append('\n');
-        String notes = read("bench.notes", "deploy/bench/notes.md");
-        if (!notes.contains(MISSES)) notes += "\n## The misses\n\n" + MISSES + "\n";
-        if (!notes.contains(BEFORE_AFTER)) notes += "\n## Before and after\n\n" + BEFORE_AFTER + "\n";
-        return s.append(notes.replace(MISSES, misses(read("bench.misses", "deploy/bench/misses.md"))).replace(BEFORE_AFTER, beforeAfter())).toString();
+        String notes = read("bench.notes", "docs/benchmark-notes.md");
+        String rerun = section(notes, RERUN);
+        if (!rerun.isEmpty()) s.append(RERUN).append("\n\n").append(rerun).append("\n\n");
+        s.append("## The misses\n\nOne paragraph per row that missed in this run, from [benchmark-notes.md](benchmark-notes.md#when-a-row-misses), ")
+                .append("with the profiles and changes behind them.\n\n").append(misses(section(notes, MISSES)));
+        return s.append("\n## Before and after\n\n").append(beforeAfter()).toString();
     }
 
-    /** Where in notes.md the generated before/after table goes. */
-    static final String BEFORE_AFTER = "<!-- before-after -->";
-    /** Where in notes.md the paragraphs of this run's misses go. */
-    static final String MISSES = "<!-- misses -->";
+    /** The section of benchmark-notes.md copied whole into the page. */
+    static final String RERUN = "## How to rerun";
+    /** The section of benchmark-notes.md holding a paragraph per row that can miss, each under {@code ### <id>}. */
+    static final String MISSES = "## When a row misses";
+
+    /** @return the body of the section of {@code page} headed exactly {@code heading}, up to the next "## ", or "" */
+    static String section(String page, String heading) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + java.util.regex.Pattern.quote(heading) + "\\s*$").matcher(page);
+        if (!m.find()) return "";
+        java.util.regex.Matcher next = java.util.regex.Pattern.compile("(?m)^## ").matcher(page);
+        int end = next.find(m.end()) ? next.start() : page.length();
+        return page.substring(m.end(), end).strip();
+    }
 
     /**
-     * One paragraph per row that missed: the section of misses.md under {@code ## <id>}, in table order; a miss with
+     * One paragraph per row that missed: the paragraph under {@code ### <id>}, in table order; a miss with
      * no section gets a line saying so, not silence.
      */
     String misses(String misses) {
         Map<String, String> paragraphs = new java.util.HashMap<>();
-        String[] parts = misses.split("(?m)^## ");
+        String[] parts = misses.split("(?m)^### ");
         for (int i = 1; i < parts.length; i++) {
             int nl = parts[i].indexOf('\n');
             if (nl > 0) paragraphs.put(parts[i].substring(0, nl).trim(), parts[i].substring(nl + 1).strip());
@@ -231,7 +242,7 @@ public final class BenchReport {
         if (missed.isEmpty()) out.add("No measured row missed its target in this run.");
         for (String id : missed) {
             String p = paragraphs.get(id);
-            out.add(p != null ? p : "**" + id + "** missed in this run; deploy/bench/misses.md has no paragraph for it yet.");
+            out.add(p != null ? p : "**" + id + "** missed in this run; docs/benchmark-notes.md has no paragraph for it yet.");
         }
         return String.join("\n\n", out) + "\n";
     }

@@ -13,14 +13,12 @@ class BenchReportTest {
     @BeforeAll
     static void theRepositorysNotes() {
         // Surefire runs in agent/; run.sh runs BenchReport from the repository's root.
-        System.setProperty("bench.notes", "../deploy/bench/notes.md");
-        System.setProperty("bench.misses", "../deploy/bench/misses.md");
+        System.setProperty("bench.notes", "../docs/benchmark-notes.md");
     }
 
     @AfterAll
     static void clear() {
         System.clearProperty("bench.notes");
-        System.clearProperty("bench.misses");
     }
 
     private static Properties of(String... kv) {
@@ -45,6 +43,9 @@ class BenchReportTest {
                 .contains("≤ 300 ms above `curl` | **missed** |")
                 .contains("| 250 ms (230 ms above `curl`) |")
                 .doesNotContain("not measured | **met**");
+        // From docs/benchmark-notes.md: its "How to rerun" whole, and of the rest only the paragraphs of the misses.
+        assertThat(page).contains("## How to rerun\n\n```sh\nbash deploy/bench/run.sh").doesNotContain("### B")
+                .doesNotContain("## What each bench measures").doesNotContain("## B2: recreate");
     }
 
     @Test

@@ -126,8 +126,8 @@ class HistoryCheckTest {
         long seed = Long.getLong("mesh.history.seed", new SecureRandom().nextLong());
         boolean soak = Boolean.getBoolean("mesh.history.soak");
         Duration run = Duration.ofSeconds(Long.getLong("mesh.history.seconds", soak ? 600 : 40));
-        // The operations (pushes + windows + applies) the issue asks for at least. The live sample of applies below
-        // errs low (a report written twice between two looks counts once), never high, so a run it calls enough is.
+        // The operations (pushes + windows + applies) a history must have at least to say anything. The live sample of
+        // applies below errs low (a report written twice between two looks counts once), never high, so a run it calls enough is.
         final int MIN_OPERATIONS = 200;
         System.out.printf("history: seed=%d run=%ds (replay with -Dmesh.history.seed=%d)%n", seed, run.toSeconds(), seed);
         Random random = new Random(seed);

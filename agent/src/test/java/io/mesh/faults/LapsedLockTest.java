@@ -42,7 +42,7 @@ import static org.awaitility.Awaitility.await;
  * <p>On the code before commit 00dc6f7 the window took the lapsed lock and held the registry at once; the daemon, once
  * its stop returned, went on with its recreate without a session check: it renamed the held container to
  * {@code .mesh-prev}, started its replacement under the held name and destroyed the held container, all during the
- * window (what the issue saw). This test catches those events inside the held interval.
+ * window (failure model row 18). This test catches those events inside the held interval.
  */
 @Tag("slow")
 class LapsedLockTest {

@@ -44,8 +44,8 @@ class WindowNoWedgeTest {
     /**
      * A window left its journal behind while its process lives: the entry names the daemon's own (live) pid, a
      * stopped registry whose {@code always} policy was set to {@code no}, a deadline ten minutes away. (The test writes
-     * it under the module lock, so that the daemon meets it only once it is complete.) This is the state the issue
-     * found: "one path leaves the journal naming a live process, after which every apply of the module is
+     * it under the module lock, so that the daemon meets it only once it is complete.) This is failure model row
+     * 20's fault: "one path leaves the journal naming a live process, after which every apply of the module is
      * {@code deferred} forever and every window refused, until the daemon restarts".
      *
      * <p>The daemon's next apply takes the fence, which proves that no window of the module runs on the host, finishes

@@ -36,7 +36,7 @@ import static org.awaitility.Awaitility.await;
  *
  * <p>On the code before commit 00dc6f7 the window made every Docker call after {@code SessionGuard}'s "wait until
  * connected", its restart of the held container included: the registry stayed stopped until ZooKeeper was back
- * (the issue saw 25 s). This test catches that at the 5 s bound.
+ * (25 s when it was found: failure model row 19). This test catches that at the 5 s bound.
  */
 @Tag("slow")
 class ZooKeeperDownMidWindowTest {

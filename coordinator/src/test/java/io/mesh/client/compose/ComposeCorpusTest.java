@@ -104,9 +104,9 @@ class ComposeCorpusTest {
         assertThat(used).isEqualTo(new TreeSet<>(ServiceFields.SUPPORTED));
     }
 
-    /** The two refused files between them refuse the fields the issue names: build, deploy, configs, profiles, extends ... */
+    /** The two refused files between them refuse the fields decision 21 refuses whole: build, deploy, configs, profiles, extends ... */
     @Test
-    void theRefusedCorpusRefusesTheFieldsTheIssueNames() throws Exception {
+    void theRefusedCorpusRefusesTheFieldsRefusedWhole() throws Exception {
         Set<String> last = new TreeSet<>();
         for (Path dir : refused().toList()) {
             for (String path : Files.readAllLines(dir.resolve("refusals.txt"))) last.add(path.replaceAll("\\[\\d+]", "").replaceAll(".*\\.", ""));

@@ -10,7 +10,9 @@
  *       by field), {@code PlannedAction}.</li>
  *   <li>{@code ApplyExecution}: the plan's Docker calls, on the shared on-demand pool {@code CALLS} (decision 23),
  *       image pulls once per image ({@code ApplyExecution.Images}, decision 20), the policy check per apply.</li>
- *   <li>{@code LockedRead}: under the lock, held nodes, freezes and window node in one round trip.
+ *   <li>{@code ApplyAdmission}: the one question an apply asks its gates under the lock, a freeze (decision 14) then
+ *       the rollout (decision 13). {@code LockedRead}: under the lock, held nodes, freezes and window node in one
+ *       round trip.
  *       {@code NoOpReconcile}: nothing to do, no lock, no write (decision 4). {@code ReportWriter}: the report with
  *       the lock's release, and its log line (decision 5). {@code FailedTries}: a push's tries that were not ready, on
  *       local disk, and their back-off (decision 10). {@code ModuleNetworks}: created before the plan, recreated in

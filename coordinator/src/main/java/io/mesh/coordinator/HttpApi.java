@@ -1014,36 +1014,14 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex, "freezes")) return;
         byte[] body = smallBody(ex, MAX_FREEZE_BODY, "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"...\"}");
         if (body == null) return;
-        Instant now = freezes.now();
-        FreezeRequest request = FreezeRequest.parse(jsonObject(body), now);
-        // A module never pushed is refused: a typo would leave the module meant unfrozen (a review's find).
-        if (!request.target().equals(FreezeRecord.ALL) && client.checkExists().forPath(paths.desired(request.target())) == null) {
-            throw Refusal.notFound("module", "module: no module '" + request.target() + "' was pushed (mesh status lists the modules): "
-                    + "freeze a module by its name, or every module with all");
-        }
-        // Freezing again replaces the freeze: the answer names the one replaced, so that shortening someone's freeze is
-        // never silent (a review's find).
-        FreezeStore.Freeze replaced = freezes.list().stream()
-                .filter(f -> f.active() && (request.target().equals(FreezeRecord.ALL) ? f.all() : request.target().equals(f.module())))
-                .findFirst().orElse(null);
-        FreezeStore.Freeze written = freezes.freeze(request, identity(ex, false), now);
+        FreezeStore.Frozen f = freezes.freeze(jsonObject(body), identity(ex, false));
+        FreezeStore.Freeze written = f.freeze(), replaced = f.replaced();
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
-        // An apply that holds the module lock now still lands the changes it has begun (SPEC.md "Freezes"; decision 14):
-        // said, so that a change landing after "frozen" is no surprise.
-        List<Map<String, Object>> applying = new ArrayList<>();
-        for (FleetStatus.Lock l : fleetStatus.applying(request.target())) {
-            Map<String, Object> a = new LinkedHashMap<>();
-            a.put("module", l.module());
-            a.put("host", l.host());
-            a.put("since", l.holder().since());
-            a.put("process", l.holder().process());
-            applying.add(a);
-        }
-        if (!applying.isEmpty()) out.set("applying", Json.MAPPER.valueToTree(applying));
+        if (!f.applying().isEmpty()) out.set("applying", Json.MAPPER.valueToTree(f.applying()));
         send(ex, 201, out);
     }
 

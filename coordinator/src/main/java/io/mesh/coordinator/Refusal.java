@@ -6,8 +6,8 @@ import java.util.Map;
 /**
  * A request the coordinator refuses, nothing written: the HTTP status, the field at fault (or none) and a message that
  * names it and the fix. Every store throws it; {@link HttpApi} answers it in one place, as
- * {@code {"error": message, "field": field}}, {@code field} left out when there is none (docs/reference/http.md,
- * "Errors"; the {@code Error} and {@code FieldError} schemas of {@code openapi.json}).
+ * {@code {"error": message, "field": field}}, {@code field} left out when there is none: the {@code Error} and
+ * {@code FieldError} schemas of {@code openapi.json} (docs/reference/http.md).
  */
 public final class Refusal extends RuntimeException {
     /** The HTTP status: 400, 404 or 409. */

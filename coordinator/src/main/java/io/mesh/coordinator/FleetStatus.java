@@ -497,20 +497,6 @@ public final class FleetStatus {
     }
 
     /**
-     * The applies running now: module locks held by an apply ({@link LockHolder#APPLY}). A freeze does not undo what
-     * they have begun (SPEC.md "Freezes": it stops changes that begin after it; decision 14), so {@code mesh freeze}
-     * names them.
-     *
-     * @param module a module name, or {@link io.mesh.wire.FreezeRecord#ALL} for every module
-     * @return the locks whose holder is an apply of that module (of any, for {@code _all}), sorted by module then host
-     * @throws Exception ZooKeeper errors
-     */
-    public List<Lock> applying(String module) throws Exception {
-        return locks().stream().filter(l -> l.holder() != null && LockHolder.APPLY.equals(l.holder().purpose()))
-                .filter(l -> io.mesh.wire.FreezeRecord.ALL.equals(module) || l.module().equals(module)).toList();
-    }
-
-    /**
      * @return every module lock that has a holder or a waiter, sorted by module then host
      * @throws Exception ZooKeeper errors
      */

@@ -2,8 +2,10 @@ package io.mesh.coordinator;
 
 import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
@@ -44,15 +46,52 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
     public Instant now() { return clock.instant().truncatedTo(ChronoUnit.MILLIS); }
 
     /**
-     * Freezes a module or every module; a freeze of the same name is replaced (a new reason or end).
+     * A freeze written, as {@code POST /v1/freezes} answers it.
      *
-     * @param request the checked request
-     * @param by      who asked
-     * @param since   when the request was checked ({@link #now()})
-     * @return the freeze as written
+     * @param freeze   the freeze as written
+     * @param replaced the active freeze of the same name it replaced (a new reason or end is never silent), or
+     *                 {@code null}
+     * @param applying the applies that hold a lock of what it freezes now: the changes they have begun still land
+     *                 (SPEC.md "Freezes": a freeze stops changes that begin after it; decision 14)
+     */
+    public record Frozen(Freeze freeze, Freeze replaced, List<Applying> applying) {}
+
+    /**
+     * An apply holding a module lock ({@link LockHolder#APPLY}, the lock's first child) when a freeze was written.
+     *
+     * @param since   when it asked for the lock
+     * @param process the holder's short description
+     */
+    public record Applying(String module, String host, Instant since, String process) {}
+
+    /**
+     * Freezes a module or every module, the body checked whole first ({@link FreezeRequest#parse}); a freeze of the same
+     * name is replaced (a new reason or end). {@code for} counts from {@link #now()}, which is also the freeze's
+     * {@code since}.
+     *
+     * @param body the request's body as JSON, or {@code null} when it is not a JSON object
+     * @param by   who asked, as a push's {@code by}
+     * @return the freeze as written, the one it replaced, and the applies under way
+     * @throws Refusal   400 naming the field and the fix; 404 for a module never pushed (a typo would leave the module
+     *                   meant unfrozen); nothing written
      * @throws Exception ZooKeeper errors
      */
-    public Freeze freeze(FreezeRequest request, String by, Instant since) throws Exception {
+    public Frozen freeze(JsonNode body, String by) throws Exception {
+        Instant now = now();
+        FreezeRequest request = FreezeRequest.parse(body, now);
+        String target = request.target();
+        boolean all = target.equals(FreezeRecord.ALL);
+        if (!all && client.checkExists().forPath(paths.desired(target)) == null) {
+            throw Refusal.notFound("module", "module: no module '" + target + "' was pushed (mesh status lists the modules): "
+                    + "freeze a module by its name, or every module with all");
+        }
+        Freeze replaced = list().stream().filter(f -> f.active() && (all ? f.all() : target.equals(f.module()))).findFirst().orElse(null);
+        Freeze written = write(request, by, now);
+        return new Frozen(written, replaced, applying(target));
+    }
+
+    /** Writes the freeze node of a checked request, or replaces it. */
+    private Freeze write(FreezeRequest request, String by, Instant since) throws Exception {
         FreezeRecord r = request.record(by, since);
         String path = paths.freeze(request.target());
         byte[] data = Json.bytes(r);
@@ -99,6 +138,25 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
             }
             FreezeRecord r = Json.readOrNull(data, FreezeRecord.class);
             out.add(view(n, r == null ? FreezeRecord.unreadable() : r));
+        }
+        return out;
+    }
+
+    /**
+     * @param target a module name, or {@link FreezeRecord#ALL} for every module
+     * @return the module locks an apply holds now, of that module (of any, for {@code _all}), by module then host
+     */
+    private List<Applying> applying(String target) throws Exception {
+        List<Applying> out = new ArrayList<>();
+        List<String> modules = target.equals(FreezeRecord.ALL) ? ZkReads.children(client, paths.locks()) : List.of(target);
+        for (String module : modules) {
+            for (String host : ZkReads.children(client, paths.locks() + "/" + module)) {
+                List<LockHolder> holders = LockHolder.read(client, paths, module, host);
+                LockHolder holder = holders.isEmpty() ? null : holders.get(0);
+                if (holder != null && LockHolder.APPLY.equals(holder.purpose())) {
+                    out.add(new Applying(module, host, holder.since(), holder.process()));
+                }
+            }
         }
         return out;
     }

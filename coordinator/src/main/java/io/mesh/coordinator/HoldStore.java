@@ -35,20 +35,6 @@ public final class HoldStore {
     private final CuratorFramework client;
     private final ZkPaths paths;
 
-    /** A hold or release that cannot be done; nothing was written. */
-    public static final class RefusedException extends Exception {
-        /** HTTP status: 400 for a bad field, 404 for an unknown host or container, 409 for a container a window holds. */
-        public final int status;
-        /** The body field at fault ({@code host}, {@code container}, {@code reason}, {@code for}, {@code stop}). */
-        public final String field;
-
-        RefusedException(int status, String field, String message) {
-            super(message);
-            this.status = status;
-            this.field = field;
-        }
-    }
-
     /**
      * @param client a started Curator client
      * @param paths  the layout
@@ -67,7 +53,7 @@ public final class HoldStore {
      * @param by        who places it: the named token's name, the client's {@code X-Mesh-User} only a claim beside it
      * @param process   this coordinator, as the node's {@code by}
      * @return the record written
-     * @throws RefusedException naming the field and the fix; nothing written
+     * @throws Refusal          naming the field and the fix; nothing written
      * @throws Exception        ZooKeeper errors
      */
     public HeldRecord hold(JsonNode body, String by, ProcessRef process) throws Exception {
@@ -75,7 +61,7 @@ public final class HoldStore {
             String f = names.next();
             if (!HOLD_FIELDS.contains(f)) {
                 // a misspelled stop or an until the coordinator does not take must not leave a hold other than asked
-                throw new RefusedException(400, f, "unknown field '" + f + "': a hold takes " + HOLD_FIELDS + " (for a duration such as \"2h\", not until)");
+                throw Refusal.badRequest(f, "unknown field '" + f + "': a hold takes " + HOLD_FIELDS + " (for a duration such as \"2h\", not until)");
             }
         }
         String host = text(body, "host", "host-a");
@@ -83,42 +69,42 @@ public final class HoldStore {
         String reason = text(body, "reason", "disk replacement, ticket OPS-12");
         if (reason.length() > 500 || reason.codePoints().anyMatch(Character::isISOControl)) {
             // one line: a newline or an escape would forge rows in mesh held and lines in the logs (a review's find)
-            throw new RefusedException(400, "reason", "reason must be one line of at most 500 characters, with no control characters");
+            throw Refusal.badRequest("reason", "reason must be one line of at most 500 characters, with no control characters");
         }
         Duration lasts = null;
         JsonNode f = body.get("for");
         if (f != null && !f.isNull()) {
-            if (!f.isTextual()) throw new RefusedException(400, "for", "for must be a duration such as \"2h\", \"30m\" or \"90s\"");
+            if (!f.isTextual()) throw Refusal.badRequest("for", "for must be a duration such as \"2h\", \"30m\" or \"90s\"");
             try {
                 lasts = Durations.parse(f.asText());
             } catch (IllegalArgumentException e) {
-                throw new RefusedException(400, "for", "for: " + e.getMessage());
+                throw Refusal.badRequest("for", "for: " + e.getMessage());
             }
             // The freezes' bound: a hold that ends by itself ends in a time an operator still remembers it.
             if (lasts.compareTo(FreezeRequest.MAX_LENGTH) > 0) {
-                throw new RefusedException(400, "for", "for: a hold lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days ("
+                throw Refusal.badRequest("for", "for: a hold lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days ("
                         + FreezeRequest.MAX_LENGTH.toHours() + "h), not " + Printable.cut(f.asText())
                         + ": give a shorter --for, or none to hold until mesh release");
             }
         }
         JsonNode s = body.get("stop");
-        if (s != null && !s.isNull() && !s.isBoolean()) throw new RefusedException(400, "stop", "stop must be true or false");
+        if (s != null && !s.isNull() && !s.isBoolean()) throw Refusal.badRequest("stop", "stop must be true or false");
         boolean stop = s != null && s.asBoolean(false);
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            throw new RefusedException(400, "host", "host: " + e.getMessage());
+            throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
         if (client.checkExists().forPath(paths.agent(host)) == null && client.checkExists().forPath(paths.reports(host)) == null) {
-            throw new RefusedException(404, "host", "no host '" + host + "' is known (no agent node, no report): check the name (mesh status lists the hosts)");
+            throw Refusal.notFound("host", "no host '" + host + "' is known (no agent node, no report): check the name (mesh status lists the hosts)");
         }
         ModuleSpec spec = moduleOf(container);
         if (spec == null) {
-            throw new RefusedException(404, "container", "no module in the desired state has a container named '" + container
+            throw Refusal.notFound("container", "no module in the desired state has a container named '" + container
                     + "': give its Docker name, <module>-<name>, such as store-registry (mesh status lists modules)");
         }
         if (!spec.runsOn(host)) {
-            throw new RefusedException(404, "container", "container " + container + " of module " + spec.module() + " does not run on host "
+            throw Refusal.notFound("container", "container " + container + " of module " + spec.module() + " does not run on host "
                     + host + " (its hosts: " + spec.hosts() + "): pick one of those hosts");
         }
         Instant since = ZkClock.now(); // measured by ZooKeeper's clock, as every reader judges its end
@@ -128,7 +114,7 @@ public final class HoldStore {
         try {
             HeldRegistry.hold(client, paths, record);
         } catch (HeldRegistry.AlreadyHeldException e) {
-            throw new RefusedException(409, "container", e.getMessage()
+            throw Refusal.conflict("container", e.getMessage()
                     + (e.existing() != null && e.existing().operatorHold() ? ": mesh release it first to change it" : ": hold it once the window ends"));
         }
         return record;
@@ -138,27 +124,27 @@ public final class HoldStore {
      * Ends an operator hold ({@code DELETE /v1/holds/{host}/{container}}); the host's agent applies the module then.
      *
      * @return the hold deleted
-     * @throws RefusedException 404 when there is none, 409 when the node is a window's
+     * @throws Refusal          404 when there is none, 409 when the node is a window's
      * @throws Exception        ZooKeeper errors
      */
     public HeldRecord release(String host, String container) throws Exception {
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            throw new RefusedException(400, "host", "host: " + e.getMessage());
+            throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
         if (container == null || !DOCKER_NAME.matcher(container).matches()) {
-            throw new RefusedException(404, "container", "no hold on '" + container + "': give the Docker name, <module>-<name>");
+            throw Refusal.notFound("container", "no hold on '" + container + "': give the Docker name, <module>-<name>");
         }
         HeldRecord gone;
         try {
             gone = HeldRegistry.release(client, paths, host, container);
         } catch (HeldRegistry.AlreadyHeldException e) {
-            throw new RefusedException(409, "container", e.getMessage() + " (a node no running window owns, made by hand or left "
+            throw Refusal.conflict("container", e.getMessage() + " (a node no running window owns, made by hand or left "
                     + "behind, is removed by an admin with mesh release " + host + " " + container + " --stale)");
         }
         if (gone == null) {
-            throw new RefusedException(404, "container", "no operator hold on " + container + " on host " + host + " (mesh held lists them)");
+            throw Refusal.notFound("container", "no operator hold on " + container + " on host " + host + " (mesh held lists them)");
         }
         return gone;
     }
@@ -169,7 +155,7 @@ public final class HoldStore {
      * ({@link HeldRegistry#releaseStale}).
      *
      * @return the node removed, as read ({@link HeldRecord#unreadable} when its data could not be read)
-     * @throws RefusedException 400 for a bad host, 404 when there is no held node, 409 naming what owns it (an
+     * @throws Refusal          400 for a bad host, 404 when there is no held node, 409 naming what owns it (an
      *                          operator's hold: plain release; a live window: wait for it)
      * @throws Exception        ZooKeeper errors
      */
@@ -177,20 +163,20 @@ public final class HoldStore {
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            throw new RefusedException(400, "host", "host: " + e.getMessage());
+            throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
         if (container == null || !DOCKER_NAME.matcher(container).matches()) {
-            throw new RefusedException(404, "container", "no held node '" + Printable.cut(String.valueOf(container))
+            throw Refusal.notFound("container", "no held node '" + Printable.cut(String.valueOf(container))
                     + "': give the Docker name, <module>-<name>");
         }
         HeldRecord gone;
         try {
             gone = HeldRegistry.releaseStale(client, paths, host, container);
         } catch (HeldRegistry.NotStaleException e) {
-            throw new RefusedException(409, "container", e.getMessage());
+            throw Refusal.conflict("container", e.getMessage());
         }
         if (gone == null) {
-            throw new RefusedException(404, "container", "no held node of " + container + " on host " + host + " (mesh held lists them)");
+            throw Refusal.notFound("container", "no held node of " + container + " on host " + host + " (mesh held lists them)");
         }
         return gone;
     }
@@ -210,7 +196,7 @@ public final class HoldStore {
      * @param host      host id
      * @param container the Docker name
      * @return the hold, whether the host's agent runs, whether it expired
-     * @throws RefusedException 400 for a host or container that is no name mesh makes, 404 when no operator hold is
+     * @throws Refusal          400 for a host or container that is no name mesh makes, 404 when no operator hold is
      *                          there (none, or a window's)
      * @throws Exception        ZooKeeper errors
      */
@@ -218,19 +204,19 @@ public final class HoldStore {
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            throw new RefusedException(400, "host", "host: " + e.getMessage());
+            throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
         if (container == null || !DOCKER_NAME.matcher(container).matches()) {
-            throw new RefusedException(400, "container", "container: '" + Printable.cut(String.valueOf(container))
+            throw Refusal.badRequest("container", "container: '" + Printable.cut(String.valueOf(container))
                     + "' is not a Docker name mesh makes: give <module>-<name>, such as store-registry");
         }
         HeldRecord h = HeldRegistry.read(client, paths, host, List.of(container)).get(container);
         if (h == null) {
-            throw new RefusedException(404, "container", "no operator hold on " + container + " on host " + host
+            throw Refusal.notFound("container", "no operator hold on " + container + " on host " + host
                     + ": place one with mesh hold " + host + " " + container + " --reason TEXT (mesh held lists the holds)");
         }
         if (!h.operatorHold()) {
-            throw new RefusedException(404, "container", container + " on host " + host + " is " + h.reason()
+            throw Refusal.notFound("container", container + " on host " + host + " is " + h.reason()
                     + ", not by an operator: it ends with its window (mesh held lists the holds)");
         }
         return new View(h, client.checkExists().forPath(paths.agent(host)) != null, h.expiredAt(ZkClock.now()));
@@ -248,10 +234,10 @@ public final class HoldStore {
         return null;
     }
 
-    private static String text(JsonNode body, String field, String example) throws RefusedException {
+    private static String text(JsonNode body, String field, String example) throws Refusal {
         JsonNode n = body.get(field);
         if (n == null || n.isNull() || !n.isTextual() || n.asText().isBlank()) {
-            throw new RefusedException(400, field, field + " is required: give it as text, such as \"" + example + "\"");
+            throw Refusal.badRequest(field, field + " is required: give it as text, such as \"" + example + "\"");
         }
         return n.asText().strip();
     }

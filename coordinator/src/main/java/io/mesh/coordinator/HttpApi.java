@@ -64,7 +64,8 @@ import java.util.regex.Pattern;
  * The coordinator's HTTP API on Jetty's server, with {@link HttpLimits} (SPEC.md, "Coordinator HTTP API";
  * docs/decisions/0007-coordinator-http-limits.md). JSON in and out
  * through {@link Json#MAPPER}; every error is {@code {"error": "..."}} (or {@code {"errors": [...]}} for an invalid
- * manifest).
+ * manifest or audit query). A request refused, nothing written, is a {@link Refusal} that the stores and the handlers
+ * throw and {@code handle} alone answers: {@code {"error"}}, with {@code "field"} when it names one.
  *
  * <ul>
  *   <li>{@code POST /v1/pushes}: body = manifest YAML (at most {@link HttpLimits#maxPushBytes()}, UTF-8), optional header
@@ -443,6 +444,8 @@ public final class HttpApi implements AutoCloseable {
         Exchange ex = new Exchange(request, response, answered, limits.readTimeout());
         try {
             route(ex);
+        } catch (Refusal r) {
+            if (!ex.answered()) send(ex, r.status(), r.body());
         } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException
                  | KeeperException.OperationTimeoutException e) {
             if (!ex.answered()) send(ex, 503, error("ZooKeeper is unavailable (" + e.code() + "): try again when the coordinator's /healthz is ok"));
@@ -544,7 +547,7 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    send(ex, 404, error("no such path: " + Printable.cut(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)"));
+                    throw Refusal.notFound(null, "no such path: " + Printable.cut(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)");
                 }
             }
         }
@@ -631,20 +634,10 @@ public final class HttpApi implements AutoCloseable {
         byte[] body = smallBody(ex, MAX_REQUEST_BODY, "{\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
         if (body == null) return;
         JsonNode json = jsonObject(body);
-        if (json == null) {
-            send(ex, 400, error("the body must be JSON such as {\"module\":\"store\",\"schedule\":\"garbage-collect\"}"));
-            return;
-        }
+        if (json == null) throw Refusal.badRequest(null, "the body must be JSON such as {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
         String caller = caller(ex);
         String who = "mesh window run" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator";
-        String name;
-        try {
-            name = requests.create(host, json.path("module").asText(null), json.path("schedule").asText(null),
-                    ProcessRef.current(who));
-        } catch (WindowRequestStore.RefusedException e) {
-            send(ex, e.status, error(e.getMessage()));
-            return;
-        }
+        String name = requests.create(host, json.path("module").asText(null), json.path("schedule").asText(null), ProcessRef.current(who));
         LOG.info("window request {} host={} module={} schedule={} by \"{}\"", name, host, json.path("module").asText(), json.path("schedule").asText(), who);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("request", name);
@@ -660,18 +653,11 @@ public final class HttpApi implements AutoCloseable {
         if (body == null) return;
         JsonNode json = jsonObject(body);
         if (json == null) {
-            sendField(ex, 400, "body", "the body must be JSON such as {\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\",\"stop\":false}");
-            return;
+            throw Refusal.badRequest("body", "the body must be JSON such as {\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\",\"stop\":false}");
         }
         // The hold records where it came from too, as a window request does.
         String by = identity(ex, false);
-        HeldRecord h;
-        try {
-            h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
-        } catch (HoldStore.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-            return;
-        }
+        HeldRecord h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
         LOG.info("operator hold host={} container={} by \"{}\" reason=\"{}\" until={} stop={}", h.host(), h.container(), by,
                 h.hold().reason(), h.hold().until(), h.hold().stops());
         send(ex, 201, h);
@@ -688,13 +674,9 @@ public final class HttpApi implements AutoCloseable {
             return;
         }
         if (!authorized(ex, "holds")) return;
-        try {
-            HeldRecord h = holds.release(host, container);
-            LOG.info("operator hold host={} container={} released (was by \"{}\": {})", host, container, h.hold().by(), h.hold().reason());
-            send(ex, 200, Map.of("released", h));
-        } catch (HoldStore.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-        }
+        HeldRecord h = holds.release(host, container);
+        LOG.info("operator hold host={} container={} released (was by \"{}\": {})", host, container, h.hold().by(), h.hold().reason());
+        send(ex, 200, Map.of("released", h));
     }
 
     /**
@@ -705,16 +687,12 @@ public final class HttpApi implements AutoCloseable {
     private void releaseStale(Exchange ex, String host, String container) throws Exception {
         String who = adminAuthorized(ex, "mesh release --stale");
         if (who == null) return;
-        try {
-            HeldRecord h = holds.releaseStale(host, container);
-            LOG.warn("stale held node removed host={} container={} by \"{}\" from {} (it read: {})", host, container, who, ex.remoteHost(), h.reason());
-            Map<String, Object> out = new LinkedHashMap<>();
-            out.put("released", h);
-            out.put("stale", true);
-            send(ex, 200, out);
-        } catch (HoldStore.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-        }
+        HeldRecord h = holds.releaseStale(host, container);
+        LOG.warn("stale held node removed host={} container={} by \"{}\" from {} (it read: {})", host, container, who, ex.remoteHost(), h.reason());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("released", h);
+        out.put("stale", true);
+        send(ex, 200, out);
     }
 
     /**
@@ -759,13 +737,7 @@ public final class HttpApi implements AutoCloseable {
      */
     private void holdView(Exchange ex, String host, String container) throws Exception {
         if (!authorized(ex, "holds")) return;
-        HoldStore.View v;
-        try {
-            v = holds.view(host, container);
-        } catch (HoldStore.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-            return;
-        }
+        HoldStore.View v = holds.view(host, container);
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(v.held());
         out.put("agent", v.agent());
         out.put("expired", v.expired());
@@ -777,13 +749,13 @@ public final class HttpApi implements AutoCloseable {
         switch (ex.method()) {
             case "GET" -> {
                 WindowRequest r = requests.read(host, name);
-                if (r == null) send(ex, 404, error("no window request " + Printable.cut(name) + " on host " + Printable.cut(host) + " (done and deleted, or never made)"));
-                else send(ex, 200, r);
+                if (r == null) throw Refusal.notFound(null, "no window request " + Printable.cut(name) + " on host " + Printable.cut(host) + " (done and deleted, or never made)");
+                send(ex, 200, r);
             }
             case "DELETE" -> {
                 if (!authorized(ex)) return;
-                if (requests.delete(host, name)) send(ex, 200, Map.of("deleted", paths.request(host, name)));
-                else send(ex, 404, error("no window request " + Printable.cut(name) + " on host " + Printable.cut(host)));
+                if (!requests.delete(host, name)) throw Refusal.notFound(null, "no window request " + Printable.cut(name) + " on host " + Printable.cut(host));
+                send(ex, 200, Map.of("deleted", paths.request(host, name)));
             }
             default -> notAllowed(ex, "GET, DELETE");
         }
@@ -979,8 +951,7 @@ public final class HttpApi implements AutoCloseable {
     private void moduleHistory(Exchange ex, String module) throws Exception {
         List<HistoryRecord> history = PushWriter.MODULE_NAME.matcher(module).matches() ? writer.history(module) : List.of();
         if (history.isEmpty() && (!PushWriter.MODULE_NAME.matcher(module).matches() || client.checkExists().forPath(paths.desired(module)) == null)) {
-            send(ex, 404, error("no module " + Printable.cut(module) + " has been pushed (no history): check the name (mesh status lists the modules)"));
-            return;
+            throw Refusal.notFound(null, "no module " + Printable.cut(module) + " has been pushed (no history): check the name (mesh status lists the modules)");
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("module", module);
@@ -991,11 +962,8 @@ public final class HttpApi implements AutoCloseable {
     /** {@code GET /v1/rollouts/{module}}. */
     private void rollout(Exchange ex, String module) throws Exception {
         Optional<RolloutRecord> r = PushWriter.MODULE_NAME.matcher(module).matches() ? rollouts.read(module) : Optional.empty();
-        if (r.isEmpty()) {
-            send(ex, 404, error("module " + Printable.cut(module) + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)"));
-            return;
-        }
-        send(ex, 200, r.get());
+        send(ex, 200, r.orElseThrow(() -> Refusal.notFound(null, "module " + Printable.cut(module)
+                + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)")));
     }
 
     /** {@code POST /v1/rollouts/{module}/resume|abort}. */
@@ -1003,22 +971,9 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex, "rollout changes")) return;
         PushField body = pushField(ex, "push", "for the rollout the module has now", "(mesh rollout status " + Printable.cut(module) + " shows it)");
         if (!body.read()) return;
-        String push = body.push();
-        Optional<RolloutRecord> r;
-        try {
-            r = PushWriter.MODULE_NAME.matcher(module).matches()
-                    ? rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), identity(ex, false), push)
-                    : Optional.empty();
-        } catch (IllegalStateException e) {
-            send(ex, 409, error(e.getMessage() + ": mesh rollout status " + Printable.cut(module) + " shows it"));
-            return;
-        }
-        if (r.isEmpty()) {
-            send(ex, 404, error("module " + Printable.cut(module) + " has no rollout to " + move));
-            return;
-        }
-        LOG.info("rollout of module {} push {}: {} from {}, now {}", module, r.get().push(), move, ex.remote(), r.get().state());
-        send(ex, 200, r.get());
+        RolloutRecord r = rollouts.move(module, RolloutStore.Move.valueOf(move.toUpperCase(Locale.ROOT)), identity(ex, false), body.push());
+        LOG.info("rollout of module {} push {}: {} from {}, now {}", module, r.push(), move, ex.remote(), r.state());
+        send(ex, 200, r);
     }
 
     /**
@@ -1037,28 +992,20 @@ public final class HttpApi implements AutoCloseable {
      */
     private PushField pushField(Exchange ex, String field, String whenEmpty, String listedBy) throws Exception {
         String example = "{\"" + field + "\":\"push-0000000002\"}";
-        PushField refused = new PushField(false, null);
         byte[] body = smallBody(ex, MAX_ROLLBACK_BODY, example + ", or nothing");
-        if (body == null) return refused;
+        if (body == null) return new PushField(false, null);
         if (body.length == 0 || new String(body, StandardCharsets.UTF_8).isBlank()) return new PushField(true, null);
         JsonNode json = jsonObject(body);
-        if (json == null) {
-            sendField(ex, 400, "body", "the body must be JSON such as " + example + ", or empty " + whenEmpty);
-            return refused;
-        }
+        if (json == null) throw Refusal.badRequest("body", "the body must be JSON such as " + example + ", or empty " + whenEmpty);
         for (Iterator<String> f = json.fieldNames(); f.hasNext(); ) {
             String name = f.next();
             if (!name.equals(field)) {
-                sendField(ex, 400, name, "unknown field '" + Printable.cut(name) + "': the body takes only \"" + field + "\", such as " + example);
-                return refused;
+                throw Refusal.badRequest(name, "unknown field '" + Printable.cut(name) + "': the body takes only \"" + field + "\", such as " + example);
             }
         }
         JsonNode t = json.get(field);
         if (t == null || t.isNull()) return new PushField(true, null);
-        if (!t.isTextual()) {
-            sendField(ex, 400, field, field + ": must be a push id as a string, such as \"push-0000000002\" " + listedBy);
-            return refused;
-        }
+        if (!t.isTextual()) throw Refusal.badRequest(field, field + ": must be a push id as a string, such as \"push-0000000002\" " + listedBy);
         return new PushField(true, t.asText());
     }
 
@@ -1067,43 +1014,14 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex, "freezes")) return;
         byte[] body = smallBody(ex, MAX_FREEZE_BODY, "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"...\"}");
         if (body == null) return;
-        FreezeRequest request;
-        Instant now = freezes.now();
-        try {
-            request = FreezeRequest.parse(jsonObject(body), now);
-        } catch (FreezeRequest.InvalidException e) {
-            sendField(ex, 400, e.field, e.getMessage());
-            return;
-        }
-        // A module never pushed is refused: a typo would leave the module meant unfrozen (a review's find).
-        if (!request.target().equals(FreezeRecord.ALL) && client.checkExists().forPath(paths.desired(request.target())) == null) {
-            sendField(ex, 404, "module", "module: no module '" + request.target() + "' was pushed (mesh status lists the modules): "
-                    + "freeze a module by its name, or every module with all");
-            return;
-        }
-        // Freezing again replaces the freeze: the answer names the one replaced, so that shortening someone's freeze is
-        // never silent (a review's find).
-        FreezeStore.Freeze replaced = freezes.list().stream()
-                .filter(f -> f.active() && (request.target().equals(FreezeRecord.ALL) ? f.all() : request.target().equals(f.module())))
-                .findFirst().orElse(null);
-        FreezeStore.Freeze written = freezes.freeze(request, identity(ex, false), now);
+        FreezeStore.Frozen f = freezes.freeze(jsonObject(body), identity(ex, false));
+        FreezeStore.Freeze written = f.freeze(), replaced = f.replaced();
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
-        // An apply that holds the module lock now still lands the changes it has begun (SPEC.md "Freezes"; decision 14):
-        // said, so that a change landing after "frozen" is no surprise.
-        List<Map<String, Object>> applying = new ArrayList<>();
-        for (FleetStatus.Lock l : fleetStatus.applying(request.target())) {
-            Map<String, Object> a = new LinkedHashMap<>();
-            a.put("module", l.module());
-            a.put("host", l.host());
-            a.put("since", l.holder().since());
-            a.put("process", l.holder().process());
-            applying.add(a);
-        }
-        if (!applying.isEmpty()) out.set("applying", Json.MAPPER.valueToTree(applying));
+        if (!f.applying().isEmpty()) out.set("applying", Json.MAPPER.valueToTree(f.applying()));
         send(ex, 201, out);
     }
 
@@ -1111,13 +1029,11 @@ public final class HttpApi implements AutoCloseable {
     private void thaw(Exchange ex, String target) throws Exception {
         if (!authorized(ex, "thaws")) return;
         if (!target.equals(FreezeRecord.ALL) && !PushWriter.MODULE_NAME.matcher(target).matches()) {
-            sendField(ex, 400, "module", "'" + Printable.cut(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
-            return;
+            throw Refusal.badRequest("module", "'" + Printable.cut(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
         }
         if (!freezes.thaw(target)) {
-            send(ex, 404, error((target.equals(FreezeRecord.ALL) ? "no freeze of every module" : "module " + target + " has no freeze of its own")
-                    + " (GET /v1/freezes, mesh freezes, lists them)"));
-            return;
+            throw Refusal.notFound(null, (target.equals(FreezeRecord.ALL) ? "no freeze of every module" : "module " + target + " has no freeze of its own")
+                    + " (GET /v1/freezes, mesh freezes, lists them)");
         }
         LOG.info("thaw of {} from {}", target.equals(FreezeRecord.ALL) ? "every module" : "module " + target, ex.remote());
         send(ex, 200, Map.of("thawed", paths.freeze(target)));
@@ -1165,9 +1081,6 @@ public final class HttpApi implements AutoCloseable {
     private PushWriter.Result written(Exchange ex, Write write) throws Exception {
         try {
             return write.run();
-        } catch (PushWriter.RefusedException e) {
-            sendField(ex, e.status, e.field, e.getMessage());
-            return null;
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));
@@ -1205,14 +1118,6 @@ public final class HttpApi implements AutoCloseable {
         List<String> warnings = noAgent(result.hosts());
         if (!warnings.isEmpty()) out.put("warnings", warnings);
         return out;
-    }
-
-    /** Answers {@code {"error": message, "field": field}}: the message names the field and the fix. */
-    private void sendField(Exchange ex, int status, String field, String message) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("error", message);
-        out.put("field", field);
-        send(ex, status, out);
     }
 
     /**
@@ -1268,8 +1173,7 @@ public final class HttpApi implements AutoCloseable {
                     try {
                         limit = Math.max(1, Math.min(MAX_LIST, Integer.parseInt(kv.substring(6))));
                     } catch (NumberFormatException e) {
-                        send(ex, 400, error("limit must be a number from 1 to " + MAX_LIST));
-                        return;
+                        throw Refusal.badRequest(null, "limit must be a number from 1 to " + MAX_LIST);
                     }
                 }
             }
@@ -1294,13 +1198,7 @@ public final class HttpApi implements AutoCloseable {
      */
     private void cancelPush(Exchange ex, String push) throws Exception {
         if (!authorized(ex, "push cancels")) return;
-        PushCancels.Result r;
-        try {
-            r = cancels.cancel(push, identity(ex, false));
-        } catch (PushCancels.RefusedException e) {
-            sendField(ex, e.status, "push", e.getMessage());
-            return;
-        }
+        PushCancels.Result r = cancels.cancel(push, identity(ex, false));
         if (!r.already()) {
             LOG.info("push {} cancelled on hosts {} by {} from {}", push, r.cancel().hosts(), r.cancel().by(), ex.remote());
             awaitCached(paths.pushCancel(push));
@@ -1326,12 +1224,8 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private void pushStatus(Exchange ex, String push) throws Exception {
-        Optional<PushStatus.View> v = status.of(push);
-        if (v.isEmpty()) {
-            send(ex, 404, error("no push " + Printable.cut(push) + " (push ids look like push-0000000002; GET /v1/pushes lists them)"));
-        } else {
-            send(ex, 200, v.get());
-        }
+        send(ex, 200, status.of(push).orElseThrow(() -> Refusal.notFound(null, "no push " + Printable.cut(push)
+                + " (push ids look like push-0000000002; GET /v1/pushes lists them)")));
     }
 
     private void held(Exchange ex) throws Exception {
@@ -1453,13 +1347,9 @@ public final class HttpApi implements AutoCloseable {
 
     /** {@code GET /v1/plans/{plan}}. */
     private void planView(Exchange ex, String plan) throws Exception {
-        Optional<PlanStore.View> v = plans.view(plan);
-        if (v.isEmpty()) {
-            send(ex, 404, error("no plan " + Printable.cut(plan) + " (plan ids look like plan-0000000003; plans older than "
-                    + PlanStore.MAX_AGE.toMinutes() + "m or beyond the newest " + PlanStore.KEEP + " are deleted)"));
-        } else {
-            send(ex, 200, v.get());
-        }
+        send(ex, 200, plans.view(plan).orElseThrow(() -> Refusal.notFound(null, "no plan " + Printable.cut(plan)
+                + " (plan ids look like plan-0000000003; plans older than " + PlanStore.MAX_AGE.toMinutes() + "m or beyond the newest "
+                + PlanStore.KEEP + " are deleted)")));
     }
 
     /**
@@ -1517,12 +1407,10 @@ public final class HttpApi implements AutoCloseable {
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            sendField(ex, 404, "host", "'" + Printable.cut(host) + "' is not a host id (such as host-a): check the name (mesh status lists the hosts)");
-            return;
+            throw Refusal.notFound("host", "'" + Printable.cut(host) + "' is not a host id (such as host-a): check the name (mesh status lists the hosts)");
         }
         if (!container.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")) {
-            sendField(ex, 404, "container", "'" + Printable.cut(container) + "' is not a container's Docker name: give <module>-<name>, such as store-registry");
-            return;
+            throw Refusal.notFound("container", "'" + Printable.cut(container) + "' is not a container's Docker name: give <module>-<name>, such as store-registry");
         }
         String caller = caller(ex);
         ProcessRef by = ProcessRef.current("mesh why" + (caller == null ? "" : " by " + caller) + " from " + ex.remoteHost() + " via mesh-coordinator");
@@ -1532,8 +1420,6 @@ public final class HttpApi implements AutoCloseable {
         }
         try {
             send(ex, 200, whys.why(host, container, by));
-        } catch (WhyStore.UnknownException e) {
-            sendField(ex, 404, e.field, e.getMessage());
         } finally {
             auditSlots.release();
         }

@@ -31,20 +31,6 @@ public record PushCancels(CuratorFramework client, ZkPaths paths, Clock clock, D
     private static final Set<PushState> UNSETTLED = Set.of(PushState.PENDING, PushState.DEFERRED, PushState.WAITING);
 
     /**
-     * A cancel that cannot be done: nothing was written. {@link #status} is the HTTP status: 404 for no such push,
-     * 409 for a push that is done (nothing left to cancel).
-     */
-    public static final class RefusedException extends Exception {
-        /** HTTP status to answer with. */
-        public final int status;
-
-        RefusedException(int status, String message) {
-            super(message);
-            this.status = status;
-        }
-    }
-
-    /**
      * What a cancel did.
      *
      * @param cancel  the cancel node's record (an older one when the push was already cancelled)
@@ -56,21 +42,21 @@ public record PushCancels(CuratorFramework client, ZkPaths paths, Clock clock, D
      * @param push a push id such as {@code push-0000000002}
      * @param by   who cancels it (as a push's {@code by})
      * @return the cancel
-     * @throws RefusedException 404 for an unknown push, 409 for a push with no pending, deferred or waiting target
+     * @throws Refusal          404 for an unknown push, 409 for a push with no pending, deferred or waiting target
      * @throws Exception        ZooKeeper errors
      */
     public Result cancel(String push, String by) throws Exception {
         PushStatus status = new PushStatus(client, paths, ZkReads.direct(client), noAgentExpiry, clock);
         Optional<PushStatus.View> view = status.of(push);
         if (view.isEmpty()) {
-            throw new RefusedException(404, "no push " + push + " (push ids look like push-0000000002; GET /v1/pushes lists them)");
+            throw Refusal.notFound("push", "no push " + push + " (push ids look like push-0000000002; GET /v1/pushes lists them)");
         }
         PushStatus.View v = view.get();
         if (v.cancelled() != null) return new Result(v.cancelled(), true);
         List<String> hosts = v.targets().stream().filter(t -> UNSETTLED.contains(t.state())).map(PushStatus.Target::host)
                 .distinct().sorted().toList();
         if (hosts.isEmpty()) {
-            throw new RefusedException(409, push + " is " + v.state() + ": no host is pending, deferred or waiting on it, so there "
+            throw Refusal.conflict("push", push + " is " + v.state() + ": no host is pending, deferred or waiting on it, so there "
                     + "is nothing to cancel (mesh status " + push + " shows each host)");
         }
         PushCancel cancel = new PushCancel(push, clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS), by, hosts);

@@ -117,28 +117,6 @@ public final class PushWriter {
     }
 
     /**
-     * A rollback or delete that cannot be done as asked: nothing was written. {@link #status} is the HTTP status
-     * (404: no such module or push in its history; 400: a request that does not fit), {@link #field} what to fix.
-     */
-    public static final class RefusedException extends Exception {
-        /** HTTP status to answer with. */
-        public final int status;
-        /** The request field at fault, such as {@value #TO_FIELD}, or {@code module} for the path. */
-        public final String field;
-
-        /**
-         * @param status  404 or 400
-         * @param field   the field at fault
-         * @param message what is wrong and how to fix it
-         */
-        public RefusedException(int status, String field, String message) {
-            super(message);
-            this.status = status;
-            this.field = field;
-        }
-    }
-
-    /**
      * Who pushed and from where: a push's {@code by} and {@code source} ({@link HistoryRecord}).
      *
      * @param by     {@link HistoryRecord#BY_WEBHOOK}, {@link HistoryRecord#BY_TOKEN} or {@link HistoryRecord#BY_ANONYMOUS}
@@ -260,7 +238,7 @@ public final class PushWriter {
      *               another revision than the current one (after a delete: the spec the module had before it)
      * @param origin who asks and from where
      * @return what was written ({@link Result#rollbackOf()} names the push rolled back to)
-     * @throws RefusedException  404 for a module without desired node and history, or a {@code to} not in its history;
+     * @throws Refusal           404 for a module without desired node and history, or a {@code to} not in its history;
      *                           400 for a {@code to} that is not a push id, is a delete or is the current push, or
      *                           when there is nothing earlier to roll back to: nothing was written
      * @throws ManifestException when the spec rolled back to is no longer valid or its Docker names are taken now
@@ -270,7 +248,7 @@ public final class PushWriter {
     public Result rollback(String module, String to, Origin origin) throws Exception {
         checkModule(module);
         if (to != null && !ZkPaths.PUSH_NAME.matcher(to).matches()) {
-            throw new RefusedException(400, TO_FIELD, TO_FIELD + ": '" + Printable.cut(to) + "' is not a push id: give one such as push-0000000002"
+            throw Refusal.badRequest(TO_FIELD, TO_FIELD + ": '" + Printable.cut(to) + "' is not a push id: give one such as push-0000000002"
                     + " (mesh history " + module + " lists the pushes of the module), or leave it out to roll back to the revision before the current one");
         }
         List<ManifestError> errors = new ArrayList<>();
@@ -286,7 +264,7 @@ public final class PushWriter {
             try {
                 spec = parser.parseJson(Json.text(target.spec()));
             } catch (ManifestException e) {
-                throw new RefusedException(400, TO_FIELD, TO_FIELD + ": the spec of " + target.push() + " (revision " + target.revision()
+                throw Refusal.badRequest(TO_FIELD, TO_FIELD + ": the spec of " + target.push() + " (revision " + target.revision()
                         + ") is no longer valid: " + e.getMessage() + "; roll back to another push, or push a fixed manifest");
             }
             List<ManifestError> taken = dockerNamesTaken(List.of(spec));
@@ -305,7 +283,7 @@ public final class PushWriter {
      * @param revision the revision to record ({@code X-Mesh-Revision}), or {@code null} for {@value #DELETE_REVISION}
      * @param origin   who asks and from where
      * @return what was written: {@link Result#hosts()} are the hosts the module named
-     * @throws RefusedException  404 when the module has no desired node or is deleted already
+     * @throws Refusal           404 when the module has no desired node or is deleted already
      * @throws ManifestException when the revision or source header is invalid
      * @throws ConflictException when other writers won every attempt
      * @throws Exception         ZooKeeper errors
@@ -323,7 +301,7 @@ public final class PushWriter {
             DesiredRecord current = desiredOrNull(module, stat);
             if (current == null) throw noModule(module);
             if (current.tombstone()) {
-                throw new RefusedException(404, "module", "module " + module + " is deleted already (by " + current.push()
+                throw Refusal.notFound("module", "module " + module + " is deleted already (by " + current.push()
                         + "): nothing to delete; mesh history " + module + " shows its pushes, mesh rollback " + module + " brings it back");
             }
             return new Planned(List.of(new Change(null, module, current.spec().hosts(), stat)), rev, PushAction.DELETE, null);
@@ -353,21 +331,21 @@ public final class PushWriter {
 
     /** The push a rollback pushes again: see {@link #rollback}. */
     private static HistoryRecord rollbackTarget(String module, String to, DesiredRecord current, List<HistoryRecord> history)
-            throws RefusedException {
+            throws Refusal {
         String currentPush = current == null ? null : current.push();
         if (to != null) {
             HistoryRecord h = history.stream().filter(r -> to.equals(r.push())).findFirst().orElse(null);
             if (h == null) {
-                throw new RefusedException(404, TO_FIELD, TO_FIELD + ": " + to + " is not in the history of module " + module
+                throw Refusal.notFound(TO_FIELD, TO_FIELD + ": " + to + " is not in the history of module " + module
                         + " (it did not push the module, or is older than the newest " + HistoryRecord.KEPT + " kept): mesh history "
                         + module + " lists the pushes you can roll back to");
             }
             if (h.spec() == null) {
-                throw new RefusedException(400, TO_FIELD, TO_FIELD + ": " + to + " deleted module " + module
+                throw Refusal.badRequest(TO_FIELD, TO_FIELD + ": " + to + " deleted module " + module
                         + ": roll back to a push that wrote its spec (mesh history " + module + ")");
             }
             if (to.equals(currentPush)) {
-                throw new RefusedException(400, TO_FIELD, TO_FIELD + ": " + to + " is the current push of module " + module
+                throw Refusal.badRequest(TO_FIELD, TO_FIELD + ": " + to + " is the current push of module " + module
                         + ": nothing to roll back; give an older push (mesh history " + module + ")");
             }
             return h;
@@ -377,19 +355,19 @@ public final class PushWriter {
             if (h.spec() == null || h.push().equals(currentPush)) continue;
             if (deleted || !h.revision().equals(current.revision())) return h;
         }
-        throw new RefusedException(400, TO_FIELD, "module " + module + " has no revision before " + (current == null ? "its current one" : current.revision())
+        throw Refusal.badRequest(TO_FIELD, "module " + module + " has no revision before " + (current == null ? "its current one" : current.revision())
                 + " in its history (the newest " + HistoryRecord.KEPT + " pushes are kept): name a push with " + TO_FIELD
                 + " (mesh rollback " + module + " --to PUSH; mesh history " + module + " lists them), or push the manifest you want");
     }
 
-    private static RefusedException noModule(String module) {
-        return new RefusedException(404, "module", "no module " + module + " has been pushed (no desired node, no history): "
+    private static Refusal noModule(String module) {
+        return Refusal.notFound("module", "no module " + module + " has been pushed (no desired node, no history): "
                 + "check the name (mesh status lists the modules)");
     }
 
-    private static void checkModule(String module) throws RefusedException {
+    private static void checkModule(String module) throws Refusal {
         if (module == null || !MODULE_NAME.matcher(module).matches()) {
-            throw new RefusedException(404, "module", "no module '" + Printable.cut(module == null ? "" : module)
+            throw Refusal.notFound("module", "no module '" + Printable.cut(module == null ? "" : module)
                     + "': module names match [a-z0-9][a-z0-9-]{0,39}");
         }
     }

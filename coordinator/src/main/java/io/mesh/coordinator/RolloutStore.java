@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import io.mesh.wire.Json;
+import io.mesh.wire.Printable;
 import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
@@ -8,6 +9,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
 import java.time.Clock;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -39,18 +41,36 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
     public enum Move { RESUME, ABORT }
 
     /**
-     * @param module module name
+     * @param module module name, as the request's path gives it
      * @param move   resume (a paused rollout goes on; the hosts failed now are recorded as resumed past) or abort (it
      *               stops for good)
      * @param by     who asks
      * @param push   the push whose rollout the operator means (as {@code mesh rollout status} showed it), or
      *               {@code null} for the current one
-     * @return the rollout as written and derived; empty when the module has no rollout
-     * @throws IllegalStateException when the rollout is not where the move applies (not paused, ended already), or is
-     *                               of another push than {@code push}
-     * @throws Exception             ZooKeeper errors
+     * @return the rollout as written and derived
+     * @throws Refusal   404 when {@code module} is no module name or has no rollout; 409 when the rollout is not where
+     *                   the move applies (not paused, ended already), is of another push than {@code push}, or changed
+     *                   under every attempt (decision 13)
+     * @throws Exception ZooKeeper errors
      */
-    public Optional<RolloutRecord> move(String module, Move move, String by, String push) throws Exception {
+    public RolloutRecord move(String module, Move move, String by, String push) throws Exception {
+        Optional<RolloutRecord> r;
+        try {
+            r = PushWriter.MODULE_NAME.matcher(module).matches() ? write(module, move, by, push) : Optional.empty();
+        } catch (IllegalStateException e) {
+            throw Refusal.conflict(null, e.getMessage() + ": mesh rollout status " + Printable.cut(module) + " shows it");
+        }
+        return r.orElseThrow(() -> Refusal.notFound(null, "module " + Printable.cut(module) + " has no rollout to "
+                + move.name().toLowerCase(Locale.ROOT)));
+    }
+
+    /**
+     * {@link #move}'s write at the version read.
+     *
+     * @return the rollout as written and derived; empty when the module has no rollout
+     * @throws IllegalStateException when the move does not apply, or every attempt lost its race
+     */
+    private Optional<RolloutRecord> write(String module, Move move, String by, String push) throws Exception {
         String path = paths.rollout(module);
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             RolloutNodes nodes = RolloutNodes.read(client, paths, module);

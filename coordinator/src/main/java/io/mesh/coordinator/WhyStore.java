@@ -61,35 +61,24 @@ public record WhyStore(CuratorFramework client, ZkPaths paths, AuditStore audits
      */
     public record Why(String host, String container, String module, String state, List<Line> chain) {}
 
-    /** The host or container is unknown: {@link #getMessage} names it and the fix. */
-    public static final class UnknownException extends Exception {
-        /** {@code host} or {@code container}. */
-        public final String field;
-
-        UnknownException(String field, String message) {
-            super(message);
-            this.field = field;
-        }
-    }
-
     /**
      * @param host      a host id
      * @param container a Docker name, {@code <module>-<name>}
      * @param by        who asks, for the audit request's record
      * @return the chain
-     * @throws UnknownException when the host is not known, or the container is in none of its reports, held nodes or
+     * @throws Refusal          404 when the host is not known, or the container is in none of its reports, held nodes or
      *                          the desired modules that name it
      * @throws Exception        ZooKeeper errors
      */
     public Why why(String host, String container, ProcessRef by) throws Exception {
         if (!audits.knownHosts().contains(host)) {
-            throw new UnknownException("host", "no host " + host + " is known (no " + paths.agent(host) + " and no " + paths.reports(host)
+            throw Refusal.notFound("host", "no host " + host + " is known (no " + paths.agent(host) + " and no " + paths.reports(host)
                     + "): check the name (mesh status lists the hosts)");
         }
         HeldRecord held = ZkReads.read(client, paths.held(host, container), HeldRecord.class);
         String module = moduleOf(host, container, held);
         if (module == null) {
-            throw new UnknownException("container", "no container " + container + " on host " + host + " (in none of its reports, held nodes"
+            throw Refusal.notFound("container", "no container " + container + " on host " + host + " (in none of its reports, held nodes"
                     + " or the desired modules that name it): give its Docker name, <module>-<name> (mesh status " + "shows each host's modules)");
         }
         Instant now = audits.clock().instant();

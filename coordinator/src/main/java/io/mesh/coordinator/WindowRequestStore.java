@@ -28,21 +28,6 @@ public final class WindowRequestStore {
     private final CuratorFramework client;
     private final ZkPaths paths;
 
-    /** A request that cannot be made; {@link #status} is the HTTP status to answer. */
-    public static final class RefusedException extends Exception {
-        /** HTTP status: 400 for a bad module, schedule or host; 409 when the host has no running agent. */
-        public final int status;
-
-        /**
-         * @param status  HTTP status
-         * @param message why, and what to do
-         */
-        public RefusedException(int status, String message) {
-            super(message);
-            this.status = status;
-        }
-    }
-
     /**
      * @param client a started Curator client
      * @param paths  the layout
@@ -60,30 +45,30 @@ public final class WindowRequestStore {
      * @param schedule schedule name
      * @param by       who asks
      * @return the request node's name, such as {@code window-0000000003}
-     * @throws RefusedException when the module, schedule or host does not fit, or the host has no agent running
+     * @throws Refusal          400 when the module, schedule or host does not fit, 409 when the host has no agent running
      * @throws Exception        ZooKeeper errors
      */
     public String create(String host, String module, String schedule, ProcessRef by) throws Exception {
         try {
             ZkPaths.checkHost(host);
         } catch (IllegalArgumentException e) {
-            throw new RefusedException(400, e.getMessage());
+            throw Refusal.badRequest(null, e.getMessage());
         }
         if (module == null || module.isBlank() || schedule == null || schedule.isBlank()) {
-            throw new RefusedException(400, "give a module and a schedule: {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
+            throw Refusal.badRequest(null, "give a module and a schedule: {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
         }
-        if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw new RefusedException(400, "no module '" + Printable.cut(module) + "'");
+        if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw Refusal.badRequest(null, "no module '" + Printable.cut(module) + "'");
         DesiredRecord d = ZkReads.read(client, paths.desired(module), DesiredRecord.class);
-        if (d != null && d.tombstone()) throw new RefusedException(400, "module " + module + " is deleted (by " + d.push() + ")");
-        if (d == null || d.spec() == null) throw new RefusedException(400, "no module '" + module + "' has been pushed");
+        if (d != null && d.tombstone()) throw Refusal.badRequest(null, "module " + module + " is deleted (by " + d.push() + ")");
+        if (d == null || d.spec() == null) throw Refusal.badRequest(null, "no module '" + module + "' has been pushed");
         ModuleSpec spec = d.spec();
-        if (!spec.runsOn(host)) throw new RefusedException(400, "module " + module + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")");
+        if (!spec.runsOn(host)) throw Refusal.badRequest(null, "module " + module + " does not run on host " + host + " (its hosts: " + spec.hosts() + ")");
         if (!spec.schedules().containsKey(schedule)) {
-            throw new RefusedException(400, "module " + module + " has no schedule '" + Printable.cut(schedule) + "'; "
+            throw Refusal.badRequest(null, "module " + module + " has no schedule '" + Printable.cut(schedule) + "'; "
                     + (spec.schedules().isEmpty() ? "it has no schedules (add one under schedules: in its manifest)" : "it has " + String.join(", ", spec.schedules().keySet())));
         }
         if (client.checkExists().forPath(paths.agent(host)) == null) {
-            throw new RefusedException(409, "host " + host + " has no running agent (" + paths.agent(host) + " is missing): start mesh-agent run --host " + host);
+            throw Refusal.conflict(null, "host " + host + " has no running agent (" + paths.agent(host) + " is missing): start mesh-agent run --host " + host);
         }
         String path = client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
                 .forPath(paths.windowRequestPrefix(host), Json.bytes(WindowRequest.of(module, schedule, Times.now(), by)));

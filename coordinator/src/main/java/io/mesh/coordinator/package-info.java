@@ -7,6 +7,8 @@
  *       deferred, failed, superseded, cancelled, expired (docs/design.md, "Push status"; decisions 24, 30).</li>
  *   <li>HTTP: {@code HttpApi}, Jetty 12 core, JSON (docs/reference/http.md); limits in {@code HttpLimits},
  *       {@code HeadDeadline}, {@code Exchange} (decision 7); credentials {@code BearerToken}, {@code WebhookSecret};
+ *       a request refused is a {@code Refusal} (status, field, message) that the stores throw and {@code HttpApi}
+ *       answers in one place, {@code {"error"}} with {@code "field"} when it names one;
  *       its OpenAPI document {@code openapi.json} in this package's resources ({@code GET /v1/openapi.json}), written by {@code OpenApiDocument} and
  *       held to the real answers by {@code OpenApiTest}.</li>
  *   <li>Fleet view: {@code FleetStatus}, {@code FleetView}, {@code FleetCache}, {@code NodeSource},
@@ -24,8 +26,8 @@
  *       one checker judges it here; decision 28),
  *       {@code WhyStore} ({@code mesh why}: held node, deferred report, rollout, freezes, slot queue, last apply, today's
  *       audit of the container).</li>
- *   <li>Rollouts {@code RolloutStore} (start, resume, abort), {@code RolloutFold} (the fold into the node; decision 13); freezes {@code FreezeRequest},
- *       {@code FreezeStore} (decision 14); operator holds {@code HoldStore} (decision 15); host identities
+ *   <li>Rollouts {@code RolloutStore} (start, resume, abort), {@code RolloutFold} (the fold into the node; decision 13); freezes {@code FreezeStore}
+ *       (parse, check, write, and the applies under way it names) with {@code FreezeRequest} (decision 14); operator holds {@code HoldStore} (decision 15); host identities
  *       {@code HostCredentials} ({@code mesh-coordinator credentials HOST}: decision 19).</li>
  *   <li>{@code CoordinatorMain} ({@code serve}, {@code credentials}), {@code EmbeddedZk}, {@code Metrics}.</li>
  * </ul>

@@ -6,6 +6,8 @@ import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -120,6 +122,47 @@ class FreezeApiTest {
             assertThat(a.json().path("error").asText()).as("the message names the field").contains(c.getValue().equals("body") ? "JSON" : c.getValue());
         }
         assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).as("nothing written").isNull();
+    }
+
+    /**
+     * SPEC.md "Freezes", decision 14: an apply that holds the module lock when the freeze is written still lands what it
+     * has begun, so the answer names it ({@code applying}); a window holding another lock is no apply, and the freeze of
+     * every module names the applies of every module.
+     */
+    @Test
+    void theAnswerNamesTheAppliesUnderWay() throws Exception {
+        Instant since = Instant.parse("2026-12-01T10:00:00Z");
+        InterProcessMutex apply = holder("store", "host-a", new LockHolder("host-a", 42, "mesh-agent run", LockHolder.APPLY, since));
+        InterProcessMutex window = holder("cache", "host-b", new LockHolder("host-b", 43, "mesh-agent run", LockHolder.windowPurpose("gc"), since));
+        assertThat(apply.acquire(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(window.acquire(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        try {
+            Answer a = freeze("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}");
+            assertThat(a.status()).as(a.body()).isEqualTo(201);
+            assertThat(a.json().path("applying")).as(a.body()).hasSize(1);
+            JsonNode one = a.json().path("applying").get(0);
+            assertThat(one.path("module").asText()).isEqualTo("store");
+            assertThat(one.path("host").asText()).isEqualTo("host-a");
+            assertThat(one.path("since").asText()).isEqualTo(since.toString());
+            assertThat(one.path("process").asText()).isEqualTo("mesh-agent run");
+
+            Answer all = freeze("{\"all\":true,\"for\":\"2h\",\"reason\":\"r\"}");
+            assertThat(all.json().path("applying")).as(all.body()).hasSize(1);
+            assertThat(all.json().path("applying").get(0).path("module").asText()).isEqualTo("store");
+        } finally {
+            apply.release();
+            window.release();
+        }
+        Answer none = freeze("{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"r\"}");
+        assertThat(none.json().has("applying")).as("no apply under way: no applying").isFalse();
+    }
+
+    /** A module lock whose child says {@code who}, as the agent's {@code ModuleLock} writes it. */
+    private static InterProcessMutex holder(String module, String host, LockHolder who) {
+        return new InterProcessMutex(zk.client(), zk.paths().lock(module, host)) {
+            @Override
+            protected byte[] getLockNodeBytes() { return Json.bytes(who); }
+        };
     }
 
     @Test

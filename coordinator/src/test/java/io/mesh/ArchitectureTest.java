@@ -60,7 +60,7 @@ class ArchitectureTest {
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
-                .whereLayer("ledger").mayOnlyBeAccessedByLayers("section", "hold", "window", "apply", "agent")
+                .whereLayer("ledger").mayOnlyBeAccessedByLayers("section", "freeze", "hold", "window", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "ledger", "window", "apply", "agent")
                 .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "window", "apply", "agent")

@@ -1,6 +1,5 @@
 package io.mesh.agent;
 
-import io.mesh.wire.ZkClock;
 import io.mesh.apply.Applier;
 import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
@@ -24,8 +23,7 @@ import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.FreezeRecord;
-import io.mesh.wire.Json;
+import io.mesh.freeze.FreezeWakes;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
@@ -70,9 +68,9 @@ import java.util.stream.Collectors;
  *       start on a host that has a live agent ({@link #claimHost()});</li>
  *   <li>a {@link CuratorCache} on {@code /mesh/desired}: each change requests an apply of that module and re-arms
  *       its schedules; once loaded, applies read desired nodes from it ({@link MeshStore#readDesiredFrom});</li>
- *   <li>a {@link CuratorCache} on {@code /mesh/freezes}: a freeze that goes or changes asks for the module's apply
- *       again (every module's, for {@code _all}), and a timer asks at its {@code until}, so that the newest revision
- *       lands when the freeze ends with no new push (docs/decisions/0014-freezes.md);</li>
+ *   <li>{@link FreezeWakes} on {@code /mesh/freezes}: a freeze that goes or changes asks for the module's apply
+ *       again (every module's, for {@code _all}), and at its {@code until}, so that the newest revision lands when
+ *       the freeze ends with no new push (docs/decisions/0014-freezes.md);</li>
  *   <li>{@link RolloutWakes} on {@code /mesh/rollouts}: a rollout's move, a freed slot or this host's turn asks for the
  *       module's apply again (docs/decisions/0013-rollouts.md);</li>
  *   <li>applies of each module one at a time ({@link ModuleWorker}), on a thread of their own while they run and none
@@ -133,10 +131,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final CuratorCache cache;
     /** {@code /mesh/rollouts}: a move, a freed slot or this host's turn asks its apply of the module again (decision 13). */
     private final RolloutWakes rollouts;
-    /** {@code /mesh/freezes}: a freeze that ends asks this host's apply of the module again (decision 14). */
-    private final CuratorCache freezes;
-    /** By freeze node name (a module, or {@code _all}): the request that ends it at its {@code until}. */
-    private final Map<String, ScheduledFuture<?>> thaws = new ConcurrentHashMap<>();
+    /** {@code /mesh/freezes}: a freeze that changes or ends asks this host's apply of the module again (decision 14). */
+    private final FreezeWakes freezes;
     private final AgentNode agentNode;
     private final PlanRequests plans;
     /** Audits of this host ({@code mesh audit}, {@code mesh why}): answered from its ledger, if it keeps one (decision 28). */
@@ -146,8 +142,6 @@ public final class AgentDaemon implements AutoCloseable {
     private volatile Runnable onHostTaken = () -> { };
     /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
     private final LedgerKeeper ledger;
-    /** The freeze this agent obeys, by freeze node name: a change writes the ledger's freeze lines once. */
-    private final Map<String, FreezeRecord> obeyed = new ConcurrentHashMap<>();
 
     /**
      * @param config  the agent's configuration
@@ -173,7 +167,8 @@ public final class AgentDaemon implements AutoCloseable {
                 module -> { if (!stopping.get()) worker(module).request(); });
         applier.readRolloutsFrom(rollouts::cached);
         applier.wakeOnRolloutSlotLeases(rollouts::slotLeasesChanged);
-        this.freezes = CuratorCache.build(client, config.paths().freezes());
+        this.freezes = new FreezeWakes(client, config.paths(), timer, ledger.ledger(), stopping::get, workers::keySet,
+                this::requestApply, applier::tryAgainNow, this::reconcileAll);
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());
         this.agentNode = new AgentNode(client, config.paths().agent(config.host()), me, () -> onHostTaken.run());
         this.plans = new PlanRequests(client, config.paths(), config.host(), process,
@@ -202,13 +197,7 @@ public final class AgentDaemon implements AutoCloseable {
                 HeldRecord h = store.held(config.host()).get(opening.container());
                 return h != null && !h.operatorHold() && java.util.Objects.equals(h.window(), opening.window());
             }
-            if (opening.kind() == LedgerKind.FREEZE_OPEN) {
-                byte[] data = store.client().checkExists().forPath(config.paths().freeze(opening.module())) == null ? null
-                        : store.client().getData().forPath(config.paths().freeze(opening.module()));
-                if (data == null) return false;
-                FreezeRecord f = Json.readOrNull(data, FreezeRecord.class);
-                return f == null || f.activeAt(ZkClock.earliest()); // unreadable: obeyed as a freeze (decision 14)
-            }
+            if (opening.kind() == LedgerKind.FREEZE_OPEN) return freezes.inForce(opening.module());
             HeldRecord h = store.held(config.host()).get(opening.container());
             // The same hold, not another one the same operator placed meanwhile: by, reason and until (the line has no since)
             return h != null && h.operatorHold() && java.util.Objects.equals(h.hold().by(), opening.by())
@@ -291,10 +280,6 @@ public final class AgentDaemon implements AutoCloseable {
                 .build());
         cache.start();
         rollouts.start();
-        freezes.listenable().addListener(CuratorCacheListener.builder()
-                .forCreatesAndChanges((before, after) -> freezeChanged(after, false))
-                .forDeletes(node -> freezeChanged(node, true))
-                .build());
         freezes.start();
         holds.start(); // a release or an expiry applies the module at once; --stop stops it once
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
@@ -343,60 +328,6 @@ public final class AgentDaemon implements AutoCloseable {
     /** @return this agent's watch of the rollouts (tests look through it) */
     RolloutWakes rollouts() { return rollouts; }
 
-    /**
-     * A freeze node was written or deleted: its modules (every one, for {@code _all}) are asked again now, which a thaw
-     * or a shortened freeze needs, and again at its {@code until} (this host's clock), so that it ends by itself. A
-     * module still frozen by the other node (its own, or {@code _all}) stays deferred: the apply asks both.
-     */
-    private void freezeChanged(ChildData node, boolean deleted) {
-        if (stopping.get() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(config.paths().freezes())) return;
-        String name = ZKPaths.getNodeFromPath(node.getPath());
-        Runnable ask = FreezeRecord.ALL.equals(name) ? this::reconcileAll : () -> { if (workers.containsKey(name)) requestApply(name); };
-        // A thaw (the node deleted, or its until come) ends the back-off of the modules it froze: they try at once.
-        Runnable thaw = () -> {
-            obeyedFreeze(name, null);
-            for (String m : FreezeRecord.ALL.equals(name) ? Set.copyOf(workers.keySet()) : Set.of(name)) applier.tryAgainNow(m);
-            ask.run();
-        };
-        ScheduledFuture<?> before = thaws.remove(name);
-        if (before != null) before.cancel(false);
-        FreezeRecord f = deleted || node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
-        if (!deleted) obeyedFreeze(name, node.getData() == null ? null : f == null ? FreezeRecord.unreadable() : f);
-        if (f != null && f.until() != null) {
-            // A little past until, so that the apply's own reading of the clock finds the freeze over.
-            // Bounded: a freeze written by hand with an until in the far future would overflow a delay in ms (a review
-            // found a listener throwing); the reconcile meets it again long before a day has passed.
-            Duration left = Duration.between(ZkClock.earliest(), f.until());
-            long ms = (left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis())
-                    + THAW_MARGIN_MS;
-            try {
-                thaws.put(name, timer.schedule(thaw, ms, TimeUnit.MILLISECONDS));
-            } catch (RejectedExecutionException e) {
-                return; // shutting down
-            }
-        }
-        if (deleted) thaw.run();
-        else ask.run();
-    }
-
-    /**
-     * Writes the ledger's freeze lines when the freeze this agent obeys for a node changes (decision 28): once per
-     * change, not per apply.
-     *
-     * @param name the freeze node's name (a module, or {@code _all})
-     * @param f    the freeze now, or {@code null} (deleted, or past its until)
-     */
-    private synchronized void obeyedFreeze(String name, FreezeRecord f) {
-        FreezeRecord now = f != null && f.activeAt(ZkClock.earliest()) ? f : null;
-        FreezeRecord was = now == null ? obeyed.remove(name) : obeyed.put(name, now);
-        if (java.util.Objects.equals(was, now)) return;
-        Instant at = ledger.ledger().now();
-        if (was != null) ledger.ledger().write(LedgerEntry.freeze(LedgerKind.FREEZE_CLOSE, at, name, was.by(), was.reason(), was.until()));
-        if (now != null) ledger.ledger().write(LedgerEntry.freeze(LedgerKind.FREEZE_OPEN, at, name, now.by(), now.reason(), now.until()));
-    }
-
-    /** How long after a freeze's {@code until} its modules are asked again, in ms. */
-    private static final long THAW_MARGIN_MS = 100;
 
 
     private void desiredDeleted(ChildData node) {

@@ -18,8 +18,8 @@ import java.util.Optional;
 /**
  * Whether a module is frozen (SPEC.md, "Freezes"; docs/decisions/0014-freezes.md): asked by the apply holding the
  * module lock, at the point where the rollout gate is asked. A frozen module's apply makes no Docker call and reports
- * {@code deferred} with the freeze; the newest revision lands when the freeze ends (thawed, or past {@code until} on
- * this host's clock), when the agent's watch of {@code /mesh/freezes} asks for the apply again.
+ * {@code deferred} with the freeze; the newest revision lands when the freeze ends (thawed, or past {@code until} by
+ * ZooKeeper's clock at its earliest, decision 27), when {@link FreezeWakes} asks for the apply again.
  */
 public final class FreezeGate {
     private static final Logger log = LoggerFactory.getLogger(FreezeGate.class);

@@ -158,133 +158,20 @@ public final class Applier {
         int blips = 0;
         String deferredElsewhere = null;
         while (true) {
-            ModuleSection section = null;
-            ApplyAdmission admission = null;
-            boolean leftThisHost = false;
+            Attempt a = new Attempt(module, stopping, progress, node, started, desired, deferredElsewhere);
             try {
-                // A blip is waited out (bounded), not reported (failure model row 23); a longer outage is reported once
-                // ZooKeeper answers again (fail() waits for it), naming the push.
-                if (!session.connected()) {
-                    if (elsewhereOnly(module)) return null; // no report of a module of another host, outage or not
-                    if (!session.awaitConnected(BLIP, stopping)) {
-                        return fail(module, desired, started, "ZooKeeper is not connected (" + session.state() + ") for "
-                                + BLIP.toSeconds() + "s; nothing was done", stopping);
-                    }
-                }
-                desired = store.desired(module);
-                node.applying(desired);
-                boolean journalled = journalled(module);
-                if (desired == null && !journalled && WindowRecovery.open(context.journal(), docker, module).isEmpty()) return null;
-                // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
-                // report its delete once, even with nothing of it here, so that the delete's push is done on them.
-                if (elsewhereOnly(desired, journalled, module) && !owesDeleteReport(desired, module)) return null;
-                // Nothing changed since this process's last report of the module: no lock, no write (decision 0004);
-                // unless its rollout may have moved this host since (decision 13).
-                if (!journalled && rollouts.settled(desired)) {
-                    ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
-                    if (last != null) return last;
-                }
-                section = new ModuleSection(store, fences, module, host, context.process(), LockHolder.APPLY)
-                        .recordTo(context.ledger(), CallCause.push(desired == null ? null : desired.push()));
-                if (!section.lock(applyLockWait)) {
-                    desired = awaitLock(section, module, desired, started, stopping, progress, node);
-                    progress.done("lock");
-                    if (desired == AWAIT_STOPPED) return null;
-                    started = Times.now();
-                }
-                // Read under the lock, before the fence (a section never waits for ZooKeeper fenced): the newest
-                // desired node, so a push that met a window lands now, and the held nodes, which only a window holding
-                // this lock could add.
-                DesiredRecord newest = store.desired(module);
-                if (newest != null) desired = newest;
-                node.applying(desired);
-                LockedRead read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
-                Map<String, HeldRecord> held = read.held();
-                // What it may do, asked of its gates holding the lock (never across a window) and before the fence:
-                // a freeze, then the rollout (the push, in a slot, or the previous revision kept here).
-                admission = ApplyAdmission.admit(newest, read, rollouts);
-                if (admission.verdict() == ApplyAdmission.Verdict.STALE) return null; // the newer desired node's event asks again
-                boolean fenced = awaitFence(section, module, desired, started, stopping, progress);
-                progress.done("fence");
-                if (!fenced) {
-                    if (stopping.getAsBoolean()) return null;
-                    continue; // the lock lapsed while the fence was awaited: start again
-                }
-                // Fenced: a journalled window is not running (its process would hold the fence from before its first
-                // stop to after its last start), whoever wrote it: finish it now. No state defers an apply for ever.
-                Optional<WindowJournal.Entry> open = WindowRecovery.open(context.journal(), docker, module);
-                if (open.isPresent() && WindowRecovery.mayRunElsewhere(context.journal(), open.get())) {
-                    // A window of a process with another --state-dir (another fence): defer to it until it ends or
-                    // its deadline passes. Every mesh process of a host should share --state-dir (decision 8).
-                    WindowJournal.Entry j = open.get();
-                    admission.abandon(); // no slot while deferring to another process's window
-                    section.close();
-                    section = null;
-                    String key = desired == null ? null : desired.push() + "/" + desired.revision() + "/" + j.window();
-                    if (key != null && !key.equals(deferredElsewhere)) reports.write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
-                            j.held().stream().map(WindowJournal.HeldContainer::container).toList(), j.owner()), started));
-                    deferredElsewhere = key;
-                    if (stopping.getAsBoolean()) return null;
-                    Thread.sleep(WAIT_SLICE.toMillis());
-                    continue;
-                }
-                WindowResult recovered = null;
-                if (open.isPresent()) {
-                    WindowJournal.Entry done = open.get();
-                    recovered = recovery.recover(done, section, held::get, stopping); // before any confirmation: its give-back is no touch of a hold in force
-                    // Its containers run again: the held nodes read before, of that window, no longer hold them.
-                    held = new LinkedHashMap<>(held);
-                    held.values().removeIf(h -> done.window().equals(h.window()));
-                }
-                // Operator holds read under the lock are confirmed before the first Docker call on the module's
-                // containers: in force from here (decision 25), frozen or not.
-                held = HoldConfirmation.confirm(store, section, host, held);
-                // Frozen, or kept waiting by its rollout with nothing to apply: repairs only (what is stopped and not held
-                // starts again as it is), no change (SPEC.md "Freezes"). A freeze that comes while the apply runs stops
-                // the changes not yet begun.
-                AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
-                ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
-                ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
-                        .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
-                        .reportingTo(progress).startingHoldStopsFrom(holdStops).recordingRepairsBy(section::repairing);
-                DesiredRecord toApply = admission.toApply();
-                // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
-                if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
-                else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
-                List<ContainerResult> results = switch (admission.verdict()) {
-                    case NONE, STALE -> null;
-                    case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
-                    case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
-                };
-                if (toApply != null) rememberTries(module, toApply, execution, results);
-                section.unfence();
-                if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
-                if (newest == null) return null;
-                FreezeRecord frozen = admission.freeze() != null ? admission.freeze() : frozenSince.get();
-                if (frozen != null) return frozen(newest, started, frozen, results, section);
-                // The window node read under the lock stands for the report, unless a recovery ran above (it
-                // publishes its window's nodes again and deletes them as it ends).
-                WindowRecord window = recovered == null ? read.window() : store.window(host, module);
-                ApplyReport report = admission.keptAs(report(newest, started, results, held, window));
-                admission.finished(report); // the slot back, after the readiness wait
-                if (admission.keepsPrevious() && reports.sameAsLast(report)) {
-                    // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
-                    return report;
-                }
-                reports.write(report, section);
-                leftThisHost = !newest.spec().runsOn(host) && report.outcome() == ApplyOutcome.APPLIED;
-                return report;
+                Exit exit = a.run();
+                if (!exit.again()) return exit.report();
             } catch (InterruptedException e) {
                 throw e;
             } catch (MeshStore.InvalidNodeException e) {
                 // The report names the invalid node's push when it can be read, so that its push shows it failed.
-                return fail(module, e.revision(), e.push(), started, e.getMessage(), stopping);
+                return fail(module, e.revision(), e.push(), a.started, e.getMessage(), stopping);
             } catch (WindowJournal.UnreadableException e) {
                 // Fail safe (failure model row 22): a journal that cannot be read means a window may be open.
-                return fail(module, desired, started, e.getMessage(), stopping);
+                return fail(module, a.desired, a.started, e.getMessage(), stopping);
             } catch (SessionGuard.SessionLostException e) {
-                if (section != null) section.close();
-                section = null;
+                a.closeSection();
                 // Each blip is waited out from when it is met, whenever in the apply that is; a few in a row are
                 // an outage, and reported.
                 if (blips++ < MAX_BLIPS && !stopping.getAsBoolean()) {
@@ -292,15 +179,230 @@ public final class Applier {
                             e.getMessage(), BLIP.toSeconds());
                     if (session.awaitConnected(BLIP, stopping)) continue;
                 }
-                return fail(module, desired, started, e.getMessage(), stopping);
+                return fail(module, a.desired, a.started, e.getMessage(), stopping);
             } catch (Exception e) {
-                return fail(module, desired, started, "apply failed: " + describe(e), stopping);
+                return fail(module, a.desired, a.started, "apply failed: " + describe(e), stopping);
             } finally {
-                if (admission != null) admission.close();
-                if (section != null) {
-                    section.close();
-                    if (leftThisHost) deleteLockParent(section.lockPath());
-                }
+                started = a.started;
+                desired = a.desired;
+                deferredElsewhere = a.deferredElsewhere;
+                a.close();
+            }
+        }
+    }
+
+    /** How a try of an apply ends: with the apply's answer (a report, or {@code null}), or to be tried again. */
+    private record Exit(ApplyReport report, boolean again) {
+        /** Nothing to report: no desired state, a module of another host, a stale desired node, or stopping. */
+        static final Exit NOTHING = new Exit(null, false);
+        /** Tried again at once: the lock lapsed while the fence was awaited, or another process's window runs. */
+        static final Exit AGAIN = new Exit(null, true);
+
+        static Exit with(ApplyReport report) { return new Exit(report, false); }
+    }
+
+    /**
+     * One try of an apply, as named stages in order, as the window is ({@code WindowRunner}): connected, read, locked,
+     * admitted, fenced, recovered, executed, reported (docs/design.md, "Apply"). Each stage goes on (answers
+     * {@code null}) or ends the try with its {@link Exit}; a stage that throws ends it too, and {@link #close} gives
+     * back what it holds (the rollout's slot, the section).
+     */
+    private final class Attempt implements AutoCloseable {
+        private final String module;
+        private final BooleanSupplier stopping;
+        private final ApplyProgress progress;
+        private final ProgressNode node;
+        private Instant started;
+        private DesiredRecord desired;
+        /** The push, revision and window last reported {@code deferred} to another process's window: said once. */
+        private String deferredElsewhere;
+        private ModuleSection section;
+        private ApplyAdmission admission;
+        /** The newest desired node, read under the lock. */
+        private DesiredRecord newest;
+        private LockedRead read;
+        private Map<String, HeldRecord> held;
+        /** What the recovery of a dead window of the module did, or {@code null} when none ran. */
+        private WindowResult recovered;
+        /** A freeze that came while the apply ran, which stopped the changes not yet begun. */
+        private final AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
+        private boolean leftThisHost;
+
+        Attempt(String module, BooleanSupplier stopping, ApplyProgress progress, ProgressNode node, Instant started,
+                DesiredRecord desired, String deferredElsewhere) {
+            this.module = module;
+            this.stopping = stopping;
+            this.progress = progress;
+            this.node = node;
+            this.started = started;
+            this.desired = desired;
+            this.deferredElsewhere = deferredElsewhere;
+        }
+
+        Exit run() throws Exception {
+            Exit e;
+            if ((e = connected()) != null || (e = read()) != null || (e = locked()) != null || (e = admitted()) != null
+                    || (e = fenced()) != null || (e = recovered()) != null) return e;
+            return reported(executed());
+        }
+
+        /**
+         * A blip is waited out (bounded), not reported (failure model row 23); a longer outage is reported once
+         * ZooKeeper answers again ({@link #fail} waits for it), naming the push.
+         */
+        private Exit connected() throws InterruptedException {
+            if (session.connected()) return null;
+            if (elsewhereOnly(module)) return Exit.NOTHING; // no report of a module of another host, outage or not
+            if (session.awaitConnected(BLIP, stopping)) return null;
+            return Exit.with(fail(module, desired, started, "ZooKeeper is not connected (" + session.state() + ") for "
+                    + BLIP.toSeconds() + "s; nothing was done", stopping));
+        }
+
+        /** Whether there is anything to do, before the lock: no lock, no write when there is not (decision 4). */
+        private Exit read() throws Exception {
+            desired = store.desired(module);
+            node.applying(desired);
+            boolean journalled = journalled(module);
+            if (desired == null && !journalled && WindowRecovery.open(context.journal(), docker, module).isEmpty()) return Exit.NOTHING;
+            // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
+            // report its delete once, even with nothing of it here, so that the delete's push is done on them.
+            if (elsewhereOnly(desired, journalled, module) && !owesDeleteReport(desired, module)) return Exit.NOTHING;
+            // Nothing changed since this process's last report of the module (decision 4); unless its rollout may
+            // have moved this host since (decision 13).
+            if (!journalled && rollouts.settled(desired)) {
+                ApplyReport last = noOp.unchangedSinceLastReport(module, desired);
+                if (last != null) return Exit.with(last);
+            }
+            return null;
+        }
+
+        /** The module's lock: {@code deferred} while a window holds it (decision 3). */
+        private Exit locked() throws Exception {
+            section = new ModuleSection(store, fences, module, host, context.process(), LockHolder.APPLY)
+                    .recordTo(context.ledger(), CallCause.push(desired == null ? null : desired.push()));
+            if (section.lock(applyLockWait)) return null;
+            desired = awaitLock(section, module, desired, started, stopping, progress, node);
+            progress.done("lock");
+            if (desired == AWAIT_STOPPED) return Exit.NOTHING;
+            started = Times.now();
+            return null;
+        }
+
+        /**
+         * Read under the lock, before the fence (a section never waits for ZooKeeper fenced): the newest desired node,
+         * so that a push that met a window lands now, and the held nodes, which only a window holding this lock could
+         * add; then what the apply may do, asked of its gates ({@link ApplyAdmission}: a freeze, then the rollout),
+         * holding the lock, never across a window.
+         */
+        private Exit admitted() throws Exception {
+            newest = store.desired(module);
+            if (newest != null) desired = newest;
+            node.applying(desired);
+            read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
+            held = read.held();
+            admission = ApplyAdmission.admit(newest, read, rollouts);
+            // Stale: the newer desired node's event asks again.
+            return admission.verdict() == ApplyAdmission.Verdict.STALE ? Exit.NOTHING : null;
+        }
+
+        /** The host fence (decision 8); a lock lapsed while it was awaited starts the try again. */
+        private Exit fenced() throws Exception {
+            boolean fenced = awaitFence(section, module, desired, started, stopping, progress);
+            progress.done("fence");
+            if (fenced) return null;
+            return stopping.getAsBoolean() ? Exit.NOTHING : Exit.AGAIN;
+        }
+
+        /**
+         * Fenced, a journalled window is not running (its process would hold the fence from before its first stop to
+         * after its last start), whoever wrote it: it is finished now ({@link WindowRecovery}). No state defers an
+         * apply for ever. A window of a process with another {@code --state-dir} (another fence) is deferred to until
+         * it ends or its deadline passes; every mesh process of a host should share {@code --state-dir} (decision 8).
+         */
+        private Exit recovered() throws Exception {
+            Optional<WindowJournal.Entry> open = WindowRecovery.open(context.journal(), docker, module);
+            if (open.isEmpty()) return null;
+            WindowJournal.Entry j = open.get();
+            if (WindowRecovery.mayRunElsewhere(context.journal(), j)) {
+                admission.abandon(); // no slot while deferring to another process's window
+                closeSection();
+                String key = desired == null ? null : desired.push() + "/" + desired.revision() + "/" + j.window();
+                if (key != null && !key.equals(deferredElsewhere)) reports.write(deferred(desired, new WindowRecord(host, module, j.schedule(), j.window(), j.since(),
+                        j.held().stream().map(WindowJournal.HeldContainer::container).toList(), j.owner()), started));
+                deferredElsewhere = key;
+                if (stopping.getAsBoolean()) return Exit.NOTHING;
+                Thread.sleep(WAIT_SLICE.toMillis());
+                return Exit.AGAIN;
+            }
+            recovered = recovery.recover(j, section, held::get, stopping); // before any confirmation: its give-back is no touch of a hold in force
+            // Its containers run again: the held nodes read before, of that window, no longer hold them.
+            held = new LinkedHashMap<>(held);
+            held.values().removeIf(h -> j.window().equals(h.window()));
+            return null;
+        }
+
+        /**
+         * The Docker calls: operator holds read under the lock confirmed first, in force from here (decision 25),
+         * frozen or not; then the desired state the admission gave, or repairs only (frozen, or kept waiting by its
+         * rollout: what is stopped and not held starts again as it is; SPEC.md "Freezes"). A freeze that comes while
+         * the apply runs stops the changes not yet begun ({@link #frozenSince}).
+         *
+         * @return the containers' results, or {@code null} when there is no desired state
+         */
+        private List<ContainerResult> executed() throws Exception {
+            held = HoldConfirmation.confirm(store, section, host, held);
+            ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
+            ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
+                    .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
+                    .reportingTo(progress).startingHoldStopsFrom(holdStops).recordingRepairsBy(section::repairing);
+            DesiredRecord toApply = admission.toApply();
+            // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
+            if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
+            else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
+            List<ContainerResult> results = switch (admission.verdict()) {
+                case NONE, STALE -> null;
+                case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
+                case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
+            };
+            if (toApply != null) rememberTries(module, toApply, execution, results);
+            section.unfence();
+            if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
+            return results;
+        }
+
+        /**
+         * The report, written with the lock's release (decision 5): {@code deferred} with the freeze when frozen; as
+         * the rollout reads it when it keeps this host on its previous revision, and not again when unchanged.
+         */
+        private Exit reported(List<ContainerResult> results) throws Exception {
+            if (newest == null) return Exit.NOTHING;
+            FreezeRecord frozen = admission.freeze() != null ? admission.freeze() : frozenSince.get();
+            if (frozen != null) return Exit.with(frozen(newest, started, frozen, results, section));
+            // The window node read under the lock stands for the report, unless a recovery ran above (it publishes its
+            // window's nodes again and deletes them as it ends).
+            WindowRecord window = recovered == null ? read.window() : store.window(host, module);
+            ApplyReport report = admission.keptAs(report(newest, started, results, held, window));
+            admission.finished(report); // the slot back, after the readiness wait
+            // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
+            if (admission.keepsPrevious() && reports.sameAsLast(report)) return Exit.with(report);
+            reports.write(report, section);
+            leftThisHost = !newest.spec().runsOn(host) && report.outcome() == ApplyOutcome.APPLIED;
+            return Exit.with(report);
+        }
+
+        /** Gives the section back now (a lapsed session; deferring to another process's window). */
+        void closeSection() {
+            if (section != null) section.close();
+            section = null;
+        }
+
+        /** Gives back the rollout's slot and the section; a module that left this host leaves no lock parent. */
+        @Override
+        public void close() {
+            if (admission != null) admission.close();
+            if (section != null) {
+                section.close();
+                if (leftThisHost) deleteLockParent(section.lockPath());
             }
         }
     }

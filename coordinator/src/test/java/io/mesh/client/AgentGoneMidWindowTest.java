@@ -1,6 +1,5 @@
 package io.mesh.client;
 
-import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
@@ -39,11 +38,8 @@ class AgentGoneMidWindowTest {
         String push = "push-0000000000";
         for (String host : List.of("host-k", "host-r")) {
             ApplyOutcome outcome = host.equals("host-k") ? ApplyOutcome.APPLIED : ApplyOutcome.DEFERRED;
-            fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report(host, "store"),
-                    Json.bytes(StatusApiTest.report(host, "store", "r1", push, outcome, null)));
+            fx.writeReport(StatusApiTest.report(host, "store", "r1", push, outcome, null));
         }
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report("host-r", "store"));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report("host-k", "store"));
 
         // host-k's agent opens a window holding store-registry: its nodes are ephemeral, in its own session.
         fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().windows("host-k"), "{}".getBytes());
@@ -52,13 +48,13 @@ class AgentGoneMidWindowTest {
         agent.create().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().agent("host-k"), Json.bytes(new AgentRecord("host-k", "0.1.0", 4242, Instant.now())));
         agent.create().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().window("host-k", "store"), Json.bytes(new WindowRecord("host-k", "store",
                 "garbage-collect", "w-kill9", Instant.parse("2026-12-06T03:30:00Z"), List.of("store-registry"), new ProcessRef(4242, "mesh-agent run"))));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("host-k"));
+        fx.awaitServed(fx.zk.paths().agent("host-k"));
         String online = mesh("status").out().lines().filter(l -> l.startsWith("host-k")).findFirst().orElseThrow();
         assertThat(online).as("online: its open window is live, nothing is 'last known'").contains("online", "w-kill9").doesNotContain("last known");
 
         agent.close(); // kill -9: the session ends, and its nodes with it
         await().atMost(Duration.ofSeconds(10)).until(() -> fx.zk.client().checkExists().forPath(fx.zk.paths().agent("host-k")) == null);
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("host-k"));
+        fx.awaitServed(fx.zk.paths().agent("host-k"));
 
         String lastKnownK = "agent offline; last known: window w-kill9 (garbage-collect) holding store-registry since 2026-12-06T03:30:00Z";
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(mesh("status").out()).contains(lastKnownK));
@@ -79,7 +75,7 @@ class AgentGoneMidWindowTest {
 
         // The agent comes back: what is live is shown again, nothing "last known".
         fx.zk.client().create().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().agent("host-k"), Json.bytes(new AgentRecord("host-k", "0.1.0", 4243, Instant.now())));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("host-k"));
+        fx.awaitServed(fx.zk.paths().agent("host-k"));
         String back = mesh("status").out().lines().filter(l -> l.startsWith("host-k")).findFirst().orElseThrow();
         assertThat(back).contains("online").doesNotContain("last known");
         fx.zk.client().delete().forPath(fx.zk.paths().agent("host-k"));

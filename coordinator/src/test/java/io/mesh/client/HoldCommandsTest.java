@@ -1,7 +1,6 @@
 package io.mesh.client;
 
 import io.mesh.coordinator.BearerToken;
-import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.wire.AgentRecord;
@@ -244,8 +243,7 @@ class HoldCommandsTest {
         Instant t = Instant.parse("2026-12-01T10:00:00Z");
         ApplyReport r = ApplyReport.deferred("host-a", "store", "r1", "push-0000000000", t, null, List.of(ApplyReport.ContainerResult.held(
                 "registry", "store-registry", "held by operator alice: disk swap (since " + t + ", until released)", "3f2a")));
-        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-a", "store"), Json.bytes(r));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report("host-a", "store"));
+        fx.writeReport(r);
         ClientRun s = mesh("status", "push-0000000000");
         assertThat(s.code()).as(s.toString()).isZero();
         assertThat(s.out()).contains("deferred", "store-registry held by operator alice: disk swap");

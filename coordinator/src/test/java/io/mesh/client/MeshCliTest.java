@@ -1,19 +1,16 @@
 package io.mesh.client;
 
 import com.sun.net.httpserver.HttpServer;
-import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.HttpApi;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushRecord;
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,14 +62,7 @@ class MeshCliTest {
     CompletableFuture<ClientRun> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
 
     static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
-        ApplyReport r = StatusApiTest.report(host, module, revision, push, outcome, error);
-        String path = fx.zk.paths().report(host, module);
-        try {
-            fx.zk.client().setData().forPath(path, Json.bytes(r));
-        } catch (KeeperException.NoNodeException e) {
-            fx.zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
-        }
-        CoordinatorExtension.awaitServed(fx.zk, path);
+        fx.writeReport(StatusApiTest.report(host, module, revision, push, outcome, error));
     }
 
     Path manifest(String yaml) throws Exception {

@@ -31,10 +31,7 @@ class PushCancelTest {
     private ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     private static void report(String host, String module, String revision, String push, ApplyOutcome outcome) throws Exception {
-        String path = fx.zk.paths().report(host, module);
-        fx.zk.client().create().orSetData().creatingParentsIfNeeded().forPath(path,
-                Json.bytes(StatusApiTest.report(host, module, revision, push, outcome, null)));
-        CoordinatorExtension.awaitServed(fx.zk, path);
+        fx.writeReport(StatusApiTest.report(host, module, revision, push, outcome, null));
     }
 
     /**
@@ -110,7 +107,7 @@ class PushCancelTest {
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         assertThat(a.json().path("cancelled").path("hosts").get(0).asText()).isEqualTo("host-gone");
         assertThat(a.json().path("already").asBoolean()).isFalse();
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().pushCancel(delete)); // the status is read from the coordinator's cache
+        fx.awaitServed(fx.zk.paths().pushCancel(delete)); // the status is read from the coordinator's cache
         JsonNode v = status(delete);
         assertThat(v.path("state").asText()).isEqualTo("cancelled");
         assertThat(v.path("done").asBoolean()).isTrue();

@@ -1,7 +1,6 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import org.apache.zookeeper.CreateMode;
@@ -48,7 +47,7 @@ class PushExpiryTest {
         fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(fx.zk.paths().agent("hots-b"), "{\"host\":\"hots-b\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
         try {
-            CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("hots-b"));
+            fx.awaitServed(fx.zk.paths().agent("hots-b"));
             await().atMost(10, TimeUnit.SECONDS).untilAsserted(() ->
                     assertThat(fx.api.get("/v1/pushes/push-0000000000").json().path("state").asText()).isEqualTo("pending"));
         } finally {

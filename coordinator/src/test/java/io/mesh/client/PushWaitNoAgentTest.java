@@ -1,11 +1,9 @@
 package io.mesh.client;
 
-import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.Json;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,10 +41,7 @@ class PushWaitNoAgentTest {
     }
 
     private static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
-        String path = fx.zk.paths().report(host, module);
-        fx.zk.client().create().orSetData().creatingParentsIfNeeded().forPath(path,
-                Json.bytes(StatusApiTest.report(host, module, revision, push, outcome, error)));
-        CoordinatorExtension.awaitServed(fx.zk, path);
+        fx.writeReport(StatusApiTest.report(host, module, revision, push, outcome, error));
     }
 
     /**
@@ -58,7 +53,7 @@ class PushWaitNoAgentTest {
     void aPushToAHostWithoutAnAgentWarnsAndWaitStopsNamingIt() throws Exception {
         fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(fx.zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("host-a"));
+        fx.awaitServed(fx.zk.paths().agent("host-a"));
         try {
             CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",
                     "--wait", "--timeout", "5m", "--interval", "200ms");

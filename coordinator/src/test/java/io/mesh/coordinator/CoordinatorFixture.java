@@ -2,6 +2,8 @@ package io.mesh.coordinator;
 
 import io.mesh.testing.ScopedFixture;
 import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.Json;
 
 import java.time.Duration;
 
@@ -19,7 +21,9 @@ import java.time.Duration;
  * before each test; in an instance field every test gets a server of its own. Either way each test gets a coordinator
  * of its own, as configured here (credentials, limits, expiry), which is closed after the test, also when it fails:
  * what one test did to it ({@link CoordinatorExtension#restart}, its metrics) does not reach the next.
- * Extensions that use {@link #zk} too (an {@code AgentDaemonExtension}) are registered after this one.
+ * Extensions that use {@link #zk} too (an {@code AgentDaemonExtension}) are registered after this one. A node a test
+ * writes as an agent would is read from the coordinator's cache: {@link #writeReport} and {@link #awaitServed} wait
+ * until it is served.
  */
 public final class CoordinatorFixture extends ScopedFixture {
     public final ZooKeeperExtension zk = new ZooKeeperExtension();
@@ -41,6 +45,21 @@ public final class CoordinatorFixture extends ScopedFixture {
     public CoordinatorFixture withNoAgentExpiry(Duration d) {
         api.withNoAgentExpiry(d);
         return this;
+    }
+
+    /**
+     * Waits until the coordinator serves {@code path} as ZooKeeper holds it now ({@link CoordinatorExtension#awaitServed}):
+     * after a test wrote a node an agent would.
+     */
+    public void awaitServed(String path) throws Exception {
+        CoordinatorExtension.awaitServed(zk, path);
+    }
+
+    /** Writes a host's report of a module as its agent would (created, or replaced), and waits until the coordinator serves it. */
+    public void writeReport(ApplyReport r) throws Exception {
+        String path = zk.paths().report(r.host(), r.module());
+        zk.client().create().orSetData().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
+        awaitServed(path);
     }
 
     /** Starts the ZooKeeper server (the callbacks do); the coordinator starts before each test. */

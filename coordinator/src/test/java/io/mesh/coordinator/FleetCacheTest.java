@@ -134,7 +134,7 @@ public class FleetCacheTest {
                         Json.bytes(StatusApiTest.report(host, module, "r1", push, ApplyOutcome.APPLIED, null)));
             }
         }
-        if (last != null) CoordinatorExtension.awaitServed(fx.zk, last);
+        if (last != null) fx.awaitServed(last);
     }
 
     /** @return ZooKeeper requests the server received during three {@code /v1/fleet} and three push-status calls */

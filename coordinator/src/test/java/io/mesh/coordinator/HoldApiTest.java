@@ -40,9 +40,7 @@ class HoldApiTest {
         assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);
         fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(fx.zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
-        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-b", "web"),
-                Json.bytes(StatusApiTest.report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.APPLIED, null)));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report("host-b", "web"));
+        fx.writeReport(StatusApiTest.report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
     }
 
     private CoordinatorExtension.Answer hold(String json) throws Exception {

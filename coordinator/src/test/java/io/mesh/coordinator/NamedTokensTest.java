@@ -85,9 +85,7 @@ class NamedTokensTest {
         seen.add(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze("web")), FreezeRecord.class).by());
 
         // A hold needs a host the coordinator knows: one that reported.
-        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-a", "web"), Json.bytes(StatusApiTest.report("host-a", "web",
-                "r1", pushed.json().path("push").asText(), io.mesh.wire.ApplyOutcome.APPLIED, null)));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report("host-a", "web"));
+        fx.writeReport(StatusApiTest.report("host-a", "web", "r1", pushed.json().path("push").asText(), io.mesh.wire.ApplyOutcome.APPLIED, null));
         Answer h = fx.api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8), ops);
         assertThat(h.status()).as(h.body()).isEqualTo(201);
         seen.add(h.json().path("hold").path("by").asText());

@@ -74,7 +74,7 @@ class OpenApiTest {
         call("POST", "/v1/pushes", "/v1/pushes", yaml(Manifests.TWO), 202);
         fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(fx.zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("host-a"));
+        fx.awaitServed(fx.zk.paths().agent("host-a"));
         call("POST", "/v1/pushes", "/v1/pushes", yaml(Manifests.store("[host-a, host-b]")), 202);
         String rollout = "module: roll\nhosts: [host-a, host-b]\nrollout: {canary: 1}\n"
                 + "networks: {default: {}, back: {internal: true, labels: {team: roll}}, shared: {external: true, name: infra-net}}\n"
@@ -167,8 +167,7 @@ class OpenApiTest {
         ApplyReport report = new ApplyReport("host-c", "store", "r1", "push-0000000002", io.mesh.wire.ApplyOutcome.APPLIED, Times.now(),
                 Times.now(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", io.mesh.wire.ContainerAction.CREATED,
                 List.of(), "c".repeat(64))), null, null, null, null, null, List.of());
-        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-c", "store"), Json.bytes(report));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report("host-c", "store"));
+        fx.writeReport(report);
         Answer why = call("GET", "/v1/why/{host}/{container}", "/v1/why/host-c/store-registry", null, 200);
         assertThat(why.body()).contains("store-registry");
 

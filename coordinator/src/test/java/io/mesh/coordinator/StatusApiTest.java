@@ -10,7 +10,6 @@ import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowRecord;
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -52,23 +51,13 @@ public class StatusApiTest {
     private void served(ApplyReport r) throws Exception {
         if (agentStore == null) agentStore = new io.mesh.zk.MeshStore(fx.zk.client(), fx.zk.paths());
         agentStore.writeReport(r);
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().report(r.host(), r.module()));
-    }
-
-    static void writeReport(ApplyReport r) throws Exception {
-        String path = fx.zk.paths().report(r.host(), r.module());
-        try {
-            fx.zk.client().setData().forPath(path, Json.bytes(r));
-        } catch (KeeperException.NoNodeException e) {
-            fx.zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
-        }
-        CoordinatorExtension.awaitServed(fx.zk, path);
+        fx.awaitServed(fx.zk.paths().report(r.host(), r.module()));
     }
 
     static void writeAgent(String host) throws Exception {
         fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(fx.zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent(host));
+        fx.awaitServed(fx.zk.paths().agent(host));
     }
 
     private JsonNode target(JsonNode view, String host, String module) {
@@ -92,9 +81,9 @@ public class StatusApiTest {
                 .containsExactly("host-a/store=pending", "host-a/web=pending", "host-b/web=pending");
 
         // An older push's report leaves it pending; this push's reports give their outcomes.
-        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
-        writeReport(report("host-a", "web", "r2", push, ApplyOutcome.DEFERRED, null));
-        writeReport(report("host-b", "web", "r2", push, ApplyOutcome.FAILED, "pull mesh-demo/busybox:1: not found"));
+        fx.writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-a", "web", "r2", push, ApplyOutcome.DEFERRED, null));
+        fx.writeReport(report("host-b", "web", "r2", push, ApplyOutcome.FAILED, "pull mesh-demo/busybox:1: not found"));
         v = fx.api.get("/v1/pushes/" + push).json();
         JsonNode store = target(v, "host-a", "store");
         assertThat(store.get("state").asText()).isEqualTo("pending");
@@ -116,9 +105,9 @@ public class StatusApiTest {
         assertThat(v.at("/counts/pending").asInt()).isEqualTo(1);
 
         // A newer push's report supersedes this push there (it does not lend it its outcome); the rest applied -> done.
-        writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyOutcome.APPLIED, null));
-        writeReport(report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null));
-        writeReport(report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null));
         v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("state").asText()).isEqualTo("superseded");
         assertThat(v.get("done").asBoolean()).isTrue();
@@ -257,7 +246,7 @@ public class StatusApiTest {
         assertThat(storeState(bad)).as("still remembered").isEqualTo("failed");
 
         // Never ran: host-b's report is of a newer push that waits on a window, and nothing was applied before.
-        writeReport(report("host-b", "web", "r9", "push-0000000009", ApplyOutcome.DEFERRED, null));
+        fx.writeReport(report("host-b", "web", "r9", "push-0000000009", ApplyOutcome.DEFERRED, null));
         String web = fx.api.post("/v1/pushes", Manifests.web("[host-b]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r8")).json().get("push").asText();
         JsonNode w = target(fx.api.get("/v1/pushes/" + web).json(), "host-b", "web");
         assertThat(w.get("state").asText()).isEqualTo("superseded");
@@ -287,9 +276,9 @@ public class StatusApiTest {
 
         writeAgent("host-a");
         writeAgent("host-b");
-        writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyOutcome.APPLIED, null)); // no agent, but a report
-        writeReport(report("host-d", "other", "r0", push, ApplyOutcome.APPLIED, null)); // a report of another module only
-        writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyOutcome.APPLIED, null)); // no agent, but a report
+        fx.writeReport(report("host-d", "other", "r0", push, ApplyOutcome.APPLIED, null)); // a report of another module only
+        fx.writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
         v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText())
                 .containsExactly("host-a=pending", "host-b=applied", "host-c=applied");
@@ -311,8 +300,8 @@ public class StatusApiTest {
 
         // host-b's agent goes before it answers; host-a applies; host-c registers after the push.
         fx.zk.client().delete().forPath(fx.zk.paths().agent("host-b"));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().agent("host-b"));
-        writeReport(report("host-a", "web", "x", push, ApplyOutcome.APPLIED, null));
+        fx.awaitServed(fx.zk.paths().agent("host-b"));
+        fx.writeReport(report("host-a", "web", "x", push, ApplyOutcome.APPLIED, null));
         writeAgent("host-c");
         JsonNode v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText() + ":" + t.get("agent").asBoolean())
@@ -324,8 +313,8 @@ public class StatusApiTest {
 
         // Each answers (host-b's agent is back): done.
         writeAgent("host-b");
-        writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
-        writeReport(report("host-c", "web", "x", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-c", "web", "x", push, ApplyOutcome.APPLIED, null));
         v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("state").asText()).isEqualTo("applied");
         assertThat(v.get("done").asBoolean()).isTrue();
@@ -364,7 +353,7 @@ public class StatusApiTest {
         WindowRecord forgedWindow = new WindowRecord("host-b", "web", "garbage-collect", "w-2", T0, List.of("web-api"), by);
         fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
                 .forPath(fx.zk.paths().window("host-a", "store"), Json.bytes(forgedWindow));
-        CoordinatorExtension.awaitServed(fx.zk, fx.zk.paths().window("host-a", "store"));
+        fx.awaitServed(fx.zk.paths().window("host-a", "store"));
 
         JsonNode held = fx.api.get("/v1/held").json();
         assertThat(held.get("held")).hasSize(1);
@@ -384,8 +373,8 @@ public class StatusApiTest {
     @Test
     void hostsListsAgentsAndTheirReports() throws Exception {
         writeAgent("host-a");
-        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
-        writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.FAILED, "boom"));
+        fx.writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.FAILED, "boom"));
         JsonNode hosts = fx.api.get("/v1/hosts").json().get("hosts");
         assertThat(hosts).extracting(h -> h.get("host").asText() + ":" + h.get("online").asBoolean())
                 .containsExactly("host-a:true", "host-b:false");

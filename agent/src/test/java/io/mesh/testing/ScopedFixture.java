@@ -24,6 +24,12 @@ public abstract class ScopedFixture implements BeforeAllCallback, AfterAllCallba
     /** Before each test of a fixture started for the whole class (a reset); nothing by default. */
     protected void beforeEachOfClass() throws Exception {}
 
+    /**
+     * Before each test, whatever the scope, once the fixture runs (and after {@link #beforeEachOfClass}): opening what
+     * one test uses; nothing by default.
+     */
+    protected void beforeEachTest() throws Exception {}
+
     /** After each test, whatever the scope (closing what one test opened); nothing by default. */
     protected void afterEachTest() {}
 
@@ -37,6 +43,7 @@ public abstract class ScopedFixture implements BeforeAllCallback, AfterAllCallba
     public final void beforeEach(ExtensionContext context) throws Exception {
         if (!perClass) start();
         else beforeEachOfClass();
+        beforeEachTest();
     }
 
     @Override

@@ -77,9 +77,13 @@ public final class ZooKeeperExtension extends ScopedFixture {
         }
     }
 
-    /** Closes the test's {@link #plainClient}s, newest first. */
     @Override
     protected void afterEachTest() {
+        closePlainClients();
+    }
+
+    /** Closes the test's {@link #plainClient}s, newest first (after each test; fixtures that compose this one call it). */
+    public void closePlainClients() {
         for (int i = plainClients.size() - 1; i >= 0; i--) plainClients.get(i).close();
         plainClients.clear();
     }

@@ -1,9 +1,8 @@
 package io.mesh.client;
 
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
@@ -29,38 +28,33 @@ import static org.awaitility.Awaitility.await;
  */
 class AgentGoneMidWindowTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
-    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+    private ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     @Test
     void anAgentGoneMidWindowIsShownWithItsLastKnownWindow() throws Exception {
-        assertThat(api.push(Manifests.store("[host-k, host-r]")).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.store("[host-k, host-r]")).status()).isEqualTo(202);
         String push = "push-0000000000";
         for (String host : List.of("host-k", "host-r")) {
             ApplyOutcome outcome = host.equals("host-k") ? ApplyOutcome.APPLIED : ApplyOutcome.DEFERRED;
-            zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report(host, "store"),
-                    Json.bytes(StatusApiTest.report(host, "store", "r1", push, outcome, null)));
+            fx.writeReport(StatusApiTest.report(host, "store", "r1", push, outcome, null));
         }
-        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-r", "store"));
-        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-k", "store"));
 
         // host-k's agent opens a window holding store-registry: its nodes are ephemeral, in its own session.
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().windows("host-k"), "{}".getBytes());
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().agents(), "{}".getBytes());
-        CuratorFramework agent = zk.plainClient(List.of());
-        agent.create().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().agent("host-k"), Json.bytes(new AgentRecord("host-k", "0.1.0", 4242, Instant.now())));
-        agent.create().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().window("host-k", "store"), Json.bytes(new WindowRecord("host-k", "store",
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().windows("host-k"), "{}".getBytes());
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().agents(), "{}".getBytes());
+        CuratorFramework agent = fx.zk.plainClient(List.of());
+        agent.create().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().agent("host-k"), Json.bytes(new AgentRecord("host-k", "0.1.0", 4242, Instant.now())));
+        agent.create().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().window("host-k", "store"), Json.bytes(new WindowRecord("host-k", "store",
                 "garbage-collect", "w-kill9", Instant.parse("2026-12-06T03:30:00Z"), List.of("store-registry"), new ProcessRef(4242, "mesh-agent run"))));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-k"));
+        fx.awaitServed(fx.zk.paths().agent("host-k"));
         String online = mesh("status").out().lines().filter(l -> l.startsWith("host-k")).findFirst().orElseThrow();
         assertThat(online).as("online: its open window is live, nothing is 'last known'").contains("online", "w-kill9").doesNotContain("last known");
 
         agent.close(); // kill -9: the session ends, and its nodes with it
-        await().atMost(Duration.ofSeconds(10)).until(() -> zk.client().checkExists().forPath(zk.paths().agent("host-k")) == null);
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-k"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> fx.zk.client().checkExists().forPath(fx.zk.paths().agent("host-k")) == null);
+        fx.awaitServed(fx.zk.paths().agent("host-k"));
 
         String lastKnownK = "agent offline; last known: window w-kill9 (garbage-collect) holding store-registry since 2026-12-06T03:30:00Z";
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(mesh("status").out()).contains(lastKnownK));
@@ -76,14 +70,14 @@ class AgentGoneMidWindowTest {
         assertThat(held.code()).as(held.toString()).isZero();
         assertThat(held.out()).contains("host-k store: " + lastKnownK, "host-r store: agent offline; last known: window w-20261130T033000Z-3f2a");
 
-        String page = api.get("/").body();
+        String page = fx.api.get("/").body();
         assertThat(page).contains("AGENT OFFLINE", "window w-kill9 (garbage-collect) holding store-registry");
 
         // The agent comes back: what is live is shown again, nothing "last known".
-        zk.client().create().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().agent("host-k"), Json.bytes(new AgentRecord("host-k", "0.1.0", 4243, Instant.now())));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-k"));
+        fx.zk.client().create().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().agent("host-k"), Json.bytes(new AgentRecord("host-k", "0.1.0", 4243, Instant.now())));
+        fx.awaitServed(fx.zk.paths().agent("host-k"));
         String back = mesh("status").out().lines().filter(l -> l.startsWith("host-k")).findFirst().orElseThrow();
         assertThat(back).contains("online").doesNotContain("last known");
-        zk.client().delete().forPath(zk.paths().agent("host-k"));
+        fx.zk.client().delete().forPath(fx.zk.paths().agent("host-k"));
     }
 }

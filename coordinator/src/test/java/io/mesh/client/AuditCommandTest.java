@@ -3,9 +3,9 @@ package io.mesh.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.agent.AuditRequests;
 import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.ledger.LedgerSource;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.AuditAnswer;
 import io.mesh.wire.AuditPage;
@@ -48,9 +48,7 @@ import static org.awaitility.Awaitility.await;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class AuditCommandTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     /** host-a's and host-b's ledgers: what each fixture {@link LedgerSource} returns. */
     final List<LedgerEntry> ledgerA = new CopyOnWriteArrayList<>();
@@ -61,17 +59,17 @@ class AuditCommandTest {
 
     @BeforeEach
     void fleet() throws Exception {
-        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);
         for (String h : List.of("host-a", "host-b", "host-c")) {
-            zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                    .forPath(zk.paths().agent(h), Json.bytes(new AgentRecord(h, "0.1.0", 4242, Times.now())));
+            fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                    .forPath(fx.zk.paths().agent(h), Json.bytes(new AgentRecord(h, "0.1.0", 4242, Times.now())));
         }
         agents.add(answering("host-a", (from, to, modules) -> List.copyOf(ledgerA)));
         agents.add(answering("host-b", (from, to, modules) -> List.copyOf(ledgerB)));
     }
 
     AuditRequests answering(String host, LedgerSource ledger) {
-        AuditRequests r = new AuditRequests(zk.client(), zk.paths(), host, ledger, Clock.systemUTC());
+        AuditRequests r = new AuditRequests(fx.zk.client(), fx.zk.paths(), host, ledger, Clock.systemUTC());
         r.start();
         return r;
     }
@@ -81,7 +79,7 @@ class AuditCommandTest {
         agents.forEach(AuditRequests::close);
     }
 
-    ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+    ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     /** A window w-1 of store's gc that stops store-registry and starts it again, each call with its Docker events. */
     void cleanWindow(List<LedgerEntry> ledger) {
@@ -115,7 +113,7 @@ class AuditCommandTest {
         assertThat(item.path("starts").asInt()).isEqualTo(1);
         assertThat(item.path("status").asText()).isEqualTo("ok");
         // The request and its answers are gone once judged.
-        assertThat(zk.client().getChildren().forPath(zk.paths().audits())).isEmpty();
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().audits())).isEmpty();
     }
 
     @Test
@@ -128,7 +126,7 @@ class AuditCommandTest {
         assertThat(r.code()).as(r.toString()).isEqualTo(1);
         assertThat(r.out()).contains("touched-while-held", "outside-mesh", "store-registry", "evidence: event start store-registry c0ffee012345");
 
-        CoordinatorExtension.Answer a = api.get("/v1/audit?since=1h&host=host-a");
+        CoordinatorExtension.Answer a = fx.api.get("/v1/audit?since=1h&host=host-a");
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         assertThat(a.json().path("exit").asInt()).isEqualTo(1);
         List<String> kinds = new ArrayList<>();
@@ -153,11 +151,11 @@ class AuditCommandTest {
         assertThat(r.out()).contains("host-a", "host-b", "host-c: NO LEDGER: did not answer within 2s");
 
         // The default wait is 10 s, and says so.
-        CoordinatorExtension.Answer a = api.get("/v1/audit?since=1h&host=host-c");
+        CoordinatorExtension.Answer a = fx.api.get("/v1/audit?since=1h&host=host-c");
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         assertThat(a.json().path("exit").asInt()).isEqualTo(3);
         assertThat(a.json().path("hosts").get(0).path("error").asText()).startsWith("did not answer within 10s");
-        assertThat(zk.client().getChildren().forPath(zk.paths().audits())).isEmpty();
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().audits())).isEmpty();
     }
 
     @Test
@@ -174,28 +172,28 @@ class AuditCommandTest {
         assertThat(r.code()).as(r.toString()).isEqualTo(2);
         assertThat(r.err()).contains("--since", "'yesterday' is neither a duration nor a time", "such as 1h or 24h");
 
-        assertThat(field(api.get("/v1/audit?since=yesterday"))).isEqualTo("since");
-        assertThat(field(api.get("/v1/audit?until=noon"))).isEqualTo("until");
+        assertThat(field(fx.api.get("/v1/audit?since=yesterday"))).isEqualTo("since");
+        assertThat(field(fx.api.get("/v1/audit?until=noon"))).isEqualTo("until");
         String future = URLEncoder.encode(Instant.now().plus(Duration.ofHours(1)).toString(), StandardCharsets.UTF_8);
-        assertThat(field(api.get("/v1/audit?since=" + future))).isEqualTo("since");
+        assertThat(field(fx.api.get("/v1/audit?since=" + future))).isEqualTo("since");
         String until = URLEncoder.encode(Instant.now().minus(Duration.ofHours(2)).toString(), StandardCharsets.UTF_8);
-        CoordinatorExtension.Answer after = api.get("/v1/audit?since=1h&until=" + until);
+        CoordinatorExtension.Answer after = fx.api.get("/v1/audit?since=1h&until=" + until);
         assertThat(field(after)).isEqualTo("since");
         assertThat(after.body()).contains("is after until");
-        CoordinatorExtension.Answer host = api.get("/v1/audit?host=host-z");
+        CoordinatorExtension.Answer host = fx.api.get("/v1/audit?host=host-z");
         assertThat(field(host)).isEqualTo("host");
         assertThat(host.body()).contains("no host host-z is known");
-        CoordinatorExtension.Answer module = api.get("/v1/audit?module=nope");
+        CoordinatorExtension.Answer module = fx.api.get("/v1/audit?module=nope");
         assertThat(field(module)).isEqualTo("module");
         assertThat(module.body()).contains("no module nope was pushed");
         ClientRun m = mesh("audit", "--module", "nope");
         assertThat(m.code()).as(m.toString()).isEqualTo(2);
         assertThat(m.err()).contains("--module", "no module nope was pushed");
         // nothing was asked of the hosts
-        assertThat(zk.client().checkExists().forPath(zk.paths().audits())).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().audits())).isNull();
         // a module removed since keeps its push history, and its lines in the ledgers: it is audited
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().history("gone"));
-        CoordinatorExtension.Answer gone = api.get("/v1/audit?module=gone&timeout=1s");
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().history("gone"));
+        CoordinatorExtension.Answer gone = fx.api.get("/v1/audit?module=gone&timeout=1s");
         assertThat(gone.status()).as(gone.body()).isEqualTo(200);
     }
 
@@ -212,21 +210,21 @@ class AuditCommandTest {
 
         // The transport by hand: the agent's pages under its node, each at most 512 KiB, and all of them together.
         String audit = "audit-0000000000";
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().audit(audit), Json.bytes(new AuditRequest(audit,
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().audit(audit), Json.bytes(new AuditRequest(audit,
                 t0.minusSeconds(10), Instant.now(), null, List.of("host-b"), Times.now(), ProcessRef.current("test"))));
-        zk.client().create().forPath(zk.paths().audit(audit, "host-b"), Json.bytes(AuditAnswer.pending(audit, "host-b")));
-        await().atMost(Duration.ofSeconds(20)).until(() -> Json.read(zk.client().getData().forPath(zk.paths().audit(audit, "host-b")),
+        fx.zk.client().create().forPath(fx.zk.paths().audit(audit, "host-b"), Json.bytes(AuditAnswer.pending(audit, "host-b")));
+        await().atMost(Duration.ofSeconds(20)).until(() -> Json.read(fx.zk.client().getData().forPath(fx.zk.paths().audit(audit, "host-b")),
                 AuditAnswer.class).state() == AuditState.ANSWERED);
-        AuditAnswer answer = Json.read(zk.client().getData().forPath(zk.paths().audit(audit, "host-b")), AuditAnswer.class);
+        AuditAnswer answer = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().audit(audit, "host-b")), AuditAnswer.class);
         assertThat(answer.pages()).isGreaterThanOrEqualTo(3);
         List<AuditPage> pages = new ArrayList<>();
         for (int i = 0; i < answer.pages(); i++) {
-            byte[] data = zk.client().getData().forPath(zk.paths().auditPage(audit, "host-b", i));
+            byte[] data = fx.zk.client().getData().forPath(fx.zk.paths().auditPage(audit, "host-b", i));
             assertThat(data.length).isLessThanOrEqualTo(AuditPage.MAX_BYTES);
             pages.add(Json.read(data, AuditPage.class));
         }
         assertThat(AuditPage.join(pages)).containsExactlyElementsOf(ledgerB);
-        zk.client().delete().deletingChildrenIfNeeded().forPath(zk.paths().audit(audit));
+        fx.zk.client().delete().deletingChildrenIfNeeded().forPath(fx.zk.paths().audit(audit));
 
         // And through the coordinator: the window after 2,500 lines is found.
         ClientRun r = mesh("audit", "--since", "1h", "--host", "host-b");
@@ -237,23 +235,23 @@ class AuditCommandTest {
     @Test
     void anOldRequestIsNotAnswered() throws Exception {
         String audit = "audit-0000000000";
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().audit(audit), Json.bytes(new AuditRequest(audit,
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().audit(audit), Json.bytes(new AuditRequest(audit,
                 t0, Instant.now(), null, List.of("host-a"), Instant.now().minus(Duration.ofMinutes(6)), ProcessRef.current("test"))));
-        zk.client().create().forPath(zk.paths().audit(audit, "host-a"), Json.bytes(AuditAnswer.pending(audit, "host-a")));
+        fx.zk.client().create().forPath(fx.zk.paths().audit(audit, "host-a"), Json.bytes(AuditAnswer.pending(audit, "host-a")));
         // a young request written after it is answered: the old one was looked at before it, on the same thread
         String young = "audit-0000000002";
-        zk.client().create().forPath(zk.paths().audit(young), Json.bytes(new AuditRequest(young,
+        fx.zk.client().create().forPath(fx.zk.paths().audit(young), Json.bytes(new AuditRequest(young,
                 t0, Instant.now(), null, List.of("host-a"), Times.now(), ProcessRef.current("test"))));
-        zk.client().create().forPath(zk.paths().audit(young, "host-a"), Json.bytes(AuditAnswer.pending(young, "host-a")));
-        await().atMost(Duration.ofSeconds(10)).until(() -> Json.read(zk.client().getData().forPath(zk.paths().audit(young, "host-a")),
+        fx.zk.client().create().forPath(fx.zk.paths().audit(young, "host-a"), Json.bytes(AuditAnswer.pending(young, "host-a")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Json.read(fx.zk.client().getData().forPath(fx.zk.paths().audit(young, "host-a")),
                 AuditAnswer.class).state() == AuditState.ANSWERED);
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().audit(audit, "host-a")), AuditAnswer.class).state())
+        assertThat(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().audit(audit, "host-a")), AuditAnswer.class).state())
                 .isEqualTo(AuditState.PENDING);
     }
 
     @Test
     void whyNamesTheOperatorHoldTheDeferredPushTheFreezeAndTodaysViolation() throws Exception {
-        CoordinatorExtension.Answer hold = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\"}"
+        CoordinatorExtension.Answer hold = fx.api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\"}"
                 .getBytes(StandardCharsets.UTF_8), java.util.Map.of("Content-Type", "application/json", "X-Mesh-User", "alice"));
         assertThat(hold.status()).as(hold.body()).isEqualTo(201);
         Instant at = Times.now().minusSeconds(30);
@@ -261,8 +259,8 @@ class AuditCommandTest {
                 at, at.plusSeconds(1), new io.mesh.wire.ApplyReport.WindowRef("gc", "w-9", at.minusSeconds(60), List.of("store-registry")),
                 List.of(new io.mesh.wire.ApplyReport.ContainerResult("registry", "store-registry", io.mesh.wire.ContainerAction.HELD,
                         List.of("held by operator alice from 127.0.0.1"), "c0ffee0123456789")), null, null, null, null);
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "store"), Json.bytes(deferred));
-        CoordinatorExtension.Answer freeze = api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"release weekend\"}"
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-a", "store"), Json.bytes(deferred));
+        CoordinatorExtension.Answer freeze = fx.api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"release weekend\"}"
                 .getBytes(StandardCharsets.UTF_8), java.util.Map.of("Content-Type", "application/json"));
         assertThat(freeze.status()).as(freeze.body()).isEqualTo(201);
         Instant touched = Instant.now().minusSeconds(20);
@@ -283,7 +281,7 @@ class AuditCommandTest {
         assertThat(lines.indexOf(lines.stream().filter(l -> l.startsWith("held-by-operator")).findFirst().orElseThrow()))
                 .isLessThan(lines.indexOf(lines.stream().filter(l -> l.startsWith("deferred")).findFirst().orElseThrow()));
 
-        CoordinatorExtension.Answer j = api.get("/v1/why/host-a/store-registry");
+        CoordinatorExtension.Answer j = fx.api.get("/v1/why/host-a/store-registry");
         assertThat(j.status()).as(j.body()).isEqualTo(200);
         assertThat(j.json().path("chain").get(0).path("reason").asText()).isEqualTo("held-by-operator");
 
@@ -300,7 +298,7 @@ class AuditCommandTest {
         io.mesh.wire.ApplyReport applied = new io.mesh.wire.ApplyReport("host-c", "web", "r1", "push-0000000000", io.mesh.wire.ApplyOutcome.APPLIED,
                 Times.now(), Times.now(), null, List.of(new io.mesh.wire.ApplyReport.ContainerResult("app", "web-app", io.mesh.wire.ContainerAction.UNCHANGED,
                 List.of(), "9c1d")), null, null, null, null);
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-c", "web"), Json.bytes(applied));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-c", "web"), Json.bytes(applied));
         ClientRun r = mesh("why", "host-c", "web-app");
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out()).contains("last-apply", "web-app unchanged", "the host's ledger was not read: did not answer within 5s");
@@ -312,10 +310,10 @@ class AuditCommandTest {
         try {
             List<java.util.concurrent.Future<CoordinatorExtension.Answer>> waiting = new ArrayList<>();
             for (int i = 0; i < io.mesh.coordinator.HttpApi.MAX_AUDITS; i++) {
-                waiting.add(pool.submit(() -> api.get("/v1/audit?since=1h&host=host-c&timeout=4s")));
+                waiting.add(pool.submit(() -> fx.api.get("/v1/audit?since=1h&host=host-c&timeout=4s")));
             }
             Thread.sleep(1500); // host-c never answers: each of those waits 4 s
-            CoordinatorExtension.Answer fifth = api.get("/v1/audit?since=1h&host=host-a");
+            CoordinatorExtension.Answer fifth = fx.api.get("/v1/audit?since=1h&host=host-a");
             assertThat(fifth.status()).as(fifth.body()).isEqualTo(503);
             assertThat(fifth.body()).contains("audits are waiting for their hosts");
             for (var f : waiting) {
@@ -323,7 +321,7 @@ class AuditCommandTest {
                 assertThat(a.status()).as(a.body()).isEqualTo(200);
                 assertThat(a.json().path("exit").asInt()).isEqualTo(3);
             }
-            assertThat(api.get("/v1/audit?since=1h&host=host-a").status()).as("served again").isEqualTo(200);
+            assertThat(fx.api.get("/v1/audit?since=1h&host=host-a").status()).as("served again").isEqualTo(200);
         } finally {
             pool.shutdownNow();
         }
@@ -331,12 +329,12 @@ class AuditCommandTest {
 
     @Test
     void whyNamesTheRolloutWaveAndTheSlotQueueOfAContainerFoundByTheDesiredModule() throws Exception {
-        CoordinatorExtension.Answer push = api.push(Manifests.web("[host-a, host-b]").replace("containers:", "rollout: {canary: 1, max-parallel: 1}\ncontainers:"));
+        CoordinatorExtension.Answer push = fx.api.push(Manifests.web("[host-a, host-b]").replace("containers:", "rollout: {canary: 1, max-parallel: 1}\ncontainers:"));
         assertThat(push.status()).as(push.body()).isEqualTo(202);
-        String slot = zk.paths().windowSlots("web", "nightly");
+        String slot = fx.zk.paths().windowSlots("web", "nightly");
         io.mesh.wire.SlotRecord queued = new io.mesh.wire.SlotRecord("window-web-nightly", 1, "host-b", "web", "nightly", "w-5",
                 io.mesh.wire.SlotState.WAITING, Times.now(), Times.now(), null, new ProcessRef(99, "mesh-agent run"));
-        zk.client().create().creatingParentsIfNeeded().forPath(io.mesh.wire.ZkPaths.slotQueue(slot) + "/q-0000000000", Json.bytes(queued));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(io.mesh.wire.ZkPaths.slotQueue(slot) + "/q-0000000000", Json.bytes(queued));
 
         ClientRun r = mesh("why", "host-b", "web-app");
         assertThat(r.code()).as(r.toString()).isZero();

@@ -1,7 +1,6 @@
 package io.mesh.client;
 
-import io.mesh.coordinator.CoordinatorExtension;
-import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import org.junit.jupiter.api.Test;
@@ -20,19 +19,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class FreezeCommandsTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     /** An end within a freeze's longest length (366 days), whole seconds. */
     static final String LATER = java.time.Instant.now().plus(java.time.Duration.ofDays(200)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
 
     /** Freezes are of modules that were pushed: {@code store}'s desired node exists. */
     @org.junit.jupiter.api.BeforeEach
     void storeWasPushed() throws Exception {
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("store"), "{}".getBytes(StandardCharsets.UTF_8));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().desired("store"), "{}".getBytes(StandardCharsets.UTF_8));
     }
 
-    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+    private ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     @Test
     void theBodyIsCheckedBeforeItIsSent() {
@@ -56,10 +53,10 @@ class FreezeCommandsTest {
      */
     @Test
     void freezeSaysAnApplyInProgressStillLands() throws Exception {
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("web"), "{}".getBytes(StandardCharsets.UTF_8));
-        io.mesh.section.ModuleLock apply = new io.mesh.section.ModuleLock(zk.client(), zk.paths(), "store", "host-a",
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().desired("web"), "{}".getBytes(StandardCharsets.UTF_8));
+        io.mesh.section.ModuleLock apply = new io.mesh.section.ModuleLock(fx.zk.client(), fx.zk.paths(), "store", "host-a",
                 io.mesh.wire.ProcessRef.current("mesh-agent run (test)"), io.mesh.wire.LockHolder.APPLY);
-        io.mesh.section.ModuleLock window = new io.mesh.section.ModuleLock(zk.client(), zk.paths(), "web", "host-a",
+        io.mesh.section.ModuleLock window = new io.mesh.section.ModuleLock(fx.zk.client(), fx.zk.paths(), "web", "host-a",
                 io.mesh.wire.ProcessRef.current("mesh-agent run (test)"), io.mesh.wire.LockHolder.windowPurpose("sweep"));
         assertThat(apply.acquire(java.time.Duration.ofSeconds(10))).isTrue();
         assertThat(window.acquire(java.time.Duration.ofSeconds(10))).isTrue();
@@ -85,12 +82,12 @@ class FreezeCommandsTest {
         ClientRun bad = mesh("freeze", "store", "--reason", "r");
         assertThat(bad.code()).as(bad.err()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(bad.err()).contains("--for DURATION");
-        assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).as("nothing sent").isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freezes())).as("nothing sent").isNull();
 
         ClientRun f = mesh("freeze", "store", "--for", "2h", "--reason", "release weekend");
         assertThat(f.code()).as(f.err()).isEqualTo(MeshCli.OK);
         assertThat(f.out()).contains("store frozen until").contains("release weekend").contains("mesh thaw store");
-        FreezeRecord r = Json.read(zk.client().getData().forPath(zk.paths().freeze("store")), FreezeRecord.class);
+        FreezeRecord r = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze("store")), FreezeRecord.class);
         assertThat(r.reason()).isEqualTo("release weekend");
 
         ClientRun all = mesh("freeze", "--all", "--until", LATER, "--reason", "year end");

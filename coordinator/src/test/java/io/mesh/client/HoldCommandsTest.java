@@ -1,9 +1,8 @@
 package io.mesh.client;
 
 import io.mesh.coordinator.BearerToken;
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
@@ -33,17 +32,15 @@ import static org.awaitility.Awaitility.await;
  */
 class HoldCommandsTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
-    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+    private ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     @Test
     void holdHeldAndRelease() throws Exception {
-        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
+        assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
 
         ClientRun bad = mesh("hold", "host-a", "store-registry", "--reason", "x", "--for", "soon");
         assertThat(bad.code()).as(bad.toString()).isEqualTo(MeshCli.BAD_INPUT);
@@ -60,7 +57,7 @@ class HoldCommandsTest {
         assertThat(held.code()).as(held.toString()).isZero();
         assertThat(held.out()).contains("store-registry on host-a: hold recorded, by ", "disk swap", "until ", "its agent stops it",
                 "host-a's agent confirmed it at " + at, "in force", "it stopped it at " + at.plusSeconds(2));
-        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        HeldRecord h = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
         assertThat(h.hold().stops()).isTrue();
         assertThat(h.hold().confirmed()).isEqualTo(at);
 
@@ -81,7 +78,7 @@ class HoldCommandsTest {
      */
     @Test
     void withItsHostsAgentDownHoldAnswers3AtOnceAndTheHoldStaysRecorded() throws Exception {
-        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
         knownByAReportOnly("host-a");
 
         long t0 = System.nanoTime();
@@ -92,10 +89,10 @@ class HoldCommandsTest {
         assertThat(run.out()).contains("store-registry on host-a: hold recorded");
         assertThat(run.err()).contains("recorded but not yet confirmed", "nothing is lost", "host-a's agent is down",
                 "confirms the hold before its first Docker call of module store");
-        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        HeldRecord h = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
         assertThat(h.operatorHold()).isTrue();
         assertThat(h.hold().confirmed()).as("nothing confirmed it").isNull();
-        assertThat(new String(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), StandardCharsets.UTF_8))
+        assertThat(new String(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), StandardCharsets.UTF_8))
                 .doesNotContain("confirmed");
         assertThat(mesh("held").out()).contains("CONFIRMED", "not yet");
     }
@@ -106,13 +103,13 @@ class HoldCommandsTest {
      */
     @Test
     void anAgentThatDoesNotConfirmWithinWaitIs3AndWait0sDoesNotWait() throws Exception {
-        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);
         agentUp("host-a");
 
         ClientRun badWait = mesh("hold", "host-a", "store-registry", "--reason", "x", "--wait", "soon");
         assertThat(badWait.code()).as(badWait.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(badWait.err()).contains("--wait", "not a duration");
-        assertThat(zk.client().checkExists().forPath(zk.paths().held("host-a", "store-registry"))).as("nothing written").isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "store-registry"))).as("nothing written").isNull();
 
         long t0 = System.nanoTime();
         ClientRun run = mesh("hold", "host-a", "store-registry", "--reason", "x", "--wait", "1s");
@@ -120,18 +117,18 @@ class HoldCommandsTest {
         assertThat(run.code()).as(run.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(took).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(10));
         assertThat(run.err()).contains("recorded but not yet confirmed", "host-a's agent runs but did not confirm it within 1s");
-        assertThat(zk.client().checkExists().forPath(zk.paths().held("host-a", "store-registry"))).isNotNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "store-registry"))).isNotNull();
 
         ClientRun now = mesh("hold", "host-a", "web-app", "--reason", "x", "--wait", "0s");
         assertThat(now.code()).as(now.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(now.err()).contains("not waiting", "--wait 0s");
-        assertThat(zk.client().checkExists().forPath(zk.paths().held("host-a", "web-app"))).isNotNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "web-app"))).isNotNull();
     }
 
     /** Bad input is exit 2, naming the field and the fix, with nothing written. */
     @Test
     void badInputIsExit2NamingTheFieldAndWritesNothing() throws Exception {
-        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
         agentUp("host-a");
 
         ClientRun days = mesh("hold", "host-a", "store-registry", "--reason", "x", "--for", "400d");
@@ -149,7 +146,7 @@ class HoldCommandsTest {
         ClientRun container = mesh("hold", "host-a", "store-nope", "--reason", "x");
         assertThat(container.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(container.err()).contains("store-nope", "<module>-<name>");
-        assertThat(zk.client().checkExists().forPath(zk.paths().held("host-a"))).as("nothing written").isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a"))).as("nothing written").isNull();
     }
 
     /**
@@ -158,9 +155,9 @@ class HoldCommandsTest {
      */
     @Test
     void withANamedTokenTheTokensNameHoldsAndTheWaitReadsWithIt(@TempDir Path dir) throws Exception {
-        api.restart(BearerToken.fromFile(Files.writeString(dir.resolve("tokens"), "ops:tok-ops-1\n")), null);
+        fx.api.restart(BearerToken.fromFile(Files.writeString(dir.resolve("tokens"), "ops:tok-ops-1\n")), null);
         Path mine = Files.writeString(dir.resolve("mine"), "tok-ops-1\n");
-        assertThat(api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("Authorization", "Bearer tok-ops-1"))
+        assertThat(fx.api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("Authorization", "Bearer tok-ops-1"))
                 .status()).isEqualTo(202);
         agentUp("host-a");
 
@@ -180,11 +177,11 @@ class HoldCommandsTest {
      */
     @Test
     void releaseStaleRemovesAHandMadeNodeWithAnAdminsTokenOnly(@TempDir Path dir) throws Exception {
-        api.restart(BearerToken.fromFile(Files.writeString(dir.resolve("tokens"), "ops:tok-ops-1\nci:tok-ci-1\n")).withAdmins(List.of("ops")), null);
+        fx.api.restart(BearerToken.fromFile(Files.writeString(dir.resolve("tokens"), "ops:tok-ops-1\nci:tok-ci-1\n")).withAdmins(List.of("ops")), null);
         Path ops = Files.writeString(dir.resolve("ops"), "tok-ops-1\n");
         Path ci = Files.writeString(dir.resolve("ci"), "tok-ci-1\n");
-        String path = zk.paths().held("host-a", "store-registry");
-        zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(new HeldRecord("host-a", "store", "store-registry", null,
+        String path = fx.zk.paths().held("host-a", "store-registry");
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(new HeldRecord("host-a", "store", "store-registry", null,
                 "garbage-collect", "w-by-hand", Times.now(), io.mesh.wire.ProcessRef.current("zkcli"))));
 
         ClientRun plain = mesh("release", "host-a", "store-registry", "--token-file", ops.toString());
@@ -193,22 +190,22 @@ class HoldCommandsTest {
         ClientRun notAdmin = mesh("release", "host-a", "store-registry", "--stale", "--token-file", ci.toString());
         assertThat(notAdmin.code()).as(notAdmin.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(notAdmin.err()).contains("403", "not an admin's", "--admin NAME");
-        assertThat(zk.client().checkExists().forPath(path)).isNotNull();
+        assertThat(fx.zk.client().checkExists().forPath(path)).isNotNull();
 
         ClientRun run = mesh("release", "host-a", "store-registry", "--stale", "--token-file", ops.toString());
         assertThat(run.code()).as(run.toString()).isZero();
         assertThat(run.out()).contains("the stale held node of store-registry on host-a is removed (it read: window w-by-hand, schedule garbage-collect)");
-        assertThat(zk.client().checkExists().forPath(path)).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(path)).isNull();
     }
 
     private void agentUp(String host) throws Exception {
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, Times.now())));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, Times.now())));
     }
 
     private void knownByAReportOnly(String host) throws Exception {
         ApplyReport r = ApplyReport.deferred(host, "store", "r1", "push-0000000000", Times.now(), null, List.of());
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report(host, "store"), Json.bytes(r));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report(host, "store"), Json.bytes(r));
     }
 
     /**
@@ -220,15 +217,15 @@ class HoldCommandsTest {
     private Thread confirmer(String host, String container, Instant at, AtomicReference<HeldRecord> confirmed) {
         Thread t = new Thread(() -> {
             try {
-                String path = zk.paths().held(host, container);
-                await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(20)).until(() -> zk.client().checkExists().forPath(path) != null);
+                String path = fx.zk.paths().held(host, container);
+                await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(20)).until(() -> fx.zk.client().checkExists().forPath(path) != null);
                 Thread.sleep(400);
-                HeldRecord read = Json.read(zk.client().getData().forPath(path), HeldRecord.class);
-                HeldRecord c = HeldRegistry.confirm(zk.client(), zk.paths(), read, at);
+                HeldRecord read = Json.read(fx.zk.client().getData().forPath(path), HeldRecord.class);
+                HeldRecord c = HeldRegistry.confirm(fx.zk.client(), fx.zk.paths(), read, at);
                 confirmed.set(c);
                 if (c.hold().stops()) { // then stops it, as the agent does, a little later
                     Thread.sleep(1_500);
-                    HeldRegistry.markStopped(zk.client(), zk.paths(), c, at.plusSeconds(2));
+                    HeldRegistry.markStopped(fx.zk.client(), fx.zk.paths(), c, at.plusSeconds(2));
                 }
             } catch (Exception e) {
                 throw new IllegalStateException(e);
@@ -242,12 +239,11 @@ class HoldCommandsTest {
     /** A push deferred by an operator hold names the hold, not a window, in mesh status. */
     @Test
     void statusOfAPushDeferredByAnOperatorHoldNamesTheHold() throws Exception {
-        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
         Instant t = Instant.parse("2026-12-01T10:00:00Z");
         ApplyReport r = ApplyReport.deferred("host-a", "store", "r1", "push-0000000000", t, null, List.of(ApplyReport.ContainerResult.held(
                 "registry", "store-registry", "held by operator alice: disk swap (since " + t + ", until released)", "3f2a")));
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "store"), Json.bytes(r));
-        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-a", "store"));
+        fx.writeReport(r);
         ClientRun s = mesh("status", "push-0000000000");
         assertThat(s.code()).as(s.toString()).isZero();
         assertThat(s.out()).contains("deferred", "store-registry held by operator alice: disk swap");

@@ -1,8 +1,7 @@
 package io.mesh.client;
 
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
-import io.mesh.testing.ZooKeeperExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,9 +21,7 @@ import static org.awaitility.Awaitility.await;
  */
 class InterruptNoticeTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     @TempDir
     Path dir;
 
@@ -33,7 +30,7 @@ class InterruptNoticeTest {
         List<String> command = new java.util.ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
                 "-cp", System.getProperty("java.class.path"), MeshCli.class.getName()));
         command.addAll(List.of(args));
-        command.add("--coordinator=" + api.uri());
+        command.add("--coordinator=" + fx.api.uri());
         return new ProcessBuilder(command).redirectOutput(dir.resolve(name + ".out").toFile())
                 .redirectError(dir.resolve(name + ".err").toFile()).start();
     }

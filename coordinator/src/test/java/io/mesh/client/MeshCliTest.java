@@ -1,19 +1,16 @@
 package io.mesh.client;
 
 import com.sun.net.httpserver.HttpServer;
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.HttpApi;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushRecord;
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,14 +41,12 @@ import static org.awaitility.Awaitility.await;
 /** The operator's client, in-process, against a real {@code HttpApi} and ZooKeeper; reports are written by the test. */
 class MeshCliTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     @TempDir
     Path dir;
 
     ClientRun mesh(String... args) {
-        return meshAt(api.uri().toString(), args);
+        return meshAt(fx.api.uri().toString(), args);
     }
 
     /** The client with {@code --coordinator=coordinators} (one URL or several, comma-separated). */
@@ -67,14 +62,7 @@ class MeshCliTest {
     CompletableFuture<ClientRun> meshAsync(String... args) { return CompletableFuture.supplyAsync(() -> mesh(args)); }
 
     static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
-        ApplyReport r = StatusApiTest.report(host, module, revision, push, outcome, error);
-        String path = zk.paths().report(host, module);
-        try {
-            zk.client().setData().forPath(path, Json.bytes(r));
-        } catch (KeeperException.NoNodeException e) {
-            zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
-        }
-        CoordinatorExtension.awaitServed(zk, path);
+        fx.writeReport(StatusApiTest.report(host, module, revision, push, outcome, error));
     }
 
     Path manifest(String yaml) throws Exception {
@@ -84,7 +72,7 @@ class MeshCliTest {
     }
 
     static void awaitPush(String push) {
-        await().atMost(10, TimeUnit.SECONDS).until(() -> zk.client().checkExists().forPath(zk.paths().push(push)) != null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> fx.zk.client().checkExists().forPath(fx.zk.paths().push(push)) != null);
     }
 
     /** {@code mesh} and {@code mesh window} without a command: usage on stderr, exit 2, as README says. */
@@ -106,7 +94,7 @@ class MeshCliTest {
     void pushWaitExitsZeroWhenEveryHostApplied() throws Exception {
         Path f = manifest(Manifests.TWO);
         StringWriter out = new StringWriter();
-        CompletableFuture<ClientRun> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+        CompletableFuture<ClientRun> run = CompletableFuture.supplyAsync(() -> meshAt(fx.api.uri().toString(), out,
                 "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
         String push = "push-0000000000";
         awaitPush(push);
@@ -146,7 +134,7 @@ class MeshCliTest {
     void pushWaitExitsOneNamingTheHostsANewerPushSuperseded() throws Exception {
         Path f = manifest(Manifests.TWO);
         StringWriter out = new StringWriter();
-        CompletableFuture<ClientRun> run = CompletableFuture.supplyAsync(() -> meshAt(api.uri().toString(), out,
+        CompletableFuture<ClientRun> run = CompletableFuture.supplyAsync(() -> meshAt(fx.api.uri().toString(), out,
                 "push", f.toString(), "--revision", "r2", "--wait", "--timeout", "30s", "--interval", "100ms"));
         String push = "push-0000000000";
         awaitPush(push);
@@ -172,8 +160,8 @@ class MeshCliTest {
     void pushWaitExitsThreeOnTimeout() throws Exception {
         // An older push's report does not count.
         report("host-a", "store", "r0", "push-0000000000", ApplyOutcome.APPLIED, null);
-        zk.client().create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
-        zk.client().create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
+        fx.zk.client().create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
         ClientRun r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.TIMEOUT);
         assertThat(r.out()).contains("push-0000000001", "host-a  store  pending");
@@ -188,7 +176,7 @@ class MeshCliTest {
         ClientRun r = mesh("push", dir.toString(), "--wait");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(r.err()).contains("document 2, containers.app.imag: unknown field 'imag'", "a.yaml, b.yml");
-        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
 
     /** A revision with a line break cannot travel in its header: refused before anything is sent, naming the fix. */
@@ -198,7 +186,7 @@ class MeshCliTest {
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(r.err()).contains("--revision: 'bad\\u000arev' is not a revision: use letters, digits", "nothing was sent")
                 .doesNotContain("Exception");
-        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
 
     @Test
@@ -213,7 +201,7 @@ class MeshCliTest {
     @Test
     void unreachableCoordinatorExitsFour() throws Exception {
         Path f = manifest(Manifests.TWO);
-        api.stop();
+        fx.api.stop();
         ClientRun r = mesh("push", f.toString());
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
         assertThat(r.err()).contains("cannot reach the coordinator");
@@ -227,7 +215,7 @@ class MeshCliTest {
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.DEFERRED, null);
         HeldRecord h = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", Instant.parse("2026-11-30T03:30:00Z"),
                 new ProcessRef(777, "mesh-agent run"));
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held("host-a", "store-registry"), Json.bytes(h));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().held("host-a", "store-registry"), Json.bytes(h));
 
         ClientRun s = mesh("status", "push-0000000000");
         assertThat(s.code()).as(s.toString()).isZero();
@@ -248,15 +236,15 @@ class MeshCliTest {
 
     @Test
     void severalCoordinatorsTheNextAnswersWhenOneIsStopped() throws Exception {
-        HttpApi second = api.another();
-        String first = api.uri().toString();
-        api.stop();  // stopped: its port refuses connections
+        HttpApi second = fx.api.another();
+        String first = fx.api.uri().toString();
+        fx.api.stop();  // stopped: its port refuses connections
         String both = first + "," + second.uri();
         ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
         assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
         assertThat(p.out()).startsWith("push-0000000000  revision r1");
         assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.uri());
-        assertThat(zk.client().checkExists().forPath(zk.paths().push("push-0000000000"))).isNotNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().push("push-0000000000"))).isNotNull();
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null);
 
         ClientRun s = meshAt(both, "status");
@@ -269,9 +257,9 @@ class MeshCliTest {
 
     @Test
     void severalCoordinatorsTheOneThatAnsweredIsAskedFirstAfterwards() throws Exception {
-        HttpApi second = api.another();
-        URI first = api.uri();
-        api.stop();
+        HttpApi second = fx.api.another();
+        URI first = fx.api.uri();
+        fx.api.stop();
         List<String> notices = new java.util.ArrayList<>();
         CoordinatorClient client = new CoordinatorClient(List.of(first, second.uri()), null).onFailover(notices::add);
         assertThat(client.get("/v1/fleet").status()).isEqualTo(200);
@@ -292,13 +280,13 @@ class MeshCliTest {
         });
         unavailable.start();
         try {
-            String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + api.uri();
+            String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + fx.api.uri();
             ClientRun s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(s.err()).contains("answered 503: ZooKeeper is unavailable").doesNotContain("does not answer");
             ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
             assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
-            assertThat(zk.client().checkExists().forPath(zk.paths().pushes())).isNull();
+            assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes())).isNull();
         } finally {
             unavailable.stop(0);
         }
@@ -321,26 +309,26 @@ class MeshCliTest {
             }, "dropper");
             t.setDaemon(true);
             t.start();
-            String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + api.uri();
+            String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + fx.api.uri();
             ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
             assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
             assertThat(p.err()).contains("lost the coordinator at http://127.0.0.1:" + dropper.getLocalPort(), "not sent to another coordinator");
-            assertThat(zk.client().checkExists().forPath(zk.paths().pushes())).isNull();
+            assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes())).isNull();
             ClientRun s = meshAt(both, "status");
             assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
-            assertThat(s.err()).contains("does not answer", "asking " + api.uri());
+            assertThat(s.err()).contains("does not answer", "asking " + fx.api.uri());
         }
     }
 
     @Test
     void severalCoordinatorsNoneAnswersExitsFourNamingEach() throws Exception {
-        HttpApi second = api.another();
-        String both = api.uri() + "," + second.uri();
-        api.stop();
+        HttpApi second = fx.api.another();
+        String both = fx.api.uri() + "," + second.uri();
+        fx.api.stop();
         second.close();
         ClientRun r = meshAt(both, "status");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
-        assertThat(r.err()).contains("cannot reach any coordinator: " + api.uri() + ": ", "; " + second.uri() + ": ");
+        assertThat(r.err()).contains("cannot reach any coordinator: " + fx.api.uri() + ": ", "; " + second.uri() + ": ");
         assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
     }
 

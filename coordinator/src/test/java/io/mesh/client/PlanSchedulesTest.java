@@ -2,8 +2,8 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
-import io.mesh.testing.ZooKeeperExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,9 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class PlanSchedulesTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     @TempDir
     Path dir;
 
@@ -43,21 +41,21 @@ class PlanSchedulesTest {
 
     @Test
     void aPlanSaysWhichSchedulesAPushAddsChangesAndRemoves() throws Exception {
-        assertThat(api.push(Manifests.store("[host-x]")).status()).isEqualTo(202);
-        long pushesBefore = zk.client().checkExists().forPath(zk.paths().pushes()).getCversion();
+        assertThat(fx.api.push(Manifests.store("[host-x]")).status()).isEqualTo(202);
+        long pushesBefore = fx.zk.client().checkExists().forPath(fx.zk.paths().pushes()).getCversion();
 
         Path m = Files.writeString(dir.resolve("m.yaml"), changed() + "---\n" + Manifests.web("[host-x]"));
-        ClientRun r = ClientRun.of(api.uri().toString(), "push", m.toString(), "--plan", "--timeout", "2s", "--interval", "100ms");
+        ClientRun r = ClientRun.of(fx.api.uri().toString(), "push", m.toString(), "--plan", "--timeout", "2s", "--interval", "100ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED); // host-x has no agent
         assertThat(r.out()).contains(
                 "schedule store/compact added: cron: 0 5 * * 0 UTC",
                 "schedule store/garbage-collect changed: cron: 30 3 * * * -> 0 4 * * *; timeout: 30m -> 45m");
         assertThat(r.out()).as("web has no schedules, before or after").doesNotContain("schedule web/");
-        assertThat(zk.client().checkExists().forPath(zk.paths().pushes()).getCversion()).as("a plan pushes nothing").isEqualTo(pushesBefore);
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes()).getCversion()).as("a plan pushes nothing").isEqualTo(pushesBefore);
 
         // Against the desired state now: the plain manifest again takes compact away and puts garbage-collect back.
-        assertThat(api.push(changed()).status()).isEqualTo(202);
-        CoordinatorExtension.Answer a = api.post("/v1/plans", Manifests.store("[host-x]").getBytes(StandardCharsets.UTF_8), Map.of());
+        assertThat(fx.api.push(changed()).status()).isEqualTo(202);
+        CoordinatorExtension.Answer a = fx.api.post("/v1/plans", Manifests.store("[host-x]").getBytes(StandardCharsets.UTF_8), Map.of());
         assertThat(a.status()).as(a.body()).isEqualTo(202);
         JsonNode s = a.json().path("schedules");
         assertThat(s).hasSize(2);
@@ -66,7 +64,7 @@ class PlanSchedulesTest {
         assertThat(s.get(1).path("change").asText()).isEqualTo("changed");
         assertThat(s.get(1).path("fields").toString()).contains("cron: 0 4 * * * -> 30 3 * * *");
 
-        ClientRun same = ClientRun.of(api.uri().toString(), "push", Files.writeString(dir.resolve("same.yaml"), changed()).toString(),
+        ClientRun same = ClientRun.of(fx.api.uri().toString(), "push", Files.writeString(dir.resolve("same.yaml"), changed()).toString(),
                 "--plan", "--timeout", "2s", "--interval", "100ms");
         assertThat(same.out()).contains("schedules: no change");
     }

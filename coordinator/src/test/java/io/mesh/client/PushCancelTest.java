@@ -2,9 +2,9 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
 import io.mesh.wire.PushCancel;
@@ -24,19 +24,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class PushCancelTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     @TempDir
     Path dir;
 
-    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+    private ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     private static void report(String host, String module, String revision, String push, ApplyOutcome outcome) throws Exception {
-        String path = zk.paths().report(host, module);
-        zk.client().create().orSetData().creatingParentsIfNeeded().forPath(path,
-                Json.bytes(StatusApiTest.report(host, module, revision, push, outcome, null)));
-        CoordinatorExtension.awaitServed(zk, path);
+        fx.writeReport(StatusApiTest.report(host, module, revision, push, outcome, null));
     }
 
     /**
@@ -55,7 +50,7 @@ class PushCancelTest {
     }
 
     private JsonNode status(String push) throws Exception {
-        CoordinatorExtension.Answer a = api.get("/v1/pushes/" + push);
+        CoordinatorExtension.Answer a = fx.api.get("/v1/pushes/" + push);
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         return a.json();
     }
@@ -73,7 +68,7 @@ class PushCancelTest {
         String push = "push-0000000000";
         report("host-a", "store", "r1", push, ApplyOutcome.APPLIED);
         assertThat(stateOf(status(push), "host-gone")).isEqualTo("pending");
-        assertThat(api.get("/v1/fleet").json().path("pendingPushes")).hasSize(1);
+        assertThat(fx.api.get("/v1/fleet").json().path("pendingPushes")).hasSize(1);
 
         ClientRun cancel = mesh("push", "cancel", push);
         assertThat(cancel.code()).as(cancel.toString()).isZero();
@@ -85,9 +80,9 @@ class PushCancelTest {
         assertThat(v.path("counts").path("pending").asInt()).isZero();
         assertThat(stateOf(v, "host-gone")).isEqualTo("cancelled");
         assertThat(stateOf(v, "host-a")).as("what was applied stays applied").isEqualTo("applied");
-        PushCancel written = Json.MAPPER.readValue(zk.client().getData().forPath(zk.paths().pushCancel(push)), PushCancel.class);
+        PushCancel written = Json.MAPPER.readValue(fx.zk.client().getData().forPath(fx.zk.paths().pushCancel(push)), PushCancel.class);
         assertThat(written.hosts()).containsExactly("host-gone");
-        assertThat(api.get("/v1/fleet").json().path("pendingPushes")).as("no longer listed as pending").isEmpty();
+        assertThat(fx.api.get("/v1/fleet").json().path("pendingPushes")).as("no longer listed as pending").isEmpty();
         ClientRun shown = mesh("status", push);
         assertThat(shown.out()).contains("state cancelled", "cancelled at ").containsPattern("cancelled at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,3})?Z by").containsPattern("host-gone\\s+store\\s+cancelled");
 
@@ -102,35 +97,35 @@ class PushCancelTest {
 
     @Test
     void aDeleteForAHostWithoutAnAgentCanBeCancelled() throws Exception {
-        assertThat(api.push(Manifests.store("[host-gone]")).status()).isEqualTo(202);
-        CoordinatorExtension.Answer deleted = api.method("DELETE", "/v1/modules/store");
+        assertThat(fx.api.push(Manifests.store("[host-gone]")).status()).isEqualTo(202);
+        CoordinatorExtension.Answer deleted = fx.api.method("DELETE", "/v1/modules/store");
         assertThat(deleted.status()).as(deleted.body()).isEqualTo(202);
         String delete = deleted.json().path("push").asText();
         assertThat(stateOf(status(delete), "host-gone")).isEqualTo("pending");
 
-        CoordinatorExtension.Answer a = api.method("POST", "/v1/pushes/" + delete + "/cancel");
+        CoordinatorExtension.Answer a = fx.api.method("POST", "/v1/pushes/" + delete + "/cancel");
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         assertThat(a.json().path("cancelled").path("hosts").get(0).asText()).isEqualTo("host-gone");
         assertThat(a.json().path("already").asBoolean()).isFalse();
-        CoordinatorExtension.awaitServed(zk, zk.paths().pushCancel(delete)); // the status is read from the coordinator's cache
+        fx.awaitServed(fx.zk.paths().pushCancel(delete)); // the status is read from the coordinator's cache
         JsonNode v = status(delete);
         assertThat(v.path("state").asText()).isEqualTo("cancelled");
         assertThat(v.path("done").asBoolean()).isTrue();
         // The desired node stays a tombstone: an agent of host-gone that starts later still removes the module.
-        assertThat(new String(zk.client().getData().forPath(zk.paths().desired("store")))).contains("\"deleted\"");
+        assertThat(new String(fx.zk.client().getData().forPath(fx.zk.paths().desired("store")))).contains("\"deleted\"");
     }
 
     @Test
     void aPushWithNothingLeftToCancelOrUnknownIsRefused() throws Exception {
-        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED);
         ClientRun done = mesh("push", "cancel", "push-0000000000");
         assertThat(done.code()).as(done.toString()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(done.err()).contains("nothing to cancel");
-        assertThat(zk.client().checkExists().forPath(zk.paths().pushCancel("push-0000000000"))).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushCancel("push-0000000000"))).isNull();
 
-        assertThat(api.method("POST", "/v1/pushes/push-0000000042/cancel").status()).isEqualTo(404);
-        assertThat(api.method("GET", "/v1/pushes/push-0000000000/cancel").status()).isEqualTo(405);
+        assertThat(fx.api.method("POST", "/v1/pushes/push-0000000042/cancel").status()).isEqualTo(404);
+        assertThat(fx.api.method("GET", "/v1/pushes/push-0000000000/cancel").status()).isEqualTo(405);
         ClientRun bad = mesh("push", "cancel", "42");
         assertThat(bad.code()).isEqualTo(MeshCli.BAD_INPUT);
         assertThat(bad.err()).contains("not a push id");

@@ -1,9 +1,8 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
-import io.mesh.testing.ZooKeeperExtension;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,9 +24,7 @@ import static org.awaitility.Awaitility.await;
  */
 class PushExpiryTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk).withNoAgentExpiry(Duration.ofSeconds(2));
+    static final CoordinatorFixture fx = new CoordinatorFixture().withNoAgentExpiry(Duration.ofSeconds(2));
     @TempDir
     Path dir;
 
@@ -35,26 +32,26 @@ class PushExpiryTest {
     void aPendingTargetWithoutAnAgentExpiresAndWaitEndsNamingIt() throws Exception {
         Path m = Files.writeString(dir.resolve("m.yaml"), Manifests.store("[hots-b]"));
         long t0 = System.nanoTime();
-        ClientRun r = ClientRun.of(api.uri().toString(), "push", m.toString(), "--revision", "r1", "--wait", "--timeout", "1m", "--interval", "200ms");
+        ClientRun r = ClientRun.of(fx.api.uri().toString(), "push", m.toString(), "--revision", "r1", "--wait", "--timeout", "1m", "--interval", "200ms");
         assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
         assertThat(r.out()).contains("hots-b  store  expired (no agent)", "push-0000000000 not applied on hots-b: expired, no agent runs there");
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("before the 10 s grace for hosts without an agent").isLessThan(Duration.ofSeconds(9));
 
-        JsonNode v = api.get("/v1/pushes/push-0000000000").json();
+        JsonNode v = fx.api.get("/v1/pushes/push-0000000000").json();
         assertThat(v.path("state").asText()).isEqualTo("expired");
         assertThat(v.path("done").asBoolean()).isTrue();
         assertThat(v.path("counts").path("expired").asInt()).isEqualTo(1);
-        assertThat(api.get("/v1/fleet").json().path("pendingPushes")).as("not pending any more").isEmpty();
+        assertThat(fx.api.get("/v1/fleet").json().path("pendingPushes")).as("not pending any more").isEmpty();
 
         // An agent of that host starts: it will apply the module's newest desired state, so the target waits on it again.
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("hots-b"), "{\"host\":\"hots-b\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent("hots-b"), "{\"host\":\"hots-b\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
         try {
-            CoordinatorExtension.awaitServed(zk, zk.paths().agent("hots-b"));
+            fx.awaitServed(fx.zk.paths().agent("hots-b"));
             await().atMost(10, TimeUnit.SECONDS).untilAsserted(() ->
-                    assertThat(api.get("/v1/pushes/push-0000000000").json().path("state").asText()).isEqualTo("pending"));
+                    assertThat(fx.api.get("/v1/pushes/push-0000000000").json().path("state").asText()).isEqualTo("pending"));
         } finally {
-            zk.client().delete().forPath(zk.paths().agent("hots-b"));
+            fx.zk.client().delete().forPath(fx.zk.paths().agent("hots-b"));
         }
     }
 }

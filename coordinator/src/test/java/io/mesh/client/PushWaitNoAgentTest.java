@@ -1,11 +1,9 @@
 package io.mesh.client;
 
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.Json;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -26,14 +24,12 @@ import static org.awaitility.Awaitility.await;
  */
 class PushWaitNoAgentTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     @TempDir
     Path dir;
 
     private CompletableFuture<ClientRun> meshAsync(String... args) {
-        return CompletableFuture.supplyAsync(() -> ClientRun.of(api.uri().toString(), args));
+        return CompletableFuture.supplyAsync(() -> ClientRun.of(fx.api.uri().toString(), args));
     }
 
     private Path manifest(String yaml) throws Exception {
@@ -41,14 +37,11 @@ class PushWaitNoAgentTest {
     }
 
     private static void awaitPush(String push) {
-        await().atMost(10, TimeUnit.SECONDS).until(() -> zk.client().checkExists().forPath(zk.paths().push(push)) != null);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> fx.zk.client().checkExists().forPath(fx.zk.paths().push(push)) != null);
     }
 
     private static void report(String host, String module, String revision, String push, ApplyOutcome outcome, String error) throws Exception {
-        String path = zk.paths().report(host, module);
-        zk.client().create().orSetData().creatingParentsIfNeeded().forPath(path,
-                Json.bytes(StatusApiTest.report(host, module, revision, push, outcome, error)));
-        CoordinatorExtension.awaitServed(zk, path);
+        fx.writeReport(StatusApiTest.report(host, module, revision, push, outcome, error));
     }
 
     /**
@@ -58,9 +51,9 @@ class PushWaitNoAgentTest {
      */
     @Test
     void aPushToAHostWithoutAnAgentWarnsAndWaitStopsNamingIt() throws Exception {
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-a"));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent("host-a"), "{\"host\":\"host-a\",\"pid\":1}".getBytes(StandardCharsets.UTF_8));
+        fx.awaitServed(fx.zk.paths().agent("host-a"));
         try {
             CompletableFuture<ClientRun> run = meshAsync("push", manifest(Manifests.store("[host-a, hots-b]")).toString(), "--revision", "r1",
                     "--wait", "--timeout", "5m", "--interval", "200ms");
@@ -72,7 +65,7 @@ class PushWaitNoAgentTest {
             assertThat(r.err()).contains("host hots-b has no agent").doesNotContain("host host-a has no agent");
             assertThat(r.out()).contains("host-a  store  applied r1", push + " not applied on hots-b: no agent runs there");
         } finally {
-            zk.client().delete().forPath(zk.paths().agent("host-a"));
+            fx.zk.client().delete().forPath(fx.zk.paths().agent("host-a"));
         }
     }
 }

@@ -1,7 +1,7 @@
 package io.mesh.client;
 
 import io.mesh.coordinator.CoordinatorExtension;
-import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
@@ -25,15 +25,13 @@ class StatusImagesTest {
     private static final String LOCAL_ID = "sha256:7aeefbc714b2" + "4".repeat(52);
 
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
-    private ClientRun mesh(String... args) { return ClientRun.of(api.uri().toString(), args); }
+    private ClientRun mesh(String... args) { return ClientRun.of(fx.api.uri().toString(), args); }
 
     @Test
     void statusPrintsEachContainersImageIdAndDigest() throws Exception {
-        CoordinatorExtension.Answer pushed = api.push("module: hm-status\nhosts: [host-a]\ncontainers:\n"
+        CoordinatorExtension.Answer pushed = fx.api.push("module: hm-status\nhosts: [host-a]\ncontainers:\n"
                 + "  app: {image: \"127.0.0.1:5000/hm/busybox:1\", pull: always}\n  local: {image: mesh-demo/busybox:1}\n");
         assertThat(pushed.status()).as(pushed.body()).isEqualTo(202);
         String push = pushed.json().path("push").asText();
@@ -43,7 +41,7 @@ class StatusImagesTest {
                         "none", ID, DIGEST),
                 new ContainerResult("local", "hm-status-local", ContainerAction.UNCHANGED, List.of(), "c2", "none", LOCAL_ID, null),
                 new ContainerResult("old", "hm-status-old", ContainerAction.REMOVED, List.of("no longer in the spec"), "c3")));
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "hm-status"), Json.bytes(report));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-a", "hm-status"), Json.bytes(report));
 
         ClientRun fleet = mesh("status");
         assertThat(fleet.code()).as(fleet.err()).isZero();

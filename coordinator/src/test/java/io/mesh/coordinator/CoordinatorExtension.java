@@ -115,6 +115,15 @@ public final class CoordinatorExtension extends ScopedFixture {
         api = started(t, w, limits);
     }
 
+    /**
+     * Stops the running coordinator and starts one with these HTTP limits (and the credentials configured here), for
+     * the rest of the test.
+     */
+    public void restart(HttpLimits l) throws IOException {
+        stop();
+        api = started(token, webhook, l);
+    }
+
     /** @return a second coordinator on the same ZooKeeper (no credentials), closed after the test */
     public HttpApi another() throws IOException {
         HttpApi a = started(null, null, HttpLimits.DEFAULTS);

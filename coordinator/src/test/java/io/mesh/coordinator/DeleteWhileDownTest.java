@@ -4,7 +4,6 @@ import com.github.dockerjava.api.model.Container;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
@@ -36,9 +35,7 @@ import static org.awaitility.Awaitility.await;
 class DeleteWhileDownTest {
     private static final String HOST = "host-d";
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     private final String module = TestDocker.uniqueModule("del");
     private AgentDaemonExtension agent;
 
@@ -49,7 +46,7 @@ class DeleteWhileDownTest {
     }
 
     private void startAgent() throws Exception {
-        agent = new AgentDaemonExtension(zk, HOST).withOwnSession();
+        agent = new AgentDaemonExtension(fx.zk, HOST).withOwnSession();
         agent.start();
     }
 
@@ -58,26 +55,26 @@ class DeleteWhileDownTest {
                 .withLabelFilter(Map.of("mesh.module", module)).exec();
     }
 
-    private ApplyReport report() throws Exception { return new MeshStore(zk.client(), zk.paths()).report(HOST, module); }
+    private ApplyReport report() throws Exception { return new MeshStore(fx.zk.client(), fx.zk.paths()).report(HOST, module); }
 
     @Test
     void anAgentDownDuringTheDeleteRemovesTheContainersWhenItStartsAndReportsThemRemoved() throws Exception {
         startAgent();
         String manifest = "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n  app:\n    image: " + TestDocker.BUSYBOX
                 + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    network: none\n    stop-timeout: 2s\n";
-        Answer pushed = api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        Answer pushed = fx.api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
         assertThat(pushed.status()).isEqualTo(202);
         await().atMost(Duration.ofSeconds(60)).until(() -> report() != null && report().outcome() == ApplyOutcome.APPLIED);
         assertThat(containers()).hasSize(1);
 
         agent.close(); // the host is down
-        await().atMost(Duration.ofSeconds(30)).until(() -> zk.client().checkExists().forPath(zk.paths().agent(HOST)) == null);
-        Answer deleted = api.method("DELETE", "/v1/modules/" + module);
+        await().atMost(Duration.ofSeconds(30)).until(() -> fx.zk.client().checkExists().forPath(fx.zk.paths().agent(HOST)) == null);
+        Answer deleted = fx.api.method("DELETE", "/v1/modules/" + module);
         assertThat(deleted.status()).as(deleted.body()).isEqualTo(202);
         String push = deleted.json().path("push").asText();
         Thread.sleep(1000); // nobody removes anything while the agent is down
         assertThat(containers()).hasSize(1);
-        assertThat(api.get("/v1/pushes/" + push).json().path("state").asText()).isEqualTo("pending");
+        assertThat(fx.api.get("/v1/pushes/" + push).json().path("state").asText()).isEqualTo("pending");
 
         startAgent(); // back: it reads the tombstone like any desired node
         await().atMost(Duration.ofSeconds(60)).until(() -> report() != null && push.equals(report().push()));
@@ -85,16 +82,16 @@ class DeleteWhileDownTest {
         assertThat(r.outcome()).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(r.containers()).extracting(ApplyReport.ContainerResult::action).containsExactly(ContainerAction.REMOVED);
         assertThat(containers()).isEmpty();
-        assertThat(api.get("/v1/pushes/" + push).json().path("state").asText()).isEqualTo("applied");
+        assertThat(fx.api.get("/v1/pushes/" + push).json().path("state").asText()).isEqualTo("applied");
 
         // Reported once: a restarted agent neither locks nor writes for the tombstone again.
-        Stat before = zk.client().checkExists().forPath(zk.paths().report(HOST, module));
+        Stat before = fx.zk.client().checkExists().forPath(fx.zk.paths().report(HOST, module));
         agent.close();
         startAgent();
         agent.daemon().requestApply(module);
         Thread.sleep(2000); // let a wrong apply have its chance
-        assertThat(zk.client().checkExists().forPath(zk.paths().report(HOST, module)).getMzxid()).isEqualTo(before.getMzxid());
-        assertThat(zk.client().checkExists().forPath(zk.paths().lock(module, HOST))).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().report(HOST, module)).getMzxid()).isEqualTo(before.getMzxid());
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().lock(module, HOST))).isNull();
     }
 
     @Test
@@ -103,8 +100,8 @@ class DeleteWhileDownTest {
         // is on the host.
         String manifest = "module: " + module + "\nhosts: [" + HOST + ", host-elsewhere]\ncontainers:\n  app:\n    image: " + TestDocker.BUSYBOX
                 + "\n    command: [sleep, \"1000\"]\n    network: none\n";
-        assertThat(api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of()).status()).isEqualTo(202);
-        Answer deleted = api.method("DELETE", "/v1/modules/" + module);
+        assertThat(fx.api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of()).status()).isEqualTo(202);
+        Answer deleted = fx.api.method("DELETE", "/v1/modules/" + module);
         assertThat(deleted.status()).isEqualTo(202);
         String push = deleted.json().path("push").asText();
 
@@ -114,7 +111,7 @@ class DeleteWhileDownTest {
         assertThat(report().containers()).isEmpty();
         assertThat(containers()).isEmpty();
         // The other named host has no agent: its part of the delete is pending.
-        assertThat(api.get("/v1/pushes/" + push).json().path("targets")).extracting(t -> t.path("host").asText() + "/" + t.path("state").asText())
+        assertThat(fx.api.get("/v1/pushes/" + push).json().path("targets")).extracting(t -> t.path("host").asText() + "/" + t.path("state").asText())
                 .containsExactly(HOST + "/applied", "host-elsewhere/pending");
     }
 }

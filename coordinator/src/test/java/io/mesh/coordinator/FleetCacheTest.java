@@ -1,6 +1,5 @@
 package io.mesh.coordinator;
 
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -30,48 +29,46 @@ import static org.awaitility.Awaitility.await;
  */
 public class FleetCacheTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     @Test
     void servesCreatesChangesAndDeletesAndReadsZooKeeperOutsideItsSubtrees() throws Exception {
-        try (FleetCache cache = new FleetCache(zk.client(), List.of(zk.paths().reports()))) {
-            String path = zk.paths().report("host-a", "store");
-            zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(report("host-a", "store", "r1")));
+        try (FleetCache cache = new FleetCache(fx.zk.client(), List.of(fx.zk.paths().reports()))) {
+            String path = fx.zk.paths().report("host-a", "store");
+            fx.zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(report("host-a", "store", "r1")));
             // before it has loaded, reads go to ZooKeeper
             assertThat(cache.state()).isEqualTo(FleetCache.State.LATENT);
             assertThat(cache.read(path, ApplyReport.class).revision()).isEqualTo("r1");
 
             cache.start();
             assertThat(cache.awaitLoaded(Duration.ofSeconds(10))).isTrue();
-            assertThat(cache.children(zk.paths().reports())).containsExactly("host-a");
+            assertThat(cache.children(fx.zk.paths().reports())).containsExactly("host-a");
             assertThat(cache.read(path, ApplyReport.class).revision()).isEqualTo("r1");
 
-            zk.client().setData().forPath(path, Json.bytes(report("host-a", "store", "r2")));
+            fx.zk.client().setData().forPath(path, Json.bytes(report("host-a", "store", "r2")));
             await().atMost(Duration.ofSeconds(10)).until(() -> "r2".equals(cache.read(path, ApplyReport.class).revision()));
 
-            String other = zk.paths().report("host-b", "web");
-            zk.client().create().creatingParentsIfNeeded().forPath(other, Json.bytes(report("host-b", "web", "r1")));
-            await().atMost(Duration.ofSeconds(10)).until(() -> cache.children(zk.paths().reports()).equals(List.of("host-a", "host-b")));
-            assertThat(cache.children(zk.paths().reports("host-b"))).containsExactly("web");
+            String other = fx.zk.paths().report("host-b", "web");
+            fx.zk.client().create().creatingParentsIfNeeded().forPath(other, Json.bytes(report("host-b", "web", "r1")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> cache.children(fx.zk.paths().reports()).equals(List.of("host-a", "host-b")));
+            assertThat(cache.children(fx.zk.paths().reports("host-b"))).containsExactly("web");
 
-            zk.client().delete().forPath(other);
+            fx.zk.client().delete().forPath(other);
             await().atMost(Duration.ofSeconds(10)).until(() -> cache.read(other, ApplyReport.class) == null);
-            assertThat(cache.children(zk.paths().reports("host-b"))).isEmpty();
+            assertThat(cache.children(fx.zk.paths().reports("host-b"))).isEmpty();
             assertThat(cache.serves(other, null)).isTrue();
 
             // a path outside the cached subtrees is read from ZooKeeper at once
-            zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().agent("host-a"),
+            fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().agent("host-a"),
                     Json.bytes(new AgentRecord("host-a", "test", 1, Instant.now())));
-            assertThat(cache.read(zk.paths().agent("host-a"), AgentRecord.class).host()).isEqualTo("host-a");
-            assertThat(cache.children(zk.paths().agents())).containsExactly("host-a");
+            assertThat(cache.read(fx.zk.paths().agent("host-a"), AgentRecord.class).host()).isEqualTo("host-a");
+            assertThat(cache.children(fx.zk.paths().agents())).containsExactly("host-a");
         }
     }
 
     @Test
     void aStatusRequestCostsZooKeeperTheSameAtTenAndAtAHundredHosts() throws Exception {
-        String push = api.push(Manifests.TWO).json().get("push").asText();
+        String push = fx.api.push(Manifests.TWO).json().get("push").asText();
         fleetOf(10, push);
         long at10 = requestsPerStatus(push);
         fleetOf(100, push);
@@ -84,12 +81,12 @@ public class FleetCacheTest {
 
     @Test
     void aFleetAtRestIsDerivedOnceAndEveryChangeIsSeenAtTheNextCall() throws Exception {
-        String push = api.push(Manifests.TWO).json().get("push").asText();
+        String push = fx.api.push(Manifests.TWO).json().get("push").asText();
         fleetOf(3, push);
-        try (FleetCache cache = new FleetCache(zk.client(), List.of(zk.paths().reports(), zk.paths().agents()))) {
+        try (FleetCache cache = new FleetCache(fx.zk.client(), List.of(fx.zk.paths().reports(), fx.zk.paths().agents()))) {
             cache.start();
             assertThat(cache.awaitLoaded(Duration.ofSeconds(10))).isTrue();
-            FleetStatus status = new FleetStatus(zk.client(), zk.paths(), Clock.systemUTC(), cache);
+            FleetStatus status = new FleetStatus(fx.zk.client(), fx.zk.paths(), Clock.systemUTC(), cache);
 
             FleetStatus.Fleet first = status.fleet();
             FleetStatus.Fleet again = status.fleet();
@@ -104,14 +101,14 @@ public class FleetCacheTest {
             assertThat(json.path("hosts").size()).as("h000-h002, and host-a and host-b the manifest names").isEqualTo(5);
 
             // a report the cache holds: seen once the cache has it
-            String path = zk.paths().report("h000", "store");
-            zk.client().setData().forPath(path, Json.bytes(StatusApiTest.report("h000", "store", "r9", push, ApplyOutcome.FAILED, "boom")));
+            String path = fx.zk.paths().report("h000", "store");
+            fx.zk.client().setData().forPath(path, Json.bytes(StatusApiTest.report("h000", "store", "r9", push, ApplyOutcome.FAILED, "boom")));
             await().atMost(Duration.ofSeconds(10)).until(() -> cell(status.fleet(), "h000", "store").revision().equals("r9"));
             assertThat(Json.MAPPER.readTree(status.fleetJson()).toString()).contains("\"r9\"", "boom");
 
             // what is read from ZooKeeper at each call (a push's desired node): seen at the very next call
             FleetStatus.Fleet before = status.fleet();
-            assertThat(api.post("/v1/pushes", Manifests.store("[h000]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r5"))
+            assertThat(fx.api.post("/v1/pushes", Manifests.store("[h000]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r5"))
                     .status()).isEqualTo(202);
             FleetStatus.Fleet after = status.fleet();
             assertThat(after.hosts()).isNotSameAs(before.hosts());
@@ -129,24 +126,24 @@ public class FleetCacheTest {
         String last = null;
         for (int i = 0; i < n; i++) {
             String host = String.format("h%03d", i);
-            if (zk.client().checkExists().forPath(zk.paths().agent(host)) != null) continue;
-            zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().agent(host), Json.bytes(new AgentRecord(host, "test", 1, Instant.now())));
+            if (fx.zk.client().checkExists().forPath(fx.zk.paths().agent(host)) != null) continue;
+            fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().agent(host), Json.bytes(new AgentRecord(host, "test", 1, Instant.now())));
             for (String module : List.of("store", "web")) {
-                last = zk.paths().report(host, module);
-                zk.client().create().creatingParentsIfNeeded().forPath(last,
+                last = fx.zk.paths().report(host, module);
+                fx.zk.client().create().creatingParentsIfNeeded().forPath(last,
                         Json.bytes(StatusApiTest.report(host, module, "r1", push, ApplyOutcome.APPLIED, null)));
             }
         }
-        if (last != null) CoordinatorExtension.awaitServed(zk, last);
+        if (last != null) fx.awaitServed(last);
     }
 
     /** @return ZooKeeper requests the server received during three {@code /v1/fleet} and three push-status calls */
     private long requestsPerStatus(String push) throws Exception {
-        api.get("/v1/fleet"); // warm
+        fx.api.get("/v1/fleet"); // warm
         long before = packets();
         for (int i = 0; i < 3; i++) {
-            assertThat(api.get("/v1/fleet").status()).isEqualTo(200);
-            assertThat(api.get("/v1/pushes/" + push).status()).isEqualTo(200);
+            assertThat(fx.api.get("/v1/fleet").status()).isEqualTo(200);
+            assertThat(fx.api.get("/v1/pushes/" + push).status()).isEqualTo(200);
         }
         return packets() - before;
     }
@@ -154,7 +151,7 @@ public class FleetCacheTest {
     /** @return the packets the server has received (its JMX bean; the server runs in this JVM) */
     private static long packets() throws Exception {
         MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
-        Set<ObjectName> names = jmx.queryNames(new ObjectName("org.apache.ZooKeeperService:name0=StandaloneServer_port" + zk.server().getPort()), null);
+        Set<ObjectName> names = jmx.queryNames(new ObjectName("org.apache.ZooKeeperService:name0=StandaloneServer_port" + fx.zk.server().getPort()), null);
         assertThat(names).as("the ZooKeeper server's JMX bean").hasSize(1);
         return (Long) jmx.getAttribute(names.iterator().next(), "PacketsReceived");
     }

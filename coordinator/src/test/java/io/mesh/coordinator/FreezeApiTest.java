@@ -2,7 +2,6 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
@@ -26,24 +25,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class FreezeApiTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     /** An end within a freeze's longest length (366 days), whole seconds. */
     static final String LATER = java.time.Instant.now().plus(java.time.Duration.ofDays(200)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
 
     /** Freezes are of modules that were pushed: {@code store}'s desired node exists. */
     @org.junit.jupiter.api.BeforeEach
     void storeWasPushed() throws Exception {
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().desired("store"), "{}".getBytes(StandardCharsets.UTF_8));
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().desired("store"), "{}".getBytes(StandardCharsets.UTF_8));
     }
 
     private Answer freeze(String body) throws Exception {
-        return api.post("/v1/freezes", body.getBytes(StandardCharsets.UTF_8), Map.of());
+        return fx.api.post("/v1/freezes", body.getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
     private FreezeRecord node(String name) throws Exception {
-        return Json.read(zk.client().getData().forPath(zk.paths().freeze(name)), FreezeRecord.class);
+        return Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze(name)), FreezeRecord.class);
     }
 
     @Test
@@ -57,14 +54,14 @@ class FreezeApiTest {
         assertThat(r.since()).isBetween(before.minusSeconds(1), Instant.now());
         assertThat(Duration.between(r.since(), r.until())).isEqualTo(Duration.ofHours(2));
         // One line of JSON, the four fields in SPEC's order.
-        String data = new String(zk.client().getData().forPath(zk.paths().freeze("store")), StandardCharsets.UTF_8);
+        String data = new String(fx.zk.client().getData().forPath(fx.zk.paths().freeze("store")), StandardCharsets.UTF_8);
         assertThat(data).startsWith("{\"by\":").contains("\"reason\":").doesNotContain("\n");
 
         Answer all = freeze("{\"all\":true,\"until\":\"" + LATER + "\",\"reason\":\"year end\"}");
         assertThat(all.status()).as(all.body()).isEqualTo(201);
         assertThat(node(FreezeRecord.ALL).until()).isEqualTo(Instant.parse(LATER));
 
-        JsonNode list = api.get("/v1/freezes").json().path("freezes");
+        JsonNode list = fx.api.get("/v1/freezes").json().path("freezes");
         assertThat(list).hasSize(2);
         assertThat(list.get(0).path("all").asBoolean()).as("_all first").isTrue();
         assertThat(list.get(1).path("module").asText()).isEqualTo("store");
@@ -80,19 +77,19 @@ class FreezeApiTest {
         Answer typo = freeze("{\"module\":\"stroe\",\"for\":\"1h\",\"reason\":\"typo\"}");
         assertThat(typo.status()).isEqualTo(404);
         assertThat(typo.json().path("field").asText()).isEqualTo("module");
-        assertThat(zk.client().checkExists().forPath(zk.paths().freeze("stroe"))).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freeze("stroe"))).isNull();
         Answer far = freeze("{\"module\":\"store\",\"until\":\"+1000000000-12-31T23:59:59Z\",\"reason\":\"far\"}");
         assertThat(far.status()).as(far.body()).isEqualTo(400);
         assertThat(far.json().path("field").asText()).isEqualTo("until");
         assertThat(node("store").reason()).as("nothing written").isEqualTo("extended");
 
-        assertThat(api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(200);
-        assertThat(zk.client().checkExists().forPath(zk.paths().freeze("store"))).isNull();
-        assertThat(api.method("DELETE", "/v1/freezes/store").status()).as("thawed already").isEqualTo(404);
-        assertThat(api.method("DELETE", "/v1/freezes/_all").status()).isEqualTo(200);
-        assertThat(api.get("/v1/freezes").json().path("freezes")).isEmpty();
-        assertThat(api.method("DELETE", "/v1/freezes/No_Such!").status()).as("not a module name").isEqualTo(400);
-        assertThat(api.method("PUT", "/v1/freezes").status()).isEqualTo(405);
+        assertThat(fx.api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(200);
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freeze("store"))).isNull();
+        assertThat(fx.api.method("DELETE", "/v1/freezes/store").status()).as("thawed already").isEqualTo(404);
+        assertThat(fx.api.method("DELETE", "/v1/freezes/_all").status()).isEqualTo(200);
+        assertThat(fx.api.get("/v1/freezes").json().path("freezes")).isEmpty();
+        assertThat(fx.api.method("DELETE", "/v1/freezes/No_Such!").status()).as("not a module name").isEqualTo(400);
+        assertThat(fx.api.method("PUT", "/v1/freezes").status()).isEqualTo(405);
     }
 
     @Test
@@ -121,7 +118,7 @@ class FreezeApiTest {
             assertThat(a.json().path("field").asText()).as(c.getKey() + " -> " + a.body()).isEqualTo(c.getValue());
             assertThat(a.json().path("error").asText()).as("the message names the field").contains(c.getValue().equals("body") ? "JSON" : c.getValue());
         }
-        assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).as("nothing written").isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freezes())).as("nothing written").isNull();
     }
 
     /**
@@ -179,12 +176,12 @@ class FreezeApiTest {
 
     @Test
     void withATokenAFreezeAndAThawNeedIt() throws Exception {
-        api.restart(BearerToken.of("s3cret"), null);
+        fx.api.restart(BearerToken.of("s3cret"), null);
         Answer a = freeze("{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}");
         assertThat(a.status()).isEqualTo(401);
-        assertThat(api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(401);
-        assertThat(zk.client().checkExists().forPath(zk.paths().freezes())).isNull();
-        Answer ok = api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
+        assertThat(fx.api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(401);
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freezes())).isNull();
+        Answer ok = fx.api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Authorization", "Bearer s3cret"));
         assertThat(ok.status()).as(ok.body()).isEqualTo(201);
         assertThat(node("store").by()).isEqualTo(HistoryRecord.BY_TOKEN + " from 127.0.0.1");

@@ -2,7 +2,6 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
@@ -35,25 +34,23 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HistoryTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     private Answer push(String yaml, String revision, Map<String, String> more) throws Exception {
         Map<String, String> headers = new TreeMap<>(more);
         headers.put("X-Mesh-Revision", revision);
-        return api.post("/v1/pushes", yaml.getBytes(StandardCharsets.UTF_8), headers);
+        return fx.api.post("/v1/pushes", yaml.getBytes(StandardCharsets.UTF_8), headers);
     }
 
     private Answer push(String yaml, String revision) throws Exception { return push(yaml, revision, Map.of()); }
 
     private Answer rollback(String module, String body) throws Exception {
-        return api.method("POST", "/v1/modules/" + module + "/rollback", body.getBytes(StandardCharsets.UTF_8), Map.of());
+        return fx.api.method("POST", "/v1/modules/" + module + "/rollback", body.getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
     private List<String> historyNodes(String module) throws Exception {
-        if (zk.client().checkExists().forPath(zk.paths().history(module)) == null) return List.of();
-        return zk.client().getChildren().forPath(zk.paths().history(module)).stream().sorted().toList();
+        if (fx.zk.client().checkExists().forPath(fx.zk.paths().history(module)) == null) return List.of();
+        return fx.zk.client().getChildren().forPath(fx.zk.paths().history(module)).stream().sorted().toList();
     }
 
     @Test
@@ -63,11 +60,11 @@ class HistoryTest {
         String push = a.json().path("push").asText();
 
         Stat pushStat = new Stat();
-        zk.client().getData().storingStatIn(pushStat).forPath(zk.paths().push(push));
+        fx.zk.client().getData().storingStatIn(pushStat).forPath(fx.zk.paths().push(push));
         for (String module : List.of("store", "web")) {
             assertThat(historyNodes(module)).containsExactly("rev-0000000000");
             Stat h = new Stat();
-            byte[] data = zk.client().getData().storingStatIn(h).forPath(zk.paths().history(module, "rev-0000000000"));
+            byte[] data = fx.zk.client().getData().storingStatIn(h).forPath(fx.zk.paths().history(module, "rev-0000000000"));
             // One transaction: the history node was created by the zxid that created the push node.
             assertThat(h.getCzxid()).isEqualTo(pushStat.getCzxid());
             assertThat(h.getEphemeralOwner()).isZero();
@@ -82,9 +79,9 @@ class HistoryTest {
             assertThat(r.by()).isEqualTo(HistoryRecord.BY_ANONYMOUS + " from 127.0.0.1");
             assertThat(r.source()).isEqualTo("4f2c9e1 (main)");
             assertThat(r.action()).isEqualTo(PushAction.PUSH);
-            assertThat(r.spec()).isEqualTo(Json.read(zk.client().getData().forPath(zk.paths().desired(module)), DesiredRecord.class).spec());
+            assertThat(r.spec()).isEqualTo(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().desired(module)), DesiredRecord.class).spec());
         }
-        PushRecord record = Json.read(zk.client().getData().forPath(zk.paths().push(push)), PushRecord.class);
+        PushRecord record = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().push(push)), PushRecord.class);
         assertThat(record.by()).isEqualTo("anonymous from 127.0.0.1");
         assertThat(record.source()).isEqualTo("4f2c9e1 (main)");
         assertThat(record.action()).isEqualTo(PushAction.PUSH);
@@ -93,13 +90,13 @@ class HistoryTest {
 
     @Test
     void byIsTokenWithTheBearerTokenAndWebhookForASignedPush() throws Exception {
-        api.restart(BearerToken.of("tok-1"), WebhookSecret.of("hook-1"));
+        fx.api.restart(BearerToken.of("tok-1"), WebhookSecret.of("hook-1"));
         byte[] body = Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8);
-        Answer byToken = api.post("/v1/pushes", body, Map.of("Authorization", "Bearer tok-1"));
-        Answer signed = api.post("/v1/pushes", body, Map.of(WebhookSecret.HEADER, WebhookSecret.of("hook-1").sign(body)));
+        Answer byToken = fx.api.post("/v1/pushes", body, Map.of("Authorization", "Bearer tok-1"));
+        Answer signed = fx.api.post("/v1/pushes", body, Map.of(WebhookSecret.HEADER, WebhookSecret.of("hook-1").sign(body)));
         assertThat(byToken.status()).isEqualTo(202);
         assertThat(signed.status()).isEqualTo(202);
-        List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
+        List<HistoryRecord> history = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web");
         assertThat(history).extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_WEBHOOK + " from 127.0.0.1", HistoryRecord.BY_TOKEN + " from 127.0.0.1");
         assertThat(history).extracting(HistoryRecord::source).containsOnlyNulls();
     }
@@ -113,7 +110,7 @@ class HistoryTest {
         assertThat(nodes.get(0)).isEqualTo("rev-0000000005");
         assertThat(nodes.get(nodes.size() - 1)).isEqualTo("rev-" + String.format("%010d", pushes - 1));
 
-        Answer h = api.get("/v1/modules/web/history");
+        Answer h = fx.api.get("/v1/modules/web/history");
         assertThat(h.status()).isEqualTo(200);
         List<String> revisions = new ArrayList<>();
         h.json().path("history").forEach(n -> revisions.add(n.path("revision").asText()));
@@ -125,8 +122,8 @@ class HistoryTest {
     @Test
     void aPruneThatLosesARaceIsReadAgainAndRetried() throws Exception {
         for (int i = 1; i <= HistoryRecord.KEPT; i++) assertThat(push(Manifests.web("[host-a]"), "r" + i).status()).isEqualTo(202);
-        PushWriter mine = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC());
-        PushWriter other = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC());
+        PushWriter mine = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC());
+        PushWriter other = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC());
         AtomicBoolean once = new AtomicBoolean();
         // Between this writer's reads and its transaction, another coordinator pushes (and deletes the same oldest node).
         mine.beforeTransaction(() -> {
@@ -157,7 +154,7 @@ class HistoryTest {
         assertThat(push(ab, "r1").status()).isEqualTo(202);
         Answer clash = push(a, "r2");
         assertThat(clash.status()).as(clash.body()).isEqualTo(400);
-        assertThat(zk.client().getChildren().forPath(zk.paths().history())).containsExactly("a-b");
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().history())).containsExactly("a-b");
         assertThat(historyNodes("a-b")).hasSize(1);
     }
 
@@ -172,9 +169,9 @@ class HistoryTest {
         assertThat(a.status()).as(a.body()).isEqualTo(413);
         assertThat(a.json().path("error").asText()).contains("as one ZooKeeper transaction", "split it into several pushes");
         assertThat(a.json().path("limit").asInt()).isEqualTo(PushWriter.MAX_TRANSACTION_BYTES);
-        assertThat(zk.client().getChildren().forPath(zk.paths().pushes())).isEmpty();
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().pushes())).isEmpty();
         assertThat(historyNodes("web")).isEmpty();
-        assertThat(zk.client().checkExists().forPath(zk.paths().desired("web"))).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().desired("web"))).isNull();
         // The coordinator's session was not disturbed: the next push goes through at once.
         assertThat(push(Manifests.web("[host-a]"), "r2").status()).isEqualTo(202);
     }
@@ -185,7 +182,7 @@ class HistoryTest {
         String p2 = push(Manifests.web("[host-a, host-b]"), "r2").json().path("push").asText();
         String p3 = push(Manifests.web("[host-a, host-b]"), "r2").json().path("push").asText(); // the same revision again
 
-        Answer a = api.method("POST", "/v1/modules/web/rollback", new byte[0], Map.of("X-Mesh-Source", "operator rollback"));
+        Answer a = fx.api.method("POST", "/v1/modules/web/rollback", new byte[0], Map.of("X-Mesh-Source", "operator rollback"));
         assertThat(a.status()).as(a.body()).isEqualTo(202);
         assertThat(a.json().path("rollbackOf").asText()).isEqualTo(p1); // the revision before r2, not p2's r2
         assertThat(a.json().path("revision").asText()).isEqualTo("r1");
@@ -193,20 +190,20 @@ class HistoryTest {
         assertThat(a.json().path("hosts")).extracting(JsonNode::asText).containsExactly("host-a");
         String rb = a.json().path("push").asText();
 
-        DesiredRecord d = Json.read(zk.client().getData().forPath(zk.paths().desired("web")), DesiredRecord.class);
+        DesiredRecord d = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().desired("web")), DesiredRecord.class);
         assertThat(d.push()).isEqualTo(rb);
         assertThat(d.revision()).isEqualTo("r1");
         assertThat(d.spec()).isEqualTo(new ManifestParser().parse(Manifests.web("[host-a]")).get(0));
-        PushRecord record = Json.read(zk.client().getData().forPath(zk.paths().push(rb)), PushRecord.class);
+        PushRecord record = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().push(rb)), PushRecord.class);
         assertThat(record.action()).isEqualTo(PushAction.ROLLBACK);
         assertThat(record.rollbackOf()).isEqualTo(p1);
         assertThat(record.source()).isEqualTo("operator rollback");
-        HistoryRecord newest = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web").get(0);
+        HistoryRecord newest = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web").get(0);
         assertThat(newest.action()).isEqualTo(PushAction.ROLLBACK);
         assertThat(newest.rollbackOf()).isEqualTo(p1);
         assertThat(newest.push()).isEqualTo(rb);
         // Its status is a push's status, with what it was.
-        Answer status = api.get("/v1/pushes/" + rb);
+        Answer status = fx.api.get("/v1/pushes/" + rb);
         assertThat(status.status()).isEqualTo(200);
         assertThat(status.json().path("action").asText()).isEqualTo("rollback");
         assertThat(status.json().path("rollbackOf").asText()).isEqualTo(p1);
@@ -217,7 +214,7 @@ class HistoryTest {
         Answer to = rollback("web", "{\"to\":\"" + p3 + "\"}");
         assertThat(to.status()).as(to.body()).isEqualTo(202);
         assertThat(to.json().path("revision").asText()).isEqualTo("r2");
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().desired("web")), DesiredRecord.class).spec().hosts())
+        assertThat(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().desired("web")), DesiredRecord.class).spec().hosts())
                 .containsExactly("host-a", "host-b");
         assertThat(p2).isNotEqualTo(p3);
     }
@@ -225,7 +222,7 @@ class HistoryTest {
     @Test
     void deleteLeavesATombstoneNamingTheHostsAndIsRecordedLikeAPush() throws Exception {
         assertThat(push(Manifests.TWO, "r1").status()).isEqualTo(202);
-        Answer a = api.method("DELETE", "/v1/modules/web", new byte[0], Map.of("X-Mesh-Source", "ticket-42"));
+        Answer a = fx.api.method("DELETE", "/v1/modules/web", new byte[0], Map.of("X-Mesh-Source", "ticket-42"));
         assertThat(a.status()).as(a.body()).isEqualTo(202);
         assertThat(a.json().fieldNames()).toIterable().startsWith("push", "revision", "modules", "hosts"); // then warnings: no agents here
         assertThat(a.json().path("revision").asText()).isEqualTo(PushWriter.DELETE_REVISION);
@@ -233,8 +230,8 @@ class HistoryTest {
         String push = a.json().path("push").asText();
 
         Stat pushStat = new Stat(), desiredStat = new Stat();
-        zk.client().getData().storingStatIn(pushStat).forPath(zk.paths().push(push));
-        byte[] tomb = zk.client().getData().storingStatIn(desiredStat).forPath(zk.paths().desired("web"));
+        fx.zk.client().getData().storingStatIn(pushStat).forPath(fx.zk.paths().push(push));
+        byte[] tomb = fx.zk.client().getData().storingStatIn(desiredStat).forPath(fx.zk.paths().desired("web"));
         assertThat(desiredStat.getMzxid()).isEqualTo(pushStat.getCzxid());
         JsonNode json = Json.MAPPER.readTree(tomb);
         assertThat(json.has("spec")).isFalse();
@@ -243,29 +240,29 @@ class HistoryTest {
         DesiredRecord d = Json.read(tomb, DesiredRecord.class);
         assertThat(d.tombstone()).isTrue();
         // The other module of the push is untouched.
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().desired("store")), DesiredRecord.class).tombstone()).isFalse();
+        assertThat(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().desired("store")), DesiredRecord.class).tombstone()).isFalse();
 
-        HistoryRecord h = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web").get(0);
+        HistoryRecord h = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web").get(0);
         assertThat(h.action()).isEqualTo(PushAction.DELETE);
         assertThat(h.spec()).isNull();
         assertThat(h.source()).isEqualTo("ticket-42");
-        Stat hs = zk.client().checkExists().forPath(zk.paths().history("web", "rev-0000000001"));
+        Stat hs = fx.zk.client().checkExists().forPath(fx.zk.paths().history("web", "rev-0000000001"));
         assertThat(hs.getCzxid()).isEqualTo(pushStat.getCzxid());
-        Answer status = api.get("/v1/pushes/" + push);
+        Answer status = fx.api.get("/v1/pushes/" + push);
         assertThat(status.json().path("action").asText()).isEqualTo("delete");
         assertThat(status.json().path("targets")).extracting(t -> t.path("host").asText()).containsExactly("host-a", "host-b");
 
         // Deleted twice: 404, nothing written. A push of the module brings it back over the tombstone.
-        int before = zk.client().getChildren().forPath(zk.paths().pushes()).size();
-        Answer again = api.method("DELETE", "/v1/modules/web");
+        int before = fx.zk.client().getChildren().forPath(fx.zk.paths().pushes()).size();
+        Answer again = fx.api.method("DELETE", "/v1/modules/web");
         assertThat(again.status()).isEqualTo(404);
         assertThat(again.json().path("error").asText()).contains("deleted already", push, "mesh rollback web");
-        assertThat(zk.client().getChildren().forPath(zk.paths().pushes())).hasSize(before);
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().pushes())).hasSize(before);
         // A rollback after a delete brings back the spec before it.
         Answer back = rollback("web", "");
         assertThat(back.status()).as(back.body()).isEqualTo(202);
         assertThat(back.json().path("rollbackOf").asText()).isEqualTo("push-0000000000");
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().desired("web")), DesiredRecord.class).spec().containers()).containsKey("app");
+        assertThat(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().desired("web")), DesiredRecord.class).spec().containers()).containsKey("app");
     }
 
     /** Bad requests: each answers with an error naming the field and the fix, and writes nothing. */
@@ -289,54 +286,54 @@ class HistoryTest {
                                                         String message) throws Exception {
         assertThat(push(Manifests.web("[host-a]"), "r1").status()).isEqualTo(202);  // push-0000000000
         assertThat(push(Manifests.TWO, "r1").status()).isEqualTo(202);              // push-0000000001
-        Stat pushes = zk.client().checkExists().forPath(zk.paths().pushes());
+        Stat pushes = fx.zk.client().checkExists().forPath(fx.zk.paths().pushes());
         Map<String, Integer> history = new TreeMap<>();
-        for (String m : zk.client().getChildren().forPath(zk.paths().history())) history.put(m, historyNodes(m).size());
-        byte[] desired = zk.client().getData().forPath(zk.paths().desired("web"));
+        for (String m : fx.zk.client().getChildren().forPath(fx.zk.paths().history())) history.put(m, historyNodes(m).size());
+        byte[] desired = fx.zk.client().getData().forPath(fx.zk.paths().desired("web"));
 
-        Answer a = api.method(method, path, body.getBytes(StandardCharsets.UTF_8), Map.of());
+        Answer a = fx.api.method(method, path, body.getBytes(StandardCharsets.UTF_8), Map.of());
         assertThat(a.status()).as(a.body()).isEqualTo(status);
         assertThat(a.json().path("field").asText()).isEqualTo(field);
         assertThat(a.json().path("error").asText()).contains(message);
         if (status == 400 && field.equals("to")) assertThat(a.json().path("error").asText()).containsAnyOf("mesh history", "push-0000000002");
 
-        assertThat(zk.client().checkExists().forPath(zk.paths().pushes()).getCversion()).isEqualTo(pushes.getCversion());
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes()).getCversion()).isEqualTo(pushes.getCversion());
         Map<String, Integer> after = new TreeMap<>();
-        for (String m : zk.client().getChildren().forPath(zk.paths().history())) after.put(m, historyNodes(m).size());
+        for (String m : fx.zk.client().getChildren().forPath(fx.zk.paths().history())) after.put(m, historyNodes(m).size());
         assertThat(after).isEqualTo(history);
-        assertThat(zk.client().getData().forPath(zk.paths().desired("web"))).isEqualTo(desired);
+        assertThat(fx.zk.client().getData().forPath(fx.zk.paths().desired("web"))).isEqualTo(desired);
     }
 
     @Test
     void historyOfAModuleNeverPushedIs404AndOtherMethodsAre405() throws Exception {
-        Answer a = api.get("/v1/modules/nosuch/history");
+        Answer a = fx.api.get("/v1/modules/nosuch/history");
         assertThat(a.status()).isEqualTo(404);
         assertThat(a.json().path("error").asText()).contains("no module nosuch");
-        assertThat(api.method("PUT", "/v1/modules/web").status()).isEqualTo(405);
-        assertThat(api.method("GET", "/v1/modules/web/rollback").status()).isEqualTo(405);
-        assertThat(api.method("POST", "/v1/modules/web/history").status()).isEqualTo(405);
+        assertThat(fx.api.method("PUT", "/v1/modules/web").status()).isEqualTo(405);
+        assertThat(fx.api.method("GET", "/v1/modules/web/rollback").status()).isEqualTo(405);
+        assertThat(fx.api.method("POST", "/v1/modules/web/history").status()).isEqualTo(405);
     }
 
     @Test
     void rollbackAndDeleteNeedTheTokenLikeAPushAndAWebhookSecretIsNoSubstitute() throws Exception {
         assertThat(push(Manifests.web("[host-a]"), "r1").status()).isEqualTo(202);
         assertThat(push(Manifests.web("[host-a, host-b]"), "r2").status()).isEqualTo(202);
-        api.restart(BearerToken.of("tok-2"), null);
-        Stat before = zk.client().checkExists().forPath(zk.paths().pushes());
-        assertThat(api.method("DELETE", "/v1/modules/web").status()).isEqualTo(401);
-        assertThat(api.method("DELETE", "/v1/modules/web", new byte[0], Map.of("Authorization", "Bearer wrong")).status()).isEqualTo(403);
+        fx.api.restart(BearerToken.of("tok-2"), null);
+        Stat before = fx.zk.client().checkExists().forPath(fx.zk.paths().pushes());
+        assertThat(fx.api.method("DELETE", "/v1/modules/web").status()).isEqualTo(401);
+        assertThat(fx.api.method("DELETE", "/v1/modules/web", new byte[0], Map.of("Authorization", "Bearer wrong")).status()).isEqualTo(403);
         assertThat(rollback("web", "").status()).isEqualTo(401);
-        assertThat(zk.client().checkExists().forPath(zk.paths().pushes()).getCversion()).isEqualTo(before.getCversion());
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes()).getCversion()).isEqualTo(before.getCversion());
 
-        Answer ok = api.method("POST", "/v1/modules/web/rollback", new byte[0], Map.of("Authorization", "Bearer tok-2"));
+        Answer ok = fx.api.method("POST", "/v1/modules/web/rollback", new byte[0], Map.of("Authorization", "Bearer tok-2"));
         assertThat(ok.status()).as(ok.body()).isEqualTo(202);
-        HistoryRecord h = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web").get(0);
+        HistoryRecord h = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web").get(0);
         assertThat(h.by()).isEqualTo(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
 
-        api.restart(null, WebhookSecret.of("hook-2"));
-        Answer signedOnly = api.method("DELETE", "/v1/modules/web");
+        fx.api.restart(null, WebhookSecret.of("hook-2"));
+        Answer signedOnly = fx.api.method("DELETE", "/v1/modules/web");
         assertThat(signedOnly.status()).isEqualTo(403);
         assertThat(signedOnly.json().path("error").asText()).contains("deletes need a bearer token");
-        assertThat(zk.client().getChildren().forPath(zk.paths().history("web")).stream().max(Comparator.naturalOrder())).contains("rev-0000000002");
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().history("web")).stream().max(Comparator.naturalOrder())).contains("rev-0000000002");
     }
 }

@@ -1,7 +1,6 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.HeldRecord;
@@ -33,30 +32,26 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HoldApiTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     @BeforeEach
     void fleet() throws Exception {
         // store on host-a; web on host-a and host-b; host-b known by a report only; host-z unknown.
-        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-b", "web"),
-                Json.bytes(StatusApiTest.report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.APPLIED, null)));
-        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-b", "web"));
+        assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
+        fx.writeReport(StatusApiTest.report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
     }
 
     private CoordinatorExtension.Answer hold(String json) throws Exception {
-        return api.post("/v1/holds", json.getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "application/json", "X-Mesh-User", "alice"));
+        return fx.api.post("/v1/holds", json.getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "application/json", "X-Mesh-User", "alice"));
     }
 
     private List<String> heldNodes() throws Exception {
         List<String> out = new java.util.ArrayList<>();
         for (String host : List.of("host-a", "host-b", "host-z")) {
-            if (zk.client().checkExists().forPath(zk.paths().held(host)) == null) continue;
-            for (String c : zk.client().getChildren().forPath(zk.paths().held(host))) out.add(host + "/" + c);
+            if (fx.zk.client().checkExists().forPath(fx.zk.paths().held(host)) == null) continue;
+            for (String c : fx.zk.client().getChildren().forPath(fx.zk.paths().held(host))) out.add(host + "/" + c);
         }
         return out;
     }
@@ -67,9 +62,9 @@ class HoldApiTest {
         CoordinatorExtension.Answer a = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap OPS-12\",\"for\":\"2h\",\"stop\":true}");
         assertThat(a.status()).as(a.body()).isEqualTo(201);
 
-        String path = zk.paths().held("host-a", "store-registry");
+        String path = fx.zk.paths().held("host-a", "store-registry");
         Stat st = new Stat();
-        HeldRecord h = Json.read(zk.client().getData().storingStatIn(st).forPath(path), HeldRecord.class);
+        HeldRecord h = Json.read(fx.zk.client().getData().storingStatIn(st).forPath(path), HeldRecord.class);
         assertThat(st.getEphemeralOwner()).as("persistent: no session's").isZero();
         assertThat(h.operatorHold()).isTrue();
         assertThat(h.module()).isEqualTo("store");
@@ -80,20 +75,20 @@ class HoldApiTest {
         assertThat(h.hold().since()).isAfterOrEqualTo(before);
         assertThat(h.hold().until()).isEqualTo(h.hold().since().plusSeconds(7200));
         assertThat(h.hold().stops()).isTrue();
-        String raw = new String(zk.client().getData().forPath(path), StandardCharsets.UTF_8);
+        String raw = new String(fx.zk.client().getData().forPath(path), StandardCharsets.UTF_8);
         assertThat(raw).doesNotContain("\n", "\"schedule\"", "\"window\"").contains("\"hold\":{\"by\":\"alice from 127.0.0.1\"");
 
         // A window's hold on web-app, to see the two apart.
         HeldRecord w = new HeldRecord("host-a", "web", "web-app", "9c1d", "nightly", "w-1", Times.now(), new ProcessRef(7, "mesh-agent run"));
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held("host-a", "web-app"), Json.bytes(w));
-        JsonNode held = api.get("/v1/held").json();
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().held("host-a", "web-app"), Json.bytes(w));
+        JsonNode held = fx.api.get("/v1/held").json();
         assertThat(held.get("held")).extracting(n -> n.get("container").asText()).containsExactly("web-app");
         assertThat(held.get("holds")).singleElement().satisfies(n -> {
             assertThat(n.get("container").asText()).isEqualTo("store-registry");
             assertThat(n.get("hold").get("reason").asText()).isEqualTo("disk swap OPS-12");
             assertThat(n.get("expired").asBoolean()).isFalse();
         });
-        assertThat(api.get("/").body()).contains("Operator holds", "HOLD BY", "disk swap OPS-12", "CONFIRMED", "NOT YET");
+        assertThat(fx.api.get("/").body()).contains("Operator holds", "HOLD BY", "disk swap OPS-12", "CONFIRMED", "NOT YET");
 
         // Held already: by this operator hold, or by a window (409 naming it); nothing changes.
         CoordinatorExtension.Answer again = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"again\"}");
@@ -103,30 +98,30 @@ class HoldApiTest {
         assertThat(window.status()).isEqualTo(409);
         assertThat(window.json().get("field").asText()).isEqualTo("container");
         assertThat(window.json().get("error").asText()).contains("held by window nightly");
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "web-app")), HeldRecord.class)).isEqualTo(w);
+        assertThat(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "web-app")), HeldRecord.class)).isEqualTo(w);
 
         // Release: only an operator's hold; a window's stays (409), a second release finds nothing (404).
-        assertThat(api.method("DELETE", "/v1/holds/host-a/web-app").status()).isEqualTo(409);
-        assertThat(zk.client().checkExists().forPath(zk.paths().held("host-a", "web-app"))).isNotNull();
-        CoordinatorExtension.Answer released = api.method("DELETE", "/v1/holds/host-a/store-registry");
+        assertThat(fx.api.method("DELETE", "/v1/holds/host-a/web-app").status()).isEqualTo(409);
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "web-app"))).isNotNull();
+        CoordinatorExtension.Answer released = fx.api.method("DELETE", "/v1/holds/host-a/store-registry");
         assertThat(released.status()).as(released.body()).isEqualTo(200);
         assertThat(released.json().get("released").get("hold").get("by").asText()).isEqualTo("alice from 127.0.0.1");
-        assertThat(zk.client().checkExists().forPath(path)).isNull();
-        assertThat(api.method("DELETE", "/v1/holds/host-a/store-registry").status()).isEqualTo(404);
+        assertThat(fx.zk.client().checkExists().forPath(path)).isNull();
+        assertThat(fx.api.method("DELETE", "/v1/holds/host-a/store-registry").status()).isEqualTo(404);
     }
 
     @Test
     void anExpiredHoldReadsExpiredAndANewHoldReplacesIt() throws Exception {
         Instant now = Times.now();
-        HeldRegistry.hold(zk.client(), zk.paths(), HeldRecord.operator("host-a", "store", "store-registry", null, new ProcessRef(1, "t"),
+        HeldRegistry.hold(fx.zk.client(), fx.zk.paths(), HeldRecord.operator("host-a", "store", "store-registry", null, new ProcessRef(1, "t"),
                 new HeldRecord.OperatorHold("bob", "old", now.minusSeconds(60), now.minusSeconds(1), null, null)));
-        JsonNode held = api.get("/v1/held").json();
+        JsonNode held = fx.api.get("/v1/held").json();
         assertThat(held.get("holds")).singleElement().satisfies(n -> assertThat(n.get("expired").asBoolean()).isTrue());
-        assertThat(HeldRegistry.inForce(zk.client(), zk.paths(), "host-a", Times.now())).as("an apply obeys it no more").isEmpty();
+        assertThat(HeldRegistry.inForce(fx.zk.client(), fx.zk.paths(), "host-a", Times.now())).as("an apply obeys it no more").isEmpty();
 
         CoordinatorExtension.Answer a = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"new\"}");
         assertThat(a.status()).as(a.body()).isEqualTo(201);
-        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        HeldRecord h = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
         assertThat(h.hold().reason()).isEqualTo("new");
         assertThat(h.hold().until()).as("no --for: until released").isNull();
     }
@@ -166,12 +161,12 @@ class HoldApiTest {
             assertThat(a.json().get("error").asText()).as(c.getKey()).contains(c.getValue()[2]);
         }
         assertThat(heldNodes()).as("nothing written").isEmpty();
-        assertThat(api.method("GET", "/v1/holds").status()).isEqualTo(405);
+        assertThat(fx.api.method("GET", "/v1/holds").status()).isEqualTo(405);
 
         // The bound itself is taken: 366 days, as a freeze's.
         CoordinatorExtension.Answer longest = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"8784h\"}");
         assertThat(longest.status()).as(longest.body()).isEqualTo(201);
-        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        HeldRecord h = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
         assertThat(h.hold().until()).isEqualTo(h.hold().since().plus(FreezeRequest.MAX_LENGTH));
     }
 
@@ -185,48 +180,48 @@ class HoldApiTest {
         CoordinatorExtension.Answer posted = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\",\"for\":\"2h\"}");
         assertThat(posted.status()).as(posted.body()).isEqualTo(201);
 
-        CoordinatorExtension.Answer got = api.get("/v1/holds/host-a/store-registry");
+        CoordinatorExtension.Answer got = fx.api.get("/v1/holds/host-a/store-registry");
         assertThat(got.status()).as(got.body()).isEqualTo(200);
         JsonNode g = got.json();
         posted.json().fields().forEachRemaining(f -> assertThat(g.get(f.getKey())).as(f.getKey()).isEqualTo(f.getValue()));
         assertThat(g.get("hold").has("confirmed")).as("recorded, not yet confirmed").isFalse();
         assertThat(g.get("agent").asBoolean()).isTrue();
         assertThat(g.get("expired").asBoolean()).isFalse();
-        assertThat(api.get("/").body()).contains("CONFIRMED", "NOT YET");
+        assertThat(fx.api.get("/").body()).contains("CONFIRMED", "NOT YET");
 
         // A stand-in for host-a's agent confirms it.
         Instant at = Instant.parse("2026-12-01T10:00:01.250Z");
-        HeldRecord read = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
-        assertThat(HeldRegistry.confirm(zk.client(), zk.paths(), read, at)).isNotNull();
-        JsonNode confirmed = api.get("/v1/holds/host-a/store-registry").json();
+        HeldRecord read = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        assertThat(HeldRegistry.confirm(fx.zk.client(), fx.zk.paths(), read, at)).isNotNull();
+        JsonNode confirmed = fx.api.get("/v1/holds/host-a/store-registry").json();
         assertThat(Instant.parse(confirmed.get("hold").get("confirmed").asText())).isEqualTo(at);
-        assertThat(Instant.parse(api.get("/v1/held").json().get("holds").get(0).get("hold").get("confirmed").asText())).isEqualTo(at);
-        assertThat(api.get("/").body()).contains("CONFIRMED", "2026-12-01 10:00:01.250Z").doesNotContain("NOT YET");
+        assertThat(Instant.parse(fx.api.get("/v1/held").json().get("holds").get(0).get("hold").get("confirmed").asText())).isEqualTo(at);
+        assertThat(fx.api.get("/").body()).contains("CONFIRMED", "2026-12-01 10:00:01.250Z").doesNotContain("NOT YET");
 
         // host-b is known by a report only: no agent node, so nothing can confirm its hold now.
         assertThat(hold("{\"host\":\"host-b\",\"container\":\"web-app\",\"reason\":\"r\"}").status()).isEqualTo(201);
-        JsonNode noAgent = api.get("/v1/holds/host-b/web-app").json();
+        JsonNode noAgent = fx.api.get("/v1/holds/host-b/web-app").json();
         assertThat(noAgent.get("agent").asBoolean()).isFalse();
         assertThat(noAgent.get("hold").has("confirmed")).isFalse();
 
-        CoordinatorExtension.Answer none = api.get("/v1/holds/host-a/web-app");
+        CoordinatorExtension.Answer none = fx.api.get("/v1/holds/host-a/web-app");
         assertThat(none.status()).as(none.body()).isEqualTo(404);
         assertThat(none.json().get("field").asText()).isEqualTo("container");
         assertThat(none.json().get("error").asText()).contains("no operator hold on web-app on host host-a", "mesh hold host-a web-app --reason");
         HeldRecord w = new HeldRecord("host-a", "web", "web-app", "9c1d", "nightly", "w-1", Times.now(), new ProcessRef(7, "mesh-agent run"));
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held("host-a", "web-app"), Json.bytes(w));
-        CoordinatorExtension.Answer window = api.get("/v1/holds/host-a/web-app");
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().held("host-a", "web-app"), Json.bytes(w));
+        CoordinatorExtension.Answer window = fx.api.get("/v1/holds/host-a/web-app");
         assertThat(window.status()).isEqualTo(404);
         assertThat(window.json().get("error").asText()).contains("held by window nightly", "not by an operator");
 
-        CoordinatorExtension.Answer badHost = api.get("/v1/holds/-host/store-registry");
+        CoordinatorExtension.Answer badHost = fx.api.get("/v1/holds/-host/store-registry");
         assertThat(badHost.status()).as(badHost.body()).isEqualTo(400);
         assertThat(badHost.json().get("field").asText()).isEqualTo("host");
-        CoordinatorExtension.Answer badName = api.get("/v1/holds/host-a/Store_Registry");
+        CoordinatorExtension.Answer badName = fx.api.get("/v1/holds/host-a/Store_Registry");
         assertThat(badName.status()).as(badName.body()).isEqualTo(400);
         assertThat(badName.json().get("field").asText()).isEqualTo("container");
         assertThat(badName.json().get("error").asText()).contains("<module>-<name>");
-        CoordinatorExtension.Answer put = api.method("PUT", "/v1/holds/host-a/store-registry");
+        CoordinatorExtension.Answer put = fx.api.method("PUT", "/v1/holds/host-a/store-registry");
         assertThat(put.status()).isEqualTo(405);
         assertThat(put.raw().headers().firstValue("Allow")).hasValue("GET, DELETE");
     }
@@ -239,31 +234,31 @@ class HoldApiTest {
     void aNamedTokensNameIsTheHoldsByAndXMeshUserOnlyAClaim(@TempDir Path dir) throws Exception {
         Path tokens = dir.resolve("tokens");
         Files.writeString(tokens, "ops:tok-ops-1\nci:tok-ci-1\n");
-        api.restart(BearerToken.fromFile(tokens), null);
+        fx.api.restart(BearerToken.fromFile(tokens), null);
 
-        CoordinatorExtension.Answer a = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
+        CoordinatorExtension.Answer a = fx.api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ops-1", "X-Mesh-User", "alice"));
         assertThat(a.status()).as(a.body()).isEqualTo(201);
         assertThat(a.json().get("hold").get("by").asText()).isEqualTo("ops");
-        HeldRecord h = Json.read(zk.client().getData().forPath(zk.paths().held("host-a", "store-registry")), HeldRecord.class);
+        HeldRecord h = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
         assertThat(h.hold().by()).isEqualTo("ops");
 
         // The header naming the token's own name adds nothing; without the header, the name alone.
-        CoordinatorExtension.Answer b = api.post("/v1/holds", "{\"host\":\"host-b\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
+        CoordinatorExtension.Answer b = fx.api.post("/v1/holds", "{\"host\":\"host-b\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ci-1", "X-Mesh-User", "ci"));
         assertThat(b.status()).as(b.body()).isEqualTo(201);
         assertThat(b.json().get("hold").get("by").asText()).isEqualTo("ci");
 
-        assertThat(api.get("/v1/holds/host-a/store-registry").status()).as("the token, as the other hold requests").isEqualTo(401);
-        CoordinatorExtension.Answer got = api.method("GET", "/v1/holds/host-a/store-registry", new byte[0], Map.of("Authorization", "Bearer tok-ci-1"));
+        assertThat(fx.api.get("/v1/holds/host-a/store-registry").status()).as("the token, as the other hold requests").isEqualTo(401);
+        CoordinatorExtension.Answer got = fx.api.method("GET", "/v1/holds/host-a/store-registry", new byte[0], Map.of("Authorization", "Bearer tok-ci-1"));
         assertThat(got.status()).as(got.body()).isEqualTo(200);
         assertThat(got.json().get("hold").get("by").asText()).isEqualTo("ops");
 
         // A window request: the same rule for who asked.
-        CoordinatorExtension.Answer r = api.post("/v1/hosts/host-a/windows", "{\"module\":\"store\",\"schedule\":\"garbage-collect\"}".getBytes(StandardCharsets.UTF_8),
+        CoordinatorExtension.Answer r = fx.api.post("/v1/hosts/host-a/windows", "{\"module\":\"store\",\"schedule\":\"garbage-collect\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ops-1", "X-Mesh-User", "alice"));
         assertThat(r.status()).as(r.body()).isEqualTo(202);
-        WindowRequest req = Json.read(zk.client().getData().forPath(zk.paths().request("host-a", r.json().get("request").asText())), WindowRequest.class);
+        WindowRequest req = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().request("host-a", r.json().get("request").asText())), WindowRequest.class);
         assertThat(req.by().process()).startsWith("mesh window run by ops (says alice) from 127.0.0.1");
     }
 
@@ -277,62 +272,62 @@ class HoldApiTest {
     void aStaleHeldNodeIsRemovedWithAnAdminsTokenOnlyAndNeverAHoldOrARunningWindowsNode(@TempDir Path dir) throws Exception {
         Path tokens = dir.resolve("tokens");
         Files.writeString(tokens, "ops:tok-ops-1\nci:tok-ci-1\n");
-        api.restart(BearerToken.fromFile(tokens).withAdmins(List.of("ops")), null);
+        fx.api.restart(BearerToken.fromFile(tokens).withAdmins(List.of("ops")), null);
         Map<String, String> admin = Map.of("Authorization", "Bearer tok-ops-1");
         Map<String, String> ci = Map.of("Authorization", "Bearer tok-ci-1");
-        String path = zk.paths().held("host-a", "store-registry");
+        String path = fx.zk.paths().held("host-a", "store-registry");
         HeldRecord windowData = new HeldRecord("host-a", "store", "store-registry", "0123abcd", "garbage-collect", "w-by-hand",
                 Times.now(), ProcessRef.current("zkcli by hand"));
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(windowData));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(windowData));
         String stale = "/v1/holds/host-a/store-registry?stale=true";
 
-        CoordinatorExtension.Answer plain = api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], admin);
+        CoordinatorExtension.Answer plain = fx.api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], admin);
         assertThat(plain.status()).as("plain release is for operator holds").isEqualTo(409);
         assertThat(plain.body()).contains("--stale");
-        CoordinatorExtension.Answer none = api.method("DELETE", stale);
+        CoordinatorExtension.Answer none = fx.api.method("DELETE", stale);
         assertThat(none.status()).as(none.body()).isEqualTo(401);
         assertThat(none.body()).contains("admin");
-        CoordinatorExtension.Answer notAdmin = api.method("DELETE", stale, new byte[0], ci);
+        CoordinatorExtension.Answer notAdmin = fx.api.method("DELETE", stale, new byte[0], ci);
         assertThat(notAdmin.status()).as(notAdmin.body()).isEqualTo(403);
         assertThat(notAdmin.body()).contains("token ci is not an admin's", "--admin NAME", "[ops]");
-        CoordinatorExtension.Answer wrong = api.method("DELETE", stale, new byte[0], Map.of("Authorization", "Bearer nope"));
+        CoordinatorExtension.Answer wrong = fx.api.method("DELETE", stale, new byte[0], Map.of("Authorization", "Bearer nope"));
         assertThat(wrong.status()).isEqualTo(403);
-        assertThat(zk.client().checkExists().forPath(path)).as("refused: nothing deleted").isNotNull();
+        assertThat(fx.zk.client().checkExists().forPath(path)).as("refused: nothing deleted").isNotNull();
 
-        CoordinatorExtension.Answer removed = api.method("DELETE", stale, new byte[0], admin);
+        CoordinatorExtension.Answer removed = fx.api.method("DELETE", stale, new byte[0], admin);
         assertThat(removed.status()).as(removed.body()).isEqualTo(200);
         assertThat(removed.json().path("stale").asBoolean()).isTrue();
         assertThat(removed.json().path("released").path("window").asText()).isEqualTo("w-by-hand");
-        assertThat(zk.client().checkExists().forPath(path)).isNull();
-        assertThat(api.method("DELETE", stale, new byte[0], admin).status()).as("gone").isEqualTo(404);
+        assertThat(fx.zk.client().checkExists().forPath(path)).isNull();
+        assertThat(fx.api.method("DELETE", stale, new byte[0], admin).status()).as("gone").isEqualTo(404);
 
         // Data that cannot be read (or names another container than its path): the path is the truth, and it is stale.
-        zk.client().create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(new HeldRecord("host-b", "store", "store-registry",
+        fx.zk.client().create().withMode(CreateMode.PERSISTENT).forPath(path, Json.bytes(new HeldRecord("host-b", "store", "store-registry",
                 null, "garbage-collect", "w-elsewhere", Times.now(), ProcessRef.current("by hand"))));
-        CoordinatorExtension.Answer unreadable = api.method("DELETE", stale, new byte[0], admin);
+        CoordinatorExtension.Answer unreadable = fx.api.method("DELETE", stale, new byte[0], admin);
         assertThat(unreadable.status()).as(unreadable.body()).isEqualTo(200);
         assertThat(unreadable.json().path("released").path("window").asText()).isEqualTo(HeldRecord.UNREADABLE);
-        assertThat(zk.client().checkExists().forPath(path)).isNull();
+        assertThat(fx.zk.client().checkExists().forPath(path)).isNull();
 
         // An operator's hold: refused, plain release ends it.
-        CoordinatorExtension.Answer held = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\"}"
+        CoordinatorExtension.Answer held = fx.api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"disk swap\"}"
                 .getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "application/json", "Authorization", "Bearer tok-ci-1"));
         assertThat(held.status()).as(held.body()).isEqualTo(201);
-        CoordinatorExtension.Answer hold = api.method("DELETE", stale, new byte[0], admin);
+        CoordinatorExtension.Answer hold = fx.api.method("DELETE", stale, new byte[0], admin);
         assertThat(hold.status()).as(hold.body()).isEqualTo(409);
         assertThat(hold.body()).contains("an operator's hold", "mesh release host-a store-registry (without --stale)");
-        assertThat(zk.client().checkExists().forPath(path)).isNotNull();
-        assertThat(api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], ci).status()).isEqualTo(200);
+        assertThat(fx.zk.client().checkExists().forPath(path)).isNotNull();
+        assertThat(fx.api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], ci).status()).isEqualTo(200);
 
         // A running window's node: ephemeral, its session alive. Refused; it goes with its session.
-        try (org.apache.curator.framework.CuratorFramework window = io.mesh.wire.MeshZk.connect(zk.connect(), java.time.Duration.ofSeconds(10))) {
+        try (org.apache.curator.framework.CuratorFramework window = io.mesh.wire.MeshZk.connect(fx.zk.connect(), java.time.Duration.ofSeconds(10))) {
             window.create().withMode(CreateMode.EPHEMERAL).forPath(path, Json.bytes(windowData));
-            CoordinatorExtension.Answer running = api.method("DELETE", stale, new byte[0], admin);
+            CoordinatorExtension.Answer running = fx.api.method("DELETE", stale, new byte[0], admin);
             assertThat(running.status()).as(running.body()).isEqualTo(409);
             assertThat(running.body()).contains("ephemeral", "its window w-by-hand (schedule garbage-collect) runs; wait for it to end");
-            assertThat(zk.client().checkExists().forPath(path)).isNotNull();
+            assertThat(fx.zk.client().checkExists().forPath(path)).isNotNull();
         }
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> zk.client().checkExists().forPath(path) == null);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> fx.zk.client().checkExists().forPath(path) == null);
     }
 
     /** {@code --admin NAME} names a token of the file; a name that is none is refused, naming the names there are. */

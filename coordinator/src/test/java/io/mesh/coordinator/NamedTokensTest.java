@@ -1,7 +1,6 @@
 package io.mesh.coordinator;
 
 import io.mesh.coordinator.CoordinatorExtension.Answer;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
@@ -28,9 +27,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class NamedTokensTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     @TempDir
     Path dir;
 
@@ -41,12 +38,12 @@ class NamedTokensTest {
     }
 
     private Answer push(String token) throws Exception {
-        return api.post("/v1/pushes", Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("Authorization", "Bearer " + token));
+        return fx.api.post("/v1/pushes", Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("Authorization", "Bearer " + token));
     }
 
     @Test
     void theTokensNameIsThePushsByInItsRecordItsHistoryAndAFreeze() throws Exception {
-        api.restart(BearerToken.fromFile(file("# who may push\nalice:tok-alice-1\n\nci-main:tok:with:colons\n")), null);
+        fx.api.restart(BearerToken.fromFile(file("# who may push\nalice:tok-alice-1\n\nci-main:tok:with:colons\n")), null);
         Answer byCi = push("tok:with:colons");
         Answer byAlice = push("tok-alice-1");
         assertThat(byCi.status()).as(byCi.body()).isEqualTo(202);
@@ -54,15 +51,15 @@ class NamedTokensTest {
         assertThat(push("alice").status()).as("a name is not a token").isEqualTo(403);
         assertThat(push("tok-alice-2").status()).isEqualTo(403);
 
-        PushRecord record = Json.read(zk.client().getData().forPath(zk.paths().push(byCi.json().path("push").asText())), PushRecord.class);
+        PushRecord record = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().push(byCi.json().path("push").asText())), PushRecord.class);
         assertThat(record.by()).as("one rule for every write: HttpApi.identity").isEqualTo("ci-main");
-        List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
+        List<HistoryRecord> history = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web");
         assertThat(history).extracting(HistoryRecord::by).containsExactly("alice", "ci-main");
 
-        Answer f = api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8),
+        Answer f = fx.api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8),
                 Map.of("Authorization", "Bearer tok-alice-1"));
         assertThat(f.status()).as(f.body()).isIn(200, 201);
-        assertThat(Json.read(zk.client().getData().forPath(zk.paths().freeze("web")), FreezeRecord.class).by()).isEqualTo("alice");
+        assertThat(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze("web")), FreezeRecord.class).by()).isEqualTo("alice");
     }
 
     /**
@@ -72,38 +69,36 @@ class NamedTokensTest {
      */
     @Test
     void everyWriteRecordsTheSameCallerTheSameWay() throws Exception {
-        api.restart(BearerToken.fromFile(file("ops:tok-ops-1\n")), null);
+        fx.api.restart(BearerToken.fromFile(file("ops:tok-ops-1\n")), null);
         Map<String, String> ops = Map.of("Authorization", "Bearer tok-ops-1", "X-Mesh-User", "alice", "Content-Type", "application/json");
         String who = "ops"; // the named token's name alone (SPEC.md, "History and rollback"); X-Mesh-User is no more than a claim
         List<String> seen = new java.util.ArrayList<>();
 
-        Answer pushed = api.post("/v1/pushes", Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8), ops);
+        Answer pushed = fx.api.post("/v1/pushes", Manifests.web("[host-a]").getBytes(StandardCharsets.UTF_8), ops);
         assertThat(pushed.status()).as(pushed.body()).isEqualTo(202);
-        seen.add(Json.read(zk.client().getData().forPath(zk.paths().push(pushed.json().path("push").asText())), PushRecord.class).by());
-        Answer again = api.post("/v1/pushes", Manifests.web("[host-a, host-b]").getBytes(StandardCharsets.UTF_8), ops);
+        seen.add(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().push(pushed.json().path("push").asText())), PushRecord.class).by());
+        Answer again = fx.api.post("/v1/pushes", Manifests.web("[host-a, host-b]").getBytes(StandardCharsets.UTF_8), ops);
         assertThat(again.status()).as(again.body()).isEqualTo(202);
 
-        Answer f = api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8), ops);
+        Answer f = fx.api.post("/v1/freezes", "{\"module\":\"web\",\"for\":\"1h\",\"reason\":\"audit\"}".getBytes(StandardCharsets.UTF_8), ops);
         assertThat(f.status()).as(f.body()).isEqualTo(201);
-        seen.add(Json.read(zk.client().getData().forPath(zk.paths().freeze("web")), FreezeRecord.class).by());
+        seen.add(Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze("web")), FreezeRecord.class).by());
 
         // A hold needs a host the coordinator knows: one that reported.
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-a", "web"), Json.bytes(StatusApiTest.report("host-a", "web",
-                "r1", pushed.json().path("push").asText(), io.mesh.wire.ApplyOutcome.APPLIED, null)));
-        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-a", "web"));
-        Answer h = api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8), ops);
+        fx.writeReport(StatusApiTest.report("host-a", "web", "r1", pushed.json().path("push").asText(), io.mesh.wire.ApplyOutcome.APPLIED, null));
+        Answer h = fx.api.post("/v1/holds", "{\"host\":\"host-a\",\"container\":\"web-app\",\"reason\":\"r\"}".getBytes(StandardCharsets.UTF_8), ops);
         assertThat(h.status()).as(h.body()).isEqualTo(201);
         seen.add(h.json().path("hold").path("by").asText());
 
-        Answer cancel = api.method("POST", "/v1/pushes/" + again.json().path("push").asText() + "/cancel", new byte[0], ops);
+        Answer cancel = fx.api.method("POST", "/v1/pushes/" + again.json().path("push").asText() + "/cancel", new byte[0], ops);
         assertThat(cancel.status()).as(cancel.body()).isEqualTo(200);
         seen.add(cancel.json().path("cancelled").path("by").asText());
 
-        Answer rolledBack = api.method("POST", "/v1/modules/web/rollback", new byte[0], ops);
+        Answer rolledBack = fx.api.method("POST", "/v1/modules/web/rollback", new byte[0], ops);
         assertThat(rolledBack.status()).as(rolledBack.body()).isEqualTo(202);
-        Answer deleted = api.method("DELETE", "/v1/modules/web", new byte[0], ops);
+        Answer deleted = fx.api.method("DELETE", "/v1/modules/web", new byte[0], ops);
         assertThat(deleted.status()).as(deleted.body()).isEqualTo(202);
-        List<HistoryRecord> history = new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web");
+        List<HistoryRecord> history = new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web");
         history.forEach(r -> seen.add(r.by()));
         assertThat(history).hasSize(4);
 
@@ -112,9 +107,9 @@ class NamedTokensTest {
 
     @Test
     void aFileOfOnePlainTokenStillWorksAsByToken() throws Exception {
-        api.restart(BearerToken.fromFile(file("s3cret-plain-token\n")), null);
+        fx.api.restart(BearerToken.fromFile(file("s3cret-plain-token\n")), null);
         assertThat(push("s3cret-plain-token").status()).isEqualTo(202);
-        assertThat(new PushWriter(zk.client(), zk.paths(), Clock.systemUTC()).history("web"))
+        assertThat(new PushWriter(fx.zk.client(), fx.zk.paths(), Clock.systemUTC()).history("web"))
                 .extracting(HistoryRecord::by).containsExactly(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
     }
 

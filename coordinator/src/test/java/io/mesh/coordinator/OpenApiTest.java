@@ -7,7 +7,6 @@ import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
@@ -40,9 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OpenApiTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     private static final Path FILE = Path.of(OpenApiDocument.RESOURCE);
     private static final SchemaRegistry SCHEMAS = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
@@ -75,9 +72,9 @@ class OpenApiTest {
 
         // Pushes; host-a gets an agent node (no agent runs), host-b is named only.
         call("POST", "/v1/pushes", "/v1/pushes", yaml(Manifests.TWO), 202);
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-a"));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
+        fx.awaitServed(fx.zk.paths().agent("host-a"));
         call("POST", "/v1/pushes", "/v1/pushes", yaml(Manifests.store("[host-a, host-b]")), 202);
         String rollout = "module: roll\nhosts: [host-a, host-b]\nrollout: {canary: 1}\n"
                 + "networks: {default: {}, back: {internal: true, labels: {team: roll}}, shared: {external: true, name: infra-net}}\n"
@@ -170,8 +167,7 @@ class OpenApiTest {
         ApplyReport report = new ApplyReport("host-c", "store", "r1", "push-0000000002", io.mesh.wire.ApplyOutcome.APPLIED, Times.now(),
                 Times.now(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", io.mesh.wire.ContainerAction.CREATED,
                 List.of(), "c".repeat(64))), null, null, null, null, null, List.of());
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().report("host-c", "store"), Json.bytes(report));
-        CoordinatorExtension.awaitServed(zk, zk.paths().report("host-c", "store"));
+        fx.writeReport(report);
         Answer why = call("GET", "/v1/why/{host}/{container}", "/v1/why/host-c/store-registry", null, 200);
         assertThat(why.body()).contains("store-registry");
 
@@ -218,12 +214,12 @@ class OpenApiTest {
         for (String t : templates) {
             Set<String> documented = new TreeSet<>();
             doc.get("paths").get(t).fieldNames().forEachRemaining(m -> documented.add(m.toUpperCase()));
-            Answer a = api.method("PUT", concrete(t));
+            Answer a = fx.api.method("PUT", concrete(t));
             assertThat(a.status()).as("PUT %s: %s", t, a.body()).isEqualTo(405);
             Set<String> allowed = Arrays.stream(a.raw().headers().firstValue("Allow").orElse("").split(",\\s*")).collect(Collectors.toCollection(TreeSet::new));
             assertThat(allowed).as("methods of %s", t).isEqualTo(documented);
         }
-        Answer unknown = api.get("/v1/nothing");
+        Answer unknown = fx.api.get("/v1/nothing");
         assertThat(unknown.status()).isEqualTo(404);
         assertThat(unknown.json().path("error").asText()).contains("/v1/openapi.json");
     }
@@ -245,7 +241,7 @@ class OpenApiTest {
      */
     private Answer call(String method, String template, String path, byte[] body, int status) throws Exception {
         Map<String, String> headers = body == null || body.length == 0 ? Map.of() : Map.of("Content-Type", "application/json");
-        Answer a = api.method(method, path, body == null ? new byte[0] : body, headers);
+        Answer a = fx.api.method(method, path, body == null ? new byte[0] : body, headers);
         assertThat(a.status()).as("%s %s: %s", method, path, a.body()).isEqualTo(status);
         String pointer = "/paths/" + template.replace("~", "~0").replace("/", "~1") + "/" + method.toLowerCase() + "/responses/" + status;
         JsonNode response = doc.at(pointer);

@@ -32,13 +32,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** {@code POST /v1/pushes} and the push listing against a real ZooKeeper. */
 class PushApiTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     @Test
     void validTwoModulePushWritesBothDesiredNodesAndThePushInOneTransaction() throws Exception {
-        Answer a = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        Answer a = fx.api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
 
         assertThat(a.status()).isEqualTo(202);
         assertThat(a.json().get("push").asText()).isEqualTo("push-0000000000");
@@ -48,9 +46,9 @@ class PushApiTest {
 
         List<ModuleSpec> specs = new ManifestParser().parse(Manifests.TWO);
         Stat storeStat = new Stat(), webStat = new Stat(), pushStat = new Stat();
-        DesiredRecord store = Json.read(zk.client().getData().storingStatIn(storeStat).forPath("/mesh/desired/store"), DesiredRecord.class);
-        DesiredRecord web = Json.read(zk.client().getData().storingStatIn(webStat).forPath("/mesh/desired/web"), DesiredRecord.class);
-        byte[] pushBytes = zk.client().getData().storingStatIn(pushStat).forPath("/mesh/pushes/push-0000000000");
+        DesiredRecord store = Json.read(fx.zk.client().getData().storingStatIn(storeStat).forPath("/mesh/desired/store"), DesiredRecord.class);
+        DesiredRecord web = Json.read(fx.zk.client().getData().storingStatIn(webStat).forPath("/mesh/desired/web"), DesiredRecord.class);
+        byte[] pushBytes = fx.zk.client().getData().storingStatIn(pushStat).forPath("/mesh/pushes/push-0000000000");
         PushRecord push = Json.read(pushBytes, PushRecord.class);
 
         assertThat(store).isEqualTo(new DesiredRecord("store", "r1", "push-0000000000", specs.get(0)));
@@ -66,7 +64,7 @@ class PushApiTest {
         assertThat(new String(pushBytes, StandardCharsets.UTF_8)).doesNotContain("\n");
         assertThat(pushJson.fieldNames()).toIterable().contains("push", "revision", "modules", "receivedAt");
         assertThat(pushJson.get("hosts").get("web")).extracting(JsonNode::asText).containsExactly("host-a", "host-b");
-        JsonNode desiredJson = Json.MAPPER.readTree(zk.client().getData().forPath("/mesh/desired/store"));
+        JsonNode desiredJson = Json.MAPPER.readTree(fx.zk.client().getData().forPath("/mesh/desired/store"));
         assertThat(desiredJson.fieldNames()).toIterable().containsExactly("module", "revision", "push", "spec");
         assertThat(desiredJson.at("/spec/schedules/garbage-collect/while-stopped/0").asText()).isEqualTo("registry");
     }
@@ -81,18 +79,18 @@ class PushApiTest {
     @Test
     void aScheduleWhoseSlotKeyIsAnotherSchedulesIsRefusedAndNothingIsWritten() throws Exception {
         // window-<module>-<schedule>: module a-b schedule c and module a schedule b-c meet at /mesh/slots/window-a-b-c
-        Answer first = api.post("/v1/pushes", slotted("a-b", "c").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        Answer first = fx.api.post("/v1/pushes", slotted("a-b", "c").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
         assertThat(first.status()).as(first.body()).isBetween(201, 202); // 202: host-a has no agent here
-        Answer other = api.post("/v1/pushes", slotted("a", "b-c").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r2"));
+        Answer other = fx.api.post("/v1/pushes", slotted("a", "b-c").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r2"));
         assertThat(other.status()).as(other.body()).isEqualTo(400);
         assertThat(other.body()).contains("schedules.b-c.max-concurrent", "/mesh/slots/window-a-b-c", "schedule 'c' of module 'a-b'",
                 "rename the schedule, or give both schedules one group");
-        assertThat(zk.client().checkExists().forPath(zk.paths().desired("a"))).as("nothing written").isNull();
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().desired("a"))).as("nothing written").isNull();
         // the same within one push; and a group instead of its own slot is accepted
-        Answer both = api.post("/v1/pushes", (slotted("x-y", "z") + "---\n" + slotted("x", "y-z")).getBytes(StandardCharsets.UTF_8), Map.of());
+        Answer both = fx.api.post("/v1/pushes", (slotted("x-y", "z") + "---\n" + slotted("x", "y-z")).getBytes(StandardCharsets.UTF_8), Map.of());
         assertThat(both.status()).as(both.body()).isEqualTo(400);
         assertThat(both.body()).contains("\"document\":2", "schedules.y-z.max-concurrent", "(document 1)");
-        Answer grouped = api.post("/v1/pushes", slotted("a", "b-c").replace("max-concurrent: 1\n", "max-concurrent: 1\n    group: g\n")
+        Answer grouped = fx.api.post("/v1/pushes", slotted("a", "b-c").replace("max-concurrent: 1\n", "max-concurrent: 1\n    group: g\n")
                 .getBytes(StandardCharsets.UTF_8), Map.of());
         assertThat(grouped.status()).as(grouped.body()).isBetween(201, 202);
     }
@@ -101,25 +99,25 @@ class PushApiTest {
     void pushesGetIncreasingIdsAndTheLatestWinsTheDesiredNode() throws Exception {
         List<String> ids = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
-            Answer a = api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r" + i));
+            Answer a = fx.api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r" + i));
             assertThat(a.status()).isEqualTo(202);
             ids.add(a.json().get("push").asText());
         }
         assertThat(ids).containsExactly("push-0000000000", "push-0000000001", "push-0000000002");
-        DesiredRecord d = Json.read(zk.client().getData().forPath("/mesh/desired/store"), DesiredRecord.class);
+        DesiredRecord d = Json.read(fx.zk.client().getData().forPath("/mesh/desired/store"), DesiredRecord.class);
         assertThat(d.push()).isEqualTo("push-0000000002");
         assertThat(d.revision()).isEqualTo("r3");
 
-        Answer list = api.get("/v1/pushes");
+        Answer list = fx.api.get("/v1/pushes");
         assertThat(list.status()).isEqualTo(200);
         assertThat(list.json().get("pushes")).extracting(n -> n.get("push").asText())
                 .containsExactly("push-0000000002", "push-0000000001", "push-0000000000");
-        assertThat(api.get("/v1/pushes?limit=1").json().get("pushes")).hasSize(1);
+        assertThat(fx.api.get("/v1/pushes?limit=1").json().get("pushes")).hasSize(1);
     }
 
     @Test
     void withoutRevisionHeaderTheRevisionIsAContentHash() throws Exception {
-        Answer a = api.push(Manifests.TWO);
+        Answer a = fx.api.push(Manifests.TWO);
         assertThat(a.status()).isEqualTo(202);
         assertThat(a.json().get("revision").asText())
                 .isEqualTo(PushWriter.contentRevision(Manifests.TWO.getBytes(StandardCharsets.UTF_8)))
@@ -128,10 +126,10 @@ class PushApiTest {
 
     @Test
     void racingWritersNeverShareAnId() throws Exception {
-        PushWriter w1 = new PushWriter(zk.client(), zk.paths(), java.time.Clock.systemUTC());
-        SecondClient other = new SecondClient(zk);
+        PushWriter w1 = new PushWriter(fx.zk.client(), fx.zk.paths(), java.time.Clock.systemUTC());
+        SecondClient other = new SecondClient(fx.zk);
         try {
-            PushWriter w2 = new PushWriter(other.client, zk.paths(), java.time.Clock.systemUTC());
+            PushWriter w2 = new PushWriter(other.client, fx.zk.paths(), java.time.Clock.systemUTC());
             List<String> ids = java.util.Collections.synchronizedList(new ArrayList<>());
             Thread[] threads = new Thread[4];
             for (int t = 0; t < threads.length; t++) {
@@ -150,10 +148,10 @@ class PushApiTest {
             }
             for (Thread t : threads) t.join();
             assertThat(ids).hasSize(20).doesNotHaveDuplicates();
-            assertThat(zk.client().getChildren().forPath("/mesh/pushes")).hasSize(20);
+            assertThat(fx.zk.client().getChildren().forPath("/mesh/pushes")).hasSize(20);
             // The desired node names the push with the highest id.
             String newest = ids.stream().max(java.util.Comparator.comparingLong(ZkPaths::pushSeq)).orElseThrow();
-            assertThat(Json.read(zk.client().getData().forPath("/mesh/desired/web"), DesiredRecord.class).push()).isEqualTo(newest);
+            assertThat(Json.read(fx.zk.client().getData().forPath("/mesh/desired/web"), DesiredRecord.class).push()).isEqualTo(newest);
         } finally {
             other.close();
         }
@@ -173,10 +171,10 @@ class PushApiTest {
      */
     @Test
     void aDockerNameThatAnotherDesiredModuleHasIs400NamingBothModulesAndWritesNothing() throws Exception {
-        assertThat(api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
+        assertThat(fx.api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
         Map<String, String> before = snapshot();
 
-        Answer a = api.push(module("web", "app") + "---\n" + module("store-cache", "db"));
+        Answer a = fx.api.push(module("web", "app") + "---\n" + module("store-cache", "db"));
 
         assertThat(a.status()).isEqualTo(400);
         assertThat(a.json().get("errors")).singleElement().satisfies(e -> {
@@ -186,12 +184,12 @@ class PushApiTest {
                     "module 'store'", "container 'cache-db'", "/mesh/desired/store", "push-0000000000", "rename one of the two containers");
         });
         assertThat(snapshot()).isEqualTo(before);
-        assertThat(api.api().metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
+        assertThat(fx.api.api().metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
 
         // Pushing store again (its own desired node does not count) and replacing it in the same push are accepted.
-        assertThat(api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
-        assertThat(api.push(module("store", "registry", "cache") + "---\n" + module("store-cache", "db")).status()).isEqualTo(202);
-        assertThat(zk.client().getChildren().forPath("/mesh/desired")).containsExactlyInAnyOrder("store", "store-cache");
+        assertThat(fx.api.push(module("store", "registry", "cache-db")).status()).isEqualTo(202);
+        assertThat(fx.api.push(module("store", "registry", "cache") + "---\n" + module("store-cache", "db")).status()).isEqualTo(202);
+        assertThat(fx.zk.client().getChildren().forPath("/mesh/desired")).containsExactlyInAnyOrder("store", "store-cache");
     }
 
     /**
@@ -201,10 +199,10 @@ class PushApiTest {
      */
     @Test
     void aCoordinatorThatLostTheRaceChecksDockerNamesAgainstTheWinner() throws Exception {
-        SecondClient other = new SecondClient(zk);
+        SecondClient other = new SecondClient(fx.zk);
         try {
-            PushWriter a = new PushWriter(zk.client(), zk.paths(), java.time.Clock.systemUTC());
-            PushWriter b = new PushWriter(other.client, zk.paths(), java.time.Clock.systemUTC());
+            PushWriter a = new PushWriter(fx.zk.client(), fx.zk.paths(), java.time.Clock.systemUTC());
+            PushWriter b = new PushWriter(other.client, fx.zk.paths(), java.time.Clock.systemUTC());
             java.util.concurrent.atomic.AtomicReference<PushWriter.Result> won = new java.util.concurrent.atomic.AtomicReference<>();
             b.beforeTransaction(() -> {
                 if (won.get() != null) return;
@@ -222,8 +220,8 @@ class PushApiTest {
             assertThat(refused).isNotNull();
             assertThat(refused.errors()).singleElement().satisfies(e ->
                     assertThat(e.message()).contains("'store-cache-db'", "module 'store'", "module 'store-cache'", won.get().push()));
-            assertThat(zk.client().getChildren().forPath("/mesh/desired")).containsExactly("store");
-            assertThat(zk.client().getChildren().forPath("/mesh/pushes")).containsExactly(won.get().push());
+            assertThat(fx.zk.client().getChildren().forPath("/mesh/desired")).containsExactly("store");
+            assertThat(fx.zk.client().getChildren().forPath("/mesh/pushes")).containsExactly(won.get().push());
         } finally {
             other.close();
         }
@@ -244,10 +242,10 @@ class PushApiTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("malformed")
     void malformedPushIs400NamingDocumentAndFieldAndWritesNothing(String name, String yaml, int document, String field) throws Exception {
-        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);
         Map<String, String> before = snapshot();
 
-        Answer a = api.push(yaml);
+        Answer a = fx.api.push(yaml);
 
         assertThat(a.status()).isEqualTo(400);
         assertThat(a.json().get("errors")).isNotEmpty();
@@ -257,20 +255,20 @@ class PushApiTest {
             assertThat(e.get("message").asText()).isNotBlank();
         });
         assertThat(snapshot()).isEqualTo(before);
-        assertThat(api.api().metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
+        assertThat(fx.api.api().metrics().rejectedCount(Metrics.INVALID)).isEqualTo(1);
     }
 
     @Test
     void nonUtf8BodyAndBadRevisionAre400() throws Exception {
-        assertThat(api.push(Manifests.TWO).status()).isEqualTo(202);
+        assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);
         Map<String, String> before = snapshot();
 
         byte[] latin1 = (Manifests.store("[host-a]") + "# caf\u00e9\n").getBytes(StandardCharsets.ISO_8859_1);
-        Answer a = api.post("/v1/pushes", latin1, Map.of());
+        Answer a = fx.api.post("/v1/pushes", latin1, Map.of());
         assertThat(a.status()).isEqualTo(400);
         assertThat(a.json().at("/errors/0/message").asText()).contains("UTF-8");
 
-        Answer b = api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r 1;rm"));
+        Answer b = fx.api.post("/v1/pushes", Manifests.TWO.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r 1;rm"));
         assertThat(b.status()).isEqualTo(400);
         assertThat(b.json().at("/errors/0/field").asText()).isEqualTo("X-Mesh-Revision");
         assertThat(snapshot()).isEqualTo(before);
@@ -280,53 +278,53 @@ class PushApiTest {
     void oversizeBodyIs413() throws Exception {
         byte[] big = new byte[HttpApi.MAX_BODY + 1];
         Arrays.fill(big, (byte) '#');
-        Answer a = api.post("/v1/pushes", big, Map.of());
+        Answer a = fx.api.post("/v1/pushes", big, Map.of());
         assertThat(a.status()).isEqualTo(413);
         assertThat(a.json().get("error").asText()).contains("1048576");
-        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
 
     @Test
     void tokenIsRequiredWhenConfigured() throws Exception {
-        api.restart(BearerToken.of("s3cret-token"), null);
+        fx.api.restart(BearerToken.of("s3cret-token"), null);
         byte[] body = Manifests.TWO.getBytes(StandardCharsets.UTF_8);
 
-        assertThat(api.post("/v1/pushes", body, Map.of()).status()).isEqualTo(401);
-        Answer wrong = api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-tokeN"));
+        assertThat(fx.api.post("/v1/pushes", body, Map.of()).status()).isEqualTo(401);
+        Answer wrong = fx.api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-tokeN"));
         assertThat(wrong.status()).isEqualTo(403);
         assertThat(wrong.json().get("error").asText()).doesNotContain("s3cret");
-        assertThat(zk.client().checkExists().forPath("/mesh/desired")).isNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/desired")).isNull();
 
-        assertThat(api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-token")).status()).isEqualTo(202);
-        assertThat(api.get("/v1/hosts").status()).isEqualTo(200);
+        assertThat(fx.api.post("/v1/pushes", body, Map.of("Authorization", "Bearer s3cret-token")).status()).isEqualTo(202);
+        assertThat(fx.api.get("/v1/hosts").status()).isEqualTo(200);
     }
 
     @Test
     void unknownPathsMethodsAndPushesAreJsonErrors() throws Exception {
-        Answer nf = api.get("/v2/nothing");
+        Answer nf = fx.api.get("/v2/nothing");
         assertThat(nf.status()).isEqualTo(404);
         assertThat(nf.json().get("error").asText()).isNotBlank();
 
-        Answer m = api.method("DELETE", "/v1/pushes");
+        Answer m = fx.api.method("DELETE", "/v1/pushes");
         assertThat(m.status()).isEqualTo(405);
         assertThat(m.json().get("error").asText()).contains("GET, POST");
         assertThat(m.raw().headers().firstValue("Allow")).contains("GET, POST");
-        assertThat(api.method("POST", "/v1/held").status()).isEqualTo(405);
+        assertThat(fx.api.method("POST", "/v1/held").status()).isEqualTo(405);
 
-        assertThat(api.get("/v1/pushes/push-0000000099").status()).isEqualTo(404);
-        assertThat(api.get("/v1/pushes/../../etc").status()).isEqualTo(404);
+        assertThat(fx.api.get("/v1/pushes/push-0000000099").status()).isEqualTo(404);
+        assertThat(fx.api.get("/v1/pushes/../../etc").status()).isEqualTo(404);
     }
 
     @Test
     void healthAndMetrics() throws Exception {
-        Answer h = api.get("/healthz");
+        Answer h = fx.api.get("/healthz");
         assertThat(h.status()).isEqualTo(200);
         assertThat(h.json().get("status").asText()).isEqualTo("ok");
         assertThat(h.json().get("zookeeper").asText()).isEqualTo("connected");
 
-        api.push(Manifests.TWO);
-        api.push("nope: 1\n");
-        Answer m = api.get("/metrics");
+        fx.api.push(Manifests.TWO);
+        fx.api.push("nope: 1\n");
+        Answer m = fx.api.get("/metrics");
         assertThat(m.status()).isEqualTo(200);
         assertThat(m.raw().headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         assertThat(m.body()).contains("mesh_pushes_accepted_total 1\n", "mesh_pushes_rejected_total{reason=\"invalid\"} 1\n",
@@ -337,12 +335,12 @@ class PushApiTest {
     private static Map<String, String> snapshot() throws Exception {
         Map<String, String> out = new TreeMap<>();
         for (String root : List.of("/mesh/desired", "/mesh/pushes")) {
-            Stat rs = zk.client().checkExists().forPath(root);
+            Stat rs = fx.zk.client().checkExists().forPath(root);
             if (rs == null) continue;
-            out.put(root, new String(zk.client().getData().forPath(root), StandardCharsets.UTF_8) + " mzxid=" + rs.getMzxid() + " cversion=" + rs.getCversion());
-            for (String c : zk.client().getChildren().forPath(root)) {
+            out.put(root, new String(fx.zk.client().getData().forPath(root), StandardCharsets.UTF_8) + " mzxid=" + rs.getMzxid() + " cversion=" + rs.getCversion());
+            for (String c : fx.zk.client().getChildren().forPath(root)) {
                 Stat s = new Stat();
-                byte[] d = zk.client().getData().storingStatIn(s).forPath(root + "/" + c);
+                byte[] d = fx.zk.client().getData().storingStatIn(s).forPath(root + "/" + c);
                 out.put(root + "/" + c, new String(d, StandardCharsets.UTF_8) + " mzxid=" + s.getMzxid() + " version=" + s.getVersion());
             }
         }

@@ -6,7 +6,6 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.read.ListAppender;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
-import io.mesh.testing.ZooKeeperExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,11 +31,9 @@ class PushAuthTest {
     private static final String SECRET = "hook-5b0e42aa19c3";
     private static final byte[] BODY = Manifests.TWO.getBytes(StandardCharsets.UTF_8);
 
+    /** Each test {@link CoordinatorExtension#restart restarts} its coordinator with the credentials it is about. */
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    /** Each test {@link CoordinatorExtension#restart restarts} it with the credentials it is about. */
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
     private ListAppender<ILoggingEvent> logs;
     private Level meshLevel;
     private final List<String> sentSecrets = new ArrayList<>();
@@ -54,7 +51,7 @@ class PushAuthTest {
 
     @AfterEach
     void stop() {
-        api.stop(); // its last log lines are checked too
+        fx.api.stop(); // its last log lines are checked too
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
         ((Logger) LoggerFactory.getLogger("io.mesh")).setLevel(meshLevel);
         // Nothing secret reached a log line: not the token, not the secret, not a signature sent.
@@ -69,17 +66,17 @@ class PushAuthTest {
     private Answer push(byte[] body, Map<String, String> headers) throws Exception {
         headers.values().stream().map(v -> v.replaceFirst("^(Bearer |sha256=)", "").strip()).filter(v -> v.length() > 4)
                 .forEach(sentSecrets::add);
-        return api.post("/v1/pushes", body, headers);
+        return fx.api.post("/v1/pushes", body, headers);
     }
 
     private static void nothingWritten() throws Exception {
-        assertThat(zk.client().checkExists().forPath("/mesh/desired/store")).isNull();
-        assertThat(zk.client().checkExists().forPath("/mesh/pushes/push-0000000000")).isNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/desired/store")).isNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/pushes/push-0000000000")).isNull();
     }
 
     @Test
     void bearerTokenMissingIs401WrongIs403RightIs202() throws Exception {
-        api.restart(BearerToken.of(TOKEN), null);
+        fx.api.restart(BearerToken.of(TOKEN), null);
 
         Answer none = push(BODY, Map.of());
         assertThat(none.status()).isEqualTo(401);
@@ -94,12 +91,12 @@ class PushAuthTest {
         // A signature is no substitute when only a token is configured.
         assertThat(push(BODY, Map.of(WebhookSecret.HEADER, WebhookSecret.of(SECRET).sign(BODY))).status()).isEqualTo(403);
         nothingWritten();
-        assertThat(api.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isEqualTo(1);
-        assertThat(api.api().metrics().rejectedCount(Metrics.FORBIDDEN)).isEqualTo(7);
+        assertThat(fx.api.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isEqualTo(1);
+        assertThat(fx.api.api().metrics().rejectedCount(Metrics.FORBIDDEN)).isEqualTo(7);
 
         assertThat(push(BODY, Map.of("Authorization", "Bearer " + TOKEN)).status()).isEqualTo(202);
         assertThat(push(BODY, Map.of("Authorization", "bearer  " + TOKEN + " ")).status()).isEqualTo(202);
-        assertThat(api.get("/v1/held").status()).isEqualTo(200); // reads need no token
+        assertThat(fx.api.get("/v1/held").status()).isEqualTo(200); // reads need no token
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("push refused (403)", "a wrong bearer token"));
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("(bearer token)"));
     }
@@ -107,25 +104,25 @@ class PushAuthTest {
     /** A plan takes a push's credentials through the push's own check; its refusals are logged but are not push metrics. */
     @Test
     void planWithoutTheTokenIsRefusedAsAPushIsButNotCounted() throws Exception {
-        api.restart(BearerToken.of(TOKEN), null);
+        fx.api.restart(BearerToken.of(TOKEN), null);
 
-        Answer none = api.post("/v1/plans", BODY, Map.of());
+        Answer none = fx.api.post("/v1/plans", BODY, Map.of());
         assertThat(none.status()).isEqualTo(401);
         assertThat(none.raw().headers().firstValue("WWW-Authenticate")).contains("Bearer realm=\"mesh\"");
         assertThat(none.json().get("error").asText()).contains("missing credentials", "Authorization: Bearer");
-        assertThat(api.post("/v1/plans", BODY, Map.of("Authorization", "Bearer wrong-token")).status()).isEqualTo(403);
-        boolean planned = zk.client().checkExists().forPath("/mesh/plans") != null
-                && !zk.client().getChildren().forPath("/mesh/plans").isEmpty();
+        assertThat(fx.api.post("/v1/plans", BODY, Map.of("Authorization", "Bearer wrong-token")).status()).isEqualTo(403);
+        boolean planned = fx.zk.client().checkExists().forPath("/mesh/plans") != null
+                && !fx.zk.client().getChildren().forPath("/mesh/plans").isEmpty();
         assertThat(planned).as("a plan written").isFalse();
-        assertThat(api.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isZero();
-        assertThat(api.api().metrics().rejectedCount(Metrics.FORBIDDEN)).isZero();
+        assertThat(fx.api.api().metrics().rejectedCount(Metrics.UNAUTHORIZED)).isZero();
+        assertThat(fx.api.api().metrics().rejectedCount(Metrics.FORBIDDEN)).isZero();
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("plan refused (403)", "a wrong bearer token"));
     }
 
     @Test
     void webhookSignatureOverTheBodyIsAcceptedAndAnyOtherIs403() throws Exception {
         WebhookSecret secret = WebhookSecret.of(SECRET);
-        api.restart(null, secret);
+        fx.api.restart(null, secret);
         String good = secret.sign(BODY);
         assertThat(good).matches("sha256=[0-9a-f]{64}");
 
@@ -150,13 +147,13 @@ class PushAuthTest {
         Answer ok = push(BODY, Map.of(WebhookSecret.HEADER, good));
         assertThat(ok.status()).isEqualTo(202);
         assertThat(push(BODY, Map.of(WebhookSecret.HEADER, good.toUpperCase().replace("SHA256=", "sha256="))).status()).isEqualTo(202);
-        assertThat(zk.client().checkExists().forPath("/mesh/desired/store")).isNotNull();
+        assertThat(fx.zk.client().checkExists().forPath("/mesh/desired/store")).isNotNull();
         assertThat(logs.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("(webhook signature)"));
     }
 
     @Test
     void withBothEitherCredentialWorks() throws Exception {
-        api.restart(BearerToken.of(TOKEN), WebhookSecret.of(SECRET));
+        fx.api.restart(BearerToken.of(TOKEN), WebhookSecret.of(SECRET));
         assertThat(push(BODY, Map.of()).status()).isEqualTo(401);
         assertThat(push(BODY, Map.of("Authorization", "Bearer nope")).status()).isEqualTo(403);
         assertThat(push(BODY, Map.of("Authorization", "Bearer " + TOKEN)).status()).isEqualTo(202);
@@ -177,7 +174,7 @@ class PushAuthTest {
         } finally {
             Files.deleteIfExists(f);
         }
-        api.restart(BearerToken.of(TOKEN), null);
+        fx.api.restart(BearerToken.of(TOKEN), null);
         assertThat(push(BODY, Map.of()).status()).isEqualTo(401); // a log line to check
     }
 }

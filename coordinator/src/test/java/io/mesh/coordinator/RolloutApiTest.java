@@ -1,7 +1,6 @@
 package io.mesh.coordinator;
 
 import io.mesh.coordinator.CoordinatorExtension.Answer;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.RolloutHostRecord;
@@ -29,9 +28,7 @@ import static org.awaitility.Awaitility.await;
  */
 class RolloutApiTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     static String manifest(String rollout) {
         return "module: store\nhosts: [host-b, host-a, host-c]\n" + rollout
@@ -39,27 +36,27 @@ class RolloutApiTest {
     }
 
     private Answer move(String what, String body) throws Exception {
-        return api.method("POST", "/v1/rollouts/store/" + what, body.getBytes(StandardCharsets.UTF_8), Map.of());
+        return fx.api.method("POST", "/v1/rollouts/store/" + what, body.getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
     private RolloutRecord node() throws Exception {
-        return Json.read(zk.client().getData().forPath(zk.paths().rollout("store")), RolloutRecord.class);
+        return Json.read(fx.zk.client().getData().forPath(fx.zk.paths().rollout("store")), RolloutRecord.class);
     }
 
     @Test
     void aPushStartsTheRolloutInItsTransactionAndAPushWithoutRolloutEndsIt() throws Exception {
-        assertThat(api.push(manifest("")).status()).isEqualTo(202);
-        assertThat(zk.client().checkExists().forPath(zk.paths().rollout("store"))).isNull();
-        Answer a = api.push(manifest("rollout: {max-parallel: \"50%\", canary: 1}\n"));
+        assertThat(fx.api.push(manifest("")).status()).isEqualTo(202);
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().rollout("store"))).isNull();
+        Answer a = fx.api.push(manifest("rollout: {max-parallel: \"50%\", canary: 1}\n"));
         assertThat(a.status()).as(a.body()).isEqualTo(202);
         String push = a.json().path("push").asText();
-        Stat desired = zk.client().checkExists().forPath(zk.paths().desired("store"));
-        Stat rollout = zk.client().checkExists().forPath(zk.paths().rollout("store"));
+        Stat desired = fx.zk.client().checkExists().forPath(fx.zk.paths().desired("store"));
+        Stat rollout = fx.zk.client().checkExists().forPath(fx.zk.paths().rollout("store"));
         assertThat(rollout.getMzxid()).as("one transaction").isEqualTo(desired.getMzxid());
-        assertThat(zk.client().getChildren().forPath(zk.paths().rollout("store"))).as("one node per host")
+        assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().rollout("store"))).as("one node per host")
                 .containsExactlyInAnyOrder("host-a", "host-b", "host-c");
         for (String h : List.of("host-a", "host-b", "host-c")) {
-            Stat c = zk.client().checkExists().forPath(zk.paths().rolloutHost("store", h));
+            Stat c = fx.zk.client().checkExists().forPath(fx.zk.paths().rolloutHost("store", h));
             assertThat(c.getMzxid()).as("%s's node in the push's transaction", h).isEqualTo(desired.getMzxid());
             RolloutHostRecord hr = child(h);
             assertThat(hr.push()).isEqualTo(push);
@@ -71,41 +68,41 @@ class RolloutApiTest {
         assertThat(r.maxParallel()).as("50% of 3, rounded up").isEqualTo(2);
         assertThat(r.waiting()).containsExactly("host-a", "host-b", "host-c");
         assertThat(r.previous()).as("the desired state it replaces").isNotNull();
-        Answer shown = api.get("/v1/rollouts/store");
+        Answer shown = fx.api.get("/v1/rollouts/store");
         assertThat(shown.status()).isEqualTo(200);
         assertThat(shown.json().path("push").asText()).isEqualTo(push);
         assertThat(shown.json().has("previous")).as("views leave the previous spec out").isFalse();
 
         // A newer push with rollout replaces the hosts' nodes: a move of the older rollout does not carry over.
         moveChild("host-a", push, RolloutHostState.DONE, null);
-        Answer again = api.push(manifest("rollout: {canary: 1}\n"));
+        Answer again = fx.api.push(manifest("rollout: {canary: 1}\n"));
         String push2 = again.json().path("push").asText();
         assertThat(child("host-a").push()).isEqualTo(push2);
         assertThat(child("host-a").state()).isEqualTo(RolloutHostState.WAITING);
 
-        assertThat(api.push(manifest("")).status()).isEqualTo(202);
-        assertThat(zk.client().checkExists().forPath(zk.paths().rollout("store"))).as("deleted, with its hosts' nodes, by the push without rollout").isNull();
-        assertThat(api.get("/v1/rollouts/store").status()).isEqualTo(404);
+        assertThat(fx.api.push(manifest("")).status()).isEqualTo(202);
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().rollout("store"))).as("deleted, with its hosts' nodes, by the push without rollout").isNull();
+        assertThat(fx.api.get("/v1/rollouts/store").status()).isEqualTo(404);
     }
 
     private RolloutHostRecord child(String host) throws Exception {
-        return Json.read(zk.client().getData().forPath(zk.paths().rolloutHost("store", host)), RolloutHostRecord.class);
+        return Json.read(fx.zk.client().getData().forPath(fx.zk.paths().rolloutHost("store", host)), RolloutHostRecord.class);
     }
 
     /** What a host's agent writes: its own node, at the version read. */
     private void moveChild(String host, String push, RolloutHostState state, String error) throws Exception {
         Stat st = new Stat();
-        RolloutHostRecord c = Json.read(zk.client().getData().storingStatIn(st).forPath(zk.paths().rolloutHost("store", host)), RolloutHostRecord.class);
-        zk.client().setData().withVersion(st.getVersion()).forPath(zk.paths().rolloutHost("store", host), Json.bytes(c.moved(push, state, error, Instant.now())));
+        RolloutHostRecord c = Json.read(fx.zk.client().getData().storingStatIn(st).forPath(fx.zk.paths().rolloutHost("store", host)), RolloutHostRecord.class);
+        fx.zk.client().setData().withVersion(st.getVersion()).forPath(fx.zk.paths().rolloutHost("store", host), Json.bytes(c.moved(push, state, error, Instant.now())));
     }
 
     @Test
     void theCoordinatorFoldsTheHostsNodesIntoTheRolloutNodeAndResumeRecordsWhatItResumedPast() throws Exception {
-        assertThat(api.push(manifest("")).status()).isEqualTo(202); // the revision the rollout's previous keeps
-        Answer a = api.push(manifest("rollout: {canary: 1, max-parallel: 1}\n"));
+        assertThat(fx.api.push(manifest("")).status()).isEqualTo(202); // the revision the rollout's previous keeps
+        Answer a = fx.api.push(manifest("rollout: {canary: 1, max-parallel: 1}\n"));
         String push = a.json().path("push").asText();
         moveChild("host-a", push, RolloutHostState.FAILED, "not ready");
-        Answer paused = api.get("/v1/rollouts/store");
+        Answer paused = fx.api.get("/v1/rollouts/store");
         assertThat(paused.json().path("state").asText()).as("the view reads the hosts' nodes, fold or not").isEqualTo("paused");
         assertThat(paused.json().path("failed")).extracting(JsonNode::asText).containsExactly("host-a");
         await().atMost(Duration.ofSeconds(10)).until(() -> node().state() == RolloutState.PAUSED);
@@ -124,12 +121,12 @@ class RolloutApiTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> node().state() == RolloutState.DONE);
         assertThat(node().done()).containsExactly("host-b", "host-c");
         assertThat(node().failed()).as("resumed past, settled").containsExactly("host-a");
-        assertThat(api.get("/v1/rollouts/store").json().path("state").asText()).isEqualTo("done");
+        assertThat(fx.api.get("/v1/rollouts/store").json().path("state").asText()).isEqualTo("done");
     }
 
     @Test
     void resumeAndAbortRefuseWhatDoesNotFit() throws Exception {
-        Answer a = api.push(manifest("rollout: {canary: 1}\n"));
+        Answer a = fx.api.push(manifest("rollout: {canary: 1}\n"));
         String push = a.json().path("push").asText();
         Answer notPaused = move("resume", "");
         assertThat(notPaused.status()).as(notPaused.body()).isEqualTo(409);
@@ -150,7 +147,7 @@ class RolloutApiTest {
         assertThat(aborted.json().path("state").asText()).isEqualTo("aborted");
         assertThat(node().state()).isEqualTo(RolloutState.ABORTED);
         assertThat(move("abort", "").status()).as("ended already").isEqualTo(409);
-        assertThat(api.method("POST", "/v1/rollouts/nope/abort", new byte[0], Map.of()).status()).isEqualTo(404);
-        assertThat(api.method("GET", "/v1/rollouts/store/abort").status()).isEqualTo(405);
+        assertThat(fx.api.method("POST", "/v1/rollouts/nope/abort", new byte[0], Map.of()).status()).isEqualTo(404);
+        assertThat(fx.api.method("GET", "/v1/rollouts/store/abort").status()).isEqualTo(405);
     }
 }

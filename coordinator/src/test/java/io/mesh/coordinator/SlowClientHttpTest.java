@@ -16,10 +16,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +37,8 @@ import static org.awaitility.Awaitility.await;
  * test needs it) and the JDK's HTTP client (what {@code mesh} uses). Nothing is ever written to ZooKeeper.
  *
  * <p>{@code quick}: read timeout {@value #QUICK_SECONDS}s, for the timeouts. {@code patient}: read timeout 30s, so
- * that an answer within a few seconds cannot be a timeout: it came without the body.
+ * that an answer within a few seconds cannot be a timeout: it came without the body. A test of another limit
+ * {@link CoordinatorExtension#restart(HttpLimits) restarts} {@code patient} with it.
  */
 @Tag("slow") // waits out the HTTP server's read timeouts: the full run, not --fast
 class SlowClientHttpTest {
@@ -55,7 +52,6 @@ class SlowClientHttpTest {
     @RegisterExtension
     final CoordinatorExtension patient = new CoordinatorExtension(zk).withToken(TOKEN);
     final List<Socket> sockets = new ArrayList<>();
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @AfterEach
     void stop() throws Exception {
@@ -66,12 +62,6 @@ class SlowClientHttpTest {
         for (String p : List.of("/mesh/pushes", "/mesh/desired")) {
             if (zk.client().checkExists().forPath(p) != null) assertThat(zk.client().getChildren().forPath(p)).as(p).isEmpty();
         }
-    }
-
-    private HttpApi start(HttpLimits limits) throws IOException {
-        HttpApi api = new HttpApi(zk.client(), zk.paths(), new InetSocketAddress("127.0.0.1", 0), BearerToken.of(TOKEN), null, limits);
-        api.start();
-        return api;
     }
 
     @Test
@@ -127,46 +117,46 @@ class SlowClientHttpTest {
     void moreIdleConnectionsThanTheLimitDoNotKeepHealthzFromAnswering() throws Exception {
         int limit = 4;
         // A read timeout of 30s: what frees room here is the limit's own rule (idle 1s at the limit), not the timeout.
-        try (HttpApi limited = start(HttpLimits.DEFAULTS.withMaxConnections(limit))) {
-            AtomicInteger most = new AtomicInteger();
-            AtomicBoolean watching = new AtomicBoolean(true);
-            Thread watcher = new Thread(() -> {
-                while (watching.get()) {
-                    most.accumulateAndGet(limited.openConnections(), Math::max);
-                    Thread.onSpinWait();
-                }
-            });
-            watcher.start();
-            try {
-                List<Socket> idle = new ArrayList<>();
-                for (int i = 0; i < limit + 1; i++) idle.add(connect(limited));
-                await().atMost(Duration.ofSeconds(10)).until(() -> limited.openConnections() == limit);
-                long t0 = System.nanoTime();
-
-                Socket s = connect(limited);
-                s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                Answer a = readAnswer(s.getInputStream());
-
-                assertThat(a.status).isEqualTo(200);
-                assertThat(a.json.get("status").asText()).isEqualTo("ok");
-                assertThat(since(t0)).isLessThan(Duration.ofSeconds(8));
-                // Idle ones were closed to make room.
-                int closed = 0;
-                for (Socket i : idle) {
-                    i.setSoTimeout(100);
-                    try {
-                        if (readToEnd(i.getInputStream()).length == 0) closed++;
-                    } catch (java.net.SocketTimeoutException stillOpen) {
-                        // accepted after the others went: idle, open
-                    }
-                }
-                assertThat(closed).isGreaterThanOrEqualTo(1);
-            } finally {
-                watching.set(false);
-                watcher.join();
+        patient.restart(HttpLimits.DEFAULTS.withMaxConnections(limit));
+        HttpApi limited = patient.api();
+        AtomicInteger most = new AtomicInteger();
+        AtomicBoolean watching = new AtomicBoolean(true);
+        Thread watcher = new Thread(() -> {
+            while (watching.get()) {
+                most.accumulateAndGet(limited.openConnections(), Math::max);
+                Thread.onSpinWait();
             }
-            assertThat(most.get()).as("connections open at once").isLessThanOrEqualTo(limit);
+        });
+        watcher.start();
+        try {
+            List<Socket> idle = new ArrayList<>();
+            for (int i = 0; i < limit + 1; i++) idle.add(connect(limited));
+            await().atMost(Duration.ofSeconds(10)).until(() -> limited.openConnections() == limit);
+            long t0 = System.nanoTime();
+
+            Socket s = connect(limited);
+            s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            Answer a = readAnswer(s.getInputStream());
+
+            assertThat(a.status).isEqualTo(200);
+            assertThat(a.json.get("status").asText()).isEqualTo("ok");
+            assertThat(since(t0)).isLessThan(Duration.ofSeconds(8));
+            // Idle ones were closed to make room.
+            int closed = 0;
+            for (Socket i : idle) {
+                i.setSoTimeout(100);
+                try {
+                    if (readToEnd(i.getInputStream()).length == 0) closed++;
+                } catch (java.net.SocketTimeoutException stillOpen) {
+                    // accepted after the others went: idle, open
+                }
+            }
+            assertThat(closed).isGreaterThanOrEqualTo(1);
+        } finally {
+            watching.set(false);
+            watcher.join();
         }
+        assertThat(most.get()).as("connections open at once").isLessThanOrEqualTo(limit);
     }
 
     @Test
@@ -230,9 +220,9 @@ class SlowClientHttpTest {
         for (int size : new int[] {2 << 20, 2 << 20, 2 << 20, 32 << 20, 32 << 20, 32 << 20}) {
             byte[] body = new byte[size];
             Arrays.fill(body, (byte) '#');
-            HttpResponse<String> r = post(patient.api(), body, auth);
-            assertThat(r.statusCode()).isEqualTo(413);
-            JsonNode json = Json.MAPPER.readTree(r.body());
+            CoordinatorExtension.Answer r = patient.post("/v1/pushes", body, auth);
+            assertThat(r.status()).isEqualTo(413);
+            JsonNode json = r.json();
             assertThat(json.get("limit").asInt()).isEqualTo(HttpLimits.MAX_PUSH_BYTES);
             assertThat(json.get("error").asText()).contains("is " + size + " bytes", "limit of 1048576 bytes", "--max-push-bytes",
                     "split it into several pushes");
@@ -283,19 +273,18 @@ class SlowClientHttpTest {
         // At the limit exactly is a push like any other (here: not a manifest, so 400, not 413).
         byte[] atLimit = new byte[HttpLimits.MAX_PUSH_BYTES];
         Arrays.fill(atLimit, (byte) '#');
-        assertThat(post(patient.api(), atLimit, auth).statusCode()).isEqualTo(400);
+        assertThat(patient.post("/v1/pushes", atLimit, auth).status()).isEqualTo(400);
     }
 
     @Test
     void theLimitIsConfigurable() throws Exception {
-        try (HttpApi small = start(HttpLimits.DEFAULTS.withMaxPushBytes(4096))) {
-            byte[] body = (Manifests.store("[host-a]") + "#".repeat(4096)).getBytes(StandardCharsets.UTF_8);
-            HttpResponse<String> r = post(small, body, Map.of("Authorization", "Bearer " + TOKEN));
-            assertThat(r.statusCode()).isEqualTo(413);
-            JsonNode json = Json.MAPPER.readTree(r.body());
-            assertThat(json.get("limit").asInt()).isEqualTo(4096);
-            assertThat(json.get("error").asText()).contains("limit of 4096 bytes", "--max-push-bytes");
-        }
+        patient.restart(HttpLimits.DEFAULTS.withMaxPushBytes(4096));
+        byte[] body = (Manifests.store("[host-a]") + "#".repeat(4096)).getBytes(StandardCharsets.UTF_8);
+        CoordinatorExtension.Answer r = patient.post("/v1/pushes", body, Map.of("Authorization", "Bearer " + TOKEN));
+        assertThat(r.status()).isEqualTo(413);
+        JsonNode json = r.json();
+        assertThat(json.get("limit").asInt()).isEqualTo(4096);
+        assertThat(json.get("error").asText()).contains("limit of 4096 bytes", "--max-push-bytes");
     }
 
     @Test
@@ -385,13 +374,6 @@ class SlowClientHttpTest {
             assertThat(e.getMessage()).containsIgnoringCase("reset");
         }
         return b.toByteArray();
-    }
-
-    private HttpResponse<String> post(HttpApi api, byte[] body, Map<String, String> headers) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(api.uri() + "/v1/pushes")).timeout(Duration.ofSeconds(60))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        headers.forEach(b::header);
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static Duration since(long t0) { return Duration.ofNanos(System.nanoTime() - t0); }

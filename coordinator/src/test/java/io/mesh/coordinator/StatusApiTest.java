@@ -1,7 +1,6 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -11,7 +10,6 @@ import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowRecord;
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -23,9 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Push status, held containers and hosts, derived from nodes the test writes as agents would. */
 public class StatusApiTest {
     @RegisterExtension
-    static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();
-    @RegisterExtension
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    static final CoordinatorFixture fx = new CoordinatorFixture();
 
     static final Instant T0 = Instant.parse("2026-11-30T03:30:00Z");
     static final ApplyReport.WindowRef WINDOW = new ApplyReport.WindowRef("garbage-collect", "w-20261130T033000Z-3f2a", T0, List.of("store-registry"));
@@ -40,12 +36,12 @@ public class StatusApiTest {
 
     /** @return the push id of a push of {@link Manifests#store} for host-a, with that revision */
     private String pushStore(String revision) throws Exception {
-        return api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", revision)).json().get("push").asText();
+        return fx.api.post("/v1/pushes", Manifests.store("[host-a]").getBytes(), java.util.Map.of("X-Mesh-Revision", revision)).json().get("push").asText();
     }
 
     /** @return the state of host-a's store in a push's status */
     private String storeState(String push) throws Exception {
-        return target(api.get("/v1/pushes/" + push).json(), "host-a", "store").get("state").asText();
+        return target(fx.api.get("/v1/pushes/" + push).json(), "host-a", "store").get("state").asText();
     }
 
     /** This test's agent-side store (JUnit makes an instance per test): it carries each report into the next. */
@@ -53,25 +49,15 @@ public class StatusApiTest {
 
     /** Writes a report as an agent does ({@code MeshStore}), and waits until the coordinator serves it. */
     private void served(ApplyReport r) throws Exception {
-        if (agentStore == null) agentStore = new io.mesh.zk.MeshStore(zk.client(), zk.paths());
+        if (agentStore == null) agentStore = new io.mesh.zk.MeshStore(fx.zk.client(), fx.zk.paths());
         agentStore.writeReport(r);
-        CoordinatorExtension.awaitServed(zk, zk.paths().report(r.host(), r.module()));
-    }
-
-    static void writeReport(ApplyReport r) throws Exception {
-        String path = zk.paths().report(r.host(), r.module());
-        try {
-            zk.client().setData().forPath(path, Json.bytes(r));
-        } catch (KeeperException.NoNodeException e) {
-            zk.client().create().creatingParentsIfNeeded().forPath(path, Json.bytes(r));
-        }
-        CoordinatorExtension.awaitServed(zk, path);
+        fx.awaitServed(fx.zk.paths().report(r.host(), r.module()));
     }
 
     static void writeAgent(String host) throws Exception {
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent(host));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().agent(host), Json.bytes(new AgentRecord(host, "0.1.0", 4242, T0)));
+        fx.awaitServed(fx.zk.paths().agent(host));
     }
 
     private JsonNode target(JsonNode view, String host, String module) {
@@ -84,21 +70,21 @@ public class StatusApiTest {
     @Test
     void pushStatusFollowsReports() throws Exception {
         // push-0: store on host-a; push-1: store on host-a, web on host-a and host-b.
-        assertThat(api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
-        String push = api.post("/v1/pushes", Manifests.TWO.getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
+        assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
+        String push = fx.api.post("/v1/pushes", Manifests.TWO.getBytes(), java.util.Map.of("X-Mesh-Revision", "r2")).json().get("push").asText();
         assertThat(push).isEqualTo("push-0000000001");
 
-        JsonNode v = api.get("/v1/pushes/" + push).json();
+        JsonNode v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("state").asText()).isEqualTo("pending");
         assertThat(v.get("done").asBoolean()).isFalse();
         assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "/" + t.get("module").asText() + "=" + t.get("state").asText())
                 .containsExactly("host-a/store=pending", "host-a/web=pending", "host-b/web=pending");
 
         // An older push's report leaves it pending; this push's reports give their outcomes.
-        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
-        writeReport(report("host-a", "web", "r2", push, ApplyOutcome.DEFERRED, null));
-        writeReport(report("host-b", "web", "r2", push, ApplyOutcome.FAILED, "pull mesh-demo/busybox:1: not found"));
-        v = api.get("/v1/pushes/" + push).json();
+        fx.writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-a", "web", "r2", push, ApplyOutcome.DEFERRED, null));
+        fx.writeReport(report("host-b", "web", "r2", push, ApplyOutcome.FAILED, "pull mesh-demo/busybox:1: not found"));
+        v = fx.api.get("/v1/pushes/" + push).json();
         JsonNode store = target(v, "host-a", "store");
         assertThat(store.get("state").asText()).isEqualTo("pending");
         assertThat(store.get("push").asText()).isEqualTo("push-0000000000");
@@ -119,10 +105,10 @@ public class StatusApiTest {
         assertThat(v.at("/counts/pending").asInt()).isEqualTo(1);
 
         // A newer push's report supersedes this push there (it does not lend it its outcome); the rest applied -> done.
-        writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyOutcome.APPLIED, null));
-        writeReport(report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null));
-        writeReport(report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null));
-        v = api.get("/v1/pushes/" + push).json();
+        fx.writeReport(report("host-a", "store", "r3", "push-0000000007", ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-a", "web", "r2", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null));
+        v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("state").asText()).isEqualTo("superseded");
         assertThat(v.get("done").asBoolean()).isTrue();
         assertThat(v.get("failed").asBoolean()).isFalse();
@@ -134,7 +120,7 @@ public class StatusApiTest {
         assertThat(store.get("revision").asText()).isEqualTo("r3");
         assertThat(target(v, "host-a", "web").has("supersededBy")).isFalse();
         // The older push is done too: every report is of it or newer; a newer one runs there.
-        JsonNode old = api.get("/v1/pushes/push-0000000000").json();
+        JsonNode old = fx.api.get("/v1/pushes/push-0000000000").json();
         assertThat(old.get("state").asText()).isEqualTo("superseded");
         assertThat(old.get("done").asBoolean()).isTrue();
     }
@@ -148,11 +134,11 @@ public class StatusApiTest {
         String p0 = pushStore("r1");
         String p1 = pushStore("r2");
         served(report("host-a", "store", "r1", p0, ApplyOutcome.APPLIED, null));
-        assertThat(api.get("/v1/pushes/" + p0).json().get("state").asText()).isEqualTo("applied");
-        assertThat(api.get("/v1/pushes/" + p1).json().get("state").asText()).isEqualTo("pending");
+        assertThat(fx.api.get("/v1/pushes/" + p0).json().get("state").asText()).isEqualTo("applied");
+        assertThat(fx.api.get("/v1/pushes/" + p1).json().get("state").asText()).isEqualTo("pending");
 
         served(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
-        JsonNode v0 = api.get("/v1/pushes/" + p0).json();
+        JsonNode v0 = fx.api.get("/v1/pushes/" + p0).json();
         JsonNode t = target(v0, "host-a", "store");
         assertThat(t.get("state").asText()).isEqualTo("applied");
         assertThat(t.has("supersededBy")).isFalse();
@@ -161,7 +147,7 @@ public class StatusApiTest {
         assertThat(v0.get("done").asBoolean()).isTrue();
         assertThat(v0.at("/counts/applied").asInt()).isEqualTo(1);
         assertThat(v0.at("/counts/superseded").asInt()).isZero();
-        JsonNode v1 = api.get("/v1/pushes/" + p1).json();
+        JsonNode v1 = fx.api.get("/v1/pushes/" + p1).json();
         assertThat(v1.get("state").asText()).isEqualTo("applied");
         assertThat(target(v1, "host-a", "store").has("supersededBy")).isFalse();
     }
@@ -188,7 +174,7 @@ public class StatusApiTest {
 
         String p2 = pushStore("r3");
         served(report("host-a", "store", "r3", p2, ApplyOutcome.APPLIED, null));
-        JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
+        JsonNode t1 = target(fx.api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("failed");
         assertThat(t1.get("error").asText()).contains("rollout reverted");
         assertThat(t1.get("supersededBy").asText()).isEqualTo(p2);
@@ -209,11 +195,11 @@ public class StatusApiTest {
         served(report("host-a", "store", "r2", p1, ApplyOutcome.APPLIED, null));
         served(report("host-a", "store", "r3", p2, ApplyOutcome.DEFERRED, null));
 
-        JsonNode t1 = target(api.get("/v1/pushes/" + p1).json(), "host-a", "store");
+        JsonNode t1 = target(fx.api.get("/v1/pushes/" + p1).json(), "host-a", "store");
         assertThat(t1.get("state").asText()).isEqualTo("applied");
         assertThat(t1.has("supersededBy")).isFalse();
         assertThat(storeState(p0)).isEqualTo("applied");
-        JsonNode ts = target(api.get("/v1/pushes/" + skipped).json(), "host-a", "store");
+        JsonNode ts = target(fx.api.get("/v1/pushes/" + skipped).json(), "host-a", "store");
         assertThat(ts.get("state").asText()).isEqualTo("superseded");
         assertThat(ts.get("supersededBy").asText()).isEqualTo(p1);
         assertThat(storeState(p2)).isEqualTo("deferred");
@@ -235,11 +221,11 @@ public class StatusApiTest {
                 failed.finishedAt(), null, List.of(new ApplyReport.ContainerResult("registry", "store-registry", ContainerAction.REVERTED,
                 List.of("not ready"), "3f2a")), failed.error(), null, null, null);
         served(failed);
-        JsonNode v = api.get("/v1/pushes/" + bad).json();
+        JsonNode v = fx.api.get("/v1/pushes/" + bad).json();
         assertThat(v.get("state").asText()).isEqualTo("failed");
 
         served(report("host-a", "store", "w-fix2", fix, ApplyOutcome.APPLIED, null));
-        v = api.get("/v1/pushes/" + bad).json();
+        v = fx.api.get("/v1/pushes/" + bad).json();
         JsonNode t = target(v, "host-a", "store");
         assertThat(t.get("state").asText()).isEqualTo("failed");
         assertThat(t.get("error").asText()).isEqualTo("store-registry not ready by its deadline: reverted");
@@ -248,7 +234,7 @@ public class StatusApiTest {
         assertThat(v.get("failed").asBoolean()).isTrue();
         assertThat(v.get("done").asBoolean()).isTrue();
         assertThat(v.at("/counts/superseded").asInt()).isZero();
-        assertThat(api.get("/v1/pushes/" + fix).json().get("state").asText()).isEqualTo("applied");
+        assertThat(fx.api.get("/v1/pushes/" + fix).json().get("state").asText()).isEqualTo("applied");
 
         // Failed, then applied by a retry of the same push: it ran, so applied, even once a newer one replaced it.
         String flaky = pushStore("r4");
@@ -260,9 +246,9 @@ public class StatusApiTest {
         assertThat(storeState(bad)).as("still remembered").isEqualTo("failed");
 
         // Never ran: host-b's report is of a newer push that waits on a window, and nothing was applied before.
-        writeReport(report("host-b", "web", "r9", "push-0000000009", ApplyOutcome.DEFERRED, null));
-        String web = api.post("/v1/pushes", Manifests.web("[host-b]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r8")).json().get("push").asText();
-        JsonNode w = target(api.get("/v1/pushes/" + web).json(), "host-b", "web");
+        fx.writeReport(report("host-b", "web", "r9", "push-0000000009", ApplyOutcome.DEFERRED, null));
+        String web = fx.api.post("/v1/pushes", Manifests.web("[host-b]").getBytes(), java.util.Map.of("X-Mesh-Revision", "r8")).json().get("push").asText();
+        JsonNode w = target(fx.api.get("/v1/pushes/" + web).json(), "host-b", "web");
         assertThat(w.get("state").asText()).isEqualTo("superseded");
         assertThat(w.get("supersededBy").asText()).isEqualTo("push-0000000009");
     }
@@ -276,24 +262,24 @@ public class StatusApiTest {
         served(report("host-a", "store", "r2", p1, ApplyOutcome.DEFERRED, null));
         assertThat(storeState(p0)).isEqualTo("applied");
         assertThat(storeState(p1)).isEqualTo("deferred");
-        ApplyReport stored = Json.read(zk.client().getData().forPath(zk.paths().report("host-a", "store")), ApplyReport.class);
+        ApplyReport stored = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().report("host-a", "store")), ApplyReport.class);
         assertThat(stored.lastApplied().push()).isEqualTo(p0);
         assertThat(stored.lastApplied().revision()).isEqualTo("r1");
     }
 
     @Test
     void starHostsMeansEveryAgentOrReportingHost() throws Exception {
-        String push = api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
-        JsonNode v = api.get("/v1/pushes/" + push).json();
+        String push = fx.api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
+        JsonNode v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("targets")).isEmpty();
         assertThat(v.get("done").asBoolean()).isFalse();
 
         writeAgent("host-a");
         writeAgent("host-b");
-        writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyOutcome.APPLIED, null)); // no agent, but a report
-        writeReport(report("host-d", "other", "r0", push, ApplyOutcome.APPLIED, null)); // a report of another module only
-        writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
-        v = api.get("/v1/pushes/" + push).json();
+        fx.writeReport(report("host-c", "web", "r0", "push-0000000000", ApplyOutcome.APPLIED, null)); // no agent, but a report
+        fx.writeReport(report("host-d", "other", "r0", push, ApplyOutcome.APPLIED, null)); // a report of another module only
+        fx.writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
+        v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText())
                 .containsExactly("host-a=pending", "host-b=applied", "host-c=applied");
         assertThat(v.get("state").asText()).isEqualTo("pending");
@@ -310,50 +296,50 @@ public class StatusApiTest {
     void starHostsCountEveryHostRegisteredAtPushTimeAndThePushWaitsForEach() throws Exception {
         writeAgent("host-a");
         writeAgent("host-b");
-        String push = api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
+        String push = fx.api.push(Manifests.web("[\"*\"]")).json().get("push").asText();
 
         // host-b's agent goes before it answers; host-a applies; host-c registers after the push.
-        zk.client().delete().forPath(zk.paths().agent("host-b"));
-        CoordinatorExtension.awaitServed(zk, zk.paths().agent("host-b"));
-        writeReport(report("host-a", "web", "x", push, ApplyOutcome.APPLIED, null));
+        fx.zk.client().delete().forPath(fx.zk.paths().agent("host-b"));
+        fx.awaitServed(fx.zk.paths().agent("host-b"));
+        fx.writeReport(report("host-a", "web", "x", push, ApplyOutcome.APPLIED, null));
         writeAgent("host-c");
-        JsonNode v = api.get("/v1/pushes/" + push).json();
+        JsonNode v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("targets")).extracting(t -> t.get("host").asText() + "=" + t.get("state").asText() + ":" + t.get("agent").asBoolean())
                 .containsExactly("host-a=applied:true", "host-b=pending:false", "host-c=pending:true");
         assertThat(v.get("done").asBoolean()).isFalse();
         assertThat(v.get("state").asText()).isEqualTo("pending");
-        assertThat(Json.MAPPER.readTree(zk.client().getData().forPath(zk.paths().push(push))).get("agents"))
+        assertThat(Json.MAPPER.readTree(fx.zk.client().getData().forPath(fx.zk.paths().push(push))).get("agents"))
                 .as("the hosts registered when the push was taken").extracting(JsonNode::asText).containsExactly("host-a", "host-b");
 
         // Each answers (host-b's agent is back): done.
         writeAgent("host-b");
-        writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
-        writeReport(report("host-c", "web", "x", push, ApplyOutcome.APPLIED, null));
-        v = api.get("/v1/pushes/" + push).json();
+        fx.writeReport(report("host-b", "web", "x", push, ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-c", "web", "x", push, ApplyOutcome.APPLIED, null));
+        v = fx.api.get("/v1/pushes/" + push).json();
         assertThat(v.get("state").asText()).isEqualTo("applied");
         assertThat(v.get("done").asBoolean()).isTrue();
     }
 
     @Test
     void heldListsEveryHeldContainerAndOpenWindow() throws Exception {
-        assertThat(api.get("/v1/held").json().get("held")).isEmpty();
+        assertThat(fx.api.get("/v1/held").json().get("held")).isEmpty();
         ProcessRef by = new ProcessRef(777, "mesh-agent window");
         HeldRecord h1 = new HeldRecord("host-a", "store", "store-registry", "3f2a", "garbage-collect", "w-1", T0, by);
         HeldRecord h2 = new HeldRecord("host-b", "store", "store-registry", "9c1d", "garbage-collect", "w-2", T0.plusSeconds(60), by);
         for (HeldRecord h : List.of(h1, h2)) {
-            zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().held(h.host(), h.container()), Json.bytes(h));
+            fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().held(h.host(), h.container()), Json.bytes(h));
         }
         WindowRecord w = new WindowRecord("host-a", "store", "garbage-collect", "w-1", T0, List.of("store-registry"), by);
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(zk.paths().window("host-a", "store"), Json.bytes(w));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(fx.zk.paths().window("host-a", "store"), Json.bytes(w));
         // An empty host node left behind (parents are persistent) is fine.
-        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().held("host-z"), "{}".getBytes());
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().held("host-z"), "{}".getBytes());
 
-        JsonNode held = api.get("/v1/held").json();
+        JsonNode held = fx.api.get("/v1/held").json();
         assertThat(held.get("held")).hasSize(2);
         assertThat(Json.MAPPER.treeToValue(held.get("held").get(0), HeldRecord.class)).isEqualTo(h1);
         assertThat(Json.MAPPER.treeToValue(held.get("held").get(1), HeldRecord.class)).isEqualTo(h2);
         assertThat(Json.MAPPER.treeToValue(held.get("windows").get(0), WindowRecord.class)).isEqualTo(w);
-        assertThat(api.get("/metrics").body()).contains("mesh_held_containers 2\n");
+        assertThat(fx.api.get("/metrics").body()).contains("mesh_held_containers 2\n");
     }
 
     /** Decision 19: host A writes only under its own paths, so a record naming another host is read as its path's. */
@@ -362,14 +348,14 @@ public class StatusApiTest {
         ProcessRef by = new ProcessRef(777, "mesh-agent window");
         // host-a forges records that claim host-b's containers and window, each written under host-a's own paths
         HeldRecord forgedHeld = new HeldRecord("host-b", "web", "web-api", "9c1d", "garbage-collect", "w-2", T0, by);
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().held("host-a", "store-registry"), Json.bytes(forgedHeld));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().held("host-a", "store-registry"), Json.bytes(forgedHeld));
         WindowRecord forgedWindow = new WindowRecord("host-b", "web", "garbage-collect", "w-2", T0, List.of("web-api"), by);
-        zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-                .forPath(zk.paths().window("host-a", "store"), Json.bytes(forgedWindow));
-        CoordinatorExtension.awaitServed(zk, zk.paths().window("host-a", "store"));
+        fx.zk.client().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+                .forPath(fx.zk.paths().window("host-a", "store"), Json.bytes(forgedWindow));
+        fx.awaitServed(fx.zk.paths().window("host-a", "store"));
 
-        JsonNode held = api.get("/v1/held").json();
+        JsonNode held = fx.api.get("/v1/held").json();
         assertThat(held.get("held")).hasSize(1);
         assertThat(Json.MAPPER.treeToValue(held.get("held").get(0), HeldRecord.class))
                 .isEqualTo(HeldRecord.unreadable("host-a", "store-registry"));
@@ -377,7 +363,7 @@ public class StatusApiTest {
         assertThat(List.of(shown.host(), shown.module())).containsExactly("host-a", "store");
         assertThat(held.get("windows")).hasSize(1);
 
-        JsonNode fleet = api.get("/v1/fleet").json();
+        JsonNode fleet = fx.api.get("/v1/fleet").json();
         assertThat(fleet.get("hosts").findValuesAsText("host")).doesNotContain("host-b").contains("host-a");
         assertThat(fleet.get("windows").get(0).get("host").asText()).isEqualTo("host-a");
         assertThat(fleet.get("held").get(0).get("host").asText()).isEqualTo("host-a");
@@ -387,9 +373,9 @@ public class StatusApiTest {
     @Test
     void hostsListsAgentsAndTheirReports() throws Exception {
         writeAgent("host-a");
-        writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
-        writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.FAILED, "boom"));
-        JsonNode hosts = api.get("/v1/hosts").json().get("hosts");
+        fx.writeReport(report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null));
+        fx.writeReport(report("host-b", "web", "r1", "push-0000000000", ApplyOutcome.FAILED, "boom"));
+        JsonNode hosts = fx.api.get("/v1/hosts").json().get("hosts");
         assertThat(hosts).extracting(h -> h.get("host").asText() + ":" + h.get("online").asBoolean())
                 .containsExactly("host-a:true", "host-b:false");
         assertThat(hosts.get(0).at("/agent/pid").asLong()).isEqualTo(4242);

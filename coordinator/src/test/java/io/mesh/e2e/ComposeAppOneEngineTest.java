@@ -6,10 +6,10 @@ import com.github.dockerjava.api.model.Network;
 import io.mesh.client.compose.ComposeImport;
 import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.policy.Policy;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ModuleSpec;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
@@ -43,14 +43,11 @@ class ComposeAppOneEngineTest {
     static Path dir;
     @RegisterExtension
     @Order(1)
-    final ZooKeeperExtension zk = new ZooKeeperExtension();
-    @RegisterExtension
-    @Order(2)
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
+    final CoordinatorFixture fx = new CoordinatorFixture();
     /** The bind mount's source must be under the agent's --allow-host-path, as a new user's would be. */
     @RegisterExtension
-    @Order(3)
-    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST)
+    @Order(2)
+    final AgentDaemonExtension agent = new AgentDaemonExtension(fx.zk, HOST)
             .withPolicy(Policy.builder().allowHostNetwork(true).allowHostPaths(List.of(System.getProperty("java.io.tmpdir"))).build());
     private final DockerClient docker = TestDocker.engine().client();
     private final String module = TestDocker.uniqueModule("shop");
@@ -70,7 +67,7 @@ class ComposeAppOneEngineTest {
     }
 
     private String state(String push) throws Exception {
-        for (JsonNode t : api.get("/v1/pushes/" + push).json().path("targets")) {
+        for (JsonNode t : fx.api.get("/v1/pushes/" + push).json().path("targets")) {
             if (t.path("host").asText().equals(HOST)) return t.path("state").asText();
         }
         return "absent";
@@ -92,7 +89,7 @@ class ComposeAppOneEngineTest {
         assertThat(spec.networks()).as(imported.manifest()).containsKeys("default", "back");
         volume = spec.containers().get("db").volumes().get(0).split(":")[0];
 
-        Answer pushed = api.post("/v1/pushes", imported.manifest().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
+        Answer pushed = fx.api.post("/v1/pushes", imported.manifest().getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", "r1"));
         assertThat(pushed.status()).as(pushed.body()).isEqualTo(202);
         String push = pushed.json().path("push").asText();
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> state(push).equals("applied"));
@@ -107,7 +104,7 @@ class ComposeAppOneEngineTest {
         assertThat(docker.listNetworksCmd().exec().stream().map(Network::getName).filter(n -> n.startsWith(module + "_")))
                 .containsExactlyInAnyOrder(module + "_default", module + "_back");
 
-        Answer deleted = api.method("DELETE", "/v1/modules/" + module);
+        Answer deleted = fx.api.method("DELETE", "/v1/modules/" + module);
         assertThat(deleted.status()).as(deleted.body()).isEqualTo(202);
         String delete = deleted.json().path("push").asText();
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> state(delete).equals("applied"));

@@ -1,10 +1,9 @@
 package io.mesh.e2e;
 
-import io.mesh.coordinator.CoordinatorExtension;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import org.junit.jupiter.api.Tag;
@@ -32,15 +31,12 @@ class FreezeExpiryTest {
     private static final String HOST = "host-frz-expiry";
     @RegisterExtension
     @Order(1)
-    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    final CoordinatorFixture fx = new CoordinatorFixture();
     @RegisterExtension
     @Order(2)
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
-    @RegisterExtension
-    @Order(3)
-    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST).reconcileEvery(Duration.ofMinutes(10));
+    final AgentDaemonExtension agent = new AgentDaemonExtension(fx.zk, HOST).reconcileEvery(Duration.ofMinutes(10));
     private final String module = TestDocker.uniqueModule("frzx");
-    private final FreezeSteps steps = new FreezeSteps(zk, api, HOST);
+    private final FreezeSteps steps = new FreezeSteps(fx.zk, fx.api, HOST);
 
     @AfterEach
     void tearDown() {
@@ -53,7 +49,7 @@ class FreezeExpiryTest {
         String id = steps.landed(module);
         try (DockerEvents events = DockerEvents.record(module)) {
             steps.freeze("{\"module\":\"" + module + "\",\"for\":\"3s\",\"reason\":\"short\"}");
-            FreezeRecord f = Json.read(zk.client().getData().forPath(zk.paths().freeze(module)), FreezeRecord.class);
+            FreezeRecord f = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze(module)), FreezeRecord.class);
             Instant from = Instant.now();
             String p2 = steps.push(steps.manifest(module, "two"), "r2");
             await().atMost(Duration.ofSeconds(3)).until(() -> steps.state(p2, module).equals("deferred"));

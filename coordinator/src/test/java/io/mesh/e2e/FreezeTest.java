@@ -4,11 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
@@ -45,13 +45,10 @@ class FreezeTest {
     private static final Duration LANDS = FreezeSteps.LANDS;
     @RegisterExtension
     @Order(1)
-    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    final CoordinatorFixture fx = new CoordinatorFixture();
     @RegisterExtension
     @Order(2)
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
-    @RegisterExtension
-    @Order(3)
-    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST).reconcileEvery(Duration.ofSeconds(1));
+    final AgentDaemonExtension agent = new AgentDaemonExtension(fx.zk, HOST).reconcileEvery(Duration.ofSeconds(1));
     private final DockerEngine docker = TestDocker.engine();
     private final String module = TestDocker.uniqueModule("frz");
     private final String other = TestDocker.uniqueModule("frzb");
@@ -63,7 +60,7 @@ class FreezeTest {
         TestDocker.clean(other);
     }
 
-    private final FreezeSteps steps = new FreezeSteps(zk, api, HOST);
+    private final FreezeSteps steps = new FreezeSteps(fx.zk, fx.api, HOST);
 
     private String manifest(String name, String mode) { return steps.manifest(name, mode); }
 
@@ -90,9 +87,9 @@ class FreezeTest {
     private String deferredWhileFrozen(String name, String id, String reason, DockerEvents events) throws Exception {
         Instant from = Instant.now();
         String p2 = push(manifest(name, "two"), "r2");
-        DesiredRecord desired = Json.read(zk.client().getData().forPath(zk.paths().desired(name)), DesiredRecord.class);
+        DesiredRecord desired = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().desired(name)), DesiredRecord.class);
         assertThat(desired.push()).as("the push is recorded").isEqualTo(p2);
-        assertThat(api.get("/v1/modules/" + name + "/history").body()).contains(p2);
+        assertThat(fx.api.get("/v1/modules/" + name + "/history").body()).contains(p2);
         await().atMost(LANDS).until(() -> state(p2, name).equals("deferred"));
         JsonNode t = target(p2, name);
         assertThat(t.path("freeze").path("reason").asText()).as(t.toString()).isEqualTo(reason);
@@ -118,13 +115,13 @@ class FreezeTest {
         try (DockerEvents events = DockerEvents.record(module)) {
             freeze("{\"module\":\"" + module + "\",\"for\":\"1h\",\"reason\":\"release weekend\"}");
             String p2 = deferredWhileFrozen(module, id, "release weekend", events);
-            int pushes = api.get("/v1/pushes").json().path("pushes").size();
+            int pushes = fx.api.get("/v1/pushes").json().path("pushes").size();
 
-            assertThat(api.method("DELETE", "/v1/freezes/" + module).status()).isEqualTo(200);
+            assertThat(fx.api.method("DELETE", "/v1/freezes/" + module).status()).isEqualTo(200);
             await().atMost(LANDS).until(() -> state(p2, module).equals("applied"));
             assertThat(env(module)).contains("MODE=two");
             assertThat(report(module).freeze()).isNull();
-            assertThat(api.get("/v1/pushes").json().path("pushes").size()).as("no new push").isEqualTo(pushes);
+            assertThat(fx.api.get("/v1/pushes").json().path("pushes").size()).as("no new push").isEqualTo(pushes);
         }
     }
 
@@ -145,7 +142,7 @@ class FreezeTest {
             assertThat(docker.inspect(module + "-web").getId()).isEqualTo(idA);
             assertThat(docker.inspect(other + "-web").getId()).isEqualTo(idB);
 
-            assertThat(api.method("DELETE", "/v1/freezes/_all").status()).isEqualTo(200);
+            assertThat(fx.api.method("DELETE", "/v1/freezes/_all").status()).isEqualTo(200);
             await().atMost(LANDS).until(() -> state(p2, module).equals("applied") && state(p2, other).equals("applied"));
             assertThat(env(module)).contains("MODE=two");
             assertThat(env(other)).contains("MODE=two");

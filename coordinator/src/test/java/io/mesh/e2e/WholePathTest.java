@@ -3,10 +3,10 @@ package io.mesh.e2e;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.coordinator.CoordinatorFixture;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
-import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
@@ -36,13 +36,10 @@ class WholePathTest {
     private static final String HOST = "host-a";
     @RegisterExtension
     @Order(1)
-    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    final CoordinatorFixture fx = new CoordinatorFixture();
     @RegisterExtension
     @Order(2)
-    final CoordinatorExtension api = new CoordinatorExtension(zk);
-    @RegisterExtension
-    @Order(3)
-    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST);
+    final AgentDaemonExtension agent = new AgentDaemonExtension(fx.zk, HOST);
     private final DockerEngine docker = TestDocker.engine();
     private final String module = TestDocker.uniqueModule("e2e");
 
@@ -62,11 +59,11 @@ class WholePathTest {
     }
 
     private Answer push(String manifest, String revision) throws Exception {
-        return api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", revision));
+        return fx.api.post("/v1/pushes", manifest.getBytes(StandardCharsets.UTF_8), Map.of("X-Mesh-Revision", revision));
     }
 
     private JsonNode get(String path) throws Exception {
-        return api.get(path).json();
+        return fx.api.get(path).json();
     }
 
     /** @return the state of (host, module) in a push's status */
@@ -131,7 +128,7 @@ class WholePathTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> docker.inspect(module + "-registry") != null
                 && Boolean.TRUE.equals(docker.inspect(module + "-registry").getState().getRunning()));
         String id = docker.inspect(module + "-registry").getId();
-        byte[] before = zk.client().getData().forPath(zk.paths().desired(module));
+        byte[] before = fx.zk.client().getData().forPath(fx.zk.paths().desired(module));
 
         Answer refused = push(manifest("two").replace("while-stopped: [registry]", "while-stopped: [regsitry]"), "r2");
         assertThat(refused.status()).isEqualTo(400);
@@ -140,7 +137,7 @@ class WholePathTest {
         assertThat(err.path("field").asText()).isEqualTo("schedules.garbage-collect.while-stopped[0]");
         assertThat(err.path("message").asText()).contains("regsitry").contains("registry");
 
-        assertThat(zk.client().getData().forPath(zk.paths().desired(module))).isEqualTo(before);
+        assertThat(fx.zk.client().getData().forPath(fx.zk.paths().desired(module))).isEqualTo(before);
         Thread.sleep(2_000); // deliberate: a quiet period in which a wrongly written push would land
         assertThat(docker.inspect(module + "-registry").getId()).isEqualTo(id);
         assertThat(docker.inspect(module + "-registry").getConfig().getEnv()).contains("MODE=one");

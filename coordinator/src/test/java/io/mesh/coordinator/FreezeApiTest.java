@@ -156,7 +156,7 @@ class FreezeApiTest {
 
     /** A module lock whose child says {@code who}, as the agent's {@code ModuleLock} writes it. */
     private static InterProcessMutex holder(String module, String host, LockHolder who) {
-        return new InterProcessMutex(zk.client(), zk.paths().lock(module, host)) {
+        return new InterProcessMutex(fx.zk.client(), fx.zk.paths().lock(module, host)) {
             @Override
             protected byte[] getLockNodeBytes() { return Json.bytes(who); }
         };

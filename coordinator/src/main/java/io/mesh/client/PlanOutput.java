@@ -94,7 +94,7 @@ final class PlanOutput {
 
     /** Prints the plan's table: one row per container, and one per host without an answer. */
     static void print(JsonNode view, PrintWriter out) {
-        MeshCli.Table table = new MeshCli.Table("HOST", "MODULE", "OUTCOME", "CONTAINER", "ACTION", "DETAIL");
+        Table table = new Table("HOST", "MODULE", "OUTCOME", "CONTAINER", "ACTION", "DETAIL");
         for (JsonNode h : view.path("hosts")) {
             String host = h.path("host").asText();
             PlanState state = WireName.of(PlanState.class, h.path("state").asText());

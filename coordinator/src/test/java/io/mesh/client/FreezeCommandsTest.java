@@ -33,17 +33,17 @@ class FreezeCommandsTest {
 
     @Test
     void theBodyIsCheckedBeforeItIsSent() {
-        assertThat(MeshCli.Freeze.body("store", false, "2h", null, "weekend"))
+        assertThat(FreezeCommands.Freeze.body("store", false, "2h", null, "weekend"))
                 .containsExactly(Map.entry("module", "store"), Map.entry("for", "2h"), Map.entry("reason", "weekend"));
-        assertThat(MeshCli.Freeze.body(null, true, null, LATER, "r"))
+        assertThat(FreezeCommands.Freeze.body(null, true, null, LATER, "r"))
                 .containsExactly(Map.entry("all", true), Map.entry("until", LATER), Map.entry("reason", "r"));
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", true, "2h", null, "r")).hasMessageContaining("MODULE or --all, not both");
-        assertThatThrownBy(() -> MeshCli.Freeze.body(null, false, "2h", null, "r")).hasMessageContaining("--all");
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, null, null, "r")).hasMessageContaining("--for DURATION");
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", LATER, "r")).hasMessageContaining("not both");
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2 hours", null, "r")).hasMessageContaining("--for:");
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, null, "monday", "r")).hasMessageContaining("--until:");
-        assertThatThrownBy(() -> MeshCli.Freeze.body("store", false, "2h", null, " ")).hasMessageContaining("--reason");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", true, "2h", null, "r")).hasMessageContaining("MODULE or --all, not both");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body(null, false, "2h", null, "r")).hasMessageContaining("--all");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, null, null, "r")).hasMessageContaining("--for DURATION");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, "2h", LATER, "r")).hasMessageContaining("not both");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, "2 hours", null, "r")).hasMessageContaining("--for:");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, null, "monday", "r")).hasMessageContaining("--until:");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, "2h", null, " ")).hasMessageContaining("--reason");
     }
 
     /**

@@ -46,7 +46,7 @@ class PushWaitNoAgentTest {
 
     /**
      * A push naming a host that has no agent says so at once, and {@code --wait} stops, naming it, once only such hosts
-     * are left (after {@link MeshCli.Push#NO_AGENT_GRACE}), instead of waiting out its timeout (a typo in
+     * are left (after {@link PushCommands.Push#NO_AGENT_GRACE}), instead of waiting out its timeout (a typo in
      * {@code hosts} looked like a push that never finished).
      */
     @Test

@@ -1,0 +1,162 @@
+package io.mesh.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.wire.Durations;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import java.io.PrintWriter;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.StatusCommands.*;
+import static io.mesh.client.AuditCommands.*;
+
+/** {@code mesh freeze}, {@code thaw}, {@code freezes} (SPEC.md, "Freezes"; decision 14). */
+final class FreezeCommands {
+    private FreezeCommands() {}
+
+    /** {@code mesh freeze MODULE|--all (--for DURATION|--until TIME) --reason TEXT} (docs/decisions/0014-freezes.md). */
+    @Command(name = "freeze",
+            description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none of them.",
+                    "No Docker call is made on the module until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
+                    "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze.",
+                    "An apply already in progress (it holds the module lock) still lands the container changes it has begun, and begins no other: mesh freeze names each one."},
+            exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, no --reason, a bad duration or time), unauthorized",
+                    "4:the coordinator cannot be reached"})
+    public static final class Freeze extends CoordinatorCommand {
+        @Parameters(index = "0", arity = "0..1", paramLabel = "MODULE", description = "The module to freeze, such as store (or --all).")
+        String module;
+
+        @Option(names = "--all", description = "Freeze every module (/mesh/freezes/_all).")
+        boolean all;
+
+        @Option(names = "--for", paramLabel = "DURATION", description = "How long, such as 2h, 30m or 1h30m.")
+        String forDuration;
+
+        @Option(names = "--until", paramLabel = "TIME", description = "Until when, ISO-8601 UTC, such as 2026-12-24T18:00:00Z.")
+        String until;
+
+        @Option(names = "--reason", paramLabel = "TEXT", required = true, description = "Why: every frozen module's report carries it.")
+        String reason;
+
+        /**
+         * The request's body, checked here as the coordinator checks it (it checks again), so that a typo is named before
+         * anything is sent.
+         *
+         * @return {@code {"module"|"all", "for"|"until", "reason"}}
+         * @throws IllegalArgumentException naming the option and the fix
+         */
+        static Map<String, Object> body(String module, boolean all, String forDuration, String until, String reason) {
+            if ((module == null) == !all) {
+                throw new IllegalArgumentException(all ? "give MODULE or --all, not both" : "give the MODULE to freeze, or --all for every module");
+            }
+            if ((forDuration == null) == (until == null)) {
+                throw new IllegalArgumentException(forDuration == null ? "give --for DURATION (such as 2h) or --until TIME: a freeze always ends by itself"
+                        : "give --for or --until, not both");
+            }
+            if (forDuration != null) {
+                try {
+                    Durations.parse(forDuration);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--for: " + e.getMessage());
+                }
+            }
+            if (until != null) {
+                try {
+                    Instant.parse(until);
+                } catch (java.time.format.DateTimeParseException e) {
+                    throw new IllegalArgumentException("--until: '" + until + "' is not an ISO-8601 UTC time: write it such as 2026-12-24T18:00:00Z");
+                }
+            }
+            if (reason == null || reason.isBlank()) throw new IllegalArgumentException("--reason: say why, such as --reason 'release weekend'");
+            Map<String, Object> body = new java.util.LinkedHashMap<>();
+            if (all) body.put("all", true);
+            else body.put("module", module);
+            if (forDuration != null) body.put("for", forDuration);
+            else body.put("until", until);
+            body.put("reason", reason);
+            return body;
+        }
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            Map<String, Object> body;
+            try {
+                body = body(module, all, forDuration, until, reason);
+            } catch (IllegalArgumentException e) {
+                return fail(BAD_INPUT, e.getMessage());
+            }
+            CoordinatorClient.Response r = client().postJson("/v1/freezes", body);
+            Integer bad = failure(r, 201);
+            if (bad != null) return bad;
+            JsonNode j = r.json();
+            PrintWriter out = out();
+            out.println((all ? "every module" : module) + " frozen until " + text(j.path("until")) + " by " + text(j.path("by"))
+                    + ": " + j.path("reason").asText() + " (mesh thaw " + (all ? "--all" : module) + " ends it sooner)");
+            JsonNode was = j.path("replaced");
+            if (was.isObject()) {
+                out.println("  replaces the freeze until " + text(was.path("until")) + " by " + text(was.path("by")) + ": "
+                        + was.path("reason").asText());
+            }
+            // SPEC.md "Freezes": a freeze stops changes that begin after it; decision 14: an apply under way finishes the
+            // container change it is in (all of them when it changes three or more at once) and begins no other.
+            for (JsonNode a : j.path("applying")) {
+                out.println("  an apply of " + a.path("module").asText() + " is in progress on " + a.path("host").asText() + " (since "
+                        + text(a.path("since")) + "): the container changes it has already begun will still land; the freeze "
+                        + "stops those that begin after it (mesh locks shows the apply, its report which containers changed)");
+            }
+            out.flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh thaw MODULE|--all}: ends a freeze now. */
+    @Command(name = "thaw",
+            description = {"End MODULE's freeze, or the freeze of every module with --all (DELETE /v1/freezes/MODULE or /v1/freezes/_all):",
+                    "the agents apply the newest revision now, with no new push. A module frozen both ways stays frozen until both end."},
+            exitCodeList = {"0:thawed", "2:no such freeze, MODULE and --all, unauthorized", "4:the coordinator cannot be reached"})
+    public static final class Thaw extends CoordinatorCommand {
+        @Parameters(index = "0", arity = "0..1", paramLabel = "MODULE", description = "The module to thaw, such as store (or --all).")
+        String module;
+
+        @Option(names = "--all", description = "End the freeze of every module (/mesh/freezes/_all); a module's own freeze stays.")
+        boolean all;
+
+        /** @return the exit code (see the command's exit codes) */
+        @Override
+        public Integer call() throws Exception {
+            if ((module == null) == !all) return fail(BAD_INPUT, all ? "give MODULE or --all, not both" : "give the MODULE to thaw, or --all");
+            String target = all ? "_all" : module;
+            CoordinatorClient.Response r = client().delete("/v1/freezes/" + URLEncoder.encode(target, StandardCharsets.UTF_8));
+            Integer bad = failure(r, 200);
+            if (bad != null) return bad;
+            out().println((all ? "every module" : module) + " thawed: the newest revision lands now");
+            out().flush();
+            return OK;
+        }
+    }
+
+    /** {@code mesh freezes}: every freeze. */
+    @Command(name = "freezes", description = "Every freeze, of a module or of every module (GET /v1/freezes).",
+            exitCodeList = {"0:shown (also when nothing is frozen)", "4:the coordinator cannot be reached"})
+    public static final class Freezes extends Listing {
+        @Mixin
+        JsonOption json;
+
+        Freezes() { super("/v1/freezes", "freezes", "nothing is frozen", "MODULE", "UNTIL", "BY", "SINCE", "REASON"); }
+
+        @Override
+        void add(Table table, JsonNode f) {
+            String until = text(f.path("until")) + (f.path("active").asBoolean(true) ? "" : " (ended)");
+            table.add(f.path("all").asBoolean() ? "(all)" : f.path("module").asText(), until, text(f.path("by")), text(f.path("since")),
+                    f.path("reason").asText());
+        }
+    }
+}

@@ -59,10 +59,6 @@ public final class Applier {
     private static final Duration WAIT_SLICE = Duration.ofSeconds(1);
     /** An apply that waits this long for a lock that no window of this host holds logs who holds it. */
     private static final Duration LONG_WAIT = Duration.ofSeconds(30);
-    /** Suffix of a new container's Docker name until the old one is out of the way. */
-    static final String NEXT_SUFFIX = ApplyExecution.NEXT_SUFFIX;
-    /** Suffix of an old container's Docker name while its replacement starts. */
-    static final String PREV_SUFFIX = ApplyExecution.PREV_SUFFIX;
     /**
      * How long a ZooKeeper connection blip is waited out before an apply reports it {@code failed} (failure model row 23):
      * Curator's SUSPENDED usually ends in RECONNECTED within a few seconds (a leader election, a server restart).

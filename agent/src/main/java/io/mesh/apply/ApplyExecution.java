@@ -1,5 +1,9 @@
 package io.mesh.apply;
 
+import static io.mesh.apply.ApplyPlanner.FAILED_SUFFIX;
+import static io.mesh.apply.ApplyPlanner.NEXT_SUFFIX;
+import static io.mesh.apply.ApplyPlanner.PREV_SUFFIX;
+
 import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
 import io.mesh.policy.Policy;
@@ -55,16 +59,6 @@ final class ApplyExecution {
     private static final Logger log = LoggerFactory.getLogger(ApplyExecution.class);
     /** At most this many containers of one module are changed at once (DockerEngine's connection pool is as big). */
     static final int PARALLEL = 32;
-    /** Suffix of a new container's Docker name until the old one is out of the way. */
-    static final String NEXT_SUFFIX = ".mesh-next";
-    /** Suffix of an old container's Docker name while its replacement starts. */
-    static final String PREV_SUFFIX = ".mesh-prev";
-    /**
-     * Suffix of the Docker name a container that was not ready is kept under, stopped, for {@code docker logs} and
-     * {@code docker inspect}: one per container name, until its next try or until the container leaves the spec
-     * (docs/design.md, "Apply").
-     */
-    static final String FAILED_SUFFIX = ".mesh-failed";
 
     private final ContainerRuntime docker;
     /** The section's fence-only runtime: what a recreate cut by a lapsed lock puts back with (never waits for ZooKeeper). */
@@ -1120,7 +1114,7 @@ final class ApplyExecution {
     }
 
     static String describe(Throwable e) {
-        return Applier.describe(e);
+        return io.mesh.docker.DockerAnswer.explained(e);
     }
 
     /**

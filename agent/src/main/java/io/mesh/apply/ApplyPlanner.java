@@ -34,6 +34,17 @@ import java.util.Set;
  * </ul>
  */
 public final class ApplyPlanner {
+    /** Suffix of a new container's Docker name until the old one is out of the way. */
+    static final String NEXT_SUFFIX = ".mesh-next";
+    /** Suffix of an old container's Docker name while its replacement starts. */
+    static final String PREV_SUFFIX = ".mesh-prev";
+    /**
+     * Suffix of the Docker name a container that was not ready is kept under, stopped, for {@code docker logs} and
+     * {@code docker inspect}: one per container name, until its next try or until the container leaves the spec
+     * (docs/design.md, "Apply").
+     */
+    static final String FAILED_SUFFIX = ".mesh-failed";
+
     private ApplyPlanner() {}
 
     /** Image ids are shown as {@code docker ps} shows them: 12 hex digits, enough to tell builds apart. */
@@ -58,8 +69,8 @@ public final class ApplyPlanner {
      */
     static boolean isHeld(String dockerName, Map<String, HeldRecord> held) {
         if (held.containsKey(dockerName)) return true;
-        return dockerName.endsWith(ApplyExecution.PREV_SUFFIX)
-                && held.containsKey(dockerName.substring(0, dockerName.length() - ApplyExecution.PREV_SUFFIX.length()));
+        return dockerName.endsWith(PREV_SUFFIX)
+                && held.containsKey(dockerName.substring(0, dockerName.length() - PREV_SUFFIX.length()));
     }
 
     /**
@@ -157,11 +168,11 @@ public final class ApplyPlanner {
                 continue;
             }
             if (c.name() != null && desired.containsKey(c.name())
-                    && c.dockerName().equals(ModuleSpec.dockerName(module, c.name()) + ApplyExecution.FAILED_SUFFIX)) {
+                    && c.dockerName().equals(ModuleSpec.dockerName(module, c.name()) + FAILED_SUFFIX)) {
                 continue; // a try that was not ready, kept stopped for its logs: the next try of its container replaces it
             }
-            String base = c.dockerName().endsWith(ApplyExecution.PREV_SUFFIX)
-                    ? c.dockerName().substring(0, c.dockerName().length() - ApplyExecution.PREV_SUFFIX.length()) : null;
+            String base = c.dockerName().endsWith(PREV_SUFFIX)
+                    ? c.dockerName().substring(0, c.dockerName().length() - PREV_SUFFIX.length()) : null;
             if (base != null && isHeld(c.dockerName(), held)) {
                 // what ran before a cut recreate of a container a window now holds: kept until the window ends
                 out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,

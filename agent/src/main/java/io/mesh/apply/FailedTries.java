@@ -37,7 +37,7 @@ import java.util.TreeMap;
  * lost to an apply that ends meanwhile.
  */
 public final class FailedTries {
-    private static final Logger log = LoggerFactory.getLogger(Applier.class);
+    private static final Logger log = LoggerFactory.getLogger(ReportWriter.APPLY_LOGGER);
     /** The wait after a push's first failed try. */
     public static final Duration FIRST = Duration.ofSeconds(2);
     /** The longest wait between two tries of a push. */

@@ -21,7 +21,7 @@ import java.util.Objects;
  * that an apply would change nothing and report nothing new.
  */
 final class NoOpReconcile {
-    private static final Logger log = LoggerFactory.getLogger(Applier.class);
+    private static final Logger log = LoggerFactory.getLogger(ReportWriter.APPLY_LOGGER);
     private final HostContext context;
     private final ReportWriter reports;
 
@@ -98,7 +98,7 @@ final class NoOpReconcile {
             ContainerRuntime.ModuleView view = context.docker().moduleView(module);
             return view.containers().isEmpty() && view.steps().isEmpty();
         } catch (RuntimeException e) {
-            log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, Applier.describe(e));
+            log.debug("module {} of another host: Docker did not answer ({}); looking again at the next reconcile", module, ApplyExecution.describe(e));
             return true;
         }
     }

@@ -21,7 +21,9 @@ import java.util.stream.Collectors;
  * {@link NoOpReconcile} compares with.
  */
 final class ReportWriter {
-    private static final Logger log = LoggerFactory.getLogger(Applier.class); // operators grep the apply's logger
+    /** The apply's logger, which operators grep: its classes log under the one name. */
+    static final String APPLY_LOGGER = "io.mesh.apply.Applier";
+    private static final Logger log = LoggerFactory.getLogger(APPLY_LOGGER);
     private final MeshStore store;
     private final Map<String, ApplyReport> confirmed = new ConcurrentHashMap<>();
 

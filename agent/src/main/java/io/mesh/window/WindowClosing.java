@@ -143,7 +143,7 @@ final class WindowClosing {
             journal.delete(entry.module());
         } catch (RuntimeException e) {
             // Every stage is closed: a journal left behind makes the next holder close them again, harmlessly.
-            log.warn("window {}: journal entry not deleted: {}", entry.window(), WindowRunner.describe(e));
+            log.warn("window {}: journal entry not deleted: {}", entry.window(), describe(e));
         }
         if (interrupted || Thread.interrupted()) Thread.currentThread().interrupt();
         return this;
@@ -187,7 +187,7 @@ final class WindowClosing {
         try {
             journal.write(entry);
         } catch (RuntimeException e) {
-            log.warn("window {}: journal not updated {}: {}", entry.window(), when, WindowRunner.describe(e));
+            log.warn("window {}: journal not updated {}: {}", entry.window(), when, describe(e));
         }
     }
 
@@ -254,7 +254,7 @@ final class WindowClosing {
             } catch (RuntimeException e) {
                 if (System.nanoTime() >= nextSay) {
                     log.warn("window {}: cannot tell yet that its step is dead ({}); its held containers {} start once it is",
-                            entry.window(), WindowRunner.describe(e), names());
+                            entry.window(), describe(e), names());
                     nextSay = System.nanoTime() + SAY_EVERY.toNanos();
                 }
             }
@@ -322,13 +322,13 @@ final class WindowClosing {
             }
             if (operator != null) {
                 String kept = h.container() + " kept stopped: held by operator " + operator.hold().by() + ": " + operator.hold().reason()
-                        + (last == null ? "" : " (its restart policy was not put back: " + WindowRunner.describe(last) + ")");
+                        + (last == null ? "" : " (its restart policy was not put back: " + describe(last) + ")");
                 notes.add(kept);
                 this.kept.add(kept);
                 log.warn("window {}: {}", entry.window(), kept);
             } else if (last != null) {
-                errors.add(h.container() + " did not start again (" + WindowRunner.describe(last) + "); released, so the next apply recreates it");
-                log.error("window {}: {} did not start again: {}", entry.window(), h.container(), WindowRunner.describe(last));
+                errors.add(h.container() + " did not start again (" + describe(last) + "); released, so the next apply recreates it");
+                log.error("window {}: {} did not start again: {}", entry.window(), h.container(), describe(last));
             } else {
                 started.add(h);
             }
@@ -367,8 +367,8 @@ final class WindowClosing {
             }
         } catch (RuntimeException e) {
             if (Thread.interrupted()) interrupted = true; // a closing is not cut short: remembered, set again at the end
-            notes.add(h.container() + " started again; its readiness is not known (" + WindowRunner.describe(e) + ")");
-            log.warn("window {}: {} started again; its readiness is not known: {}", entry.window(), h.container(), WindowRunner.describe(e));
+            notes.add(h.container() + " started again; its readiness is not known (" + describe(e) + ")");
+            log.warn("window {}: {} started again; its readiness is not known: {}", entry.window(), h.container(), describe(e));
         }
     }
 
@@ -392,7 +392,7 @@ final class WindowClosing {
                 return;
             } catch (RuntimeException e) {
                 if (System.nanoTime() > end) {
-                    log.warn("window {}: its step container could not be removed: {}", entry.window(), WindowRunner.describe(e));
+                    log.warn("window {}: its step container could not be removed: {}", entry.window(), describe(e));
                     return;
                 }
                 pause(1_000);
@@ -419,5 +419,12 @@ final class WindowClosing {
                 interrupted = true;
             }
         }
+    }
+
+    /** @return a failure as one line, for the window's log and errors: its message's first line, else its type */
+    static String describe(Throwable e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) return e.getClass().getSimpleName();
+        return m.lines().map(String::strip).filter(x -> !x.isEmpty()).findFirst().orElse(m);
     }
 }

@@ -163,7 +163,7 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
             return StepRedaction.of(secrets, d == null ? null : d.spec(), e.schedule()).apply(lines);
         } catch (Exception x) {
             log.warn("window {}: its step's log lines are left out: the desired state to redact them by cannot be read ({})", e.window(),
-                    WindowRunner.describe(x));
+                    WindowClosing.describe(x));
             return List.of();
         }
     }
@@ -191,7 +191,7 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
                     desired == null ? null : desired.push());
             store.writeWindowResult(host, module, r, empty);
         } catch (Exception e) {
-            log.warn("window {}: result not written to the report: {}", r.window(), WindowRunner.describe(e));
+            log.warn("window {}: result not written to the report: {}", r.window(), WindowClosing.describe(e));
         }
     }
 

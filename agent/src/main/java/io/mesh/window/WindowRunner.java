@@ -156,7 +156,7 @@ public final class WindowRunner {
             throw e;
         } catch (Exception e) {
             return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "could not take the window's slot: "
-                    + describe(e) + "; nothing was stopped"), null);
+                    + WindowClosing.describe(e) + "; nothing was stopped"), null);
         }
         ModuleSection section = new ModuleSection(store, context.journal().fences(), module, host, context.process(), LockHolder.windowPurpose(schedule))
                 .recordTo(context.ledger(), CallCause.window(windowId, schedule));
@@ -237,7 +237,7 @@ public final class WindowRunner {
                 fenced.kill(id);
                 log.warn("window {}: the agent is stopping: its step {} is killed, and its held containers are given back", window, id);
             } catch (RuntimeException e) {
-                log.warn("window {}: the agent is stopping: its step {} could not be killed yet ({}); trying again", window, id, describe(e));
+                log.warn("window {}: the agent is stopping: its step {} could not be killed yet ({}); trying again", window, id, WindowClosing.describe(e));
             }
         }
     }
@@ -386,7 +386,7 @@ public final class WindowRunner {
         } catch (WindowJournal.UnreadableException e) {
             result = WindowResult.failed(schedule, windowId, since, List.of(), e.getMessage());
         } catch (Exception e) {
-            result = WindowResult.failed(schedule, windowId, since, List.of(), describe(e) + "; nothing was stopped");
+            result = WindowResult.failed(schedule, windowId, since, List.of(), WindowClosing.describe(e) + "; nothing was stopped");
         } finally {
             // The fence first: the containers run again; what follows may wait for ZooKeeper. The ledger's interval
             // closes before that wait: a process killed in it has finished its window, which no recovery closes again.
@@ -490,7 +490,7 @@ public final class WindowRunner {
         } catch (CutShort e) {
             cut = e.getMessage();
         } catch (RuntimeException e) {
-            error = describe(e);
+            error = WindowClosing.describe(e);
             if (!entry.openedStages().contains(WindowStage.HELD)) error += "; nothing was stopped";
         } finally {
             me.stepEnded();
@@ -557,11 +557,5 @@ public final class WindowRunner {
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {
         WindowRecovery.record(store, host, module, r, desired);
         return r;
-    }
-
-    static String describe(Throwable e) {
-        String m = e.getMessage();
-        if (m == null || m.isBlank()) return e.getClass().getSimpleName();
-        return m.lines().map(String::strip).filter(x -> !x.isEmpty()).findFirst().orElse(m);
     }
 }

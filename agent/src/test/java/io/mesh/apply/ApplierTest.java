@@ -117,7 +117,7 @@ class ApplierTest {
     void aRecreateRemovesWhatAnInterruptedOneLeftUnderItsTemporaryNames() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
         assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String next = module + "-web" + Applier.NEXT_SUFFIX, prev = module + "-web" + Applier.PREV_SUFFIX;
+        String next = module + "-web" + ApplyPlanner.NEXT_SUFFIX, prev = module + "-web" + ApplyPlanner.PREV_SUFFIX;
         docker.client().createContainerCmd(BUSYBOX).withName(next).withCmd("true")
                 .withLabels(Map.of("mesh.module", module, "mesh.container", "web"))
                 .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")).exec();
@@ -153,7 +153,7 @@ class ApplierTest {
         String always = "    restart: always\n";
         zk.setDesired(yaml(BUSYBOX, "one", false) + always, "r1");
         assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
-        String web = module + "-web", prev = web + Applier.PREV_SUFFIX;
+        String web = module + "-web", prev = web + ApplyPlanner.PREV_SUFFIX;
         String oldId = docker.idByName(web);
         assertThat(docker.restartPolicy(oldId)).isEqualTo("always");
         java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();

@@ -90,9 +90,9 @@ class ApplyPlannerTest {
     void thePreviousContainerOfAHeldOneIsHeld() {
         Map<String, HeldRecord> held = Map.of("store-registry", held("store-registry"));
         assertThat(ApplyPlanner.isHeld("store-registry", held)).isTrue();
-        assertThat(ApplyPlanner.isHeld("store-registry" + ApplyExecution.PREV_SUFFIX, held)).isTrue();
-        assertThat(ApplyPlanner.isHeld("store-registry" + ApplyExecution.NEXT_SUFFIX, held)).isFalse();
-        assertThat(ApplyPlanner.isHeld("store-web" + ApplyExecution.PREV_SUFFIX, held)).isFalse();
+        assertThat(ApplyPlanner.isHeld("store-registry" + ApplyPlanner.PREV_SUFFIX, held)).isTrue();
+        assertThat(ApplyPlanner.isHeld("store-registry" + ApplyPlanner.NEXT_SUFFIX, held)).isFalse();
+        assertThat(ApplyPlanner.isHeld("store-web" + ApplyPlanner.PREV_SUFFIX, held)).isFalse();
     }
 
     @Test

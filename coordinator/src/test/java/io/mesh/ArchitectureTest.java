@@ -27,7 +27,7 @@ class ArchitectureTest {
                 .withImportOption(location -> !location.contains("-tests.jar"))
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
-        for (String p : new String[] {"wire", "zk", "docker", "policy", "section", "window", "apply", "agent",
+        for (String p : new String[] {"manifest", "wire", "zk", "docker", "policy", "section", "window", "apply", "agent",
                 "rollout", "freeze", "hold", "secrets", "ledger", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
@@ -37,6 +37,7 @@ class ArchitectureTest {
     @Test
     void layers() {
         ArchRule rule = Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("manifest").definedBy("io.mesh.manifest..")
                 .layer("wire").definedBy("io.mesh.wire..")
                 .layer("zookeeper").definedBy("io.mesh.zk..")
                 .layer("docker").definedBy("io.mesh.docker..")
@@ -95,9 +96,21 @@ class ArchitectureTest {
                         "org.eclipse.jetty..")
                 .check(mesh);
         noClasses().that().resideInAPackage("io.mesh.wire..")
-                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.wire..", "java..", "javax..",
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.wire..", "io.mesh.manifest..", "java..", "javax..",
                         "com.fasterxml.jackson..", "org.apache.curator..", "org.apache.zookeeper..", "org.slf4j..",
                         "ch.qos.logback..", "com.cronutils..", "org.yaml.snakeyaml..", "picocli..")
+                .check(mesh);
+    }
+
+    /**
+     * The manifest is the bottom of the wire module: the node records carry a {@code ModuleSpec}, so it uses no other
+     * mesh package, and it parses and checks without Curator or ZooKeeper (what a push is, not where it is kept).
+     */
+    @Test
+    void theManifestStandsAlone() {
+        noClasses().that().resideInAPackage("io.mesh.manifest..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.manifest..", "java..",
+                        "com.fasterxml.jackson..", "com.cronutils..", "org.yaml.snakeyaml..")
                 .check(mesh);
     }
 

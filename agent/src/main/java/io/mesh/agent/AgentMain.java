@@ -1,14 +1,14 @@
 package io.mesh.agent;
 
-import io.mesh.policy.Policy;
 import io.mesh.docker.DockerEngine;
-import io.mesh.ledger.Ledger;
-import io.mesh.wire.ByteSize;
 import io.mesh.docker.RegistryAuth;
+import io.mesh.ledger.Ledger;
+import io.mesh.manifest.ByteSize;
+import io.mesh.manifest.Durations;
+import io.mesh.policy.Policy;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
-import io.mesh.wire.Durations;
 import io.mesh.wire.Json;
 import io.mesh.wire.ListenAddress;
 import io.mesh.wire.MeshZk;

@@ -1,12 +1,12 @@
 package io.mesh.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.docker.IdleThreads;
 import io.mesh.apply.DryRun;
+import io.mesh.docker.IdleThreads;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer;
 import io.mesh.wire.PlanState;
 import io.mesh.wire.ProcessRef;

@@ -1,20 +1,20 @@
 package io.mesh.zk;
 
-import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
-import io.mesh.wire.Times;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.Times;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
+import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

@@ -2,6 +2,8 @@ package io.mesh.agent;
 
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
@@ -10,9 +12,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HostIdentities;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockNodes;
-import io.mesh.wire.ManifestParser;
 import io.mesh.wire.MeshZk;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkAuth;

@@ -2,7 +2,7 @@ package io.mesh.bench;
 
 import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;

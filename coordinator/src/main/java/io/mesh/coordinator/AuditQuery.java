@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.ZkPaths;
 
 import java.net.URLDecoder;

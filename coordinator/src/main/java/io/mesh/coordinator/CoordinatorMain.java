@@ -1,6 +1,6 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
 import io.mesh.wire.ListenAddress;
 import io.mesh.wire.MeshZk;
 import io.mesh.wire.PrintingCommand;

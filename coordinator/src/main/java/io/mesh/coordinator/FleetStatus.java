@@ -1,18 +1,18 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
-import io.mesh.wire.Json;
-import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;

@@ -1,8 +1,8 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.FreezeRecord;
 
 import java.time.Instant;

@@ -1,15 +1,15 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
-import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.Durations;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HeldRegistry;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 

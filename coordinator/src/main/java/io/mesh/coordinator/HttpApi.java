@@ -1,20 +1,20 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
-import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestError;
-import io.mesh.wire.ManifestException;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
-import io.mesh.wire.PushRecord;
 import io.mesh.wire.WindowRequest;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;

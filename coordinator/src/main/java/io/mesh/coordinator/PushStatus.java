@@ -2,11 +2,11 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProgressRecord;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushCancel;

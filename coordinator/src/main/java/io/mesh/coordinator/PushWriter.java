@@ -1,21 +1,21 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
+import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockNodes;
-import io.mesh.wire.ManifestError;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutRecord;
-import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;

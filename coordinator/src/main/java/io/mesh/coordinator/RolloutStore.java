@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
+import io.mesh.manifest.Printable;
 import io.mesh.wire.Json;
-import io.mesh.wire.Printable;
 import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;

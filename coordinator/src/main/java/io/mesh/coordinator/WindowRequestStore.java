@@ -1,9 +1,9 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;

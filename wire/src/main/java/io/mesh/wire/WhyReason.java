@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** One link of {@code mesh why HOST CONTAINER}'s chain (SPEC.md, "Audit"): what keeps a container as it is now. */
 public enum WhyReason implements WireName {

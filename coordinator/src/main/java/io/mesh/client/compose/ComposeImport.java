@@ -8,11 +8,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import io.mesh.wire.ManifestError;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.Printable;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

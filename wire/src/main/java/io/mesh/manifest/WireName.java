@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 import com.fasterxml.jackson.annotation.JsonValue;
@@ -9,7 +9,7 @@ import java.util.Locale;
  * An enum whose constants travel as SPEC's names, in JSON, logs and metrics labels: the constant's name in lower case
  * with {@code _} as {@code -} ({@code STEP_FAILED} is {@code step-failed}). Jackson writes and reads them by
  * {@link #wire()}; a name this version does not know reads as the enum's {@code @JsonEnumDefaultValue} constant
- * ({@link Json#MAPPER}), so that a reader of what a newer version wrote goes on; {@link #of} reads a name the same way.
+ * ({@code io.mesh.wire.Json.MAPPER}), so that a reader of what a newer version wrote goes on; {@link #of} reads a name the same way.
  * Each enum overrides {@code toString()} with {@link #wire()} itself (an interface cannot), so that logs print SPEC's
  * names.
  */

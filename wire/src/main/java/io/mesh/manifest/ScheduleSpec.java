@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;

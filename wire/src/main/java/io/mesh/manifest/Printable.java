@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 /**
  * Text shown in an error or a note, with each control character (below U+0020, and U+007F) written as

@@ -1,5 +1,6 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
+import io.mesh.wire.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;

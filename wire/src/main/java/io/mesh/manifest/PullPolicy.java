@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 /**
  * A container's {@code pull}: when the agent pulls its image (SPEC.md, "Images"; docs/decisions/0020-images-and-registries.md).

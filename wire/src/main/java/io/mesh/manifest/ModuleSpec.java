@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
@@ -103,7 +103,7 @@ public record ModuleSpec(String module, List<String> hosts, Map<String, Containe
     /**
      * @param module module name
      * @return the spec of a deleted module as agents apply it: no host, no container, no schedule, so that its
-     *         containers are removed wherever they are ({@link DesiredRecord#tombstone()})
+     *         containers are removed wherever they are ({@code DesiredRecord.tombstone()})
      */
     public static ModuleSpec nowhere(String module) { return new ModuleSpec(module, List.of(), Map.of(), Map.of()); }
 

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 import java.math.BigDecimal;
 import java.util.Locale;

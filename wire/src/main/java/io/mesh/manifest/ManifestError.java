@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 /**
  * One problem in a manifest, as the coordinator's {@code 400} lists it.

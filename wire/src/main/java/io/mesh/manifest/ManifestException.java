@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.manifest;
 
 import java.util.List;
 import java.util.stream.Collectors;

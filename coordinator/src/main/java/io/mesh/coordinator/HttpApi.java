@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ModuleName;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.Printable;
 import io.mesh.wire.FreezeRecord;
@@ -949,8 +950,8 @@ public final class HttpApi implements AutoCloseable {
 
     /** {@code GET /v1/modules/{module}/history}. */
     private void moduleHistory(Exchange ex, String module) throws Exception {
-        List<HistoryRecord> history = PushWriter.MODULE_NAME.matcher(module).matches() ? writer.history(module) : List.of();
-        if (history.isEmpty() && (!PushWriter.MODULE_NAME.matcher(module).matches() || client.checkExists().forPath(paths.desired(module)) == null)) {
+        List<HistoryRecord> history = ModuleName.matches(module) ? writer.history(module) : List.of();
+        if (history.isEmpty() && (!ModuleName.matches(module) || client.checkExists().forPath(paths.desired(module)) == null)) {
             throw Refusal.notFound(null, "no module " + Printable.cut(module) + " has been pushed (no history): check the name (mesh status lists the modules)");
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -961,7 +962,7 @@ public final class HttpApi implements AutoCloseable {
 
     /** {@code GET /v1/rollouts/{module}}. */
     private void rollout(Exchange ex, String module) throws Exception {
-        Optional<RolloutRecord> r = PushWriter.MODULE_NAME.matcher(module).matches() ? rollouts.read(module) : Optional.empty();
+        Optional<RolloutRecord> r = ModuleName.matches(module) ? rollouts.read(module) : Optional.empty();
         send(ex, 200, r.orElseThrow(() -> Refusal.notFound(null, "module " + Printable.cut(module)
                 + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)")));
     }
@@ -1028,7 +1029,7 @@ public final class HttpApi implements AutoCloseable {
     /** {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all}: a thaw. */
     private void thaw(Exchange ex, String target) throws Exception {
         if (!authorized(ex, "thaws")) return;
-        if (!target.equals(FreezeRecord.ALL) && !PushWriter.MODULE_NAME.matcher(target).matches()) {
+        if (!target.equals(FreezeRecord.ALL) && !ModuleName.matches(target)) {
             throw Refusal.badRequest("module", "'" + Printable.cut(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
         }
         if (!freezes.thaw(target)) {

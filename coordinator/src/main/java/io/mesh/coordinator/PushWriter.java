@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestException;
 import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleName;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.Printable;
 import io.mesh.manifest.ScheduleSpec;
@@ -47,7 +48,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 /**
  * Validates a manifest and writes it as one push: the push node, every module's desired node and every module's
@@ -366,14 +366,12 @@ public final class PushWriter {
     }
 
     private static void checkModule(String module) throws Refusal {
-        if (module == null || !MODULE_NAME.matcher(module).matches()) {
+        if (!ModuleName.matches(module)) {
             throw Refusal.notFound("module", "no module '" + Printable.cut(module == null ? "" : module)
-                    + "': module names match [a-z0-9][a-z0-9-]{0,39}");
+                    + "': module names match " + ModuleName.REGEX);
         }
     }
 
-    /** Module names (SPEC.md, "Manifest"). */
-    public static final Pattern MODULE_NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}");
 
     /** @return the desired node of a module (a tombstone's spec {@code null}), its stat in {@code stat}; {@code null} when none */
     private DesiredRecord desiredOrNull(String module, Stat stat) throws Exception {

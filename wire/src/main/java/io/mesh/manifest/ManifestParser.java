@@ -54,9 +54,6 @@ import java.util.stream.Collectors;
  * plain trees, never Java types named by tags.
  */
 public final class ManifestParser {
-    /** Module, container and schedule names. */
-    public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}");
-    private static final String NAME_RULE = "lower-case letters, digits and '-', starting with a letter or digit, at most 40 characters";
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
     /** A secret delivered as a variable: a name every shell and program reads. */
     private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -830,7 +827,7 @@ public final class ManifestParser {
             c.error(path + ".max-concurrent", "must be a whole number of hosts from 1, such as 1 (one host at a time); got " + show(max));
         }
         JsonNode group = node.get("group");
-        if (group != null && (!group.isTextual() || !NAME.matcher(group.asText()).matches())) {
+        if (group != null && (!group.isTextual() || !ModuleName.matches(group.asText()))) {
             c.error(path + ".group", "must be a name of lower-case letters, digits and '-', such as registries; got " + show(group));
         }
         Duration jitter = c.durationZeroAllowed(node.get("jitter"), path + ".jitter", Duration.ofDays(1));
@@ -894,19 +891,19 @@ public final class ManifestParser {
 
         String name(JsonNode n, String path, boolean required) {
             if (n == null) {
-                if (required) error(path, "missing: give a name of " + NAME_RULE);
+                if (required) error(path, "missing: give a name of " + ModuleName.RULE);
                 return null;
             }
             if (!n.isTextual()) {
-                error(path, "must be a name of " + NAME_RULE + "; got " + show(n));
+                error(path, "must be a name of " + ModuleName.RULE + "; got " + show(n));
                 return null;
             }
             return nameOk(n.asText(), path) ? n.asText() : null;
         }
 
         boolean nameOk(String name, String path) {
-            if (!NAME.matcher(name).matches()) {
-                error(path, "'" + printable(name) + "' is not a valid name: use " + NAME_RULE);
+            if (!ModuleName.matches(name)) {
+                error(path, "'" + printable(name) + "' is not a valid name: use " + ModuleName.RULE);
                 return false;
             }
             return true;

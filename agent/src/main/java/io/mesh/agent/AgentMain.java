@@ -1,5 +1,9 @@
 package io.mesh.agent;
 
+import io.mesh.cli.ListenAddress;
+import io.mesh.cli.ProcessOptions;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.RegistryAuth;
 import io.mesh.ledger.Ledger;
@@ -10,12 +14,8 @@ import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.Json;
-import io.mesh.wire.ListenAddress;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ProcessOptions;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;

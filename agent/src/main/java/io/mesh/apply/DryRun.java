@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.hold.HoldStops;
@@ -11,7 +12,6 @@ import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.PlanAnswer.ContainerPlan;
 import io.mesh.wire.PlanAnswer.ModulePlan;
 import io.mesh.wire.PlanOutcome;

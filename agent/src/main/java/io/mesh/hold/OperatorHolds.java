@@ -1,5 +1,7 @@
 package io.mesh.hold;
 
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.IdleThreads;
 import io.mesh.ledger.CallCause;
@@ -13,14 +15,12 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
-import io.mesh.wire.ZkClock;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;

@@ -1,5 +1,6 @@
 package io.mesh.rollout;
 
+import io.mesh.curator.RolloutNodes;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -9,7 +10,6 @@ import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.Times;

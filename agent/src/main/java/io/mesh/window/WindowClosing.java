@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.curator.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.NoSuchContainerException;
@@ -12,7 +13,6 @@ import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
-import io.mesh.wire.ZkClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,5 +1,6 @@
 package io.mesh.window;
 
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
@@ -13,7 +14,6 @@ import io.mesh.manifest.ScheduleSpec;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;

@@ -1,12 +1,12 @@
 package io.mesh.window;
 
+import io.mesh.curator.ZkClock;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.Json;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.SlotState;
 import io.mesh.wire.Times;
-import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,5 +1,9 @@
 package io.mesh.agent;
 
+import io.mesh.curator.HostIdentities;
+import io.mesh.curator.LockNodes;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.manifest.ManifestParser;
@@ -9,13 +13,9 @@ import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.HostIdentities;
 import io.mesh.wire.Json;
-import io.mesh.wire.LockNodes;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;

@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.curator.RolloutNodes;
 import io.mesh.manifest.ManifestParser;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.testing.AgentDaemonExtension;
@@ -11,7 +12,6 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

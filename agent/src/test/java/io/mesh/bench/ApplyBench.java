@@ -1,6 +1,7 @@
 package io.mesh.bench;
 
 import io.mesh.apply.Applier;
+import io.mesh.curator.MeshZk;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.ledger.Ledger;
@@ -12,7 +13,6 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;

@@ -1,12 +1,12 @@
 package io.mesh.rollout;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.RolloutSpec;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutRecord;

@@ -1,5 +1,6 @@
 package io.mesh.rollout;
 
+import io.mesh.curator.RolloutNodes;
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.RolloutSpec;
@@ -10,7 +11,6 @@ import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.zk.MeshStore;

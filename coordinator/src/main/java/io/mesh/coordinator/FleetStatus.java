@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.mesh.curator.LockNodes;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.AgentRecord;
@@ -504,7 +505,7 @@ public final class FleetStatus {
         List<Lock> out = new ArrayList<>();
         for (String module : ZkReads.children(client, paths.locks())) {
             for (String host : ZkReads.children(client, paths.locks() + "/" + module)) {
-                List<LockHolder> all = LockHolder.read(client, paths, module, host);
+                List<LockHolder> all = LockNodes.holders(client, paths, module, host);
                 if (all.isEmpty()) continue;
                 out.add(new Lock(module, host, all.get(0), List.copyOf(all.subList(1, all.size()))));
             }

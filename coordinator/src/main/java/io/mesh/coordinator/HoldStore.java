@@ -1,16 +1,16 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.ZkClock;
 import io.mesh.manifest.Durations;
 import io.mesh.manifest.ModuleName;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.Printable;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
-import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 

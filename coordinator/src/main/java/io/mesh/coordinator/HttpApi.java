@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.ZkClock;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestException;
 import io.mesh.manifest.ModuleName;
@@ -15,7 +16,6 @@ import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;
-import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -129,7 +129,7 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} as its hosts' children say
- *       ({@link io.mesh.wire.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
+ *       ({@link io.mesh.curator.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
  *       pushes), optional body {@code {"push":"push-..."}}: {@code 200} with the record as written; {@code 409} when it
  *       is not paused (resume), has ended (abort), or is of another push than the body names
  *       (docs/decisions/0013-rollouts.md).</li>

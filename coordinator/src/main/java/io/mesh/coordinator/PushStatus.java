@@ -2,6 +2,7 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.RolloutNodes;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
@@ -13,7 +14,6 @@ import io.mesh.wire.PushCancel;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutHostRecord;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

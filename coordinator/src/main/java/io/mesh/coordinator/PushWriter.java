@@ -2,6 +2,7 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mesh.curator.LockNodes;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestException;
 import io.mesh.manifest.ManifestParser;
@@ -12,7 +13,6 @@ import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.LockNodes;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutHostRecord;
@@ -503,7 +503,7 @@ public final class PushWriter {
      * The rollout nodes of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
      * starts a rollout ({@link RolloutRecord#start}: its targets, for {@code ["*"]} the hosts with an agent now, and the
      * desired state it replaces) with one {@code waiting} child per host, which that host alone may write
-     * ({@link io.mesh.wire.MeshAcls}); any other push of the module deletes an older rollout. An older rollout's
+     * ({@link io.mesh.curator.MeshAcls}); any other push of the module deletes an older rollout. An older rollout's
      * children are deleted and the new ones created, its node overwritten: at any version, since a push replaces whatever rollout ran, so
      * the agents' moves of the older one must not make a busy rollout refuse the push that fixes it (a move that races
      * it writes a child of the older push, which the new rollout counts as waiting until its host moves again).

@@ -1,9 +1,9 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.RolloutNodes;
 import io.mesh.manifest.ModuleName;
 import io.mesh.manifest.Printable;
 import io.mesh.wire.Json;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

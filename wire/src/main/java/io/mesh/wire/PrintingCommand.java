@@ -1,5 +1,6 @@
 package io.mesh.wire;
 
+import io.mesh.cli.ProcessOptions;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 

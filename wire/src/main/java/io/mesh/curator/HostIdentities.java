@@ -1,5 +1,7 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.Json;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.cli;
 
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.util.ContextInitializer;

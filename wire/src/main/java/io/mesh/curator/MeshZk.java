@@ -1,5 +1,7 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.Times;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -38,7 +40,7 @@ public final class MeshZk {
     /** Default connect string, {@code 127.0.0.1:2181}. */
     public static final String DEFAULT_CONNECT = "127.0.0.1:2181";
     /** ZooKeeper session timeout; the held and window nodes of a dead process vanish this long after it dies. */
-    public static final Duration SESSION_TIMEOUT = Duration.ofSeconds(15);
+    public static final Duration SESSION_TIMEOUT = Times.SESSION_TIMEOUT;
     /** Connection timeout of each attempt. */
     public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(5);
 

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorWatcher;

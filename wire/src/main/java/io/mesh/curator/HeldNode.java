@@ -1,5 +1,7 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;

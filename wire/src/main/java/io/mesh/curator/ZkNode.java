@@ -1,5 +1,6 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.Json;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;

@@ -1,5 +1,6 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.Times;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,6 +1,10 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.Json;
+import io.mesh.wire.LockHolder;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
@@ -10,6 +14,7 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -182,5 +187,35 @@ public final class LockNodes {
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
+    }
+
+    /**
+     * Reads who holds and who waits for a module lock: the agent's messages about a long wait, the coordinator's
+     * {@code GET /v1/locks}.
+     *
+     * @param client a started Curator client
+     * @param paths  the layout
+     * @param module module name
+     * @param host   host id
+     * @return holder first, then waiters in order; empty when nobody holds it. Unreadable children are skipped.
+     * @throws Exception from ZooKeeper
+     */
+    public static List<LockHolder> holders(CuratorFramework client, ZkPaths paths, String module, String host) throws Exception {
+        String lockPath = paths.lock(module, host);
+        Collection<String> nodes;
+        try {
+            nodes = new InterProcessMutex(client, lockPath).getParticipantNodes();
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+        List<LockHolder> out = new ArrayList<>();
+        for (String node : nodes) {
+            try {
+                out.add(Json.read(client.getData().forPath(node), LockHolder.class));
+            } catch (KeeperException.NoNodeException | UncheckedIOException e) {
+                // released meanwhile, or not ours
+            }
+        }
+        return out;
     }
 }

@@ -1,5 +1,6 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.RetryLoop;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,5 +1,7 @@
-package io.mesh.wire;
+package io.mesh.cli;
 
+import io.mesh.curator.ZkAuth;
+import io.mesh.wire.ZkPaths;
 import org.slf4j.Logger;
 import picocli.CommandLine.Option;
 

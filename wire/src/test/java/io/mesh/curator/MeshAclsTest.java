@@ -1,5 +1,6 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.ZkPaths;
 import org.apache.zookeeper.ZooDefs.Perms;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.cli;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -1,8 +1,13 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.WindowRecord;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.slf4j.Logger;

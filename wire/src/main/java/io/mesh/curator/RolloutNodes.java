@@ -1,5 +1,9 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
+import io.mesh.wire.Json;
+import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.curator;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import org.apache.zookeeper.data.Id;

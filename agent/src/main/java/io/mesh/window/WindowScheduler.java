@@ -4,9 +4,9 @@ import com.cronutils.model.CronType;
 import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
+import io.mesh.ledger.DurableFile;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
-import io.mesh.wire.DurableFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -2,12 +2,12 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.coordinator.PrintingCommand;
 import io.mesh.coordinator.Revision;
 import io.mesh.manifest.Durations;
 import io.mesh.manifest.WireName;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.WindowOutcome;

@@ -5,7 +5,6 @@ import io.mesh.cli.ProcessOptions;
 import io.mesh.curator.MeshZk;
 import io.mesh.curator.ZkAuth;
 import io.mesh.manifest.Durations;
-import io.mesh.wire.PrintingCommand;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;

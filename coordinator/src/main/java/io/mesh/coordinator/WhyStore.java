@@ -10,7 +10,6 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.SlotRecord;
-import io.mesh.wire.WhyReason;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 

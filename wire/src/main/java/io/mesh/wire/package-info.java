@@ -11,7 +11,7 @@
  *       {@code ApplyReport}, {@code WindowResult}, {@code AgentRecord}, {@code ProgressRecord}, {@code PushCancel}.</li>
  *   <li><b>What a request or an answer travels as</b>: window slots {@code SlotRecord}, {@code SlotState}
  *       (decision 16); plans {@code PlanRequest}, {@code PlanAnswer} (decision 12); audits {@code AuditRequest},
- *       {@code AuditAnswer}, {@code AuditPage}; {@code WhyReason} ({@code mesh why}); rollouts
+ *       {@code AuditAnswer}, {@code AuditPage}; rollouts
  *       {@code RolloutRecord} ({@code view}: the rule deriving where a rollout is from its hosts' nodes),
  *       {@code RolloutHostRecord} (decision 13); freezes {@code FreezeRecord} (decision 14).</li>
  *   <li><b>The one checker</b>: {@code LedgerEntry} (a line of a host's ledger), {@code AuditChecker} and
@@ -19,8 +19,7 @@
  *       {@code mesh_audit_violations_total}, in the agent (decision 28).</li>
  *   <li><b>Basics</b>: {@code Json}, {@code Times} (with the ZooKeeper session timeout every process uses),
  *       {@code ProcessRef}, {@code QueuedOnce} (a plan's answer, a rollout's fold: queued once per key; decision 23),
- *       {@code PromText} (Prometheus text), {@code PrintingCommand} (a command that prints to its command line's
- *       streams).</li>
+ *       {@code PromText} (Prometheus text).</li>
  * </ul>
  *
  * <p>Rules ({@code ArchitectureTest}): no Docker client, Jetty or agent class; no Curator client and no

@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.coordinator;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
 import io.mesh.manifest.WireName;

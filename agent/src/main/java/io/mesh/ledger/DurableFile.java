@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.ledger;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

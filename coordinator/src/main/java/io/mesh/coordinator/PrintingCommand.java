@@ -1,4 +1,4 @@
-package io.mesh.wire;
+package io.mesh.coordinator;
 
 import io.mesh.cli.ProcessOptions;
 import picocli.CommandLine.Model.CommandSpec;

@@ -1,10 +1,14 @@
 package io.mesh;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.library.Architectures;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.common.PathUtils;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -27,8 +31,8 @@ class ArchitectureTest {
                 .withImportOption(location -> !location.contains("-tests.jar"))
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
-        for (String p : new String[] {"wire", "zk", "docker", "policy", "section", "window", "apply", "agent",
-                "rollout", "freeze", "hold", "secrets", "ledger", "coordinator", "client"}) {
+        for (String p : new String[] {"manifest", "wire", "curator", "cli", "zk", "docker", "policy", "section", "window",
+                "apply", "agent", "rollout", "freeze", "hold", "secrets", "ledger", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -37,7 +41,10 @@ class ArchitectureTest {
     @Test
     void layers() {
         ArchRule rule = Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("manifest").definedBy("io.mesh.manifest..")
                 .layer("wire").definedBy("io.mesh.wire..")
+                .layer("curator").definedBy("io.mesh.curator..")
+                .layer("cli").definedBy("io.mesh.cli..")
                 .layer("zookeeper").definedBy("io.mesh.zk..")
                 .layer("docker").definedBy("io.mesh.docker..")
                 .layer("policy").definedBy("io.mesh.policy..")
@@ -52,6 +59,11 @@ class ArchitectureTest {
                 .layer("agent").definedBy("io.mesh.agent..")
                 .layer("coordinator").definedBy("io.mesh.coordinator..")
                 .layer("client").definedBy("io.mesh.client..")
+                .whereLayer("manifest").mayNotAccessAnyLayer()
+                .whereLayer("wire").mayOnlyAccessLayers("manifest")
+                .whereLayer("curator").mayOnlyAccessLayers("wire", "manifest")
+                .whereLayer("cli").mayOnlyAccessLayers("curator", "wire", "manifest")
+                .whereLayer("cli").mayOnlyBeAccessedByLayers("agent", "coordinator")
                 .whereLayer("agent").mayNotBeAccessedByAnyLayer()
                 .whereLayer("apply").mayOnlyBeAccessedByLayers("agent")
                 .whereLayer("window").mayOnlyBeAccessedByLayers("apply", "agent")
@@ -85,19 +97,75 @@ class ArchitectureTest {
     }
 
     /**
-     * The wire knows nothing of Docker or the agent's runtime. It may use picocli: the options that the agent's and the
-     * coordinator's commands share are one mixin there ({@code ProcessOptions}), the one module both depend on.
+     * The wire module (manifest, wire, curator, cli) knows nothing of Docker or the agent's runtime. It may use picocli:
+     * the options that the agent's and the coordinator's commands share are one mixin there ({@code ProcessOptions}),
+     * the one module both depend on.
      */
     @Test
     void theWireHasNoDockerAndNoAgent() {
-        noClasses().that().resideInAPackage("io.mesh.wire..")
+        String[] wireModule = {"io.mesh.manifest..", "io.mesh.wire..", "io.mesh.curator..", "io.mesh.cli.."};
+        noClasses().that().resideInAnyPackage(wireModule)
                 .should().dependOnClassesThat().resideInAnyPackage("com.github.dockerjava..", "org.apache.hc..",
                         "org.eclipse.jetty..")
                 .check(mesh);
-        noClasses().that().resideInAPackage("io.mesh.wire..")
-                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.wire..", "java..", "javax..",
+        noClasses().that().resideInAnyPackage(wireModule)
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.manifest..", "io.mesh.wire..",
+                        "io.mesh.curator..", "io.mesh.cli..", "java..", "javax..",
                         "com.fasterxml.jackson..", "org.apache.curator..", "org.apache.zookeeper..", "org.slf4j..",
                         "ch.qos.logback..", "com.cronutils..", "org.yaml.snakeyaml..", "picocli..")
+                .check(mesh);
+    }
+
+    /**
+     * The node records and the layout need no ZooKeeper client: no Curator or ZooKeeper class, no curator or cli
+     * package. {@code ZkPaths} joins and checks path strings with Curator's {@code ZKPaths} and ZooKeeper's
+     * {@code PathUtils}, string helpers that hold no client.
+     */
+    @Test
+    void theRecordsUseNoCurator() {
+        DescribedPredicate<JavaClass> zooKeeperClient = JavaClass.Predicates.resideInAnyPackage("io.mesh.curator..",
+                        "io.mesh.cli..", "org.apache.curator..", "org.apache.zookeeper..", "picocli..", "ch.qos.logback..")
+                .and(DescribedPredicate.not(JavaClass.Predicates.belongToAnyOf(ZKPaths.class, PathUtils.class)));
+        noClasses().that().resideInAPackage("io.mesh.wire..")
+                .should().dependOnClassesThat(zooKeeperClient)
+                .check(mesh);
+    }
+
+    /**
+     * The Curator infrastructure builds on the records and the manifest and on nothing above them: no command line, no
+     * agent or coordinator package.
+     */
+    @Test
+    void theCuratorPackageIsInfrastructure() {
+        noClasses().that().resideInAPackage("io.mesh.curator..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.curator..", "io.mesh.wire..",
+                        "io.mesh.manifest..", "java..", "javax..", "com.fasterxml.jackson..", "org.apache.curator..",
+                        "org.apache.zookeeper..", "org.slf4j..")
+                .check(mesh);
+    }
+
+    /** The command-line helpers are for the processes' commands only: the agent's and the coordinator's mains use them. */
+    @Test
+    void theCommandLineHelpersServeOnlyTheMains() {
+        noClasses().that().resideInAPackage("io.mesh.cli..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.cli..", "io.mesh.curator..",
+                        "io.mesh.wire..", "io.mesh.manifest..", "java..", "picocli..", "org.slf4j..", "ch.qos.logback..")
+                .check(mesh);
+        noClasses().that().resideInAPackage("io.mesh..")
+                .and().resideOutsideOfPackages("io.mesh.cli..", "io.mesh.agent..", "io.mesh.coordinator..")
+                .should().dependOnClassesThat().resideInAPackage("io.mesh.cli..")
+                .check(mesh);
+    }
+
+    /**
+     * The manifest is the bottom of the wire module: the node records carry a {@code ModuleSpec}, so it uses no other
+     * mesh package, and it parses and checks without Curator or ZooKeeper (what a push is, not where it is kept).
+     */
+    @Test
+    void theManifestStandsAlone() {
+        noClasses().that().resideInAPackage("io.mesh.manifest..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.mesh.manifest..", "java..",
+                        "com.fasterxml.jackson..", "com.cronutils..", "org.yaml.snakeyaml..")
                 .check(mesh);
     }
 

@@ -1,11 +1,11 @@
 package io.mesh.agent;
 
-import io.mesh.wire.ZkClock;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.PersistentParents;
+import io.mesh.curator.ZkClock;
+import io.mesh.curator.ZkNode;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.PersistentParents;
-import io.mesh.wire.ZkNode;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;

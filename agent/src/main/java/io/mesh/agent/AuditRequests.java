@@ -1,5 +1,6 @@
 package io.mesh.agent;
 
+import io.mesh.curator.ZkNode;
 import io.mesh.docker.IdleThreads;
 import io.mesh.ledger.LedgerSource;
 import io.mesh.wire.AuditAnswer;
@@ -9,7 +10,6 @@ import io.mesh.wire.AuditState;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.QueuedOnce;
-import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.watch.PersistentWatcher;

@@ -1,18 +1,18 @@
 package io.mesh.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.docker.IdleThreads;
 import io.mesh.apply.DryRun;
+import io.mesh.curator.ZkNode;
+import io.mesh.docker.IdleThreads;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer;
 import io.mesh.wire.PlanState;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.QueuedOnce;
 import io.mesh.wire.Times;
-import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.watch.PersistentWatcher;

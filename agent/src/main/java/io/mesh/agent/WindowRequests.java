@@ -1,15 +1,15 @@
 package io.mesh.agent;
 
+import io.mesh.curator.ZkNode;
 import io.mesh.docker.IdleThreads;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;
 import io.mesh.wire.WindowRequestState;
 import io.mesh.wire.WindowResult;
-import io.mesh.wire.ZkNode;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,10 +1,10 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ObservedContainer;
-import io.mesh.wire.ContainerSpec;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.PullPolicy;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.ModuleSpec;
-import io.mesh.wire.PullPolicy;
 
 import java.util.ArrayList;
 import java.util.HashSet;

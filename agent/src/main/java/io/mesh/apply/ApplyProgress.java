@@ -2,7 +2,7 @@ package io.mesh.apply;
 
 import io.mesh.docker.PullLayers;
 import io.mesh.docker.RunState;
-import io.mesh.wire.ReadySpec;
+import io.mesh.manifest.ReadySpec;
 
 import io.mesh.docker.IdleThreads;
 

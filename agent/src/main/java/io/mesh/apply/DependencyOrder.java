@@ -1,8 +1,8 @@
 package io.mesh.apply;
 
+import io.mesh.manifest.ContainerSpec;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
-import io.mesh.wire.ContainerSpec;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

@@ -1,20 +1,20 @@
 package io.mesh.apply;
 
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
-import io.mesh.hold.HoldStops;
 import io.mesh.docker.ObservedContainer;
+import io.mesh.hold.HoldStops;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.PullPolicy;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer.ContainerPlan;
 import io.mesh.wire.PlanAnswer.ModulePlan;
 import io.mesh.wire.PlanOutcome;
-import io.mesh.wire.PullPolicy;
 import io.mesh.wire.WindowRecord;
 import io.mesh.zk.MeshStore;
 

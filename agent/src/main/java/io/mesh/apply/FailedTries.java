@@ -1,6 +1,6 @@
 package io.mesh.apply;
 
-import io.mesh.wire.DurableFile;
+import io.mesh.ledger.DurableFile;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;

@@ -1,11 +1,11 @@
 package io.mesh.apply;
 
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.MultiRead;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
-import io.mesh.wire.MultiRead;
 import io.mesh.wire.WindowRecord;
 import io.mesh.zk.MeshStore;
 import org.apache.zookeeper.KeeperException;

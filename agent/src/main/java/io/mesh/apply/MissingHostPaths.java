@@ -1,6 +1,6 @@
 package io.mesh.apply;
 
-import io.mesh.wire.ContainerSpec;
+import io.mesh.manifest.ContainerSpec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

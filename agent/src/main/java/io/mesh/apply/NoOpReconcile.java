@@ -1,12 +1,12 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.manifest.ContainerSpec;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.window.HostContext;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -7,8 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.SecretRef;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.SecretRef;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -184,7 +184,7 @@ public final class SpecDiff {
     }
 
     /** @return the networks a container joins as reasons show them: {@code [shop_back (db, postgres), shop_default (db)]} */
-    private static List<String> networks(Map<String, io.mesh.wire.NetworkSpec.Attachment> networks) {
+    private static List<String> networks(Map<String, io.mesh.manifest.NetworkSpec.Attachment> networks) {
         List<String> out = new ArrayList<>();
         networks.forEach((n, a) -> out.add(a.aliases().isEmpty() ? n : n + " (" + String.join(", ", a.aliases()) + ")"));
         return out;

@@ -5,7 +5,7 @@ import com.github.dockerjava.api.model.Device;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
-import io.mesh.wire.ContainerSpec;
+import io.mesh.manifest.ContainerSpec;
 
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.mesh.docker;
 
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.StepSpec;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.StepSpec;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,7 +1,7 @@
 package io.mesh.docker;
 
+import io.mesh.manifest.ReadySpec;
 import io.mesh.wire.Json;
-import io.mesh.wire.ReadySpec;
 
 import java.time.Duration;
 import java.time.Instant;

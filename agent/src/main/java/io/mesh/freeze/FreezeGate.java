@@ -1,8 +1,8 @@
 package io.mesh.freeze;
 
+import io.mesh.curator.MultiRead;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MultiRead;
 import io.mesh.zk.MeshStore;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;

@@ -1,11 +1,11 @@
 package io.mesh.freeze;
 
+import io.mesh.curator.ZkClock;
 import io.mesh.ledger.Ledger;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
-import io.mesh.wire.ZkClock;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;

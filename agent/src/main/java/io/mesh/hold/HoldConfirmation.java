@@ -1,12 +1,12 @@
 package io.mesh.hold;
 
-import io.mesh.wire.ZkClock;
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.ZkClock;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
-import io.mesh.wire.Times;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
+import io.mesh.wire.Times;
 import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,6 +1,6 @@
 package io.mesh.hold;
 
-import io.mesh.wire.DurableFile;
+import io.mesh.ledger.DurableFile;
 import io.mesh.wire.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -3,7 +3,6 @@ package io.mesh.ledger;
 import io.mesh.docker.EngineEvents;
 import io.mesh.docker.EngineEvents.ContainerEvent;
 import io.mesh.docker.Labels;
-import io.mesh.wire.DurableFile;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
 import org.slf4j.Logger;

@@ -6,5 +6,6 @@
  * process that never blocks a Docker call. {@code LedgerFiles} reads ({@code LedgerSource}: {@code mesh audit}'s
  * slice) and prunes; {@code EventFollower} follows the engine's events ({@code ledger/cursor}); {@code LedgerKeeper}
  * is the daemon's follower, compressor and pruner, and audits every 30 s with {@code AuditChecker} (wire).
+ * {@code DurableFile} replaces a state file whole and durably (the events cursor, the window journal, failed tries).
  */
 package io.mesh.ledger;

@@ -1,12 +1,13 @@
 package io.mesh.section;
 
-import io.mesh.wire.ZkClock;
+import io.mesh.curator.LockNodes;
+import io.mesh.curator.PersistentParents;
+import io.mesh.curator.ZkClock;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
-import io.mesh.wire.PersistentParents;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
@@ -32,7 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code zkCli} shows who holds the lock (lowest sequence) and who waits.
  *
  * <p>The lock's parent is made persistent before the first acquisition ({@link PersistentParents}); for a host with an
- * identity of its own the coordinators have made it ({@code io.mesh.wire.LockNodes}), and the host may not.
+ * identity of its own the coordinators have made it ({@code io.mesh.curator.LockNodes}), and the host may not.
  *
  * <p>Per Curator's documentation, an {@code InterProcessMutex} is owned by the thread that acquired it:
  * {@link #release()} must be called on that thread. One instance serves one acquisition; make a new one per apply
@@ -271,6 +272,6 @@ public final class ModuleLock implements AutoCloseable {
      * @throws Exception from ZooKeeper
      */
     public static List<LockHolder> holders(CuratorFramework client, ZkPaths paths, String module, String host) throws Exception {
-        return LockHolder.read(client, paths, module, host);
+        return LockNodes.holders(client, paths, module, host);
     }
 }

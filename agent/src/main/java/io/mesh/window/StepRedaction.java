@@ -1,10 +1,10 @@
 package io.mesh.window;
 
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
 import io.mesh.secrets.Redaction;
 import io.mesh.secrets.SecretsDir;
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.ModuleSpec;
-import io.mesh.wire.ScheduleSpec;
 
 /**
  * What a window step's log lines must not carry (decision 18): a step with {@code volumes-from: C} mounts C's file

@@ -1,14 +1,14 @@
 package io.mesh.window;
 
-import io.mesh.wire.ZkClock;
+import io.mesh.curator.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
-import io.mesh.docker.Readiness;
 import io.mesh.docker.NoSuchContainerException;
+import io.mesh.docker.Readiness;
 import io.mesh.docker.StaleTaskException;
+import io.mesh.manifest.ContainerSpec;
 import io.mesh.secrets.Redaction;
 import io.mesh.secrets.SecretsDir;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.Times;

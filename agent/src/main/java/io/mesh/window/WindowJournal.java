@@ -1,7 +1,7 @@
 package io.mesh.window;
 
-import io.mesh.wire.DurableFile;
 import com.fasterxml.jackson.annotation.JsonIgnore;
+import io.mesh.ledger.DurableFile;
 import io.mesh.section.HostFence;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;

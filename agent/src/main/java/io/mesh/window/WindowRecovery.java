@@ -1,17 +1,17 @@
 package io.mesh.window;
 
-import io.mesh.secrets.SecretsDir;
-import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.ledger.CallCause;
 import io.mesh.ledger.Ledger;
-import io.mesh.wire.LedgerEntry;
-import io.mesh.wire.LedgerKind;
+import io.mesh.secrets.SecretsDir;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.LedgerEntry;
+import io.mesh.wire.LedgerKind;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowResult;
@@ -19,14 +19,14 @@ import io.mesh.zk.MeshStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.mesh.wire.Json;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-import java.nio.charset.StandardCharsets;
-import io.mesh.wire.Json;
 
 /**
  * Finishes a window that is not running but whose journal entry is still there: its process died mid-window (kill -9,

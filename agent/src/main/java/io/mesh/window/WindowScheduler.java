@@ -1,12 +1,12 @@
 package io.mesh.window;
 
-import io.mesh.wire.DurableFile;
 import com.cronutils.model.CronType;
 import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
-import io.mesh.wire.ModuleSpec;
-import io.mesh.wire.ScheduleSpec;
+import io.mesh.ledger.DurableFile;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,9 +1,9 @@
 package io.mesh.window;
 
-import io.mesh.wire.ZkClock;
+import io.mesh.curator.ZkClock;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
-import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.SlotState;
 import io.mesh.wire.Times;

@@ -1,6 +1,6 @@
 package io.mesh.agent;
 
-import io.mesh.wire.ManifestParser;
+import io.mesh.manifest.ManifestParser;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 

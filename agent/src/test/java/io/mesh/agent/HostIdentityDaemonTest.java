@@ -1,21 +1,21 @@
 package io.mesh.agent;
 
+import io.mesh.curator.HostIdentities;
+import io.mesh.curator.LockNodes;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.HostIdentities;
 import io.mesh.wire.Json;
-import io.mesh.wire.LockNodes;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;

@@ -1,14 +1,14 @@
 package io.mesh.agent;
 
 import io.mesh.apply.DryRun;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.secrets.DigestKey;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer;
 import io.mesh.wire.PlanOutcome;
 import io.mesh.wire.PlanRequest;
@@ -18,8 +18,8 @@ import io.mesh.wire.Times;
 import io.mesh.zk.MeshStore;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,9 +1,9 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ObservedContainer;
-import io.mesh.wire.ContainerSpec;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ManifestParser;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.ManifestParser;
 import io.mesh.wire.ProcessRef;
 import org.junit.jupiter.api.Test;
 

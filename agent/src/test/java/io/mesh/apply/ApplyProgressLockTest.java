@@ -1,5 +1,6 @@
 package io.mesh.apply;
 
+import io.mesh.curator.ZkNode;
 import io.mesh.section.ModuleLock;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
@@ -10,7 +11,6 @@ import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ProgressRecord;
-import io.mesh.wire.ZkNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

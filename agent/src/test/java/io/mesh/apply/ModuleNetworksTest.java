@@ -116,7 +116,7 @@ class ModuleNetworksTest {
         String startedAt = docker.inspect(dbId).getState().getStartedAt();
         var ctx = here.context();
         var plan = new DryRun(ctx.store(), docker, "host-a", ctx.policy(), ctx.secrets())
-                .plan(new io.mesh.wire.ManifestParser().parse(shop("internal: true")).get(0));
+                .plan(new io.mesh.manifest.ManifestParser().parse(shop("internal: true")).get(0));
         assertThat(plan.containers()).filteredOn(c -> c.name().equals("db")).singleElement()
                 .satisfies(c -> assertThat(c.reasons()).anySatisfy(x -> assertThat(x).contains("network " + module + "_back would be recreated with its new settings (internal: false -> true)")));
         zk.setDesired(shop("internal: true"), "r2");

@@ -1,9 +1,10 @@
 package io.mesh.apply;
 
-import io.mesh.policy.Policy;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import io.mesh.docker.DockerEngine;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.policy.Policy;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
@@ -12,7 +13,6 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
-import io.mesh.wire.ManifestParser;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
@@ -245,7 +245,7 @@ class PolicyTest {
      */
     @Test
     void theHostsNetworkIsRefusedByThePlanAndTheApplyUnlessAllowed() throws Exception {
-        io.mesh.wire.ModuleSpec spec = new ManifestParser().parse(yaml(NO_NETWORK)).get(0);
+        io.mesh.manifest.ModuleSpec spec = new ManifestParser().parse(yaml(NO_NETWORK)).get(0);
         zk.setDesired(yaml(NO_NETWORK), "r1");
         DryRun refusing = new DryRun(here.store(), docker, "host-a", Policy.DEFAULT, here.context().secrets());
         io.mesh.wire.PlanAnswer.ModulePlan plan = refusing.plan(spec);

@@ -16,11 +16,11 @@ import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
 import io.mesh.zk.MeshStore;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -322,7 +322,7 @@ class PrivateRegistryTest {
         engines.add(e);
         DryRun plans = new DryRun(new MeshStore(zk.client(), zk.paths()), e, "host-a", io.mesh.policy.Policy.DEFAULT,
                 new SecretsDir(state.resolve("secrets"), new DigestKey(state)));
-        io.mesh.wire.ManifestParser parser = new io.mesh.wire.ManifestParser();
+        io.mesh.manifest.ManifestParser parser = new io.mesh.manifest.ManifestParser();
         Instant from = Instant.now();
         var never = plans.plan(parser.parse(yaml("    pull: never\n")).get(0));
         assertThat(never.outcome()).isEqualTo(io.mesh.wire.PlanOutcome.WOULD_FAIL);

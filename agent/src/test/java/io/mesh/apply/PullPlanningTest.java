@@ -1,9 +1,9 @@
 package io.mesh.apply;
 
 import io.mesh.docker.ObservedContainer;
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.PullPolicy;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.PullPolicy;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

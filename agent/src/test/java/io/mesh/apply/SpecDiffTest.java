@@ -1,9 +1,9 @@
 package io.mesh.apply;
 
-import io.mesh.wire.ContainerSpec;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

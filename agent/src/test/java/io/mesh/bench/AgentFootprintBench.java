@@ -1,8 +1,8 @@
 package io.mesh.bench;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;

@@ -1,11 +1,11 @@
 package io.mesh.bench;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;

@@ -1,18 +1,18 @@
 package io.mesh.bench;
 
 import io.mesh.apply.Applier;
+import io.mesh.curator.MeshZk;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.ledger.Ledger;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.window.WindowJournal;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;

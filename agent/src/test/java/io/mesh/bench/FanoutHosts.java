@@ -2,8 +2,8 @@ package io.mesh.bench;
 
 import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
-import io.mesh.wire.Durations;
-import io.mesh.wire.MeshZk;
+import io.mesh.curator.MeshZk;
+import io.mesh.manifest.Durations;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

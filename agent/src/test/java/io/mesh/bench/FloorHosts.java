@@ -2,7 +2,7 @@ package io.mesh.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.mesh.wire.MeshZk;
+import io.mesh.curator.MeshZk;
 import io.mesh.wire.ZkPaths;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.CreateMode;

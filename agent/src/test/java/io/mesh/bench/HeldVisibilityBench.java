@@ -1,12 +1,12 @@
 package io.mesh.bench;
 
+import io.mesh.curator.MeshZk;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;

@@ -1,8 +1,8 @@
 package io.mesh.bench;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.section.ModuleLock;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

@@ -4,8 +4,8 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.docker.StepResult;
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.StepSpec;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.StepSpec;
 
 import java.time.Duration;
 import java.util.ArrayList;

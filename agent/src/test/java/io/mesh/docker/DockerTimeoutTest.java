@@ -1,12 +1,12 @@
 package io.mesh.docker;
 
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.TestDocker;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

@@ -1,15 +1,15 @@
 package io.mesh.faults;
 
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.ZkClock;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.TestDocker;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
-import io.mesh.wire.ZkClock;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

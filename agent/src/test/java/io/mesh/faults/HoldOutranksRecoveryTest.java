@@ -1,12 +1,12 @@
 package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.curator.HeldRegistry;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;

@@ -1,10 +1,10 @@
 package io.mesh.faults;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.docker.Labels;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyReport;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,9 +1,9 @@
 package io.mesh.faults;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.section.ModuleLock;
 import io.mesh.testing.EnsembleExtension;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,11 +1,11 @@
 package io.mesh.faults;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.section.ModuleLock;
 import io.mesh.testing.ChildJvm;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;

@@ -1,12 +1,12 @@
 package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.curator.MeshZk;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.WindowResult;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Tag;

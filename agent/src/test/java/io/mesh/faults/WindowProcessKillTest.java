@@ -1,10 +1,10 @@
 package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.curator.MeshZk;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.MeshZk;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

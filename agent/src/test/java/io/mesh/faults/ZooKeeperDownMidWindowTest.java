@@ -1,13 +1,13 @@
 package io.mesh.faults;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.curator.MeshZk;
 import io.mesh.testing.ChildJvm;
 import io.mesh.testing.DockerEvents;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZkEnsemble;
 import io.mesh.testing.ZkTxnLog;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.MeshZk;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,7 @@
 package io.mesh.hold;
 
 import com.github.dockerjava.api.model.Event;
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.DockerEvents;
@@ -9,7 +10,6 @@ import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;

@@ -2,6 +2,7 @@ package io.mesh.ledger;
 
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.ExecCreateCmdResponse;
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
@@ -13,7 +14,6 @@ import io.mesh.wire.AuditReport;
 import io.mesh.wire.AuditViolationKind;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;

@@ -1,10 +1,11 @@
 package io.mesh.ledger;
 
 import io.mesh.agent.AgentMain;
+import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.DockerEngine;
-import io.mesh.testing.TestPolicy;
 import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.TestDocker;
+import io.mesh.testing.TestPolicy;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -13,12 +14,11 @@ import io.mesh.wire.AuditReport;
 import io.mesh.wire.AuditViolationKind;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
-import io.mesh.wire.ProcessRef;
-import io.mesh.wire.Times;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
+import io.mesh.wire.ProcessRef;
+import io.mesh.wire.Times;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;

@@ -1,15 +1,15 @@
 package io.mesh.rollout;
 
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.RolloutSpec;
+import io.mesh.manifest.WireName;
 import io.mesh.rollout.RolloutGate.Decision;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
 import io.mesh.wire.RolloutRecord;
-import io.mesh.wire.RolloutSpec;
 import io.mesh.wire.RolloutState;
-import io.mesh.wire.WireName;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;

@@ -1,17 +1,17 @@
 package io.mesh.rollout;
 
+import io.mesh.curator.RolloutNodes;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.RolloutSpec;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
-import io.mesh.wire.RolloutSpec;
 import io.mesh.wire.RolloutState;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.api.transaction.CuratorOp;

@@ -1,8 +1,8 @@
 package io.mesh.secrets;
 
 import io.mesh.docker.SecretDelivery;
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.SecretRef;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.SecretRef;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,7 +1,7 @@
 package io.mesh.section;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;

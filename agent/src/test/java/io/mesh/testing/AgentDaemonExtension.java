@@ -2,9 +2,9 @@ package io.mesh.testing;
 
 import io.mesh.agent.AgentConfig;
 import io.mesh.agent.AgentDaemon;
+import io.mesh.curator.MeshZk;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.policy.Policy;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import org.apache.curator.framework.CuratorFramework;
 

@@ -1,6 +1,6 @@
 package io.mesh.testing;
 
-import io.mesh.wire.MeshZk;
+import io.mesh.curator.MeshZk;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;

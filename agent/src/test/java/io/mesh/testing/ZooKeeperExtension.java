@@ -1,7 +1,7 @@
 package io.mesh.testing;
 
+import io.mesh.curator.ZkAuth;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;

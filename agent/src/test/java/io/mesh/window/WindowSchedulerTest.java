@@ -1,8 +1,8 @@
 package io.mesh.window;
 
-import io.mesh.wire.ModuleSpec;
-import io.mesh.wire.ScheduleSpec;
-import io.mesh.wire.StepSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
+import io.mesh.manifest.StepSpec;
 import org.junit.jupiter.api.Test;
 
 import java.time.ZonedDateTime;

@@ -1,14 +1,14 @@
 package io.mesh.window;
 
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
+import io.mesh.manifest.StepSpec;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
-import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.SlotState;
-import io.mesh.wire.StepSpec;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
 import io.mesh.zk.MeshStore;

@@ -1,18 +1,18 @@
 package io.mesh.zk;
 
 import io.mesh.agent.AuditRequests;
+import io.mesh.curator.HostIdentities;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.AuditAnswer;
 import io.mesh.wire.AuditPage;
 import io.mesh.wire.AuditRequest;
 import io.mesh.wire.AuditState;
-import io.mesh.wire.HostIdentities;
 import io.mesh.wire.Json;
 import io.mesh.wire.LedgerEntry;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;

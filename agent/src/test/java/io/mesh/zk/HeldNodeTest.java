@@ -1,10 +1,10 @@
 package io.mesh.zk;
 
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.PersistentParents;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
-import io.mesh.wire.PersistentParents;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;

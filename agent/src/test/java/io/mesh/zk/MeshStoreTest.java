@@ -1,10 +1,10 @@
 package io.mesh.zk;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;

@@ -1,17 +1,17 @@
 package io.mesh.zk;
 
 import io.mesh.bench.RecordingRuntime;
+import io.mesh.curator.PersistentParents;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.section.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRunner;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.PersistentParents;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.WindowResult;
 import io.mesh.wire.ZkPaths;

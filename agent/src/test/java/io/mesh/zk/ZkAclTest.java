@@ -1,14 +1,14 @@
 package io.mesh.zk;
 
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.section.ModuleLock;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;

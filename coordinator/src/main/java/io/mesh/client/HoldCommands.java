@@ -1,7 +1,7 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

@@ -2,10 +2,10 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.wire.Durations;
-import io.mesh.wire.PrintingCommand;
+import io.mesh.manifest.Durations;
+import io.mesh.coordinator.PrintingCommand;
 import io.mesh.wire.PushState;
-import io.mesh.wire.WireName;
+import io.mesh.manifest.WireName;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

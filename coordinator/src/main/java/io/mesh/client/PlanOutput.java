@@ -1,9 +1,9 @@
 package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.WireName;
 import io.mesh.wire.PlanOutcome;
 import io.mesh.wire.PlanState;
-import io.mesh.wire.WireName;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;

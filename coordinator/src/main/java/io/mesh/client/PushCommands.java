@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.Revision;
 import io.mesh.wire.PushState;
 import io.mesh.wire.RolloutState;
-import io.mesh.wire.WireName;
+import io.mesh.manifest.WireName;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -2,7 +2,7 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.PushState;
-import io.mesh.wire.WireName;
+import io.mesh.manifest.WireName;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;

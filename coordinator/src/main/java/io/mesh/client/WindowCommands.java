@@ -2,7 +2,7 @@ package io.mesh.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.WireName;
+import io.mesh.manifest.WireName;
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowRequestState;
 import picocli.CommandLine;

@@ -1,7 +1,8 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.ZkPaths;
 
 import java.net.URLDecoder;
@@ -101,7 +102,7 @@ public record AuditQuery(Instant since, Instant until, List<String> hosts, List<
         }
         List<String> modules = list(params, "module");
         for (String m : modules) {
-            if (!PushWriter.MODULE_NAME.matcher(m).matches()) {
+            if (!ModuleName.matches(m)) {
                 errors.add(new FieldError("module", "'" + Printable.cut(m) + "' is not a module name (mesh status lists the modules)"));
             }
         }

@@ -1,11 +1,10 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Durations;
-import io.mesh.wire.ListenAddress;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.PrintingCommand;
-import io.mesh.wire.ProcessOptions;
-import io.mesh.wire.ZkAuth;
+import io.mesh.cli.ListenAddress;
+import io.mesh.cli.ProcessOptions;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
+import io.mesh.manifest.Durations;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;

@@ -1,18 +1,19 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.mesh.curator.LockNodes;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
-import io.mesh.wire.Json;
-import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.WindowResult;
@@ -504,7 +505,7 @@ public final class FleetStatus {
         List<Lock> out = new ArrayList<>();
         for (String module : ZkReads.children(client, paths.locks())) {
             for (String host : ZkReads.children(client, paths.locks() + "/" + module)) {
-                List<LockHolder> all = LockHolder.read(client, paths, module, host);
+                List<LockHolder> all = LockNodes.holders(client, paths, module, host);
                 if (all.isEmpty()) continue;
                 out.add(new Lock(module, host, all.get(0), List.copyOf(all.subList(1, all.size()))));
             }

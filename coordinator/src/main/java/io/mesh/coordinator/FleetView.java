@@ -1,9 +1,9 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.HeldRegistry;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.WindowRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,8 +1,9 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.wire.Durations;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.FreezeRecord;
 
 import java.time.Instant;
@@ -48,8 +49,8 @@ public record FreezeRequest(String target, String reason, Instant until) {
         String target;
         if (module != null && !module.isNull()) {
             if (everyModule) throw Refusal.badRequest("module", "module and all: give one of them, not both (mesh freeze MODULE, or mesh freeze --all)");
-            if (!module.isTextual() || !PushWriter.MODULE_NAME.matcher(module.asText()).matches()) {
-                throw Refusal.badRequest("module", "module: must be a module name matching [a-z0-9][a-z0-9-]{0,39}, such as \"store\"; got "
+            if (!module.isTextual() || !ModuleName.matches(module.asText())) {
+                throw Refusal.badRequest("module", "module: must be a module name matching " + ModuleName.REGEX + ", such as \"store\"; got "
                         + Printable.cut(module.toString()));
             }
             target = module.asText();

@@ -1,8 +1,9 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.LockNodes;
+import io.mesh.curator.ZkClock;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.LockHolder;
@@ -151,7 +152,7 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
         List<String> modules = target.equals(FreezeRecord.ALL) ? ZkReads.children(client, paths.locks()) : List.of(target);
         for (String module : modules) {
             for (String host : ZkReads.children(client, paths.locks() + "/" + module)) {
-                List<LockHolder> holders = LockHolder.read(client, paths, module, host);
+                List<LockHolder> holders = LockNodes.holders(client, paths, module, host);
                 LockHolder holder = holders.isEmpty() ? null : holders.get(0);
                 if (holder != null && LockHolder.APPLY.equals(holder.purpose())) {
                     out.add(new Applying(module, host, holder.since(), holder.process()));

@@ -1,13 +1,14 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
-import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.ZkClock;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.DesiredRecord;
-import io.mesh.wire.Durations;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
@@ -27,7 +28,7 @@ import java.util.regex.Pattern;
  */
 public final class HoldStore {
     /** A Docker name mesh makes: two manifest names joined by {@code -} (so also a safe znode name). */
-    private static final Pattern DOCKER_NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}-[a-z0-9][a-z0-9-]{0,39}");
+    private static final Pattern DOCKER_NAME = Pattern.compile(ModuleName.REGEX + "-" + ModuleName.REGEX);
 
     /** The fields of {@code POST /v1/holds}. */
     private static final java.util.Set<String> HOLD_FIELDS = new java.util.TreeSet<>(java.util.List.of("host", "container", "reason", "for", "stop"));

@@ -1,10 +1,10 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.HostIdentities;
-import io.mesh.wire.HostIdentity;
-import io.mesh.wire.MeshAcls;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ZkAuth;
+import io.mesh.curator.HostIdentities;
+import io.mesh.curator.HostIdentity;
+import io.mesh.curator.MeshAcls;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -101,7 +101,7 @@ public final class HostCredentials {
     /**
      * The nodes the host's previous identity made stay its own (the admin has no right to change their ACL): its
      * reports are deleted (the agent writes them again at its next apply); its module-lock nodes were replaced by the
-     * registration ({@link io.mesh.wire.LockNodes#ensureForHost}).
+     * registration ({@link io.mesh.curator.LockNodes#ensureForHost}).
      */
     private List<String> dropOldNodes(String host) throws Exception {
         List<String> out = new ArrayList<>();

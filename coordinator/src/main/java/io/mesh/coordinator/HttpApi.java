@@ -1,20 +1,21 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
-import io.mesh.wire.ZkClock;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.ZkClock;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestError;
-import io.mesh.wire.ManifestException;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.Times;
-import io.mesh.wire.PushRecord;
 import io.mesh.wire.WindowRequest;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
@@ -128,7 +129,7 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} as its hosts' children say
- *       ({@link io.mesh.wire.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
+ *       ({@link io.mesh.curator.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
  *       pushes), optional body {@code {"push":"push-..."}}: {@code 200} with the record as written; {@code 409} when it
  *       is not paused (resume), has ended (abort), or is of another push than the body names
  *       (docs/decisions/0013-rollouts.md).</li>
@@ -949,8 +950,8 @@ public final class HttpApi implements AutoCloseable {
 
     /** {@code GET /v1/modules/{module}/history}. */
     private void moduleHistory(Exchange ex, String module) throws Exception {
-        List<HistoryRecord> history = PushWriter.MODULE_NAME.matcher(module).matches() ? writer.history(module) : List.of();
-        if (history.isEmpty() && (!PushWriter.MODULE_NAME.matcher(module).matches() || client.checkExists().forPath(paths.desired(module)) == null)) {
+        List<HistoryRecord> history = ModuleName.matches(module) ? writer.history(module) : List.of();
+        if (history.isEmpty() && (!ModuleName.matches(module) || client.checkExists().forPath(paths.desired(module)) == null)) {
             throw Refusal.notFound(null, "no module " + Printable.cut(module) + " has been pushed (no history): check the name (mesh status lists the modules)");
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -961,7 +962,7 @@ public final class HttpApi implements AutoCloseable {
 
     /** {@code GET /v1/rollouts/{module}}. */
     private void rollout(Exchange ex, String module) throws Exception {
-        Optional<RolloutRecord> r = PushWriter.MODULE_NAME.matcher(module).matches() ? rollouts.read(module) : Optional.empty();
+        Optional<RolloutRecord> r = ModuleName.matches(module) ? rollouts.read(module) : Optional.empty();
         send(ex, 200, r.orElseThrow(() -> Refusal.notFound(null, "module " + Printable.cut(module)
                 + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)")));
     }
@@ -1028,7 +1029,7 @@ public final class HttpApi implements AutoCloseable {
     /** {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all}: a thaw. */
     private void thaw(Exchange ex, String target) throws Exception {
         if (!authorized(ex, "thaws")) return;
-        if (!target.equals(FreezeRecord.ALL) && !PushWriter.MODULE_NAME.matcher(target).matches()) {
+        if (!target.equals(FreezeRecord.ALL) && !ModuleName.matches(target)) {
             throw Refusal.badRequest("module", "'" + Printable.cut(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
         }
         if (!freezes.thaw(target)) {

@@ -24,7 +24,7 @@ public record HttpLimits(Duration readTimeout, int maxConnections, int maxPushBy
     /**
      * Default and highest {@link #maxPushBytes()}: 1 MiB. A push is one ZooKeeper transaction, and ZooKeeper refuses
      * a request over its {@code jute.maxbuffer} (1 MiB by default); the manifest parser's limit is the same
-     * ({@link io.mesh.wire.ManifestParser#MAX_CHARS}).
+     * ({@link io.mesh.manifest.ManifestParser#MAX_CHARS}).
      */
     public static final int MAX_PUSH_BYTES = 1 << 20;
     /** Lowest {@link #maxPushBytes()}: a manifest of one small module. */

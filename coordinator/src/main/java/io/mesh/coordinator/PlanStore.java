@@ -1,8 +1,8 @@
 package io.mesh.coordinator;
 
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PlanAnswer;
 import io.mesh.wire.PlanRequest;
 import io.mesh.wire.PlanState;
@@ -90,7 +90,7 @@ public record PlanStore(CuratorFramework client, ZkPaths paths, PushWriter valid
      * @param revision {@code X-Mesh-Revision}, or {@code null}
      * @param by       who asks
      * @return what was written
-     * @throws io.mesh.wire.ManifestException with a push's errors: nothing was written
+     * @throws io.mesh.manifest.ManifestException with a push's errors: nothing was written
      * @throws Exception                      ZooKeeper errors
      */
     public Created create(String text, String revision, ProcessRef by) throws Exception {

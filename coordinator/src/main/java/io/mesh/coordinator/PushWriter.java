@@ -1,21 +1,22 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mesh.curator.LockNodes;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
+import io.mesh.manifest.ScheduleSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.LockNodes;
-import io.mesh.wire.ManifestError;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutRecord;
-import io.mesh.wire.ScheduleSpec;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -47,7 +48,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 /**
  * Validates a manifest and writes it as one push: the push node, every module's desired node and every module's
@@ -366,14 +366,12 @@ public final class PushWriter {
     }
 
     private static void checkModule(String module) throws Refusal {
-        if (module == null || !MODULE_NAME.matcher(module).matches()) {
+        if (!ModuleName.matches(module)) {
             throw Refusal.notFound("module", "no module '" + Printable.cut(module == null ? "" : module)
-                    + "': module names match [a-z0-9][a-z0-9-]{0,39}");
+                    + "': module names match " + ModuleName.REGEX);
         }
     }
 
-    /** Module names (SPEC.md, "Manifest"). */
-    public static final Pattern MODULE_NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,39}");
 
     /** @return the desired node of a module (a tombstone's spec {@code null}), its stat in {@code stat}; {@code null} when none */
     private DesiredRecord desiredOrNull(String module, Stat stat) throws Exception {
@@ -505,7 +503,7 @@ public final class PushWriter {
      * The rollout nodes of one module in the push's transaction (decision 13): a push whose spec has {@code rollout}
      * starts a rollout ({@link RolloutRecord#start}: its targets, for {@code ["*"]} the hosts with an agent now, and the
      * desired state it replaces) with one {@code waiting} child per host, which that host alone may write
-     * ({@link io.mesh.wire.MeshAcls}); any other push of the module deletes an older rollout. An older rollout's
+     * ({@link io.mesh.curator.MeshAcls}); any other push of the module deletes an older rollout. An older rollout's
      * children are deleted and the new ones created, its node overwritten: at any version, since a push replaces whatever rollout ran, so
      * the agents' moves of the older one must not make a busy rollout refuse the push that fixes it (a move that races
      * it writes a child of the older push, which the new rollout counts as waiting until its host moves again).

@@ -1,6 +1,6 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
+import io.mesh.manifest.Printable;
 import java.util.regex.Pattern;
 
 /**

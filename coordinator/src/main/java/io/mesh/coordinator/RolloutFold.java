@@ -1,8 +1,8 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.RolloutNodes;
 import io.mesh.wire.Json;
 import io.mesh.wire.QueuedOnce;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,8 +1,9 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.RolloutNodes;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.Json;
-import io.mesh.wire.Printable;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -56,7 +57,7 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
     public RolloutRecord move(String module, Move move, String by, String push) throws Exception {
         Optional<RolloutRecord> r;
         try {
-            r = PushWriter.MODULE_NAME.matcher(module).matches() ? write(module, move, by, push) : Optional.empty();
+            r = ModuleName.matches(module) ? write(module, move, by, push) : Optional.empty();
         } catch (IllegalStateException e) {
             throw Refusal.conflict(null, e.getMessage() + ": mesh rollout status " + Printable.cut(module) + " shows it");
         }

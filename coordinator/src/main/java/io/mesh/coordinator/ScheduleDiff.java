@@ -1,10 +1,10 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.ScheduleSpec;
+import io.mesh.manifest.WireName;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
-import io.mesh.wire.ScheduleSpec;
-import io.mesh.wire.WireName;
 
 import java.util.ArrayList;
 import java.util.Iterator;

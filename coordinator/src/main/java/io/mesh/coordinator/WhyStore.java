@@ -10,7 +10,6 @@ import io.mesh.wire.ProcessRef;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.SlotRecord;
-import io.mesh.wire.WhyReason;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 
@@ -184,7 +183,7 @@ public record WhyStore(CuratorFramework client, ZkPaths paths, AuditStore audits
             DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
             if (d == null || d.spec() == null || d.spec().containers() == null) continue;
             boolean named = d.spec().containers().containsKey(container.substring(m.length() + 1));
-            boolean here = d.spec().hosts().contains(host) || d.spec().hosts().contains(io.mesh.wire.ModuleSpec.ALL_HOSTS);
+            boolean here = d.spec().hosts().contains(host) || d.spec().hosts().contains(io.mesh.manifest.ModuleSpec.ALL_HOSTS);
             if (named && here) return m;
         }
         return null;

@@ -1,9 +1,10 @@
 package io.mesh.coordinator;
 
-import io.mesh.wire.Printable;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRequest;
@@ -57,7 +58,7 @@ public final class WindowRequestStore {
         if (module == null || module.isBlank() || schedule == null || schedule.isBlank()) {
             throw Refusal.badRequest(null, "give a module and a schedule: {\"module\":\"store\",\"schedule\":\"garbage-collect\"}");
         }
-        if (!Pattern.matches("[a-z0-9][a-z0-9-]{0,39}", module)) throw Refusal.badRequest(null, "no module '" + Printable.cut(module) + "'");
+        if (!ModuleName.matches(module)) throw Refusal.badRequest(null, "no module '" + Printable.cut(module) + "'");
         DesiredRecord d = ZkReads.read(client, paths.desired(module), DesiredRecord.class);
         if (d != null && d.tombstone()) throw Refusal.badRequest(null, "module " + module + " is deleted (by " + d.push() + ")");
         if (d == null || d.spec() == null) throw Refusal.badRequest(null, "no module '" + module + "' has been pushed");

@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.ZkNode;
 import io.mesh.wire.Json;
-import io.mesh.wire.ZkNode;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;

@@ -25,11 +25,12 @@
  *       {@code schedules}; decision 12), {@code AuditStore}, {@code AuditQuery} (each host's ledger slice travels as a plan's answer does, in pages, and the
  *       one checker judges it here; decision 28),
  *       {@code WhyStore} ({@code mesh why}: held node, deferred report, rollout, freezes, slot queue, last apply, today's
- *       audit of the container).</li>
+ *       audit of the container; {@code WhyReason}).</li>
  *   <li>Rollouts {@code RolloutStore} (start, resume, abort), {@code RolloutFold} (the fold into the node; decision 13); freezes {@code FreezeStore}
  *       (parse, check, write, and the applies under way it names) with {@code FreezeRequest} (decision 14); operator holds {@code HoldStore} (decision 15); host identities
  *       {@code HostCredentials} ({@code mesh-coordinator credentials HOST}: decision 19).</li>
- *   <li>{@code CoordinatorMain} ({@code serve}, {@code credentials}), {@code EmbeddedZk}, {@code Metrics}.</li>
+ *   <li>{@code CoordinatorMain} ({@code serve}, {@code credentials}), {@code EmbeddedZk}, {@code Metrics};
+ *       {@code PrintingCommand} (a command printing to its command line's streams; {@code mesh}'s commands too).</li>
  * </ul>
  */
 package io.mesh.coordinator;

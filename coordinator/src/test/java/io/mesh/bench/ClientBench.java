@@ -1,9 +1,9 @@
 package io.mesh.bench;
 
 import io.mesh.coordinator.HttpApi;
+import io.mesh.curator.MeshZk;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;

@@ -2,10 +2,10 @@ package io.mesh.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.PushWriter;
+import io.mesh.curator.MeshZk;
+import io.mesh.manifest.WireName;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.WireName;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;

@@ -1,11 +1,11 @@
 package io.mesh.bench;
 
 import io.mesh.coordinator.PushWriter;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.RolloutNodes;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.RolloutNodes;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.RolloutState;
 import io.mesh.wire.ZkPaths;

@@ -2,11 +2,11 @@ package io.mesh.bench;
 
 import io.mesh.coordinator.HttpApi;
 import io.mesh.coordinator.PushWriter;
+import io.mesh.curator.MeshZk;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ContainerAction;
 import io.mesh.wire.Json;
-import io.mesh.wire.MeshZk;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;

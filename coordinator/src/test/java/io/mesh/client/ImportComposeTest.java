@@ -1,7 +1,7 @@
 package io.mesh.client;
 
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

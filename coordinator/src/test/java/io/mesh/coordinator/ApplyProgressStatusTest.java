@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
 import io.mesh.apply.Applier;
+import io.mesh.curator.ZkNode;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
@@ -14,7 +15,6 @@ import io.mesh.wire.ProgressRecord;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.Times;
-import io.mesh.wire.ZkNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -1,10 +1,10 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.HostIdentities;
+import io.mesh.curator.HostIdentity;
+import io.mesh.curator.MeshZk;
+import io.mesh.curator.ZkAuth;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.wire.HostIdentities;
-import io.mesh.wire.HostIdentity;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ZkAuth;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;

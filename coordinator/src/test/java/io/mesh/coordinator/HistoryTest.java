@@ -2,10 +2,10 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.manifest.ManifestParser;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.HistoryRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestParser;
 import io.mesh.wire.PushAction;
 import io.mesh.wire.PushRecord;
 import org.apache.zookeeper.data.Stat;

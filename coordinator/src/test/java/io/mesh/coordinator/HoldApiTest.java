@@ -1,10 +1,10 @@
 package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.HeldRegistry;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.HeldRecord;
-import io.mesh.wire.HeldRegistry;
 import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
@@ -320,7 +320,7 @@ class HoldApiTest {
         assertThat(fx.api.method("DELETE", "/v1/holds/host-a/store-registry", new byte[0], ci).status()).isEqualTo(200);
 
         // A running window's node: ephemeral, its session alive. Refused; it goes with its session.
-        try (org.apache.curator.framework.CuratorFramework window = io.mesh.wire.MeshZk.connect(fx.zk.connect(), java.time.Duration.ofSeconds(10))) {
+        try (org.apache.curator.framework.CuratorFramework window = io.mesh.curator.MeshZk.connect(fx.zk.connect(), java.time.Duration.ofSeconds(10))) {
             window.create().withMode(CreateMode.EPHEMERAL).forPath(path, Json.bytes(windowData));
             CoordinatorExtension.Answer running = fx.api.method("DELETE", stale, new byte[0], admin);
             assertThat(running.status()).as(running.body()).isEqualTo(409);

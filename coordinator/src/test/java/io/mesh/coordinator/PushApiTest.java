@@ -2,13 +2,13 @@ package io.mesh.coordinator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.coordinator.CoordinatorExtension.Answer;
+import io.mesh.curator.MeshZk;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.MeshZk;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.zookeeper.data.Stat;

@@ -1,14 +1,14 @@
 package io.mesh.coordinator;
 
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.RolloutSpec;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.wire.ContainerSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.Json;
-import io.mesh.wire.ModuleSpec;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
 import io.mesh.wire.RolloutRecord;
-import io.mesh.wire.RolloutSpec;
 import io.mesh.wire.RolloutState;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;

@@ -1,7 +1,7 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.MeshZk;
 import io.mesh.testing.TestZk;
-import io.mesh.wire.MeshZk;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

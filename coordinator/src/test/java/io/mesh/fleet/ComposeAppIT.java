@@ -5,8 +5,8 @@ import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Network;
 import io.mesh.client.MeshCli;
 import io.mesh.e2e.ShopCompose;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** How an apply of a module on a host ended: a report's {@code outcome} (SPEC.md, "Apply"). */
 public enum ApplyOutcome implements WireName {

@@ -60,7 +60,7 @@ public final class AuditChecker {
     public static final Duration EARLY = Duration.ofMillis(250);
     /**
      * A call whose end the ledger lacks (its process died in it) accounts for events this long after its start, or
-     * until a later call on its container began, if sooner, when that call began {@link MeshZk#SESSION_TIMEOUT} or
+     * until a later call on its container began, if sooner, when that call began {@link Times#SESSION_TIMEOUT} or
      * more after it ({@link #spans}).
      */
     public static final Duration UNENDED_CALL = Duration.ofMinutes(2);
@@ -317,7 +317,7 @@ public final class AuditChecker {
     /**
      * @param calls the calls, in the order they began
      * @return each call mapped to the end of its span: its end; for a call with none (its process died in it), the
-     *         start of the first call on the same container that began {@link MeshZk#SESSION_TIMEOUT} or more after it,
+     *         start of the first call on the same container that began {@link Times#SESSION_TIMEOUT} or more after it,
      *         or {@link #UNENDED_CALL} after its start if sooner. A dead window's stop must not claim a kill that a
      *         later window's own stop made; and a process that died in a call held its module's lock until its
      *         session ended, so only a call that began that long after it can be a lawful next holder's. A call
@@ -331,7 +331,7 @@ public final class AuditChecker {
             Instant end = c.end();
             if (end == null) {
                 end = c.at().plus(UNENDED_CALL);
-                Instant handedOver = c.at().plus(MeshZk.SESSION_TIMEOUT);
+                Instant handedOver = c.at().plus(Times.SESSION_TIMEOUT);
                 for (int j = i + 1; j < calls.size() && calls.get(j).at().isBefore(end); j++) {
                     LedgerEntry next = calls.get(j);
                     if (!next.at().isBefore(handedOver) && sameTarget(c, next)) {

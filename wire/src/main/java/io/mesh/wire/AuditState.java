@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** Where one host of an audit request is: {@link AuditAnswer}'s {@code state} (decision 28; the flow of decision 12). */
 public enum AuditState implements WireName {

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** A violation {@code mesh audit} finds in a host's ledger (SPEC.md, "Audit", its table; the rules: {@link AuditChecker}). */
 public enum AuditViolationKind implements WireName {

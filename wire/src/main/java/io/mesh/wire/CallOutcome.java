@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /**
  * How a ledger's call ended (decision 28), on its end line. Absent on a beginning, and on the end lines of ledgers

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** What an apply did to one container: a report's container {@code action} (SPEC.md, "Apply"). */
 public enum ContainerAction implements WireName {

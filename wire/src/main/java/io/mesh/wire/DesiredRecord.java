@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.mesh.manifest.ModuleSpec;
 
 import java.time.Instant;
 import java.util.List;

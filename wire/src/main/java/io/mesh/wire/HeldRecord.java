@@ -9,7 +9,7 @@ import java.time.Instant;
  * Data of {@code /mesh/held/<host>/<container>}: a container stopped or kept on purpose. Either a window's hold
  * (ephemeral node; {@code schedule} and {@code window} set, {@code hold} null) or an operator's hold made by
  * {@code mesh hold} (persistent node; {@code hold} set, {@code schedule} and {@code window} null). Readers tell them
- * apart with {@link #operatorHold()}; {@link HeldRegistry} is where they are written, read and judged.
+ * apart with {@link #operatorHold()}; {@code HeldRegistry} is where they are written, read and judged.
  *
  * @param host        host id
  * @param module      module name

@@ -2,6 +2,7 @@ package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.mesh.manifest.ModuleSpec;
 
 import java.time.Instant;
 

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** What one line of a host's ledger records (SPEC.md, "Audit"; the format: decision 28). */
 public enum LedgerKind implements WireName {

@@ -1,19 +1,12 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.zookeeper.KeeperException;
 
-import java.io.UncheckedIOException;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.List;
 
 /**
  * Data of each child of a module lock ({@code /mesh/locks/<module>/<host>/_c_...-lock-...}), so that {@code zkCli}
- * shows who holds the lock (the lowest sequence) and who waits.
+ * shows who holds the lock (the lowest sequence) and who waits ({@code LockNodes.holders} reads them).
  *
  * @param host    host id
  * @param pid     process id of the holder or waiter
@@ -31,34 +24,4 @@ public record LockHolder(String host, long pid, String process, String purpose, 
     /** @return true when the purpose is a window's (not part of the node's JSON) */
     @JsonIgnore
     public boolean isWindow() { return purpose != null && purpose.startsWith("window:"); }
-
-    /**
-     * Reads who holds and who waits for a module lock: the agent's messages about a long wait, the coordinator's
-     * {@code GET /v1/locks}.
-     *
-     * @param client a started Curator client
-     * @param paths  the layout
-     * @param module module name
-     * @param host   host id
-     * @return holder first, then waiters in order; empty when nobody holds it. Unreadable children are skipped.
-     * @throws Exception from ZooKeeper
-     */
-    public static List<LockHolder> read(CuratorFramework client, ZkPaths paths, String module, String host) throws Exception {
-        String lockPath = paths.lock(module, host);
-        Collection<String> nodes;
-        try {
-            nodes = new InterProcessMutex(client, lockPath).getParticipantNodes();
-        } catch (KeeperException.NoNodeException e) {
-            return List.of();
-        }
-        List<LockHolder> out = new ArrayList<>();
-        for (String node : nodes) {
-            try {
-                out.add(Json.read(client.getData().forPath(node), LockHolder.class));
-            } catch (KeeperException.NoNodeException | UncheckedIOException e) {
-                // released meanwhile, or not ours
-            }
-        }
-        return out;
-    }
 }

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** What an apply of one module on one host would end as: a plan's module {@code outcome}. */
 public enum PlanOutcome implements WireName {

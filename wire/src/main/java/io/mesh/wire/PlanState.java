@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** Where one host of a plan is: {@link PlanAnswer}'s {@code state} (docs/decisions/0012-plans.md). */
 public enum PlanState implements WireName {

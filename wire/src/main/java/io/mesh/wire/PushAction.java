@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /**
  * What a push did to its modules: a push record's and a history record's {@code action} (SPEC.md, "History and

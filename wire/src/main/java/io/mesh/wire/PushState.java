@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /**
  * The state of a push on one host and module, and of the whole push, as the coordinator derives it from the agents'

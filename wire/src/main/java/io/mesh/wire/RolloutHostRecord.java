@@ -8,7 +8,7 @@ import java.time.Instant;
 /**
  * Data of {@code /mesh/rollouts/<module>/<host>} (docs/decisions/0013-rollouts.md): one host's progress in a rollout,
  * created {@code waiting} by the coordinator in the push's transaction and then written by that host's agent alone
- * (its ACL, {@link MeshAcls}), at the version read.
+ * (its ACL, {@code MeshAcls}), at the version read.
  *
  * @param host  the host
  * @param push  the push of the rollout it belongs to: a node of another push counts as {@code waiting}

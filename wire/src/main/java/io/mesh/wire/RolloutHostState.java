@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /**
  * Where one host of a rollout is: {@code /mesh/rollouts/<module>/<host>}'s {@code state}

@@ -2,6 +2,7 @@ package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.mesh.manifest.RolloutSpec;
 
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** Where a module's rollout is: {@code /mesh/rollouts/<module>}'s {@code state} (SPEC.md, "Rollouts"). */
 public enum RolloutState implements WireName {

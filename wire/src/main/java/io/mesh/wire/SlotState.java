@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** Where a window stands with its fleet-wide slot: a {@link SlotRecord}'s {@code state} (docs/decisions/0016-window-slots.md). */
 public enum SlotState implements WireName {

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** How a window ended: a window result's {@code outcome} (SPEC.md, "Window"). */
 public enum WindowOutcome implements WireName {

@@ -1,6 +1,7 @@
 package io.mesh.wire;
 
 import com.fasterxml.jackson.annotation.JsonEnumDefaultValue;
+import io.mesh.manifest.WireName;
 
 /** Where a window request is in its life: {@link WindowRequest}'s {@code state} (docs/design.md, "Window requests"). */
 public enum WindowRequestState implements WireName {

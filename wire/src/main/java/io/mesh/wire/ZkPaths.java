@@ -31,7 +31,7 @@ import java.util.regex.Pattern;
  * {root}/audits/audit-{seq}/{host}/page-{n}  persistent  the agent of {host}  {@link AuditPage}
  * {root}/freezes/{module}            persistent   coordinator  {@link FreezeRecord} (mesh freeze MODULE)
  * {root}/freezes/_all                persistent   coordinator  {@link FreezeRecord} (mesh freeze --all)
- * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@link HostIdentity}; readable by the
+ * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@code HostIdentity}; readable by the
  *                                     admin identity only (docs/decisions/0019-host-identities.md)
  * </pre>
  *
@@ -202,7 +202,7 @@ public final class ZkPaths {
 
     /** @return {@code {root}/identities} */
     public String identities() { return root + "/identities"; }
-    /** @return {@code {root}/identities/{host}}: the host's ZooKeeper identity ({@link HostIdentity}) */
+    /** @return {@code {root}/identities/{host}}: the host's ZooKeeper identity ({@code HostIdentity}) */
     public String identity(String host) { return ZKPaths.makePath(identities(), host); }
 
     /** @return {@code {root}/slots} */

@@ -1,5 +1,6 @@
 package io.mesh.wire;
 
+import io.mesh.manifest.WireName;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

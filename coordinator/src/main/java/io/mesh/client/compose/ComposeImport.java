@@ -8,11 +8,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import io.mesh.wire.ManifestError;
-import io.mesh.wire.ManifestException;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.Printable;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.manifest.ManifestError;
+import io.mesh.manifest.ManifestException;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleName;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.Printable;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,7 +40,6 @@ import java.util.Set;
  */
 public final class ComposeImport {
     /** The manifest's container and module names. */
-    private static final java.util.regex.Pattern NAME = ManifestParser.NAME;
     private static final Set<String> TOP_LEVEL = Set.of("version", "name", "services", "volumes", "networks");
     private static final Map<String, String> TOP_LEVEL_REFUSED = Map.of(
             "configs", "mesh mounts no compose configs: put each file on every host and mount it read-only with a service's volumes",
@@ -170,7 +170,7 @@ public final class ComposeImport {
         }
         String name = containerName(project);
         if (!name.equals(project)) ctx.note("module", "the project '" + project + "' is the module '" + name + "' (mesh's names have no '_'); give --module to choose another");
-        if (!NAME.matcher(name).matches()) ctx.refuse("module", "'" + name + "' is not a module name (lower-case letters, digits and '-', at most 40): give --module NAME");
+        if (!ModuleName.matches(name)) ctx.refuse("module", "'" + name + "' is not a module name (lower-case letters, digits and '-', at most 40): give --module NAME");
         return name;
     }
 
@@ -239,7 +239,7 @@ public final class ComposeImport {
             String service = e.getKey();
             String p = "services." + service;
             String container = containerName(service);
-            if (!NAME.matcher(container).matches()) {
+            if (!ModuleName.matches(container)) {
                 ctx.refuse(p, "'" + service + "' cannot be a container's name: rename the service with lower-case letters, digits, '-' and '_', at most 40 characters");
                 continue;
             }

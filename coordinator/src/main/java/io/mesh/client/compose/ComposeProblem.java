@@ -1,6 +1,6 @@
 package io.mesh.client.compose;
 
-import io.mesh.wire.Printable;
+import io.mesh.manifest.Printable;
 
 /**
  * One thing {@code mesh import-compose} says about a compose file: a refusal (nothing is printed on stdout then) or a

@@ -53,7 +53,7 @@ final class ComposeYaml {
         LoaderOptions options = new LoaderOptions();
         options.setMaxAliasesForCollections(100);
         options.setNestingDepthLimit(MAX_DEPTH);
-        options.setCodePointLimit(io.mesh.wire.ManifestParser.MAX_CHARS);
+        options.setCodePointLimit(io.mesh.manifest.ManifestParser.MAX_CHARS);
         options.setAllowRecursiveKeys(false);
         Yaml yaml = new Yaml(options);
         List<Node> docs = new ArrayList<>();

@@ -1,8 +1,8 @@
 package io.mesh.client.compose;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.wire.ManifestParser;
-import io.mesh.wire.ModuleSpec;
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;

@@ -1,7 +1,7 @@
 package io.mesh.client.compose;
 
-import io.mesh.wire.ContainerSpec;
-import io.mesh.wire.ManifestParser;
+import io.mesh.manifest.ContainerSpec;
+import io.mesh.manifest.ManifestParser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

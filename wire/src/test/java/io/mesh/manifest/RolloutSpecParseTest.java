@@ -1,0 +1,29 @@
+package io.mesh.manifest;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A module's {@code rollout} field, parsed and checked field by field (docs/decisions/0013-rollouts.md). */
+class RolloutSpecParseTest {
+    @Test
+    void theManifestFieldIsParsedAndCheckedFieldByField() throws Exception {
+        ManifestParser p = new ManifestParser();
+        ModuleSpec m = p.parse(ManifestParserTest.GOOD + "rollout: {max-parallel: 2, canary: 1, on-failure: revert}\n").get(0);
+        assertThat(m.rollout()).isEqualTo(new RolloutSpec("2", 1, RolloutSpec.OnFailure.REVERT));
+        assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {max-parallel: \"25%\"}\n").get(0).rollout().maxParallel()).isEqualTo("25%");
+        assertThat(p.parse(ManifestParserTest.GOOD).get(0).rollout()).isNull();
+        for (String[] bad : new String[][] {
+                {"rollout: {max-parallel: 0}", "rollout.max-parallel"}, {"rollout: {max-parallel: \"150%\"}", "rollout.max-parallel"},
+                {"rollout: {canary: -1}", "rollout.canary"}, {"rollout: {on-failure: stop}", "rollout.on-failure"},
+                {"rollout: {waves: 2}", "rollout.waves"}, {"rollout: 3", "rollout"}}) {
+            ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
+                    () -> p.parse(ManifestParserTest.GOOD + bad[0] + "\n"));
+            assertThat(e).as(bad[0]).isNotNull();
+            assertThat(e.errors()).as(bad[0]).singleElement().satisfies(err -> {
+                assertThat(err.field()).isEqualTo(bad[1]);
+                assertThat(err.message()).isNotBlank();
+            });
+        }
+    }
+}

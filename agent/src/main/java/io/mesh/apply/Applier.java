@@ -349,12 +349,16 @@ public final class Applier {
             held = HoldConfirmation.confirm(store, section, host, held);
             ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
             ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
-                    .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection))
+                    .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection, false))
                     .reportingTo(progress).startingHoldStopsFrom(holdStops).recordingRepairsBy(section::repairing);
             DesiredRecord toApply = admission.toApply();
             // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
-            if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
-            else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
+            if (toApply != null) {
+                section.beginApply(CallCause.push(toApply.push()));
+                // After the apply's line, before its first change: a freeze its cache saw before the line stops it
+                // whole (the audit judges changes by the line: decision 28).
+                frozenSince(module, frozenSince, section, true);
+            } else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
             List<ContainerResult> results = switch (admission.verdict()) {
                 case NONE, STALE -> null;
                 case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
@@ -602,15 +606,17 @@ public final class Applier {
     }
 
     /**
-     * Asked before each container's change begins: a freeze of the module that came after the apply read it under the
-     * lock stops the changes not yet begun (SPEC.md "Freezes"; decision 14). Read from ZooKeeper, with the lock intact:
-     * a freeze cannot be known otherwise; one that cannot be read now ends the apply as a lapsed session does, with
-     * no change begun, and it is tried again.
+     * Asked once the apply's line is written, before its first change, and again before each container's change
+     * begins: a freeze of the module that came after the apply read it under the lock stops the changes not yet begun
+     * (SPEC.md "Freezes"; decision 14). Read from ZooKeeper, with the lock intact: a freeze cannot be known otherwise.
      *
-     * @param seen set to the freeze found
+     * @param seen      set to the freeze found
+     * @param beforeAny true for the first question, when no change has begun: a freeze that cannot be read then ends
+     *                  the apply as a lapsed session does, and it is tried again (no change begins on a guess); later,
+     *                  the apply goes on (it was not frozen when it began, and what it did must be reported)
      * @return why changes stop, or {@code null}
      */
-    private String frozenSince(String module, AtomicReference<FreezeRecord> seen, ModuleSection section) {
+    private String frozenSince(String module, AtomicReference<FreezeRecord> seen, ModuleSection section, boolean beforeAny) {
         FreezeRecord f = seen.get();
         // Fenced, a section never waits for ZooKeeper: with the lock not intact the read is not made (the next guarded
         // call ends the apply anyway), so a lost connection cannot keep the fence through Curator's retries.
@@ -619,7 +625,7 @@ public final class Applier {
             try {
                 f = freezes.frozen(module).orElse(null);
             } catch (Exception e) {
-                // Not known: no change begins on a guess. The apply ends as when its session lapses, and is tried again.
+                if (!beforeAny) return null;
                 throw new SessionGuard.SessionLostException("the freezes of " + module + " could not be read (" + describe(e)
                         + "): no change begun; the apply is tried again");
             }

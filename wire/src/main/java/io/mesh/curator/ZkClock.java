@@ -53,7 +53,7 @@ public final class ZkClock {
      * @return the earliest ZooKeeper's clock may read now, to the millisecond: {@link #now()} less half the round trip
      *         of the write the offset came from (the host's own clock before any)
      */
-    public static Instant earliest() {
+    public static synchronized Instant earliest() { // the offset and its round trip as one observation set them
         long roundTrip = ROUND_TRIP_MS.get();
         return now().minusMillis(roundTrip == Long.MAX_VALUE ? 0 : (roundTrip + 1) / 2);
     }

@@ -10,7 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.*;
+import static io.mesh.client.CoordinatorCommand.*;
+import static io.mesh.client.ExitCodes.*;
 
 /** {@code mesh audit}, {@code why}: the ledger judged by the one checker (SPEC.md, "Audit"; decision 28). */
 final class AuditCommands {

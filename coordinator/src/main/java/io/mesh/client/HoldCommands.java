@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.*;
+import static io.mesh.client.CoordinatorCommand.*;
+import static io.mesh.client.ExitCodes.*;
 import static io.mesh.client.AuditCommands.*;
 
 /** {@code mesh held}, {@code hold}, {@code release}: containers held on purpose (SPEC.md, "Operator holds"; decisions 15, 25, 33). */

@@ -44,7 +44,7 @@ public final class ImportCompose extends PrintingCommand {
             description = "The hosts the module runs on, such as host-a,host-b, or '*' for every host. Required: a manifest that runs everywhere should say so.")
     List<String> hosts;
 
-    /** @return the exit code: {@value MeshCli#OK} printed, {@value MeshCli#BAD_INPUT} refused */
+    /** @return the exit code: {@value ExitCodes#OK} printed, {@value ExitCodes#BAD_INPUT} refused */
     @Override
     public Integer call() {
         PrintWriter out = out();
@@ -65,18 +65,18 @@ public final class ImportCompose extends PrintingCommand {
             err.flush();
             out.print(imported.manifest());
             out.flush();
-            return MeshCli.OK;
+            return ExitCodes.OK;
         } catch (ComposeRefusedException e) {
             err.println("mesh import-compose: " + file + ": refused, nothing printed (" + e.problems().size() + "):");
             for (ComposeProblem p : e.problems()) err.println("  " + p);
             err.flush();
-            return MeshCli.BAD_INPUT;
+            return ExitCodes.BAD_INPUT;
         }
     }
 
     private static int fail(PrintWriter err, String message) {
         err.println("mesh import-compose: " + message);
         err.flush();
-        return MeshCli.BAD_INPUT;
+        return ExitCodes.BAD_INPUT;
     }
 }

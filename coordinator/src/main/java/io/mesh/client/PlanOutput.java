@@ -27,11 +27,11 @@ final class PlanOutput {
      * @param polling {@code --timeout} and {@code --interval}
      * @param out     where the plan goes
      * @param warn    where problems go ({@code mesh push: ...} on stderr)
-     * @return {@value MeshCli#OK} when every host answered and nothing would fail or be refused; {@value MeshCli#FAILED}
-     *         when something would, a host could not plan or has no agent; {@value MeshCli#TIMEOUT} when a host did not
-     *         answer in time; {@value MeshCli#UNREACHABLE} when the coordinator stopped answering
+     * @return {@value ExitCodes#OK} when every host answered and nothing would fail or be refused; {@value ExitCodes#FAILED}
+     *         when something would, a host could not plan or has no agent; {@value ExitCodes#TIMEOUT} when a host did not
+     *         answer in time; {@value ExitCodes#UNREACHABLE} when the coordinator stopped answering
      */
-    static int follow(CoordinatorClient client, JsonNode created, MeshCli.Polling polling, PrintWriter out, Consumer<String> warn)
+    static int follow(CoordinatorClient client, JsonNode created, CoordinatorCommand.Polling polling, PrintWriter out, Consumer<String> warn)
             throws InterruptedException {
         String plan = created.path("plan").asText();
         out.println(plan + "  revision " + created.path("revision").asText() + "  modules " + join(created.path("modules"))
@@ -43,12 +43,12 @@ final class PlanOutput {
         JsonNode view = null;
         while (true) {
             JsonNode answer = following.ask();
-            if (following.gone()) return MeshCli.FAILED;
+            if (following.gone()) return ExitCodes.FAILED;
             if (answer != null) view = answer;
             if (view != null && view.path("done").asBoolean()) break;
             if (!polling.pause(deadline)) break;
         }
-        if (view == null) return following.unreachable() ? MeshCli.UNREACHABLE : MeshCli.TIMEOUT;
+        if (view == null) return following.unreachable() ? ExitCodes.UNREACHABLE : ExitCodes.TIMEOUT;
         print(view, out);
         List<String> pending = new ArrayList<>(), failing = new ArrayList<>(), noAgent = new ArrayList<>();
         for (JsonNode h : view.path("hosts")) {
@@ -70,8 +70,8 @@ final class PlanOutput {
         if (!pending.isEmpty()) says.add("no answer within " + polling.timeout().toSeconds() + "s from " + String.join(", ", pending));
         out.println(plan + ": " + (says.isEmpty() ? "nothing would fail or be refused" : String.join("; ", says)));
         out.flush();
-        if (!pending.isEmpty()) return MeshCli.TIMEOUT;
-        return failing.isEmpty() && noAgent.isEmpty() ? MeshCli.OK : MeshCli.FAILED;
+        if (!pending.isEmpty()) return ExitCodes.TIMEOUT;
+        return failing.isEmpty() && noAgent.isEmpty() ? ExitCodes.OK : ExitCodes.FAILED;
     }
 
     /**

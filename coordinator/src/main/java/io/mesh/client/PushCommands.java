@@ -27,7 +27,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.*;
+import static io.mesh.client.CoordinatorCommand.*;
+import static io.mesh.client.ExitCodes.*;
 import static io.mesh.client.RolloutCommands.*;
 
 /** {@code mesh push}, {@code cancel}, {@code history}, {@code rollback}, {@code delete}: what changes the desired state, and its record (SPEC.md, "Push"; decisions 11, 30). */

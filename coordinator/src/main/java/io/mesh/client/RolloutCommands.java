@@ -14,7 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.*;
+import static io.mesh.client.CoordinatorCommand.*;
+import static io.mesh.client.ExitCodes.*;
 
 /** {@code mesh rollout status|resume|abort}: a push's rollout (decision 13). */
 final class RolloutCommands {

@@ -10,7 +10,9 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.*;
+import static io.mesh.client.CoordinatorCommand.*;
+import static io.mesh.client.ExitCodes.*;
 
 /** {@code mesh status}, {@code windows}, {@code locks}: what the fleet does now, from the coordinator's cache (decision 22), and the table they print. */
 final class StatusCommands {

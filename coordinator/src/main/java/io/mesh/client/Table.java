@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.pad;
 
 /** Rows under a header, printed in columns as wide as their widest cell, two spaces apart. */
 final class Table {

@@ -21,7 +21,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import static io.mesh.client.MeshCli.*;
+import static io.mesh.client.ClientText.*;
+import static io.mesh.client.CoordinatorCommand.*;
+import static io.mesh.client.ExitCodes.*;
 import static io.mesh.client.StatusCommands.*;
 
 /** {@code mesh window run}: a window on demand (SPEC.md, "Windows on demand"). */

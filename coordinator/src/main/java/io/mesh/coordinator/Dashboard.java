@@ -20,6 +20,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import static io.mesh.coordinator.Html.esc;
+
 /**
  * The coordinator's page ({@code GET /}): plain HTML rendered here from a {@link FleetStatus.Fleet}, styled by
  * {@code /ui/mesh.css}, refreshed every few seconds by {@code /ui/mesh.js} (which fetches {@code /ui/fragment}, the
@@ -412,22 +414,5 @@ public final class Dashboard {
         if (s < 90 * 60) return (s / 60) + "m ago";
         if (s < 36 * 3600) return (s / 3600) + "h ago";
         return (s / 86400) + "d ago";
-    }
-
-    /** @return the text with {@code & < > " '} escaped for HTML */
-    static String esc(String s) {
-        if (s == null) return "";
-        StringBuilder b = new StringBuilder(s.length());
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '&' -> b.append("&amp;");
-                case '<' -> b.append("&lt;");
-                case '>' -> b.append("&gt;");
-                case '"' -> b.append("&quot;");
-                case '\'' -> b.append("&#39;");
-                default -> b.append(ch);
-            }
-        }
-        return b.toString();
     }
 }

@@ -19,7 +19,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 
-import static io.mesh.coordinator.Dashboard.esc;
+import static io.mesh.coordinator.Html.esc;
 
 /**
  * The page's "Last 24 hours" (SPEC.md, "Audit": "the page shows the last 24 hours"): every host's {@link AuditReport}

@@ -14,7 +14,7 @@
  *   <li>Fleet view: {@code FleetStatus}, {@code FleetView}, {@code FleetCache}, {@code NodeSource},
  *       {@code VanishedWindows}: hosts by modules, open windows, slots, locks, pending pushes ({@code /v1/fleet},
  *       {@code /v1/windows}, {@code /v1/locks}), reports and agents from the cache.</li>
- *   <li>The page: {@code Dashboard}, {@code Timeline}, {@code AuditSource} and the {@code ui/} resources ({@code mesh.css},
+ *   <li>The page: {@code Dashboard}, {@code Timeline}, {@code Html} (the escaping both use), {@code AuditSource} and the {@code ui/} resources ({@code mesh.css},
  *       {@code mesh.js}: refresh): {@code GET /} server-rendered; "Last 24 hours" (SPEC.md, "Audit"): each host's and
  *       module's windows, holds, freezes and applies on one UTC axis, violations as marks linking to {@code /v1/audit}
  *       around them, from the {@code AuditSource} given by

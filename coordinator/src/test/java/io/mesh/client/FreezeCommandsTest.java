@@ -62,7 +62,7 @@ class FreezeCommandsTest {
         assertThat(window.acquire(java.time.Duration.ofSeconds(10))).isTrue();
         try {
             ClientRun f = mesh("freeze", "store", "--for", "2h", "--reason", "release weekend");
-            assertThat(f.code()).as(f.err()).isEqualTo(MeshCli.OK);
+            assertThat(f.code()).as(f.err()).isEqualTo(ExitCodes.OK);
             assertThat(f.out()).contains("an apply of store is in progress on host-a (since ", "changes it has already begun will still land");
             ClientRun web = mesh("freeze", "web", "--for", "2h", "--reason", "r");
             assertThat(web.out()).as("a window holds web's lock, not an apply").doesNotContain("in progress");
@@ -73,41 +73,41 @@ class FreezeCommandsTest {
             window.release();
         }
         ClientRun after = mesh("freeze", "store", "--for", "1h", "--reason", "again");
-        assertThat(after.code()).as(after.err()).isEqualTo(MeshCli.OK);
+        assertThat(after.code()).as(after.err()).isEqualTo(ExitCodes.OK);
         assertThat(after.out()).doesNotContain("in progress");
     }
 
     @Test
     void freezeFreezesAndThawAgainstACoordinator() throws Exception {
         ClientRun bad = mesh("freeze", "store", "--reason", "r");
-        assertThat(bad.code()).as(bad.err()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(bad.code()).as(bad.err()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(bad.err()).contains("--for DURATION");
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freezes())).as("nothing sent").isNull();
 
         ClientRun f = mesh("freeze", "store", "--for", "2h", "--reason", "release weekend");
-        assertThat(f.code()).as(f.err()).isEqualTo(MeshCli.OK);
+        assertThat(f.code()).as(f.err()).isEqualTo(ExitCodes.OK);
         assertThat(f.out()).contains("store frozen until").contains("release weekend").contains("mesh thaw store");
         FreezeRecord r = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().freeze("store")), FreezeRecord.class);
         assertThat(r.reason()).isEqualTo("release weekend");
 
         ClientRun all = mesh("freeze", "--all", "--until", LATER, "--reason", "year end");
-        assertThat(all.code()).as(all.err()).isEqualTo(MeshCli.OK);
+        assertThat(all.code()).as(all.err()).isEqualTo(ExitCodes.OK);
         ClientRun list = mesh("freezes");
-        assertThat(list.code()).isEqualTo(MeshCli.OK);
+        assertThat(list.code()).isEqualTo(ExitCodes.OK);
         assertThat(list.out()).contains("(all)").contains(LATER).contains("store").contains("release weekend");
 
         ClientRun status = mesh("status");
-        assertThat(status.code()).as(status.err()).isEqualTo(MeshCli.OK);
+        assertThat(status.code()).as(status.err()).isEqualTo(ExitCodes.OK);
         assertThat(status.out()).contains("frozen: every module until " + LATER).contains("frozen: store until")
                 .contains("mesh thaw store");
 
         ClientRun refused = mesh("freeze", "store", "--until", "2001-01-01T00:00:00Z", "--reason", "r");
-        assertThat(refused.code()).as("the coordinator's 400").isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(refused.code()).as("the coordinator's 400").isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(refused.err()).contains("has passed");
 
-        assertThat(mesh("thaw", "store").code()).isEqualTo(MeshCli.OK);
-        assertThat(mesh("thaw", "store").code()).as("no freeze left: 404").isEqualTo(MeshCli.BAD_INPUT);
-        assertThat(mesh("thaw", "--all").code()).isEqualTo(MeshCli.OK);
+        assertThat(mesh("thaw", "store").code()).isEqualTo(ExitCodes.OK);
+        assertThat(mesh("thaw", "store").code()).as("no freeze left: 404").isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(mesh("thaw", "--all").code()).isEqualTo(ExitCodes.OK);
         assertThat(mesh("freezes").out()).contains("nothing is frozen");
     }
 
@@ -115,6 +115,6 @@ class FreezeCommandsTest {
     void aHostAFreezeDefersReadsDeferredFrozenWithTheReasonAndEnd() throws Exception {
         var target = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"deferred\",\"revision\":\"r2\","
                 + "\"freeze\":{\"by\":\"token\",\"reason\":\"release weekend\",\"since\":\"2026-12-01T10:00:00Z\",\"until\":\"2026-12-01T12:00:00Z\"}}");
-        assertThat(MeshCli.describe(target)).isEqualTo("deferred (frozen: release weekend, until 2026-12-01T12:00:00Z)");
+        assertThat(ClientText.describe(target)).isEqualTo("deferred (frozen: release weekend, until 2026-12-01T12:00:00Z)");
     }
 }

@@ -198,27 +198,27 @@ class HistoryCommandsTest {
     void badInputExitsTwoNamingTheFieldAndTheFixAndWritesNothing() throws Exception {
         int before = pushCount();
         ClientRun again = mesh("delete", fx.module);
-        assertThat(again.code()).as(again.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(again.code()).as(again.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(again.err()).contains("mesh delete: the coordinator answered 404", "deleted already", "mesh rollback " + fx.module);
 
         ClientRun unknown = mesh("rollback", "nosuch");
-        assertThat(unknown.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(unknown.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(unknown.err()).contains("404", "no module nosuch has been pushed", "mesh status lists the modules");
         ClientRun unknownDelete = mesh("delete", "nosuch", "--wait");
-        assertThat(unknownDelete.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(unknownDelete.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(unknownDelete.err()).contains("no module nosuch");
         ClientRun unknownHistory = mesh("history", "nosuch");
-        assertThat(unknownHistory.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(unknownHistory.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(unknownHistory.err()).contains("no module nosuch");
 
         ClientRun badTo = mesh("rollback", fx.module, "--to", "r1");
-        assertThat(badTo.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(badTo.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(badTo.err()).contains("400", "to: 'r1' is not a push id", "push-0000000002", "mesh history " + fx.module);
         ClientRun unknownTo = mesh("rollback", fx.module, "--to", "push-0000009999");
-        assertThat(unknownTo.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(unknownTo.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(unknownTo.err()).contains("404", "to: push-0000009999 is not in the history of module " + fx.module, "mesh history " + fx.module);
         ClientRun bad = mesh("rollback", fx.module, "--wait", "--timeout", "soon");
-        assertThat(bad.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(bad.code()).isEqualTo(ExitCodes.BAD_INPUT);
 
         assertThat(pushCount()).isEqualTo(before);
         assertThat(labelled()).isEmpty();
@@ -242,7 +242,7 @@ class HistoryCommandsTest {
             assertThat(help.code()).as(cmd).isZero();
             assertThat(help.out()).as(cmd).contains("Usage:", "Exit codes:", "MODULE");
             ClientRun r = mesh(cmd, fx.module, "--coordinator=http://127.0.0.1:" + TestZk.freePort());
-            assertThat(r.code()).as(cmd + ": " + r).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(r.code()).as(cmd + ": " + r).isEqualTo(ExitCodes.UNREACHABLE);
             assertThat(r.err()).contains("cannot reach the coordinator");
         }
         assertThat(mesh("--help").out()).contains("history", "rollback", "delete");

@@ -43,9 +43,9 @@ class HoldCommandsTest {
                 .forPath(fx.zk.paths().agent("host-a"), Json.bytes(new AgentRecord("host-a", "0.1.0", 4242, Times.now())));
 
         ClientRun bad = mesh("hold", "host-a", "store-registry", "--reason", "x", "--for", "soon");
-        assertThat(bad.code()).as(bad.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(bad.code()).as(bad.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(bad.err()).contains("for:", "not a duration");
-        assertThat(mesh("hold", "host-a", "store-registry").code()).as("--reason is required").isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(mesh("hold", "host-a", "store-registry").code()).as("--reason is required").isEqualTo(ExitCodes.BAD_INPUT);
 
         // A stand-in for host-a's agent confirms the hold a little after it is written; mesh hold waits for that.
         Instant at = Instant.parse("2026-12-01T10:00:02.500Z");
@@ -68,7 +68,7 @@ class HoldCommandsTest {
         ClientRun rel = mesh("release", "host-a", "store-registry");
         assertThat(rel.code()).as(rel.toString()).isZero();
         assertThat(rel.out()).contains("released", "disk swap");
-        assertThat(mesh("release", "host-a", "store-registry").code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(mesh("release", "host-a", "store-registry").code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(mesh("held").out()).contains("no container is held by an operator");
     }
 
@@ -84,7 +84,7 @@ class HoldCommandsTest {
         long t0 = System.nanoTime();
         ClientRun run = mesh("hold", "host-a", "store-registry", "--reason", "disk swap", "--wait", "2m");
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        assertThat(run.code()).as(run.toString()).isEqualTo(MeshCli.TIMEOUT);
+        assertThat(run.code()).as(run.toString()).isEqualTo(ExitCodes.TIMEOUT);
         assertThat(took).as("at once, not after --wait").isLessThan(Duration.ofSeconds(30));
         assertThat(run.out()).contains("store-registry on host-a: hold recorded");
         assertThat(run.err()).contains("recorded but not yet confirmed", "nothing is lost", "host-a's agent is down",
@@ -107,20 +107,20 @@ class HoldCommandsTest {
         agentUp("host-a");
 
         ClientRun badWait = mesh("hold", "host-a", "store-registry", "--reason", "x", "--wait", "soon");
-        assertThat(badWait.code()).as(badWait.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(badWait.code()).as(badWait.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(badWait.err()).contains("--wait", "not a duration");
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "store-registry"))).as("nothing written").isNull();
 
         long t0 = System.nanoTime();
         ClientRun run = mesh("hold", "host-a", "store-registry", "--reason", "x", "--wait", "1s");
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        assertThat(run.code()).as(run.toString()).isEqualTo(MeshCli.TIMEOUT);
+        assertThat(run.code()).as(run.toString()).isEqualTo(ExitCodes.TIMEOUT);
         assertThat(took).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(10));
         assertThat(run.err()).contains("recorded but not yet confirmed", "host-a's agent runs but did not confirm it within 1s");
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "store-registry"))).isNotNull();
 
         ClientRun now = mesh("hold", "host-a", "web-app", "--reason", "x", "--wait", "0s");
-        assertThat(now.code()).as(now.toString()).isEqualTo(MeshCli.TIMEOUT);
+        assertThat(now.code()).as(now.toString()).isEqualTo(ExitCodes.TIMEOUT);
         assertThat(now.err()).contains("not waiting", "--wait 0s");
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a", "web-app"))).isNotNull();
     }
@@ -132,19 +132,19 @@ class HoldCommandsTest {
         agentUp("host-a");
 
         ClientRun days = mesh("hold", "host-a", "store-registry", "--reason", "x", "--for", "400d");
-        assertThat(days.code()).as(days.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(days.code()).as(days.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(days.err()).contains("for:", "400d");
         ClientRun tooLong = mesh("hold", "host-a", "store-registry", "--reason", "x", "--for", "9600h");
-        assertThat(tooLong.code()).as(tooLong.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(tooLong.code()).as(tooLong.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(tooLong.err()).contains("for:", "at most 366 days", "give a shorter --for");
         ClientRun zero = mesh("hold", "host-a", "store-registry", "--reason", "x", "--for", "0s");
-        assertThat(zero.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(zero.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(zero.err()).contains("for:", "zero");
         ClientRun host = mesh("hold", "host-z", "store-registry", "--reason", "x");
-        assertThat(host.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(host.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(host.err()).contains("no host 'host-z'", "check the name");
         ClientRun container = mesh("hold", "host-a", "store-nope", "--reason", "x");
-        assertThat(container.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(container.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(container.err()).contains("store-nope", "<module>-<name>");
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().held("host-a"))).as("nothing written").isNull();
     }
@@ -185,10 +185,10 @@ class HoldCommandsTest {
                 "garbage-collect", "w-by-hand", Times.now(), io.mesh.wire.ProcessRef.current("zkcli"))));
 
         ClientRun plain = mesh("release", "host-a", "store-registry", "--token-file", ops.toString());
-        assertThat(plain.code()).as(plain.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(plain.code()).as(plain.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(plain.err()).contains("--stale");
         ClientRun notAdmin = mesh("release", "host-a", "store-registry", "--stale", "--token-file", ci.toString());
-        assertThat(notAdmin.code()).as(notAdmin.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(notAdmin.code()).as(notAdmin.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(notAdmin.err()).contains("403", "not an admin's", "--admin NAME");
         assertThat(fx.zk.client().checkExists().forPath(path)).isNotNull();
 

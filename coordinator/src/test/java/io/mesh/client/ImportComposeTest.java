@@ -25,7 +25,7 @@ class ImportComposeTest {
     void printsTheManifestOnStdoutAndItsNotesOnStderrExit0() throws Exception {
         Path f = compose("services:\n  web:\n    image: nginx:1.25\n    ports: ['8080:80']\n    volumes: ['./html:/usr/share/nginx/html:ro']\n");
         ClientRun r = ClientRun.local("import-compose", f.toString(), "--hosts", "host-a,host-b");
-        assertThat(r.code()).isEqualTo(MeshCli.OK);
+        assertThat(r.code()).isEqualTo(ExitCodes.OK);
         ModuleSpec m = new ManifestParser().parse(r.out()).get(0);
         assertThat(m.module()).isEqualTo("shop");
         assertThat(m.hosts()).containsExactly("host-a", "host-b");
@@ -38,7 +38,7 @@ class ImportComposeTest {
     void moduleOptionNamesTheModule() throws Exception {
         Path f = compose("name: ignored\nservices:\n  web: {image: nginx:1.25, network_mode: host}\n");
         ClientRun r = ClientRun.local("import-compose", f.toString(), "--hosts", "*", "--module", "edge");
-        assertThat(r.code()).isEqualTo(MeshCli.OK);
+        assertThat(r.code()).isEqualTo(ExitCodes.OK);
         ModuleSpec m = new ManifestParser().parse(r.out()).get(0);
         assertThat(m.module()).isEqualTo("edge");
         assertThat(m.hosts()).containsExactly("*");
@@ -50,7 +50,7 @@ class ImportComposeTest {
         Path f = compose("services:\n  api:\n    build: .\n    image: api:1\n    deploy: {replicas: 2}\n    env_file: .env\n    mem_limit: lots\n"
                 + "configs: {c: {file: ./c}}\n");
         ClientRun r = ClientRun.local("import-compose", f.toString(), "--hosts", "host-a");
-        assertThat(r.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.out()).isEmpty();
         List<String> lines = r.err().lines().toList();
         assertThat(lines.get(0)).contains("refused, nothing printed (5)");
@@ -62,11 +62,11 @@ class ImportComposeTest {
     void withoutHostsOrWithAMissingFileItIsAUsageErrorExit2() throws Exception {
         Path f = compose("services:\n  web: {image: nginx:1.25, network_mode: host}\n");
         ClientRun noHosts = ClientRun.local("import-compose", f.toString());
-        assertThat(noHosts.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(noHosts.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noHosts.out()).isEmpty();
         assertThat(noHosts.err()).contains("Missing required option: '--hosts");
         ClientRun missing = ClientRun.local("import-compose", dir.resolve("nope.yaml").toString(), "--hosts", "host-a");
-        assertThat(missing.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(missing.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(missing.out()).isEmpty();
         assertThat(missing.err()).contains("nope.yaml cannot be read");
         Files.write(dir.resolve("latin1.yaml"), new byte[]{'a', ':', ' ', (byte) 0xe9, '\n'});
@@ -76,7 +76,7 @@ class ImportComposeTest {
     @Test
     void theHelpListsItsExitCodes() {
         ClientRun r = ClientRun.local("import-compose", "--help");
-        assertThat(r.code()).isEqualTo(MeshCli.OK);
+        assertThat(r.code()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).contains("--hosts=HOST[,HOST...]", "Exit codes:", "2   refused");
         assertThat(ClientRun.local("--help").out()).contains("import-compose");
     }

@@ -56,7 +56,7 @@ class InterruptNoticeTest {
         Process q = mesh("timeout", "push", m.toString(), "--wait", "--timeout", "1s", "--interval", "200ms");
         try {
             assertThat(q.waitFor(60, TimeUnit.SECONDS)).isTrue();
-            assertThat(q.exitValue()).as(read("timeout.err")).isEqualTo(MeshCli.TIMEOUT);
+            assertThat(q.exitValue()).as(read("timeout.err")).isEqualTo(ExitCodes.TIMEOUT);
         } finally {
             q.destroyForcibly();
         }

@@ -84,7 +84,7 @@ class MeshCliTest {
             cl.setOut(new PrintWriter(out, true));
             cl.setErr(new PrintWriter(err, true));
             int code = cl.execute(args);
-            assertThat(code).as(String.join(" ", args) + ": " + err).isEqualTo(MeshCli.BAD_INPUT);
+            assertThat(code).as(String.join(" ", args) + ": " + err).isEqualTo(ExitCodes.BAD_INPUT);
             assertThat(err.toString()).contains("give a command:").contains("Usage:");
             assertThat(out.toString()).isEmpty();
         }
@@ -107,7 +107,7 @@ class MeshCliTest {
         report("host-b", "web", "r2", push, ApplyOutcome.APPLIED, null);
         ClientRun r = run.get(30, TimeUnit.SECONDS);
 
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).startsWith("push-0000000000  revision r2  modules store,web  hosts host-a,host-b");
         assertThat(r.out()).contains("host-a  store  pending\n", "host-a  store  deferred (window garbage-collect w-20261130T033000Z-3f2a since 2026-11-30T03:30:00Z)\n",
                 "host-a  store  applied r2\n", "host-b  web    applied r2\n", "applied on every host");
@@ -121,7 +121,7 @@ class MeshCliTest {
         awaitPush("push-0000000000");
         report("host-a", "store", "x", "push-0000000000", ApplyOutcome.FAILED, "pull mesh-demo/registry:2.8.2: not found");
         ClientRun r = run.get(30, TimeUnit.SECONDS);
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILED);
         assertThat(r.out()).contains("host-a  store  failed: pull mesh-demo/registry:2.8.2: not found");
     }
 
@@ -144,7 +144,7 @@ class MeshCliTest {
         report("host-b", "web", "w-fix2", "push-0000000001", ApplyOutcome.APPLIED, null);
         ClientRun r = run.get(30, TimeUnit.SECONDS);
 
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILED);
         assertThat(r.out()).contains("host-a  store  applied r2\n", "host-b  web    superseded by push-0000000001\n",
                 "push-0000000000 not applied as itself on host-b: superseded by push-0000000001");
         assertThat(r.out()).doesNotContain("applied on every host");
@@ -163,7 +163,7 @@ class MeshCliTest {
         fx.zk.client().create().creatingParentsIfNeeded().forPath("/mesh/pushes", "{}".getBytes());
         fx.zk.client().create().forPath("/mesh/pushes/push-0000000000", Json.bytes(new PushRecord("push-0000000000", "r0", List.of("store"), Instant.now())));
         ClientRun r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--wait", "--timeout", "1s", "--interval", "100ms");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.TIMEOUT);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.TIMEOUT);
         assertThat(r.out()).contains("push-0000000001", "host-a  store  pending");
         assertThat(r.err()).contains("timed out", "1 pending");
     }
@@ -174,7 +174,7 @@ class MeshCliTest {
         Files.writeString(dir.resolve("b.yml"), Manifests.web("[host-a]").replace("image:", "imag:"));
         Files.writeString(dir.resolve("notes.txt"), "not yaml: [");
         ClientRun r = mesh("push", dir.toString(), "--wait");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.err()).contains("document 2, containers.app.imag: unknown field 'imag'", "a.yaml, b.yml");
         assertThat(fx.zk.client().checkExists().forPath("/mesh/desired")).isNull();
     }
@@ -183,7 +183,7 @@ class MeshCliTest {
     @Test
     void aRevisionThatIsNotOneExitsTwoAndSendsNothing() throws Exception {
         ClientRun r = mesh("push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "bad\nrev");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.err()).contains("--revision: 'bad\\u000arev' is not a revision: use letters, digits", "nothing was sent")
                 .doesNotContain("Exception");
         assertThat(fx.zk.client().checkExists().forPath("/mesh/desired")).isNull();
@@ -194,7 +194,7 @@ class MeshCliTest {
         Files.writeString(dir.resolve("2-web.yml"), "---\n" + Manifests.web("[host-a]"));
         Files.writeString(dir.resolve("1-store.yaml"), Manifests.store("[host-a]").stripTrailing());
         ClientRun r = mesh("push", dir.toString());
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).contains("modules store,web");
     }
 
@@ -203,9 +203,9 @@ class MeshCliTest {
         Path f = manifest(Manifests.TWO);
         fx.api.stop();
         ClientRun r = mesh("push", f.toString());
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.UNREACHABLE);
         assertThat(r.err()).contains("cannot reach the coordinator");
-        assertThat(mesh("held").code()).isEqualTo(MeshCli.UNREACHABLE);
+        assertThat(mesh("held").code()).isEqualTo(ExitCodes.UNREACHABLE);
     }
 
     @Test
@@ -224,7 +224,7 @@ class MeshCliTest {
         assertThat(all.out()).contains("HOST", "host-a", "OFFLINE", "store", "deferred");
         ClientRun json = mesh("status", "push-0000000000", "--json");
         assertThat(Json.MAPPER.readTree(json.out()).get("state").asText()).isEqualTo("deferred");
-        assertThat(mesh("status", "push-0000000042").code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(mesh("status", "push-0000000042").code()).isEqualTo(ExitCodes.BAD_INPUT);
 
         ClientRun held = mesh("held");
         assertThat(held.code()).isZero();
@@ -241,18 +241,18 @@ class MeshCliTest {
         fx.api.stop();  // stopped: its port refuses connections
         String both = first + "," + second.uri();
         ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString(), "--revision", "r1");
-        assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
+        assertThat(p.code()).as(p.toString()).isEqualTo(ExitCodes.OK);
         assertThat(p.out()).startsWith("push-0000000000  revision r1");
         assertThat(p.err()).contains("mesh: " + first + " does not answer", "asking " + second.uri());
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().push("push-0000000000"))).isNotNull();
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED, null);
 
         ClientRun s = meshAt(both, "status");
-        assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
+        assertThat(s.code()).as(s.toString()).isEqualTo(ExitCodes.OK);
         assertThat(s.out()).contains("host-a", "store", "r1", "applied");
         assertThat(meshAt(both, "status", "push-0000000000").out()).contains("state applied");
         // The environment variable takes the same list; spaces around commas and a trailing comma are fine.
-        assertThat(meshAt(" " + first + " , " + second.uri() + ",", "held").code()).isEqualTo(MeshCli.OK);
+        assertThat(meshAt(" " + first + " , " + second.uri() + ",", "held").code()).isEqualTo(ExitCodes.OK);
     }
 
     @Test
@@ -282,10 +282,10 @@ class MeshCliTest {
         try {
             String both = "http://127.0.0.1:" + unavailable.getAddress().getPort() + "," + fx.api.uri();
             ClientRun s = meshAt(both, "status");
-            assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(s.code()).as(s.toString()).isEqualTo(ExitCodes.UNREACHABLE);
             assertThat(s.err()).contains("answered 503: ZooKeeper is unavailable").doesNotContain("does not answer");
             ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
-            assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(p.code()).as(p.toString()).isEqualTo(ExitCodes.UNREACHABLE);
             assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes())).isNull();
         } finally {
             unavailable.stop(0);
@@ -311,11 +311,11 @@ class MeshCliTest {
             t.start();
             String both = "http://127.0.0.1:" + dropper.getLocalPort() + "," + fx.api.uri();
             ClientRun p = meshAt(both, "push", manifest(Manifests.store("[host-a]")).toString());
-            assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(p.code()).as(p.toString()).isEqualTo(ExitCodes.UNREACHABLE);
             assertThat(p.err()).contains("lost the coordinator at http://127.0.0.1:" + dropper.getLocalPort(), "not sent to another coordinator");
             assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushes())).isNull();
             ClientRun s = meshAt(both, "status");
-            assertThat(s.code()).as(s.toString()).isEqualTo(MeshCli.OK);
+            assertThat(s.code()).as(s.toString()).isEqualTo(ExitCodes.OK);
             assertThat(s.err()).contains("does not answer", "asking " + fx.api.uri());
         }
     }
@@ -327,7 +327,7 @@ class MeshCliTest {
         fx.api.stop();
         second.close();
         ClientRun r = meshAt(both, "status");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.UNREACHABLE);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.UNREACHABLE);
         assertThat(r.err()).contains("cannot reach any coordinator: " + fx.api.uri() + ": ", "; " + second.uri() + ": ");
         assertThat(meshAt("http://127.0.0.1:1,not a url", "status").err()).contains("--coordinator must be a URL", "got 'not a url'");
     }
@@ -345,9 +345,9 @@ class MeshCliTest {
     void aFailedTargetANewerPushReplacedSaysItsErrorAndThePushThatReplacedIt() throws Exception {
         var target = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"failed\",\"revision\":\"r3\","
                 + "\"push\":\"push-0000000003\",\"error\":\"m-web: not ready: exited (3)\",\"supersededBy\":\"push-0000000003\"}");
-        assertThat(MeshCli.describe(target)).isEqualTo("failed: m-web: not ready: exited (3) (then replaced by push-0000000003)");
+        assertThat(ClientText.describe(target)).isEqualTo("failed: m-web: not ready: exited (3) (then replaced by push-0000000003)");
         var plain = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"failed\",\"error\":\"boom\"}");
-        assertThat(MeshCli.describe(plain)).isEqualTo("failed: boom");
+        assertThat(ClientText.describe(plain)).isEqualTo("failed: boom");
     }
 
     /** Decision 32: a pending host says what its apply waits for, in mesh status PUSH and mesh push --wait alike. */
@@ -355,8 +355,8 @@ class MeshCliTest {
     void aPendingTargetSaysWhatItsApplyWaitsFor() throws Exception {
         var target = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"pending\","
                 + "\"detail\":\"waiting for m-api: health starting, 2 failed checks\"}");
-        assertThat(MeshCli.describe(target)).isEqualTo("pending (waiting for m-api: health starting, 2 failed checks)");
+        assertThat(ClientText.describe(target)).isEqualTo("pending (waiting for m-api: health starting, 2 failed checks)");
         var plain = Json.MAPPER.readTree("{\"host\":\"h\",\"module\":\"m\",\"state\":\"pending\"}");
-        assertThat(MeshCli.describe(plain)).isEqualTo("pending");
+        assertThat(ClientText.describe(plain)).isEqualTo("pending");
     }
 }

@@ -64,7 +64,7 @@ class OperatorCommandsTest {
     @Order(1)
     void pushWaitFollowsEveryHostAndExitsZeroWhenApplied() throws Exception {
         ClientRun r = mesh("push", manifest("r1", "[" + HOST + "]").toString(), "--revision", "r1", "--wait", "--timeout", "60s", "--interval", "200ms");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.OK);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).contains("revision r1", HOST + "  " + fx.module + "  applied r1", "applied on every host");
     }
 
@@ -130,7 +130,7 @@ class OperatorCommandsTest {
 
         fx.release();
         ClientRun w = window.get(90, TimeUnit.SECONDS);
-        assertThat(w.code()).as(w.toString()).isEqualTo(MeshCli.OK);
+        assertThat(w.code()).as(w.toString()).isEqualTo(ExitCodes.OK);
         assertThat(w.out()).containsPattern("window-\\d{10}  asked host " + HOST + " to run " + fx.module + "/sweep");
         assertThat(w.out()).contains("running (agent pid", "outcome: succeeded", "held " + container, "step exit 0", "sweeping", "swept");
         // The client deleted its request once read (the second one's is still there).
@@ -141,12 +141,12 @@ class OperatorCommandsTest {
         fx.awaitHeld();
         fx.release();
         ClientRun w2 = second.get(90, TimeUnit.SECONDS);
-        assertThat(w2.code()).as(w2.toString()).isEqualTo(MeshCli.OK);
+        assertThat(w2.code()).as(w2.toString()).isEqualTo(ExitCodes.OK);
         assertThat(w2.out()).contains("waits for the module lock of " + fx.module + " on " + HOST + ", behind window:sweep", "outcome: succeeded");
         assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().requests(HOST))).isEmpty();
 
         ClientRun p = push.get(90, TimeUnit.SECONDS);
-        assertThat(p.code()).as(p.toString()).isEqualTo(MeshCli.OK);
+        assertThat(p.code()).as(p.toString()).isEqualTo(ExitCodes.OK);
         assertThat(p.out()).contains(HOST + "  " + fx.module + "  pending", "deferred (window sweep w-", HOST + "  " + fx.module + "  applied r2");
         assertThat(p.out().indexOf("deferred (window sweep")).isLessThan(p.out().indexOf("applied r2"));
 
@@ -187,7 +187,7 @@ class OperatorCommandsTest {
     @Order(5)
     void windowRunExitsOneWhenTheStepFails() {
         ClientRun r = mesh("window", "run", fx.module + "/fails", "--host", HOST, "--interval", "200ms", "--timeout", "60s");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILED);
         assertThat(r.out()).contains("outcome: step-failed", "step exit 3", "error: step exited 3", "broken");
     }
 
@@ -195,23 +195,23 @@ class OperatorCommandsTest {
     @Order(6)
     void windowRunExitsTwoForWhatCannotRunAndThreeOnTimeout() throws Exception {
         ClientRun noSchedule = mesh("window", "run", fx.module + "/nope", "--host", HOST);
-        assertThat(noSchedule.code()).as(noSchedule.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(noSchedule.code()).as(noSchedule.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noSchedule.err()).contains("400", "has no schedule 'nope'", "sweep");
         ClientRun badTarget = mesh("window", "run", "justamodule", "--host", HOST);
-        assertThat(badTarget.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(badTarget.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(badTarget.err()).contains("MODULE/SCHEDULE");
         ClientRun otherHost = mesh("window", "run", fx.module + "/sweep", "--host", "host-b");
-        assertThat(otherHost.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(otherHost.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(otherHost.err()).contains("does not run on host host-b");
 
         // A host named by the module but without a running agent: refused (409), nothing is requested.
         assertThat(mesh("push", manifest("r2", "[" + HOST + ", host-z]").toString(), "--revision", "r2").code()).isZero();
         ClientRun noAgent = mesh("window", "run", fx.module + "/sweep", "--host", "host-z");
-        assertThat(noAgent.code()).as(noAgent.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(noAgent.code()).as(noAgent.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(noAgent.err()).contains("409", "host host-z has no running agent");
 
         ClientRun timedOut = mesh("window", "run", fx.module + "/sweep", "--host", HOST, "--timeout", "1s", "--interval", "200ms");
-        assertThat(timedOut.code()).as(timedOut.toString()).isEqualTo(MeshCli.TIMEOUT);
+        assertThat(timedOut.code()).as(timedOut.toString()).isEqualTo(ExitCodes.TIMEOUT);
         assertThat(timedOut.err()).contains("timed out after 1s", "zkcli get /mesh/requests/" + HOST + "/window-");
         // The request stays for the agent, which runs it: let it finish.
         fx.awaitHeld();
@@ -232,7 +232,7 @@ class OperatorCommandsTest {
             List<String> all = new ArrayList<>(List.of(args));
             all.add(nowhere);
             ClientRun r = mesh(all.toArray(String[]::new));
-            assertThat(r.code()).as(String.join(" ", args) + ": " + r).isEqualTo(MeshCli.UNREACHABLE);
+            assertThat(r.code()).as(String.join(" ", args) + ": " + r).isEqualTo(ExitCodes.UNREACHABLE);
             assertThat(r.err()).contains("cannot reach the coordinator");
         }
     }

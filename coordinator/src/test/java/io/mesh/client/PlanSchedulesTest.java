@@ -46,7 +46,7 @@ class PlanSchedulesTest {
 
         Path m = Files.writeString(dir.resolve("m.yaml"), changed() + "---\n" + Manifests.web("[host-x]"));
         ClientRun r = ClientRun.of(fx.api.uri().toString(), "push", m.toString(), "--plan", "--timeout", "2s", "--interval", "100ms");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED); // host-x has no agent
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILED); // host-x has no agent
         assertThat(r.out()).contains(
                 "schedule store/compact added: cron: 0 5 * * 0 UTC",
                 "schedule store/garbage-collect changed: cron: 30 3 * * * -> 0 4 * * *; timeout: 30m -> 45m");

@@ -138,7 +138,7 @@ class PlanTest {
         String ghost = container("ghost", "mesh-demo/no-such-image:0", "");
         ClientRun plan = mesh("push", file(manifest("r3", "[" + HOST + "]", priv, ghost)).toString(), "--plan", "--interval", "200ms");
 
-        assertThat(plan.code()).as(plan.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(plan.code()).as(plan.toString()).isEqualTo(ExitCodes.FAILED);
         assertThat(plan.out()).contains("would-fail", "refused by this agent's policy", "privileged",
                 "image mesh-demo/no-such-image:0 is not on this host", "would fail or be refused on " + HOST + "/" + fx.module);
         JsonNode v = view(plan.out());
@@ -176,7 +176,7 @@ class PlanTest {
     void aHostWithoutAnAgentShowsNoAgent() throws Exception {
         ClientRun plan = mesh("push", file(manifest("r1", "[" + HOST + ", host-zz]", container("old", TestDocker.BUSYBOX, ""))).toString(),
                 "--plan", "--interval", "200ms");
-        assertThat(plan.code()).as(plan.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(plan.code()).as(plan.toString()).isEqualTo(ExitCodes.FAILED);
         assertThat(plan.out()).contains("host-zz", "no-agent", "no agent on host-zz");
         JsonNode v = view(plan.out());
         List<String> states = new ArrayList<>();
@@ -202,7 +202,7 @@ class PlanTest {
         assertThat(stat(fx.zk.paths().plans()).getCversion()).isEqualTo(plansStat.getCversion());
 
         ClientRun r = mesh("push", file(bad).toString(), "--plan");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.err()).contains("refused the manifest", "document 1");
         assertThat(stat(fx.zk.paths().plans()).getCversion()).isEqualTo(plansStat.getCversion());
     }

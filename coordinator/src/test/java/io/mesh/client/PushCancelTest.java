@@ -120,14 +120,14 @@ class PushCancelTest {
         assertThat(fx.api.push(Manifests.store("[host-a]")).status()).isEqualTo(202);
         report("host-a", "store", "r1", "push-0000000000", ApplyOutcome.APPLIED);
         ClientRun done = mesh("push", "cancel", "push-0000000000");
-        assertThat(done.code()).as(done.toString()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(done.code()).as(done.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(done.err()).contains("nothing to cancel");
         assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().pushCancel("push-0000000000"))).isNull();
 
         assertThat(fx.api.method("POST", "/v1/pushes/push-0000000042/cancel").status()).isEqualTo(404);
         assertThat(fx.api.method("GET", "/v1/pushes/push-0000000000/cancel").status()).isEqualTo(405);
         ClientRun bad = mesh("push", "cancel", "42");
-        assertThat(bad.code()).isEqualTo(MeshCli.BAD_INPUT);
+        assertThat(bad.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(bad.err()).contains("not a push id");
     }
 }

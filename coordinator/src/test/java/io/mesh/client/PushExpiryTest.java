@@ -33,7 +33,7 @@ class PushExpiryTest {
         Path m = Files.writeString(dir.resolve("m.yaml"), Manifests.store("[hots-b]"));
         long t0 = System.nanoTime();
         ClientRun r = ClientRun.of(fx.api.uri().toString(), "push", m.toString(), "--revision", "r1", "--wait", "--timeout", "1m", "--interval", "200ms");
-        assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILED);
         assertThat(r.out()).contains("hots-b  store  expired (no agent)", "push-0000000000 not applied on hots-b: expired, no agent runs there");
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("before the 10 s grace for hosts without an agent").isLessThan(Duration.ofSeconds(9));
 

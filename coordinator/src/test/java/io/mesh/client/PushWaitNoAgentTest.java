@@ -61,7 +61,7 @@ class PushWaitNoAgentTest {
             awaitPush(push);
             report("host-a", "store", "r1", push, ApplyOutcome.APPLIED, null);
             ClientRun r = run.get(60, TimeUnit.SECONDS);
-            assertThat(r.code()).as(r.toString()).isEqualTo(MeshCli.FAILED);
+            assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILED);
             assertThat(r.err()).contains("host hots-b has no agent").doesNotContain("host host-a has no agent");
             assertThat(r.out()).contains("host-a  store  applied r1", push + " not applied on hots-b: no agent runs there");
         } finally {

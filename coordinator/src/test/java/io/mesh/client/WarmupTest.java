@@ -8,6 +8,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WarmupTest {
     @Test
     void everyCommandRunsAgainstTheStandIn() throws Exception {
-        assertThat(Warmup.run()).containsOnly(MeshCli.OK).hasSize(4);
+        assertThat(Warmup.run()).containsOnly(ExitCodes.OK).hasSize(4);
     }
 }

@@ -3,7 +3,7 @@ package io.mesh.fleet;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Network;
-import io.mesh.client.MeshCli;
+import io.mesh.client.ExitCodes;
 import io.mesh.e2e.ShopCompose;
 import io.mesh.manifest.ManifestParser;
 import io.mesh.manifest.ModuleSpec;
@@ -46,7 +46,7 @@ class ComposeAppIT {
         String volume = null;
         try {
             FleetIT.Run imported = mesh("import-compose", file.toString(), "--module", module, "--hosts", String.join(",", fleet.hosts()));
-            assertThat(imported.code()).as(imported.toString()).isEqualTo(MeshCli.OK);
+            assertThat(imported.code()).as(imported.toString()).isEqualTo(ExitCodes.OK);
             Path manifest = dir.resolve(module + ".yaml");
             Files.writeString(manifest, imported.out());
             ModuleSpec spec = new ManifestParser().parse(imported.out()).get(0);
@@ -55,7 +55,7 @@ class ComposeAppIT {
 
             FleetIT.Run push = mesh("push", manifest.toString(), "--wait", "--timeout", "180s", "--interval", "500ms",
                     "--coordinator=" + fleet.coordinators().get(0));
-            assertThat(push.code()).as(push.toString()).isEqualTo(MeshCli.OK);
+            assertThat(push.code()).as(push.toString()).isEqualTo(ExitCodes.OK);
 
             for (String host : fleet.hosts()) {
                 DockerClient docker = fleet.docker(host);
@@ -71,7 +71,7 @@ class ComposeAppIT {
 
             FleetIT.Run delete = mesh("delete", module, "--wait", "--timeout", "120s", "--interval", "500ms",
                     "--coordinator=" + fleet.coordinators().get(0));
-            assertThat(delete.code()).as(delete.toString()).isEqualTo(MeshCli.OK);
+            assertThat(delete.code()).as(delete.toString()).isEqualTo(ExitCodes.OK);
             for (String host : fleet.hosts()) {
                 DockerClient docker = fleet.docker(host);
                 assertThat(fleet.containers(host, module)).as("containers left on %s", host).isEmpty();

@@ -8,6 +8,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import io.mesh.client.CoordinatorClient;
+import io.mesh.client.ExitCodes;
 import io.mesh.client.MeshCli;
 import io.mesh.docker.Labels;
 import org.junit.jupiter.api.Test;
@@ -104,7 +105,7 @@ class FleetIT {
             Run push = mesh("push", file.toString(), "--revision", revision, "--wait", "--timeout", "120s", "--interval", "500ms",
                     "--coordinator=" + first);
             System.out.printf("push applied on every host in %.1f s%n", (System.nanoTime() - t0) / 1e9);
-            assertThat(push.code()).as(push.toString()).isEqualTo(MeshCli.OK);
+            assertThat(push.code()).as(push.toString()).isEqualTo(ExitCodes.OK);
             assertThat(push.out()).contains("applied on every host");
             String pushId = push.out().substring(0, push.out().indexOf(' '));
             JsonNode view = new CoordinatorClient(first, null).get("/v1/pushes/" + pushId).json();
@@ -144,7 +145,7 @@ class FleetIT {
             t0 = System.nanoTime();
             Run status = launcher(fleet, both, "status");
             System.out.printf("mesh status with coordinator 1 down: %.1f s%n", (System.nanoTime() - t0) / 1e9);
-            assertThat(status.code()).as(status.toString()).isEqualTo(MeshCli.OK);
+            assertThat(status.code()).as(status.toString()).isEqualTo(ExitCodes.OK);
             assertThat(status.err()).contains(first + " does not answer", "asking " + second);
             for (String host : fleet.hosts()) {
                 // the host table's line (the image table below it names the host and the module's container too)
@@ -153,14 +154,14 @@ class FleetIT {
                         .contains("online", revision, "applied");
             }
             Run one = launcher(fleet, both, "status", pushId);
-            assertThat(one.code()).as(one.toString()).isEqualTo(MeshCli.OK);
+            assertThat(one.code()).as(one.toString()).isEqualTo(ExitCodes.OK);
             assertThat(one.out()).contains("state applied");
 
             // fleet.sh up starts what is missing: coordinator 1 answers again.
             fleet.up();
             assertThat(healthz(first)).isEqualTo(200);
             Run again = mesh("status", "--coordinator=" + first);
-            assertThat(again.code()).as(again.toString()).isEqualTo(MeshCli.OK);
+            assertThat(again.code()).as(again.toString()).isEqualTo(ExitCodes.OK);
             assertThat(again.err()).isEmpty();
         } finally {
             if (healthz(first) != 200) fleet.up();

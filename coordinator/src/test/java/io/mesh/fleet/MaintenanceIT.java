@@ -2,7 +2,7 @@ package io.mesh.fleet;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.github.dockerjava.api.model.Event;
-import io.mesh.client.MeshCli;
+import io.mesh.client.ExitCodes;
 import io.mesh.wire.Json;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -75,12 +75,12 @@ class MaintenanceIT {
             for (String host : hosts) events.put(host, EngineEvents.record(host, fleet.dockerHost(host), modules::contains));
             FleetIT.Run r1 = mesh("push", Fleet.write(dir, "r1.yaml", plain(held, "v1") + "---\n" + plain(frozen, "v1")).toString(),
                     "--revision", "v1", "--wait", "--timeout", "60s", "--interval", "300ms", coordinator);
-            assertThat(r1.code()).as(r1.out() + r1.err()).isEqualTo(MeshCli.OK);
+            assertThat(r1.code()).as(r1.out() + r1.err()).isEqualTo(ExitCodes.OK);
 
             // An operator hold on the second host's app, placed before its agent restarts.
             String holdHost = hosts.get(1), holdContainer = held + "-app";
             FleetIT.Run hold = mesh("hold", holdHost, holdContainer, "--reason", "disk check", "--for", "60s", coordinator);
-            assertThat(hold.code()).as(hold.out() + hold.err()).isEqualTo(MeshCli.OK);
+            assertThat(hold.code()).as(hold.out() + hold.err()).isEqualTo(ExitCodes.OK);
             Instant holdEnds = Instant.now().plusSeconds(60);
             String heldId = container(fleet, holdHost, holdContainer);
             fleet.stopAgent(2, false);
@@ -96,7 +96,7 @@ class MaintenanceIT {
                     module(gb, "[" + hosts.get(1) + "]", cron, "    group: " + group + "\n    max-concurrent: 1\n", STEP_SECONDS),
                     module(late, "[\"*\"]", cron, "    max-concurrent: 1\n    start-by: 4s\n", 10)));
             FleetIT.Run push = mesh("push", manifest.toString(), "--revision", "r1", "--wait", "--timeout", "60s", "--interval", "300ms", coordinator);
-            assertThat(push.code()).as(push.out() + push.err()).isEqualTo(MeshCli.OK);
+            assertThat(push.code()).as(push.out() + push.err()).isEqualTo(ExitCodes.OK);
             assertThat(Instant.now()).as("pushed and applied before the cron minute").isBefore(fire.toInstant().minusSeconds(2));
 
             // While they wait: the queue, from ZooKeeper's nodes and from mesh windows (watched in the background).
@@ -126,7 +126,7 @@ class MaintenanceIT {
             // The hold, obeyed by the restarted agent: a push's apply leaves the held app alone and applies its side.
             long v2From = EngineEvents.nanos(Instant.now());
             FleetIT.Run v2 = mesh("push", Fleet.write(dir, "held-v2.yaml", plain(held, "v2")).toString(), "--revision", "v2", coordinator);
-            assertThat(v2.code()).as(v2.out() + v2.err()).isEqualTo(MeshCli.OK);
+            assertThat(v2.code()).as(v2.out() + v2.err()).isEqualTo(ExitCodes.OK);
             for (String host : hosts) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> fleet.env(host, held + "-side").contains("VERSION=v2"));
                 if (!host.equals(holdHost)) await().atMost(Duration.ofSeconds(30)).until(() -> fleet.env(host, holdContainer).contains("VERSION=v2"));
@@ -142,10 +142,10 @@ class MaintenanceIT {
 
             // A freeze defers a push on every host, with no Docker event; the push lands when it thaws.
             FleetIT.Run freeze = mesh("freeze", frozen, "--for", "10m", "--reason", "release weekend", coordinator);
-            assertThat(freeze.code()).as(freeze.out() + freeze.err()).isEqualTo(MeshCli.OK);
+            assertThat(freeze.code()).as(freeze.out() + freeze.err()).isEqualTo(ExitCodes.OK);
             long f2From = EngineEvents.nanos(Instant.now());
             FleetIT.Run f2 = mesh("push", Fleet.write(dir, "frozen-v2.yaml", plain(frozen, "v2")).toString(), "--revision", "v2", coordinator);
-            assertThat(f2.code()).as(f2.out() + f2.err()).isEqualTo(MeshCli.OK);
+            assertThat(f2.code()).as(f2.out() + f2.err()).isEqualTo(ExitCodes.OK);
             String f2Push = f2.out().substring(0, f2.out().indexOf(' '));
             await().atMost(Duration.ofSeconds(30)).until(() -> mesh("status", f2Push, coordinator).out().lines()
                     .filter(l -> hosts.stream().anyMatch(l::startsWith) && l.contains(frozen) && l.contains("deferred") && l.contains("frozen: release weekend")).count() == hosts.size());
@@ -159,7 +159,7 @@ class MaintenanceIT {
                 assertThat(report.path("freeze").path("reason").asText()).isEqualTo("release weekend");
             }
             FleetIT.Run thaw = mesh("thaw", frozen, coordinator);
-            assertThat(thaw.code()).as(thaw.out() + thaw.err()).isEqualTo(MeshCli.OK);
+            assertThat(thaw.code()).as(thaw.out() + thaw.err()).isEqualTo(ExitCodes.OK);
             for (String host : hosts) await().atMost(Duration.ofSeconds(30)).until(() -> fleet.env(host, frozen + "-app").contains("VERSION=v2"));
 
             String[] seen = queueSeen.get(150, java.util.concurrent.TimeUnit.SECONDS);

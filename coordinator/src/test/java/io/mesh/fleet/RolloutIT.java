@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Event;
 import io.mesh.client.CoordinatorClient;
-import io.mesh.client.MeshCli;
+import io.mesh.client.ExitCodes;
 import io.mesh.curator.RolloutNodes;
 import io.mesh.wire.Json;
 import io.mesh.wire.RolloutRecord;
@@ -80,7 +80,7 @@ class RolloutIT {
         try {
             Path v1 = Fleet.write(dir, "v1.yaml", manifest(module, "v1", true));
             MeshRun push1 = run("push", v1.toString(), "--revision", "v1", "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
-            assertThat(push1.code).as(push1.text).isEqualTo(MeshCli.OK);
+            assertThat(push1.code).as(push1.text).isEqualTo(ExitCodes.OK);
             String push1Id = push1.out.substring(0, push1.out.indexOf(' '));
             assertThat(push1.out).as("push --wait shows the waves").contains("rollout " + module + ": rolling", "rollout " + module + ": done");
             for (String host : hosts) events.put(host, EngineEvents.record(host, fleet.dockerHost(host), module::equals));
@@ -89,7 +89,7 @@ class RolloutIT {
             Path v2 = Fleet.write(dir, "v2.yaml", manifest(module, "v2", true));
             long planFrom = nowNanos();
             MeshRun plan = run("push", v2.toString(), "--plan", coordinator);
-            assertThat(plan.code).as(plan.text).isEqualTo(MeshCli.OK);
+            assertThat(plan.code).as(plan.text).isEqualTo(ExitCodes.OK);
             assertThat(plan.out).contains("recreated");
             settle(events);
             for (String host : hosts) assertThat(changes(events.get(host), planFrom)).as("Docker events of the plan on %s", host).isEmpty();
@@ -107,7 +107,7 @@ class RolloutIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> !"running".equals(single(fleet, windowHost, module).getState()));
             long v2From = nowNanos();
             MeshRun push2 = run("push", v2.toString(), "--revision", "v2", coordinator);
-            assertThat(push2.code).as(push2.text).isEqualTo(MeshCli.OK);
+            assertThat(push2.code).as(push2.text).isEqualTo(ExitCodes.OK);
             List<String> others = hosts.stream().filter(h -> !h.equals(windowHost)).toList();
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                     .until(() -> rollout(zk, paths, module).done().containsAll(others));
@@ -117,7 +117,7 @@ class RolloutIT {
             JsonNode report = Json.MAPPER.readTree(zk.getData().forPath(paths.report(windowHost, module)));
             assertThat(report.path("outcome").asText()).as("report of %s during its window", windowHost).isEqualTo("deferred");
             MeshRun windowRun = window.get(90, TimeUnit.SECONDS);
-            assertThat(windowRun.code).as(windowRun.text).isEqualTo(MeshCli.OK);
+            assertThat(windowRun.code).as(windowRun.text).isEqualTo(ExitCodes.OK);
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                     .until(() -> rollout(zk, paths, module).state() == RolloutState.DONE);
             for (String host : hosts) assertThat(fleet.env(host, single(fleet, host, module).getId())).as(host).contains("VERSION=v2");
@@ -138,7 +138,7 @@ class RolloutIT {
             Path v3 = Fleet.write(dir, "v3.yaml", manifest(module, "v3", false));
             long v3From = nowNanos();
             MeshRun push3 = run("push", v3.toString(), "--revision", "v3", "--wait", "--timeout", "90s", "--interval", "300ms", coordinator);
-            assertThat(push3.code).as(push3.text).isEqualTo(MeshCli.FAILED);
+            assertThat(push3.code).as(push3.text).isEqualTo(ExitCodes.FAILED);
             assertThat(push3.out).contains("is paused", "mesh rollout resume " + module);
             RolloutRecord paused = rollout(zk, paths, module);
             assertThat(paused.state()).isEqualTo(RolloutState.PAUSED);
@@ -166,18 +166,18 @@ class RolloutIT {
             MeshRun pushStatus = run("status", paused.push(), coordinator);
             assertThat(pushStatus.out).as(pushStatus.text).contains("waiting");
             MeshRun status = run("rollout", "status", module, coordinator);
-            assertThat(status.code).as(status.text).isEqualTo(MeshCli.OK);
+            assertThat(status.code).as(status.text).isEqualTo(ExitCodes.OK);
             assertThat(status.out).contains("paused", "failed " + canary);
             MeshRun abort = run("rollout", "abort", module, coordinator);
-            assertThat(abort.code).as(abort.text).isEqualTo(MeshCli.OK);
+            assertThat(abort.code).as(abort.text).isEqualTo(ExitCodes.OK);
             assertThat(rollout(zk, paths, module).state()).isEqualTo(RolloutState.ABORTED);
             MeshRun again = run("rollout", "abort", module, coordinator);
-            assertThat(again.code).as("an ended rollout cannot be aborted again: %s", again.text).isEqualTo(MeshCli.BAD_INPUT);
+            assertThat(again.code).as("an ended rollout cannot be aborted again: %s", again.text).isEqualTo(ExitCodes.BAD_INPUT);
 
             // mesh rollback to v1: an ordinary push, in waves, that restores v1's spec on every host, with every
             // coordinator down once it is taken (the agents move their own nodes of the rollout and derive it from them).
             MeshRun rollback = run("rollback", module, "--to", push1Id, coordinator);
-            assertThat(rollback.code).as(rollback.text).isEqualTo(MeshCli.OK);
+            assertThat(rollback.code).as(rollback.text).isEqualTo(ExitCodes.OK);
             String rollbackId = rollback.out.substring(0, rollback.out.indexOf(' '));
             fleet.killCoordinator(1);
             fleet.killCoordinator(2);
@@ -198,7 +198,7 @@ class RolloutIT {
                 return rollbackId.equals(folded.push()) && folded.state() == RolloutState.DONE && folded.done().containsAll(hosts);
             });
             MeshRun rolledBack = run("status", rollbackId, coordinator);
-            assertThat(rolledBack.code).as(rolledBack.text).isEqualTo(MeshCli.OK);
+            assertThat(rolledBack.code).as(rolledBack.text).isEqualTo(ExitCodes.OK);
             assertThat(rolledBack.out).contains("state applied");
 
             // An agent killed mid-recreate keeps its place in the wave although its lease goes with its session: nobody
@@ -206,7 +206,7 @@ class RolloutIT {
             Path v5 = Fleet.write(dir, "v5.yaml", manifest(module, "v5", true).replace("min-healthy: 1s, deadline: 6s", "min-healthy: 4s, deadline: 30s"));
             long v5From = nowNanos();
             MeshRun push5 = run("push", v5.toString(), "--revision", "v5", coordinator);
-            assertThat(push5.code).as(push5.text).isEqualTo(MeshCli.OK);
+            assertThat(push5.code).as(push5.text).isEqualTo(ExitCodes.OK);
             List<String> wave = hosts.subList(1, hosts.size());
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
                     .until(() -> rollout(zk, paths, module).applying().stream().anyMatch(wave::contains));
@@ -243,7 +243,7 @@ class RolloutIT {
                     "    volumes: [\"" + flagVolume + ":/flag:ro\"]\n"));
             long v4From = nowNanos();
             MeshRun push4 = run("push", v4.toString(), "--revision", "v4", "--wait", "--timeout", "120s", "--interval", "300ms", coordinator);
-            assertThat(push4.code).as(push4.text).isEqualTo(MeshCli.FAILED);
+            assertThat(push4.code).as(push4.text).isEqualTo(ExitCodes.FAILED);
             assertThat(push4.out).contains("is reverted");
             RolloutRecord reverted = rollout(zk, paths, module);
             assertThat(reverted.state()).isEqualTo(RolloutState.REVERTED);

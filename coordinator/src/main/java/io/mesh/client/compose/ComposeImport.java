@@ -141,12 +141,6 @@ public final class ComposeImport {
         throw new ComposeRefusedException(refused);
     }
 
-    /**
-     * @param service a compose service's name
-     * @return its container's name: compose allows {@code _} in names and mesh does not, so it becomes {@code -}
-     */
-    static String containerName(String service) { return service.replace('_', '-'); }
-
     /** Compose's project name: {@code name}, else the directory's name lower-cased without other characters than compose keeps. */
     private String project(ObjectNode top, ImportContext ctx) {
         JsonNode name = top.get("name");
@@ -168,7 +162,7 @@ public final class ComposeImport {
             ctx.origin("module", "--module");
             return module;
         }
-        String name = containerName(project);
+        String name = ServiceFields.containerName(project);
         if (!name.equals(project)) ctx.note("module", "the project '" + project + "' is the module '" + name + "' (mesh's names have no '_'); give --module to choose another");
         if (!ModuleName.matches(name)) ctx.refuse("module", "'" + name + "' is not a module name (lower-case letters, digits and '-', at most 40): give --module NAME");
         return name;
@@ -238,7 +232,7 @@ public final class ComposeImport {
         for (Map.Entry<String, JsonNode> e : s.properties()) {
             String service = e.getKey();
             String p = "services." + service;
-            String container = containerName(service);
+            String container = ServiceFields.containerName(service);
             if (!ModuleName.matches(container)) {
                 ctx.refuse(p, "'" + service + "' cannot be a container's name: rename the service with lower-case letters, digits, '-' and '_', at most 40 characters");
                 continue;

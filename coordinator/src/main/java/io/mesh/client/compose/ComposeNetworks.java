@@ -28,16 +28,6 @@ final class ComposeNetworks {
 
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
-    /**
-     * One network services may join.
-     *
-     * @param settings the module network's fields ({@code internal}, {@code labels}, {@code external}, {@code name})
-     * @param external mesh neither creates nor removes it
-     * @param docker   its Docker name as compose named it: {@code name}, else the key when external, else {@code <project>_<key>}
-     * @param declared written under the compose file's top-level networks (else compose's implicit {@code default})
-     */
-    record Declared(ObjectNode settings, boolean external, String docker, boolean declared) {}
-
     private ComposeNetworks() {}
 
     /**
@@ -49,7 +39,7 @@ final class ComposeNetworks {
      * @param project compose's project name, which compose's Docker names begin with
      */
     static void declare(JsonNode node, String project, ImportContext ctx) {
-        ctx.networks.put("default", new Declared(F.objectNode(), false, project + "_default", false));
+        ctx.networks.put("default", new ProjectNetwork(F.objectNode(), false, project + "_default", false));
         if (node == null || node.isNull()) return;
         if (!(node instanceof ObjectNode o)) {
             ctx.refuse("networks", "must be a mapping of network names to their settings");
@@ -63,12 +53,12 @@ final class ComposeNetworks {
                 ctx.networks.put(key, settings(key, p, settings, project, ctx));
             } else {
                 if (!e.getValue().isNull()) ctx.refuse(p, "must be empty or a mapping of settings");
-                ctx.networks.put(key, new Declared(F.objectNode(), false, project + "_" + key, true));
+                ctx.networks.put(key, new ProjectNetwork(F.objectNode(), false, project + "_" + key, true));
             }
         }
     }
 
-    private static Declared settings(String key, String p, ObjectNode settings, String project, ImportContext ctx) {
+    private static ProjectNetwork settings(String key, String p, ObjectNode settings, String project, ImportContext ctx) {
         ObjectNode out = F.objectNode();
         boolean external = false;
         String name = null;
@@ -119,13 +109,13 @@ final class ComposeNetworks {
             }
             ObjectNode ext = F.objectNode().put("external", true);
             if (name != null) ext.put("name", name);
-            return new Declared(ext, true, name != null ? name : key, true);
+            return new ProjectNetwork(ext, true, name != null ? name : key, true);
         }
         if (name != null) {
             ctx.refuse(p + ".name", "mesh names the networks it creates <module>_" + key + ": remove name, or create the network '" + name
                     + "' yourself on every host (docker network create " + name + ") and declare it external: true");
         }
-        return new Declared(out, false, project + "_" + key, true);
+        return new ProjectNetwork(out, false, project + "_" + key, true);
     }
 
     /** Compose's two forms of labels, {@code {K: V}} or {@code ["K=V"]}; a key without a value is the empty string, as in compose. */
@@ -167,9 +157,9 @@ final class ComposeNetworks {
     static ObjectNode moduleNetworks(String module, ImportContext ctx) {
         ObjectNode out = F.objectNode();
         ctx.origin("networks", "networks");
-        for (Map.Entry<String, Declared> e : ctx.networks.entrySet()) {
+        for (Map.Entry<String, ProjectNetwork> e : ctx.networks.entrySet()) {
             String key = e.getKey();
-            Declared d = e.getValue();
+            ProjectNetwork d = e.getValue();
             String p = "networks." + key;
             if (!ctx.networksJoined.contains(key)) {
                 if (d.declared()) ctx.note(p, "no service joins it: left out of the module");

@@ -19,7 +19,7 @@ final class ImportContext {
     /** Top-level volumes by key: their Docker names. */
     final Map<String, String> volumes = new LinkedHashMap<>();
     /** Top-level networks by key, compose's implicit {@code default} with them ({@link ComposeNetworks#declare}). */
-    final Map<String, ComposeNetworks.Declared> networks = new LinkedHashMap<>();
+    final Map<String, ProjectNetwork> networks = new LinkedHashMap<>();
     /** Keys of the networks some service joins: only these become module networks. */
     final Set<String> networksJoined = new LinkedHashSet<>();
     /** Compose service names by the manifest's container names. */

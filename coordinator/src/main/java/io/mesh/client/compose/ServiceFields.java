@@ -117,6 +117,14 @@ final class ServiceFields {
         return new ServiceFields(ctx, service, container, node).convert();
     }
 
+    /**
+     * @param service a compose service's name
+     * @return its container's name: compose allows {@code _} in names and mesh does not, so it becomes {@code -}. Here,
+     *         with the rest of what a service becomes: {@link ComposeImport} names the containers with it and
+     *         {@code depends_on} names the ones it waits for.
+     */
+    static String containerName(String service) { return service.replace('_', '-'); }
+
     private ObjectNode convert() {
         ctx.origin(to, at);
         network();
@@ -686,7 +694,7 @@ final class ServiceFields {
     private void dependsOn(JsonNode v, String p) {
         ObjectNode d = F.objectNode();
         if (v.isArray()) {
-            strings(v, p, false, l -> l.forEach(s -> d.putObject(ComposeImport.containerName(s)).put("condition", "started")));
+            strings(v, p, false, l -> l.forEach(s -> d.putObject(containerName(s)).put("condition", "started")));
         } else if (v instanceof ObjectNode o) {
             o.fields().forEachRemaining(e -> {
                 String ep = p + "." + e.getKey();
@@ -724,8 +732,8 @@ final class ServiceFields {
                     condition = null;
                 }
                 if (condition != null) {
-                    d.putObject(ComposeImport.containerName(e.getKey())).put("condition", condition);
-                    ctx.origin(to + ".depends-on." + ComposeImport.containerName(e.getKey()), ep);
+                    d.putObject(containerName(e.getKey())).put("condition", condition);
+                    ctx.origin(to + ".depends-on." + containerName(e.getKey()), ep);
                 }
             });
         } else {

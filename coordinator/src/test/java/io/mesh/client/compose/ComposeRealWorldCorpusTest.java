@@ -236,7 +236,7 @@ class ComposeRealWorldCorpusTest {
             assertThat(module.module()).isEqualTo(name);
             JsonNode services = ComposeYaml.read(Files.readString(corpus().resolve(name + ".yml")), new ArrayList<>()).get("services");
             List<String> containers = new ArrayList<>();
-            services.fieldNames().forEachRemaining(s -> containers.add(ComposeImport.containerName(s)));
+            services.fieldNames().forEachRemaining(s -> containers.add(ServiceFields.containerName(s)));
             assertThat(module.containers().keySet()).containsExactlyElementsOf(containers);
             assertThat(module.containers().values()).extracting(ContainerSpec::image).containsOnly(RUNNABLE_IMAGE);
         } else {

@@ -80,7 +80,7 @@ public final class HostCredentials {
         try {
             Files.writeString(tmp, "# ZooKeeper identity of mesh host " + host + " (mesh-coordinator credentials, " + clock.instant()
                     + "): give it to mesh-agent --zk-auth-file; keep it mode 0600\n" + hostAuth.fileText(), StandardCharsets.UTF_8);
-            Optional<HostIdentity> before = HostIdentities.read(admin, paths, host);
+            Optional<HostIdentity> before = HostIdentity.read(admin, paths, host);
             done.addAll(HostIdentities.register(admin, paths, adminAuth, hostAuth, clock.instant()));
             if (before.isPresent() && !before.get().digest().equals(hostAuth.id().getId())) done.addAll(dropOldNodes(host));
             MeshZk.secure(admin, paths, adminAuth); // every other node to its rule, the host's subtree among them

@@ -71,7 +71,7 @@ class CredentialsCommandTest {
 
         try (CuratorFramework admin = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), ZkAuth.fromFile(adminFile()), paths);
              CuratorFramework mine = MeshZk.connect(zk.connect(), Duration.ofSeconds(20), host, paths)) {
-            HostIdentity id = HostIdentities.read(admin, paths, "hi-one").orElseThrow();
+            HostIdentity id = HostIdentity.read(admin, paths, "hi-one").orElseThrow();
             assertThat(id.digest()).isEqualTo(host.id().getId());
             assertThat(admin.getACL().forPath(paths.identity("hi-one"))).as("the admin's alone")
                     .extracting(a -> ZkAuth.userOf(a.getId())).containsExactly("mesh");

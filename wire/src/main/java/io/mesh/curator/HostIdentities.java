@@ -5,7 +5,6 @@ import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.ZooDefs.Perms;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.slf4j.Logger;
@@ -57,7 +56,7 @@ public final class HostIdentities {
         if (e != null && now - e.expiresNanos() < 0) return e.id();
         Optional<Id> id;
         try {
-            id = read(client.get(), paths, host).map(HostIdentity::id);
+            id = HostIdentity.read(client.get(), paths, host).map(HostIdentity::id);
         } catch (Exception ex) {
             log.warn("identity of host {} not read ({}): the node made now gives that host no rights", host, ex.toString());
             return Optional.empty();
@@ -68,18 +67,6 @@ public final class HostIdentities {
 
     /** Forgets what was read of {@code host} (after this process registered it). */
     public void forget(String host) { cache.remove(host); }
-
-    /**
-     * @return the host's identity; empty when it has none
-     * @throws Exception from ZooKeeper (NoAuth for a process without the admin identity)
-     */
-    public static Optional<HostIdentity> read(CuratorFramework client, ZkPaths paths, String host) throws Exception {
-        try {
-            return Optional.ofNullable(Json.readOrNull(client.getData().forPath(paths.identity(host)), HostIdentity.class));
-        } catch (KeeperException.NoNodeException e) {
-            return Optional.empty();
-        }
-    }
 
     /**
      * Registers a host's identity: writes {@code /mesh/identities/<host>}, then makes the host's own parents
@@ -98,7 +85,7 @@ public final class HostIdentities {
     public static List<String> register(CuratorFramework admin, ZkPaths paths, ZkAuth adminAuth, ZkAuth hostAuth, Instant at) throws Exception {
         HostIdentity identity = HostIdentity.of(hostAuth, at);
         String host = identity.host();
-        boolean replaced = read(admin, paths, host).isPresent();
+        boolean replaced = HostIdentity.read(admin, paths, host).isPresent();
         write(admin, paths, identity);
         List<String> done = new ArrayList<>();
         done.add((replaced ? "replaced " : "registered ") + paths.identity(host) + " (user " + hostAuth.user()
@@ -108,26 +95,14 @@ public final class HostIdentities {
             List<ACL> acl = rules.forPath(p);
             try {
                 admin.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl).forPath(p, "{}".getBytes(StandardCharsets.UTF_8));
-                done.add("created " + p + " " + describe(acl));
+                done.add("created " + p + " " + MeshAcls.describe(acl));
             } catch (KeeperException.NodeExistsException e) {
                 admin.setACL().withACL(acl).forPath(p);
-                done.add("set the ACL of " + p + " " + describe(acl));
+                done.add("set the ACL of " + p + " " + MeshAcls.describe(acl));
             }
         }
         done.addAll(LockNodes.ensureForHost(admin, paths, host, rules, adminAuth.id()));
         return done;
-    }
-
-    /** @return an ACL as {@code zkCli getAcl} would sum it up, hashes left out: {@code [digest:mesh:cdrwa, world:anyone:r]} */
-    public static String describe(List<ACL> acl) {
-        List<String> out = new ArrayList<>();
-        for (ACL a : acl) {
-            int p = a.getPerms();
-            String perms = ((p & Perms.CREATE) != 0 ? "c" : "") + ((p & Perms.DELETE) != 0 ? "d" : "") + ((p & Perms.READ) != 0 ? "r" : "")
-                    + ((p & Perms.WRITE) != 0 ? "w" : "") + ((p & Perms.ADMIN) != 0 ? "a" : "");
-            out.add(a.getId().getScheme() + ":" + ZkAuth.userOf(a.getId()) + ":" + perms);
-        }
-        return "[" + String.join(", ", out) + "]";
     }
 
     /**

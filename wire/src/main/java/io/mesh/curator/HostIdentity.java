@@ -1,5 +1,10 @@
 package io.mesh.curator;
 
+import java.util.Optional;
+import io.mesh.wire.ZkPaths;
+import io.mesh.wire.Json;
+import org.apache.zookeeper.KeeperException;
+import org.apache.curator.framework.CuratorFramework;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import org.apache.zookeeper.data.Id;
 
@@ -30,4 +35,16 @@ public record HostIdentity(String host, String user, String digest, Instant crea
 
     /** @return the identity as an ACL entry's id */
     public Id id() { return new Id(ZkAuth.SCHEME, digest); }
+
+    /**
+     * @return the host's identity; empty when it has none
+     * @throws Exception from ZooKeeper (NoAuth for a process without the admin identity)
+     */
+    public static Optional<HostIdentity> read(CuratorFramework client, ZkPaths paths, String host) throws Exception {
+        try {
+            return Optional.ofNullable(Json.readOrNull(client.getData().forPath(paths.identity(host)), HostIdentity.class));
+        } catch (KeeperException.NoNodeException e) {
+            return Optional.empty();
+        }
+    }
 }

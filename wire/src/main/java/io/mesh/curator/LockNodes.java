@@ -111,7 +111,7 @@ public final class LockNodes {
             }
             // The ACL provider knows identities as it read them up to a minute ago: a host registered since by another
             // process (mesh-coordinator credentials) gets its rights from a fresh read.
-            Optional<Id> id = HostIdentities.read(admin, paths, host).map(HostIdentity::id);
+            Optional<Id> id = HostIdentity.read(admin, paths, host).map(HostIdentity::id);
             List<ACL> acl = admin.getACL().forPath(p);
             if (id.isPresent() && acl.stream().noneMatch(a -> a.getId().equals(id.get()))) {
                 List<ACL> fixed = new ArrayList<>(acl.stream().filter(a -> !a.getId().equals(ZooDefs.Ids.ANYONE_ID_UNSAFE)).toList());
@@ -176,7 +176,7 @@ public final class LockNodes {
         if (made + aligned + replaced > 0) {
             out.add(0, "lock nodes of host " + host + " under " + paths.locks() + "/<module>: " + made + " made, " + aligned
                     + " given the host's rights, " + replaced + " replaced (made by another identity) "
-                    + HostIdentities.describe(rules.forPath(paths.lock(modules.iterator().next(), host))));
+                    + MeshAcls.describe(rules.forPath(paths.lock(modules.iterator().next(), host))));
         }
         return out;
     }

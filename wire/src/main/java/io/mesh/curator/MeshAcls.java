@@ -138,4 +138,16 @@ public final class MeshAcls implements ACLProvider {
         return acl.stream().anyMatch(a -> ZkAuth.SCHEME.equals(a.getId().getScheme())
                 && (ZkAuth.userOf(a.getId()).startsWith(ZkAuth.HOST_PREFIX) || ZkAuth.userOf(a.getId()).equals(ZkAuth.FLEET_USER)));
     }
+
+    /** @return an ACL as {@code zkCli getAcl} would sum it up, hashes left out: {@code [digest:mesh:cdrwa, world:anyone:r]} */
+    public static String describe(List<ACL> acl) {
+        List<String> out = new ArrayList<>();
+        for (ACL a : acl) {
+            int p = a.getPerms();
+            String perms = ((p & Perms.CREATE) != 0 ? "c" : "") + ((p & Perms.DELETE) != 0 ? "d" : "") + ((p & Perms.READ) != 0 ? "r" : "")
+                    + ((p & Perms.WRITE) != 0 ? "w" : "") + ((p & Perms.ADMIN) != 0 ? "a" : "");
+            out.add(a.getId().getScheme() + ":" + ZkAuth.userOf(a.getId()) + ":" + perms);
+        }
+        return "[" + String.join(", ", out) + "]";
+    }
 }

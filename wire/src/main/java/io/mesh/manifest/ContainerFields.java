@@ -82,7 +82,7 @@ final class ContainerFields {
             c.error(path + ".user", "'" + show(user.asText()) + "' is not a user: write user or user:group, by name or number, such as app or \"1000:1000\"");
         }
         JsonNode dir = node.get("working-dir");
-        if (dir != null && !(dir.isTextual() && ManifestParser.Check.cleanAbsolute(dir.asText()))) {
+        if (dir != null && !(dir.isTextual() && cleanAbsolute(dir.asText()))) {
             c.error(path + ".working-dir", "must be an absolute, clean path such as /srv/app; got " + describe(dir));
         }
         hostname(c, path, node);
@@ -205,7 +205,7 @@ final class ContainerFields {
                 int colon = t.indexOf(':');
                 String dir = colon < 0 ? t : t.substring(0, colon);
                 String at = path + ".tmpfs[" + i + "]";
-                if (!ManifestParser.Check.cleanAbsolute(dir) || dir.equals("/")) {
+                if (!cleanAbsolute(dir) || dir.equals("/")) {
                     c.error(at, "'" + show(t) + "' is not a tmpfs mount: write an absolute container path, optionally with mount options, such as /run or \"/tmp:size=64m,mode=1777\"");
                 } else if (colon >= 0 && !TMPFS_OPTIONS.matcher(t.substring(colon + 1)).matches()) {
                     c.error(at, "'" + show(t.substring(colon + 1)) + "' are not mount options: write comma-separated options such as size=64m,mode=1777");
@@ -282,8 +282,8 @@ final class ContainerFields {
         list(c, node, "devices", path, false).ifPresent(l -> {
             for (int i = 0; i < l.size(); i++) {
                 String[] parts = l.get(i).split(":", -1);
-                boolean ok = parts.length <= 3 && ManifestParser.Check.cleanAbsolute(parts[0])
-                        && (parts.length < 2 || ManifestParser.Check.cleanAbsolute(parts[1]))
+                boolean ok = parts.length <= 3 && cleanAbsolute(parts[0])
+                        && (parts.length < 2 || cleanAbsolute(parts[1]))
                         && (parts.length < 3 || DEVICE_PERMISSIONS.matcher(parts[2]).matches());
                 if (!ok) {
                     c.error(path + ".devices[" + i + "]", "'" + show(l.get(i)) + "' is not a device: write \"<host device>[:<container path>[:rwm]]\", such as \"/dev/fuse\" or \"/dev/ttyUSB0:/dev/ttyUSB0:rw\"");
@@ -453,11 +453,20 @@ final class ContainerFields {
         return gap >= 0 ? groups <= 7 : groups == 8;
     }
 
-    private static boolean hasControl(String s) {
+    /** @return true for an absolute path with no empty, {@code .} or {@code ..} segment and no control character */
+    static boolean cleanAbsolute(String p) {
+        if (!p.startsWith("/") || p.contains("//") || hasControl(p)) return false;
+        for (String seg : p.substring(1).split("/")) {
+            if (seg.equals(".") || seg.equals("..")) return false;
+        }
+        return true;
+    }
+
+    static boolean hasControl(String s) {
         return s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f);
     }
 
-    private static String show(String s) { return ManifestParser.Check.printable(s); }
+    private static String show(String s) { return Printable.of(s, 60); }
 
     static String describe(JsonNode n) {
         if (n == null) return "nothing";

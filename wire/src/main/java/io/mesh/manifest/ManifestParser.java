@@ -524,7 +524,7 @@ public final class ManifestParser {
             if (!SECRET_NAME.matcher(name).matches()) {
                 c.error(p, "'" + Check.printable(name) + "' is not a secret name: use letters, digits, '_', '.' and '-', at most 63 characters");
             }
-            if (!target.isTextual() || !Check.cleanAbsolute(target.asText()) || target.asText().equals("/")) {
+            if (!target.isTextual() || !ContainerFields.cleanAbsolute(target.asText()) || target.asText().equals("/")) {
                 c.error(p + ".target", "must be an absolute, clean path in the container other than /, such as /run/secrets/tls.key; got " + show(target));
             } else if (tmpfs.contains(target.asText())) {
                 c.error(p + ".target", "'" + target.asText() + "' is also a tmpfs of this container, and Docker mounts one thing at a path:"
@@ -956,7 +956,7 @@ public final class ManifestParser {
                 if (!e.isTextual() && !(e.isNumber())) {
                     error(path + "[" + i + "]", "must be a string; got " + show(e));
                     ok = false;
-                } else if (hasControl(e.asText())) {
+                } else if (ContainerFields.hasControl(e.asText())) {
                     error(path + "[" + i + "]", "contains a control character: remove it");
                     ok = false;
                 } else {
@@ -1022,11 +1022,11 @@ public final class ManifestParser {
                 }
                 String src = parts[0], dst = parts[1];
                 if (src.startsWith("/")) {
-                    if (!cleanAbsolute(src)) error(p, "host path '" + printable(src) + "' must be absolute and clean (no '.', '..' or '//' segments)");
+                    if (!ContainerFields.cleanAbsolute(src)) error(p, "host path '" + printable(src) + "' must be absolute and clean (no '.', '..' or '//' segments)");
                 } else if (!VOLUME_NAME.matcher(src).matches()) {
                     error(p, "'" + printable(src) + "' is neither a volume name (letters, digits, '_', '.', '-') nor an absolute host path");
                 }
-                if (!dst.startsWith("/") || !cleanAbsolute(dst)) {
+                if (!dst.startsWith("/") || !ContainerFields.cleanAbsolute(dst)) {
                     error(p, "container path '" + printable(dst) + "' must be absolute and clean, such as /var/lib/registry");
                 }
             }
@@ -1048,7 +1048,7 @@ public final class ManifestParser {
             String f = n.asText();
             if (f.startsWith("/")) {
                 error(path, "'" + printable(f) + "' is absolute: give it relative to the agent's --secrets-dir, such as db/password");
-            } else if (hasControl(f) || !cleanAbsolute("/" + f) || f.endsWith("/")) {
+            } else if (ContainerFields.hasControl(f) || !ContainerFields.cleanAbsolute("/" + f) || f.endsWith("/")) {
                 error(path, "'" + printable(f) + "' must be a clean relative path inside the agent's --secrets-dir (no '..', '.' or empty segments), such as db/password");
             }
         }
@@ -1093,18 +1093,6 @@ public final class ManifestParser {
                 error(path, e.getMessage());
                 return null;
             }
-        }
-
-        static boolean cleanAbsolute(String p) {
-            if (!p.startsWith("/") || p.contains("//") || hasControl(p)) return false;
-            for (String seg : p.substring(1).split("/")) {
-                if (seg.equals(".") || seg.equals("..")) return false;
-            }
-            return true;
-        }
-
-        private static boolean hasControl(String s) {
-            return s.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f);
         }
 
         static String printable(String s) { return Printable.of(s, 60); }

@@ -228,5 +228,5 @@ final class NetworkFields {
 
     private static String describe(JsonNode n) { return ContainerFields.describe(n); }
 
-    private static String show(String s) { return ManifestParser.Check.printable(s); }
+    private static String show(String s) { return Printable.of(s, 60); }
 }

@@ -5,7 +5,10 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.library.Architectures;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.common.PathUtils;
@@ -175,5 +178,26 @@ class ArchitectureTest {
         noClasses().that().resideOutsideOfPackage("io.mesh.docker..").and().resideInAPackage("io.mesh..")
                 .should().dependOnClassesThat().resideInAPackage("com.github.dockerjava..")
                 .check(mesh);
+    }
+
+    /**
+     * No cycle between classes either, inside a package or across (docs/architecture.md): each class's arrows go one
+     * way, so a class can be read, and changed, knowing only what is below it. A nested class counts as its top-level
+     * class.
+     */
+    @Test
+    void noClassCycles() {
+        slices().assignedFrom(new SliceAssignment() {
+            @Override
+            public SliceIdentifier getIdentifierOf(JavaClass c) {
+                String name = c.getName();
+                if (!name.startsWith("io.mesh.")) return SliceIdentifier.ignore();
+                int nested = name.indexOf('$');
+                return SliceIdentifier.of(nested < 0 ? name : name.substring(0, nested));
+            }
+
+            @Override
+            public String getDescription() { return "top-level classes of io.mesh"; }
+        }).should().beFreeOfCycles().check(mesh);
     }
 }

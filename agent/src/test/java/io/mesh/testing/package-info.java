@@ -8,6 +8,6 @@
  * {@code CoordinatorFixture} (a ZooKeeper and, for every test, a coordinator on it), {@code CoordinatorExtension} and
  * {@code OpsFixture} (a coordinator with an agent), the fault tests'
  * {@code io.mesh.faults.FaultFixture} ({@code @DaemonWithR1}), the fleet's {@code io.mesh.fleet.Fleet}
- * (docs/design.md, "Fleet on one machine").
+ * (docs/fleet.md).
  */
 package io.mesh.testing;

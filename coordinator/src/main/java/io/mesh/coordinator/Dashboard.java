@@ -282,7 +282,7 @@ public final class Dashboard {
     private record Audit(Instant from, Instant to, String html, String error) {}
 
     /**
-     * The "Last 24 hours" section (SPEC.md, "Audit"; docs/design.md, "the page"): the {@link Timeline} of the last
+     * The "Last 24 hours" section (SPEC.md, "Audit"; decision 28): the {@link Timeline} of the last
      * audit. An audit older than the cache is asked again, from a thread of its own and one at a time, so that a
      * refresh every {@value #REFRESH_SECONDS} s does not ask every host each time; a request waits for it at most the
      * wait, then shows what it had and says it is still asking. A source that throws is said, and the rest of the

@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * for a host without an agent node and whose report does not name it as ended ("agent offline; last known ...").
  *
  * <p>One Curator {@link CuratorCache} on {@code {root}/windows}, in memory only: a coordinator started after the
- * window went knows only what the host's last report says (docs/design.md, "Fleet status"). A window node created
+ * window went knows only what the host's last report says (docs/decisions/0022-status-from-a-cache.md). A window node created
  * again for the same host and module replaces the memory. Thread-safe.
  */
 final class VanishedWindows implements AutoCloseable {

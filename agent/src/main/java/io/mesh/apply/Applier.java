@@ -42,6 +42,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -348,17 +349,17 @@ public final class Applier {
         private List<ContainerResult> executed() throws Exception {
             held = HoldConfirmation.confirm(store, section, host, held);
             ModuleSection fencedSection = section; // fenced: its freeze reads go only while its lock is intact
+            // The execution asks before its first change (after the apply's line: the audit judges changes by it,
+            // decision 28), then before each container's; only the first may end the apply on a freeze it cannot read.
+            AtomicBoolean asked = new AtomicBoolean();
             ApplyExecution execution = new ApplyExecution(section.guarded(docker), context.policy(), host, context.secrets())
-                    .fencedBy(section.fenced(docker)).stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection, false))
+                    .fencedBy(section.fenced(docker))
+                    .stopChangesWhen(() -> frozenSince(module, frozenSince, fencedSection, !asked.getAndSet(true)))
                     .reportingTo(progress).startingHoldStopsFrom(holdStops).recordingRepairsBy(section::repairing);
             DesiredRecord toApply = admission.toApply();
             // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
-            if (toApply != null) {
-                section.beginApply(CallCause.push(toApply.push()));
-                // After the apply's line, before its first change: a freeze its cache saw before the line stops it
-                // whole (the audit judges changes by the line: decision 28).
-                frozenSince(module, frozenSince, section, true);
-            } else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
+            if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
+            else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
             List<ContainerResult> results = switch (admission.verdict()) {
                 case NONE, STALE -> null;
                 case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
@@ -606,9 +607,9 @@ public final class Applier {
     }
 
     /**
-     * Asked once the apply's line is written, before its first change, and again before each container's change
-     * begins: a freeze of the module that came after the apply read it under the lock stops the changes not yet begun
-     * (SPEC.md "Freezes"; decision 14). Read from ZooKeeper, with the lock intact: a freeze cannot be known otherwise.
+     * Asked before the apply's first change (its line written) and again before each container's change begins: a
+     * freeze of the module that came after the apply read it under the lock stops the changes not yet begun (SPEC.md
+     * "Freezes"; decision 14). Read from ZooKeeper, with the lock intact: a freeze cannot be known otherwise.
      *
      * @param seen      set to the freeze found
      * @param beforeAny true for the first question, when no change has begun: a freeze that cannot be read then ends

@@ -2,6 +2,7 @@ package io.mesh.apply;
 
 import io.mesh.rollout.RolloutGate;
 import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 
@@ -80,10 +81,10 @@ final class ApplyAdmission implements AutoCloseable {
      * @return the report as the rollout reads it: a host kept on its previous revision reads the rollout's outcome
      *         and why, and what runs here now is the kept revision, so the push it left does not read applied
      */
-    io.mesh.wire.ApplyReport keptAs(io.mesh.wire.ApplyReport report) {
+    ApplyReport keptAs(ApplyReport report) {
         if (!keepsPrevious() || report.outcome() == ApplyOutcome.DEFERRED) return report;
         boolean ran = report.outcome() == ApplyOutcome.APPLIED;
-        io.mesh.wire.ApplyReport r = report.withRollout(report.outcome() == ApplyOutcome.FAILED ? ApplyOutcome.FAILED : rollout.outcome(), rollout.why());
+        ApplyReport r = report.withRollout(report.outcome() == ApplyOutcome.FAILED ? ApplyOutcome.FAILED : rollout.outcome(), rollout.why());
         DesiredRecord kept = rollout.toApply();
         return ran && kept != null && kept.push() != null ? r.withKept(kept) : r;
     }
@@ -94,7 +95,7 @@ final class ApplyAdmission implements AutoCloseable {
      * @param report the report written
      * @throws Exception from ZooKeeper
      */
-    void finished(io.mesh.wire.ApplyReport report) throws Exception {
+    void finished(ApplyReport report) throws Exception {
         if (rollout != null) rollout.finished(report.outcome(), report.error());
     }
 

@@ -314,7 +314,6 @@ final class ApplyExecution {
      * @return true when something was put back (the caller looks at Docker again)
      */
     private boolean putBackInterrupted(List<ObservedContainer> observed, Map<String, HeldRecord> held) {
-        if (observed.stream().noneMatch(o -> o.dockerName().endsWith(PREV_SUFFIX))) return false;
         Runnable back = asRepair.get();
         try {
             return putBack(observed, held);

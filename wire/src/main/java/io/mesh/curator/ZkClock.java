@@ -59,20 +59,16 @@ public final class ZkClock {
     }
 
     /** @return a {@link Clock} reading {@link #earliest()}: the clock every end is judged by */
-    public static Clock earliestClock() {
-        return new Clock() {
-            @Override public ZoneId getZone() { return ZoneOffset.UTC; }
-            @Override public Clock withZone(ZoneId zone) { return this; }
-            @Override public Instant instant() { return earliest(); }
-        };
-    }
+    public static Clock earliestClock() { return reading(ZkClock::earliest); }
 
     /** @return a {@link Clock} reading {@link #now()} */
-    public static Clock clock() {
+    public static Clock clock() { return reading(ZkClock::now); }
+
+    private static Clock reading(java.util.function.Supplier<Instant> time) {
         return new Clock() {
             @Override public ZoneId getZone() { return ZoneOffset.UTC; }
             @Override public Clock withZone(ZoneId zone) { return this; }
-            @Override public Instant instant() { return now(); }
+            @Override public Instant instant() { return time.get(); }
         };
     }
 

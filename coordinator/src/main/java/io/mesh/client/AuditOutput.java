@@ -16,7 +16,7 @@ final class AuditOutput {
 
     /** Prints {@code GET /v1/audit}'s answer. */
     static void print(JsonNode answer, PrintWriter out) {
-        out.println("audit " + text(answer.path("from")) + " .. " + text(answer.path("to")) + "  exit " + answer.path("exit").asInt());
+        out.println("audit " + ClientText.text(answer.path("from")) + " .. " + ClientText.text(answer.path("to")) + "  exit " + answer.path("exit").asInt());
         JsonNode hosts = answer.path("hosts");
         if (!hosts.isArray() || hosts.isEmpty()) {
             out.println("no host to audit (no agent node and no reports)");
@@ -29,16 +29,16 @@ final class AuditOutput {
                 out.println(host + ": NO LEDGER: " + h.path("error").asText());
                 continue;
             }
-            out.println(host + (h.hasNonNull("coveredFrom") ? "  (ledger from " + text(h.path("coveredFrom")) + ")" : "  (ledger empty)"));
+            out.println(host + (h.hasNonNull("coveredFrom") ? "  (ledger from " + ClientText.text(h.path("coveredFrom")) + ")" : "  (ledger empty)"));
             JsonNode items = h.path("items");
             if (items.isEmpty()) out.println("  no window, hold, freeze or apply in the span");
             for (JsonNode i : items) {
                 List<String> parts = new ArrayList<>();
-                parts.add(pad(i.path("type").asText(), 6));
+                parts.add(ClientText.pad(i.path("type").asText(), 6));
                 if (i.hasNonNull("schedule")) parts.add(i.path("schedule").asText());
                 parts.add(i.path("id").asText());
-                parts.add("module " + text(i.path("module")));
-                parts.add(text(i.path("from")) + ".." + (i.hasNonNull("to") ? text(i.path("to")) : "(open)"));
+                parts.add("module " + ClientText.text(i.path("module")));
+                parts.add(ClientText.text(i.path("from")) + ".." + (i.hasNonNull("to") ? ClientText.text(i.path("to")) : "(open)"));
                 if (!i.path("containers").isEmpty()) parts.add("containers " + join(i.path("containers")));
                 if (i.path("type").asText().equals("window") || i.path("type").asText().equals("hold")) {
                     parts.add("stops " + i.path("stops").asInt() + " starts " + i.path("starts").asInt());
@@ -53,7 +53,7 @@ final class AuditOutput {
             }
             out.println("  violations:");
             for (JsonNode v : violations) {
-                out.println("  " + v.path("kind").asText() + "  " + text(v.path("container")) + "  " + text(v.path("at")) + "  "
+                out.println("  " + v.path("kind").asText() + "  " + ClientText.text(v.path("container")) + "  " + ClientText.text(v.path("at")) + "  "
                         + v.path("message").asText());
                 JsonNode e = v.path("evidence");
                 if (e.isObject()) out.println("      evidence: " + evidence(e));
@@ -71,7 +71,7 @@ final class AuditOutput {
             String id = e.path("containerId").asText();
             parts.add(id.length() > 12 ? id.substring(0, 12) : id);
         }
-        parts.add(text(e.path("at")) + (e.hasNonNull("end") ? ".." + text(e.path("end")) : ""));
+        parts.add(ClientText.text(e.path("at")) + (e.hasNonNull("end") ? ".." + ClientText.text(e.path("end")) : ""));
         if (e.hasNonNull("cause")) parts.add("cause " + e.path("cause").asText());
         if (e.path("kind").asText().equals("gap") && e.hasNonNull("reason")) parts.add(e.path("reason").asText());
         return String.join(" ", parts);
@@ -79,22 +79,19 @@ final class AuditOutput {
 
     /** Prints {@code GET /v1/why/{host}/{container}}'s answer: one line per reason. */
     static void printWhy(JsonNode answer, PrintWriter out) {
-        out.println(answer.path("container").asText() + " on " + answer.path("host").asText() + " (module " + text(answer.path("module")) + "): "
-                + text(answer.path("state")));
+        out.println(answer.path("container").asText() + " on " + answer.path("host").asText() + " (module " + ClientText.text(answer.path("module")) + "): "
+                + ClientText.text(answer.path("state")));
         JsonNode chain = answer.path("chain");
         if (chain.isEmpty()) out.println("  nothing holds, defers or stops it");
         for (JsonNode r : chain) {
-            out.println("  " + pad(r.path("reason").asText(), 18) + " since " + pad(text(r.path("since")), 24) + " " + text(r.path("detail")));
+            out.println("  " + ClientText.pad(r.path("reason").asText(), 18) + " since " + ClientText.pad(ClientText.text(r.path("since")), 24)
+                    + " " + ClientText.text(r.path("detail")));
         }
     }
-
-    private static String text(JsonNode n) { return n == null || n.isMissingNode() || n.isNull() ? "-" : n.asText(); }
 
     private static String join(JsonNode array) {
         List<String> s = new ArrayList<>();
         array.forEach(n -> s.add(n.asText()));
         return String.join(",", s);
     }
-
-    private static String pad(String s, int width) { return s.length() >= width ? s : s + " ".repeat(width - s.length()); }
 }

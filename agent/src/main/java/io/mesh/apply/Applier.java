@@ -224,6 +224,8 @@ public final class Applier {
         /** A freeze that came while the apply ran, which stopped the changes not yet begun. */
         private final AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
         private boolean leftThisHost;
+        /** The execution's containers failed only on calls Docker never answered: not the revision's failure. */
+        private boolean failedForTheEngine;
 
         Attempt(String module, BooleanSupplier stopping, ApplyProgress progress, ProgressNode node, Instant started,
                 DesiredRecord desired, String deferredElsewhere) {
@@ -366,6 +368,7 @@ public final class Applier {
                 case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
             };
             if (toApply != null) rememberTries(module, toApply, execution, results);
+            failedForTheEngine = results != null && execution.failedOnlyForTheEngine(results);
             section.unfence();
             if (recovered != null) WindowRecovery.record(store, host, module, recovered, newest);
             return results;
@@ -383,7 +386,7 @@ public final class Applier {
             // window's nodes again and deletes them as it ends).
             WindowRecord window = recovered == null ? read.window() : store.window(host, module);
             ApplyReport report = admission.keptAs(report(newest, started, results, held, window));
-            admission.finished(report); // the slot back, after the readiness wait
+            admission.finished(report, failedForTheEngine); // the slot back, after the readiness wait
             // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
             if (admission.keepsPrevious() && reports.sameAsLast(report)) return Exit.with(report);
             reports.write(report, section);

@@ -90,13 +90,19 @@ final class ApplyAdmission implements AutoCloseable {
     }
 
     /**
-     * The apply ended (after its readiness wait): gives a slot back and moves this host's rollout node.
+     * The apply ended (after its readiness wait): gives a slot back and moves this host's rollout node. A failure of
+     * the engine alone (Docker never answered: dockerd restarted under a call) is not this host's failure of the
+     * rollout, which would pause or revert it for every host: the host waits in its wave again, and the failed
+     * apply's retry tries once more (failure model row 110).
      *
-     * @param report the report written
+     * @param report          the report written
+     * @param engineFailedAlone true when the report's failures all came from calls Docker never answered
      * @throws Exception from ZooKeeper
      */
-    void finished(ApplyReport report) throws Exception {
-        if (rollout != null) rollout.finished(report.outcome(), report.error());
+    void finished(ApplyReport report, boolean engineFailedAlone) throws Exception {
+        if (rollout == null) return;
+        if (report.outcome() == ApplyOutcome.FAILED && engineFailedAlone) rollout.abandon();
+        else rollout.finished(report.outcome(), report.error());
     }
 
     /**

@@ -80,6 +80,8 @@ final class ApplyExecution {
     private final java.util.Set<String> tried = ConcurrentHashMap.newKeySet();
     /** Names of those that did not start (Docker refused the start) or did not become ready. */
     private final java.util.Set<String> notReady = ConcurrentHashMap.newKeySet();
+    /** Names of those whose change failed on a call that never reached Docker's answer (dockerd away, cut, hung). */
+    private final java.util.Set<String> unanswered = ConcurrentHashMap.newKeySet();
     /** By container name, its secrets as read at the start of this apply. */
     private Map<String, SecretsDir.Resolved> secrets = Map.of();
     /** What this apply did to the module's networks before its plan ran, and the ones containers cannot join. */
@@ -749,6 +751,7 @@ final class ApplyExecution {
         } catch (SessionGuard.SessionLostException e) {
             throw e;
         } catch (RuntimeException e) {
+            if (!DockerEngine.answered(e)) unanswered.add(a.name());
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
             return result(a, ContainerAction.FAILED, reasons, id);
@@ -914,6 +917,7 @@ final class ApplyExecution {
     private void refused(String name, RuntimeException e) {
         tried.add(name);
         if (!(e instanceof SessionGuard.SessionLostException) && DockerEngine.answered(e)) notReady.add(name);
+        else unanswered.add(name);
     }
 
     /**
@@ -938,6 +942,22 @@ final class ApplyExecution {
 
     /** @return names of those that did not start (Docker refused) or did not become ready */
     java.util.Set<String> notReady() { return java.util.Set.copyOf(notReady); }
+
+    /**
+     * @param results this execution's results
+     * @return true when containers failed and every failure came from a call Docker never answered (dockerd away,
+     *         restarted under the call, hung): the engine's failure, which says nothing of the revision (failure model
+     *         row 110); one Docker answered with an error, or a container not ready, is the revision's
+     */
+    boolean failedOnlyForTheEngine(List<ContainerResult> results) {
+        boolean any = false;
+        for (ContainerResult r : results) {
+            if (!r.action().failed()) continue;
+            if (!unanswered.contains(r.name()) || notReady.contains(r.name())) return false;
+            any = true;
+        }
+        return any;
+    }
 
     /** The containers this apply kept under {@link #FAILED_SUFFIX}: never removed by the same apply's put-back. */
     private final java.util.Set<String> kept = ConcurrentHashMap.newKeySet();

@@ -1,0 +1,114 @@
+package io.mesh.agent;
+
+import io.mesh.manifest.ManifestParser;
+import io.mesh.manifest.ModuleSpec;
+import io.mesh.testing.AgentDaemonExtension;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutHostState;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Failure-model row 110 (FleetHistoryIT seed 8300543777425145737): a canary whose engine was restarted under its
+ * recreate ("java.io.IOException: Broken pipe", no answer from Docker) failed the rollout, which reverted it on every
+ * host for good, though nothing was wrong with the revision. The engine's failure is given by an intercepting runtime
+ * over the real engine (the first create is cut as a dockerd restart cuts it); every other call is real, and the
+ * container's state is read from Docker.
+ */
+class RolloutEngineAwayTest {
+    private static final String HOST = "re-a";
+    private final String module = TestDocker.uniqueModule("reaway");
+    private final AtomicInteger cut = new AtomicInteger();
+    @RegisterExtension
+    @Order(1)
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    @Order(2)
+    final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST).withRuntime(TestDocker.intercepting(TestDocker.engine(),
+            (method, args, proceed) -> {
+                if (method.getName().equals("create") && cut.getAndIncrement() == 0) {
+                    throw new RuntimeException(new IOException("Broken pipe"));
+                }
+                return proceed.call();
+            }));
+
+    @AfterEach
+    void tearDown() {
+        agent.close();
+        TestDocker.clean(module);
+    }
+
+    @Test
+    void aCanaryWhoseEngineDidNotAnswerWaitsInItsWaveAndAppliesOnTheRetry() throws Exception {
+        List<String> hosts = List.of(HOST, "re-b");
+        DesiredRecord d = new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec(hosts));
+        RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
+        assertThat(r.canary()).containsExactly(HOST);
+        writePush(d, r);
+        CuratorFramework c = zk.client();
+        String report = zk.paths().report(HOST, module);
+        String mine = zk.paths().rolloutHost(module, HOST);
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(c.checkExists().forPath(report)).isNotNull();
+            ApplyReport a = Json.read(c.getData().forPath(report), ApplyReport.class);
+            assertThat(a.outcome()).isEqualTo(ApplyOutcome.FAILED);
+            assertThat(a.error()).contains("Broken pipe");
+        });
+        RolloutHostRecord after = Json.read(c.getData().forPath(mine), RolloutHostRecord.class);
+        assertThat(after.state()).as("the engine's failure is not the canary's: %s", after).isNotEqualTo(RolloutHostState.FAILED);
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            ApplyReport a = Json.read(c.getData().forPath(report), ApplyReport.class);
+            assertThat(a.outcome()).as("the failed apply's retry, with no new push: %s", a).isEqualTo(ApplyOutcome.APPLIED);
+            assertThat(Json.read(c.getData().forPath(mine), RolloutHostRecord.class).state()).isEqualTo(RolloutHostState.DONE);
+        });
+        assertThat(cut.get()).as("creates: the cut one and the retry's").isGreaterThanOrEqualTo(2);
+        assertThat(TestDocker.engine().inspect(module + "-web").getState().getRunning()).as("from Docker").isTrue();
+    }
+
+    /** One container that exits on SIGTERM, on {@code hosts}, with one canary. */
+    private ModuleSpec spec(List<String> hosts) throws Exception {
+        return new ManifestParser().parse("module: " + module + "\nhosts: [" + String.join(", ", hosts) + "]\ncontainers:\n  web:\n"
+                + "    image: " + TestDocker.BUSYBOX + "\n    network: none\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "rollout:\n  canary: 1\n").get(0);
+    }
+
+    /** Writes the push as the coordinator's transaction does: the desired node, the rollout node and one node per host. */
+    private void writePush(DesiredRecord d, RolloutRecord r) throws Exception {
+        CuratorFramework c = zk.client();
+        if (c.checkExists().forPath(zk.paths().rollouts()) == null) c.create().creatingParentsIfNeeded().forPath(zk.paths().rollouts());
+        if (c.checkExists().forPath(zk.paths().desired()) == null) c.create().creatingParentsIfNeeded().forPath(zk.paths().desired());
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().desired(module), Json.bytes(d)));
+        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().rollout(module), Json.bytes(r)));
+        for (RolloutHostRecord h : r.startChildren()) {
+            ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().rolloutHost(module, h.host()), Json.bytes(h)));
+        }
+        c.transaction().forOperations(ops);
+    }
+}

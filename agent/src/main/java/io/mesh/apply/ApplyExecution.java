@@ -9,6 +9,7 @@ import io.mesh.hold.HoldStops;
 import io.mesh.policy.Policy;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.DockerAnswer;
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.ImageInfo;
 import io.mesh.docker.ImageReference;
@@ -80,8 +81,8 @@ final class ApplyExecution {
     private final java.util.Set<String> tried = ConcurrentHashMap.newKeySet();
     /** Names of those that did not start (Docker refused the start) or did not become ready. */
     private final java.util.Set<String> notReady = ConcurrentHashMap.newKeySet();
-    /** Names of those whose change failed on a call that never reached Docker's answer (dockerd away, cut, hung). */
-    private final java.util.Set<String> unanswered = ConcurrentHashMap.newKeySet();
+    /** Names of those whose change failed on the engine: a call Docker never answered, or answered shutting down. */
+    private final java.util.Set<String> engineFailed = ConcurrentHashMap.newKeySet();
     /** By container name, its secrets as read at the start of this apply. */
     private Map<String, SecretsDir.Resolved> secrets = Map.of();
     /** What this apply did to the module's networks before its plan ran, and the ones containers cannot join. */
@@ -751,7 +752,7 @@ final class ApplyExecution {
         } catch (SessionGuard.SessionLostException e) {
             throw e;
         } catch (RuntimeException e) {
-            if (!DockerEngine.answered(e)) unanswered.add(a.name());
+            if (theEngines(e)) engineFailed.add(a.name());
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
             return result(a, ContainerAction.FAILED, reasons, id);
@@ -916,8 +917,17 @@ final class ApplyExecution {
      */
     private void refused(String name, RuntimeException e) {
         tried.add(name);
-        if (!(e instanceof SessionGuard.SessionLostException) && DockerEngine.answered(e)) notReady.add(name);
-        else unanswered.add(name);
+        if (e instanceof SessionGuard.SessionLostException) return;
+        if (theEngines(e)) engineFailed.add(name);
+        else notReady.add(name);
+    }
+
+    /**
+     * @return true when {@code e} is the engine's failure, not the container's: Docker never answered the call
+     *         (dockerd away, restarted under it, hung), or answered that it is shutting down ({@link DockerAnswer#engineStopping})
+     */
+    private static boolean theEngines(RuntimeException e) {
+        return !DockerEngine.answered(e) || DockerAnswer.engineStopping(e);
     }
 
     /**
@@ -945,15 +955,15 @@ final class ApplyExecution {
 
     /**
      * @param results this execution's results
-     * @return true when containers failed and every failure came from a call Docker never answered (dockerd away,
-     *         restarted under the call, hung): the engine's failure, which says nothing of the revision (failure model
-     *         row 110); one Docker answered with an error, or a container not ready, is the revision's
+     * @return true when containers failed and every failure was the engine's (Docker never answered a call: dockerd
+     *         away, restarted under it, hung; or it answered shutting down), which says nothing of the revision (failure
+     *         model row 110); another answer of Docker's, or a container not ready, is the revision's
      */
     boolean failedOnlyForTheEngine(List<ContainerResult> results) {
         boolean any = false;
         for (ContainerResult r : results) {
             if (!r.action().failed()) continue;
-            if (!unanswered.contains(r.name()) || notReady.contains(r.name())) return false;
+            if (!engineFailed.contains(r.name()) || notReady.contains(r.name())) return false;
             any = true;
         }
         return any;

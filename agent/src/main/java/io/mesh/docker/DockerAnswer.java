@@ -16,6 +16,11 @@ public final class DockerAnswer {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern NETWORK_NOT_FOUND = Pattern.compile("network ([A-Za-z0-9][A-Za-z0-9_.-]*) not found");
     private static final Pattern NO_SUCH_CONTAINER = Pattern.compile("(?i)no such container");
+    /**
+     * What dockerd answers while it shuts down (seen in the fleet history's engine restarts): its stores closed
+     * ({@code get <volume>: database not open}) or containerd's connection going ({@code transport is closing}).
+     */
+    private static final Pattern ENGINE_STOPPING = Pattern.compile("database not open|transport is closing");
 
     private DockerAnswer() {}
 
@@ -70,6 +75,14 @@ public final class DockerAnswer {
      */
     public static boolean noSuchContainer(Throwable e) {
         return NO_SUCH_CONTAINER.matcher(text(e)).find();
+    }
+
+    /**
+     * @param e a failed call
+     * @return true when dockerd answered that it is shutting down: the answer says nothing of the call's container
+     */
+    public static boolean engineStopping(Throwable e) {
+        return ENGINE_STOPPING.matcher(text(e)).find();
     }
 
     private static String oneLine(String s) {

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -43,6 +44,8 @@ class RolloutEngineAwayTest {
     private static final String HOST = "re-a";
     private final String module = TestDocker.uniqueModule("reaway");
     private final AtomicInteger cut = new AtomicInteger();
+    /** What the first create meets: dockerd gone under it, unless a test sets Docker's answer while it shuts down. */
+    private final AtomicReference<RuntimeException> first = new AtomicReference<>(new RuntimeException(new IOException("Broken pipe")));
     @RegisterExtension
     @Order(1)
     final ZooKeeperExtension zk = new ZooKeeperExtension();
@@ -50,9 +53,7 @@ class RolloutEngineAwayTest {
     @Order(2)
     final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST).withRuntime(TestDocker.intercepting(TestDocker.engine(),
             (method, args, proceed) -> {
-                if (method.getName().equals("create") && cut.getAndIncrement() == 0) {
-                    throw new RuntimeException(new IOException("Broken pipe"));
-                }
+                if (method.getName().equals("create") && cut.getAndIncrement() == 0) throw first.get();
                 return proceed.call();
             }));
 
@@ -64,6 +65,18 @@ class RolloutEngineAwayTest {
 
     @Test
     void aCanaryWhoseEngineDidNotAnswerWaitsInItsWaveAndAppliesOnTheRetry() throws Exception {
+        canaryFailsOnTheEngineThenApplies("Broken pipe");
+    }
+
+    /** Docker's answer while dockerd shuts down (FleetHistoryIT, an engine restart under a canary's recreate). */
+    @Test
+    void aCanaryWhoseEngineAnsweredThatItShutsDownWaitsInItsWaveAndAppliesOnTheRetry() throws Exception {
+        first.set(new com.github.dockerjava.api.exception.InternalServerErrorException(
+                "Status 500: {\"message\":\"get " + module + "-data: database not open\"}"));
+        canaryFailsOnTheEngineThenApplies("database not open");
+    }
+
+    private void canaryFailsOnTheEngineThenApplies(String error) throws Exception {
         List<String> hosts = List.of(HOST, "re-b");
         DesiredRecord d = new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec(hosts));
         RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
@@ -77,7 +90,7 @@ class RolloutEngineAwayTest {
             assertThat(c.checkExists().forPath(report)).isNotNull();
             ApplyReport a = Json.read(c.getData().forPath(report), ApplyReport.class);
             assertThat(a.outcome()).isEqualTo(ApplyOutcome.FAILED);
-            assertThat(a.error()).contains("Broken pipe");
+            assertThat(a.error()).contains(error);
         });
         RolloutHostRecord after = Json.read(c.getData().forPath(mine), RolloutHostRecord.class);
         assertThat(after.state()).as("the engine's failure is not the canary's: %s", after).isNotEqualTo(RolloutHostState.FAILED);

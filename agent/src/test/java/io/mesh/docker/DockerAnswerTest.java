@@ -22,4 +22,14 @@ class DockerAnswerTest {
         assertThat(DockerAnswer.text(new IllegalStateException("plain\nsecond line"))).isEqualTo("plain");
         assertThat(DockerAnswer.fix("device or resource busy")).isNull();
     }
+
+    @Test
+    void dockerdShuttingDownIsTheEnginesAnswerNotTheContainers() {
+        assertThat(DockerAnswer.engineStopping(new com.github.dockerjava.api.exception.InternalServerErrorException(
+                "Status 500: {\"message\":\"get h76da-f-data: database not open\"}"))).isTrue();
+        assertThat(DockerAnswer.engineStopping(new com.github.dockerjava.api.exception.InternalServerErrorException(
+                "Status 500: {\"message\":\"transport is closing: unavailable\"}"))).isTrue();
+        assertThat(DockerAnswer.engineStopping(new com.github.dockerjava.api.exception.InternalServerErrorException(
+                "Status 500: {\"message\":\"failed to create task: exec: \\\"nope\\\": executable file not found\"}"))).isFalse();
+    }
 }

@@ -224,7 +224,7 @@ public final class Applier {
         /** A freeze that came while the apply ran, which stopped the changes not yet begun. */
         private final AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
         private boolean leftThisHost;
-        /** The execution's containers failed only on calls Docker never answered: not the revision's failure. */
+        /** The execution's containers failed only on the engine (ApplyExecution#failedOnlyForTheEngine): not the revision's failure. */
         private boolean failedForTheEngine;
 
         Attempt(String module, BooleanSupplier stopping, ApplyProgress progress, ProgressNode node, Instant started,

@@ -91,12 +91,12 @@ final class ApplyAdmission implements AutoCloseable {
 
     /**
      * The apply ended (after its readiness wait): gives a slot back and moves this host's rollout node. A failure of
-     * the engine alone (Docker never answered: dockerd restarted under a call) is not this host's failure of the
+     * the engine alone (Docker never answered, or answered shutting down: dockerd restarted under a call) is not this host's failure of the
      * rollout, which would pause or revert it for every host: the host waits in its wave again, and the failed
      * apply's retry tries once more (failure model row 110).
      *
-     * @param report          the report written
-     * @param engineFailedAlone true when the report's failures all came from calls Docker never answered
+     * @param report            the report written
+     * @param engineFailedAlone true when the report's failures were all the engine's
      * @throws Exception from ZooKeeper
      */
     void finished(ApplyReport report, boolean engineFailedAlone) throws Exception {

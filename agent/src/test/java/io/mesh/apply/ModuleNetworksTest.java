@@ -2,6 +2,7 @@ package io.mesh.apply;
 
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.docker.ObservedContainer;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
@@ -250,6 +251,81 @@ class ModuleNetworksTest {
         for (String c : List.of("web", "db", "worker")) docker.client().removeContainerCmd(module + "-" + c).withForce(true).exec();
         for (String n : List.of("_default", "_back")) docker.removeNetwork(module + n);
         soft.assertAll();
+    }
+
+    /**
+     * A module's network whose settings change while one of its containers is one Docker marked for removal and cannot
+     * remove (a dockerd restart left it "Removal In Progress", its layer busy: the fleet history, seed
+     * -8419631348443725921). Docker refuses to disconnect such a container from any network, so the network's recreate
+     * failed at every apply, and with it both containers, naming the network, never the removal Docker refuses. The
+     * recreate leaves that container alone (it is going away), its own plan fails it with Docker's words (rows 69 and
+     * 70), and the other is applied on the new network. Docker's state and its two refusals are given by an
+     * intercepting runtime (they cannot be made on demand); the rest, and every check, is the real engine.
+     */
+    @Test
+    void aContainerDockerCannotRemoveFailsAloneWhenItsNetworkIsRecreated() throws Exception {
+        String net = module + "_net", web = module + "-web", api = module + "-api";
+        java.util.function.BiFunction<String, String, String> spec = (netLine, v) -> "module: " + module + "\nhosts: [host-a]\n"
+                + "networks:\n  net: {" + netLine + "}\ncontainers:\n"
+                + container("web", "networks: [net]\n    env: {V: \"" + v + "\"}")
+                + container("api", "networks: [net]\n    env: {V: \"" + v + "\"}");
+        try {
+            zk.setDesired(spec.apply("", "1"), "r1");
+            ApplyReport r1 = here.applier().apply(module, () -> false);
+            assertThat(r1.outcome()).as("%s", r1).isEqualTo(ApplyOutcome.APPLIED);
+            String stuck = docker.idByName(api);
+            docker.stop(stuck, 2); // dockerd's restart stopped it, and its removal began and cannot finish
+            io.mesh.docker.ContainerRuntime busy = io.mesh.testing.TestDocker.intercepting(docker, (m, args, proceed) -> {
+                if (m.getName().equals("moduleContainers")) { // Docker's list shows it so
+                    @SuppressWarnings("unchecked")
+                    List<ObservedContainer> seen = (List<ObservedContainer>) proceed.call();
+                    return seen.stream().map(o -> !o.id().equals(stuck) ? o : new ObservedContainer(o.id(), o.dockerName(), o.name(),
+                            o.specHash(), o.specJson(), o.revision(), false, "removing", o.health(), o.imageId())).toList();
+                }
+                if (m.getName().equals("remove") && stuck.equals(args[0])) {
+                    throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"container "
+                            + stuck + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat"
+                            + " /var/lib/docker/overlay2/x/merged: device or resource busy\"}");
+                }
+                if ((m.getName().equals("disconnect") || m.getName().equals("connect")) && stuck.equals(args[0])) {
+                    throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"Container "
+                            + stuck + " is marked for removal and cannot be connected or disconnected to the network\"}");
+                }
+                return proceed.call();
+            });
+
+            zk.setDesired(spec.apply("internal: true", "2"), "r2");
+            ApplyReport r2 = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
+            ContainerResult webResult = result(r2, "web"), apiResult = result(r2, "api");
+            assertThat(webResult.action()).as("%s", r2).isEqualTo(ContainerAction.RECREATED);
+            assertThat(String.join("\n", webResult.reasons())).as("%s", r2).doesNotContain("marked for removal");
+            assertThat(apiResult.action()).as("%s", r2).isEqualTo(ContainerAction.FAILED);
+            assertThat(String.join("\n", apiResult.reasons())).as("%s", r2).contains("device or resource busy");
+
+            // From Docker: the network made anew with the new settings, web's new container running on it with the new
+            // env; under api's name the same container, and nothing left under a temporary name.
+            var network = docker.client().inspectNetworkCmd().withNetworkId(net).exec();
+            assertThat(network.getInternal()).as("the network's new settings").isTrue();
+            String webId = docker.idByName(web);
+            assertThat(webId).isEqualTo(webResult.id());
+            var webNow = docker.inspect(webId);
+            assertThat(webNow.getState().getRunning()).isTrue();
+            assertThat(webNow.getConfig().getEnv()).contains("V=2");
+            assertThat(webNow.getNetworkSettings().getNetworks()).containsKey(net);
+            assertThat(webNow.getNetworkSettings().getNetworks().get(net).getNetworkID()).isEqualTo(network.getId());
+            assertThat(network.getContainers()).as("web's endpoint is on the new network").containsKey(webId);
+            assertThat(docker.idByName(api)).isEqualTo(stuck);
+            assertThat(docker.moduleContainers(module)).extracting(ObservedContainer::dockerName).containsExactlyInAnyOrder(web, api);
+        } finally {
+            for (String c : List.of(web, api)) {
+                try {
+                    docker.client().removeContainerCmd(c).withForce(true).exec();
+                } catch (RuntimeException gone) {
+                    // not made
+                }
+            }
+            docker.removeNetwork(net);
+        }
     }
 
     /**

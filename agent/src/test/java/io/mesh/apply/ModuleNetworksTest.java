@@ -326,7 +326,7 @@ class ModuleNetworksTest {
             ApplyReport r2 = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
             ContainerResult webResult = result(r2, "web"), apiResult = result(r2, "api");
             assertThat(webResult.action()).as("%s", r2).isEqualTo(ContainerAction.RECREATED);
-            assertThat(String.join("\n", webResult.reasons())).as("%s", r2).doesNotContain("marked for removal")
+            assertThat(String.join("\n", webResult.reasons())).as("%s", r2).doesNotContain("cannot be connected or disconnected")
                     .contains("network " + net + " recreated with its new settings (internal: false -> true)");
             assertThat(apiResult.action()).as("%s", r2).isEqualTo(ContainerAction.FAILED);
             assertThat(String.join("\n", apiResult.reasons())).as("%s", r2).contains("device or resource busy", "docker rm -f " + api);

@@ -60,6 +60,8 @@ final class ApplyExecution {
     private static final Logger log = LoggerFactory.getLogger(ApplyExecution.class);
     /** At most this many containers of one module are changed at once (DockerEngine's connection pool is as big). */
     static final int PARALLEL = 32;
+    /** The last reason of a recreate refused before any call (a network not ready, a secret not read). */
+    private static final String NOT_RECREATED = "not recreated: the container that runs is left as it is";
 
     private final ContainerRuntime docker;
     /** The section's fence-only runtime: what a recreate cut by a lapsed lock puts back with (never waits for ZooKeeper). */
@@ -668,7 +670,7 @@ final class ApplyExecution {
         ContainerResult refused = refuse(a, spec); // before anything is created, stopped or pulled
         if (refused != null) return refused;
         refused = networkMissing(a, spec);
-        if (refused != null) return refused;
+        if (refused != null) return before != null && before.markedForRemoval() ? removedAnyway(refused, before) : refused;
         refused = secretsMissing(a);
         if (refused != null) return refused;
         try {
@@ -1043,8 +1045,7 @@ final class ApplyExecution {
             if (e instanceof SessionGuard.SessionLostException) throw e;
             docker.remove(newId);
             List<String> reasons = new ArrayList<>(a.reasons());
-            reasons.add("Docker marked it for removal (Dead, " + before.state() + ": it cannot start again) but cannot remove it: "
-                    + describe(e) + "; fix what Docker names, then `docker rm -f " + a.dockerName() + "`, and the next apply creates it");
+            reasons.add(unremovable(before, a.dockerName(), e));
             return result(a, ContainerAction.FAILED, reasons, before.id());
         }
         Readiness.Verdict v;
@@ -1061,6 +1062,39 @@ final class ApplyExecution {
         if (!v.ready()) return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
         dropFailed(a);
         return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
+    }
+
+    /** @return why a container Docker marked for removal is failed when Docker refuses its removal, with what to do */
+    private static String unremovable(ObservedContainer before, String dockerName, RuntimeException e) {
+        return "Docker marked it for removal (Dead, " + before.state() + ": it cannot start again) but cannot remove it: "
+                + describe(e) + "; fix what Docker names, then `docker rm -f " + dockerName + "`, and the next apply creates it";
+    }
+
+    /**
+     * A container Docker marked for removal whose new one cannot be made now (a network it joins is not ready) is
+     * removed all the same: it can never run again, and its removal needs no network. When Docker refuses that removal,
+     * the container fails with Docker's answer beside the network's (failure model rows 69, 111), so that the report says
+     * what keeps it, not only what keeps its successor; when Docker removes it, the name is free and an apply after the
+     * network is ready creates it.
+     *
+     * @param refused the container's result with the network's problem ({@link #networkMissing})
+     * @return {@code refused} with what became of the old container; still {@code failed}
+     */
+    private ContainerResult removedAnyway(ContainerResult refused, ObservedContainer before) {
+        List<String> reasons = new ArrayList<>(refused.reasons());
+        reasons.remove(NOT_RECREATED); // nothing of it runs: what became of it is said below
+        String id = before.id();
+        try {
+            docker.remove(before.id());
+            reasons.add("not recreated: the container Docker marked for removal is removed, and an apply once the network is ready"
+                    + " creates it");
+            id = null;
+        } catch (SessionGuard.SessionLostException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            reasons.add(unremovable(before, refused.container(), e));
+        }
+        return new ContainerResult(refused.name(), refused.container(), ContainerAction.FAILED, List.copyOf(reasons), id);
     }
 
     /**
@@ -1174,7 +1208,7 @@ final class ApplyExecution {
             if (why != null) reasons.add(why);
         }
         if (reasons.size() == action.reasons().size()) return null;
-        reasons.add(action.existingId() == null ? "not created" : "not recreated: the container that runs is left as it is");
+        reasons.add(action.existingId() == null ? "not created" : NOT_RECREATED);
         return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
     }
 
@@ -1227,7 +1261,7 @@ final class ApplyExecution {
         List<String> problems = secretProblems(secrets, action);
         if (problems.isEmpty()) return null;
         List<String> reasons = new ArrayList<>(problems);
-        reasons.add(action.existingId() == null ? "not created" : "not recreated: the container that runs is left as it is");
+        reasons.add(action.existingId() == null ? "not created" : NOT_RECREATED);
         return new ContainerResult(action.name(), action.dockerName(), ContainerAction.FAILED, List.copyOf(reasons), action.existingId());
     }
 

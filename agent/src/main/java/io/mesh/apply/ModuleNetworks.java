@@ -260,7 +260,12 @@ final class ModuleNetworks {
     /**
      * A network whose settings changed: its containers are disconnected, it is made anew and they are connected again
      * with the aliases their specs give; the containers keep running. Not while a held container or one of another
-     * module is on it: those are not this apply's to touch.
+     * module is on it: those are not this apply's to touch. A container Docker marked for removal
+     * ({@link ObservedContainer#markedForRemoval}) is neither disconnected nor connected again: Docker refuses both for
+     * it ("is marked for removal and cannot be connected or disconnected to the network"), it can never run again, and
+     * its own plan removes it, or fails it with Docker's answer to that removal (failure model rows 69, 70, 111).
+     * When the disconnects or the network's removal fail, the containers taken off are connected again to the network
+     * as it was, so that they run on with their old network rather than none.
      */
     private void recreate(String module, String name, NetworkSpec want, Map<String, String> labels, List<ObservedContainer> observed,
                           Map<String, HeldRecord> held, Map<String, String> notes, Map<String, String> problems) {
@@ -276,19 +281,56 @@ final class ModuleNetworks {
         Map<String, ObservedContainer> ours = new LinkedHashMap<>();
         observed.forEach(o -> ours.put(o.id(), o));
         List<ObservedContainer> members = new ArrayList<>();
+        List<ObservedContainer> leaving = new ArrayList<>();
         for (String id : docker.networkMembers(name)) {
             ObservedContainer o = ours.get(id);
             if (o == null) { // one that joined since the look above: the same rule
                 problems.put(name, "network " + name + " keeps its old settings: container " + who(id) + " joined it meanwhile");
                 return;
             }
-            members.add(o);
+            // Docker refuses to disconnect it, and it never runs again. Not running, it holds no endpoint (dockerd
+            // releases a container's endpoints when it stops, and those of stopped ones when it starts), and a network
+            // removal refuses only a network with endpoints: the removal below does not wait for it. Should Docker
+            // refuse it all the same, the others are put back and the network's problem names Docker's answer.
+            if (o.markedForRemoval()) leaving.add(o);
+            else members.add(o);
         }
-        for (ObservedContainer o : members) docker.disconnect(o.id(), name);
-        docker.removeNetwork(name);
+        List<ObservedContainer> off = new ArrayList<>();
+        try {
+            for (ObservedContainer o : members) {
+                docker.disconnect(o.id(), name);
+                off.add(o);
+            }
+            docker.removeNetwork(name);
+        } catch (SessionGuard.SessionLostException lost) {
+            throw lost; // no further call once the lock lapsed: the next apply's recreate and reattach connect them
+        } catch (RuntimeException refused) {
+            // The network stays as it was: what was taken off it goes back, and runs on with its old settings.
+            connect(module, name, off);
+            throw refused;
+        }
         docker.createNetwork(name, want.internalOnly(), labels);
+        List<String> failed = connect(module, name, members);
+        String who = members.isEmpty() ? "" : ": " + String.join(", ", members.stream().map(ObservedContainer::dockerName).toList())
+                + " reconnected" + (failed.isEmpty() ? "" : ", except " + String.join(", ", failed));
+        if (!leaving.isEmpty()) {
+            who += (who.isEmpty() ? ": " : "; ") + String.join(", ", leaving.stream().map(ObservedContainer::dockerName).toList())
+                    + " not reconnected: Docker marked it for removal, so its own plan removes it";
+        }
+        notes.put(name, "network " + name + " recreated with its new settings" + changed + who);
+        if (!failed.isEmpty()) problems.put(name, "network " + name + " recreated, but " + String.join(", ", failed) + " not reconnected");
+        log.info("network {} of module {} recreated{}", name, module, who);
+    }
+
+    /**
+     * Connects the containers to the network with the aliases their specs give it.
+     *
+     * @return each container Docker did not connect, with Docker's answer; none when all were
+     * @throws SessionGuard.SessionLostException when the lock lapsed before a connect: the rest are not made
+     */
+    private List<String> connect(String module, String name, List<ObservedContainer> containers) {
         List<String> failed = new ArrayList<>();
-        for (ObservedContainer o : members) {
+        for (ObservedContainer o : containers) {
             ContainerSpec was = SpecDiff.parse(o.specJson());
             NetworkSpec.Attachment a = was == null ? null : was.networks().get(name);
             try {
@@ -297,13 +339,10 @@ final class ModuleNetworks {
                 throw lost;
             } catch (RuntimeException e) {
                 failed.add(o.dockerName() + " (" + DockerAnswer.explained(e) + ")");
+                log.warn("container {} of module {} not connected to network {}: {}", o.dockerName(), module, name, DockerAnswer.explained(e));
             }
         }
-        String who = members.isEmpty() ? "" : ": " + String.join(", ", members.stream().map(ObservedContainer::dockerName).toList())
-                + " reconnected" + (failed.isEmpty() ? "" : ", except " + String.join(", ", failed));
-        notes.put(name, "network " + name + " recreated with its new settings" + changed + who);
-        if (!failed.isEmpty()) problems.put(name, "network " + name + " recreated, but " + String.join(", ", failed) + " not reconnected");
-        log.info("network {} of module {} recreated{}", name, module, who);
+        return failed;
     }
 
     /**

@@ -2,6 +2,7 @@ package io.mesh.apply;
 
 import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
+import io.mesh.docker.ObservedContainer;
 import io.mesh.testing.ApplierExtension;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyOutcome;
@@ -250,6 +251,137 @@ class ModuleNetworksTest {
         for (String c : List.of("web", "db", "worker")) docker.client().removeContainerCmd(module + "-" + c).withForce(true).exec();
         for (String n : List.of("_default", "_back")) docker.removeNetwork(module + n);
         soft.assertAll();
+    }
+
+    /** A module of web and api on its network {@code net}, with {@code V} in their env. */
+    private String twoOnNet(String netLine, String v) {
+        return "module: " + module + "\nhosts: [host-a]\nnetworks:\n  net: {" + netLine + "}\ncontainers:\n"
+                + container("web", "networks: [net]\n    env: {V: \"" + v + "\"}")
+                + container("api", "networks: [net]\n    env: {V: \"" + v + "\"}");
+    }
+
+    /**
+     * Applies {@link #twoOnNet}, stops api as a dockerd restart does, and answers for Docker as it does for a container
+     * it marked for removal and cannot remove (a dockerd restart left it "Removal In Progress", its layer busy): its list
+     * shows it {@code removing}, its removal fails on the busy layer, its disconnect and connect are refused as dockerd
+     * refuses them (a plain error: status 500). None of it can be made on demand; the rest is the real engine.
+     *
+     * @param networkRemoval Docker's refusal of the network's removal, or {@code null} for the real engine's answer
+     * @return the runtime the apply is given; the stuck container is api's
+     */
+    private io.mesh.docker.ContainerRuntime apiStuckRemoving(RuntimeException networkRemoval) throws Exception {
+        zk.setDesired(twoOnNet("", "1"), "r1");
+        ApplyReport r1 = here.applier().apply(module, () -> false);
+        assertThat(r1.outcome()).as("%s", r1).isEqualTo(ApplyOutcome.APPLIED);
+        String stuck = docker.idByName(module + "-api");
+        docker.stop(stuck, 2);
+        return io.mesh.testing.TestDocker.intercepting(docker, (m, args, proceed) -> {
+            if (m.getName().equals("moduleContainers")) {
+                @SuppressWarnings("unchecked")
+                List<ObservedContainer> seen = (List<ObservedContainer>) proceed.call();
+                return seen.stream().map(o -> !o.id().equals(stuck) ? o : new ObservedContainer(o.id(), o.dockerName(), o.name(),
+                        o.specHash(), o.specJson(), o.revision(), false, "removing", o.health(), o.imageId())).toList();
+            }
+            if (m.getName().equals("remove") && stuck.equals(args[0])) {
+                throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"container "
+                        + stuck + ": driver \\\"overlay2\\\" failed to remove root filesystem: unlinkat"
+                        + " /var/lib/docker/overlay2/x/merged: device or resource busy\"}");
+            }
+            if ((m.getName().equals("disconnect") || m.getName().equals("connect")) && stuck.equals(args[0])) {
+                throw new com.github.dockerjava.api.exception.InternalServerErrorException("Status 500: {\"message\":\"Container "
+                        + stuck + " is marked for removal and cannot be connected or disconnected to the network\"}");
+            }
+            if (m.getName().equals("removeNetwork") && networkRemoval != null) throw networkRemoval;
+            return proceed.call();
+        });
+    }
+
+    /** Removes the module's containers (the stuck one is a real container, removable) and its network. */
+    private void removeTwoOnNet() {
+        for (String c : List.of("-web", "-api")) {
+            try {
+                docker.client().removeContainerCmd(module + c).withForce(true).exec();
+            } catch (RuntimeException gone) {
+                // not made
+            }
+        }
+        docker.removeNetwork(module + "_net");
+    }
+
+    /**
+     * A module's network whose settings change while one of its containers is one Docker marked for removal and cannot
+     * remove (the fleet history, seed -8419631348443725921). Docker refuses to disconnect such a container from any
+     * network, so the network's recreate failed at every apply, and with it both containers, naming the network, never
+     * the removal Docker refuses. The recreate leaves that container alone (it is going away), its own plan fails it
+     * with Docker's words (rows 69, 70), and the other is applied on the new network. Failure model row 111; every
+     * check of what is there is the real engine's.
+     */
+    @Test
+    void aContainerDockerCannotRemoveFailsAloneWhenItsNetworkIsRecreated() throws Exception {
+        String net = module + "_net", web = module + "-web", api = module + "-api";
+        try {
+            io.mesh.docker.ContainerRuntime busy = apiStuckRemoving(null);
+            String stuck = docker.idByName(api);
+            zk.setDesired(twoOnNet("internal: true", "2"), "r2");
+            ApplyReport r2 = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
+            ContainerResult webResult = result(r2, "web"), apiResult = result(r2, "api");
+            assertThat(webResult.action()).as("%s", r2).isEqualTo(ContainerAction.RECREATED);
+            assertThat(String.join("\n", webResult.reasons())).as("%s", r2).doesNotContain("cannot be connected or disconnected")
+                    .contains("network " + net + " recreated with its new settings (internal: false -> true)");
+            assertThat(apiResult.action()).as("%s", r2).isEqualTo(ContainerAction.FAILED);
+            assertThat(String.join("\n", apiResult.reasons())).as("%s", r2).contains("device or resource busy", "docker rm -f " + api);
+
+            // From Docker: the network made anew with the new settings, web's new container running on it with the new
+            // env; under api's name the same container, and nothing left under a temporary name.
+            var network = docker.client().inspectNetworkCmd().withNetworkId(net).exec();
+            assertThat(network.getInternal()).as("the network's new settings").isTrue();
+            String webId = docker.idByName(web);
+            assertThat(webId).isEqualTo(webResult.id());
+            var webNow = docker.inspect(webId);
+            assertThat(webNow.getState().getRunning()).isTrue();
+            assertThat(webNow.getConfig().getEnv()).contains("V=2");
+            assertThat(webNow.getNetworkSettings().getNetworks().get(net).getNetworkID()).isEqualTo(network.getId());
+            assertThat(network.getContainers()).as("web's endpoint is on the new network").containsKey(webId);
+            assertThat(docker.idByName(api)).isEqualTo(stuck);
+            assertThat(docker.moduleContainers(module)).extracting(ObservedContainer::dockerName).containsExactlyInAnyOrder(web, api);
+        } finally {
+            removeTwoOnNet();
+        }
+    }
+
+    /**
+     * The same, had Docker refused the network's removal for the stuck container (it does not: such a container holds no
+     * endpoint; this is the code's answer should a Docker do so). The network keeps its old settings and the containers
+     * taken off it are connected again, so web runs on, on it, failed naming Docker's answer; api is still removed by its
+     * own plan, and fails with Docker's answer to that removal, not only the network's. Failure model row 111.
+     */
+    @Test
+    void aNetworkDockerWillNotRemoveKeepsItsContainersOnItAndTheStuckOneStillSaysWhy() throws Exception {
+        String net = module + "_net", web = module + "-web", api = module + "-api";
+        try {
+            io.mesh.docker.ContainerRuntime busy = apiStuckRemoving(new com.github.dockerjava.api.exception.DockerException(
+                    "Status 403: {\"message\":\"error while removing network: network " + net + " id x has active endpoints\"}", 403));
+            String networkId = docker.client().inspectNetworkCmd().withNetworkId(net).exec().getId();
+            String webBefore = docker.idByName(web), stuck = docker.idByName(api);
+            zk.setDesired(twoOnNet("internal: true", "2"), "r2");
+            ApplyReport r2 = here.applier(here.context().withDocker(busy)).apply(module, () -> false);
+            ContainerResult webResult = result(r2, "web"), apiResult = result(r2, "api");
+            assertThat(webResult.action()).as("%s", r2).isEqualTo(ContainerAction.FAILED);
+            assertThat(String.join("\n", webResult.reasons())).as("%s", r2).contains("has active endpoints", "the container that runs is left as it is");
+            assertThat(apiResult.action()).as("%s", r2).isEqualTo(ContainerAction.FAILED);
+            assertThat(String.join("\n", apiResult.reasons())).as("%s", r2).contains("device or resource busy");
+
+            var network = docker.client().inspectNetworkCmd().withNetworkId(net).exec();
+            assertThat(network.getId()).as("the network as it was").isEqualTo(networkId);
+            assertThat(network.getInternal()).isNotEqualTo(Boolean.TRUE);
+            assertThat(docker.idByName(web)).isEqualTo(webBefore);
+            assertThat(docker.inspect(webBefore).getState().getRunning()).isTrue();
+            assertThat(network.getContainers()).as("web connected again to the network it was taken off").containsKey(webBefore);
+            assertThat(docker.idByName(api)).isEqualTo(stuck);
+            assertThat(docker.moduleContainers(module)).extracting(ObservedContainer::dockerName).containsExactlyInAnyOrder(web, api);
+        } finally {
+            removeTwoOnNet();
+        }
     }
 
     /**

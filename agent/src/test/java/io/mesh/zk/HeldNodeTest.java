@@ -163,4 +163,22 @@ class HeldNodeTest {
         published.close();
         await().atMost(Duration.ofSeconds(10)).until(() -> other.checkExists().forPath(path) == null);
     }
+
+    /**
+     * Failure model row 112 (FleetHistoryIT seed 7255546007191183735: a held node made on the agent's session was never
+     * deleted): a node this session made whose create's answer did not reach the node (a connection loss) or had not
+     * come yet when the window closed it was not deleted, because the close deleted only a node it knew it had made.
+     * The lost answer is played by making the node on the same session first; the close comes before the answer.
+     */
+    @Test
+    void aCloseBeforeTheCreatesAnswerStillDeletesWhatThisSessionMade() throws Exception {
+        String path = paths.held(HOST, REGISTRY);
+        byte[] data = Json.bytes(HeldRecord.operator(HOST, MODULE, REGISTRY, null, ProcessRef.current("window (test)"),
+                new HeldRecord.OperatorHold("w", "lost answer", Times.now(), null, null, null)));
+        zk.client().create().withMode(CreateMode.EPHEMERAL).forPath(path, data); // as the create whose answer was lost
+        io.mesh.curator.HeldNode node = new io.mesh.curator.HeldNode(zk.client(), path, data);
+        node.start();
+        node.close();
+        await().atMost(Duration.ofSeconds(10)).until(() -> other.checkExists().forPath(path) == null);
+    }
 }

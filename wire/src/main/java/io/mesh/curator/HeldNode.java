@@ -57,6 +57,11 @@ public final class HeldNode implements AutoCloseable {
     private final CountDownLatch firstAnswer = new CountDownLatch(1);
     /** The session that made the node now at the path, 0 when none of this node's. */
     private volatile long ownSession;
+    /**
+     * The session the last create was sent in, 0 before any: a create whose answer was lost (a connection loss) or
+     * had not come at {@link #close} may have made the node all the same.
+     */
+    private volatile long sentIn;
     private volatile HeldRecord yieldedTo;
 
     private final ConnectionStateListener connection = (c, s) -> {
@@ -124,6 +129,7 @@ public final class HeldNode implements AutoCloseable {
     private void create() {
         if (!active()) return;
         try {
+            sentIn = session();
             client.create().withMode(CreateMode.EPHEMERAL).inBackground(created).forPath(path, data);
         } catch (Exception e) {
             log.warn("held node {}: create not sent ({}); tried again when ZooKeeper reconnects", path, e.toString());
@@ -204,17 +210,47 @@ public final class HeldNode implements AutoCloseable {
         }
     }
 
-    /** As {@link #deleteIfOwn}, without blocking the ZooKeeper event thread it is called on. */
+    /**
+     * As {@link #deleteIfOwn}, without blocking the ZooKeeper event thread it is called on; a check or delete that
+     * ZooKeeper did not answer is tried again once it does, while {@code owner}'s session lives.
+     */
     private void deleteInBackgroundIfOwn(long owner) {
         try {
             client.checkExists().inBackground((c, e) -> {
                 Stat st = e.getStat();
-                if (st != null && st.getEphemeralOwner() == owner) {
-                    c.delete().withVersion(st.getVersion()).inBackground().forPath(path);
+                if (unanswered(e)) {
+                    deleteOnReconnect(owner);
+                } else if (st != null && st.getEphemeralOwner() == owner) {
+                    c.delete().withVersion(st.getVersion()).inBackground((c2, d) -> {
+                        if (unanswered(d)) deleteOnReconnect(owner);
+                    }).forPath(path);
                 }
             }).forPath(path);
         } catch (Exception x) {
             log.warn("held node {}: not deleted ({}); it is ephemeral and goes with the session", path, x.toString());
+        }
+    }
+
+    private static boolean unanswered(CuratorEvent e) {
+        KeeperException.Code code = KeeperException.Code.get(e.getResultCode());
+        return code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.OPERATIONTIMEOUT;
+    }
+
+    /** Deletes {@code owner}'s node once ZooKeeper answers again, as Curator's guaranteed delete, while that session lives. */
+    private void deleteOnReconnect(long owner) {
+        log.warn("held node {}: not deleted yet (ZooKeeper did not answer); deleted when it answers again, or it goes with the session", path);
+        ConnectionStateListener retry = new ConnectionStateListener() {
+            @Override
+            public void stateChanged(CuratorFramework c, ConnectionState s) {
+                if (!s.isConnected()) return;
+                c.getConnectionStateListenable().removeListener(this);
+                if (session() == owner) deleteInBackgroundIfOwn(owner);
+            }
+        };
+        client.getConnectionStateListenable().addListener(retry);
+        if (client.getZookeeperClient().isConnected() && session() == owner) {
+            client.getConnectionStateListenable().removeListener(retry);
+            deleteInBackgroundIfOwn(owner);
         }
     }
 
@@ -244,7 +280,9 @@ public final class HeldNode implements AutoCloseable {
     public void close() {
         if (state.getAndSet(State.CLOSED) == State.CLOSED) return;
         client.getConnectionStateListenable().removeListener(connection);
-        long owner = ownSession;
+        // Not known made, the node may be all the same: a create whose answer was lost, or is still on its way (its
+        // answer then finds the node closed and deletes it). Whatever this session has at the path is looked for.
+        long owner = ownSession != 0 ? ownSession : sentIn;
         ownSession = 0;
         if (owner == 0) return;
         // A window closing after an interrupt still deletes its nodes (an ephemeral node left behind holds the module's
@@ -252,20 +290,7 @@ public final class HeldNode implements AutoCloseable {
         boolean interrupted = Thread.interrupted();
         try {
             if (deleteIfOwn(owner)) return;
-            // Not answered: as Curator's guaranteed delete, tried again once ZooKeeper answers, while this session lives.
-            ConnectionStateListener retry = new ConnectionStateListener() {
-                @Override
-                public void stateChanged(org.apache.curator.framework.CuratorFramework c, ConnectionState s) {
-                    if (!s.isConnected()) return;
-                    c.getConnectionStateListenable().removeListener(this);
-                    if (session() == owner) deleteInBackgroundIfOwn(owner);
-                }
-            };
-            client.getConnectionStateListenable().addListener(retry);
-            if (client.getZookeeperClient().isConnected() && session() == owner) {
-                client.getConnectionStateListenable().removeListener(retry);
-                deleteInBackgroundIfOwn(owner);
-            }
+            deleteOnReconnect(owner);
         } finally {
             if (interrupted) Thread.currentThread().interrupt();
         }

@@ -2,6 +2,8 @@ package io.mesh.window;
 
 import io.mesh.curator.ZkClock;
 import io.mesh.docker.ContainerRuntime;
+import io.mesh.docker.DockerAnswer;
+import io.mesh.docker.DockerEngine;
 import io.mesh.docker.Labels;
 import io.mesh.docker.NoSuchContainerException;
 import io.mesh.docker.Readiness;
@@ -122,28 +124,44 @@ final class WindowClosing {
     }
 
     /**
-     * Closes every opened stage in reverse, then deletes the journal entry.
+     * Closes every opened stage in reverse, then deletes the journal entry. A close that fails does not keep the closes
+     * after it from running (as Nomad's post-run hooks, each of which runs whatever the one before did; failure model
+     * row 113): its failure is said in {@link #error()}, its stage stays in the journal and the entry is kept, so that
+     * the next holder of the module's section closes it again ({@link WindowRecovery}).
      *
      * @return this, for the result's facts
      */
     WindowClosing closeAll() {
         interrupted = Thread.interrupted(); // Docker calls below must not fail on a pending interrupt
         List<WindowStage> opened = new ArrayList<>(entry.openedStages());
+        boolean allClosed = true;
         for (int i = opened.size() - 1; i >= 0; i--) {
             WindowStage stage = opened.get(i);
-            switch (stage) {
-                case STEP_STARTED -> stepKnownDead();
-                case HELD -> giveBack();
-                case STEP_CREATED -> removeSteps();
+            try {
+                switch (stage) {
+                    case STEP_STARTED -> stepKnownDead();
+                    case HELD -> giveBack();
+                    case STEP_CREATED -> removeSteps();
+                }
+            } catch (RuntimeException e) {
+                // Not closed: the journal keeps it for the next holder. Each close waits for Docker itself (a step known
+                // dead before HELD closes, failure model row 21), so what follows never acts beside what this left.
+                allClosed = false;
+                errors.add("its stage " + stage + " did not close (" + describe(e) + "); the journal keeps it for the next apply or window");
+                log.error("window {}: its stage {} did not close; the journal keeps it for the next apply or window: {}", entry.window(),
+                        stage, describe(e));
+                continue;
             }
             entry = entry.closed(stage);
-            if (i > 0) writeQuietly("after a stage closed");
+            if (i > 0 || !allClosed) writeQuietly("after a stage closed");
         }
-        try {
-            journal.delete(entry.module());
-        } catch (RuntimeException e) {
-            // Every stage is closed: a journal left behind makes the next holder close them again, harmlessly.
-            log.warn("window {}: journal entry not deleted: {}", entry.window(), describe(e));
+        if (allClosed) {
+            try {
+                journal.delete(entry.module());
+            } catch (RuntimeException e) {
+                // Every stage is closed: a journal left behind makes the next holder close them again, harmlessly.
+                log.warn("window {}: journal entry not deleted: {}", entry.window(), describe(e));
+            }
         }
         if (interrupted || Thread.interrupted()) Thread.currentThread().interrupt();
         return this;
@@ -315,7 +333,9 @@ final class WindowClosing {
                     pause(1_000);
                 } catch (RuntimeException e) {
                     last = e;
-                    if (System.nanoTime() > end) break;
+                    // Docker's 404 for the stop or the put-back of the policy, which say it in their own words: removed
+                    // meanwhile as well (failure model row 113), so not retried for START_RETRY with the fence held.
+                    if (gone(e) || System.nanoTime() > end) break;
                     pause(pause);
                     pause = Math.min(pause * 2, 5_000);
                 }
@@ -326,6 +346,10 @@ final class WindowClosing {
                 notes.add(kept);
                 this.kept.add(kept);
                 log.warn("window {}: {}", entry.window(), kept);
+            } else if (last != null && gone(last)) {
+                errors.add(h.container() + " no longer exists: removed while the window held it (" + describe(last)
+                        + "); released, so the next apply recreates it");
+                log.error("window {}: {} no longer exists: removed while the window held it: {}", entry.window(), h.container(), describe(last));
             } else if (last != null) {
                 errors.add(h.container() + " did not start again (" + describe(last) + "); released, so the next apply recreates it");
                 log.error("window {}: {} did not start again: {}", entry.window(), h.container(), describe(last));
@@ -367,6 +391,16 @@ final class WindowClosing {
             }
         } catch (RuntimeException e) {
             if (Thread.interrupted()) interrupted = true; // a closing is not cut short: remembered, set again at the end
+            if (gone(e)) {
+                // Removed after its start (another process, a hand): the window did not give it back, whatever its
+                // step did, so the window reads failed naming it (SPEC.md "Window"; failure model row 113). Its held
+                // node goes with the window all the same.
+                errors.add(h.container() + " no longer exists: removed after it was started again, before it was ready ("
+                        + describe(e) + "); released, so the next apply recreates it");
+                log.error("window {}: {} no longer exists: removed after it was started again, before it was ready: {}", entry.window(),
+                        h.container(), describe(e));
+                return;
+            }
             notes.add(h.container() + " started again; its readiness is not known (" + describe(e) + ")");
             log.warn("window {}: {} started again; its readiness is not known: {}", entry.window(), h.container(), describe(e));
         }
@@ -419,6 +453,15 @@ final class WindowClosing {
                 interrupted = true;
             }
         }
+    }
+
+    /**
+     * @param e a failed Docker call on a held container
+     * @return true when Docker said the container no longer exists: {@link NoSuchContainerException}, or a 404 saying
+     *         so in Docker's words (a stop or an update, which the engine does not translate); retrying will not help
+     */
+    private static boolean gone(RuntimeException e) {
+        return e instanceof NoSuchContainerException || DockerEngine.answered(e) && DockerAnswer.noSuchContainer(e);
     }
 
     /** @return a failure as one line, for the window's log and errors: its message's first line, else its type */

@@ -390,10 +390,15 @@ public final class WindowRunner {
         } finally {
             // The fence first: the containers run again; what follows may wait for ZooKeeper. The ledger's interval
             // closes before that wait: a process killed in it has finished its window, which no recovery closes again.
-            section.unfence();
-            if (heldNodes != null) heldLines(LedgerKind.HELD_CLOSE, module, schedule, windowId, heldNodes);
-            if (published != null) published.close();
-            if (recovered != null) WindowRecovery.record(store, host, module, recovered, null);
+            try {
+                section.unfence();
+                if (heldNodes != null) heldLines(LedgerKind.HELD_CLOSE, module, schedule, windowId, heldNodes);
+            } finally {
+                // The nodes go as the window ends, whatever happened before and to its containers (SPEC.md "Window";
+                // failure model row 113): left, they live with this process's session and defer every apply of them.
+                if (published != null) published.close();
+                if (recovered != null) WindowRecovery.record(store, host, module, recovered, null);
+            }
         }
         return finish(module, result, desired);
     }

@@ -150,6 +150,11 @@ public final class RolloutGate {
                 if (!r.canary().contains(host) && !r.canariesDone()) {
                     yield new Verdict(Decision.WAIT, "waiting for the canaries " + r.canary() + " to be ready (done: " + r.done() + ")");
                 }
+                if (!r.canary().contains(host) && r.awaitsPromotion()) {
+                    yield new Verdict(Decision.WAIT, (r.canary().isEmpty() ? "the rollout of " + r.push() + " waits for an operator"
+                            : "the canaries " + r.canary() + " are ready; the other hosts wait for an operator") + " (promote: manual): mesh rollout promote "
+                            + m + " lets them go, mesh rollout abort " + m + " stops it");
+                }
                 yield new Verdict(Decision.APPLY_IN_WAVE, null);
             }
         };

@@ -14,8 +14,6 @@ import io.mesh.wire.RolloutHostState;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.transaction.CuratorOp;
-import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -24,7 +22,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -81,7 +78,7 @@ class RolloutEngineAwayTest {
         DesiredRecord d = new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec(hosts));
         RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
         assertThat(r.canary()).containsExactly(HOST);
-        writePush(d, r);
+        zk.writeRolloutPush(d, r, h -> h);
         CuratorFramework c = zk.client();
         String report = zk.paths().report(HOST, module);
         String mine = zk.paths().rolloutHost(module, HOST);
@@ -109,19 +106,5 @@ class RolloutEngineAwayTest {
         return new ManifestParser().parse("module: " + module + "\nhosts: [" + String.join(", ", hosts) + "]\ncontainers:\n  web:\n"
                 + "    image: " + TestDocker.BUSYBOX + "\n    network: none\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
                 + "rollout:\n  canary: 1\n").get(0);
-    }
-
-    /** Writes the push as the coordinator's transaction does: the desired node, the rollout node and one node per host. */
-    private void writePush(DesiredRecord d, RolloutRecord r) throws Exception {
-        CuratorFramework c = zk.client();
-        if (c.checkExists().forPath(zk.paths().rollouts()) == null) c.create().creatingParentsIfNeeded().forPath(zk.paths().rollouts());
-        if (c.checkExists().forPath(zk.paths().desired()) == null) c.create().creatingParentsIfNeeded().forPath(zk.paths().desired());
-        List<CuratorOp> ops = new ArrayList<>();
-        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().desired(module), Json.bytes(d)));
-        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().rollout(module), Json.bytes(r)));
-        for (RolloutHostRecord h : r.startChildren()) {
-            ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().rolloutHost(module, h.host()), Json.bytes(h)));
-        }
-        c.transaction().forOperations(ops);
     }
 }

@@ -14,11 +14,9 @@ import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutHostState;
 import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
@@ -32,7 +30,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -70,7 +67,7 @@ class RolloutWakeTest {
         DesiredRecord d = new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec(hosts, 2));
         RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
         // The push's transaction, with p and q already applying (the wave is full): c is deferred by the rollout.
-        writePush(d, r, h -> h.host().equals("rt-p") || h.host().equals("rt-q")
+        zk.writeRolloutPush(d, r, h -> h.host().equals("rt-p") || h.host().equals("rt-q")
                 ? h.moved(r.push(), RolloutHostState.APPLYING, null, Instant.now()) : h);
         var c = zk.client();
         String report = zk.paths().report(HOST, module);
@@ -127,7 +124,7 @@ class RolloutWakeTest {
         // The new push's transaction: rt-c is first in line and the new rollout counts nobody applying.
         DesiredRecord d = new DesiredRecord(module, "r2", ZkPaths.pushName(2), spec(hosts, 1));
         RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
-        writePush(d, r, h -> h);
+        zk.writeRolloutPush(d, r, h -> h);
 
         // rt-c tried for the slot and lost, and every look the push's own writes asked for has run: its report says so
         // and has not been written for 2 s (the znode's mtime, ZooKeeper's clock on this machine).
@@ -166,24 +163,5 @@ class RolloutWakeTest {
         return new ManifestParser().parse("module: " + module + "\nhosts: [" + String.join(", ", hosts) + "]\ncontainers:\n  web:\n"
                 + "    image: " + TestDocker.BUSYBOX + "\n    network: none\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
                 + "rollout:\n  max-parallel: " + maxParallel + "\n").get(0);
-    }
-
-    /**
-     * Writes the push as the coordinator's transaction does: the desired node, the rollout node and one node per host.
-     *
-     * @param host each host's node as the test wants it (from the waiting one {@link RolloutRecord#startChildren} makes)
-     */
-    private void writePush(DesiredRecord d, RolloutRecord r, UnaryOperator<RolloutHostRecord> host) throws Exception {
-        CuratorFramework c = zk.client();
-        c.create().creatingParentsIfNeeded().forPath(zk.paths().rollouts());
-        c.create().creatingParentsIfNeeded().forPath(zk.paths().desired());
-        List<CuratorOp> ops = new ArrayList<>();
-        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().desired(module), Json.bytes(d)));
-        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().rollout(module), Json.bytes(r)));
-        for (RolloutHostRecord h : r.startChildren()) {
-            ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(zk.paths().rolloutHost(module, h.host()),
-                    Json.bytes(host.apply(h))));
-        }
-        c.transaction().forOperations(ops);
     }
 }

@@ -140,4 +140,30 @@ class RolloutGateTest {
         assertThat(RolloutGate.decide(view(s), "h9").why()).contains("not among the hosts", "once the rollout is done");
         assertThat(decide(view(s, "h1=done", "h2=done", "h3=done"), "h9")).isEqualTo(Decision.APPLY);
     }
+
+    /** {@code promote: manual} (SPEC.md "The rest of the operator's stack"): the canaries go, the others wait for the operator. */
+    @Test
+    void aManualRolloutsOtherHostsWaitForThePromoteTheCanariesDoNot() {
+        RolloutRecord s = start(new RolloutSpec(null, 1, null, RolloutSpec.Promote.MANUAL, null));
+        assertThat(decide(view(s), "h1")).as("the canary").isEqualTo(Decision.APPLY_IN_WAVE);
+        RolloutRecord ready = view(s, "h1=done");
+        assertThat(decide(ready, "h2")).isEqualTo(Decision.WAIT);
+        assertThat(RolloutGate.decide(ready, "h2").why()).contains("the canaries [h1] are ready", "mesh rollout promote store");
+        assertThat(RolloutWakes.mayAct(ready, "h2")).as("nothing to wake for until the promote").isFalse();
+        RolloutRecord promoted = view(ready.promote("op", T), "h1=done");
+        assertThat(decide(promoted, "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
+        assertThat(RolloutWakes.mayAct(promoted, "h2")).isTrue();
+        RolloutRecord none = start(new RolloutSpec(null, null, null, RolloutSpec.Promote.MANUAL, null));
+        assertThat(RolloutGate.decide(view(none), "h1").why()).as("no canaries: every host waits").contains("waits for an operator");
+    }
+
+    /** {@code max-failed}: a failed canary within it lets the others go, as {@code continue} does. */
+    @Test
+    void aFailedCanaryWithinMaxFailedLetsTheOthersGo() {
+        RolloutRecord s = start(new RolloutSpec(null, 1, RolloutSpec.OnFailure.PAUSE, null, "1"));
+        RolloutRecord r = view(s, "h1=failed:not ready");
+        assertThat(decide(r, "h1")).isEqualTo(Decision.KEEP_PREVIOUS);
+        assertThat(decide(r, "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
+        assertThat(decide(view(s, "h1=failed:x", "h2=failed:y"), "h3")).as("the second failure pauses").isEqualTo(Decision.WAIT);
+    }
 }

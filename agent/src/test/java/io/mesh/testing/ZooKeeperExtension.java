@@ -2,18 +2,24 @@ package io.mesh.testing;
 
 import io.mesh.curator.ZkAuth;
 import io.mesh.wire.DesiredRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.RolloutHostRecord;
+import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.CreateMode;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 
 /**
  * A real ZooKeeper server ({@link TestZk}: Curator's {@link TestingServer} on a free loopback port, admin server off)
@@ -141,6 +147,26 @@ public final class ZooKeeperExtension extends ScopedFixture {
 
     /** @return the server, to stop or restart it */
     public TestingServer server() { return zk().server(); }
+
+    /**
+     * Writes a push of a module with {@code rollout} as the coordinator's transaction does: the desired node, the
+     * rollout node and one node per host (decision 13).
+     *
+     * @param host each host's node as the test wants it, from the waiting one {@link RolloutRecord#startChildren} makes
+     */
+    public void writeRolloutPush(DesiredRecord d, RolloutRecord r, UnaryOperator<RolloutHostRecord> host) throws Exception {
+        CuratorFramework c = client();
+        if (c.checkExists().forPath(paths().rollouts()) == null) c.create().creatingParentsIfNeeded().forPath(paths().rollouts());
+        if (c.checkExists().forPath(paths().desired()) == null) c.create().creatingParentsIfNeeded().forPath(paths().desired());
+        List<CuratorOp> ops = new ArrayList<>();
+        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths().desired(d.module()), Json.bytes(d)));
+        ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths().rollout(d.module()), Json.bytes(r)));
+        for (RolloutHostRecord h : r.startChildren()) {
+            ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(paths().rolloutHost(d.module(), h.host()),
+                    Json.bytes(host.apply(h))));
+        }
+        c.transaction().forOperations(ops);
+    }
 
     /** Writes {@code /mesh/desired/<module>} as the coordinator would: {@link TestZk#setDesired}. */
     public DesiredRecord setDesired(String yaml, String revision) throws Exception {

@@ -18,17 +18,19 @@ import static io.mesh.client.ClientText.*;
 import static io.mesh.client.CoordinatorCommand.*;
 import static io.mesh.client.ExitCodes.*;
 
-/** {@code mesh rollout status|resume|abort}: a push's rollout (decision 13). */
+/** {@code mesh rollout status|resume|abort|promote}: a push's rollout (decision 13). */
 final class RolloutCommands {
     private RolloutCommands() {}
 
-    /** {@code mesh rollout status|resume|abort MODULE}: a module's rollout (decision 13). */
+    /** {@code mesh rollout status|resume|abort|promote MODULE}: a module's rollout (decision 13). */
     @Command(name = "rollout", mixinStandardHelpOptions = true,
-            description = {"A module's rollout (/mesh/rollouts/MODULE): its status, resume and abort.",
+            description = {"A module's rollout (/mesh/rollouts/MODULE): its status, resume, abort and promote.",
                     "mesh rollout status MODULE shows which hosts are done, applying, waiting and failed;",
                     "resume MODULE lets a paused rollout go on (the hosts that failed keep the previous revision); abort MODULE stops it for good",
-                    "(hosts that have not applied it keep the previous revision)."},
-            subcommands = {RolloutCommands.RolloutStatus.class, RolloutCommands.RolloutResume.class, RolloutCommands.RolloutAbort.class})
+                    "(hosts that have not applied it keep the previous revision); promote MODULE lets the hosts after the canaries of a",
+                    "promote: manual rollout go."},
+            subcommands = {RolloutCommands.RolloutStatus.class, RolloutCommands.RolloutResume.class, RolloutCommands.RolloutAbort.class,
+                    RolloutCommands.RolloutPromote.class})
     public static final class RolloutCmd implements Runnable {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -48,6 +50,8 @@ final class RolloutCommands {
             if (!r.path("failed").isEmpty()) s += "  failed " + joinText(r.path("failed"));
             if (!r.path("canary").isEmpty()) s += "  canary " + joinText(r.path("canary"));
             if (r.hasNonNull("maxParallel")) s += "  max-parallel " + r.path("maxParallel").asInt();
+            if (r.hasNonNull("maxFailed")) s += "  max-failed " + r.path("maxFailed").asInt();
+            if (r.hasNonNull("promote")) s += "  promote " + r.path("promote").asText() + (r.hasNonNull("promotedAt") ? " (promoted)" : "");
             return s;
         }
     }
@@ -64,8 +68,8 @@ final class RolloutCommands {
         abstract CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException;
 
         /**
-         * Resumes or aborts the rollout of the push the module's rollout node names now, read just before: a newer push
-         * that replaced it in between is not resumed or aborted by mistake (409).
+         * Resumes, aborts or promotes the rollout of the push the module's rollout node names now, read just before: a
+         * newer push that replaced it in between is not moved by mistake (409).
          */
         static CoordinatorClient.Response move(CoordinatorClient client, String path, String move) throws IOException, InterruptedException {
             CoordinatorClient.Response now = client.get(path);
@@ -121,6 +125,17 @@ final class RolloutCommands {
         @Override
         CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
             return move(client, path, "abort");
+        }
+    }
+
+    /** {@code mesh rollout promote MODULE}. */
+    @Command(name = "promote", description = "Let the hosts after the canaries of MODULE's promote: manual rollout go (POST /v1/rollouts/MODULE/promote);"
+            + " before the canaries are ready, they go once the canaries are.",
+            exitCodeList = {"0:promoted", "2:no rollout, not promote: manual, promoted already, not rolling, unauthorized", "4:the coordinator cannot be reached"})
+    public static final class RolloutPromote extends RolloutCommand {
+        @Override
+        CoordinatorClient.Response send(CoordinatorClient client, String path) throws IOException, InterruptedException {
+            return move(client, path, "promote");
         }
     }
 }

@@ -129,10 +129,10 @@ import java.util.regex.Pattern;
  *   <li>{@code GET /v1/plans/{plan}}: {@link PlanStore.View}: per host {@code pending}, {@code no-agent}, the agent's
  *       answer, or {@code failed}; 404 for an unknown (or trimmed) plan.</li>
  *   <li>{@code GET /v1/rollouts/{module}}: the module's {@link io.mesh.wire.RolloutRecord} as its hosts' children say
- *       ({@link io.mesh.curator.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume} and {@code .../abort} (token as
+ *       ({@link io.mesh.curator.RolloutNodes}), without the spec it replaces; 404 when it has none. {@code POST /v1/rollouts/{module}/resume}, {@code .../abort} and {@code .../promote} (token as
  *       pushes), optional body {@code {"push":"push-..."}}: {@code 200} with the record as written; {@code 409} when it
- *       is not paused (resume), has ended (abort), or is of another push than the body names
- *       (docs/decisions/0013-rollouts.md).</li>
+ *       is not paused (resume), has ended (abort), is not a {@code promote: manual} rollout waiting for its promote
+ *       (promote), or is of another push than the body names (docs/decisions/0013-rollouts.md).</li>
  *   <li>{@code POST /v1/freezes} (token as pushes), body {@code {"module": M | "all": true, "for": "2h" | "until": ISO,
  *       "reason": R}}: {@code 201} with the freeze as written ({@link FreezeStore.Freeze}), {@code replaced} (the freeze it
  *       replaced) and {@code applying} (each {@code {module, host, since, process}} whose apply holds the module lock
@@ -561,7 +561,7 @@ public final class HttpApi implements AutoCloseable {
     private static final Pattern MODULE = Pattern.compile("/v1/modules/([^/]+)");
     private static final Pattern MODULE_HISTORY = Pattern.compile("/v1/modules/([^/]+)/history");
     private static final Pattern ROLLOUT = Pattern.compile("/v1/rollouts/([^/]+)");
-    private static final Pattern ROLLOUT_MOVE = Pattern.compile("/v1/rollouts/([^/]+)/(resume|abort)");
+    private static final Pattern ROLLOUT_MOVE = Pattern.compile("/v1/rollouts/([^/]+)/(resume|abort|promote)");
     private static final Pattern MODULE_ROLLBACK = Pattern.compile("/v1/modules/([^/]+)/rollback");
     private static final Pattern FREEZE = Pattern.compile("/v1/freezes/([^/]+)");
     /** Largest body of a freeze ({@code {"module","for","reason"}}), in bytes. */
@@ -967,7 +967,7 @@ public final class HttpApi implements AutoCloseable {
                 + " has no rollout: a push of a module with rollout: starts one (mesh status lists the modules)")));
     }
 
-    /** {@code POST /v1/rollouts/{module}/resume|abort}. */
+    /** {@code POST /v1/rollouts/{module}/resume|abort|promote}. */
     private void moveRollout(Exchange ex, String module, String move) throws Exception {
         if (!authorized(ex, "rollout changes")) return;
         PushField body = pushField(ex, "push", "for the rollout the module has now", "(mesh rollout status " + Printable.cut(module) + " shows it)");

@@ -16,7 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * An operator's side of {@code /mesh/rollouts/<module>} (SPEC.md, "Rollouts"; docs/decisions/0013-rollouts.md): read
- * it as derived from the node and its hosts' children ({@link RolloutNodes}), resume or abort it. Every move is a
+ * it as derived from the node and its hosts' children ({@link RolloutNodes}), resume, abort or promote it. Every move is a
  * write of the rollout node at the version read, as the folds are, so a coordinator keeps nothing and any coordinator
  * may do it.
  *
@@ -39,18 +39,18 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
     }
 
     /** What an operator does to a rollout. */
-    public enum Move { RESUME, ABORT }
+    public enum Move { RESUME, ABORT, PROMOTE }
 
     /**
      * @param module module name, as the request's path gives it
-     * @param move   resume (a paused rollout goes on; the hosts failed now are recorded as resumed past) or abort (it
-     *               stops for good)
+     * @param move   resume (a paused rollout goes on; the hosts failed now are recorded as resumed past), abort (it
+     *               stops for good) or promote (the hosts after the canaries of a {@code promote: manual} rollout go)
      * @param by     who asks
      * @param push   the push whose rollout the operator means (as {@code mesh rollout status} showed it), or
      *               {@code null} for the current one
      * @return the rollout as written and derived
      * @throws Refusal   404 when {@code module} is no module name or has no rollout; 409 when the rollout is not where
-     *                   the move applies (not paused, ended already), is of another push than {@code push}, or changed
+     *                   the move applies (not paused, ended already, not waiting for a promote), is of another push than {@code push}, or changed
      *                   under every attempt (decision 13)
      * @throws Exception ZooKeeper errors
      */
@@ -81,7 +81,11 @@ public record RolloutStore(CuratorFramework client, ZkPaths paths, Clock clock) 
             if (push != null && !push.equals(r.push())) {
                 throw new IllegalStateException("the rollout of " + module + " is of " + r.push() + " now, not " + push + " (a newer push replaced it)");
             }
-            RolloutRecord next = move == Move.RESUME ? r.resume(by, clock.instant()) : r.abort(by, clock.instant());
+            RolloutRecord next = switch (move) {
+                case RESUME -> r.resume(by, clock.instant());
+                case ABORT -> r.abort(by, clock.instant());
+                case PROMOTE -> r.promote(by, clock.instant());
+            };
             try {
                 client.setData().withVersion(nodes.parentStat().getVersion()).forPath(path, Json.bytes(next));
                 return Optional.of(next.view(nodes.children().values().stream().map(RolloutNodes.Child::record).toList()).withoutPrevious());

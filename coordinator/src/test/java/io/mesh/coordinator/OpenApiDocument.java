@@ -281,9 +281,12 @@ final class OpenApiDocument {
         pathParam(o, "module", "such as store");
         resp(o, 200, "the rollout", ref(RolloutRecord.class));
         resp(o, 404, "the module has no rollout", named("Error"));
-        for (String move : List.of("resume", "abort")) {
-            o = op("post", "/v1/rollouts/{module}/" + move, move.equals("resume") ? "Resume a paused rollout" : "Abort a rollout",
-                    "With {\"push\"}, only when the rollout is of that push.");
+        for (String move : List.of("resume", "abort", "promote")) {
+            o = op("post", "/v1/rollouts/{module}/" + move, switch (move) {
+                        case "resume" -> "Resume a paused rollout";
+                        case "abort" -> "Abort a rollout";
+                        default -> "Let the hosts after the canaries of a promote: manual rollout go";
+                    }, "With {\"push\"}, only when the rollout is of that push.");
             bearer(o);
             pathParam(o, "module", "such as store");
             jsonBody(o, obj(props("push", F.objectNode().set("type", F.arrayNode().add("string").add("null")))), false);
@@ -291,7 +294,11 @@ final class OpenApiDocument {
             resp(o, 400, "a body that is not {\"push\"}", named("FieldError"));
             authErrors(o);
             resp(o, 404, "the module has no rollout", named("Error"));
-            resp(o, 409, move.equals("resume") ? "not paused, or of another push" : "ended, or of another push", named("Error"));
+            resp(o, 409, switch (move) {
+                case "resume" -> "not paused, or of another push";
+                case "abort" -> "ended, or of another push";
+                default -> "not promote: manual, promoted already, not rolling, or of another push";
+            }, named("Error"));
             smallBody(o, HttpApi.MAX_ROLLBACK_BODY);
         }
 

@@ -145,6 +145,9 @@ class OpenApiTest {
         call("POST", "/v1/rollouts/{module}/resume", "/v1/rollouts/roll/resume", new byte[0], 409);
         call("POST", "/v1/rollouts/{module}/resume", "/v1/rollouts/roll/resume", json("{\"other\":1}"), 400);
         call("POST", "/v1/rollouts/{module}/resume", "/v1/rollouts/store/resume", new byte[0], 404);
+        call("POST", "/v1/rollouts/{module}/promote", "/v1/rollouts/roll/promote", new byte[0], 409); // promote: auto
+        call("POST", "/v1/rollouts/{module}/promote", "/v1/rollouts/roll/promote", json("[]"), 400);
+        call("POST", "/v1/rollouts/{module}/promote", "/v1/rollouts/store/promote", new byte[0], 404);
         call("POST", "/v1/rollouts/{module}/abort", "/v1/rollouts/roll/abort", new byte[0], 200);
         call("POST", "/v1/rollouts/{module}/abort", "/v1/rollouts/roll/abort", new byte[0], 409);
         call("POST", "/v1/rollouts/{module}/abort", "/v1/rollouts/roll/abort", json("[]"), 400);

@@ -150,4 +150,28 @@ class RolloutApiTest {
         assertThat(fx.api.method("POST", "/v1/rollouts/nope/abort", new byte[0], Map.of()).status()).isEqualTo(404);
         assertThat(fx.api.method("GET", "/v1/rollouts/store/abort").status()).isEqualTo(405);
     }
+
+    /** {@code promote: manual}: one promote of a rolling rollout, written in its node; none of an auto one, nor twice. */
+    @Test
+    void promoteLetsAManualRolloutsOtherHostsGoOnceAndIsRefusedOtherwise() throws Exception {
+        Answer auto = fx.api.push(manifest("rollout: {canary: 1}\n"));
+        assertThat(auto.status()).as(auto.body()).isEqualTo(202);
+        Answer notManual = move("promote", "");
+        assertThat(notManual.status()).as(notManual.body()).isEqualTo(409);
+        assertThat(notManual.body()).contains("not promote: manual");
+
+        Answer manual = fx.api.push(manifest("rollout: {canary: 1, promote: manual, max-failed: 1}\n"));
+        assertThat(manual.status()).as(manual.body()).isEqualTo(202);
+        String push = manual.json().path("push").asText();
+        assertThat(node().promote()).isEqualTo(io.mesh.manifest.RolloutSpec.Promote.MANUAL);
+        assertThat(node().maxFailed()).isEqualTo(1);
+        moveChild("host-a", push, RolloutHostState.DONE, null);
+        Answer shown = fx.api.get("/v1/rollouts/store");
+        assertThat(shown.json().path("note").asText()).isEqualTo(RolloutRecord.PROMOTE_NOTE);
+        Answer promoted = move("promote", "{\"push\":\"" + push + "\"}");
+        assertThat(promoted.status()).as(promoted.body()).isEqualTo(200);
+        assertThat(promoted.json().path("note").asText()).startsWith("promoted by ");
+        assertThat(node().promotedAt()).as("written in the rollout node").isNotNull();
+        assertThat(move("promote", "").status()).as("promoted already").isEqualTo(409);
+    }
 }

@@ -67,7 +67,7 @@ public final class ManifestParser {
     private static final Set<String> PULL = Arrays.stream(PullPolicy.values()).map(PullPolicy::wire).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
-    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure");
+    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed");
     private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
             "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks"), ContainerFields.NAMES);
     private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
@@ -669,8 +669,10 @@ public final class ManifestParser {
     }
 
     /**
-     * {@code rollout} (SPEC.md, "Rollouts"): {@code max-parallel} a whole number from 1 or a percentage from 1% to
-     * 100% (stored as text), {@code canary} a whole number from 0, {@code on-failure} pause, revert or continue.
+     * {@code rollout} (SPEC.md, "Rollouts" and "The rest of the operator's stack"): {@code max-parallel} a whole number
+     * from 1 or a percentage from 1% to 100% (stored as text), {@code canary} a whole number from 0, {@code on-failure}
+     * pause, revert or continue, {@code promote} auto or manual, {@code max-failed} a whole number from 0 or a
+     * percentage from 0% to 100% (stored as text).
      */
     private void rollout(Check c, JsonNode module) {
         JsonNode node = module.get("rollout");
@@ -697,6 +699,21 @@ public final class ManifestParser {
         JsonNode onFailure = node.get("on-failure");
         if (onFailure != null && !(onFailure.isTextual() && Set.of("pause", "revert", "continue").contains(onFailure.asText()))) {
             c.error("rollout.on-failure", "must be pause, revert or continue (what a host's failure does to the rollout); got " + show(onFailure));
+        }
+        JsonNode promote = node.get("promote");
+        if (promote != null && !(promote.isTextual() && Set.of("auto", "manual").contains(promote.asText()))) {
+            c.error("rollout.promote", "must be auto or manual (manual: the hosts after the canaries wait for mesh rollout promote MODULE); got "
+                    + show(promote));
+        }
+        JsonNode maxFailed = node.get("max-failed");
+        if (maxFailed != null) {
+            String text = maxFailed.isTextual() || maxFailed.isIntegralNumber() ? c.text(maxFailed, "rollout.max-failed").strip() : "";
+            Matcher m = RolloutSpec.MAX_FAILED.matcher(text);
+            if (!m.matches() || (!m.group(2).isEmpty() && Integer.parseInt(m.group(1)) > 100)) {
+                c.error("rollout.max-failed", "must be a whole number of hosts from 0, such as 1, or a percentage of the targeted hosts from 0% to 100%, such as \"10%\" (the failures on-failure waits for); got " + show(maxFailed));
+            } else {
+                o.put("max-failed", text); // one form in the desired node: text
+            }
         }
     }
 

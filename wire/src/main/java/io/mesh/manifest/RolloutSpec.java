@@ -16,13 +16,55 @@ import java.util.regex.Pattern;
  * @param canary      hosts that go first (the first ones of the targeted hosts, by name); the rest wait until every
  *                    canary is ready; {@code null} for none
  * @param onFailure   what a host's failure does to the rollout; {@code null} for {@link OnFailure#PAUSE}
+ * @param promote     whether the hosts after the canaries wait for an operator's {@code mesh rollout promote};
+ *                    {@code null} for {@link Promote#AUTO}
+ * @param maxFailed   how many hosts may fail before {@code on-failure} applies: a number such as {@code 1} or a
+ *                    percentage of the targeted hosts such as {@code 10%}; {@code null} for 0
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Integer canary,
-                          @JsonProperty("on-failure") OnFailure onFailure) {
+                          @JsonProperty("on-failure") OnFailure onFailure, Promote promote,
+                          @JsonProperty("max-failed") String maxFailed) {
     /** {@code max-parallel}'s two forms: {@code 3} or {@code 25%}. */
     public static final Pattern MAX_PARALLEL = Pattern.compile("([1-9]\\d{0,5})(%?)");
+    /** {@code max-failed}'s two forms: {@code 0}, {@code 3} or {@code 10%}. */
+    public static final Pattern MAX_FAILED = Pattern.compile("(0|[1-9]\\d{0,5})(%?)");
+
+    /** A rollout without {@code promote} or {@code max-failed}. */
+    public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure) {
+        this(maxParallel, canary, onFailure, null, null);
+    }
+
+    /** Who lets the hosts after the canaries go. */
+    public enum Promote implements WireName {
+        /** They go once every canary is ready. */
+        AUTO,
+        /** They wait, once the canaries are ready, for an operator's {@code mesh rollout promote MODULE}. */
+        MANUAL;
+
+        @Override
+        public String toString() { return wire(); }
+    }
+
+    /** @return {@code promote}, or its default {@link Promote#AUTO} */
+    public Promote promoteOrDefault() { return promote == null ? Promote.AUTO : promote; }
+
+    /**
+     * @param hosts how many hosts the push targets
+     * @return how many may fail before {@code on-failure} applies: the number, or the percentage of {@code hosts}
+     *         rounded down; 0 without {@code max-failed}
+     * @throws IllegalArgumentException when {@code max-failed} has neither form (the parser refuses it first)
+     */
+    public int resolveMaxFailed(int hosts) {
+        if (maxFailed == null) return 0;
+        Matcher m = MAX_FAILED.matcher(maxFailed);
+        if (!m.matches()) throw new IllegalArgumentException("max-failed '" + maxFailed + "' is neither a number nor a percentage");
+        int n = Integer.parseInt(m.group(1));
+        if (m.group(2).isEmpty()) return n;
+        if (n > 100) throw new IllegalArgumentException("max-failed '" + maxFailed + "' is over 100%");
+        return (int) Math.floor(hosts * n / 100.0);
+    }
 
     /** What a host's failure does to its rollout. */
     public enum OnFailure implements WireName {

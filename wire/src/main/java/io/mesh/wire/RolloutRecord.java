@@ -45,6 +45,11 @@ import java.util.TreeSet;
  * @param resumedPast the hosts that had failed when it was last resumed: their failures no longer pause it and they
  *                    count as settled
  * @param changedAt   when the record last changed
+ * @param promote     {@code manual}: the hosts after the canaries wait for an operator's promote; {@code null} (old
+ *                    nodes too) for {@code auto}
+ * @param promotedAt  when an operator promoted it, else {@code null}
+ * @param maxFailed   how many hosts may fail before {@link #onFailure} applies, resolved from {@code max-failed};
+ *                    {@code null} (old nodes too) for 0
  */
 @JsonPropertyOrder({"module", "push", "revision", "state", "canary", "done", "applying", "waiting", "failed", "since"})
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -52,7 +57,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
                             List<String> done, List<String> applying, List<String> waiting, List<String> failed,
                             Instant since, List<String> hosts, Integer maxParallel, RolloutSpec.OnFailure onFailure,
                             DesiredRecord previous, String by, String note, Instant resumedAt, List<String> resumedPast,
-                            Instant changedAt) {
+                            Instant changedAt, RolloutSpec.Promote promote, Instant promotedAt, Integer maxFailed) {
     public RolloutRecord {
         canary = sorted(canary);
         done = sorted(done);
@@ -62,7 +67,15 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         hosts = sorted(hosts);
         resumedPast = sorted(resumedPast);
         onFailure = onFailure == null ? RolloutSpec.OnFailure.PAUSE : onFailure;
+        promote = promote == RolloutSpec.Promote.AUTO ? null : promote; // as old nodes: absent for auto
+        maxFailed = maxFailed != null && maxFailed == 0 ? null : maxFailed;
     }
+
+    /** @return {@link #maxFailed}, or 0 */
+    public int maxFailedOrNone() { return maxFailed == null ? 0 : maxFailed; }
+
+    /** @return true when the hosts after the canaries wait for an operator's promote that has not come */
+    public boolean awaitsPromotion() { return promote == RolloutSpec.Promote.MANUAL && promotedAt == null; }
 
     private static List<String> sorted(Collection<String> l) {
         if (l == null) return List.of();
@@ -101,7 +114,8 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         DesiredRecord prev = previous == null || previous.tombstone() || previous.spec() == null ? null : previous;
         return new RolloutRecord(desired.module(), desired.push(), desired.revision(),
                 targets.isEmpty() ? RolloutState.DONE : RolloutState.ROLLING, canary, List.of(), List.of(), targets, List.of(), at,
-                targets, r.resolveMaxParallel(targets.size()), r.onFailureOrDefault(), prev, by, null, null, null, at);
+                targets, r.resolveMaxParallel(targets.size()), r.onFailureOrDefault(), prev, by, null, null, null, at,
+                r.promoteOrDefault(), null, r.resolveMaxFailed(targets.size()));
     }
 
     /** @return the children a push writes with this record: one {@code waiting} node per host */
@@ -112,7 +126,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     /** @return this record without the previous spec (for views: it is the desired state a push replaced) */
     public RolloutRecord withoutPrevious() {
         return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
-                onFailure, null, by, note, resumedAt, resumedPast, changedAt);
+                onFailure, null, by, note, resumedAt, resumedPast, changedAt, promote, promotedAt, maxFailed);
     }
 
     /** @return true when this record is the rollout of {@code desired}'s push */
@@ -140,8 +154,14 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         return canary.stream().allMatch(h -> done.contains(h) || (failed.contains(h) && failedSettled(h)));
     }
 
-    /** @return true when {@code host}'s failure counts as settled: under {@code on-failure: continue}, or resumed past */
-    private boolean failedSettled(String host) { return onFailure == RolloutSpec.OnFailure.CONTINUE || resumedPast.contains(host); }
+    /**
+     * @return true when {@code host}'s failure counts as settled: under {@code on-failure: continue}, resumed past, or
+     *         while the failures are within {@code max-failed}
+     */
+    private boolean failedSettled(String host) {
+        return onFailure == RolloutSpec.OnFailure.CONTINUE || resumedPast.contains(host)
+                || failed.stream().filter(h -> !resumedPast.contains(h)).count() <= maxFailedOrNone();
+    }
 
     /**
      * Where the rollout is, derived from this node's control fields and the hosts' children: the one rule agents decide
@@ -184,23 +204,27 @@ public record RolloutRecord(String module, String push, String revision, Rollout
             if (c != null && c.since() != null && (changed == null || c.since().isAfter(changed))) changed = c.since();
         }
         List<String> unsettled = f.stream().filter(h -> !resumedPast.contains(h)).toList();
+        int tolerated = maxFailedOrNone(); // failures on-failure waits for (max-failed)
         RolloutState s;
         String n = note;
         if (state == RolloutState.ABORTED) {
             s = RolloutState.ABORTED;
-        } else if (onFailure == RolloutSpec.OnFailure.REVERT && !f.isEmpty()) {
+        } else if (onFailure == RolloutSpec.OnFailure.REVERT && unsettled.size() > tolerated) {
             s = RolloutState.REVERTED;
-            n = failureNote(f.get(0), byHost);
-        } else if (onFailure == RolloutSpec.OnFailure.PAUSE && !unsettled.isEmpty()) {
+            n = failureNote(unsettled.get(0), byHost);
+        } else if (onFailure == RolloutSpec.OnFailure.PAUSE && unsettled.size() > tolerated) {
             s = RolloutState.PAUSED;
             n = failureNote(unsettled.get(0), byHost);
         } else if (d.size() + f.size() == all.size()) {
-            s = RolloutState.DONE; // every failed host is settled here: continue, or resumed past
+            s = RolloutState.DONE; // every failed host is settled here: continue, resumed past, or within max-failed
         } else {
             s = RolloutState.ROLLING;
         }
-        return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous, by, n,
-                resumedAt, resumedPast, changed);
+        RolloutRecord v = new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
+                by, n, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed);
+        if (s != RolloutState.ROLLING || !awaitsPromotion() || !v.canariesDone()) return v;
+        return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
+                by, PROMOTE_NOTE, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed);
     }
 
     /**
@@ -210,6 +234,9 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      */
     public static final int NOTE_ERROR_CHARS = 300;
 
+    /** The note of a {@code promote: manual} rollout whose canaries are ready. */
+    public static final String PROMOTE_NOTE = "the canaries are ready: the other hosts wait for mesh rollout promote";
+
     private static String failureNote(String host, Map<String, RolloutHostRecord> byHost) {
         RolloutHostRecord c = byHost.get(host);
         return host + " failed: " + (c == null || c.error() == null ? "failed" : RolloutHostRecord.cut(c.error(), NOTE_ERROR_CHARS));
@@ -217,11 +244,12 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /**
      * @param other another record
-     * @return true when both show the same progress: state, the four lists and the note (what a fold writes)
+     * @return true when both show the same progress: state, the four lists, the note (what a fold writes) and the promote
      */
     public boolean sameProgress(RolloutRecord other) {
         return other != null && state == other.state && done.equals(other.done) && applying.equals(other.applying)
-                && waiting.equals(other.waiting) && failed.equals(other.failed) && java.util.Objects.equals(note, other.note);
+                && waiting.equals(other.waiting) && failed.equals(other.failed) && java.util.Objects.equals(note, other.note)
+                && java.util.Objects.equals(promotedAt, other.promotedAt);
     }
 
     /**
@@ -235,7 +263,26 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     public RolloutRecord resume(String by, Instant at) {
         if (state != RolloutState.PAUSED) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not paused");
         return new RolloutRecord(module, push, revision, RolloutState.ROLLING, canary, done, applying, waiting, failed, since, hosts,
-                maxParallel, onFailure, previous, this.by, "resumed by " + by + " after " + failed + " failed", at, failed, at);
+                maxParallel, onFailure, previous, this.by, "resumed by " + by + " after " + failed + " failed", at, failed, at,
+                promote, promotedAt, maxFailed);
+    }
+
+    /**
+     * The hosts after the canaries go ({@code promote: manual}). Called on the {@link #view}, the result is what the
+     * coordinator writes. A promote before the canaries are ready lets the others go once they are.
+     *
+     * @param by who promoted it
+     * @throws IllegalStateException when it is not waiting for a promote: {@code promote: auto}, promoted already, or
+     *                               not rolling
+     */
+    public RolloutRecord promote(String by, Instant at) {
+        if (promote != RolloutSpec.Promote.MANUAL) {
+            throw new IllegalStateException("the rollout of " + module + " is not promote: manual: its hosts go once its canaries are ready");
+        }
+        if (promotedAt != null) throw new IllegalStateException("the rollout of " + module + " was promoted already, at " + promotedAt);
+        if (state != RolloutState.ROLLING) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not rolling");
+        return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
+                onFailure, previous, this.by, "promoted by " + by, resumedAt, resumedPast, at, promote, at, maxFailed);
     }
 
     /**
@@ -248,6 +295,6 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     public RolloutRecord abort(String by, Instant at) {
         if (state.ended()) throw new IllegalStateException("the rollout of " + module + " has ended already (" + state + ")");
         return new RolloutRecord(module, push, revision, RolloutState.ABORTED, canary, done, applying, waiting, failed, since, hosts,
-                maxParallel, onFailure, previous, by(), "aborted by " + by, resumedAt, resumedPast, at);
+                maxParallel, onFailure, previous, by(), "aborted by " + by, resumedAt, resumedPast, at, promote, promotedAt, maxFailed);
     }
 }

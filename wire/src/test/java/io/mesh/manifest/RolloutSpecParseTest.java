@@ -16,7 +16,9 @@ class RolloutSpecParseTest {
         for (String[] bad : new String[][] {
                 {"rollout: {max-parallel: 0}", "rollout.max-parallel"}, {"rollout: {max-parallel: \"150%\"}", "rollout.max-parallel"},
                 {"rollout: {canary: -1}", "rollout.canary"}, {"rollout: {on-failure: stop}", "rollout.on-failure"},
-                {"rollout: {waves: 2}", "rollout.waves"}, {"rollout: 3", "rollout"}}) {
+                {"rollout: {waves: 2}", "rollout.waves"}, {"rollout: 3", "rollout"},
+                {"rollout: {promote: later}", "rollout.promote"}, {"rollout: {max-failed: -1}", "rollout.max-failed"},
+                {"rollout: {max-failed: \"101%\"}", "rollout.max-failed"}, {"rollout: {max-failed: two}", "rollout.max-failed"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();
@@ -25,5 +27,19 @@ class RolloutSpecParseTest {
                 assertThat(err.message()).isNotBlank();
             });
         }
+    }
+
+    /** SPEC.md "The rest of the operator's stack": {@code promote: auto | manual} and {@code max-failed: N | N%}. */
+    @Test
+    void promoteAndMaxFailedAreParsedAndResolved() throws Exception {
+        ManifestParser p = new ManifestParser();
+        RolloutSpec r = p.parse(ManifestParserTest.GOOD + "rollout: {canary: 1, promote: manual, max-failed: 2}\n").get(0).rollout();
+        assertThat(r.promoteOrDefault()).isEqualTo(RolloutSpec.Promote.MANUAL);
+        assertThat(r.resolveMaxFailed(10)).isEqualTo(2);
+        RolloutSpec pct = p.parse(ManifestParserTest.GOOD + "rollout: {max-failed: \"25%\"}\n").get(0).rollout();
+        assertThat(pct.maxFailed()).isEqualTo("25%");
+        assertThat(pct.resolveMaxFailed(10)).as("rounded down: never more failures than the share").isEqualTo(2);
+        assertThat(pct.promoteOrDefault()).isEqualTo(RolloutSpec.Promote.AUTO);
+        assertThat(new RolloutSpec(null, null, null).resolveMaxFailed(10)).isZero();
     }
 }

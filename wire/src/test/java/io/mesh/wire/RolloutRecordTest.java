@@ -147,6 +147,47 @@ class RolloutRecordTest {
         assertThat(view(c, "h1=failed:x", "h2=done", "h3=done").state()).isEqualTo(RolloutState.DONE);
     }
 
+    /** {@code max-failed} (SPEC.md "The rest of the operator's stack"): failures beyond it, not the first, apply on-failure. */
+    @Test
+    void failuresWithinMaxFailedAreSettledAndTheOneBeyondAppliesOnFailure() {
+        RolloutRecord pause = start(new RolloutSpec(null, 1, RolloutSpec.OnFailure.PAUSE, null, "1"));
+        assertThat(pause.maxFailed()).isEqualTo(1);
+        RolloutRecord one = view(pause, "h1=failed:x");
+        assertThat(one.state()).as("one failure of max-failed 1").isEqualTo(RolloutState.ROLLING);
+        assertThat(one.canariesDone()).as("the failed canary counts as settled within the budget").isTrue();
+        assertThat(view(pause, "h1=failed:x", "h2=failed:y").state()).isEqualTo(RolloutState.PAUSED);
+        assertThat(view(pause, "h1=failed:x", "h2=failed:y").note()).isEqualTo("h1 failed: x");
+        assertThat(view(pause, "h1=failed:x", "h2=done", "h3=done").state()).isEqualTo(RolloutState.DONE);
+        RolloutRecord revert = start(new RolloutSpec(null, null, RolloutSpec.OnFailure.REVERT, null, "34%"));
+        assertThat(revert.maxFailed()).as("34% of 3 hosts, rounded down").isEqualTo(1);
+        assertThat(view(revert, "h2=failed:x").state()).isEqualTo(RolloutState.ROLLING);
+        assertThat(view(revert, "h2=failed:x", "h3=failed:y").state()).isEqualTo(RolloutState.REVERTED);
+        assertThat(start(new RolloutSpec(null, null, null, null, "0")).maxFailed()).as("0 is the default, written as none").isNull();
+    }
+
+    /** {@code promote: manual}: the others wait for the operator once the canaries are ready; one promote, while rolling. */
+    @Test
+    void aManualRolloutWaitsForItsPromoteOnceTheCanariesAreReady() {
+        RolloutRecord r = start(new RolloutSpec(null, 1, null, RolloutSpec.Promote.MANUAL, null));
+        assertThat(r.awaitsPromotion()).isTrue();
+        assertThat(view(r).note()).as("canaries not ready yet").isNull();
+        RolloutRecord ready = view(r, "h1=done");
+        assertThat(ready.state()).isEqualTo(RolloutState.ROLLING);
+        assertThat(ready.note()).isEqualTo(RolloutRecord.PROMOTE_NOTE);
+        RolloutRecord promoted = ready.promote("op", T);
+        assertThat(promoted.awaitsPromotion()).isFalse();
+        assertThat(promoted.promotedAt()).isEqualTo(T);
+        assertThat(promoted.note()).isEqualTo("promoted by op");
+        assertThat(promoted.sameProgress(ready)).as("a promote wakes the waiting hosts").isFalse();
+        assertThat(view(promoted, "h1=done").note()).isEqualTo("promoted by op");
+        assertThatThrownBy(() -> promoted.promote("op", T)).isInstanceOf(IllegalStateException.class).hasMessageContaining("promoted already");
+        assertThatThrownBy(() -> start(new RolloutSpec(null, 1, null)).promote("op", T)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not promote: manual");
+        assertThatThrownBy(() -> view(r, "h1=failed:x").promote("op", T)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("paused");
+        assertThat(start(new RolloutSpec(null, 1, null, RolloutSpec.Promote.AUTO, null)).promote()).as("auto is written as none").isNull();
+    }
+
     @Test
     void abortEndsItWhateverTheChildrenSayAndCannotAbortTwice() {
         RolloutRecord r = view(start(new RolloutSpec(null, null, null)), "h1=done").abort("op", T);

@@ -121,6 +121,19 @@ public final class RolloutGate {
      * @return what this host may do, and why (for the report)
      */
     public static Verdict decide(RolloutRecord r, String host) {
+        return decide(r, host, Times.now());
+    }
+
+    /**
+     * The rule, without ZooKeeper, at {@code now}: a soak ends by the clock of the host that judges it, as the hosts'
+     * nodes' {@code since} are written by theirs.
+     *
+     * @param r    the rollout of the newest push
+     * @param host this host
+     * @param now  the time the soak is judged at
+     * @return what this host may do, and why (for the report)
+     */
+    public static Verdict decide(RolloutRecord r, String host, java.time.Instant now) {
         String m = r.module();
         // A host that failed keeps the previous revision until a new push, also once the others made the rollout done.
         if (r.failed().contains(host) && r.state() != RolloutState.REVERTED) {
@@ -154,6 +167,11 @@ public final class RolloutGate {
                     yield new Verdict(Decision.WAIT, (r.canary().isEmpty() ? "the rollout of " + r.push() + " waits for an operator"
                             : "the canaries " + r.canary() + " are ready; the other hosts wait for an operator") + " (promote: manual): mesh rollout promote "
                             + m + " lets them go, mesh rollout abort " + m + " stops it");
+                }
+                java.time.Instant soakUntil = r.soakUntil();
+                if (soakUntil != null && !r.applying().contains(host) && now.isBefore(soakUntil)) {
+                    yield new Verdict(Decision.WAIT, "the hosts done last stay ready until " + soakUntil + " (soak " + r.soak()
+                            + ") before the next begin");
                 }
                 yield new Verdict(Decision.APPLY_IN_WAVE, null);
             }

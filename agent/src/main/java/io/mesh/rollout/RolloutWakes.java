@@ -4,6 +4,7 @@ import io.mesh.curator.RolloutNodes;
 import io.mesh.wire.Json;
 import io.mesh.wire.RolloutHostRecord;
 import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.Times;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -48,6 +49,8 @@ public final class RolloutWakes implements AutoCloseable {
     private final Map<String, ParsedHost> parsed = new ConcurrentHashMap<>();
     /** The rollout each module was last seen at by {@link #moved}: a fold of a move seen already wakes no one. */
     private final Map<String, RolloutRecord> seen = new ConcurrentHashMap<>();
+    /** By module, the end of the soak a wake is scheduled for ({@link #wakeAfterSoak}): one wake per soak. */
+    private final Map<String, java.time.Instant> soaks = new ConcurrentHashMap<>();
 
     private record ParsedHost(ChildData from, RolloutHostRecord record) {}
 
@@ -104,6 +107,26 @@ public final class RolloutWakes implements AutoCloseable {
     }
 
     /**
+     * A rollout whose hosts last done soak ({@code rollout.soak}) lets the next hosts begin when the soak ends, and
+     * nothing moves then: this host looks at that time, as after a move, if it has not begun.
+     */
+    private void wakeAfterSoak(String module, RolloutRecord r) {
+        java.time.Instant until = r.soakUntil();
+        if (until == null || !until.isAfter(Times.now()) || r.done().contains(host) || r.applying().contains(host)) return;
+        if (until.equals(soaks.put(module, until))) return; // woken then already
+        try {
+            timer.schedule(() -> {
+                soaks.remove(module, until);
+                RolloutNodes nodes = cached(module);
+                RolloutRecord now = nodes == null ? null : nodes.view();
+                if (now != null && mayAct(now, host)) inTurn(module, now);
+            }, java.time.Duration.between(Times.now(), until).toMillis() + 1, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            soaks.remove(module, until);
+        }
+    }
+
+    /**
      * A lease of a module's rollout slots was given back after this host found them all taken: it looks at the rollout
      * as after a move whose place it may take, in its turn ({@link RolloutGate#turnDelayMs}): every host that lost to
      * the lease is woken by it, and only the ones that fit the free places should try at once. Runs on the timer, not
@@ -137,6 +160,7 @@ public final class RolloutWakes implements AutoCloseable {
         // Only a move's look records what was seen: a later turn's look run between a burst reaching the cache and the
         // burst's own look would make that look take the burst for a fold already seen (and no host would try for the
         // place it freed; RolloutWakeTest).
+        if (r != null && applyingThen == null) wakeAfterSoak(module, r);
         RolloutRecord before = r == null || applyingThen != null ? null : seen.put(module, r);
         if (applyingThen == null && r != null && r.sameProgress(before) && Objects.equals(r.push(), before.push())) return; // a fold of what was seen already
         if (r != null && !mayAct(r, host)) return;

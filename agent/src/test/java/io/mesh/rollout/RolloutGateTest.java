@@ -166,4 +166,19 @@ class RolloutGateTest {
         assertThat(decide(r, "h2")).isEqualTo(Decision.APPLY_IN_WAVE);
         assertThat(decide(view(s, "h1=failed:x", "h2=failed:y"), "h3")).as("the second failure pauses").isEqualTo(Decision.WAIT);
     }
+
+    /** {@code soak}: the hosts that have not begun wait until the hosts last done have been ready that long. */
+    @Test
+    void theNextHostsBeginOnlyOnceTheHostsLastDoneHaveSoaked() {
+        RolloutRecord s = start(new RolloutSpec(null, 1, null, null, null, "10m"));
+        RolloutRecord r = view(s, "h1=done"); // done at T
+        RolloutGate.Verdict soaking = RolloutGate.decide(r, "h2", T.plusSeconds(60));
+        assertThat(soaking.decision()).isEqualTo(Decision.WAIT);
+        assertThat(soaking.why()).contains("stay ready until " + T.plusSeconds(600), "soak 10m");
+        assertThat(RolloutGate.decide(r, "h2", T.plusSeconds(600)).decision()).isEqualTo(Decision.APPLY_IN_WAVE);
+        RolloutRecord applying = view(s, "h1=done", "h2=applying");
+        assertThat(RolloutGate.decide(applying, "h2", T.plusSeconds(60)).decision()).as("a host already applying goes on")
+                .isEqualTo(Decision.APPLY_IN_WAVE);
+        assertThat(RolloutGate.decide(view(s), "h1", T).decision()).as("the canary does not wait").isEqualTo(Decision.APPLY_IN_WAVE);
+    }
 }

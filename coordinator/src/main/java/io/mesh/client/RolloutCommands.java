@@ -51,6 +51,7 @@ final class RolloutCommands {
             if (!r.path("canary").isEmpty()) s += "  canary " + joinText(r.path("canary"));
             if (r.hasNonNull("maxParallel")) s += "  max-parallel " + r.path("maxParallel").asInt();
             if (r.hasNonNull("maxFailed")) s += "  max-failed " + r.path("maxFailed").asInt();
+            if (r.hasNonNull("soak")) s += "  soak " + r.path("soak").asText();
             if (r.hasNonNull("promote")) s += "  promote " + r.path("promote").asText() + (r.hasNonNull("promotedAt") ? " (promoted)" : "");
             return s;
         }

@@ -20,12 +20,14 @@ import java.util.regex.Pattern;
  *                    {@code null} for {@link Promote#AUTO}
  * @param maxFailed   how many hosts may fail before {@code on-failure} applies: a number such as {@code 1} or a
  *                    percentage of the targeted hosts such as {@code 10%}; {@code null} for 0
+ * @param soak        how long the hosts last done stay ready before the next hosts begin, such as {@code 5m};
+ *                    {@code null} for no wait
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Integer canary,
                           @JsonProperty("on-failure") OnFailure onFailure, Promote promote,
-                          @JsonProperty("max-failed") String maxFailed) {
+                          @JsonProperty("max-failed") String maxFailed, String soak) {
     /** {@code max-parallel}'s two forms: {@code 3} or {@code 25%}. */
     public static final Pattern MAX_PARALLEL = Pattern.compile("([1-9]\\d{0,5})(%?)");
     /** {@code max-failed}'s two forms: {@code 0}, {@code 3} or {@code 10%}. */
@@ -33,7 +35,12 @@ public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Inte
 
     /** A rollout without {@code promote} or {@code max-failed}. */
     public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure) {
-        this(maxParallel, canary, onFailure, null, null);
+        this(maxParallel, canary, onFailure, null, null, null);
+    }
+
+    /** A rollout without {@code soak}. */
+    public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure, Promote promote, String maxFailed) {
+        this(maxParallel, canary, onFailure, promote, maxFailed, null);
     }
 
     /** Who lets the hosts after the canaries go. */

@@ -50,6 +50,9 @@ import java.util.TreeSet;
  * @param promotedAt  when an operator promoted it, else {@code null}
  * @param maxFailed   how many hosts may fail before {@link #onFailure} applies, resolved from {@code max-failed};
  *                    {@code null} (old nodes too) for 0
+ * @param soak        {@code rollout.soak} as pushed, such as {@code 5m}: how long the hosts last done stay ready before
+ *                    the next begin; {@code null} for no wait
+ * @param doneAt      when the host last done became done (its node's {@code since}), derived; {@code null} when none is
  */
 @JsonPropertyOrder({"module", "push", "revision", "state", "canary", "done", "applying", "waiting", "failed", "since"})
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -57,7 +60,8 @@ public record RolloutRecord(String module, String push, String revision, Rollout
                             List<String> done, List<String> applying, List<String> waiting, List<String> failed,
                             Instant since, List<String> hosts, Integer maxParallel, RolloutSpec.OnFailure onFailure,
                             DesiredRecord previous, String by, String note, Instant resumedAt, List<String> resumedPast,
-                            Instant changedAt, RolloutSpec.Promote promote, Instant promotedAt, Integer maxFailed) {
+                            Instant changedAt, RolloutSpec.Promote promote, Instant promotedAt, Integer maxFailed, String soak,
+                            Instant doneAt) {
     public RolloutRecord {
         canary = sorted(canary);
         done = sorted(done);
@@ -73,6 +77,19 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /** @return {@link #maxFailed}, or 0 */
     public int maxFailedOrNone() { return maxFailed == null ? 0 : maxFailed; }
+
+    /**
+     * @return when the hosts that have not begun may begin after the soak of the hosts last done ({@link #doneAt} plus
+     *         {@link #soak}); {@code null} without a soak or before any host is done
+     */
+    public Instant soakUntil() {
+        if (soak == null || doneAt == null) return null;
+        try {
+            return doneAt.plus(io.mesh.manifest.Durations.parse(soak));
+        } catch (IllegalArgumentException e) {
+            return null; // the parser refused it at the push: a node written by hand soaks for nothing
+        }
+    }
 
     /** @return true when the hosts after the canaries wait for an operator's promote that has not come */
     public boolean awaitsPromotion() { return promote == RolloutSpec.Promote.MANUAL && promotedAt == null; }
@@ -115,7 +132,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         return new RolloutRecord(desired.module(), desired.push(), desired.revision(),
                 targets.isEmpty() ? RolloutState.DONE : RolloutState.ROLLING, canary, List.of(), List.of(), targets, List.of(), at,
                 targets, r.resolveMaxParallel(targets.size()), r.onFailureOrDefault(), prev, by, null, null, null, at,
-                r.promoteOrDefault(), null, r.resolveMaxFailed(targets.size()));
+                r.promoteOrDefault(), null, r.resolveMaxFailed(targets.size()), r.soak(), null);
     }
 
     /** @return the children a push writes with this record: one {@code waiting} node per host */
@@ -126,7 +143,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     /** @return this record without the previous spec (for views: it is the desired state a push replaced) */
     public RolloutRecord withoutPrevious() {
         return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
-                onFailure, null, by, note, resumedAt, resumedPast, changedAt, promote, promotedAt, maxFailed);
+                onFailure, null, by, note, resumedAt, resumedPast, changedAt, promote, promotedAt, maxFailed, soak, doneAt);
     }
 
     /** @return true when this record is the rollout of {@code desired}'s push */
@@ -192,9 +209,11 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         }
         List<String> d = new ArrayList<>(), a = new ArrayList<>(), w = new ArrayList<>(), f = new ArrayList<>();
         Instant changed = changedAt;
+        Instant lastDone = null;
         for (String h : all) {
             RolloutHostRecord c = byHost.get(h);
             RolloutHostState s = c == null || c.state() == null ? RolloutHostState.WAITING : c.state();
+            if (s == RolloutHostState.DONE && c.since() != null && (lastDone == null || c.since().isAfter(lastDone))) lastDone = c.since();
             switch (s) {
                 case DONE -> d.add(h);
                 case APPLYING -> a.add(h);
@@ -221,10 +240,10 @@ public record RolloutRecord(String module, String push, String revision, Rollout
             s = RolloutState.ROLLING;
         }
         RolloutRecord v = new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
-                by, n, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed);
+                by, n, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed, soak, lastDone);
         if (s != RolloutState.ROLLING || !awaitsPromotion() || !v.canariesDone()) return v;
         return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
-                by, PROMOTE_NOTE, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed);
+                by, PROMOTE_NOTE, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed, soak, lastDone);
     }
 
     /**
@@ -264,7 +283,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         if (state != RolloutState.PAUSED) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not paused");
         return new RolloutRecord(module, push, revision, RolloutState.ROLLING, canary, done, applying, waiting, failed, since, hosts,
                 maxParallel, onFailure, previous, this.by, "resumed by " + by + " after " + failed + " failed", at, failed, at,
-                promote, promotedAt, maxFailed);
+                promote, promotedAt, maxFailed, soak, doneAt);
     }
 
     /**
@@ -282,7 +301,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         if (promotedAt != null) throw new IllegalStateException("the rollout of " + module + " was promoted already, at " + promotedAt);
         if (state != RolloutState.ROLLING) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not rolling");
         return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
-                onFailure, previous, this.by, "promoted by " + by, resumedAt, resumedPast, at, promote, at, maxFailed);
+                onFailure, previous, this.by, "promoted by " + by, resumedAt, resumedPast, at, promote, at, maxFailed, soak, doneAt);
     }
 
     /**
@@ -295,6 +314,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     public RolloutRecord abort(String by, Instant at) {
         if (state.ended()) throw new IllegalStateException("the rollout of " + module + " has ended already (" + state + ")");
         return new RolloutRecord(module, push, revision, RolloutState.ABORTED, canary, done, applying, waiting, failed, since, hosts,
-                maxParallel, onFailure, previous, by(), "aborted by " + by, resumedAt, resumedPast, at, promote, promotedAt, maxFailed);
+                maxParallel, onFailure, previous, by(), "aborted by " + by, resumedAt, resumedPast, at, promote, promotedAt, maxFailed,
+                soak, doneAt);
     }
 }

@@ -18,7 +18,8 @@ class RolloutSpecParseTest {
                 {"rollout: {canary: -1}", "rollout.canary"}, {"rollout: {on-failure: stop}", "rollout.on-failure"},
                 {"rollout: {waves: 2}", "rollout.waves"}, {"rollout: 3", "rollout"},
                 {"rollout: {promote: later}", "rollout.promote"}, {"rollout: {max-failed: -1}", "rollout.max-failed"},
-                {"rollout: {max-failed: \"101%\"}", "rollout.max-failed"}, {"rollout: {max-failed: two}", "rollout.max-failed"}}) {
+                {"rollout: {max-failed: \"101%\"}", "rollout.max-failed"}, {"rollout: {max-failed: two}", "rollout.max-failed"},
+                {"rollout: {soak: 5}", "rollout.soak"}, {"rollout: {soak: \"2d\"}", "rollout.soak"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();
@@ -41,5 +42,6 @@ class RolloutSpecParseTest {
         assertThat(pct.resolveMaxFailed(10)).as("rounded down: never more failures than the share").isEqualTo(2);
         assertThat(pct.promoteOrDefault()).isEqualTo(RolloutSpec.Promote.AUTO);
         assertThat(new RolloutSpec(null, null, null).resolveMaxFailed(10)).isZero();
+        assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {soak: 10m}\n").get(0).rollout().soak()).isEqualTo("10m");
     }
 }

@@ -188,6 +188,18 @@ class RolloutRecordTest {
         assertThat(start(new RolloutSpec(null, 1, null, RolloutSpec.Promote.AUTO, null)).promote()).as("auto is written as none").isNull();
     }
 
+    /** {@code soak}: the view derives when the host last done became done; the soak ends that long after. */
+    @Test
+    void theSoakEndsTheSoakAfterTheHostLastDone() {
+        RolloutRecord r = start(new RolloutSpec(null, 1, null, null, null, "5m"));
+        assertThat(r.soak()).isEqualTo("5m");
+        assertThat(view(r).soakUntil()).as("none done yet").isNull();
+        RolloutRecord one = view(r, "h1=done");
+        assertThat(one.doneAt()).isEqualTo(T.plusSeconds(1));
+        assertThat(one.soakUntil()).isEqualTo(T.plusSeconds(1).plus(java.time.Duration.ofMinutes(5)));
+        assertThat(start(new RolloutSpec(null, 1, null)).soakUntil()).isNull();
+    }
+
     @Test
     void abortEndsItWhateverTheChildrenSayAndCannotAbortTwice() {
         RolloutRecord r = view(start(new RolloutSpec(null, null, null)), "h1=done").abort("op", T);

@@ -26,7 +26,7 @@ class RolloutRecordViewTest {
 
     private static RolloutRecord rec(List<String> hosts, List<String> done, List<String> waiting) {
         return new RolloutRecord("m", "push-0000000002", "r2", RolloutState.ROLLING, List.of(), done, List.of(), waiting, List.of(), T,
-                hosts, 2, null, null, "by", null, null, null, T, null, null, null);
+                hosts, 2, null, null, "by", null, null, null, T, null, null, null, null, null);
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.Durations;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ReadySpec;
+import io.mesh.manifest.GateSpec;
 import io.mesh.manifest.ScheduleSpec;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.DesiredRecord;
@@ -126,6 +127,18 @@ public final class WindowRunner {
             if (s != null) { // else runLocked says what is wrong
                 startBy = firedAt.plus(s.startByDuration());
                 if (!jitter(s, module, schedule, windowId)) return stopping(module, schedule, windowId, since, d);
+                if (s.gate() != null) {
+                    WindowGate.Answer a = awaitGate(s, module, schedule, windowId, startBy);
+                    if (a == null) return stopping(module, schedule, windowId, since, d);
+                    gates.put(windowId, a.said());
+                    if (a.blocked()) {
+                        String why = "gate blocked (on-blocked: " + s.gate().onBlockedOrDefault() + ")"
+                                + (s.gate().onBlockedOrDefault() == GateSpec.OnBlocked.WAIT ? " until start-by passed, " + startBy : "")
+                                + ": " + a.said();
+                        log.warn("window host={} module={} schedule={} window={} skipped: {}", host, module, schedule, windowId, why);
+                        return finish(module, WindowResult.skipped(schedule, windowId, since, why), d);
+                    }
+                }
                 Optional<WindowSlot.Limit> limit = WindowSlot.limit(store.paths(), module, schedule, s, desiredSpecs());
                 if (limit.isPresent()) {
                     WindowSlot.Limit l = limit.get();
@@ -165,6 +178,45 @@ public final class WindowRunner {
         } finally {
             section.close(); // the lock last: after the report, as an apply's
             if (slot != null) slot.close(); // after the containers are ready again (WindowClosing) and the lock
+            gates.remove(windowId);
+        }
+    }
+
+    /** How often a gate blocked under {@code on-blocked: wait} is asked again. */
+    static final Duration GATE_AGAIN = Duration.ofSeconds(5);
+
+    /** By window id, what its schedule's gate last answered: its result carries it ({@link #finish}). */
+    private final java.util.Map<String, String> gates = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile java.net.http.HttpClient gateClient;
+
+    /**
+     * Asks the schedule's gate before the window takes its slot (decision 35): once under {@code on-blocked: skip};
+     * under {@code wait}, again every {@link #GATE_AGAIN} while it is blocked and start-by has not passed.
+     *
+     * @return the last answer; {@code null} when {@link #cancelWaiting} ended the wait (nothing was stopped)
+     */
+    private WindowGate.Answer awaitGate(ScheduleSpec s, String module, String schedule, String windowId, Instant startBy)
+            throws InterruptedException {
+        if (gateClient == null) gateClient = java.net.http.HttpClient.newBuilder().connectTimeout(WindowGate.ASK_TIMEOUT).build();
+        WindowGate gate = WindowGate.prometheus(gateClient, s.gate().prometheus());
+        Thread me = Thread.currentThread();
+        waiting.add(me);
+        try {
+            while (true) {
+                if (closing) return null;
+                WindowGate.Answer a = gate.ask();
+                if (!a.blocked() || s.gate().onBlockedOrDefault() == GateSpec.OnBlocked.SKIP) return a;
+                long left = Duration.between(Times.now(), startBy).toMillis();
+                if (left <= 0) return a;
+                log.info("window host={} module={} schedule={} window={} waits for its gate until {}: {}", host, module, schedule, windowId,
+                        startBy, a.said());
+                Thread.sleep(Math.min(left, GATE_AGAIN.toMillis()));
+            }
+        } catch (InterruptedException e) {
+            if (closing) return null;
+            throw e;
+        } finally {
+            waiting.remove(me);
         }
     }
 
@@ -560,6 +612,8 @@ public final class WindowRunner {
     }
 
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {
+        String gate = r.window() == null ? null : gates.get(r.window());
+        if (gate != null) r = r.withGate(gate);
         WindowRecovery.record(store, host, module, r, desired);
         return r;
     }

@@ -17,6 +17,8 @@ public enum WhyReason implements WireName {
     FREEZE,
     /** A window of the module on this host waits for (or runs in) a fleet-wide slot. */
     SLOT,
+    /** What the gate of the module's last window on this host answered (docs/decisions/0035-window-gates.md). */
+    GATE,
     /** What the module's last apply on this host did to the container, and why. */
     LAST_APPLY,
     /** A violation of mesh's promise on the container since 00:00 UTC, from the host's ledger. */

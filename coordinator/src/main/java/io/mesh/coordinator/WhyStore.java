@@ -144,6 +144,12 @@ public record WhyStore(CuratorFramework client, ZkPaths paths, AuditStore audits
             }
         }
 
+        if (report != null && report.lastWindow() != null && report.lastWindow().gate() != null) {
+            io.mesh.wire.WindowResult w = report.lastWindow();
+            chain.add(new Line(WhyReason.GATE, w.startedAt(), "last window " + w.window() + " of schedule " + w.schedule() + " ("
+                    + w.outcome() + "): its gate " + w.gate()));
+        }
+
         if (report != null) {
             ApplyReport.ContainerResult mine = (report.containers() == null ? List.<ApplyReport.ContainerResult>of() : report.containers()).stream().filter(c -> container.equals(c.container())).findFirst().orElse(null);
             String d = "last apply of push " + report.push() + " (revision " + report.revision() + "): " + report.outcome()

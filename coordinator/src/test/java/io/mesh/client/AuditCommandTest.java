@@ -304,6 +304,21 @@ class AuditCommandTest {
         assertThat(r.out()).contains("last-apply", "web-app unchanged", "the host's ledger was not read: did not answer within 5s");
     }
 
+    /** Decision 35: what the gate of the module's last window answered is a link of the chain. */
+    @Test
+    void whySaysWhatTheLastWindowsGateAnswered() throws Exception {
+        io.mesh.wire.WindowResult skipped = io.mesh.wire.WindowResult.skipped("nightly", "w-7", Times.now(),
+                "gate blocked (on-blocked: skip): blocked: vector(1) answered 1 series").withGate("blocked: vector(1) answered 1 series, such as {}");
+        io.mesh.wire.ApplyReport applied = new io.mesh.wire.ApplyReport("host-c", "web", "r1", "push-0000000000", io.mesh.wire.ApplyOutcome.APPLIED,
+                Times.now(), Times.now(), null, List.of(new io.mesh.wire.ApplyReport.ContainerResult("app", "web-app", io.mesh.wire.ContainerAction.UNCHANGED,
+                List.of(), "9c1d")), null, skipped, null, null);
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().report("host-c", "web"), Json.bytes(applied));
+        ClientRun r = mesh("why", "host-c", "web-app");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(r.out().lines().map(String::strip).toList()).anySatisfy(l -> assertThat(l).startsWith("gate")
+                .contains("last window w-7 of schedule nightly (skipped): its gate blocked: vector(1) answered 1 series"));
+    }
+
     @Test
     void aFifthAuditAtOnceIsAnswered503AndTheOthersFinish() throws Exception {
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(io.mesh.coordinator.HttpApi.MAX_AUDITS);

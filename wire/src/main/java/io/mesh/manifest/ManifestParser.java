@@ -83,7 +83,9 @@ public final class ManifestParser {
             "SYS_CHROOT", "SYSLOG", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE",
             "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM");
     private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group",
-            "jitter", "start-by");
+            "jitter", "start-by", "gate");
+    private static final Set<String> GATE_FIELDS = Set.of("prometheus", "on-blocked");
+    private static final Set<String> PROMETHEUS_FIELDS = Set.of("url", "query");
     private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
 
     private static Set<String> union(Set<String> a, Set<String> b) {
@@ -833,6 +835,49 @@ public final class ManifestParser {
         }
         c.duration(node.get("timeout"), path + ".timeout", Duration.ofDays(2));
         fleetWide(c, path, node);
+        gate(c, path + ".gate", node.get("gate"));
+    }
+
+    /**
+     * A schedule's {@code gate} (SPEC.md, "The rest of the operator's stack"): {@code prometheus} with an http(s)
+     * {@code url} and a {@code query}, {@code on-blocked} wait or skip.
+     */
+    private void gate(Check c, String path, JsonNode node) {
+        if (node == null) return;
+        if (!node.isObject()) {
+            c.error(path, "must be a mapping with prometheus and on-blocked, such as {prometheus: {url: http://127.0.0.1:9090, query: 'ALERTS{severity=\"critical\"}'}, on-blocked: wait}, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, GATE_FIELDS);
+        JsonNode p = node.get("prometheus");
+        if (p == null || !p.isObject()) {
+            c.error(path + ".prometheus", "must be a mapping with url and query, such as {url: http://127.0.0.1:9090, query: 'ALERTS{severity=\"critical\"}'}"
+                    + (p == null ? "; it is missing" : ", not a " + kind(p)));
+        } else {
+            c.onlyFields(p, path + ".prometheus", PROMETHEUS_FIELDS);
+            JsonNode url = p.get("url");
+            if (url == null || !url.isTextual() || !httpUrl(url.asText())) {
+                c.error(path + ".prometheus.url", "must be the Prometheus server's http or https URL, such as http://127.0.0.1:9090; got " + show(url));
+            }
+            JsonNode query = p.get("query");
+            if (query == null || !query.isTextual() || query.asText().isBlank() || query.asText().length() > 4096) {
+                c.error(path + ".prometheus.query", "must be a PromQL query of up to 4096 characters, such as 'ALERTS{alertstate=\"firing\"}': any series in its answer blocks the window; got " + show(query));
+            }
+        }
+        JsonNode onBlocked = node.get("on-blocked");
+        if (onBlocked != null && !(onBlocked.isTextual() && Set.of("wait", "skip").contains(onBlocked.asText()))) {
+            c.error(path + ".on-blocked", "must be wait (ask again until start-by, then skipped) or skip; got " + show(onBlocked));
+        }
+    }
+
+    private static boolean httpUrl(String s) {
+        try {
+            java.net.URI u = new java.net.URI(s);
+            return ("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null && u.getQuery() == null
+                    && u.getFragment() == null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
+        }
     }
 
     /**

@@ -21,12 +21,13 @@ import java.util.List;
  * @param group         windows of every schedule naming this group, in any module, share one limit; {@code null} for none
  * @param jitter        a random delay up to this, per host and fire, as {@code 5m}; {@code null} for none
  * @param startBy       a window not started this long after its cron time is skipped; {@code null} for the timeout
+ * @param gate          a Prometheus query asked before the window takes its slot ({@link GateSpec}); {@code null} for none
  */
-@JsonPropertyOrder({"cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group", "jitter", "start-by"})
+@JsonPropertyOrder({"cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group", "jitter", "start-by", "gate"})
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record ScheduleSpec(String cron, String timezone, @JsonProperty("while-stopped") List<String> whileStopped,
                            StepSpec step, String timeout, @JsonProperty("max-concurrent") Integer maxConcurrent,
-                           String group, String jitter, @JsonProperty("start-by") String startBy) {
+                           String group, String jitter, @JsonProperty("start-by") String startBy, GateSpec gate) {
     /** Default step timeout. */
     public static final String DEFAULT_TIMEOUT = "30m";
     /** A group's limit when none of its schedules gives {@code max-concurrent} (SPEC.md, "Fleet-wide windows"). */
@@ -39,7 +40,13 @@ public record ScheduleSpec(String cron, String timezone, @JsonProperty("while-st
 
     /** A schedule without limits, jitter or start-by: the fields every schedule had before fleet-wide windows. */
     public ScheduleSpec(String cron, String timezone, List<String> whileStopped, StepSpec step, String timeout) {
-        this(cron, timezone, whileStopped, step, timeout, null, null, null, null);
+        this(cron, timezone, whileStopped, step, timeout, null, null, null, null, null);
+    }
+
+    /** A schedule without a gate. */
+    public ScheduleSpec(String cron, String timezone, List<String> whileStopped, StepSpec step, String timeout, Integer maxConcurrent,
+                        String group, String jitter, String startBy) {
+        this(cron, timezone, whileStopped, step, timeout, maxConcurrent, group, jitter, startBy, null);
     }
 
     /** @return the step timeout */

@@ -15,9 +15,23 @@ import java.util.List;
  * @param held       Docker names of the containers it held
  * @param logTail    the step's last log lines (at most {@link #LOG_LINES})
  * @param error      what went wrong, else {@code null}
+ * @param gate       what the schedule's gate last answered before the window began or was skipped
+ *                   (docs/decisions/0035-window-gates.md), else {@code null}
  */
 public record WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
-                           Integer exitCode, List<String> held, List<String> logTail, String error) {
+                           Integer exitCode, List<String> held, List<String> logTail, String error,
+                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String gate) {
+    /** A result without a gate's answer. */
+    public WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
+                        Integer exitCode, List<String> held, List<String> logTail, String error) {
+        this(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, null);
+    }
+
+    /** @return this result with the gate's last answer */
+    public WindowResult withGate(String said) {
+        return new WindowResult(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, said);
+    }
+
     /** How many of the step's last log lines are kept. */
     public static final int LOG_LINES = 20;
 

@@ -1,0 +1,83 @@
+package io.mesh.window;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.manifest.GateSpec;
+import io.mesh.manifest.Printable;
+import io.mesh.wire.Json;
+import io.mesh.wire.Times;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * The one question a schedule's gate answers before its window takes its slot (SPEC.md, "The rest of the operator's
+ * stack"; docs/decisions/0035-window-gates.md): is the window blocked now? As kured's {@code RebootBlocker}, one method.
+ */
+public interface WindowGate {
+    /**
+     * @return the gate's answer now
+     * @throws InterruptedException when interrupted while asking
+     */
+    Answer ask() throws InterruptedException;
+
+    /**
+     * @param blocked true when the window may not begin now
+     * @param said    what the gate answered, for the window's result and report ({@code lastWindow.gate})
+     */
+    record Answer(boolean blocked, String said) {}
+
+    /** How long a gate's server has to answer, connection included. */
+    Duration ASK_TIMEOUT = Duration.ofSeconds(5);
+
+    /**
+     * A Prometheus instant query ({@code GET /api/v1/query}): any series in the answer blocks the window. A server that
+     * does not answer in {@link #ASK_TIMEOUT}, answers with an error, or an answer that is no list of series (a scalar)
+     * blocks it too: a gate that cannot say the fleet is quiet does not let maintenance begin (decision 35).
+     *
+     * @param client the HTTP client (its connect timeout is not relied on: each request has {@link #ASK_TIMEOUT})
+     * @param p      the server and query
+     * @return the gate
+     */
+    static WindowGate prometheus(HttpClient client, GateSpec.Prometheus p) {
+        return () -> {
+            String q = Printable.of(p.query(), 120);
+            URI uri = URI.create(p.url().replaceAll("/+$", "") + "/api/v1/query?query=" + URLEncoder.encode(p.query(), StandardCharsets.UTF_8));
+            HttpResponse<String> r;
+            try {
+                r = client.send(HttpRequest.newBuilder(uri).timeout(ASK_TIMEOUT).header("Accept", "application/json").GET().build(),
+                        HttpResponse.BodyHandlers.ofString());
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                return new Answer(true, "blocked: Prometheus at " + p.url() + " was not asked (" + e + "): the window waits for a gate"
+                        + " that can answer");
+            }
+            JsonNode body;
+            try {
+                body = Json.MAPPER.readTree(r.body());
+            } catch (Exception e) {
+                body = null;
+            }
+            if (r.statusCode() != 200 || body == null || !"success".equals(body.path("status").asText())) {
+                String err = body == null ? Printable.of(r.body(), 200) : body.path("error").asText("");
+                return new Answer(true, "blocked: Prometheus at " + p.url() + " answered " + r.statusCode() + " to " + q
+                        + (err.isEmpty() ? "" : " (" + err + ")") + ": fix the query or the server");
+            }
+            JsonNode data = body.path("data");
+            String type = data.path("resultType").asText();
+            if (!"vector".equals(type) && !"matrix".equals(type)) {
+                return new Answer(true, "blocked: " + q + " answered a " + type + ", not series: write a query over series, such as"
+                        + " ALERTS{alertstate=\"firing\"}");
+            }
+            JsonNode result = data.path("result");
+            if (result.isEmpty()) return new Answer(false, "open: " + q + " answered no series at " + Times.now());
+            return new Answer(true, "blocked: " + q + " answered " + result.size() + " series"
+                    + ", such as " + Printable.of(result.get(0).path("metric").toString(), 200) + " at " + Times.now());
+        };
+    }
+}

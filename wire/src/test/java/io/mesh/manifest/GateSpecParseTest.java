@@ -1,0 +1,39 @@
+package io.mesh.manifest;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A schedule's {@code gate} (SPEC.md, "The rest of the operator's stack"), parsed and checked field by field. */
+class GateSpecParseTest {
+    private static final String SCHEDULE = "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    step: {image: busybox, command: [\"true\"]}\n";
+
+    @Test
+    void theGateIsParsedAndEachBadFieldIsNamedWithItsFix() throws Exception {
+        ManifestParser p = new ManifestParser();
+        ScheduleSpec s = p.parse(ManifestParserTest.GOOD + SCHEDULE
+                + "    gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: 'ALERTS{severity=\"critical\"}'}, on-blocked: skip}\n")
+                .get(0).schedules().get("gc");
+        assertThat(s.gate().prometheus().url()).isEqualTo("http://127.0.0.1:9090");
+        assertThat(s.gate().prometheus().query()).isEqualTo("ALERTS{severity=\"critical\"}");
+        assertThat(s.gate().onBlockedOrDefault()).isEqualTo(GateSpec.OnBlocked.SKIP);
+        assertThat(p.parse(ManifestParserTest.GOOD + SCHEDULE + "    gate: {prometheus: {url: \"https://prom.example:9090/\", query: up}}\n")
+                .get(0).schedules().get("gc").gate().onBlockedOrDefault()).as("the default").isEqualTo(GateSpec.OnBlocked.WAIT);
+        for (String[] bad : new String[][] {
+                {"gate: 3", "schedules.gc.gate"},
+                {"gate: {on-blocked: wait}", "schedules.gc.gate.prometheus"},
+                {"gate: {prometheus: {url: \"ftp://x\", query: up}}", "schedules.gc.gate.prometheus.url"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090?x=1\", query: up}}", "schedules.gc.gate.prometheus.url"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: \" \"}}", "schedules.gc.gate.prometheus.query"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up, step: 1}}", "schedules.gc.gate.prometheus.step"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}, on-blocked: later}", "schedules.gc.gate.on-blocked"}}) {
+            ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
+                    () -> p.parse(ManifestParserTest.GOOD + SCHEDULE + "    " + bad[0] + "\n"));
+            assertThat(e).as(bad[0]).isNotNull();
+            assertThat(e.errors()).as(bad[0]).singleElement().satisfies(err -> {
+                assertThat(err.field()).isEqualTo(bad[1]);
+                assertThat(err.message()).isNotBlank();
+            });
+        }
+    }
+}

@@ -35,9 +35,12 @@ import static org.awaitility.Awaitility.await;
  * recreate ("java.io.IOException: Broken pipe", no answer from Docker) failed the rollout, which reverted it on every
  * host for good, though nothing was wrong with the revision. The engine's failure is given by an intercepting runtime
  * over the real engine (the first create is cut as a dockerd restart cuts it); every other call is real, and the
- * container's state is read from Docker.
+ * container's state is read from Docker. And the other side of the rule (decision 13, Consequences): an image the
+ * revision names that cannot be had is the revision's failure, and fails the canary (the rollout pauses), though the
+ * image lookups throw mesh's own {@code IllegalStateException}, no {@code DockerException} with a status; no registry
+ * is needed for it.
  */
-class RolloutEngineAwayTest {
+class RolloutCanaryFailureTest {
     private static final String HOST = "re-a";
     private final String module = TestDocker.uniqueModule("reaway");
     private final AtomicInteger cut = new AtomicInteger();
@@ -50,7 +53,7 @@ class RolloutEngineAwayTest {
     @Order(2)
     final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST).withRuntime(TestDocker.intercepting(TestDocker.engine(),
             (method, args, proceed) -> {
-                if (method.getName().equals("create") && cut.getAndIncrement() == 0) throw first.get();
+                if (method.getName().equals("create") && cut.getAndIncrement() == 0 && first.get() != null) throw first.get();
                 return proceed.call();
             }));
 
@@ -73,23 +76,31 @@ class RolloutEngineAwayTest {
         canaryFailsOnTheEngineThenApplies("database not open");
     }
 
+    /** {@code pull: never} and the image is not on the host: the revision cannot run here. */
+    @Test
+    void aCanaryWhoseImageIsNotOnTheHostFailsTheRollout() throws Exception {
+        canaryFailsTheRollout("mesh-review-absent/none:1", "never", "is not on this host");
+    }
+
+    /** A registry that cannot be reached: Docker answers the pull with its error (dockerd itself is fine). */
+    @Test
+    void aCanaryWhoseImageDockerCannotPullFailsTheRollout() throws Exception {
+        canaryFailsTheRollout("127.0.0.1:1/mesh-review/none:1", "missing", "could not be pulled");
+    }
+
+    private void canaryFailsTheRollout(String image, String pull, String error) throws Exception {
+        first.set(null);
+        canaryFails(spec(List.of(HOST, "re-b"), "    image: " + image + "\n    pull: " + pull + "\n"), error);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(hostNode().state())
+                .as("the revision's failure, not the engine's").isEqualTo(RolloutHostState.FAILED));
+    }
+
     private void canaryFailsOnTheEngineThenApplies(String error) throws Exception {
-        List<String> hosts = List.of(HOST, "re-b");
-        DesiredRecord d = new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec(hosts));
-        RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
-        assertThat(r.canary()).containsExactly(HOST);
-        zk.writeRolloutPush(d, r, h -> h);
+        canaryFails(spec(List.of(HOST, "re-b"), "    image: " + TestDocker.BUSYBOX + "\n"), error);
         CuratorFramework c = zk.client();
         String report = zk.paths().report(HOST, module);
         String mine = zk.paths().rolloutHost(module, HOST);
-
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            assertThat(c.checkExists().forPath(report)).isNotNull();
-            ApplyReport a = Json.read(c.getData().forPath(report), ApplyReport.class);
-            assertThat(a.outcome()).isEqualTo(ApplyOutcome.FAILED);
-            assertThat(a.error()).contains(error);
-        });
-        RolloutHostRecord after = Json.read(c.getData().forPath(mine), RolloutHostRecord.class);
+        RolloutHostRecord after = hostNode();
         assertThat(after.state()).as("the engine's failure is not the canary's: %s", after).isNotEqualTo(RolloutHostState.FAILED);
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
@@ -101,10 +112,30 @@ class RolloutEngineAwayTest {
         assertThat(TestDocker.engine().inspect(module + "-web").getState().getRunning()).as("from Docker").isTrue();
     }
 
-    /** One container that exits on SIGTERM, on {@code hosts}, with one canary. */
-    private ModuleSpec spec(List<String> hosts) throws Exception {
+    /** Pushes {@code spec} with its rollout (this host the canary) and waits for the canary's {@code failed} report naming {@code error}. */
+    private void canaryFails(ModuleSpec spec, String error) throws Exception {
+        List<String> hosts = List.of(HOST, "re-b");
+        DesiredRecord d = new DesiredRecord(module, "r1", ZkPaths.pushName(1), spec);
+        RolloutRecord r = RolloutRecord.start(d, hosts, Set.copyOf(hosts), null, "test", Instant.now());
+        assertThat(r.canary()).containsExactly(HOST);
+        zk.writeRolloutPush(d, r, h -> h);
+        String report = zk.paths().report(HOST, module);
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            assertThat(zk.client().checkExists().forPath(report)).isNotNull();
+            ApplyReport a = Json.read(zk.client().getData().forPath(report), ApplyReport.class);
+            assertThat(a.outcome()).isEqualTo(ApplyOutcome.FAILED);
+            assertThat(a.error()).contains(error);
+        });
+    }
+
+    private RolloutHostRecord hostNode() throws Exception {
+        return Json.read(zk.client().getData().forPath(zk.paths().rolloutHost(module, HOST)), RolloutHostRecord.class);
+    }
+
+    /** One container that exits on SIGTERM, on {@code hosts}, with one canary; {@code image} its image lines. */
+    private ModuleSpec spec(List<String> hosts, String image) throws Exception {
         return new ManifestParser().parse("module: " + module + "\nhosts: [" + String.join(", ", hosts) + "]\ncontainers:\n  web:\n"
-                + "    image: " + TestDocker.BUSYBOX + "\n    network: none\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + image + "    network: none\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
                 + "rollout:\n  canary: 1\n").get(0);
     }
 }

@@ -11,10 +11,6 @@ import io.mesh.secrets.SecretsDir;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.DockerAnswer;
 import io.mesh.docker.DockerEngine;
-import io.mesh.docker.DockerTimeoutException;
-import io.mesh.docker.NoSuchContainerException;
-import io.mesh.docker.StaleTaskException;
-import com.github.dockerjava.api.exception.DockerException;
 import io.mesh.docker.ImageInfo;
 import io.mesh.docker.ImageReference;
 import io.mesh.docker.Labels;
@@ -928,21 +924,9 @@ final class ApplyExecution {
         else notReady.add(name);
     }
 
-    /**
-     * @return true when {@code e} is the engine's failure, not the container's: Docker never answered the call
-     *         (dockerd away, restarted under it, hung: a time-out, or a connection's {@code IOException} among its
-     *         causes), or answered that it is shutting down ({@link DockerAnswer#engineStopping}). Docker's answer
-     *         wrapped in mesh's own exception (a pull's {@code IllegalStateException}, {@link NoSuchContainerException})
-     *         is an answer, and mesh's own refusal with no cause (an image not on the host under {@code pull: never})
-     *         is the revision's: either fails the rollout's host (decision 13, Consequences; failure model row 110)
-     */
+    /** @return true when {@code e} is the engine's failure, not the container's or the revision's ({@link DockerAnswer#theEngines}) */
     static boolean theEngines(RuntimeException e) {
-        if (DockerAnswer.engineStopping(e) || e instanceof DockerTimeoutException || e instanceof StaleTaskException) return true;
-        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
-            if (t instanceof DockerException d && d.getHttpStatus() > 0) return DockerAnswer.engineStopping(d);
-            if (t instanceof DockerTimeoutException || t instanceof java.io.IOException) return true;
-        }
-        return false;
+        return DockerAnswer.theEngines(e);
     }
 
     /**

@@ -85,6 +85,24 @@ public final class DockerAnswer {
         return ENGINE_STOPPING.matcher(text(e)).find();
     }
 
+    /**
+     * @param e a failed call
+     * @return true when {@code e} is the engine's failure, not the container's or the revision's: the call timed out
+     *         ({@link DockerTimeoutException}), Docker keeps a task a restart cut ({@link StaleTaskException}), a
+     *         connection's {@code IOException} is among its causes with no answer of Docker's before it, or Docker
+     *         answered that it is shutting down ({@link #engineStopping}). Docker's answer wrapped in mesh's own
+     *         exception is an answer, and mesh's own refusal with no cause (an image not on the host under
+     *         {@code pull: never}) is the revision's (decision 13, Consequences; failure model row 110)
+     */
+    public static boolean theEngines(Throwable e) {
+        if (engineStopping(e) || e instanceof DockerTimeoutException || e instanceof StaleTaskException) return true;
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof DockerException d && d.getHttpStatus() > 0) return engineStopping(d);
+            if (t instanceof DockerTimeoutException || t instanceof java.io.IOException) return true;
+        }
+        return false;
+    }
+
     private static String oneLine(String s) {
         return s.lines().map(String::strip).filter(l -> !l.isEmpty()).findFirst().orElse(s).replaceAll("\\s+", " ");
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine (root): installs Java 17 and Maven when missing, sets up the
-# local Docker engine and test images (docker-engine.sh), Chromium for the page test (chromium.sh) and Prometheus for the
-# window gates' tests (Debian's package; each test starts its own server on loopback), then builds
+# local Docker engine and test images (docker-engine.sh), Chromium for the page test (chromium.sh), and Prometheus and
+# Alertmanager for the window gates' and silences' tests (Debian's packages; each test starts its own server on
+# loopback), then builds
 # and runs every test against the real engine and real ZooKeeper servers: the unit tests (surefire, *Test), then,
 # after the jars are packaged, the integration tests on the fleet on one machine (failsafe, *IT: they bring
 # deploy/dev/fleet.sh up and down themselves). Exit code: Maven's (an IT that fails fails it).
@@ -20,10 +21,15 @@ bash deploy/dev/chromium.sh
 if [ ! -f /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ]; then
   apt-get install -y -q libfaketime >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libfaketime >/dev/null; }
 fi
-# prometheus: the window gates' tests run a real Prometheus server (Debian's package; PrometheusServer in the tests).
-if [ ! -x /usr/bin/prometheus ]; then
+# prometheus and prometheus-alertmanager: the window gates' and silences' tests run real servers (Debian's packages;
+# LoopbackServer in the tests starts its own, on loopback; the packages' services are not used).
+if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/prometheus-alertmanager ]; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends prometheus >/dev/null; }
+  # policy-rc.d: the packages' postinst would start their services on :9090 and :9093
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
+  apt-get install -y -q --no-install-recommends prometheus prometheus-alertmanager >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends prometheus prometheus-alertmanager >/dev/null; }
+  rm -f /usr/sbin/policy-rc.d
 fi
 rc=0
 fleet_was_up=0; [ -f /run/mesh-fleet/env ] && fleet_was_up=1

@@ -142,6 +142,7 @@ final class WindowClosing {
                     case STEP_STARTED -> stepKnownDead();
                     case HELD -> giveBack();
                     case STEP_CREATED -> removeSteps();
+                    case SILENCED -> notes.addAll(WindowSilences.expire(entry.silences(), "window " + entry.window()));
                 }
             } catch (RuntimeException e) {
                 // Not closed: the journal keeps it for the next holder. Each close waits for Docker itself (a step known

@@ -1,6 +1,7 @@
 package io.mesh.window;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.mesh.ledger.DurableFile;
 import io.mesh.section.HostFence;
 import io.mesh.wire.Json;
@@ -42,15 +43,31 @@ public final class WindowJournal {
      * @param ownerStart    that process's start time, to tell it from a later process with the same pid
      * @param stepContainer Docker name of the step container
      * @param held          the containers it holds
+     * @param opened        the stages it opened, in order ({@link #openedStages})
+     * @param silences      the Alertmanager silences it made ({@link WindowStage#SILENCED}); empty when none
      */
     public record Entry(String host, String module, String schedule, String window, Instant since, Instant deadline,
                         ProcessRef owner, Instant ownerStart, String stepContainer, List<HeldContainer> held,
-                        List<WindowStage> opened) {
+                        List<WindowStage> opened, @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Silence> silences) {
+        public Entry {
+            silences = silences == null ? List.of() : List.copyOf(silences);
+        }
+
+        /** An entry without silences. */
+        public Entry(String host, String module, String schedule, String window, Instant since, Instant deadline, ProcessRef owner,
+                     Instant ownerStart, String stepContainer, List<HeldContainer> held, List<WindowStage> opened) {
+            this(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, opened, List.of());
+        }
+
+        /** @return this entry with the silences it made recorded */
+        public Entry withSilences(List<Silence> made) {
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, opened, made);
+        }
         /** @return this entry with a container's restart policy to restore recorded */
         public Entry withRestore(String containerId, String policy) {
             List<HeldContainer> h = new ArrayList<>();
             for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), policy, c.stopSent()) : c);
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened, silences);
         }
 
         /**
@@ -77,7 +94,7 @@ public final class WindowJournal {
         private Entry withStopSent(String containerId, boolean sent) {
             List<HeldContainer> h = new ArrayList<>();
             for (HeldContainer c : held) h.add(c.containerId().equals(containerId) ? new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), sent) : c);
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened, silences);
         }
 
         /**
@@ -86,7 +103,7 @@ public final class WindowJournal {
          */
         public Entry withEveryStage() {
             List<HeldContainer> h = held.stream().map(c -> new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), null)).toList();
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, h, null);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, h, null, silences);
         }
 
         /**
@@ -97,21 +114,21 @@ public final class WindowJournal {
         public Entry stopsReturned() {
             List<HeldContainer> h = new ArrayList<>();
             for (HeldContainer c : held) h.add(new HeldContainer(c.container(), c.containerId(), c.restorePolicy(), false));
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened);
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, List.copyOf(h), opened, silences);
         }
 
         /** @return this entry with {@code stage} recorded as opened (before the stage acts) */
         public Entry opening(WindowStage stage) {
             List<WindowStage> o = new ArrayList<>(opened == null ? List.of() : opened);
             if (!o.contains(stage)) o.add(stage);
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, List.copyOf(o));
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, List.copyOf(o), silences);
         }
 
         /** @return this entry with {@code stage} recorded as closed */
         public Entry closed(WindowStage stage) {
             List<WindowStage> o = new ArrayList<>(openedStages());
             o.remove(stage);
-            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, List.copyOf(o));
+            return new Entry(host, module, schedule, window, since, deadline, owner, ownerStart, stepContainer, held, List.copyOf(o), silences);
         }
 
         /**
@@ -127,6 +144,15 @@ public final class WindowJournal {
                     || Math.abs(start.get().toEpochMilli() - ownerStart.toEpochMilli()) < 2_000;
         }
     }
+
+    /**
+     * One silence a window made in Alertmanager, so that whoever closes the window expires it.
+     *
+     * @param alertmanager the server
+     * @param id           the silence's id, as Alertmanager answered
+     * @param container    the held container it silences
+     */
+    public record Silence(String alertmanager, String id, String container) {}
 
     /**
      * A journal entry exists but cannot be read. Fail safe (failure model row 22): a window of the module may be open, so

@@ -520,6 +520,16 @@ public final class WindowRunner {
         holding.add(me); // from here cutShort() reaches this window
         try {
             if (cutting) throw new CutShort("the window had not begun; nothing was stopped");
+            if (s.silence() != null && !entry.held().isEmpty()) {
+                // Before the first stop (SPEC.md "The rest of the operator's stack"): journalled as opened first, so that
+                // a process killed while Alertmanager answers leaves at most silences that end on their own.
+                entry = opening(entry, WindowStage.SILENCED);
+                List<WindowJournal.Silence> made = WindowSilences.create(s.silence(), host, heldNames,
+                        entry.deadline().plus(Durations.parse(ReadySpec.DEFAULT_DEADLINE)).plus(Duration.ofMinutes(1)),
+                        "window " + entry.window() + " of schedule " + schedule + " (module " + module + ")");
+                entry = entry.withSilences(made);
+                context.journal().write(entry);
+            }
             entry = opening(entry, WindowStage.STEP_CREATED);
             // The step container is created before anything is stopped: Docker itself then shows every mesh process
             // on the host that this window is open. Its label carries the entry with every stage counted as opened,

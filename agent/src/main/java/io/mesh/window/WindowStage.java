@@ -9,6 +9,13 @@ package io.mesh.window;
  */
 public enum WindowStage {
     /**
+     * Each held container is silenced in Alertmanager (a schedule with {@code silence}), before anything else: the
+     * silences are in the journal ({@code silences}). Closed last, once the containers are ready again, by expiring
+     * them; an Alertmanager that does not answer is logged, and the silence lapses at its own end
+     * (docs/decisions/0036-window-silences.md).
+     */
+    SILENCED,
+    /**
      * The step container exists, created but not started, before anything is stopped: Docker itself shows every mesh
      * process on the host that the window is open (its {@code mesh.journal} label). Closed by removing it.
      */

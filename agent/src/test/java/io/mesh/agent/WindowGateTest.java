@@ -2,7 +2,7 @@ package io.mesh.agent;
 
 import io.mesh.docker.DockerEngine;
 import io.mesh.testing.AgentDaemonExtension;
-import io.mesh.testing.PrometheusServer;
+import io.mesh.testing.LoopbackServer;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
 import io.mesh.wire.ApplyReport;
@@ -32,7 +32,7 @@ import static org.awaitility.Awaitility.await;
 class WindowGateTest {
     private static final String HOST = "gate-a";
     @RegisterExtension
-    static final PrometheusServer prometheus = new PrometheusServer();
+    static final LoopbackServer prometheus = LoopbackServer.prometheus();
     @RegisterExtension
     @Order(1)
     final ZooKeeperExtension zk = new ZooKeeperExtension();

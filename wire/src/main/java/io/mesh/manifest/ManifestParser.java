@@ -83,7 +83,10 @@ public final class ManifestParser {
             "SYS_CHROOT", "SYSLOG", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE",
             "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM");
     private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group",
-            "jitter", "start-by", "gate");
+            "jitter", "start-by", "gate", "silence");
+    private static final Set<String> SILENCE_FIELDS = Set.of("alertmanager", "matchers");
+    /** A Prometheus label name (Alertmanager's matchers name labels). */
+    private static final java.util.regex.Pattern LABEL_NAME = java.util.regex.Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
     private static final Set<String> GATE_FIELDS = Set.of("prometheus", "on-blocked");
     private static final Set<String> PROMETHEUS_FIELDS = Set.of("url", "query");
     private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
@@ -836,6 +839,40 @@ public final class ManifestParser {
         c.duration(node.get("timeout"), path + ".timeout", Duration.ofDays(2));
         fleetWide(c, path, node);
         gate(c, path + ".gate", node.get("gate"));
+        silence(c, path + ".silence", node.get("silence"));
+    }
+
+    /**
+     * A schedule's {@code silence} (SPEC.md, "The rest of the operator's stack"): {@code alertmanager} an http(s) URL,
+     * {@code matchers} label names to values; {@code mesh_host} and {@code mesh_container} are mesh's to add.
+     */
+    private void silence(Check c, String path, JsonNode node) {
+        if (node == null) return;
+        if (!node.isObject()) {
+            c.error(path, "must be a mapping with alertmanager and matchers, such as {alertmanager: http://127.0.0.1:9093, matchers: {job: registry}}, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, SILENCE_FIELDS);
+        JsonNode url = node.get("alertmanager");
+        if (url == null || !url.isTextual() || !httpUrl(url.asText())) {
+            c.error(path + ".alertmanager", "must be the Alertmanager server's http or https URL, such as http://127.0.0.1:9093; got " + show(url));
+        }
+        JsonNode m = node.get("matchers");
+        if (m == null) return;
+        if (!m.isObject()) {
+            c.error(path + ".matchers", "must be a mapping of label names to values, such as {job: registry}, not a " + kind(m));
+            return;
+        }
+        m.fields().forEachRemaining(f -> {
+            String k = f.getKey();
+            if (!LABEL_NAME.matcher(k).matches()) {
+                c.error(path + ".matchers." + Check.printable(k), "is not a label name: use letters, digits and '_', not starting with a digit, such as job");
+            } else if (k.equals("mesh_host") || k.equals("mesh_container")) {
+                c.error(path + ".matchers." + k, "is mesh's to add (the held container's host and name): leave it out");
+            } else if (!f.getValue().isTextual() || f.getValue().asText().isEmpty()) {
+                c.error(path + ".matchers." + k, "must be a label value in quotes, such as \"registry\"; got " + show(f.getValue()));
+            }
+        });
     }
 
     /**

@@ -22,12 +22,15 @@ import java.util.List;
  * @param jitter        a random delay up to this, per host and fire, as {@code 5m}; {@code null} for none
  * @param startBy       a window not started this long after its cron time is skipped; {@code null} for the timeout
  * @param gate          a Prometheus query asked before the window takes its slot ({@link GateSpec}); {@code null} for none
+ * @param silence       an Alertmanager silence of each held container while it is held ({@link SilenceSpec}); {@code null} for none
  */
-@JsonPropertyOrder({"cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group", "jitter", "start-by", "gate"})
+@JsonPropertyOrder({"cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group", "jitter", "start-by", "gate",
+        "silence"})
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record ScheduleSpec(String cron, String timezone, @JsonProperty("while-stopped") List<String> whileStopped,
                            StepSpec step, String timeout, @JsonProperty("max-concurrent") Integer maxConcurrent,
-                           String group, String jitter, @JsonProperty("start-by") String startBy, GateSpec gate) {
+                           String group, String jitter, @JsonProperty("start-by") String startBy, GateSpec gate,
+                           SilenceSpec silence) {
     /** Default step timeout. */
     public static final String DEFAULT_TIMEOUT = "30m";
     /** A group's limit when none of its schedules gives {@code max-concurrent} (SPEC.md, "Fleet-wide windows"). */
@@ -40,13 +43,13 @@ public record ScheduleSpec(String cron, String timezone, @JsonProperty("while-st
 
     /** A schedule without limits, jitter or start-by: the fields every schedule had before fleet-wide windows. */
     public ScheduleSpec(String cron, String timezone, List<String> whileStopped, StepSpec step, String timeout) {
-        this(cron, timezone, whileStopped, step, timeout, null, null, null, null, null);
+        this(cron, timezone, whileStopped, step, timeout, null, null, null, null, null, null);
     }
 
-    /** A schedule without a gate. */
+    /** A schedule without a gate or a silence. */
     public ScheduleSpec(String cron, String timezone, List<String> whileStopped, StepSpec step, String timeout, Integer maxConcurrent,
                         String group, String jitter, String startBy) {
-        this(cron, timezone, whileStopped, step, timeout, maxConcurrent, group, jitter, startBy, null);
+        this(cron, timezone, whileStopped, step, timeout, maxConcurrent, group, jitter, startBy, null, null);
     }
 
     /** @return the step timeout */

@@ -4,8 +4,8 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A schedule's {@code gate} (SPEC.md, "The rest of the operator's stack"), parsed and checked field by field. */
-class GateSpecParseTest {
+/** A schedule's {@code gate} and {@code silence} (SPEC.md, "The rest of the operator's stack"), parsed and checked field by field. */
+class GateAndSilenceParseTest {
     private static final String SCHEDULE = "schedules:\n  gc:\n    cron: \"30 3 * * *\"\n    step: {image: busybox, command: [\"true\"]}\n";
 
     @Test
@@ -27,6 +27,31 @@ class GateSpecParseTest {
                 {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: \" \"}}", "schedules.gc.gate.prometheus.query"},
                 {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up, step: 1}}", "schedules.gc.gate.prometheus.step"},
                 {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}, on-blocked: later}", "schedules.gc.gate.on-blocked"}}) {
+            ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
+                    () -> p.parse(ManifestParserTest.GOOD + SCHEDULE + "    " + bad[0] + "\n"));
+            assertThat(e).as(bad[0]).isNotNull();
+            assertThat(e.errors()).as(bad[0]).singleElement().satisfies(err -> {
+                assertThat(err.field()).isEqualTo(bad[1]);
+                assertThat(err.message()).isNotBlank();
+            });
+        }
+    }
+
+    @Test
+    void theSilenceIsParsedAndEachBadFieldIsNamedWithItsFix() throws Exception {
+        ManifestParser p = new ManifestParser();
+        ScheduleSpec s = p.parse(ManifestParserTest.GOOD + SCHEDULE
+                + "    silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {job: registry, team: storage}}\n").get(0).schedules().get("gc");
+        assertThat(s.silence().alertmanager()).isEqualTo("http://127.0.0.1:9093");
+        assertThat(s.silence().matchers()).containsExactly(java.util.Map.entry("job", "registry"), java.util.Map.entry("team", "storage"));
+        for (String[] bad : new String[][] {
+                {"silence: yes", "schedules.gc.silence"},
+                {"silence: {matchers: {job: registry}}", "schedules.gc.silence.alertmanager"},
+                {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: [job]}", "schedules.gc.silence.matchers"},
+                {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {9job: x}}", "schedules.gc.silence.matchers.9job"},
+                {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {mesh_host: x}}", "schedules.gc.silence.matchers.mesh_host"},
+                {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {job: 3}}", "schedules.gc.silence.matchers.job"},
+                {"silence: {alertmanager: \"http://127.0.0.1:9093\", until: 2h}", "schedules.gc.silence.until"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + SCHEDULE + "    " + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();

@@ -914,14 +914,15 @@ final class ApplyExecution {
 
     /**
      * A start or a create that failed is a try; one Docker answered with an error (a bad entrypoint, a port taken, an
-     * option only dockerd checks) is the container's failure, which backs off like one that is not ready. One that did not reach Docker (dockerd
-     * away, a lapsed lock) says nothing about the container.
+     * option only dockerd checks) is the container's failure, which backs off like one that is not ready. One that was
+     * the engine's (dockerd away or shutting down: {@link #theEngines}) or a lapsed lock says nothing about the
+     * container, and does not back off.
      */
     private void refused(String name, RuntimeException e) {
         tried.add(name);
         if (e instanceof SessionGuard.SessionLostException) return;
         if (theEngines(e)) engineFailed.add(name);
-        else notReady.add(name);
+        else if (DockerEngine.answered(e)) notReady.add(name); // Docker's word on the container: it backs off
     }
 
     /** @return true when {@code e} is the engine's failure, not the container's or the revision's ({@link DockerAnswer#theEngines}) */

@@ -34,7 +34,7 @@ class ArchitectureTest {
                 .withImportOption(location -> !location.contains("-tests.jar"))
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
-        for (String p : new String[] {"manifest", "wire", "curator", "cli", "zk", "docker", "policy", "section", "window",
+        for (String p : new String[] {"manifest", "wire", "curator", "cli", "zk", "docker", "policy", "gate", "section", "window",
                 "apply", "agent", "rollout", "freeze", "hold", "secrets", "ledger", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
@@ -51,6 +51,7 @@ class ArchitectureTest {
                 .layer("zookeeper").definedBy("io.mesh.zk..")
                 .layer("docker").definedBy("io.mesh.docker..")
                 .layer("policy").definedBy("io.mesh.policy..")
+                .layer("gate").definedBy("io.mesh.gate..")
                 .layer("section").definedBy("io.mesh.section..")
                 .layer("rollout").definedBy("io.mesh.rollout..")
                 .layer("freeze").definedBy("io.mesh.freeze..")
@@ -77,6 +78,8 @@ class ArchitectureTest {
                 .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("ledger").mayOnlyBeAccessedByLayers("section", "freeze", "hold", "window", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("gate").mayOnlyAccessLayers("wire", "manifest")
+                .whereLayer("gate").mayOnlyBeAccessedByLayers("window", "rollout", "agent")
                 .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "ledger", "window", "apply", "agent")
                 .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "window", "apply", "agent")
                 .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")
@@ -94,7 +97,7 @@ class ArchitectureTest {
     void theCoordinatorAndTheClientNeedOnlyTheWire() {
         noClasses().that().resideInAnyPackage("io.mesh.coordinator..", "io.mesh.client..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.mesh.zk..", "io.mesh.docker..",
-                        "io.mesh.policy..", "io.mesh.section..", "io.mesh.window..", "io.mesh.rollout..", "io.mesh.freeze..", "io.mesh.apply..", "io.mesh.agent..",
+                        "io.mesh.policy..", "io.mesh.gate..", "io.mesh.section..", "io.mesh.window..", "io.mesh.rollout..", "io.mesh.freeze..", "io.mesh.apply..", "io.mesh.agent..",
                         "com.github.dockerjava..", "com.cronutils..")
                 .check(mesh);
     }

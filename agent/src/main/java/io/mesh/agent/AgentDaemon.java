@@ -167,6 +167,7 @@ public final class AgentDaemon implements AutoCloseable {
                 module -> { if (!stopping.get()) worker(module).request(); });
         applier.readRolloutsFrom(rollouts::cached);
         applier.wakeOnRolloutSlotLeases(rollouts::slotLeasesChanged);
+        applier.wakeOnRolloutGate(rollouts::gateBlocked);
         this.freezes = new FreezeWakes(client, config.paths(), timer, ledger.ledger(), stopping::get, workers::keySet,
                 this::requestApply, applier::tryAgainNow, this::reconcileAll);
         AgentRecord me = new AgentRecord(config.host(), AgentConfig.VERSION, process.pid(), Times.now());

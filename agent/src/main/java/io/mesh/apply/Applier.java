@@ -117,6 +117,9 @@ public final class Applier {
     /** @param module told a module whose rollout slots changed after this host found them taken ({@link RolloutGate#wakeOnSlotLeases}) */
     public void wakeOnRolloutSlotLeases(Consumer<String> module) { rollouts.wakeOnSlotLeases(module); }
 
+    /** @param module told a module whose rollout gate was blocked as this host would have begun ({@link RolloutGate#wakeOnGate}) */
+    public void wakeOnRolloutGate(Consumer<String> module) { rollouts.wakeOnGate(module); }
+
     /**
      * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a
      * {@link HostContext} themselves.

@@ -1,6 +1,7 @@
 package io.mesh.rollout;
 
 import io.mesh.curator.RolloutNodes;
+import io.mesh.gate.Gate;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
@@ -57,6 +58,8 @@ public final class RolloutGate {
      * {@code /mesh/rollouts}, and this gate the slots' leases: {@link #watchSlots}).
      */
     static final long SLOT_WAIT_MS = 300;
+    /** How long after a blocked answer a host asks its rollout's gate again. */
+    public static final java.time.Duration GATE_AGAIN = java.time.Duration.ofSeconds(5);
     /** Writes at the version read that lost a race and are read again before giving up. */
     private static final int MAX_ATTEMPTS = 50;
 
@@ -67,6 +70,10 @@ public final class RolloutGate {
     private volatile Function<String, RolloutNodes> cached = module -> null;
     /** Told a module whose slots' leases changed after this host found them all taken ({@link #wakeOnSlotLeases}). */
     private volatile Consumer<String> slotLeasesChanged = module -> { };
+    /** Told a module whose rollout gate was blocked when this host would have begun ({@link #wakeOnGate}). */
+    private volatile Consumer<String> gateBlocked = module -> { };
+    /** Asks a rollout's gate ({@code rollout.gate}); Prometheus over HTTP, made once. */
+    private volatile java.net.http.HttpClient gateClient;
     /** Modules whose slots' leases this gate watches now, each with the {@code maxParallel} of its newest try. */
     private final Map<String, Integer> watchingSlots = new ConcurrentHashMap<>();
 
@@ -100,6 +107,26 @@ public final class RolloutGate {
      * @param module called with the module, on ZooKeeper's event thread: hand the work over
      */
     public void wakeOnSlotLeases(Consumer<String> module) { this.slotLeasesChanged = module; }
+
+    /**
+     * Whom to tell when a module's rollout gate was blocked as this host would have begun: nothing moves when the gate
+     * opens, so this host asks again later (decision 35).
+     *
+     * @param module called with the module, on the apply's thread
+     */
+    public void wakeOnGate(Consumer<String> module) { this.gateBlocked = module; }
+
+    /**
+     * @return the rollout gate's answer, asked just before this host would take its place in a wave; {@code null}
+     *         without {@code rollout.gate}
+     * @throws InterruptedException when interrupted while asking
+     */
+    private Gate.Answer askGate(DesiredRecord desired) throws InterruptedException {
+        io.mesh.manifest.GateSpec g = desired.spec().rollout().gate();
+        if (g == null) return null;
+        if (gateClient == null) gateClient = java.net.http.HttpClient.newBuilder().connectTimeout(Gate.ASK_TIMEOUT).build();
+        return Gate.prometheus(gateClient, g.prometheus()).ask();
+    }
 
     /** What the rollout lets this host do with the newest push. */
     public enum Decision {
@@ -251,6 +278,14 @@ public final class RolloutGate {
                     return keep(desired, r, ApplyOutcome.FAILED, v.why());
                 case APPLY_IN_WAVE:
                     if (full(r, host)) return keep(desired, r, ApplyOutcome.DEFERRED, waitingForSlot(r));
+                    if (!r.applying().contains(host)) { // one that began goes on: its gate was asked as it began
+                        Gate.Answer gate = askGate(desired);
+                        if (gate != null && gate.blocked()) {
+                            gateBlocked.accept(module);
+                            return keep(desired, r, ApplyOutcome.DEFERRED, "the rollout's gate is " + gate.said() + "; asked again in "
+                                    + GATE_AGAIN.toSeconds() + " s");
+                        }
+                    }
                     Lease lease = null;
                     if (r.maxParallel() != null) {
                         lease = slots(desired, r.maxParallel()).acquire(SLOT_WAIT_MS, TimeUnit.MILLISECONDS);

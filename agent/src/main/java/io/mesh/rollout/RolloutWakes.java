@@ -107,6 +107,21 @@ public final class RolloutWakes implements AutoCloseable {
     }
 
     /**
+     * This host's rollout gate was blocked as it would have begun ({@link RolloutGate#wakeOnGate}): nothing moves when
+     * the gate opens, so this host applies again after {@link RolloutGate#GATE_AGAIN}, and asks it again then.
+     *
+     * @param module the module whose rollout gate was blocked
+     */
+    public void gateBlocked(String module) {
+        if (closed) return;
+        try {
+            timer.schedule(() -> apply.accept(module), RolloutGate.GATE_AGAIN.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            // stopping
+        }
+    }
+
+    /**
      * A rollout whose hosts last done soak ({@code rollout.soak}) lets the next hosts begin when the soak ends, and
      * nothing moves then: this host looks at that time, as after a move, if it has not begun.
      */

@@ -10,6 +10,7 @@ import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.Durations;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ReadySpec;
+import io.mesh.gate.Gate;
 import io.mesh.manifest.GateSpec;
 import io.mesh.manifest.ScheduleSpec;
 import io.mesh.section.ModuleSection;
@@ -128,9 +129,9 @@ public final class WindowRunner {
                 startBy = firedAt.plus(s.startByDuration());
                 if (!jitter(s, module, schedule, windowId)) return stopping(module, schedule, windowId, since, d);
                 if (s.gate() != null) {
-                    WindowGate.Answer a = awaitGate(s, module, schedule, windowId, startBy);
+                    Gate.Answer a = awaitGate(s, module, schedule, windowId, startBy);
                     if (a == null) return stopping(module, schedule, windowId, since, d);
-                    gates.put(windowId, a.said());
+                    gates.put(windowId, a.said() + " at " + Times.now());
                     if (a.blocked()) {
                         String why = "gate blocked (on-blocked: " + s.gate().onBlockedOrDefault() + ")"
                                 + (s.gate().onBlockedOrDefault() == GateSpec.OnBlocked.WAIT ? " until start-by passed, " + startBy : "")
@@ -195,16 +196,16 @@ public final class WindowRunner {
      *
      * @return the last answer; {@code null} when {@link #cancelWaiting} ended the wait (nothing was stopped)
      */
-    private WindowGate.Answer awaitGate(ScheduleSpec s, String module, String schedule, String windowId, Instant startBy)
+    private Gate.Answer awaitGate(ScheduleSpec s, String module, String schedule, String windowId, Instant startBy)
             throws InterruptedException {
-        if (gateClient == null) gateClient = java.net.http.HttpClient.newBuilder().connectTimeout(WindowGate.ASK_TIMEOUT).build();
-        WindowGate gate = WindowGate.prometheus(gateClient, s.gate().prometheus());
+        if (gateClient == null) gateClient = java.net.http.HttpClient.newBuilder().connectTimeout(Gate.ASK_TIMEOUT).build();
+        Gate gate = Gate.prometheus(gateClient, s.gate().prometheus());
         Thread me = Thread.currentThread();
         waiting.add(me);
         try {
             while (true) {
                 if (closing) return null;
-                WindowGate.Answer a = gate.ask();
+                Gate.Answer a = gate.ask();
                 if (!a.blocked() || s.gate().onBlockedOrDefault() == GateSpec.OnBlocked.SKIP) return a;
                 long left = Duration.between(Times.now(), startBy).toMillis();
                 if (left <= 0) return a;

@@ -67,7 +67,7 @@ public final class ManifestParser {
     private static final Set<String> PULL = Arrays.stream(PullPolicy.values()).map(PullPolicy::wire).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
-    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak");
+    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak", "gate");
     private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
             "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks"), ContainerFields.NAMES);
     private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
@@ -677,7 +677,8 @@ public final class ManifestParser {
      * {@code rollout} (SPEC.md, "Rollouts" and "The rest of the operator's stack"): {@code max-parallel} a whole number
      * from 1 or a percentage from 1% to 100% (stored as text), {@code canary} a whole number from 0, {@code on-failure}
      * pause, revert or continue, {@code promote} auto or manual, {@code max-failed} a whole number from 0 or a
-     * percentage from 0% to 100% (stored as text), {@code soak} a duration up to 24 h.
+     * percentage from 0% to 100% (stored as text), {@code soak} a duration up to 24 h, {@code gate} as a schedule's but
+     * {@code on-blocked: wait} only.
      */
     private void rollout(Check c, JsonNode module) {
         JsonNode node = module.get("rollout");
@@ -721,6 +722,12 @@ public final class ManifestParser {
             }
         }
         c.duration(node.get("soak"), "rollout.soak", Duration.ofHours(24));
+        gate(c, "rollout.gate", node.get("gate"));
+        JsonNode gate = node.get("gate");
+        if (gate != null && gate.isObject() && gate.has("on-blocked") && "skip".equals(gate.get("on-blocked").asText())) {
+            c.error("rollout.gate.on-blocked", "must be wait for a rollout: a host whose gate is blocked waits in its wave and asks"
+                    + " again (skip is a window's: it skips that window)");
+        }
     }
 
     /** {@code ready} (SPEC.md, "Health and readiness"): {@code min-healthy} may be {@code 0s}; it must be below the deadline. */

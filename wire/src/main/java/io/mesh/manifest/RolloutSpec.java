@@ -22,12 +22,14 @@ import java.util.regex.Pattern;
  *                    percentage of the targeted hosts such as {@code 10%}; {@code null} for 0
  * @param soak        how long the hosts last done stay ready before the next hosts begin, such as {@code 5m};
  *                    {@code null} for no wait
+ * @param gate        a Prometheus query asked before each host begins ({@link GateSpec}, {@code on-blocked: wait}
+ *                    only); {@code null} for none
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Integer canary,
                           @JsonProperty("on-failure") OnFailure onFailure, Promote promote,
-                          @JsonProperty("max-failed") String maxFailed, String soak) {
+                          @JsonProperty("max-failed") String maxFailed, String soak, GateSpec gate) {
     /** {@code max-parallel}'s two forms: {@code 3} or {@code 25%}. */
     public static final Pattern MAX_PARALLEL = Pattern.compile("([1-9]\\d{0,5})(%?)");
     /** {@code max-failed}'s two forms: {@code 0}, {@code 3} or {@code 10%}. */
@@ -35,12 +37,17 @@ public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Inte
 
     /** A rollout without {@code promote} or {@code max-failed}. */
     public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure) {
-        this(maxParallel, canary, onFailure, null, null, null);
+        this(maxParallel, canary, onFailure, null, null, null, null);
     }
 
     /** A rollout without {@code soak}. */
     public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure, Promote promote, String maxFailed) {
-        this(maxParallel, canary, onFailure, promote, maxFailed, null);
+        this(maxParallel, canary, onFailure, promote, maxFailed, null, null);
+    }
+
+    /** A rollout without a gate. */
+    public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure, Promote promote, String maxFailed, String soak) {
+        this(maxParallel, canary, onFailure, promote, maxFailed, soak, null);
     }
 
     /** Who lets the hosts after the canaries go. */

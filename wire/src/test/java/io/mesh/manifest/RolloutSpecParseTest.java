@@ -19,7 +19,9 @@ class RolloutSpecParseTest {
                 {"rollout: {waves: 2}", "rollout.waves"}, {"rollout: 3", "rollout"},
                 {"rollout: {promote: later}", "rollout.promote"}, {"rollout: {max-failed: -1}", "rollout.max-failed"},
                 {"rollout: {max-failed: \"101%\"}", "rollout.max-failed"}, {"rollout: {max-failed: two}", "rollout.max-failed"},
-                {"rollout: {soak: 5}", "rollout.soak"}, {"rollout: {soak: \"2d\"}", "rollout.soak"}}) {
+                {"rollout: {soak: 5}", "rollout.soak"}, {"rollout: {soak: \"2d\"}", "rollout.soak"},
+                {"rollout: {gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}, on-blocked: skip}}", "rollout.gate.on-blocked"},
+                {"rollout: {gate: {prometheus: {url: \"nope\", query: up}}}", "rollout.gate.prometheus.url"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();
@@ -43,5 +45,7 @@ class RolloutSpecParseTest {
         assertThat(pct.promoteOrDefault()).isEqualTo(RolloutSpec.Promote.AUTO);
         assertThat(new RolloutSpec(null, null, null).resolveMaxFailed(10)).isZero();
         assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {soak: 10m}\n").get(0).rollout().soak()).isEqualTo("10m");
+        assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}}}\n").get(0)
+                .rollout().gate().prometheus().query()).isEqualTo("up");
     }
 }

@@ -1,10 +1,9 @@
-package io.mesh.window;
+package io.mesh.gate;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.manifest.GateSpec;
 import io.mesh.manifest.Printable;
 import io.mesh.wire.Json;
-import io.mesh.wire.Times;
 
 import java.net.URI;
 import java.net.URLEncoder;
@@ -15,10 +14,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
- * The one question a schedule's gate answers before its window takes its slot (SPEC.md, "The rest of the operator's
- * stack"; docs/decisions/0035-window-gates.md): is the window blocked now? As kured's {@code RebootBlocker}, one method.
+ * The one question a gate answers before a window takes its slot or a rollout's host begins (SPEC.md, "The rest of
+ * the operator's stack"; docs/decisions/0035-window-gates.md): is it blocked now? As kured's {@code RebootBlocker}, one
+ * method; one mechanism, two drivers (the window's wait, the rollout's admission).
  */
-public interface WindowGate {
+public interface Gate {
     /**
      * @return the gate's answer now
      * @throws InterruptedException when interrupted while asking
@@ -26,8 +26,9 @@ public interface WindowGate {
     Answer ask() throws InterruptedException;
 
     /**
-     * @param blocked true when the window may not begin now
-     * @param said    what the gate answered, for the window's result and report ({@code lastWindow.gate})
+     * @param blocked true when the window or the host may not begin now
+     * @param said    what the gate answered, for the report (a window's {@code lastWindow.gate}, a host's {@code rollout}):
+     *                the same words while the answer is the same, so that a host asking again writes no new report
      */
     record Answer(boolean blocked, String said) {}
 
@@ -37,13 +38,13 @@ public interface WindowGate {
     /**
      * A Prometheus instant query ({@code GET /api/v1/query}): any series in the answer blocks the window. A server that
      * does not answer in {@link #ASK_TIMEOUT}, answers with an error, or an answer that is no list of series (a scalar)
-     * blocks it too: a gate that cannot say the fleet is quiet does not let maintenance begin (decision 35).
+     * blocks too: a gate that cannot say the fleet is quiet does not let a change begin (decision 35).
      *
      * @param client the HTTP client (its connect timeout is not relied on: each request has {@link #ASK_TIMEOUT})
      * @param p      the server and query
      * @return the gate
      */
-    static WindowGate prometheus(HttpClient client, GateSpec.Prometheus p) {
+    static Gate prometheus(HttpClient client, GateSpec.Prometheus p) {
         return () -> {
             String q = Printable.of(p.query(), 120);
             URI uri = URI.create(p.url().replaceAll("/+$", "") + "/api/v1/query?query=" + URLEncoder.encode(p.query(), StandardCharsets.UTF_8));
@@ -54,8 +55,8 @@ public interface WindowGate {
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {
-                return new Answer(true, "blocked: Prometheus at " + p.url() + " was not asked (" + e + "): the window waits for a gate"
-                        + " that can answer");
+                return new Answer(true, "blocked: Prometheus at " + p.url() + " was not asked (" + e + "): nothing begins until the gate"
+                        + " can answer");
             }
             JsonNode body;
             try {
@@ -75,9 +76,9 @@ public interface WindowGate {
                         + " ALERTS{alertstate=\"firing\"}");
             }
             JsonNode result = data.path("result");
-            if (result.isEmpty()) return new Answer(false, "open: " + q + " answered no series at " + Times.now());
+            if (result.isEmpty()) return new Answer(false, "open: " + q + " answered no series");
             return new Answer(true, "blocked: " + q + " answered " + result.size() + " series"
-                    + ", such as " + Printable.of(result.get(0).path("metric").toString(), 200) + " at " + Times.now());
+                    + ", such as " + Printable.of(result.get(0).path("metric").toString(), 200));
         };
     }
 }

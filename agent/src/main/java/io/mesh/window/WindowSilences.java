@@ -3,6 +3,7 @@ package io.mesh.window;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mesh.gate.AnswerWithin;
 import io.mesh.manifest.SilenceSpec;
 import io.mesh.wire.Json;
 import org.slf4j.Logger;
@@ -28,7 +29,7 @@ import java.util.Map;
  */
 final class WindowSilences {
     private static final Logger log = LoggerFactory.getLogger(WindowSilences.class);
-    /** How long Alertmanager has to answer one request, connection included (SPEC.md: 5 s). */
+    /** How long Alertmanager has to answer one request whole, connection and body included (SPEC.md: 5 s; {@link AnswerWithin}). */
     static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static volatile HttpClient client;
 
@@ -65,9 +66,9 @@ final class WindowSilences {
             body.put("comment", who + " holds " + container + " stopped on purpose");
             String url = base(spec.alertmanager()) + "/api/v2/silences";
             try {
-                HttpResponse<String> r = client().send(HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT)
+                HttpResponse<String> r = AnswerWithin.send(client(), HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT)
                         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(Json.text(body))).build(),
-                        HttpResponse.BodyHandlers.ofString());
+                        TIMEOUT);
                 JsonNode answer = r.statusCode() == 200 ? Json.MAPPER.readTree(r.body()) : null;
                 String id = answer == null ? null : answer.path("silenceID").asText(null);
                 if (id == null) {
@@ -99,8 +100,8 @@ final class WindowSilences {
         for (WindowJournal.Silence s : silences) {
             String url = base(s.alertmanager()) + "/api/v2/silence/" + URLEncoder.encode(s.id(), StandardCharsets.UTF_8);
             try {
-                HttpResponse<String> r = client().send(HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).DELETE().build(),
-                        HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> r = AnswerWithin.send(client(), HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).DELETE().build(),
+                        TIMEOUT);
                 // 404: gone already (expired by hand, or Alertmanager lost it): nothing left to expire.
                 if (r.statusCode() == 200 || r.statusCode() == 404) {
                     log.info("{}: silence {} of {} expired", who, s.id(), s.container());

@@ -96,4 +96,24 @@ class StalledAnswerTest {
         assertThat(left).singleElement().asString().contains("was not expired");
         assertThat(Duration.between(t1, Instant.now())).isLessThan(WindowSilences.TIMEOUT.plusSeconds(2));
     }
+
+    /**
+     * An Alertmanager that did not answer one request in 5 s is not asked again within the same making or expiry:
+     * else a window of N containers waits N times 5 s before its first stop, and its closing as long before it lets its
+     * lock and slot go.
+     */
+    @Test
+    void anAlertmanagerThatDidNotAnswerIsNotAskedForEachContainer() {
+        Instant t0 = Instant.now();
+        List<WindowJournal.Silence> made = assertTimeoutPreemptively(Duration.ofSeconds(40), () -> WindowSilences.create(
+                new SilenceSpec(url(), Map.of("job", "x")), "h", List.of("m-a", "m-b", "m-c"), Instant.now().plusSeconds(600), "window w"));
+        assertThat(made).isEmpty();
+        assertThat(Duration.between(t0, Instant.now())).isLessThan(WindowSilences.TIMEOUT.plusSeconds(2));
+        Instant t1 = Instant.now();
+        List<String> left = assertTimeoutPreemptively(Duration.ofSeconds(40), () -> WindowSilences.expire(List.of(
+                new WindowJournal.Silence(url(), "s1", "m-a"), new WindowJournal.Silence(url(), "s2", "m-b"),
+                new WindowJournal.Silence(url(), "s3", "m-c")), "window w"));
+        assertThat(left).as("each named in the window's notes").hasSize(3);
+        assertThat(Duration.between(t1, Instant.now())).isLessThan(WindowSilences.TIMEOUT.plusSeconds(2));
+    }
 }

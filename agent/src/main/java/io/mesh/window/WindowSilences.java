@@ -42,8 +42,9 @@ final class WindowSilences {
     }
 
     /**
-     * Makes one silence per held container. One Alertmanager did not answer or refused: logged, and the window goes on
-     * without that silence.
+     * Makes one silence per held container. Alertmanager refused one: logged, and the window goes on without that
+     * silence. Alertmanager did not answer: logged, and it is not asked for the rest (one wait of {@link #TIMEOUT} per
+     * window, SPEC.md).
      *
      * @param spec       the schedule's {@code silence}
      * @param host       this host, for {@code mesh_host}
@@ -83,21 +84,31 @@ final class WindowSilences {
                 log.warn("{}: interrupted while Alertmanager silenced {}: the window goes on without the rest", who, container);
                 break;
             } catch (Exception e) {
-                log.warn("{}: Alertmanager at {} did not answer ({}): {} is not silenced; the window goes on", who, spec.alertmanager(), e,
-                        container);
+                // Not asked again for the rest (SPEC.md: not answering within 5 s does not stop the window): one wait per
+                // window, not one per held container, before the first stop.
+                log.warn("{}: Alertmanager at {} did not answer ({}): {} are not silenced; the window goes on", who, spec.alertmanager(), e,
+                        containers.subList(containers.indexOf(container), containers.size()));
+                break;
             }
         }
         return made;
     }
 
     /**
-     * Expires each silence. One Alertmanager did not answer: logged, and the silence lapses at its own end.
+     * Expires each silence. An Alertmanager did not answer: logged, it is not asked for the rest of its silences (one
+     * wait of {@link #TIMEOUT} per server), and each lapses at its own end.
      *
      * @return what was not expired, for the window's notes; empty when all were
      */
     static List<String> expire(List<WindowJournal.Silence> silences, String who) {
         List<String> left = new ArrayList<>();
+        java.util.Set<String> silent = new java.util.HashSet<>(); // Alertmanagers that did not answer: not asked again here
         for (WindowJournal.Silence s : silences) {
+            if (silent.contains(s.alertmanager())) {
+                left.add("the silence of " + s.container() + " (" + s.id() + ") was not expired: Alertmanager at " + s.alertmanager()
+                        + " did not answer for another silence; it ends on its own");
+                continue;
+            }
             String url = base(s.alertmanager()) + "/api/v2/silence/" + URLEncoder.encode(s.id(), StandardCharsets.UTF_8);
             try {
                 HttpResponse<String> r = AnswerWithin.send(client(), HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).DELETE().build(),
@@ -113,6 +124,7 @@ final class WindowSilences {
                 Thread.currentThread().interrupt(); // a closing is not cut short: the interrupt is kept for after it
                 left.add("the silence of " + s.container() + " (" + s.id() + ") was not expired: interrupted; it ends on its own");
             } catch (Exception e) {
+                silent.add(s.alertmanager());
                 left.add("the silence of " + s.container() + " (" + s.id() + ") was not expired: Alertmanager at " + s.alertmanager()
                         + " did not answer (" + e + "); it ends on its own");
             }

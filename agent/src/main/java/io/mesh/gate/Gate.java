@@ -37,7 +37,7 @@ public interface Gate {
 
     /**
      * A Prometheus instant query ({@code GET /api/v1/query}): any series in the answer blocks the window. A server that
-     * does not answer in {@link #ASK_TIMEOUT}, answers with an error, or an answer that is no list of series (a scalar)
+     * does not answer whole (its body too: {@link AnswerWithin}) in {@link #ASK_TIMEOUT}, answers with an error, or an answer that is no list of series (a scalar)
      * blocks too: a gate that cannot say the fleet is quiet does not let a change begin (decision 35).
      *
      * @param client the HTTP client (its connect timeout is not relied on: each request has {@link #ASK_TIMEOUT})
@@ -50,8 +50,8 @@ public interface Gate {
             URI uri = URI.create(p.url().replaceAll("/+$", "") + "/api/v1/query?query=" + URLEncoder.encode(p.query(), StandardCharsets.UTF_8));
             HttpResponse<String> r;
             try {
-                r = client.send(HttpRequest.newBuilder(uri).timeout(ASK_TIMEOUT).header("Accept", "application/json").GET().build(),
-                        HttpResponse.BodyHandlers.ofString());
+                r = AnswerWithin.send(client, HttpRequest.newBuilder(uri).timeout(ASK_TIMEOUT).header("Accept", "application/json").GET().build(),
+                        ASK_TIMEOUT);
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {

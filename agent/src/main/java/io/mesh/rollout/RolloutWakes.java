@@ -49,6 +49,8 @@ public final class RolloutWakes implements AutoCloseable {
     private final Map<String, ParsedHost> parsed = new ConcurrentHashMap<>();
     /** The rollout each module was last seen at by {@link #moved}: a fold of a move seen already wakes no one. */
     private final Map<String, RolloutRecord> seen = new ConcurrentHashMap<>();
+    /** Modules with an apply scheduled because their rollout's gate was blocked ({@link #gateBlocked}): one at a time. */
+    private final Set<String> gateWakes = ConcurrentHashMap.newKeySet();
     /** By module, the end of the soak a wake is scheduled for ({@link #wakeAfterSoak}): one wake per soak. */
     private final Map<String, java.time.Instant> soaks = new ConcurrentHashMap<>();
 
@@ -114,10 +116,16 @@ public final class RolloutWakes implements AutoCloseable {
      */
     public void gateBlocked(String module) {
         if (closed) return;
+        // One wake per module: every apply that finds the gate blocked asks for one (a move's, a reconcile's), and each
+        // wake's own apply asks for the next; more than one would each renew itself while the gate is blocked.
+        if (!gateWakes.add(module)) return;
         try {
-            timer.schedule(() -> apply.accept(module), RolloutGate.GATE_AGAIN.toMillis(), TimeUnit.MILLISECONDS);
+            timer.schedule(() -> {
+                gateWakes.remove(module);
+                apply.accept(module);
+            }, RolloutGate.GATE_AGAIN.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopped) {
-            // stopping
+            gateWakes.remove(module);
         }
     }
 

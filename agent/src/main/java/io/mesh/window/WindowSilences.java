@@ -3,6 +3,7 @@ package io.mesh.window;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mesh.gate.AnswerWithin;
 import io.mesh.manifest.SilenceSpec;
 import io.mesh.wire.Json;
 import org.slf4j.Logger;
@@ -28,7 +29,7 @@ import java.util.Map;
  */
 final class WindowSilences {
     private static final Logger log = LoggerFactory.getLogger(WindowSilences.class);
-    /** How long Alertmanager has to answer one request, connection included (SPEC.md: 5 s). */
+    /** How long Alertmanager has to answer one request whole, connection and body included (SPEC.md: 5 s; {@link AnswerWithin}). */
     static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static volatile HttpClient client;
 
@@ -41,8 +42,9 @@ final class WindowSilences {
     }
 
     /**
-     * Makes one silence per held container. One Alertmanager did not answer or refused: logged, and the window goes on
-     * without that silence.
+     * Makes one silence per held container. Alertmanager refused one: logged, and the window goes on without that
+     * silence. Alertmanager did not answer: logged, and it is not asked for the rest (one wait of {@link #TIMEOUT} per
+     * window, SPEC.md).
      *
      * @param spec       the schedule's {@code silence}
      * @param host       this host, for {@code mesh_host}
@@ -65,9 +67,9 @@ final class WindowSilences {
             body.put("comment", who + " holds " + container + " stopped on purpose");
             String url = base(spec.alertmanager()) + "/api/v2/silences";
             try {
-                HttpResponse<String> r = client().send(HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT)
+                HttpResponse<String> r = AnswerWithin.send(client(), HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT)
                         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(Json.text(body))).build(),
-                        HttpResponse.BodyHandlers.ofString());
+                        TIMEOUT);
                 JsonNode answer = r.statusCode() == 200 ? Json.MAPPER.readTree(r.body()) : null;
                 String id = answer == null ? null : answer.path("silenceID").asText(null);
                 if (id == null) {
@@ -82,25 +84,35 @@ final class WindowSilences {
                 log.warn("{}: interrupted while Alertmanager silenced {}: the window goes on without the rest", who, container);
                 break;
             } catch (Exception e) {
-                log.warn("{}: Alertmanager at {} did not answer ({}): {} is not silenced; the window goes on", who, spec.alertmanager(), e,
-                        container);
+                // Not asked again for the rest (SPEC.md: not answering within 5 s does not stop the window): one wait per
+                // window, not one per held container, before the first stop.
+                log.warn("{}: Alertmanager at {} did not answer ({}): {} are not silenced; the window goes on", who, spec.alertmanager(), e,
+                        containers.subList(containers.indexOf(container), containers.size()));
+                break;
             }
         }
         return made;
     }
 
     /**
-     * Expires each silence. One Alertmanager did not answer: logged, and the silence lapses at its own end.
+     * Expires each silence. An Alertmanager did not answer: logged, it is not asked for the rest of its silences (one
+     * wait of {@link #TIMEOUT} per server), and each lapses at its own end.
      *
      * @return what was not expired, for the window's notes; empty when all were
      */
     static List<String> expire(List<WindowJournal.Silence> silences, String who) {
         List<String> left = new ArrayList<>();
+        java.util.Set<String> silent = new java.util.HashSet<>(); // Alertmanagers that did not answer: not asked again here
         for (WindowJournal.Silence s : silences) {
+            if (silent.contains(s.alertmanager())) {
+                left.add("the silence of " + s.container() + " (" + s.id() + ") was not expired: Alertmanager at " + s.alertmanager()
+                        + " did not answer for another silence; it ends on its own");
+                continue;
+            }
             String url = base(s.alertmanager()) + "/api/v2/silence/" + URLEncoder.encode(s.id(), StandardCharsets.UTF_8);
             try {
-                HttpResponse<String> r = client().send(HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).DELETE().build(),
-                        HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> r = AnswerWithin.send(client(), HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).DELETE().build(),
+                        TIMEOUT);
                 // 404: gone already (expired by hand, or Alertmanager lost it): nothing left to expire.
                 if (r.statusCode() == 200 || r.statusCode() == 404) {
                     log.info("{}: silence {} of {} expired", who, s.id(), s.container());
@@ -112,6 +124,7 @@ final class WindowSilences {
                 Thread.currentThread().interrupt(); // a closing is not cut short: the interrupt is kept for after it
                 left.add("the silence of " + s.container() + " (" + s.id() + ") was not expired: interrupted; it ends on its own");
             } catch (Exception e) {
+                silent.add(s.alertmanager());
                 left.add("the silence of " + s.container() + " (" + s.id() + ") was not expired: Alertmanager at " + s.alertmanager()
                         + " did not answer (" + e + "); it ends on its own");
             }

@@ -15,6 +15,7 @@ import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * must not start a wake of its own that then renews itself for as long as the gate stays blocked. How often the gate
  * was asked is Prometheus's own count of its query API's requests (its {@code /metrics}).
  */
+@Tag("slow") // 15 s of a blocked gate counted: the full run, not --fast
 class RolloutGateAgainTest {
     private static final String HOST = "rga-a";
     @RegisterExtension

@@ -14,6 +14,7 @@ import io.mesh.wire.RolloutRecord;
 import io.mesh.wire.ZkPaths;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -31,6 +32,7 @@ import static org.awaitility.Awaitility.await;
  * Docker); it asks again by itself, with no move of the rollout and its reconcile 10 minutes away, and begins once the
  * answer has none. Docker's clock says when the container was created.
  */
+@Tag("slow") // a host that waits 8 s for its gate: the full run, not --fast
 class RolloutGatedTest {
     private static final String HOST = "rg-a";
     @RegisterExtension

@@ -17,6 +17,7 @@ import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * soaked; the promote, or the soak's end, itself wakes it (its reconcile is 10 minutes away), and it applies. Docker's
  * state is read from Docker.
  */
+@Tag("slow") // a 4 s soak and a promote through a daemon: the full run, not --fast
 class RolloutPromoteAndSoakTest {
     private static final String HOST = "rp-b";
     @RegisterExtension

@@ -11,6 +11,7 @@ import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,6 +30,7 @@ import static org.awaitility.Awaitility.await;
  * the held container was not touched is read from Docker ({@code State.StartedAt}); the gate's answer is in the window's
  * result and in the module's report, read from ZooKeeper.
  */
+@Tag("slow") // windows that wait for their gate and start-by: the full run, not --fast
 class WindowGateTest {
     private static final String HOST = "gate-a";
     @RegisterExtension

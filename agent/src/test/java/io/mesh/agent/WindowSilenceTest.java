@@ -11,6 +11,7 @@ import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,6 +35,7 @@ import static org.awaitility.Awaitility.await;
  * {@code mesh_host} and {@code mesh_container}; once the container is ready again it is expired; an Alertmanager that
  * does not answer stops nothing. What Alertmanager holds is read from Alertmanager's own API.
  */
+@Tag("slow") // windows with a 4 s step against Alertmanager: the full run, not --fast
 class WindowSilenceTest {
     private static final String HOST = "silence-a";
     @RegisterExtension

@@ -5,6 +5,7 @@ import io.mesh.manifest.GateSpec;
 import io.mesh.manifest.SilenceSpec;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -30,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * request's own timeout must cover the body too, else a window waits for it with no end, holding its lock and slot.
  * The stalled server is a loopback socket that answers the headers of a 200 and never the rest.
  */
+@Tag("slow") // stalled servers answered after 5 s each: the full run, not --fast
 class StalledAnswerTest {
     private ServerSocket server;
     private final List<Socket> accepted = new CopyOnWriteArrayList<>();

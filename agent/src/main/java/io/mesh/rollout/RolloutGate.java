@@ -164,8 +164,10 @@ public final class RolloutGate {
         String m = r.module();
         // A host that failed keeps the previous revision until a new push, also once the others made the rollout done.
         if (r.failed().contains(host) && r.state() != RolloutState.REVERTED) {
+            // The rollout's note is not this host's reason (a resume's, another host's, none under max-failed): the
+            // admission adds this host's own error from its node.
             return new Verdict(Decision.KEEP_PREVIOUS, "this host failed the rollout of " + r.push()
-                    + " and keeps the previous revision until a new push (" + r.note() + ")");
+                    + " and keeps the previous revision until a new push");
         }
         return switch (r.state()) {
             case DONE -> new Verdict(Decision.APPLY, null);
@@ -275,7 +277,7 @@ public final class RolloutGate {
                     // Nothing to write: this host's node says waiting since the push (or where its last apply left it).
                     return keep(desired, r, ApplyOutcome.DEFERRED, v.why());
                 case KEEP_PREVIOUS:
-                    return keep(desired, r, ApplyOutcome.FAILED, v.why());
+                    return keep(desired, r, ApplyOutcome.FAILED, r.failed().contains(host) ? v.why() + ownFailure(module, r) : v.why());
                 case APPLY_IN_WAVE:
                     if (full(r, host)) return keep(desired, r, ApplyOutcome.DEFERRED, waitingForSlot(r));
                     if (!r.applying().contains(host)) { // one that began goes on: its gate was asked as it began
@@ -454,6 +456,19 @@ public final class RolloutGate {
         DesiredRecord kept = history(module, applied.push());
         return Admission.keep(this, desired, null, kept, outcome, kept == null ? why + "; the spec of " + applied.push()
                 + ", which this host last applied, is no longer in the module's history: nothing here is changed" : why);
+    }
+
+    /**
+     * @return {@code ": <error>"} from this host's own node of the rollout, as its failed apply wrote it (so that the
+     *         report that keeps the previous revision still says why this host failed); empty when it says none
+     */
+    private String ownFailure(String module, RolloutRecord r) throws Exception {
+        RolloutNodes nodes = cached.apply(module);
+        if (nodes == null) nodes = read(module);
+        RolloutNodes.Child mine = nodes == null ? null : nodes.children().get(host);
+        RolloutHostRecord h = mine == null ? null : mine.record();
+        if (h == null || !r.push().equals(h.push()) || h.error() == null || h.error().equals("failed")) return "";
+        return ": " + io.mesh.manifest.Printable.of(h.error(), RolloutRecord.NOTE_ERROR_CHARS);
     }
 
     /** Specs this process read from history, by module and push: a waiting host asks at each move of the rollout. */

@@ -90,13 +90,21 @@ class RolloutCanaryFailureTest {
 
     private void canaryFailsTheRollout(String image, String pull, String error) throws Exception {
         first.set(null);
-        canaryFails(spec(List.of(HOST, "re-b"), "    image: " + image + "\n    pull: " + pull + "\n"), error);
+        // max-failed 1: the failure is within the budget, so the rollout has no note of it (the report said "(null)")
+        canaryFails(spec(List.of(HOST, "re-b"), "    image: " + image + "\n    pull: " + pull + "\n", "  max-failed: 1\n"), error);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(hostNode().state())
                 .as("the revision's failure, not the engine's").isEqualTo(RolloutHostState.FAILED));
+        // The apply after it keeps the previous revision; its report still says why this host failed (its own node's
+        // error), not the rollout's note, which is none under pause's first failure ("(null)" before).
+        agent.daemon().requestApply(module);
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            ApplyReport a = Json.read(zk.client().getData().forPath(zk.paths().report(HOST, module)), ApplyReport.class);
+            assertThat(a.rollout()).as("%s", a).contains("this host failed the rollout of", error).doesNotContain("(null)");
+        });
     }
 
     private void canaryFailsOnTheEngineThenApplies(String error) throws Exception {
-        canaryFails(spec(List.of(HOST, "re-b"), "    image: " + TestDocker.BUSYBOX + "\n"), error);
+        canaryFails(spec(List.of(HOST, "re-b"), "    image: " + TestDocker.BUSYBOX + "\n", ""), error);
         CuratorFramework c = zk.client();
         String report = zk.paths().report(HOST, module);
         String mine = zk.paths().rolloutHost(module, HOST);
@@ -132,10 +140,10 @@ class RolloutCanaryFailureTest {
         return Json.read(zk.client().getData().forPath(zk.paths().rolloutHost(module, HOST)), RolloutHostRecord.class);
     }
 
-    /** One container that exits on SIGTERM, on {@code hosts}, with one canary; {@code image} its image lines. */
-    private ModuleSpec spec(List<String> hosts, String image) throws Exception {
+    /** One container that exits on SIGTERM, on {@code hosts}, with one canary; {@code image} its image lines, {@code rollout} more rollout lines. */
+    private ModuleSpec spec(List<String> hosts, String image, String rollout) throws Exception {
         return new ManifestParser().parse("module: " + module + "\nhosts: [" + String.join(", ", hosts) + "]\ncontainers:\n  web:\n"
                 + image + "    network: none\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
-                + "rollout:\n  canary: 1\n").get(0);
+                + "rollout:\n  canary: 1\n" + rollout).get(0);
     }
 }

@@ -220,7 +220,8 @@ final class PushCommands {
                     JsonNode counts = view == null ? null : view.path("counts");
                     warn("timed out after " + polling.timeout().toString().substring(2).toLowerCase(Locale.ROOT) + " waiting for " + push
                             + (counts == null ? "" : ": " + count(counts, PushState.PENDING) + " pending, " + count(counts, PushState.DEFERRED)
-                            + " deferred, " + count(counts, PushState.FAILED) + " failed, " + count(counts, PushState.APPLIED) + " applied"
+                            + " deferred, " + count(counts, PushState.WAITING) + " waiting, " + count(counts, PushState.FAILED) + " failed, "
+                            + count(counts, PushState.APPLIED) + " applied"
                             + superseded(counts)));
                     return view != null && view.path("failed").asBoolean() ? FAILED : TIMEOUT;
                 }

@@ -95,7 +95,7 @@ final class StatusCommands {
                 for (JsonNode p : pending) {
                     JsonNode c = p.path("counts");
                     out.println("push " + p.path("push").asText() + " (revision " + p.path("revision").asText() + ") " + p.path("state").asText()
-                            + ": " + count(c, PushState.PENDING) + " pending, " + count(c, PushState.DEFERRED) + " deferred, "
+                            + ": " + count(c, PushState.PENDING) + " pending, " + count(c, PushState.DEFERRED) + " deferred, " + count(c, PushState.WAITING) + " waiting, "
                             + count(c, PushState.APPLIED) + " applied, " + count(c, PushState.FAILED) + " failed" + superseded(c));
                     for (JsonNode line : p.path("progress")) out.println("  " + line.asText());
                 }

@@ -243,7 +243,8 @@ public record RolloutRecord(String module, String push, String revision, Rollout
                 by, n, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed, soak, lastDone);
         if (s != RolloutState.ROLLING || !awaitsPromotion() || !v.canariesDone()) return v;
         return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
-                by, PROMOTE_NOTE, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed, soak, lastDone);
+                by, canary.isEmpty() ? PROMOTE_NOTE_NO_CANARY : PROMOTE_NOTE, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed,
+                soak, lastDone);
     }
 
     /**
@@ -255,6 +256,8 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /** The note of a {@code promote: manual} rollout whose canaries are ready. */
     public static final String PROMOTE_NOTE = "the canaries are ready: the other hosts wait for mesh rollout promote";
+    /** The note of a {@code promote: manual} rollout without canaries, which waits for its promote to begin at all. */
+    public static final String PROMOTE_NOTE_NO_CANARY = "no host begins before mesh rollout promote (promote: manual, no canary)";
 
     private static String failureNote(String host, Map<String, RolloutHostRecord> byHost) {
         RolloutHostRecord c = byHost.get(host);

@@ -186,6 +186,8 @@ class RolloutRecordTest {
         assertThatThrownBy(() -> view(r, "h1=failed:x").promote("op", T)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("paused");
         assertThat(start(new RolloutSpec(null, 1, null, RolloutSpec.Promote.AUTO, null)).promote()).as("auto is written as none").isNull();
+        RolloutRecord none = start(new RolloutSpec(null, null, null, RolloutSpec.Promote.MANUAL, null));
+        assertThat(view(none).note()).as("no canary: nothing is ready, the rollout waits to begin").isEqualTo(RolloutRecord.PROMOTE_NOTE_NO_CANARY);
     }
 
     /** {@code soak}: the view derives when the host last done became done; the soak ends that long after. */

@@ -21,6 +21,17 @@ public final class AnswerWithin {
     private AnswerWithin() {}
 
     /**
+     * @return the one HTTP client of the operator's stack (gates, silences), made on first use: an agent with neither
+     *         starts no HTTP thread. Its connect timeout is 5 s, the whole answer's bound ({@link #send}).
+     */
+    public static HttpClient client() { return Holder.CLIENT; }
+
+    /** Made when {@link #client} is first called (the holder idiom: once, without a race). */
+    private static final class Holder {
+        static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    /**
      * @param client  the client
      * @param request the request (its own timeout, if any, still bounds the headers)
      * @param within  how long the whole answer may take, connection included

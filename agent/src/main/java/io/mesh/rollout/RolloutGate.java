@@ -72,8 +72,6 @@ public final class RolloutGate {
     private volatile Consumer<String> slotLeasesChanged = module -> { };
     /** Told a module whose rollout gate was blocked when this host would have begun ({@link #wakeOnGate}). */
     private volatile Consumer<String> gateBlocked = module -> { };
-    /** Asks a rollout's gate ({@code rollout.gate}); Prometheus over HTTP, made once. */
-    private volatile java.net.http.HttpClient gateClient;
     /** Modules whose slots' leases this gate watches now, each with the {@code maxParallel} of its newest try. */
     private final Map<String, Integer> watchingSlots = new ConcurrentHashMap<>();
 
@@ -124,8 +122,7 @@ public final class RolloutGate {
     private Gate.Answer askGate(DesiredRecord desired) throws InterruptedException {
         io.mesh.manifest.GateSpec g = desired.spec().rollout().gate();
         if (g == null) return null;
-        if (gateClient == null) gateClient = java.net.http.HttpClient.newBuilder().connectTimeout(Gate.ASK_TIMEOUT).build();
-        return Gate.prometheus(gateClient, g.prometheus()).ask();
+        return Gate.prometheus(io.mesh.gate.AnswerWithin.client(), g.prometheus()).ask();
     }
 
     /** What the rollout lets this host do with the newest push. */

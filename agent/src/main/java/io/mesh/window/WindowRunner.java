@@ -188,7 +188,6 @@ public final class WindowRunner {
 
     /** By window id, what its schedule's gate last answered: its result carries it ({@link #finish}). */
     private final java.util.Map<String, String> gates = new java.util.concurrent.ConcurrentHashMap<>();
-    private volatile java.net.http.HttpClient gateClient;
 
     /**
      * Asks the schedule's gate before the window takes its slot (decision 35): once under {@code on-blocked: skip};
@@ -198,8 +197,7 @@ public final class WindowRunner {
      */
     private Gate.Answer awaitGate(ScheduleSpec s, String module, String schedule, String windowId, Instant startBy)
             throws InterruptedException {
-        if (gateClient == null) gateClient = java.net.http.HttpClient.newBuilder().connectTimeout(Gate.ASK_TIMEOUT).build();
-        Gate gate = Gate.prometheus(gateClient, s.gate().prometheus());
+        Gate gate = Gate.prometheus(io.mesh.gate.AnswerWithin.client(), s.gate().prometheus());
         Thread me = Thread.currentThread();
         waiting.add(me);
         try {

@@ -31,15 +31,9 @@ final class WindowSilences {
     private static final Logger log = LoggerFactory.getLogger(WindowSilences.class);
     /** How long Alertmanager has to answer one request whole, connection and body included (SPEC.md: 5 s; {@link AnswerWithin}). */
     static final Duration TIMEOUT = Duration.ofSeconds(5);
-    private static volatile HttpClient client;
-
     private WindowSilences() {}
 
-    private static HttpClient client() {
-        HttpClient c = client;
-        if (c == null) client = c = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
-        return c;
-    }
+    private static HttpClient client() { return AnswerWithin.client(); }
 
     /**
      * Makes one silence per held container. Alertmanager refused one: logged, and the window goes on without that

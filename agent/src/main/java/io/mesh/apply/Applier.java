@@ -103,7 +103,7 @@ public final class Applier {
         this.reports = new ReportWriter(store);
         this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
-        this.freezes = new FreezeGate(store, ZkClock.earliestClock()); // ends judged by ZooKeeper's clock, not this host's
+        this.freezes = new FreezeGate(store, ZkClock.earliestClock(), ZkClock.latestClock()); // judged by ZooKeeper's clock, not this host's
         this.tries = new FailedTries(context.journal().stateDir());
         this.holdStops = new HoldStops(context.journal().stateDir());
     }

@@ -1017,8 +1017,9 @@ public final class HttpApi implements AutoCloseable {
         if (body == null) return;
         FreezeStore.Frozen f = freezes.freeze(jsonObject(body), identity(ex, false));
         FreezeStore.Freeze written = f.freeze(), replaced = f.replaced();
-        LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
-                written.until(), written.by(), ex.remote(), Printable.cut(written.reason()),
+        LOG.info("freeze of {} {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
+                written.cron() == null ? "until " + written.until() : written.rule() + (written.until() == null ? "" : " until " + written.until()),
+                written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));

@@ -304,8 +304,10 @@ final class OpenApiDocument {
 
         o = op("post", "/v1/freezes", "Freeze a module, or every module", "No change of the module lands until the freeze ends (docs/decisions/0014-freezes.md).");
         bearer(o);
-        jsonBody(o, obj(props("module", str(), "all", bool(), "for", str().put("description", "a duration such as 2h"),
-                "until", str().put("format", "date-time"), "reason", str()), "reason"), true);
+        jsonBody(o, obj(props("module", str(), "all", bool(), "for", str().put("description", "a duration such as 2h; with cron, each span's length"),
+                "until", str().put("format", "date-time").put("description", "the end; with cron, the recurrence's end"), "reason", str(),
+                "cron", str().put("description", "a recurring freeze: in force from each time of this 5-field cron expression for `for` (decision 37)"),
+                "timezone", str().put("description", "the IANA zone cron is read in; UTC when left out")), "reason"), true);
         ObjectNode frozen = extended(FreezeStore.Freeze.class, "FreezeWritten", props("replaced", ref(FreezeStore.Freeze.class),
                 "applying", arr(obj(props("module", str(), "host", str(), "since", str().put("format", "date-time"), "process", str()),
                         "module", "host", "since", "process"))));

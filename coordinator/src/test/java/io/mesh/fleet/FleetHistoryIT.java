@@ -787,31 +787,40 @@ class FleetHistoryIT {
                         + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
             }));
             // Freezes (mesh freeze, a module or every module, for 8 to 20 s), some thawed early, among the pushes: no
-            // change of a frozen module may begin; repairs and windows go on.
+            // change of a frozen module may begin; repairs and windows go on. One in four recurs (--cron '* * * * *'
+            // --for 10 to 25 s, decision 37), thawed after 60 to 90 s: changes land only between its spans.
             Random freezeRandom = new Random(seed ^ 0x667265657aL);
-            String[] openFreeze = {null, "0"};
+            String[] openFreeze = {null, "0", "false", "0"};
             workers.add(worker("freezer", until, () -> {
                 Thread.sleep(4_000 + freezeRandom.nextInt(6_000));
                 if (openFreeze[0] != null) {
-                    if (System.currentTimeMillis() - Long.parseLong(openFreeze[1]) >= 3_000 && freezeRandom.nextInt(100) < 40) {
+                    long age = System.currentTimeMillis() - Long.parseLong(openFreeze[1]);
+                    boolean recurring = Boolean.parseBoolean(openFreeze[2]);
+                    if (recurring ? age >= Long.parseLong(openFreeze[3]) : age >= 3_000 && freezeRandom.nextInt(100) < 40) {
                         thaw(coordinators, freezeRandom.nextInt(2), openFreeze[0], ops, opLog);
                         openFreeze[0] = null;
-                    } else if (System.currentTimeMillis() - Long.parseLong(openFreeze[1]) >= 20_000) {
+                    } else if (!recurring && age >= 20_000) {
                         openFreeze[0] = null; // ended by itself
                     }
                     return;
                 }
                 boolean every = freezeRandom.nextInt(100) < 10;
+                boolean recurring = freezeRandom.nextInt(100) < 25;
                 String target = every ? "_all" : mods.get(freezeRandom.nextInt(mods.size())).name;
-                String lasts = (8 + freezeRandom.nextInt(13)) + "s";
-                String body = (every ? "{\"all\":true" : "{\"module\":\"" + target + "\"") + ",\"for\":\"" + lasts + "\",\"reason\":\"history freeze\"}";
+                String lasts = recurring ? (10 + freezeRandom.nextInt(16)) + "s" : (8 + freezeRandom.nextInt(13)) + "s";
+                String body = (every ? "{\"all\":true" : "{\"module\":\"" + target + "\"") + (recurring ? ",\"cron\":\"* * * * *\"" : "")
+                        + ",\"for\":\"" + lasts + "\",\"reason\":\"history freeze\"}";
                 Answer a = send(coordinators, freezeRandom.nextInt(2), "POST", "/v1/freezes", body, Map.of("Content-Type", "application/json"));
-                count(ops, a.status() == 201 || a.status() == 200 ? "freeze" : a.unknown() ? "freeze-answer-lost" : "freeze-refused-" + a.status());
+                String kind = recurring ? "recurring-freeze" : "freeze";
+                count(ops, a.status() == 201 || a.status() == 200 ? kind : a.unknown() ? kind + "-answer-lost" : kind + "-refused-" + a.status());
                 if (a.status() == 201 || a.status() == 200 || a.unknown()) {
                     openFreeze[0] = target;
                     openFreeze[1] = String.valueOf(System.currentTimeMillis());
+                    openFreeze[2] = String.valueOf(recurring);
+                    openFreeze[3] = String.valueOf(60_000 + freezeRandom.nextInt(30_000));
                 }
-                opLog.add(Instant.now() + " freeze " + target + " --for " + lasts + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
+                opLog.add(Instant.now() + " freeze " + target + (recurring ? " --cron '* * * * *'" : "") + " --for " + lasts + " via "
+                        + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
             }));
             // Until the end of the run, and on (bounded) until enough operations and faults were made.
             AtomicInteger applied = new AtomicInteger();

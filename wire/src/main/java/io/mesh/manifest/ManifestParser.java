@@ -1,8 +1,5 @@
 package io.mesh.manifest;
 
-import com.cronutils.model.CronType;
-import com.cronutils.model.definition.CronDefinitionBuilder;
-import com.cronutils.parser.CronParser;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -102,8 +99,6 @@ public final class ManifestParser {
 
     /** Largest manifest accepted, in characters. */
     public static final int MAX_CHARS = 1 << 20;
-
-    private static final CronParser CRON = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
 
     /** Deepest nesting of lists and mappings accepted (the manifest itself needs 6). */
     public static final int MAX_DEPTH = 20;
@@ -788,7 +783,7 @@ public final class ManifestParser {
                 c.error(path + ".cron", "'" + expr + "' is not a 5-field cron expression (minute hour day-of-month month day-of-week), such as \"30 3 * * *\"");
             } else {
                 try {
-                    CRON.parse(expr).validate();
+                    CronTimes.check(expr);
                 } catch (IllegalArgumentException e) {
                     c.error(path + ".cron", "'" + expr + "' is not a valid cron expression: " + e.getMessage()
                             + "; write minute hour day-of-month month day-of-week, such as \"30 3 * * *\"");

@@ -403,7 +403,10 @@ public final class WindowRunner {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
                         + String.join("; ", context.policy().refusals(s.step()))), desired);
             }
-            // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's.
+            // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's,
+            // and no window runs on a drained host (decision 37), also before its agent has placed the drain's holds.
+            io.mesh.wire.DrainRecord drain = store.drain(host);
+            if (drain != null) return finish(module, WindowResult.skipped(schedule, windowId, since, drain.describe() + "; nothing was stopped"), desired);
             Map<String, HeldRecord> held = store.held(host);
             String skip = OperatorHolds.skipWindow(held, desired.spec(), s.whileStopped());
             if (skip != null) return finish(module, WindowResult.skipped(schedule, windowId, since, skip), desired);

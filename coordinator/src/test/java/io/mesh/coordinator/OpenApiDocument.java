@@ -328,6 +328,27 @@ final class OpenApiDocument {
         authErrors(o);
         resp(o, 404, "no such freeze", named("Error"));
 
+        o = op("post", "/v1/drains", "Drain a host", "Its agent holds every container of its modules, no window runs there, rollouts pass over it "
+                + "(docs/decisions/0037-recurring-freezes-drains-and-one-budget.md).");
+        bearer(o);
+        jsonBody(o, obj(props("host", str(), "reason", str(), "for", str().put("description", "a duration such as 2h; none: until undrained"),
+                "stop", bool().put("description", "the holds stop their containers")), "host", "reason"), true);
+        resp(o, 201, "the drain as written", ref(DrainStore.Drain.class));
+        resp(o, 400, "a field at fault, nothing written", named("FieldError"));
+        authErrors(o);
+        resp(o, 404, "an unknown host", named("FieldError"));
+
+        o = op("get", "/v1/drains", "Drains", "Every drained host; ended: past its until (its holds are released), not yet undrained.");
+        resp(o, 200, "drains", obj(props("drains", arr(ref(DrainStore.Drain.class))), "drains"));
+
+        o = op("delete", "/v1/drains/{host}", "Undrain", "The drain and the holds it placed go in one transaction; the host's agent applies its modules.");
+        bearer(o);
+        pathParam(o, "host", "such as host-a");
+        resp(o, 200, "undrained", ref(DrainStore.Undrained.class));
+        resp(o, 400, "not a host id", named("FieldError"));
+        authErrors(o);
+        resp(o, 404, "the host is not drained", named("FieldError"));
+
         o = op("get", "/v1/audit", "Audit", "Each host's ledger over the span, judged by AuditChecker (docs/decisions/0028-the-ledger-and-one-checker.md). "
                 + "Waits up to timeout for the hosts.");
         query(o, "since", str(), "a duration back from now (24h) or an ISO-8601 UTC time; default 24h");

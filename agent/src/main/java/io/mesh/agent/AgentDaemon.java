@@ -5,6 +5,7 @@ import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
+import io.mesh.hooks.ContainerHooks;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutWakes;
 import io.mesh.section.HostFence;
@@ -182,7 +183,7 @@ public final class AgentDaemon implements AutoCloseable {
                     requestApply(module);
                 },
                 module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger())
-                .rememberStopsIn(new HoldStops(config.stateDir()));
+                .rememberStopsIn(new HoldStops(config.stateDir())).runningHooksWith(new ContainerHooks(here.secrets()));
     }
 
     /**

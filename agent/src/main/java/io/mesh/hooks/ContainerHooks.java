@@ -68,7 +68,7 @@ public final class ContainerHooks {
             run = new HookRun(dockerName, phase, null, false, false, timeout, redaction(spec).apply(describe(e)), List.of());
         }
         if (run.ok()) log.info("hook {}", run.line());
-        else log.warn("hook {}{}", run.line(), run.output().isEmpty() ? "" : "; its last output: " + String.join(" | ", run.output()));
+        else log.warn("hook {}{}", run.line(), run.output().size() < 2 ? "" : "; its last output: " + String.join(" | ", run.output()));
         return Optional.of(run);
     }
 

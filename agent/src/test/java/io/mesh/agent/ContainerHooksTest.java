@@ -225,6 +225,33 @@ class ContainerHooksTest {
         assertThat(report().containers()).singleElement().satisfies(c -> assertThat(c.action()).isEqualTo(ContainerAction.UNCHANGED));
     }
 
+    /**
+     * An operator's {@code hold --stop} runs the pre-stop before its stop; the release's start of the same container
+     * (decision 33) runs the post-start once it is ready.
+     */
+    @Test
+    void aStopHoldRunsThePreStopBeforeItsStopAndItsReleaseRunsThePostStart() throws Exception {
+        String app = module + "-app";
+        pushWindow(List.of("app"), container("app", "restart: unless-stopped",
+                "hooks: {pre-stop: [sh, -c, \"echo pre-stop >> /tmp/hooks.log\"], post-start: [sh, -c, \"echo post-start >> /tmp/hooks.log\"]}"));
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> report().outcome() == io.mesh.wire.ApplyOutcome.APPLIED);
+        String id = docker.idByName(app);
+        Instant from = Instant.now();
+        io.mesh.curator.HeldRegistry.hold(zk.client(), zk.paths(), io.mesh.wire.HeldRecord.operator(HOST, module, app, null,
+                io.mesh.wire.ProcessRef.current("mesh-coordinator (test)"),
+                new io.mesh.wire.HeldRecord.OperatorHold("alice", "disk swap", io.mesh.wire.Times.now(), null, Boolean.TRUE, null)));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !docker.isRunning(id));
+        List<String> held = events(from);
+        int preStop = first(held, app + " exec_create: sh -c echo pre-stop");
+        assertThat(preStop).as("%s", held).isGreaterThanOrEqualTo(0).isLessThan(first(held, app + " kill"));
+
+        io.mesh.curator.HeldRegistry.release(zk.client(), zk.paths(), HOST, app);
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(report().containers())
+                .singleElement().satisfies(c -> assertThat(c.reasons()).contains("hook post-start of " + app + " exited 0")));
+        assertThat(docker.idByName(app)).as("the same container, started again").isEqualTo(id);
+        assertThat(dockerExec(app, "cat", "/tmp/hooks.log")).containsExactly("post-start", "pre-stop", "post-start");
+    }
+
     /** Pushes the one container with env {@code V=value} and waits for the revision's report; @return the container's id. */
     private String push(String revision, String value, String hooks) throws Exception {
         zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n" + container("app",

@@ -6,6 +6,7 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
 import io.mesh.hold.HostDrains;
+import io.mesh.hooks.ContainerHooks;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutWakes;
 import io.mesh.section.HostFence;
@@ -187,7 +188,7 @@ public final class AgentDaemon implements AutoCloseable {
                     requestApply(module);
                 },
                 module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger())
-                .rememberStopsIn(new HoldStops(config.stateDir()));
+                .rememberStopsIn(new HoldStops(config.stateDir())).runningHooksWith(new ContainerHooks(here.secrets()));
         this.drains = new HostDrains(store, config.host(), process, timer, workers::keySet);
     }
 

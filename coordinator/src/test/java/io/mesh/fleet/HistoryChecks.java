@@ -144,7 +144,10 @@ final class HistoryChecks {
     static final long FREEZE_GRACE_MS = 2_000 + io.mesh.ledger.Ledger.AHEAD_MAX.toMillis();
 
     /** A {@code mesh release} the workload sent (epoch ms): a hold's node may go between the two times. */
-    record Release(String host, String container, long sentMs, long answeredMs) {}
+    record Release(String host, String container, long sentMs, long answeredMs) {
+        /** The container of an undrain: every container of the host (a drain's holds, decision 37). */
+        static final String ALL = "*";
+    }
 
     /** A lock child's time as holder (lowest live sequence). */
     record Holding(String lock, String child, long session, long pid, String purpose, long fromMs, long toMs, boolean lapsed) {}
@@ -453,7 +456,8 @@ final class HistoryChecks {
                 open.remove(c.path());
                 was.toMs = c.time();
                 boolean expired = was.hold.until() != null && c.time() >= was.hold.until().toEpochMilli() - 1_000;
-                boolean released = releases.stream().anyMatch(r -> r.host().equals(was.host) && r.container().equals(was.container)
+                boolean released = releases.stream().anyMatch(r -> r.host().equals(was.host)
+                        && (r.container().equals(was.container) || r.container().equals(Release.ALL) && was.hold.ofDrain())
                         && c.time() >= r.sentMs() - 1_000 && c.time() <= r.answeredMs() + 1_000);
                 if (!expired && !released) {
                     violations.add(was.describe() + ": its node was deleted at " + Instant.ofEpochMilli(c.time()) + " (zxid 0x"

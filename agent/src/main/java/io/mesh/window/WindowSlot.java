@@ -3,6 +3,7 @@ package io.mesh.window;
 import io.mesh.curator.ZkClock;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.ScheduleSpec;
+import io.mesh.wire.GroupDowntime;
 import io.mesh.wire.Json;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.SlotState;
@@ -51,6 +52,22 @@ public final class WindowSlot implements AutoCloseable {
     public enum State { LATENT, WAITING, HELD, CLOSED }
 
     /**
+     * The hosts of the slot's group down for a cause other than a window (decision 37, the one disruption budget):
+     * asked each time the window has a lease, as the claims are.
+     */
+    @FunctionalInterface
+    public interface OtherCauses {
+        /** No cause but windows: a schedule's own slot, or a test's. */
+        OtherCauses NONE = () -> List.of();
+
+        /**
+         * @return the causes now, one per host ({@link GroupDowntime#causes})
+         * @throws Exception from ZooKeeper
+         */
+        List<GroupDowntime.Cause> now() throws Exception;
+    }
+
+    /**
      * The slot a schedule's windows take.
      *
      * @param key   the slot's name under {@code /mesh/slots}, such as {@code group-registries}
@@ -94,6 +111,7 @@ public final class WindowSlot implements AutoCloseable {
     private final Limit limit;
     private final SlotRecord waiting;
     private final Duration claimFor;
+    private final OtherCauses others;
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
     private volatile Thread waiter;
     private volatile boolean cancelled;
@@ -110,10 +128,18 @@ public final class WindowSlot implements AutoCloseable {
      * @param claimFor how long a claim counts if never given back: the window's journal deadline and readiness wait
      */
     public WindowSlot(MeshStore store, Limit limit, SlotRecord waiting, Duration claimFor) {
+        this(store, limit, waiting, claimFor, OtherCauses.NONE);
+    }
+
+    /**
+     * @param others the group's hosts down for another cause, which take places of its limit too
+     */
+    public WindowSlot(MeshStore store, Limit limit, SlotRecord waiting, Duration claimFor, OtherCauses others) {
         this.client = store.client();
         this.limit = limit;
         this.waiting = waiting;
         this.claimFor = claimFor;
+        this.others = others;
     }
 
     /**
@@ -174,7 +200,8 @@ public final class WindowSlot implements AutoCloseable {
                 if (l == null) return false;
                 SlotRecord running = waiting.running(ZkClock.now(), ZkClock.now().plus(claimFor)); // read by every host: ZooKeeper's clock
                 List<SlotRecord> orphans = orphans(l);
-                if (orphans.isEmpty() || runningLeases(l) + 1 + orphans.size() <= limit.limit()) {
+                List<GroupDowntime.Cause> down = othersDown(l, orphans);
+                if ((orphans.isEmpty() && down.isEmpty()) || runningLeases(l) + 1 + orphans.size() + down.size() <= limit.limit()) {
                     lease = l;
                     // Out of the queue first, so that no reader sees it both waiting and running (a test saw three
                     // queued beside a claim); then the lease reads running before the claim exists: a claim always has
@@ -188,8 +215,12 @@ public final class WindowSlot implements AutoCloseable {
                     held = state.compareAndSet(State.WAITING, State.HELD);
                     return held;
                 }
-                // A window whose session went still counts until its containers are ready again (its claim): wait.
-                ahead = "waiting for " + describe(orphans) + ", whose session went while it ran";
+                // A window whose session went still counts until its containers are ready again (its claim), and a host of
+                // the group down for another cause counts while it is: wait.
+                ahead = "waiting for " + (orphans.isEmpty() ? "" : describe(orphans) + ", whose session went while it ran")
+                        + (orphans.isEmpty() || down.isEmpty() ? "" : ", and ")
+                        + (down.isEmpty() ? "" : "hosts of the group down for another cause: "
+                        + String.join("; ", down.stream().map(GroupDowntime.Cause::describe).toList()));
                 semaphore.returnLease(l);
                 Thread.sleep(Math.max(1, Math.min(ORPHAN_RECHECK.toMillis(), Duration.between(Times.now(), deadline).toMillis())));
             }
@@ -240,6 +271,20 @@ public final class WindowSlot implements AutoCloseable {
             }
             lease = null;
         }
+    }
+
+    /**
+     * @return the hosts of the group down for another cause that no running window's lease or claim counts already,
+     *         this window's own host left out (it is down for this window anyway)
+     */
+    private List<GroupDowntime.Cause> othersDown(Lease mine, List<SlotRecord> orphans) throws Exception {
+        List<GroupDowntime.Cause> all = others.now();
+        if (all.isEmpty()) return all;
+        java.util.Set<String> counted = new java.util.HashSet<>();
+        counted.add(waiting.host());
+        for (SlotRecord r : leaseRecords(mine)) if (r.state() == SlotState.RUNNING) counted.add(r.host());
+        for (SlotRecord r : orphans) counted.add(r.host());
+        return all.stream().filter(c -> !counted.contains(c.host())).toList();
     }
 
     /**

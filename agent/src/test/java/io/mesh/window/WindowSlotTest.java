@@ -109,6 +109,35 @@ class WindowSlotTest {
         assertThat(children(ZkPaths.slotLeases(slotPath))).isEmpty();
     }
 
+    /**
+     * The one disruption budget (decision 37): a host of the group down for another cause takes a place of its limit,
+     * unless it is the window's own host or a running window counts it already; the window takes the place once it is
+     * up again.
+     */
+    @Test
+    void aHostDownForAnotherCauseTakesAPlaceOfTheGroupsLimit() throws Exception {
+        MeshStore store = new MeshStore(zk.client(), zk.paths());
+        java.util.concurrent.atomic.AtomicReference<List<io.mesh.wire.GroupDowntime.Cause>> down = new java.util.concurrent.atomic.AtomicReference<>(
+                List.of(new io.mesh.wire.GroupDowntime.Cause("h1", io.mesh.wire.GroupDowntime.Kind.HOLD, "store", "store-app", "ops", "disk swap", Times.now())));
+        WindowSlot.Limit limit = new WindowSlot.Limit("group-g", store.paths().groupSlots("g"), 1);
+        java.util.function.BiFunction<String, String, WindowSlot> slot = (host, window) -> new WindowSlot(store, limit,
+                new SlotRecord(limit.key(), 1, host, "store", "gc", window, SlotState.WAITING, Times.now(), Times.now(), Times.now().plusSeconds(30),
+                        new ProcessRef(1, "test")), Duration.ofMinutes(5), down::get);
+        WindowSlot own = slot.apply("h1", "w-own");
+        assertThat(own.acquire(Times.now().plusSeconds(5))).as("its own host's hold is not another place").isTrue();
+        own.close();
+        WindowSlot other = slot.apply("h2", "w-other");
+        assertThat(other.acquire(Times.now().plusSeconds(1))).as("h1 is down: the one place is taken").isFalse();
+        assertThat(other.ahead()).contains("down for another cause", "h1: store-app held --stop by ops (disk swap)");
+        WindowSlot again = slot.apply("h2", "w-again");
+        CompletableFuture<Boolean> got = acquireAsync(again, 20);
+        Thread.sleep(1_500); // deliberate: it waits while h1 is down
+        assertThat(got).isNotDone();
+        down.set(List.of());
+        assertThat(got.get(10, TimeUnit.SECONDS)).as("h1 up again").isTrue();
+        again.close();
+    }
+
     @Test
     void aWindowNotHeldByItsStartByGivesUpNamingWhoHoldsTheSlotAndLeavesNothing() throws Exception {
         MeshStore store = new MeshStore(zk.client(), zk.paths());

@@ -187,6 +187,13 @@ final class StatusCommands {
                 table.add(key, limit, "waits " + (++i), r.path("host").asText(), r.path("module").asText(), r.path("schedule").asText(),
                         r.path("window").asText(), text(r.path("since")), w.path("waited").asLong() + "s");
             }
+            // a group's hosts down for another cause take places of its limit too (decision 37)
+            for (JsonNode d : s.path("down")) {
+                String container = d.path("container").asText();
+                table.add(key, limit, "down: " + d.path("kind").asText() + " --stop", d.path("host").asText(),
+                        d.path("module").asText(), "-", container + " by " + d.path("by").asText(),
+                        text(d.path("since")), "-");
+            }
         }
     }
 

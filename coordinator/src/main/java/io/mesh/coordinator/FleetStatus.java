@@ -256,8 +256,10 @@ public final class FleetStatus {
      * @param limit   windows that may run at once
      * @param running the running windows' claims, oldest first
      * @param queue   the waiting windows, in the order they get the slot
+     * @param down    for a group's slot, its hosts down for a cause other than a window, each taking a place of its
+     *                limit (decision 37, the one disruption budget)
      */
-    public record Slot(String key, int limit, List<SlotWindow> running, List<SlotWindow> queue) {}
+    public record Slot(String key, int limit, List<SlotWindow> running, List<SlotWindow> queue, List<io.mesh.wire.GroupDowntime.Cause> down) {}
 
     /**
      * A window at a slot.
@@ -291,9 +293,25 @@ public final class FleetStatus {
             }
             if (running.isEmpty() && queue.isEmpty()) continue;
             int limit = !running.isEmpty() ? running.get(0).record().limit() : queue.get(0).record().limit();
-            out.add(new Slot(key, limit, running, queue));
+            List<io.mesh.wire.GroupDowntime.Cause> down = key.startsWith(GROUP_SLOT) ? groupDown(key.substring(GROUP_SLOT.length())) : List.of();
+            out.add(new Slot(key, limit, running, queue, down));
         }
         return out;
+    }
+
+    private static final String GROUP_SLOT = "group-";
+
+    /** @return the group's hosts down for a cause other than a window, as its windows count them ({@link io.mesh.wire.GroupDowntime}) */
+    private List<io.mesh.wire.GroupDowntime.Cause> groupDown(String group) throws Exception {
+        List<io.mesh.manifest.ModuleSpec> specs = new ArrayList<>();
+        for (String m : ZkReads.children(client, paths.desired())) {
+            DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
+            if (d != null && !d.tombstone() && d.spec() != null) specs.add(d.spec());
+        }
+        if (io.mesh.wire.GroupDowntime.modulesOf(group, specs).isEmpty()) return List.of();
+        Map<String, Map<String, HeldRecord>> held = new java.util.TreeMap<>();
+        for (String h : ZkReads.children(client, paths.held())) held.put(h, io.mesh.curator.HeldRegistry.read(client, paths, h));
+        return io.mesh.wire.GroupDowntime.causes(group, specs, held, io.mesh.curator.ZkClock.earliest());
     }
 
     /** @return the slot records under {@code path}, in the order of their names (a queue's sequence) */

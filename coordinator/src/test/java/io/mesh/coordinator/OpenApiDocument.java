@@ -135,11 +135,11 @@ final class OpenApiDocument {
         resp(o, 404, "no such push", named("FieldError"));
         resp(o, 409, "nothing left to cancel: every target settled", named("FieldError"));
 
-        o = op("get", "/v1/held", "Held containers", "Window holds, open windows, operator holds (each with whether it expired), then the "
+        o = op("get", "/v1/held", "Held containers", "Window holds, open windows, operator holds (each with whether it expired), drains, then the "
                 + "window each host without an agent was running when it went, as last known.");
         resp(o, 200, "held containers", obj(props("held", arr(ref(HeldRecord.class)), "holds", arr(ref(HttpApi.OperatorHoldView.class)),
-                "windows", arr(ref(WindowRecord.class)), "offline", arr(obj(props("host", str(), "module", str(),
-                        "lastKnown", ref(FleetStatus.LastKnownWindow.class)), "host", "module", "lastKnown"))), "held", "holds", "windows", "offline"));
+                "windows", arr(ref(WindowRecord.class)), "drains", arr(ref(DrainStore.Drain.class)), "offline", arr(obj(props("host", str(), "module", str(),
+                        "lastKnown", ref(FleetStatus.LastKnownWindow.class)), "host", "module", "lastKnown"))), "held", "holds", "windows", "drains", "offline"));
 
         o = op("post", "/v1/holds", "Place an operator hold", "docs/decisions/0015-operator-holds.md; in force once the host's agent confirms it.");
         bearer(o);

@@ -159,6 +159,13 @@ class OpenApiTest {
         call("POST", "/v1/freezes", "/v1/freezes", json("{\"module\":\"store\",\"reason\":\"no end\"}"), 400);
         call("POST", "/v1/freezes", "/v1/freezes", json("{\"module\":\"nope\",\"for\":\"1h\",\"reason\":\"r\"}"), 404);
         call("GET", "/v1/freezes", "/v1/freezes", null, 200);
+        call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-a\",\"reason\":\"kernel\",\"stop\":true}"), 201);
+        call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-a\"}"), 400);
+        call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-z\",\"reason\":\"r\"}"), 404);
+        call("GET", "/v1/drains", "/v1/drains", null, 200);
+        call("DELETE", "/v1/drains/{host}", "/v1/drains/host-a", null, 200);
+        call("DELETE", "/v1/drains/{host}", "/v1/drains/host-a", null, 404);
+        call("DELETE", "/v1/drains/{host}", "/v1/drains/-bad", null, 400);
         call("GET", "/v1/fleet", "/v1/fleet", null, 200);
         call("DELETE", "/v1/freezes/{module}", "/v1/freezes/store", null, 200);
         call("DELETE", "/v1/freezes/{module}", "/v1/freezes/store", null, 404);

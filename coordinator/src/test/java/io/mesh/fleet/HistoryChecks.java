@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -178,6 +179,8 @@ final class HistoryChecks {
     private int rolloutParallel = Integer.MAX_VALUE;
     private int rolloutMax;
     private int groupLimit = Integer.MAX_VALUE;
+    /** The most hosts of the group down at a window's step, itself counted ({@link #checkBudget}). */
+    private int budgetMax;
     private int groupMax;
     private List<Release> releases = List.of();
     final Map<String, Step> steps = new LinkedHashMap<>();       // host|window -> step
@@ -325,6 +328,7 @@ final class HistoryChecks {
         figures.put("freezes", frozen.size());
         figures.put("rollout-hosts-at-once-max", rolloutMax);
         figures.put("group-steps-at-once-max", groupMax);
+        figures.put("group-hosts-down-at-a-step-max", budgetMax);
         figures.put("operator-holds", holds.size());
         figures.put("operator-holds-confirmed", holds.stream().filter(h -> h.confirmedMs >= 0).count());
         figures.put("operator-holds-stopped", holds.stream().filter(h -> h.stoppedMs >= 0).count());
@@ -690,6 +694,41 @@ final class HistoryChecks {
                 violations.add("window group of " + group + ": " + now + " windows' steps ran at once at " + EngineEvents.at(t) + " (limit " + groupLimit + "): "
                         + in.stream().filter(st -> st.started <= t && st.end() > t).map(st -> st.window + " of " + st.module + " on " + st.host
                         + " [" + EngineEvents.at(st.started) + " .. " + (st.died < 0 ? "?" : EngineEvents.at(st.died)) + "]").toList());
+            }
+        }
+        checkBudget(in);
+    }
+
+    /**
+     * How long before a window's step an operator's {@code --stop} of another host of the group must have been made for
+     * the window to have seen it as it took its place: the window counts such hosts when it takes its lease, before its
+     * stops (stop-timeouts) and its step's create.
+     */
+    static final long BUDGET_SLACK_MS = 15_000;
+
+    /**
+     * The one disruption budget (SPEC.md "The rest of the operator's stack"; decision 37 item 3): no window of the group
+     * begins while its limit is taken by other hosts down for any cause, whether running windows (their steps) or
+     * operator holds with {@code --stop} (a drain's among them) whose container is stopped. Holds from the transaction
+     * log, steps from the engines' events. A hold stopped after the window took its place is the operator's word, not
+     * a violation: only holds stopped {@link #BUDGET_SLACK_MS} before the step count.
+     */
+    private void checkBudget(List<Step> in) {
+        for (Step st : in) {
+            Set<String> down = new TreeSet<>();
+            for (Step o : in) {
+                if (o != st && !o.host.equals(st.host) && o.started <= st.started && o.end() > st.started) down.add(o.host + " (window " + o.window + ")");
+            }
+            long at = st.started / 1_000_000L;
+            for (OpHold h : holds) {
+                if (!group.contains(h.module) || h.host.equals(st.host) || !h.hold.stops() || h.stoppedMs < 0) continue;
+                if (h.stoppedMs > at - BUDGET_SLACK_MS || (h.toMs >= 0 && h.toMs < at + 1_000)) continue;
+                down.add(h.host + " (" + h.describe() + ")");
+            }
+            budgetMax = Math.max(budgetMax, down.size() + 1);
+            if (down.size() + 1 > groupLimit) {
+                violations.add("disruption budget of " + group + ": window " + st.window + " of " + st.module + " on " + st.host + " began its step at "
+                        + EngineEvents.at(st.started) + " while " + down.size() + " other host(s) of the group were down (limit " + groupLimit + "): " + down);
             }
         }
     }

@@ -774,7 +774,7 @@ final class ApplyExecution {
         } catch (SessionGuard.SessionLostException e) {
             throw e;
         } catch (RuntimeException e) {
-            if (theEngines(e)) engineFailed.add(a.name());
+            if (DockerAnswer.theEngines(e)) engineFailed.add(a.name());
             List<String> reasons = new ArrayList<>(a.reasons());
             reasons.add(a.action().name().toLowerCase() + " failed: " + describe(e));
             return result(a, ContainerAction.FAILED, reasons, id);
@@ -948,20 +948,16 @@ final class ApplyExecution {
     /**
      * A start or a create that failed is a try; one Docker answered with an error (a bad entrypoint, a port taken, an
      * option only dockerd checks) is the container's failure, which backs off like one that is not ready. One that was
-     * the engine's (dockerd away or shutting down: {@link #theEngines}) or a lapsed lock says nothing about the
+     * the engine's (dockerd away or shutting down: {@link DockerAnswer#theEngines}) or a lapsed lock says nothing about the
      * container, and does not back off.
      */
     private void refused(String name, RuntimeException e) {
         tried.add(name);
         if (e instanceof SessionGuard.SessionLostException) return;
-        if (theEngines(e)) engineFailed.add(name);
+        if (DockerAnswer.theEngines(e)) engineFailed.add(name);
         else if (DockerEngine.answered(e)) notReady.add(name); // Docker's word on the container: it backs off
     }
 
-    /** @return true when {@code e} is the engine's failure, not the container's or the revision's ({@link DockerAnswer#theEngines}) */
-    static boolean theEngines(RuntimeException e) {
-        return DockerAnswer.theEngines(e);
-    }
 
     /**
      * The back-off of a push's failed tries (failure model row 81): a container that did not start or become ready

@@ -18,10 +18,10 @@ class EngineFailureClassTest {
         try (DockerEngine away = new DockerEngine("unix:///tmp/mesh-review-no-dockerd.sock", Duration.ofSeconds(5))) {
             RuntimeException e = catchThrowableOfType(RuntimeException.class, () -> away.inspect("mesh-review-none"));
             assertThat(e).isNotNull();
-            assertThat(ApplyExecution.theEngines(e)).as("%s", e).isTrue();
+            assertThat(io.mesh.docker.DockerAnswer.theEngines(e)).as("%s", e).isTrue();
             RuntimeException pull = catchThrowableOfType(RuntimeException.class, () -> away.pull("mesh-review/none:1"));
             assertThat(pull).isNotNull();
-            assertThat(ApplyExecution.theEngines(pull)).as("%s", pull).isTrue();
+            assertThat(io.mesh.docker.DockerAnswer.theEngines(pull)).as("%s", pull).isTrue();
         }
     }
 
@@ -30,6 +30,6 @@ class EngineFailureClassTest {
         RuntimeException pull = catchThrowableOfType(RuntimeException.class,
                 () -> io.mesh.testing.TestDocker.engine().pull("127.0.0.1:1/mesh-review/none:1"));
         assertThat(pull).isNotNull();
-        assertThat(ApplyExecution.theEngines(pull)).as("%s", pull).isFalse();
+        assertThat(io.mesh.docker.DockerAnswer.theEngines(pull)).as("%s", pull).isFalse();
     }
 }

@@ -686,16 +686,8 @@ public final class ManifestParser {
             return;
         }
         c.onlyFields(node, "rollout", ROLLOUT_FIELDS);
-        JsonNode max = node.get("max-parallel");
-        if (max != null) {
-            String text = max.isTextual() || max.isIntegralNumber() ? c.text(max, "rollout.max-parallel").strip() : "";
-            Matcher m = RolloutSpec.MAX_PARALLEL.matcher(text);
-            if (!m.matches() || (!m.group(2).isEmpty() && Integer.parseInt(m.group(1)) > 100)) {
-                c.error("rollout.max-parallel", "must be a whole number of hosts from 1, such as 2, or a percentage of the targeted hosts from 1% to 100%, such as \"25%\"; got " + show(max));
-            } else {
-                o.put("max-parallel", text); // one form in the desired node: text
-            }
-        }
+        hostsOrPercent(c, o, node, "max-parallel", RolloutSpec.MAX_PARALLEL,
+                "must be a whole number of hosts from 1, such as 2, or a percentage of the targeted hosts from 1% to 100%, such as \"25%\"");
         JsonNode canary = node.get("canary");
         if (canary != null && !(canary.isIntegralNumber() && canary.canConvertToInt() && canary.asInt() >= 0 && canary.asInt() <= 1000)) {
             c.error("rollout.canary", "must be a whole number of hosts from 0 to 1000 (the hosts that go first); got " + show(canary));
@@ -709,22 +701,32 @@ public final class ManifestParser {
             c.error("rollout.promote", "must be auto or manual (manual: the hosts after the canaries wait for mesh rollout promote MODULE); got "
                     + show(promote));
         }
-        JsonNode maxFailed = node.get("max-failed");
-        if (maxFailed != null) {
-            String text = maxFailed.isTextual() || maxFailed.isIntegralNumber() ? c.text(maxFailed, "rollout.max-failed").strip() : "";
-            Matcher m = RolloutSpec.MAX_FAILED.matcher(text);
-            if (!m.matches() || (!m.group(2).isEmpty() && Integer.parseInt(m.group(1)) > 100)) {
-                c.error("rollout.max-failed", "must be a whole number of hosts from 0, such as 1, or a percentage of the targeted hosts from 0% to 100%, such as \"10%\" (the failures on-failure waits for); got " + show(maxFailed));
-            } else {
-                o.put("max-failed", text); // one form in the desired node: text
-            }
-        }
+        hostsOrPercent(c, o, node, "max-failed", RolloutSpec.MAX_FAILED, "must be a whole number of hosts from 0, such as 1, or a percentage "
+                + "of the targeted hosts from 0% to 100%, such as \"10%\" (the failures on-failure waits for)");
         c.duration(node.get("soak"), "rollout.soak", Duration.ofHours(24));
         gate(c, "rollout.gate", node.get("gate"));
         JsonNode gate = node.get("gate");
         if (gate != null && gate.isObject() && gate.has("on-blocked") && "skip".equals(gate.get("on-blocked").asText())) {
             c.error("rollout.gate.on-blocked", "must be wait for a rollout: a host whose gate is blocked waits in its wave and asks"
                     + " again (skip is a window's: it skips that window)");
+        }
+    }
+
+    /**
+     * A rollout field that is a count of hosts or a percentage of them ({@code max-parallel}, {@code max-failed}):
+     * written to the desired node as text, one form; refused naming the field, with {@code rule}, otherwise.
+     *
+     * @param form its pattern: group 1 the number, group 2 a {@code %} or nothing
+     */
+    private static void hostsOrPercent(Check c, ObjectNode o, JsonNode rollout, String field, Pattern form, String rule) {
+        JsonNode v = rollout.get(field);
+        if (v == null) return;
+        String text = v.isTextual() || v.isIntegralNumber() ? c.text(v, "rollout." + field).strip() : "";
+        Matcher m = form.matcher(text);
+        if (!m.matches() || (!m.group(2).isEmpty() && Integer.parseInt(m.group(1)) > 100)) {
+            c.error("rollout." + field, rule + "; got " + show(v));
+        } else {
+            o.put(field, text); // one form in the desired node: text
         }
     }
 

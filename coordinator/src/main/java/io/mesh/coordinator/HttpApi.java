@@ -202,6 +202,8 @@ public final class HttpApi implements AutoCloseable {
      */
     private final java.util.concurrent.Semaphore auditSlots = new java.util.concurrent.Semaphore(MAX_AUDITS);
     private final Metrics metrics = new Metrics();
+    /** What other parts of the coordinator add to {@code GET /metrics} (the webhooks' {@link Notifier}). */
+    private volatile java.util.function.Supplier<String> moreMetrics = () -> "";
     /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
     private final Dashboard dashboard = new Dashboard();
     private final HttpLimits limits;
@@ -384,6 +386,9 @@ public final class HttpApi implements AutoCloseable {
 
     /** @return the counters served at {@code /metrics} */
     public Metrics metrics() { return metrics; }
+
+    /** @param text Prometheus text appended to {@code GET /metrics} at each request, such as {@link Notifier#metrics} */
+    public void moreMetrics(java.util.function.Supplier<String> text) { this.moreMetrics = text; }
 
     /** @return the limits this server keeps */
     public HttpLimits limits() { return limits; }
@@ -1290,7 +1295,13 @@ public final class HttpApi implements AutoCloseable {
                 LOG.warn("cannot read the fleet for /metrics: {}", e.toString());
             }
         }
-        byte[] text = (metrics.render(held, connected) + fleetText).getBytes(StandardCharsets.UTF_8);
+        String more = "";
+        try {
+            more = moreMetrics.get();
+        } catch (RuntimeException e) {
+            LOG.warn("cannot render the webhooks' metrics: {}", e.toString());
+        }
+        byte[] text = (metrics.render(held, connected) + fleetText + more).getBytes(StandardCharsets.UTF_8);
         ex.responseHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         sendBytes(ex, 200, text);
     }

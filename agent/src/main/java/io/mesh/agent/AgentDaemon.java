@@ -710,6 +710,7 @@ public final class AgentDaemon implements AutoCloseable {
         // step killed and gives them back at once, whatever its timeout (decision 26).
         windows.cutShort();
         awaitWindows();
+        windows.closeEvents(2_000); // the windows' last events for webhooks, while the client is open (decision 34)
         try {
             if (!applyThreads.awaitTermination(1, TimeUnit.SECONDS)) {
                 for (ModuleWorker w : workers.values()) {

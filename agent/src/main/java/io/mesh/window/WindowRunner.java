@@ -68,6 +68,7 @@ public final class WindowRunner {
     private final ContainerRuntime docker;
     private final String host;
     private final WindowRecovery recovery;
+    private final WindowEvents events;
 
     /** @param context this host's store, engine, id, process, journal, policy and secrets dir */
     public WindowRunner(HostContext context) {
@@ -76,7 +77,16 @@ public final class WindowRunner {
         this.docker = context.docker();
         this.host = context.host();
         this.recovery = context.recovery();
+        this.events = new WindowEvents(new io.mesh.curator.EventOutbox(store.client(), store.paths(), host), host);
     }
+
+    /**
+     * Writes the windows' events still queued for webhooks, for up to {@code millis}, before this process stops (its
+     * ZooKeeper client is closed after); what is left is lost, logged (decision 34).
+     *
+     * @param millis how long to wait
+     */
+    public void closeEvents(long millis) { events.close(millis); }
 
     /**
      * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a
@@ -426,6 +436,8 @@ public final class WindowRunner {
                 published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
                         context.process(), NODE_CREATE_WAIT);
                 heldNodes = plan.nodes();
+                // Published, nothing stopped yet: the window has opened (decision 34); posted, never waited for.
+                events.started(module, schedule, windowId, plan.nodes().stream().map(n -> n[0]).toList());
                 result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding,
                         () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()));
             }
@@ -624,6 +636,7 @@ public final class WindowRunner {
         String gate = r.window() == null ? null : gates.get(r.window());
         if (gate != null) r = r.withGate(gate);
         WindowRecovery.record(store, host, module, r, desired);
+        events.finished(module, r); // after the report: posted, never waited for (decision 34)
         return r;
     }
 }

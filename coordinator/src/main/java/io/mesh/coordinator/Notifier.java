@@ -161,8 +161,12 @@ public final class Notifier implements AutoCloseable {
         this.config = config;
         this.timing = timing;
         this.clock = clock;
-        String me = ManagementFactory.getRuntimeMXBean().getName() + " webhooks=" + config.webhooks().stream().map(Webhook::name).toList();
-        this.latch = new LeaderLatch(client, paths.leader(), me, LeaderLatch.CloseMode.SILENT);
+        // The latch node's data, as zkCli shows it: one line of JSON (SPEC.md, "ZooKeeper layout"), saying which
+        // coordinator and which webhooks, so that coordinators given different --notify-config files can be spotted.
+        Map<String, Object> me = new LinkedHashMap<>();
+        me.put("coordinator", ManagementFactory.getRuntimeMXBean().getName());
+        me.put("webhooks", config.webhooks().stream().map(Webhook::name).toList());
+        this.latch = new LeaderLatch(client, paths.leader(), Json.text(me), LeaderLatch.CloseMode.SILENT);
         this.cache = CuratorCache.build(client, paths.events());
         this.pump = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "mesh-notify"));
         this.senders = Executors.newFixedThreadPool(4, r -> daemon(r, "mesh-notify-send"));

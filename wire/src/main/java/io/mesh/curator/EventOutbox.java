@@ -45,11 +45,12 @@ public final class EventOutbox implements AutoCloseable {
         this.client = client;
         this.paths = paths;
         this.writer = writer.equals(ZkPaths.COORDINATOR_EVENTS) ? writer : ZkPaths.checkHost(writer);
-        this.thread = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(QUEUE), r -> {
+        this.thread = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE), r -> {
             Thread t = new Thread(r, "mesh-events-" + writer);
             t.setDaemon(true); // an event never keeps the process alive (decision 34: it may be lost, see close)
             return t;
         });
+        thread.allowCoreThreadTimeOut(true); // no thread while nothing is queued: most processes write few events
     }
 
     /**

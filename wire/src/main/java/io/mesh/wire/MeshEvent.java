@@ -24,11 +24,13 @@ import java.time.Instant;
  * @param reason   why, in words (a window's error or skip reason; a hold's or freeze's reason)
  * @param outcome  how a window ended ({@link WindowOutcome#wire()})
  * @param exitCode a window step's exit code, when it ran
+ * @param held     the Docker names of the containers a window holds (or held)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"id", "type", "time", "host", "module", "container", "push", "schedule", "window", "by", "reason", "outcome", "exitCode"})
+@JsonPropertyOrder({"id", "type", "time", "host", "module", "container", "push", "schedule", "window", "by", "reason", "outcome", "exitCode", "held"})
 public record MeshEvent(String id, EventType type, Instant time, String host, String module, String container, String push,
-                        String schedule, String window, String by, String reason, String outcome, Integer exitCode) {
+                        String schedule, String window, String by, String reason, String outcome, Integer exitCode,
+                        java.util.List<String> held) {
 
     /**
      * @param type   what happened
@@ -38,37 +40,43 @@ public record MeshEvent(String id, EventType type, Instant time, String host, St
      * @return an event with only those fields
      */
     public static MeshEvent of(EventType type, Instant time, String host, String module) {
-        return new MeshEvent(null, type, time, host, module, null, null, null, null, null, null, null, null);
+        return new MeshEvent(null, type, time, host, module, null, null, null, null, null, null, null, null, null);
     }
 
     /** @return this event with that id (the sender's, from the node's path) */
     public MeshEvent withId(String id) {
-        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode);
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode, held);
     }
 
     /** @return this event with that container */
     public MeshEvent withContainer(String c) {
-        return new MeshEvent(id, type, time, host, module, c, push, schedule, window, by, reason, outcome, exitCode);
+        return new MeshEvent(id, type, time, host, module, c, push, schedule, window, by, reason, outcome, exitCode, held);
     }
 
     /** @return this event with that push */
     public MeshEvent withPush(String p) {
-        return new MeshEvent(id, type, time, host, module, container, p, schedule, window, by, reason, outcome, exitCode);
+        return new MeshEvent(id, type, time, host, module, container, p, schedule, window, by, reason, outcome, exitCode, held);
     }
 
     /** @return this event with that schedule and window id */
     public MeshEvent withWindow(String s, String w) {
-        return new MeshEvent(id, type, time, host, module, container, push, s, w, by, reason, outcome, exitCode);
+        return new MeshEvent(id, type, time, host, module, container, push, s, w, by, reason, outcome, exitCode, held);
     }
 
     /** @return this event with who asked and why */
     public MeshEvent withBy(String b, String r) {
-        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, b, r, outcome, exitCode);
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, b, r, outcome, exitCode, held);
     }
 
     /** @return this event with a window's outcome and its step's exit code ({@code null} when it never ran) */
     public MeshEvent withOutcome(String o, Integer exit) {
-        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, o, exit);
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, o, exit, held);
+    }
+
+    /** @return this event with the containers a window holds; none is left out */
+    public MeshEvent withHeld(java.util.List<String> h) {
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode,
+                h == null || h.isEmpty() ? null : java.util.List.copyOf(h));
     }
 
     /**
@@ -85,6 +93,7 @@ public record MeshEvent(String id, EventType type, Instant time, String host, St
         if (push != null) about.append(about.isEmpty() ? "" : ", ").append(push);
         if (by != null) about.append(about.isEmpty() ? "" : ", ").append("by ").append(by);
         if (!about.isEmpty()) b.append(" (").append(about).append(')');
+        if (held != null) b.append(" holding ").append(String.join(", ", held));
         if (outcome != null) b.append(": ").append(outcome).append(exitCode == null ? "" : " (exit " + exitCode + ")");
         if (reason != null) b.append(outcome != null ? "; " : ": ").append(reason);
         if (id != null) b.append(" [").append(id).append(']');

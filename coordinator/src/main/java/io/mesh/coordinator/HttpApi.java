@@ -202,6 +202,8 @@ public final class HttpApi implements AutoCloseable {
      */
     private final java.util.concurrent.Semaphore auditSlots = new java.util.concurrent.Semaphore(MAX_AUDITS);
     private final Metrics metrics = new Metrics();
+    /** The events of holds and freezes for webhooks (decision 34). */
+    private final CoordinatorEvents events;
     /** What other parts of the coordinator add to {@code GET /metrics} (the webhooks' {@link Notifier}). */
     private volatile java.util.function.Supplier<String> moreMetrics = () -> "";
     /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
@@ -292,6 +294,7 @@ public final class HttpApi implements AutoCloseable {
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths);
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
+        this.events = new CoordinatorEvents(new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.whys = new WhyStore(client, paths, audits, freezes, rollouts, fleetStatus);
         // The page's last 24 hours: every host's ledger as GET /v1/audit judges it (SPEC.md, "Audit").
         ProcessRef page = ProcessRef.current("mesh-coordinator page");
@@ -666,6 +669,7 @@ public final class HttpApi implements AutoCloseable {
         HeldRecord h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
         LOG.info("operator hold host={} container={} by \"{}\" reason=\"{}\" until={} stop={}", h.host(), h.container(), by,
                 h.hold().reason(), h.hold().until(), h.hold().stops());
+        events.holdPlaced(h);
         send(ex, 201, h);
     }
 
@@ -682,6 +686,7 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex, "holds")) return;
         HeldRecord h = holds.release(host, container);
         LOG.info("operator hold host={} container={} released (was by \"{}\": {})", host, container, h.hold().by(), h.hold().reason());
+        events.holdReleased(h, identity(ex, false));
         send(ex, 200, Map.of("released", h));
     }
 
@@ -1025,6 +1030,7 @@ public final class HttpApi implements AutoCloseable {
         LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
                 written.until(), written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
+        events.freezeStarted(written);
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
         if (!f.applying().isEmpty()) out.set("applying", Json.MAPPER.valueToTree(f.applying()));
@@ -1042,6 +1048,7 @@ public final class HttpApi implements AutoCloseable {
                     + " (GET /v1/freezes, mesh freezes, lists them)");
         }
         LOG.info("thaw of {} from {}", target.equals(FreezeRecord.ALL) ? "every module" : "module " + target, ex.remote());
+        events.thawed(target, identity(ex, false));
         send(ex, 200, Map.of("thawed", paths.freeze(target)));
     }
 

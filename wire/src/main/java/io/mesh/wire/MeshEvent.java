@@ -25,12 +25,13 @@ import java.time.Instant;
  * @param outcome  how a window ended ({@link WindowOutcome#wire()})
  * @param exitCode a window step's exit code, when it ran
  * @param held     the Docker names of the containers a window holds (or held)
+ * @param until    when a hold or freeze ends by itself
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"id", "type", "time", "host", "module", "container", "push", "schedule", "window", "by", "reason", "outcome", "exitCode", "held"})
+@JsonPropertyOrder({"id", "type", "time", "host", "module", "container", "push", "schedule", "window", "by", "reason", "outcome", "exitCode", "held", "until"})
 public record MeshEvent(String id, EventType type, Instant time, String host, String module, String container, String push,
                         String schedule, String window, String by, String reason, String outcome, Integer exitCode,
-                        java.util.List<String> held) {
+                        java.util.List<String> held, Instant until) {
 
     /**
      * @param type   what happened
@@ -40,43 +41,48 @@ public record MeshEvent(String id, EventType type, Instant time, String host, St
      * @return an event with only those fields
      */
     public static MeshEvent of(EventType type, Instant time, String host, String module) {
-        return new MeshEvent(null, type, time, host, module, null, null, null, null, null, null, null, null, null);
+        return new MeshEvent(null, type, time, host, module, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** @return this event with that id (the sender's, from the node's path) */
     public MeshEvent withId(String id) {
-        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode, held);
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode, held, until);
     }
 
     /** @return this event with that container */
     public MeshEvent withContainer(String c) {
-        return new MeshEvent(id, type, time, host, module, c, push, schedule, window, by, reason, outcome, exitCode, held);
+        return new MeshEvent(id, type, time, host, module, c, push, schedule, window, by, reason, outcome, exitCode, held, until);
     }
 
     /** @return this event with that push */
     public MeshEvent withPush(String p) {
-        return new MeshEvent(id, type, time, host, module, container, p, schedule, window, by, reason, outcome, exitCode, held);
+        return new MeshEvent(id, type, time, host, module, container, p, schedule, window, by, reason, outcome, exitCode, held, until);
     }
 
     /** @return this event with that schedule and window id */
     public MeshEvent withWindow(String s, String w) {
-        return new MeshEvent(id, type, time, host, module, container, push, s, w, by, reason, outcome, exitCode, held);
+        return new MeshEvent(id, type, time, host, module, container, push, s, w, by, reason, outcome, exitCode, held, until);
     }
 
     /** @return this event with who asked and why */
     public MeshEvent withBy(String b, String r) {
-        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, b, r, outcome, exitCode, held);
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, b, r, outcome, exitCode, held, until);
     }
 
     /** @return this event with a window's outcome and its step's exit code ({@code null} when it never ran) */
     public MeshEvent withOutcome(String o, Integer exit) {
-        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, o, exit, held);
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, o, exit, held, until);
     }
 
     /** @return this event with the containers a window holds; none is left out */
     public MeshEvent withHeld(java.util.List<String> h) {
         return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode,
-                h == null || h.isEmpty() ? null : java.util.List.copyOf(h));
+                h == null || h.isEmpty() ? null : java.util.List.copyOf(h), until);
+    }
+
+    /** @return this event with the end of its hold or freeze */
+    public MeshEvent withUntil(Instant u) {
+        return new MeshEvent(id, type, time, host, module, container, push, schedule, window, by, reason, outcome, exitCode, held, u);
     }
 
     /**
@@ -96,6 +102,7 @@ public record MeshEvent(String id, EventType type, Instant time, String host, St
         if (held != null) b.append(" holding ").append(String.join(", ", held));
         if (outcome != null) b.append(": ").append(outcome).append(exitCode == null ? "" : " (exit " + exitCode + ")");
         if (reason != null) b.append(outcome != null ? "; " : ": ").append(reason);
+        if (until != null) b.append(", until ").append(until);
         if (id != null) b.append(" [").append(id).append(']');
         return b.toString();
     }

@@ -292,7 +292,7 @@ public final class HttpApi implements AutoCloseable {
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.audits = new AuditStore(client, paths, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
-        this.rolloutFold = new RolloutFold(client, paths);
+        this.rolloutFold = new RolloutFold(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
         this.events = new CoordinatorEvents(new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.whys = new WhyStore(client, paths, audits, freezes, rollouts, fleetStatus);

@@ -77,6 +77,35 @@ public final class EventOutbox implements AutoCloseable {
     }
 
     /**
+     * The create of one event as an operation of a caller's transaction: the event exists if and only if the rest of
+     * the transaction is done (a coordinator's fold of a rollout writes {@code rollout.paused} so, exactly once per
+     * transition whichever coordinator folds). Call {@link #ensureParent} before.
+     *
+     * @param event the event; its {@code id} is ignored
+     * @return the operation
+     * @throws Exception from Curator
+     */
+    public org.apache.curator.framework.api.transaction.CuratorOp createOp(MeshEvent event) throws Exception {
+        return client.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(paths.eventPrefix(writer),
+                Json.bytes(event.withId(null)));
+    }
+
+    /**
+     * Makes this writer's parent when it is missing (a transaction cannot).
+     *
+     * @throws Exception from ZooKeeper
+     */
+    public void ensureParent() throws Exception {
+        if (client.checkExists().forPath(paths.events(writer)) != null) return;
+        try {
+            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(paths.events(writer),
+                    "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (KeeperException.NodeExistsException raced) {
+            // made meanwhile
+        }
+    }
+
+    /**
      * Queues one event for writing and returns at once.
      *
      * @param event the event

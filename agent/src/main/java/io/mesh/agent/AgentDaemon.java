@@ -26,6 +26,9 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.freeze.FreezeWakes;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.EventType;
+import io.mesh.wire.MeshEvent;
+import io.mesh.curator.EventOutbox;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -141,6 +144,8 @@ public final class AgentDaemon implements AutoCloseable {
     private final OperatorHolds holds;
     private volatile Runnable onHostTaken = () -> { };
     /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
+    /** This host's outbox for webhooks (decision 34): expired holds and audit violations; windows post their own. */
+    private final EventOutbox events;
     private final LedgerKeeper ledger;
 
     /**
@@ -154,6 +159,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
         this.fences = journal.fences();
+        this.events = new EventOutbox(client, config.paths(), config.host());
         this.ledger = new LedgerKeeper(config.host(), config.stateDir(), docker instanceof DockerEngine d ? d.events() : null,
                 LedgerFiles.MAX_AGE, LedgerFiles.MAX_BYTES);
         HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets(), ledger.ledger());
@@ -182,7 +188,11 @@ public final class AgentDaemon implements AutoCloseable {
                     requestApply(module);
                 },
                 module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger())
-                .rememberStopsIn(new HoldStops(config.stateDir()));
+                .rememberStopsIn(new HoldStops(config.stateDir()))
+                .eventsTo(events::post);
+        // audit.violation for webhooks (decision 34): each new violation of the continuous audit, as it is logged
+        ledger.onEachViolation(v -> events.post(MeshEvent.of(EventType.AUDIT_VIOLATION, Times.now(), config.host(), v.module())
+                .withContainer(v.container()).withBy(null, v.kind().wire() + " at " + v.at() + ": " + v.message())));
     }
 
     /**
@@ -726,6 +736,7 @@ public final class AgentDaemon implements AutoCloseable {
         cache.close(); // after the windows and applies: they read desired nodes from it
         agentNode.close();
         ledger.close(); // last: the windows' and applies' last calls are in it
+        events.close(2_000); // after the ledger's last audit: the host's expired holds and violations for webhooks
         log.info("agent host={} stopped", config.host());
     }
 }

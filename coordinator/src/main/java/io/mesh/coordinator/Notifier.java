@@ -122,6 +122,8 @@ public final class Notifier implements AutoCloseable {
         synchronized void released() { if (state == QueueState.SENDING) state = failures == 0 ? QueueState.IDLE : QueueState.BACKING_OFF; }
 
         synchronized boolean sending() { return state == QueueState.SENDING; }
+
+        synchronized int failuresSoFar() { return failures; }
     }
 
     /** An event of the outbox, with its id and where it is. */
@@ -325,19 +327,23 @@ public final class Notifier implements AutoCloseable {
 
     private void remember(Webhook w, String id) { delivered.computeIfAbsent(w.name(), k -> ConcurrentHashMap.newKeySet()).add(id); }
 
+    /**
+     * One send of a queue's head. It hands its queue on exactly once ({@link Queue#sent}, {@link Queue#failed} or
+     * {@link Queue#released}) and touches it no more after: the next send of the queue may already own it.
+     */
     private void send(Queue q, Stored s) {
         Webhook w = q.webhook;
+        boolean handedOn = false;
         try {
-            if (!leading()) { // asked again at each send: the latch's flag may lag (class comment)
-                q.released();
-                return;
-            }
+            if (!leading()) return; // asked again at each send: the latch's flag may lag (class comment)
             WebhookCall.Answer a = call.post(w, s.event());
             if (!a.delivered()) {
                 failures.computeIfAbsent(w.name(), k -> new AtomicLong()).incrementAndGet();
-                Duration wait = q.failed(timing);
+                Duration wait = timing.retryAfter(q.failuresSoFar() + 1);
                 log.warn("webhook {} did not take event {} ({} of {}): {}; its queue of {} tries again in {} ms", w.name(), s.id(),
                         s.event().type(), s.event().module(), a.said(), q.module, wait.toMillis());
+                handedOn = true;
+                q.failed(timing);
                 return;
             }
             sent.computeIfAbsent(w.name(), k -> new AtomicLong()).incrementAndGet();
@@ -352,23 +358,27 @@ public final class Notifier implements AutoCloseable {
             } catch (KeeperException.NodeExistsException twice) {
                 // another leader's send of the same event, recorded first
             } catch (Exception e) {
-                Duration wait = q.failed(timing); // not recorded: it is sent again (at least once)
-                log.warn("webhook {} took event {}, but its delivery was not recorded ({}): it will be sent again in {} ms", w.name(),
-                        s.id(), e.toString(), wait.toMillis());
+                log.warn("webhook {} took event {}, but its delivery was not recorded ({}): it will be sent again", w.name(),
+                        s.id(), e.toString());
+                handedOn = true;
+                q.failed(timing); // not recorded: it is sent again (at least once)
                 return;
             }
-            remember(w, s.id());
-            q.sent();
+            remember(w, s.id()); // before the queue moves on: its next look skips this event
             log.info("webhook {} took event {} ({} of {}{}): {}", w.name(), s.id(), s.event().type(), s.event().module(),
                     s.event().host() == null ? "" : " on " + s.event().host(), a.said());
+            handedOn = true;
+            q.sent();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            q.released();
         } catch (RuntimeException e) {
-            q.failed(timing);
             log.warn("webhook {}: sending event {} failed: {}", w.name(), s.id(), e.toString());
+            if (!handedOn) {
+                handedOn = true;
+                q.failed(timing);
+            }
         } finally {
-            q.released();
+            if (!handedOn) q.released();
             trigger();
         }
     }

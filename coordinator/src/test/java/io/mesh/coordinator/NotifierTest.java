@@ -189,6 +189,8 @@ class NotifierTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> down.distinctIds() == 10);
         assertThat(down.firstArrivalsByModule()).isEqualTo(byModule(written));
         assertThat(down.got()).allMatch(WebhookReceiver.Got::signed);
+        assertThat(down.got()).as("one leader all along: each event once").hasSize(10);
+        assertThat(up.got()).hasSize(failed.size());
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             assertThat(zk.client().getChildren().forPath(zk.paths().events("host-a"))).isEmpty();
             assertThat(n.metrics()).contains("mesh_notify_pending 0").contains("mesh_notify_sent_total{webhook=\"down\"} 10");

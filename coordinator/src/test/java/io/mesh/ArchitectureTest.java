@@ -35,7 +35,7 @@ class ArchitectureTest {
                 .importPackages("io.mesh");
         // A rule over nothing passes: make sure every layer was found.
         for (String p : new String[] {"manifest", "wire", "curator", "cli", "zk", "docker", "policy", "gate", "section", "window",
-                "apply", "agent", "rollout", "freeze", "hold", "secrets", "ledger", "coordinator", "client"}) {
+                "apply", "agent", "rollout", "freeze", "hold", "secrets", "ledger", "hooks", "coordinator", "client"}) {
             assertThat(mesh.stream().anyMatch(c -> c.getPackageName().equals("io.mesh." + p))).as("classes of io.mesh." + p).isTrue();
         }
     }
@@ -58,6 +58,7 @@ class ArchitectureTest {
                 .layer("hold").definedBy("io.mesh.hold..")
                 .layer("secrets").definedBy("io.mesh.secrets..")
                 .layer("ledger").definedBy("io.mesh.ledger..")
+                .layer("hooks").definedBy("io.mesh.hooks..")
                 .layer("window").definedBy("io.mesh.window..")
                 .layer("apply").definedBy("io.mesh.apply..")
                 .layer("agent").definedBy("io.mesh.agent..")
@@ -75,13 +76,14 @@ class ArchitectureTest {
                 .whereLayer("rollout").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("freeze").mayOnlyBeAccessedByLayers("apply", "agent")
                 .whereLayer("hold").mayOnlyBeAccessedByLayers("window", "apply", "agent")
-                .whereLayer("secrets").mayOnlyBeAccessedByLayers("window", "apply", "agent")
+                .whereLayer("secrets").mayOnlyBeAccessedByLayers("hooks", "window", "apply", "agent")
+                .whereLayer("hooks").mayOnlyBeAccessedByLayers("hold", "window", "apply", "agent")
                 .whereLayer("ledger").mayOnlyBeAccessedByLayers("section", "freeze", "hold", "window", "apply", "agent")
                 .whereLayer("policy").mayOnlyBeAccessedByLayers("window", "apply", "agent")
                 .whereLayer("gate").mayOnlyAccessLayers("wire", "manifest")
                 .whereLayer("gate").mayOnlyBeAccessedByLayers("window", "rollout", "agent")
-                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "ledger", "window", "apply", "agent")
-                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "window", "apply", "agent")
+                .whereLayer("docker").mayOnlyBeAccessedByLayers("section", "hold", "secrets", "ledger", "hooks", "window", "apply", "agent")
+                .whereLayer("zookeeper").mayOnlyBeAccessedByLayers("section", "rollout", "freeze", "hold", "hooks", "window", "apply", "agent")
                 .whereLayer("coordinator").mayOnlyBeAccessedByLayers("client")
                 .whereLayer("client").mayNotBeAccessedByAnyLayer();
         rule.check(mesh);

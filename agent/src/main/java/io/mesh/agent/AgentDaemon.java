@@ -5,6 +5,8 @@ import io.mesh.apply.DryRun;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.IdleThreads;
 import io.mesh.hold.HoldStops;
+import io.mesh.hold.HostDrains;
+import io.mesh.hooks.ContainerHooks;
 import io.mesh.hold.OperatorHolds;
 import io.mesh.rollout.RolloutWakes;
 import io.mesh.section.HostFence;
@@ -74,6 +76,8 @@ import java.util.stream.Collectors;
  *   <li>{@link FreezeWakes} on {@code /mesh/freezes}: a freeze that goes or changes asks for the module's apply
  *       again (every module's, for {@code _all}), and at its {@code until}, so that the newest revision lands when
  *       the freeze ends with no new push (docs/decisions/0014-freezes.md);</li>
+ *   <li>{@link HostDrains} on {@code /mesh/drains/<host>}: while the host is drained, every container of its modules
+ *       carries an operator's hold placed from the drain, ended with it (decision 37);</li>
  *   <li>{@link RolloutWakes} on {@code /mesh/rollouts}: a rollout's move, a freed slot or this host's turn asks for the
  *       module's apply again (docs/decisions/0013-rollouts.md);</li>
  *   <li>applies of each module one at a time ({@link ModuleWorker}), on a thread of their own while they run and none
@@ -142,10 +146,12 @@ public final class AgentDaemon implements AutoCloseable {
     private final AuditRequests audits;
     /** Operator holds of this host: their expiry, release and {@code --stop} (decision 0015). */
     private final OperatorHolds holds;
+    /** Places the holds of this host's drain, and ends them with it (decision 37). */
+    private final HostDrains drains;
     private volatile Runnable onHostTaken = () -> { };
-    /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
     /** This host's outbox for webhooks (decision 34): expired holds and audit violations; windows post their own. */
     private final EventOutbox events;
+    /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
     private final LedgerKeeper ledger;
 
     /**
@@ -188,11 +194,12 @@ public final class AgentDaemon implements AutoCloseable {
                     requestApply(module);
                 },
                 module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger())
-                .rememberStopsIn(new HoldStops(config.stateDir()))
+                .rememberStopsIn(new HoldStops(config.stateDir())).runningHooksWith(new ContainerHooks(here.secrets()))
                 .eventsTo(events::post);
         // audit.violation for webhooks (decision 34): each new violation of the continuous audit, as it is logged
         ledger.onEachViolation(v -> events.post(MeshEvent.of(EventType.AUDIT_VIOLATION, Times.now(), config.host(), v.module())
                 .withContainer(v.container()).withBy(null, v.kind().wire() + " at " + v.at() + ": " + v.message())));
+        this.drains = new HostDrains(store, config.host(), process, timer, workers::keySet);
     }
 
     /**
@@ -293,6 +300,7 @@ public final class AgentDaemon implements AutoCloseable {
         rollouts.start();
         freezes.start();
         holds.start(); // a release or an expiry applies the module at once; --stop stops it once
+        drains.start(); // a drain's holds, placed by this agent: OperatorHolds confirms and stops them
         // Windows whose process died (a crash, a reboot) are finished before anything else is applied to their
         // module: the module's first apply does it, holding the lock (WindowRecovery).
         for (String module : journal.modules()) worker(module).request();
@@ -711,6 +719,7 @@ public final class AgentDaemon implements AutoCloseable {
         store.client().getConnectionStateListenable().removeListener(reconnected);
         plans.close();
         audits.close();
+        drains.close();
         holds.close();
         scheduler.close();
         timer.shutdownNow();

@@ -24,6 +24,7 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.LockHolder;
+import io.mesh.hold.HostDrains;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
 import io.mesh.wire.WindowRecord;
@@ -103,7 +104,7 @@ public final class Applier {
         this.reports = new ReportWriter(store);
         this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
-        this.freezes = new FreezeGate(store, ZkClock.earliestClock()); // ends judged by ZooKeeper's clock, not this host's
+        this.freezes = new FreezeGate(store, ZkClock.earliestClock(), ZkClock.latestClock()); // judged by ZooKeeper's clock, not this host's
         this.tries = new FailedTries(context.journal().stateDir());
         this.holdStops = new HoldStops(context.journal().stateDir());
     }
@@ -301,6 +302,12 @@ public final class Applier {
             if (newest != null) desired = newest;
             node.applying(desired);
             read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
+            // A drained host: each container of the module is held from the drain before anything is planned, also one
+            // a push adds, so that it is not made (decision 37); the holds are confirmed below as any operator's.
+            if (read.drain() != null && newest != null && !newest.tombstone() && newest.spec() != null
+                    && HostDrains.place(store, host, context.process(), newest.spec(), read.drain(), read.held())) {
+                read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
+            }
             held = read.held();
             admission = ApplyAdmission.admit(newest, read, rollouts);
             // Stale: the newer desired node's event asks again.

@@ -50,7 +50,7 @@ final class ApplyAdmission implements AutoCloseable {
         if (newest == null) return new ApplyAdmission(Verdict.NONE, null, null);
         FreezeRecord f = read.frozen().orElse(null);
         if (f != null) return new ApplyAdmission(Verdict.FROZEN, f, null);
-        RolloutGate.Admission a = rollouts.admit(newest);
+        RolloutGate.Admission a = rollouts.admit(newest, read.drain() != null);
         if (a.stale()) return new ApplyAdmission(Verdict.STALE, null, a);
         return new ApplyAdmission(a.toApply() == null ? Verdict.WAITING : Verdict.APPLY, null, a);
     }

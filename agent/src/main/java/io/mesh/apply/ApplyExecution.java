@@ -16,6 +16,8 @@ import io.mesh.docker.ImageReference;
 import io.mesh.docker.Labels;
 import io.mesh.docker.ObservedContainer;
 import io.mesh.docker.Readiness;
+import io.mesh.hooks.ContainerHooks;
+import io.mesh.hooks.HookPhase;
 import io.mesh.wire.ApplyReport.ContainerResult;
 import io.mesh.wire.ContainerAction;
 import io.mesh.manifest.ContainerSpec;
@@ -107,6 +109,18 @@ final class ApplyExecution {
         this.host = host;
         this.readiness = new Readiness(docker);
         this.secretsDir = secrets;
+        this.hooks = new ContainerHooks(secrets);
+    }
+
+    /** The containers' hooks, run around this apply's stops and starts (decision 38). */
+    private final ContainerHooks hooks;
+
+    /**
+     * Runs a container's hook through the section's runtime (a lapsed lock runs none: its refusal is thrown) and adds
+     * its line to {@code reasons}; whatever the hook did, the stop or start it goes with is made (decision 38).
+     */
+    private void hook(HookPhase phase, PlannedAction a, String id, ContainerSpec spec, List<String> reasons) {
+        hooks.run(docker, phase, a.dockerName(), id, spec, false).ifPresent(r -> reasons.add("hook " + r.line()));
     }
 
     /**
@@ -706,7 +720,9 @@ final class ApplyExecution {
                         return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
                     }
                     dropFailed(a);
-                    return result(a, ContainerAction.CREATED, a.reasons(), newId, v);
+                    List<String> reasons = new ArrayList<>(a.reasons());
+                    hook(HookPhase.POST_START, a, newId, spec, reasons);
+                    return result(a, ContainerAction.CREATED, reasons, newId, v);
                 }
                 case RECREATE -> {
                     FailedTries.Entry last = tries == null ? null : tries.containers().get(a.name());
@@ -726,7 +742,11 @@ final class ApplyExecution {
                     restartPolicyBack(id, spec); // decision 33
                     docker.start(id);
                     Readiness.Verdict v = awaitReady(a, id, spec);
-                    if (v.ready()) return result(a, ContainerAction.UNCHANGED, a.reasons(), id, v);
+                    if (v.ready()) {
+                        List<String> reasons = new ArrayList<>(a.reasons());
+                        hook(HookPhase.POST_START, a, id, spec, reasons);
+                        return result(a, ContainerAction.UNCHANGED, reasons, id, v);
+                    }
                     // Left as it is: an exited one is recreated by the next apply (the stop is forgotten below).
                     return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), "started again as it was, and not ready"), id, v);
                 }
@@ -791,7 +811,10 @@ final class ApplyExecution {
         ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
         boolean wasRunning = before != null && before.running();
         String oldPolicy = null;
+        List<String> hooked = new ArrayList<>(); // the hooks' lines, for every result below
         try {
+            // The desired spec's pre-stop, in the old container, before anything changes it (decision 38).
+            if (wasRunning) hook(HookPhase.PRE_STOP, a, oldId, spec, hooked);
             oldPolicy = docker.restartPolicy(oldId);
             if (oldPolicy.equals("no")) oldPolicy = null;
             else docker.updateRestartPolicy(oldId, "no");
@@ -824,7 +847,9 @@ final class ApplyExecution {
             refused(a.name(), e);
             String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
             List<String> reasons = new ArrayList<>(a.reasons());
+            reasons.addAll(hooked);
             reasons.add("new container did not start: " + describe(e) + restored);
+            if (restored.equals(RUNS_AGAIN)) hook(HookPhase.POST_START, a, oldId, spec, reasons);
             return result(a, ContainerAction.FAILED, reasons, oldId);
         }
         tried.add(a.name());
@@ -839,7 +864,9 @@ final class ApplyExecution {
             }
             String restored = putBack(docker, a, newId, oldId, oldPolicy, wasRunning);
             List<String> reasons = plus(a.reasons(), v.reasons(), kept);
+            reasons.addAll(hooked);
             reasons.add(restored.substring(2));
+            if (restored.equals(RUNS_AGAIN)) hook(HookPhase.POST_START, a, oldId, spec, reasons);
             return result(a, ContainerAction.REVERTED, reasons, oldId, v);
         }
         dropFailed(a);
@@ -851,7 +878,10 @@ final class ApplyExecution {
             fenced.remove(oldId);
             throw e;
         }
-        return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
+        List<String> reasons = new ArrayList<>(a.reasons());
+        reasons.addAll(hooked);
+        hook(HookPhase.POST_START, a, newId, spec, reasons);
+        return result(a, ContainerAction.RECREATED, reasons, newId, v);
     }
 
     /** The new container takes the container's name and starts; then its readiness is awaited. */
@@ -890,6 +920,9 @@ final class ApplyExecution {
         }
     }
 
+    /** What {@link #putBack} says when the previous container was started again. */
+    private static final String RUNS_AGAIN = "; the previous container runs again";
+
     /**
      * Removes the new container and puts the old one back under its name, with its restart policy, running if it ran.
      *
@@ -902,7 +935,7 @@ final class ApplyExecution {
             docker.rename(oldId, a.dockerName());
             if (oldPolicy != null) docker.updateRestartPolicy(oldId, oldPolicy);
             if (wasRunning) docker.start(oldId);
-            return "; the previous container " + (wasRunning ? "runs again" : "is back as it was");
+            return wasRunning ? RUNS_AGAIN : "; the previous container is back as it was";
         } catch (SessionGuard.SessionLostException e) {
             throw e;
         } catch (RuntimeException e2) {

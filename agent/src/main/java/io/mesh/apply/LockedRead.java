@@ -4,6 +4,7 @@ import io.mesh.curator.HeldRegistry;
 import io.mesh.curator.MultiRead;
 import io.mesh.freeze.FreezeGate;
 import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.DrainRecord;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.WindowRecord;
@@ -38,8 +39,11 @@ public final class LockedRead {
     private final FreezeGate freezes;
     private final String module;
     private final List<OpResult> freezeReads;
+    private final DrainRecord drain;
 
-    private LockedRead(Map<String, HeldRecord> held, WindowRecord window, FreezeGate freezes, String module, List<OpResult> freezeReads) {
+    private LockedRead(Map<String, HeldRecord> held, WindowRecord window, FreezeGate freezes, String module, List<OpResult> freezeReads,
+                       DrainRecord drain) {
+        this.drain = drain;
         this.held = held;
         this.window = window;
         this.freezes = freezes;
@@ -61,14 +65,25 @@ public final class LockedRead {
         reads.add(Op.getChildren(store.paths().held(host)));
         reads.add(Op.getData(store.paths().window(host, module)));
         reads.addAll(freezes.reads(module));
+        reads.add(Op.getData(store.paths().drain(host)));
         List<OpResult> results = MultiRead.of(store.client(), reads);
         List<String> names = MultiRead.missing(results.get(0), reads.get(0).getPath()) ? List.of()
                 : ((OpResult.GetChildrenResult) results.get(0)).getChildren();
         Map<String, HeldRecord> held = names.isEmpty() ? new LinkedHashMap<>() : HeldRegistry.read(store.client(), store.paths(), host, names);
         WindowRecord window = MultiRead.missing(results.get(1), reads.get(1).getPath()) ? null
                 : Json.readOrNull(((OpResult.GetDataResult) results.get(1)).getData(), WindowRecord.class);
-        return new LockedRead(HeldRegistry.inForce(held, now), window, freezes, module, results.subList(2, 4));
+        DrainRecord drain = null;
+        if (!MultiRead.missing(results.get(4), reads.get(4).getPath())) {
+            drain = Json.readOrNull(((OpResult.GetDataResult) results.get(4)).getData(), DrainRecord.class);
+            // A drain node that cannot be read drains: a reader that cannot tell holds (decision 37).
+            if (drain == null) drain = new DrainRecord("unknown", "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+            if (!drain.inForceAt(now)) drain = null;
+        }
+        return new LockedRead(HeldRegistry.inForce(held, now), window, freezes, module, results.subList(2, 4), drain);
     }
+
+    /** @return the host's drain in force as read under the lock, or {@code null} (decision 37) */
+    public DrainRecord drain() { return drain; }
 
     /** @return the held nodes in force on this host, by Docker name ({@link HeldRegistry#inForce}) */
     public Map<String, HeldRecord> held() { return held; }

@@ -41,11 +41,11 @@ public final class SpecDiff {
 
     /**
      * {@code ready} says how the apply judges a container, {@code depends-on} in which order it acts,
-     * {@code create-host-path} what it checks before a create and {@code pull} where its image comes from, not how
-     * Docker runs it: a change of any of them recreates nothing (a pull that changes the image does, by the image:
-     * decision 20).
+     * {@code create-host-path} what it checks before a create, {@code pull} where its image comes from and
+     * {@code hooks} what mesh runs in it around its stops and starts (decision 38), not how Docker runs it: a change of
+     * any of them recreates nothing (a pull that changes the image does, by the image: decision 20).
      */
-    @JsonIgnoreProperties({"ready", "depends-on", "create-host-path", "pull"})
+    @JsonIgnoreProperties({"ready", "depends-on", "create-host-path", "pull", "hooks"})
     private interface OnlyWhatDockerRuns {}
 
     private SpecDiff() {}

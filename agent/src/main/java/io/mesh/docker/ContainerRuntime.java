@@ -207,6 +207,25 @@ public interface ContainerRuntime {
     List<String> containersWithLabel(String label, String value);
 
     /**
+     * Runs a command in a running container ({@code docker exec}, no TTY, stdout and stderr attached): a container's
+     * hook (docs/decisions/0038-container-hooks.md). Not a change of the container's state: Docker makes
+     * {@code exec_create}, {@code exec_start} and {@code exec_die} events, which touch nothing (SPEC.md, "Audit").
+     *
+     * @param id          the container
+     * @param command     the argv, run without a shell
+     * @param timeout     how long it may run; then it is abandoned, and its process killed where this process can see
+     *                    it ({@link ExecResult#killed()})
+     * @param outputLines how many of its last output lines to keep
+     * @return how it ended
+     * @throws NoSuchContainerException when the container does not exist
+     * @throws RuntimeException         as Docker answered (a container that does not run: 409), or
+     *                                  {@link DockerTimeoutException} when dockerd did not answer the exec's create
+     */
+    default ExecResult exec(String id, List<String> command, java.time.Duration timeout, int outputLines) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot exec in a container");
+    }
+
+    /**
      * @param name a network's Docker name
      * @return its labels (empty when it has none), or {@code null} when there is no such network on this host
      */

@@ -990,6 +990,95 @@ public final class DockerEngine implements ContainerRuntime, Closeable {
                 .stream().map(Container::getId).toList();
     }
 
+    /**
+     * {@code docker exec}: the exec is created (a call dockerd answers at once, bounded by the call timeout), started
+     * with its output attached on the client without a response timeout, and waited for at most {@code timeout}; its
+     * exit code is read with an inspect. Docker's API cannot kill an exec: one still running at its timeout is killed by
+     * its host pid (the inspect's {@code Pid}), with its descendants, when that pid is visible here and is in the
+     * container's cgroup (so a reused pid is never killed); else it is left, and {@link ExecResult#killed()} is false.
+     */
+    @Override
+    public ExecResult exec(String id, List<String> command, Duration timeout, int outputLines) {
+        String execId;
+        try {
+            execId = bounded("the exec create in container " + id, callTimeout, () -> docker.execCreateCmd(id)
+                    .withCmd(command.toArray(String[]::new)).withAttachStdout(true).withAttachStderr(true).exec().getId());
+        } catch (NotFoundException e) {
+            if (!DockerAnswer.noSuchContainer(e)) throw e;
+            throw new NoSuchContainerException("container " + id + " no longer exists", e);
+        }
+        Deque<String> tail = new ArrayDeque<>();
+        StringBuilder partial = new StringBuilder();
+        boolean ended;
+        ResultCallback.Adapter<Frame> cb = waits.execStartCmd(execId).exec(new ResultCallback.Adapter<>() {
+            @Override
+            public void onNext(Frame f) {
+                synchronized (tail) {
+                    partial.append(new String(f.getPayload(), StandardCharsets.UTF_8));
+                    int nl;
+                    while ((nl = partial.indexOf("\n")) >= 0) {
+                        tail.addLast(partial.substring(0, nl));
+                        partial.delete(0, nl + 1);
+                        while (tail.size() > outputLines) tail.removeFirst();
+                    }
+                    if (partial.length() > 4096) partial.setLength(4096); // one endless line holds no heap
+                }
+            }
+        });
+        try {
+            ended = cb.awaitCompletion(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            ended = false;
+        } finally {
+            try {
+                cb.close(); // frees the connection, whatever happened
+            } catch (IOException | RuntimeException ignored) {
+                // closing only frees the connection
+            }
+        }
+        var inspect = bounded("an inspect of exec " + execId + " in container " + id, callTimeout,
+                () -> docker.inspectExecCmd(execId).exec());
+        boolean running = Boolean.TRUE.equals(inspect.isRunning());
+        List<String> out;
+        synchronized (tail) {
+            if (partial.length() > 0) tail.addLast(partial.toString());
+            while (tail.size() > outputLines) tail.removeFirst();
+            out = List.copyOf(tail);
+        }
+        if (ended && !running) {
+            Long code = inspect.getExitCodeLong();
+            return new ExecResult(code == null ? null : code.intValue(), false, false, out);
+        }
+        if (!running) { // ended as the wait ran out: its code stands
+            Long code = inspect.getExitCodeLong();
+            if (code != null) return new ExecResult(code.intValue(), false, false, out);
+        }
+        String full = inspect.getContainerID() == null ? id : inspect.getContainerID();
+        return new ExecResult(null, true, killExec(full, inspect.getPidLong()), out);
+    }
+
+    /**
+     * Kills an exec's process by its host pid, with its descendants, when it is visible to this process and in the
+     * container's cgroup ({@code /proc/<pid>/cgroup} names the container's id).
+     *
+     * @return true when the kill was sent
+     */
+    private static boolean killExec(String containerId, Long pid) {
+        if (pid == null || pid <= 0) return false;
+        try {
+            String cgroup = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(pid), "cgroup"));
+            if (!cgroup.contains(containerId)) return false; // another namespace's pid, or reused: never ours to kill
+            var p = ProcessHandle.of(pid);
+            if (p.isEmpty()) return false;
+            p.get().descendants().forEach(ProcessHandle::destroyForcibly);
+            return p.get().destroyForcibly() || !p.get().isAlive();
+        } catch (IOException | RuntimeException e) {
+            log.debug("exec pid {} in container {} not killed: {}", pid, containerId, e.toString());
+            return false;
+        }
+    }
+
     private static List<String> env(Map<String, String> env) {
         return env.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList();
     }

@@ -19,20 +19,32 @@ import java.util.Optional;
  * Whether a module is frozen (SPEC.md, "Freezes"; docs/decisions/0014-freezes.md): asked by the apply holding the
  * module lock, at the point where the rollout gate is asked. A frozen module's apply makes no Docker call and reports
  * {@code deferred} with the freeze; the newest revision lands when the freeze ends (thawed, or past {@code until} by
- * ZooKeeper's clock at its earliest, decision 27), when {@link FreezeWakes} asks for the apply again.
+ * ZooKeeper's clock at its earliest, decision 27), when {@link FreezeWakes} asks for the apply again. A recurring
+ * freeze's span starts when ZooKeeper's clock at its latest reaches it ({@link FreezeRecord#inForce}).
  */
 public final class FreezeGate {
     private static final Logger log = LoggerFactory.getLogger(FreezeGate.class);
     private final MeshStore store;
-    private final Clock clock;
+    private final Clock earliest;
+    private final Clock latest;
+
+    /**
+     * @param store    ZooKeeper access
+     * @param earliest decides whether an end has passed: ZooKeeper's clock at its earliest
+     * @param latest   decides whether a recurring freeze's start has come: ZooKeeper's clock at its latest
+     */
+    public FreezeGate(MeshStore store, Clock earliest, Clock latest) {
+        this.store = store;
+        this.earliest = earliest;
+        this.latest = latest;
+    }
 
     /**
      * @param store ZooKeeper access
-     * @param clock decides whether {@code until} has passed
+     * @param clock decides both starts and ends (a test's clock)
      */
     public FreezeGate(MeshStore store, Clock clock) {
-        this.store = store;
-        this.clock = clock;
+        this(store, clock, clock);
     }
 
     /**
@@ -65,25 +77,35 @@ public final class FreezeGate {
      * @throws KeeperException a read that failed other than by the node's absence
      */
     public Optional<FreezeRecord> frozen(String module, List<OpResult> results) throws KeeperException {
-        return decide(record(store.paths().freeze(module), results.get(0)), record(store.paths().freezeAll(), results.get(1)), clock.instant());
+        return decide(record(store.paths().freeze(module), results.get(0)), record(store.paths().freezeAll(), results.get(1)),
+                earliest.instant(), latest.instant());
     }
 
     /**
-     * The rule, without ZooKeeper: a freeze holds until its {@code until}; of two in force, the one that ends later is
-     * named (it is the one that keeps the module frozen).
+     * The rule, without ZooKeeper: a freeze holds while {@link FreezeRecord#inForce} says so; of two in force, the one
+     * that ends later is named (it is the one that keeps the module frozen).
      *
-     * @param module the module's own freeze, or {@code null}
-     * @param all    the freeze of every module, or {@code null}
-     * @param now    this host's clock
-     * @return the freeze in force, or empty
+     * @param module   the module's own freeze, or {@code null}
+     * @param all      the freeze of every module, or {@code null}
+     * @param earliest ZooKeeper's clock at its earliest (ends)
+     * @param latest   ZooKeeper's clock at its latest (a recurring freeze's starts)
+     * @return the freeze in force (a recurring freeze's span in force), or empty
      */
-    public static Optional<FreezeRecord> decide(FreezeRecord module, FreezeRecord all, Instant now) {
-        FreezeRecord m = module != null && module.activeAt(now) ? module : null;
-        FreezeRecord a = all != null && all.activeAt(now) ? all : null;
+    public static Optional<FreezeRecord> decide(FreezeRecord module, FreezeRecord all, Instant earliest, Instant latest) {
+        FreezeRecord m = module == null ? null : module.inForce(earliest, latest).orElse(null);
+        FreezeRecord a = all == null ? null : all.inForce(earliest, latest).orElse(null);
         if (m == null || a == null) return Optional.ofNullable(m != null ? m : a);
         if (m.until() == null) return Optional.of(m);
         if (a.until() == null) return Optional.of(a);
         return Optional.of(a.until().isAfter(m.until()) ? a : m);
+    }
+
+    /**
+     * @param now one reading for starts and ends (tests of the rule)
+     * @return {@link #decide(FreezeRecord, FreezeRecord, Instant, Instant)} with {@code now} as both
+     */
+    public static Optional<FreezeRecord> decide(FreezeRecord module, FreezeRecord all, Instant now) {
+        return decide(module, all, now, now);
     }
 
     /** @return the freeze node's record; {@link FreezeRecord#unreadable()} for data that does not parse; null when none */

@@ -30,7 +30,8 @@ import java.util.function.Supplier;
 /**
  * When a freeze asks this host's applies again (decision 14): a {@link CuratorCache} on {@code /mesh/freezes}; a
  * freeze that is written, changed or deleted asks its modules (every one, for {@code _all}) now, and again at its
- * {@code until} by a timer, so that it ends by itself and the newest revision lands with no new push. It writes the
+ * end by a timer, so that it ends by itself and the newest revision lands with no new push; a recurring freeze's
+ * timers follow it span after span (decision 37). It writes the
  * ledger's freeze lines when the freeze this agent obeys changes (decision 28). Whether a change may land is
  * {@link FreezeGate}'s to say, holding the module lock; this class only wakes.
  */
@@ -48,8 +49,10 @@ public final class FreezeWakes implements AutoCloseable {
     private final Consumer<String> ask;
     private final Consumer<String> thawed;
     private final Runnable askAll;
-    /** By freeze node name (a module, or {@code _all}): the request that ends it at its {@code until}. */
-    private final Map<String, ScheduledFuture<?>> thaws = new ConcurrentHashMap<>();
+    /** By freeze node name (a module, or {@code _all}): the timer of its next end or start. */
+    private final Map<String, ScheduledFuture<?>> timers = new ConcurrentHashMap<>();
+    /** By freeze node name: the rule read last; a timer of another does nothing. */
+    private final Map<String, FreezeRecord> rules = new ConcurrentHashMap<>();
     /** The freeze this agent obeys, by freeze node name: a change writes the ledger's freeze lines once. */
     private final Map<String, FreezeRecord> obeyed = new ConcurrentHashMap<>();
 
@@ -98,55 +101,111 @@ public final class FreezeWakes implements AutoCloseable {
         byte[] data = client.checkExists().forPath(path) == null ? null : client.getData().forPath(path);
         if (data == null) return false;
         FreezeRecord f = Json.readOrNull(data, FreezeRecord.class);
-        return f == null || f.activeAt(ZkClock.earliest());
+        return f == null || f.inForce(ZkClock.earliest(), ZkClock.latest()).isPresent();
     }
 
     /**
      * A freeze node was written or deleted: its modules are asked again now, which a thaw or a shortened freeze needs,
-     * and again at its {@code until}. A module still frozen by the other node (its own, or {@code _all}) stays
-     * deferred: the apply asks both.
+     * and again at its end. A module still frozen by the other node (its own, or {@code _all}) stays deferred: the
+     * apply asks both.
      */
     private void changed(ChildData node, boolean deleted) {
         if (stopping.getAsBoolean() || !ZKPaths.getPathAndNode(node.getPath()).getPath().equals(paths.freezes())) return;
         String name = ZKPaths.getNodeFromPath(node.getPath());
-        boolean all = FreezeRecord.ALL.equals(name);
-        Runnable askAgain = all ? askAll : () -> { if (modules.get().contains(name)) ask.accept(name); };
-        // A thaw (the node deleted, or its until come) ends the back-off of the modules it froze: they try at once.
-        Runnable thaw = () -> {
-            obeyed(name, null);
-            for (String m : all ? Set.copyOf(modules.get()) : Set.of(name)) thawed.accept(m);
-            askAgain.run();
-        };
-        ScheduledFuture<?> before = thaws.remove(name);
+        ScheduledFuture<?> before = timers.remove(name);
         if (before != null) before.cancel(false);
-        FreezeRecord f = deleted || node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
-        if (!deleted) obeyed(name, node.getData() == null ? null : f == null ? FreezeRecord.unreadable() : f);
-        if (f != null && f.until() != null) {
-            // A little past until (ZooKeeper's clock at its earliest, decision 27), so that the apply's own reading
-            // finds the freeze over. Bounded: a freeze written by hand with an until in the far future would overflow
-            // a delay in ms; the reconcile meets it again long before a day has passed.
-            Duration left = Duration.between(ZkClock.earliest(), f.until());
-            long ms = (left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis())
-                    + THAW_MARGIN_MS;
-            try {
-                thaws.put(name, timer.schedule(thaw, ms, TimeUnit.MILLISECONDS));
-            } catch (RejectedExecutionException e) {
-                return; // shutting down
-            }
+        if (deleted) {
+            rules.remove(name);
+            thaw(name);
+            return;
         }
-        if (deleted) thaw.run();
-        else askAgain.run();
+        FreezeRecord f = node.getData() == null ? null : Json.readOrNull(node.getData(), FreezeRecord.class);
+        FreezeRecord rule = node.getData() == null ? null : f == null ? FreezeRecord.unreadable() : f;
+        if (rule == null) {
+            rules.remove(name);
+        } else {
+            rules.put(name, rule);
+            follow(name, rule);
+        }
+        askAgain(name);
+    }
+
+    /**
+     * Obeys what the rule says now and sets the timer of its next change: a span's end (its modules thawed and asked
+     * again), or a recurring freeze's next start (its ledger line). Each timer calls this again, so a recurring freeze
+     * is followed span after span; a timer of a rule since replaced or deleted does nothing.
+     */
+    private void follow(String name, FreezeRecord rule) {
+        if (stopping.getAsBoolean() || rules.get(name) != rule) return;
+        Instant earliest = ZkClock.earliest(), latest = ZkClock.latest();
+        FreezeRecord span = rule.inForce(earliest, latest).orElse(null);
+        obeyed(name, span);
+        Runnable next;
+        long ms;
+        if (span != null && span.until() != null) {
+            // A little past its end (ZooKeeper's clock at its earliest, decision 27), so that the apply's own reading
+            // finds the span over.
+            ms = delay(earliest, span.until()) + THAW_MARGIN_MS;
+            next = () -> {
+                if (stopping.getAsBoolean() || rules.get(name) != rule) return;
+                follow(name, rule);
+                if (!frozenBy(name)) thawed(name);
+            };
+        } else if (span == null && rule.recurring()) {
+            // The next start by ZooKeeper's clock at its latest: the gate holds from then, and the ledger's line with it.
+            Instant start = rule.nextStart(latest).orElse(null);
+            if (start == null) return; // the recurrence has ended
+            ms = delay(latest, start);
+            next = () -> follow(name, rule);
+        } else {
+            return; // no end: in force until thawed
+        }
+        try {
+            timers.put(name, timer.schedule(next, ms, TimeUnit.MILLISECONDS));
+        } catch (RejectedExecutionException e) {
+            // shutting down
+        }
+    }
+
+    /**
+     * Bounded: a freeze written by hand with an end in the far future would overflow a delay in ms; the reconcile
+     * meets it again long before a day has passed.
+     *
+     * @return ms from {@code now} to {@code at}, 0 to a day
+     */
+    private static long delay(Instant now, Instant at) {
+        Duration left = Duration.between(now, at);
+        return left.isNegative() ? 0 : left.compareTo(Duration.ofDays(1)) > 0 ? Duration.ofDays(1).toMillis() : left.toMillis();
+    }
+
+    private boolean frozenBy(String name) { return obeyed.containsKey(name); }
+
+    /** The node is gone: its freeze ends now. */
+    private void thaw(String name) {
+        obeyed(name, null);
+        thawed(name);
+    }
+
+    /** A freeze ended (deleted, or its end come): the back-off of the modules it froze ends; they try at once. */
+    private void thawed(String name) {
+        boolean all = FreezeRecord.ALL.equals(name);
+        for (String m : all ? Set.copyOf(modules.get()) : Set.of(name)) thawed.accept(m);
+        askAgain(name);
+    }
+
+    private void askAgain(String name) {
+        if (FreezeRecord.ALL.equals(name)) askAll.run();
+        else if (modules.get().contains(name)) ask.accept(name);
     }
 
     /**
      * Writes the ledger's freeze lines when the freeze this agent obeys for a node changes (decision 28): once per
-     * change, not per apply.
+     * change, not per apply; a recurring freeze's lines once per span, the opening's {@code until} the span's end.
      *
      * @param name the freeze node's name (a module, or {@code _all})
-     * @param f    the freeze now, or {@code null} (deleted, or past its until)
+     * @param now  the freeze in force now, as {@link FreezeRecord#inForce} answers it, or {@code null}
      */
-    private synchronized void obeyed(String name, FreezeRecord f) {
-        FreezeRecord now = f != null && f.activeAt(ZkClock.earliest()) ? f : null;
+    private synchronized void obeyed(String name, FreezeRecord now) {
         FreezeRecord was = now == null ? obeyed.remove(name) : obeyed.put(name, now);
         if (Objects.equals(was, now)) return;
         Instant at = ledger.now();

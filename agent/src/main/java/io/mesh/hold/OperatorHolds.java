@@ -4,6 +4,8 @@ import io.mesh.curator.HeldRegistry;
 import io.mesh.curator.ZkClock;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.IdleThreads;
+import io.mesh.hooks.ContainerHooks;
+import io.mesh.hooks.HookPhase;
 import io.mesh.ledger.CallCause;
 import io.mesh.ledger.Ledger;
 import io.mesh.manifest.ContainerSpec;
@@ -96,6 +98,19 @@ public final class OperatorHolds implements AutoCloseable {
         this.ledger = l == null ? Ledger.NONE : l;
         return this;
     }
+
+    /**
+     * @param h runs a held container's {@code pre-stop} before the hold's {@code --stop} (decision 38), its output
+     *          without the container's secrets; by default one that knows no secrets dir
+     * @return this
+     */
+    public OperatorHolds runningHooksWith(ContainerHooks h) {
+        this.hooks = h;
+        return this;
+    }
+
+    /** Runs a held container's {@code pre-stop} before the hold's {@code --stop} (decision 38). */
+    private volatile ContainerHooks hooks = new ContainerHooks(null);
 
     /**
      * @param s where a {@code --stop} is remembered, so that the apply after the release starts the same container
@@ -266,6 +281,8 @@ public final class OperatorHolds implements AutoCloseable {
                 ContainerRuntime guarded = section.guarded(docker);
                 String id = guarded.idByName(h.container());
                 if (id != null) {
+                    // Its pre-stop first (decision 38): whatever it says, the hold's stop is made.
+                    if (guarded.isRunning(id)) hooks.run(guarded, HookPhase.PRE_STOP, h.container(), id, containerSpec(h), false);
                     guarded.updateRestartPolicy(id, "no"); // not started again by Docker while held
                     remember(h, id, guarded); // before the stop: a process killed in a long stop-timeout still told it
                     guarded.stop(id, stopTimeout(h));
@@ -312,6 +329,18 @@ public final class OperatorHolds implements AutoCloseable {
         } catch (Exception e) {
             log.warn("operator hold host={} container={}: its stop is not remembered ({}): the apply after the release recreates it",
                     host, h.container(), e.toString());
+        }
+    }
+
+    /** @return the held container's desired spec, or {@code null} when it cannot be read */
+    private ContainerSpec containerSpec(HeldRecord h) {
+        try {
+            DesiredRecord d = store.desired(h.module());
+            String prefix = h.module() + "-";
+            return d == null || d.spec() == null || !h.container().startsWith(prefix) ? null
+                    : d.spec().containers().get(h.container().substring(prefix.length()));
+        } catch (Exception e) {
+            return null;
         }
     }
 

@@ -181,6 +181,10 @@ public final class RolloutGate {
                             + m + " goes on, mesh rollout abort " + m + " stops it");
                 }
                 if (r.state() != RolloutState.ROLLING) yield new Verdict(Decision.WAIT, "the rollout of " + r.push() + " is " + r.state());
+                if (r.drainedHosts().contains(host)) {
+                    yield new Verdict(Decision.WAIT, "this host is drained: the rollout of " + r.push() + " passes over it, and it keeps the "
+                            + "previous revision until undrained");
+                }
                 // A host that was not a target when the push was taken has no node of its own to move: it comes after.
                 if (!r.names(host)) {
                     yield new Verdict(Decision.WAIT, "this host was not among the hosts of the rollout of " + r.push()
@@ -250,6 +254,17 @@ public final class RolloutGate {
      * @throws Exception from ZooKeeper
      */
     public Admission admit(DesiredRecord desired) throws Exception {
+        return admit(desired, false);
+    }
+
+    /**
+     * As {@link #admit(DesiredRecord)}, on a host that may be drained (decision 37): a drained host whose wave has not
+     * come moves its own node to {@code drained}, which the rollout counts settled and passes over; undrained, it moves
+     * it back to {@code waiting} and decides as any host.
+     *
+     * @param drained true while this host's drain is in force, as read under the lock
+     */
+    public Admission admit(DesiredRecord desired, boolean drained) throws Exception {
         if (!hasRollout(desired)) return Admission.push(this, desired, null);
         String module = desired.module();
         RolloutRecord c = view(cached.apply(module));
@@ -265,6 +280,15 @@ public final class RolloutGate {
                     return Admission.stale(this, desired);
                 }
                 return Admission.push(this, desired, null); // a node not of this push, older: no rollout
+            }
+            if (drained != r.drainedHosts().contains(host) && (r.state() == RolloutState.ROLLING || r.state() == RolloutState.PAUSED)) {
+                // Passed over while drained, back in the waves once undrained; one that began, or ended, stays where it is.
+                RolloutRecord moved = move(desired, (x, mine) -> drained && mine == RolloutHostState.WAITING ? RolloutHostState.DRAINED
+                        : !drained && mine == RolloutHostState.DRAINED ? RolloutHostState.WAITING : mine, null, false);
+                if (moved != null && drained && moved.drainedHosts().contains(host)) {
+                    return keep(desired, moved, ApplyOutcome.DEFERRED, decide(moved, host).why());
+                }
+                if (moved != null && !drained) continue;
             }
             Verdict v = decide(r, host);
             switch (v.decision()) {

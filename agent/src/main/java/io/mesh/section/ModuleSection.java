@@ -277,7 +277,7 @@ public final class ModuleSection implements AutoCloseable {
 
     /** The changing operations of {@link ContainerRuntime}, by method name, as a ledger's call line names them. */
     private static final Map<String, String> CALLS = Map.of("create", "create", "createStep", "create", "start", "start",
-            "stop", "stop", "kill", "kill", "remove", "remove", "rename", "rename", "updateRestartPolicy", "update", "runStep", "run");
+            "stop", "stop", "kill", "kill", "remove", "remove", "rename", "rename", "updateRestartPolicy", "update", "runStep", "run", "exec", "exec");
 
     /** Remembers the names that reads give with ids, so that a later call's line names its container. */
     private void learnNames(Method m, Object[] args, Object r) {

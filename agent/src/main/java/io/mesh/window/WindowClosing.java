@@ -8,6 +8,7 @@ import io.mesh.docker.Labels;
 import io.mesh.docker.NoSuchContainerException;
 import io.mesh.docker.Readiness;
 import io.mesh.docker.StaleTaskException;
+import io.mesh.hooks.HookRun;
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.secrets.Redaction;
 import io.mesh.secrets.SecretsDir;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
@@ -77,6 +79,35 @@ final class WindowClosing {
     private boolean stepCutShort;
     private final List<String> unawaited = new ArrayList<>();
     private boolean interrupted;
+    /** Runs a container's {@code post-start} once it runs again, or {@code null} (a recovery: decision 38). */
+    private PostStart postStart;
+    /** One line per hook run, for the window's result. */
+    private final List<String> hookLines = new ArrayList<>();
+
+    /**
+     * A container's {@code post-start} (docs/decisions/0038-container-hooks.md), run by the closing once a container it
+     * started again is ready, through the closing's fenced runtime.
+     */
+    @FunctionalInterface
+    interface PostStart {
+        /**
+         * @param docker    the closing's runtime (fenced)
+         * @param container the container's Docker name
+         * @param id        its id
+         * @param stopping  true when this process stops (the hook is cut to a few seconds)
+         * @return how the hook ended; empty when the container has none
+         */
+        Optional<HookRun> run(ContainerRuntime docker, String container, String id, boolean stopping);
+    }
+
+    /**
+     * @param hook the post-start of each container given back, run once it is ready (or its wait ended)
+     * @return this
+     */
+    WindowClosing withPostStart(PostStart hook) {
+        this.postStart = hook;
+        return this;
+    }
 
     /**
      * @param docker  the fenced runtime
@@ -167,6 +198,9 @@ final class WindowClosing {
         if (interrupted || Thread.interrupted()) Thread.currentThread().interrupt();
         return this;
     }
+
+    /** @return one line per hook the closing ran ({@link HookRun#line()}) */
+    List<String> hooks() { return hookLines; }
 
     /** @return what failed while closing, or {@code null} */
     String error() { return errors.isEmpty() ? null : String.join("; ", errors); }
@@ -358,7 +392,27 @@ final class WindowClosing {
                 started.add(h);
             }
         }
-        for (WindowJournal.HeldContainer h : started) awaitReady(h);
+        for (WindowJournal.HeldContainer h : started) {
+            awaitReady(h);
+            postStart(h);
+        }
+    }
+
+    /**
+     * Runs the container's {@code post-start} (decision 38): after its start and readiness wait, whatever they said; a
+     * hook never keeps a window open past its bound, nor fails the closing.
+     */
+    private void postStart(WindowJournal.HeldContainer h) {
+        if (postStart == null) return;
+        boolean wasInterrupted = Thread.interrupted(); // an exec must not fail on a pending interrupt
+        try {
+            postStart.run(docker, h.container(), h.containerId(), stopping()).ifPresent(r -> hookLines.add(r.line()));
+        } catch (RuntimeException e) {
+            hookLines.add("post-start of " + h.container() + " not run: " + describe(e));
+            log.warn("window {}: post-start of {} not run: {}", entry.window(), h.container(), describe(e));
+        } finally {
+            if (wasInterrupted) interrupted = true;
+        }
     }
 
     /** @return the operator's hold in force on {@code container}, as the lookup knows it without waiting, or {@code null} */

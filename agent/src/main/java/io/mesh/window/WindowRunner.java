@@ -5,6 +5,9 @@ import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.docker.StepResult;
 import io.mesh.hold.OperatorHolds;
+import io.mesh.hooks.ContainerHooks;
+import io.mesh.hooks.HookPhase;
+import io.mesh.hooks.HookRun;
 import io.mesh.ledger.CallCause;
 import io.mesh.manifest.ContainerSpec;
 import io.mesh.manifest.Durations;
@@ -69,6 +72,8 @@ public final class WindowRunner {
     private final String host;
     private final WindowRecovery recovery;
     private final WindowEvents events;
+    /** The held containers' hooks (decision 38). */
+    private final ContainerHooks hooks;
 
     /** @param context this host's store, engine, id, process, journal, policy and secrets dir */
     public WindowRunner(HostContext context) {
@@ -78,6 +83,7 @@ public final class WindowRunner {
         this.host = context.host();
         this.recovery = context.recovery();
         this.events = new WindowEvents(new io.mesh.curator.EventOutbox(store.client(), store.paths(), host), host);
+        this.hooks = new ContainerHooks(context.secrets());
     }
 
     /**
@@ -190,11 +196,15 @@ public final class WindowRunner {
             section.close(); // the lock last: after the report, as an apply's
             if (slot != null) slot.close(); // after the containers are ready again (WindowClosing) and the lock
             gates.remove(windowId);
+            hookLines.remove(windowId);
         }
     }
 
     /** How often a gate blocked under {@code on-blocked: wait} is asked again. */
     static final Duration GATE_AGAIN = Duration.ofSeconds(5);
+
+    /** By window id, one line per hook it ran (decision 38): its result carries them ({@link #finish}). */
+    private final java.util.Map<String, List<String>> hookLines = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** By window id, what its schedule's gate last answered: its result carries it ({@link #finish}). */
     private final java.util.Map<String, String> gates = new java.util.concurrent.ConcurrentHashMap<>();
@@ -413,7 +423,10 @@ public final class WindowRunner {
                 return finish(module, WindowResult.failed(schedule, windowId, since, List.of(), "step refused by this agent's policy: "
                         + String.join("; ", context.policy().refusals(s.step()))), desired);
             }
-            // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's.
+            // Holding the lock, before the fence and anything stopped: a container an operator holds is not the window's,
+            // and no window runs on a drained host (decision 37), also before its agent has placed the drain's holds.
+            io.mesh.wire.DrainRecord drain = store.drain(host);
+            if (drain != null) return finish(module, WindowResult.skipped(schedule, windowId, since, drain.describe() + "; nothing was stopped"), desired);
             Map<String, HeldRecord> held = store.held(host);
             String skip = OperatorHolds.skipWindow(held, desired.spec(), s.whileStopped());
             if (skip != null) return finish(module, WindowResult.skipped(schedule, windowId, since, skip), desired);
@@ -433,13 +446,20 @@ public final class WindowRunner {
                 result = WindowResult.failed(schedule, windowId, since, List.of(), STOPPING + ": the window had not begun; nothing was stopped");
             } else {
                 Plan plan = plan(desired.spec(), schedule, s, windowId, since, section.guarded(docker));
-                published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
-                        context.process(), NODE_CREATE_WAIT);
-                heldNodes = plan.nodes();
-                // Published, nothing stopped yet: the window has opened (decision 34); posted, never waited for.
-                events.started(module, schedule, windowId, plan.nodes().stream().map(n -> n[0]).toList());
-                result = hold(desired.spec(), schedule, s, plan.entry(), section, published::operatorHolding,
-                        () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()));
+                String hookSkip = preStop(desired.spec(), windowId, plan, section.guarded(docker));
+                if (hookSkip != null) {
+                    log.warn("window host={} module={} schedule={} window={} skipped: {}", host, module, schedule, windowId, hookSkip);
+                    result = WindowResult.skipped(schedule, windowId, since, hookSkip);
+                } else {
+                    published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
+                            context.process(), NODE_CREATE_WAIT);
+                    heldNodes = plan.nodes();
+                    // Published, nothing stopped yet: the window has opened (decision 34); posted, never waited for.
+                    events.started(module, schedule, windowId, plan.nodes().stream().map(n -> n[0]).toList());
+                    HeldRegistry nodes = published;
+                    result = hold(desired.spec(), schedule, s, plan.entry(), section, nodes::operatorHolding,
+                            () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()));
+                }
             }
         } catch (InterruptedException e) {
             throw e;
@@ -464,6 +484,46 @@ public final class WindowRunner {
             }
         }
         return finish(module, result, desired);
+    }
+
+    /**
+     * Runs the {@code pre-stop} hook of each held container that runs, all before anything is published, journalled or
+     * stopped (decision 38), under the lock and the fence, through the guarded runtime (a lapsed lock runs no more). The
+     * first that exits {@link io.mesh.manifest.HooksSpec#SKIP_WINDOW} skips the window: the hooks after it do not run,
+     * and the {@code post-start} of each container whose {@code pre-stop} ran before it does, so that what those did
+     * (a drain) is undone as after a give-back. Any other end of a hook is said in the result and the window goes on.
+     *
+     * @return the skip's reason ({@code hook: pre-stop of C exited 75; nothing was stopped}), or {@code null}
+     */
+    private String preStop(ModuleSpec spec, String windowId, Plan plan, ContainerRuntime guarded) {
+        List<String> lines = hookLines.computeIfAbsent(windowId, k -> Collections.synchronizedList(new ArrayList<>()));
+        List<String[]> ran = new ArrayList<>();
+        HookRun skip = null;
+        for (String[] n : plan.nodes()) {
+            if (cutting) return null; // hold() says the window did not begin
+            ContainerSpec cs = containerSpec(spec, n[0]);
+            if (cs == null || cs.hooksOrNone().preStop().isEmpty() || !guarded.isRunning(n[1])) continue; // nothing to stop
+            Optional<HookRun> r = hooks.run(guarded, HookPhase.PRE_STOP, n[0], n[1], cs, cutting);
+            if (r.isEmpty()) continue;
+            lines.add(r.get().line());
+            if (r.get().skipsWindow()) {
+                skip = r.get();
+                break;
+            }
+            ran.add(n);
+        }
+        if (skip == null) return null;
+        for (String[] n : ran) {
+            hooks.run(guarded, HookPhase.POST_START, n[0], n[1], containerSpec(spec, n[0]), cutting).ifPresent(r -> lines.add(r.line()));
+        }
+        return "hook: " + skip.phase() + " of " + skip.container() + " exited " + skip.exitCode() + " (not now)"
+                + (skip.output().isEmpty() ? "" : ": " + skip.output().get(skip.output().size() - 1).strip()) + "; nothing was stopped";
+    }
+
+    /** @return the desired spec of a container of {@code spec} by its Docker name, or {@code null} */
+    private static ContainerSpec containerSpec(ModuleSpec spec, String dockerName) {
+        String prefix = spec.module() + "-";
+        return dockerName.startsWith(prefix) ? spec.containers().get(dockerName.substring(prefix.length())) : null;
     }
 
     /** The ledger's held interval of each held container, as its nodes are published or deleted (decision 28). */
@@ -573,7 +633,11 @@ public final class WindowRunner {
         } finally {
             me.stepEnded();
             holding.remove(me);
-            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds, () -> cutting, context.secrets()).closeAll();
+            ModuleSpec desiredSpec = spec;
+            WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds, () -> cutting, context.secrets())
+                    .withPostStart((rt, c, id, stopping) -> hooks.run(rt, HookPhase.POST_START, c, id, containerSpec(desiredSpec, c), stopping))
+                    .closeAll();
+            hookLines.computeIfAbsent(entry.window(), k -> Collections.synchronizedList(new ArrayList<>())).addAll(closing.hooks());
             if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();
             for (String k : closing.kept()) error = error == null ? k : error + "; " + k;
             if (step == null && closing.exitCode() != null && cut == null) {
@@ -622,9 +686,17 @@ public final class WindowRunner {
         return next;
     }
 
-    /** @return the seconds the schedule's held containers may take to stop, one after another: part of its deadline */
+    /**
+     * @return the seconds the schedule's held containers may take to stop, one after another, with their
+     *         {@code pre-stop} hooks (decision 38): part of its deadline
+     */
     private static int stopBudget(ModuleSpec spec, ScheduleSpec s) {
-        return s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n)).sum();
+        return s.whileStopped().stream().mapToInt(n -> stopTimeout(spec, n) + preStopBound(spec, n)).sum();
+    }
+
+    private static int preStopBound(ModuleSpec spec, String name) {
+        ContainerSpec cs = spec.containers().get(name);
+        return cs == null || cs.hooksOrNone().preStop().isEmpty() ? 0 : (int) cs.hooksOrNone().timeoutDuration().toSeconds();
     }
 
     private static int stopTimeout(ModuleSpec spec, String name) {
@@ -635,6 +707,8 @@ public final class WindowRunner {
     private WindowResult finish(String module, WindowResult r, DesiredRecord desired) {
         String gate = r.window() == null ? null : gates.get(r.window());
         if (gate != null) r = r.withGate(gate);
+        List<String> ran = r.window() == null ? null : hookLines.get(r.window());
+        if (ran != null && !ran.isEmpty()) r = r.withHooks(List.copyOf(ran));
         WindowRecovery.record(store, host, module, r, desired);
         events.finished(module, r); // after the report: posted, never waited for (decision 34)
         return r;

@@ -1,11 +1,8 @@
 package io.mesh.window;
 
-import com.cronutils.model.CronType;
-import com.cronutils.model.definition.CronDefinitionBuilder;
-import com.cronutils.model.time.ExecutionTime;
-import com.cronutils.parser.CronParser;
 import io.mesh.ledger.DurableFile;
 import io.mesh.manifest.ModuleSpec;
+import io.mesh.manifest.CronTimes;
 import io.mesh.manifest.ScheduleSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +40,6 @@ import java.util.function.BiConsumer;
  */
 public final class WindowScheduler implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WindowScheduler.class);
-    private static final CronParser CRON = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
     /**
      * How late after its cron time a timer may still fire it. Later than this the time is missed, not run: a window
      * was put at its time because that time suits it (decision 0006). Covers a loaded machine or a GC pause.
@@ -123,13 +119,7 @@ public final class WindowScheduler implements AutoCloseable {
      * @return the next cron time strictly after {@code after}, in the schedule's zone (or the host's)
      */
     public static Optional<ZonedDateTime> next(ScheduleSpec s, ZonedDateTime after) {
-        ZonedDateTime from = after.withZoneSameInstant(zone(s));
-        Optional<ZonedDateTime> n = ExecutionTime.forCron(CRON.parse(s.cron())).nextExecution(from);
-        // cron-utils works in whole seconds; never hand back the instant itself (or one before it)
-        while (n.isPresent() && !n.get().toInstant().isAfter(after.toInstant())) {
-            n = ExecutionTime.forCron(CRON.parse(s.cron())).nextExecution(n.get().plusSeconds(1));
-        }
-        return n;
+        return CronTimes.next(s.cron(), zone(s), after.toInstant());
     }
 
     private static ZoneId zone(ScheduleSpec s) {
@@ -247,8 +237,7 @@ public final class WindowScheduler implements AutoCloseable {
         if (last == null || !last.isBefore(now)) return;
         Optional<ZonedDateTime> first = next(e.spec, last.atZone(zone(e.spec)));
         if (first.isEmpty() || first.get().toInstant().isAfter(now)) return;
-        Optional<ZonedDateTime> latest = ExecutionTime.forCron(CRON.parse(e.spec.cron())).lastExecution(now.atZone(zone(e.spec)));
-        Instant lastMissed = latest.map(ZonedDateTime::toInstant).filter(t -> t.isAfter(last)).orElse(first.get().toInstant());
+        Instant lastMissed = CronTimes.last(e.spec.cron(), zone(e.spec), now).filter(t -> t.isAfter(last)).orElse(first.get().toInstant());
         log.warn("schedule {}: cron time {} missed{} while the agent was not running (last fired {}); missed times do not "
                         + "run late (decision 0006)", id, lastMissed,
                 lastMissed.equals(first.get().toInstant()) ? "" : " (and earlier ones since " + first.get().toInstant() + ")", last);

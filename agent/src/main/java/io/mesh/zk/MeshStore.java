@@ -253,6 +253,20 @@ public final class MeshStore {
 
     /**
      * @param host host id
+     * @return the host's drain in force (decision 37), or {@code null}; a drain node whose data cannot be read is one
+     *         ({@link io.mesh.wire.DrainRecord} with no end: a reader that cannot tell holds)
+     * @throws Exception from ZooKeeper
+     */
+    public io.mesh.wire.DrainRecord drain(String host) throws Exception {
+        ZkNode node = ZkNode.read(client, paths.drain(host));
+        if (node == null) return null;
+        io.mesh.wire.DrainRecord d = io.mesh.wire.Json.readOrNull(node.data(), io.mesh.wire.DrainRecord.class);
+        if (d == null) d = new io.mesh.wire.DrainRecord("unknown", "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+        return d.inForceAt(ZkClock.earliest()) ? d : null;
+    }
+
+    /**
+     * @param host host id
      * @return the held nodes of a host in force, by Docker container name: an operator hold whose {@code until} has
      *         passed is left out ({@link HeldRegistry#inForce})
      * @throws Exception from ZooKeeper

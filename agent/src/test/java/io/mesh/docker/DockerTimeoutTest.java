@@ -107,6 +107,9 @@ class DockerTimeoutTest {
             // a step's start is a short call
             assertThat(timed(b - 100, b + SLACK_MS, () -> engine.runStep("c1", Duration.ofMinutes(30), 5)))
                     .isInstanceOf(DockerTimeoutException.class);
+            // a hook's exec: its create is a short call, whatever the hook's own timeout (decision 38)
+            assertThat(timed(b - 100, b + SLACK_MS, () -> engine.exec("c1", java.util.List.of("true"), Duration.ofMinutes(5), 5)))
+                    .isInstanceOf(DockerTimeoutException.class).hasMessageContaining("the exec create in container c1");
         }
     }
 

@@ -62,10 +62,13 @@ final class ClientText {
                 + ("report".equals(k.path("from").asText()) ? " (from its last report)" : " (its window node went with its session)");
     }
 
-    /** @return {@code , N superseded}, {@code , N cancelled}, {@code , N expired} for those a push's {@code counts} has, else nothing */
+    /**
+     * @return {@code , N drained}, {@code , N superseded}, {@code , N cancelled}, {@code , N expired} for those a push's
+     *         {@code counts} has, else nothing
+     */
     static String superseded(JsonNode counts) {
         StringBuilder b = new StringBuilder();
-        for (PushState s : List.of(PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
+        for (PushState s : List.of(PushState.DRAINED, PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
             int n = count(counts, s);
             if (n > 0) b.append(", ").append(n).append(' ').append(s.wire());
         }

@@ -23,13 +23,18 @@ import static io.mesh.client.AuditCommands.*;
 final class FreezeCommands {
     private FreezeCommands() {}
 
-    /** {@code mesh freeze MODULE|--all (--for DURATION|--until TIME) --reason TEXT} (docs/decisions/0014-freezes.md). */
+    /**
+     * {@code mesh freeze MODULE|--all (--for DURATION|--until TIME) --reason TEXT} (docs/decisions/0014-freezes.md), or
+     * a recurring freeze {@code --cron EXPR --for DURATION [--timezone ZONE] [--until TIME]} (decision 37).
+     */
     @Command(name = "freeze",
             description = {"Freeze MODULE, or every module with --all (POST /v1/freezes): pushes are still accepted and recorded, but agents apply none of them.",
                     "No Docker call is made on the module until the freeze ends, at --for/--until by itself or at mesh thaw; then the newest",
                     "revision lands with no new push. Reports read deferred with the freeze. Windows still run. Freezing again replaces the freeze.",
-                    "An apply already in progress (it holds the module lock) still lands the container changes it has begun, and begins no other: mesh freeze names each one."},
-            exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, no --reason, a bad duration or time), unauthorized",
+                    "An apply already in progress (it holds the module lock) still lands the container changes it has begun, and begins no other: mesh freeze names each one.",
+                    "With --cron the freeze recurs: in force from each cron time for --for (such as --cron '0 18 * * 5' --for 14h: Fridays from 18:00",
+                    "to Saturday 08:00), in --timezone (UTC when left out), until --until ends the recurrence or mesh thaw."},
+            exitCodeList = {"0:frozen", "2:bad input (MODULE and --all, --for and --until, --cron without --for, no --reason, a bad duration, time or cron), unauthorized",
                     "4:the coordinator cannot be reached"})
     public static final class Freeze extends CoordinatorCommand {
         @Parameters(index = "0", arity = "0..1", paramLabel = "MODULE", description = "The module to freeze, such as store (or --all).")
@@ -47,6 +52,12 @@ final class FreezeCommands {
         @Option(names = "--reason", paramLabel = "TEXT", required = true, description = "Why: every frozen module's report carries it.")
         String reason;
 
+        @Option(names = "--cron", paramLabel = "EXPR", description = "Recur: in force from each time of this 5-field cron expression for --for, such as '0 18 * * 5'.")
+        String cron;
+
+        @Option(names = "--timezone", paramLabel = "ZONE", description = "The zone --cron is read in, such as Europe/Berlin (UTC when left out).")
+        String timezone;
+
         /**
          * The request's body, checked here as the coordinator checks it (it checks again), so that a typo is named before
          * anything is sent.
@@ -55,10 +66,25 @@ final class FreezeCommands {
          * @throws IllegalArgumentException naming the option and the fix
          */
         static Map<String, Object> body(String module, boolean all, String forDuration, String until, String reason) {
+            return body(module, all, forDuration, until, reason, null, null);
+        }
+
+        /**
+         * @return {@code {"module"|"all", "for"|"until", "reason"}}, with {@code "cron"} and {@code "timezone"} for a
+         *         recurring freeze (whose {@code until} ends the recurrence)
+         * @throws IllegalArgumentException naming the option and the fix
+         */
+        static Map<String, Object> body(String module, boolean all, String forDuration, String until, String reason, String cron, String timezone) {
             if ((module == null) == !all) {
                 throw new IllegalArgumentException(all ? "give MODULE or --all, not both" : "give the MODULE to freeze, or --all for every module");
             }
-            if ((forDuration == null) == (until == null)) {
+            if (cron == null && timezone != null) {
+                throw new IllegalArgumentException("--timezone: only a recurring freeze takes one (with --cron, such as --cron '0 18 * * 5' --for 14h)");
+            }
+            if (cron != null && forDuration == null) {
+                throw new IllegalArgumentException("--for: missing: a recurring freeze says how long each span lasts, such as --cron '0 18 * * 5' --for 14h");
+            }
+            if (cron == null && (forDuration == null) == (until == null)) {
                 throw new IllegalArgumentException(forDuration == null ? "give --for DURATION (such as 2h) or --until TIME: a freeze always ends by itself"
                         : "give --for or --until, not both");
             }
@@ -80,8 +106,10 @@ final class FreezeCommands {
             Map<String, Object> body = new java.util.LinkedHashMap<>();
             if (all) body.put("all", true);
             else body.put("module", module);
+            if (cron != null) body.put("cron", cron);
+            if (timezone != null) body.put("timezone", timezone);
             if (forDuration != null) body.put("for", forDuration);
-            else body.put("until", until);
+            if (until != null) body.put("until", until);
             body.put("reason", reason);
             return body;
         }
@@ -91,7 +119,7 @@ final class FreezeCommands {
         public Integer call() throws Exception {
             Map<String, Object> body;
             try {
-                body = body(module, all, forDuration, until, reason);
+                body = body(module, all, forDuration, until, reason, cron, timezone);
             } catch (IllegalArgumentException e) {
                 return fail(BAD_INPUT, e.getMessage());
             }
@@ -100,8 +128,18 @@ final class FreezeCommands {
             if (bad != null) return bad;
             JsonNode j = r.json();
             PrintWriter out = out();
-            out.println((all ? "every module" : module) + " frozen until " + text(j.path("until")) + " by " + text(j.path("by"))
-                    + ": " + j.path("reason").asText() + " (mesh thaw " + (all ? "--all" : module) + " ends it sooner)");
+            String thaw = "mesh thaw " + (all ? "--all" : module);
+            if (j.hasNonNull("cron")) {
+                out.println((all ? "every module" : module) + " frozen every '" + j.path("cron").asText() + "'"
+                        + (j.hasNonNull("timezone") ? " " + j.path("timezone").asText() : " UTC") + " for " + j.path("for").asText() + " by "
+                        + text(j.path("by")) + ": " + j.path("reason").asText() + "; " + (j.path("active").asBoolean()
+                        ? "in force now, until " + text(j.path("spanUntil"))
+                        : "next from " + text(j.path("next"))) + (j.hasNonNull("until") ? "; recurs until " + text(j.path("until")) : "")
+                        + " (" + thaw + " ends it)");
+            } else {
+                out.println((all ? "every module" : module) + " frozen until " + text(j.path("until")) + " by " + text(j.path("by"))
+                        + ": " + j.path("reason").asText() + " (" + thaw + " ends it sooner)");
+            }
             JsonNode was = j.path("replaced");
             if (was.isObject()) {
                 out.println("  replaces the freeze until " + text(was.path("until")) + " by " + text(was.path("by")) + ": "
@@ -152,13 +190,23 @@ final class FreezeCommands {
         @Mixin
         JsonOption json;
 
-        Freezes() { super("/v1/freezes", "freezes", "nothing is frozen", "MODULE", "UNTIL", "BY", "SINCE", "REASON"); }
+        Freezes() { super("/v1/freezes", "freezes", "nothing is frozen", "MODULE", "UNTIL", "BY", "SINCE", "REASON", "RECURS"); }
 
         @Override
         void add(Table table, JsonNode f) {
-            String until = text(f.path("until")) + (f.path("active").asBoolean(true) ? "" : " (ended)");
+            boolean active = f.path("active").asBoolean(true);
+            String until;
+            String recurs = "";
+            if (f.hasNonNull("cron")) {
+                // A recurring freeze: the span in force, or the next; its rule and the recurrence's end beside
+                until = active ? text(f.path("spanUntil")) + " (in force)" : f.hasNonNull("next") ? "next from " + text(f.path("next")) : "(ended)";
+                recurs = "every '" + f.path("cron").asText() + "'" + (f.hasNonNull("timezone") ? " " + f.path("timezone").asText() : "")
+                        + " for " + f.path("for").asText() + (f.hasNonNull("until") ? " until " + text(f.path("until")) : "");
+            } else {
+                until = text(f.path("until")) + (active ? "" : " (ended)");
+            }
             table.add(f.path("all").asBoolean() ? "(all)" : f.path("module").asText(), until, text(f.path("by")), text(f.path("since")),
-                    f.path("reason").asText());
+                    f.path("reason").asText(), recurs);
         }
     }
 }

@@ -50,6 +50,13 @@ final class HoldCommands {
                                 hold.hasNonNull("confirmed") ? text(hold.path("confirmed")) : "not yet");
                     }, "HOST", "CONTAINER", "MODULE", "HOLD BY", "REASON", "UNTIL", "STOP", "CONFIRMED")
                     .print(out, "no container is held by an operator");
+            // A drained host: its agent holds every container of it, a hold per container above once placed (decision 37)
+            for (JsonNode d : answer.path("drains")) {
+                JsonNode r = d.path("drain");
+                out.println("drained: " + d.path("host").asText() + " by " + r.path("by").asText() + ": " + r.path("reason").asText()
+                        + (r.hasNonNull("until") ? " until " + text(r.path("until")) : " until mesh undrain")
+                        + (r.path("stop").asBoolean() ? ", containers stopped" : "") + (d.path("ended").asBoolean() ? " (ENDED)" : ""));
+            }
             // An agent that went mid-window: its held nodes went with it, its containers may still be stopped.
             for (JsonNode o : answer.path("offline")) {
                 out.println();

@@ -19,13 +19,14 @@ import static io.mesh.client.ExitCodes.*;
 /**
  * {@code mesh}: the operator's client of the coordinator's HTTP API ({@code push}, {@code status}, {@code held},
  * {@code windows}, {@code locks}, {@code window run}, {@code history}, {@code rollback}, {@code delete}, {@code rollout},
- * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}, {@code audit}, {@code why}), and
+ * {@code freeze}, {@code thaw}, {@code freezes}, {@code hold}, {@code release}, {@code drain}, {@code undrain},
+ * {@code audit}, {@code why}), and
  * {@code import-compose}, which needs
  * no coordinator.
  * Run it as {@code deploy/bin/mesh} or {@code java -cp coordinator/target/mesh-coordinator.jar io.mesh.client.MeshCli}.
  * This class holds the command list; the commands live by concern beside it ({@link PushCommands},
- * {@link StatusCommands}, {@link HoldCommands}, {@link WindowCommands}, {@link RolloutCommands}, {@link FreezeCommands},
- * {@link AuditCommands}), on what they share: {@link CoordinatorCommand} (the options and the base of every command
+ * {@link StatusCommands}, {@link HoldCommands}, {@link DrainCommands}, {@link WindowCommands}, {@link RolloutCommands},
+ * {@link FreezeCommands}, {@link AuditCommands}), on what they share: {@link CoordinatorCommand} (the options and the base of every command
  * that talks to the coordinator), {@link ExitCodes} and {@link ClientText}. The arrows go from this class to the
  * commands and from them to what they share, never back.
  *
@@ -51,6 +52,7 @@ public final class MeshCli implements Runnable {
      */
     static final List<Class<?>> COMMANDS = List.of(Push.class, Status.class, Held.class, Hold.class, Release.class, Windows.class, Locks.class,
             WindowCmd.class, History.class, Rollback.class, Delete.class, RolloutCmd.class, Freeze.class, Thaw.class, Freezes.class,
+            DrainCommands.Drain.class, DrainCommands.Undrain.class,
             Audit.class, Why.class, ImportCompose.class, CommandLine.HelpCommand.class);
 
     @CommandLine.Spec

@@ -85,7 +85,12 @@ final class StatusCommands {
             out.println();
             out.println(windows.size() == 0 ? "no window is open" : windows.size() + " open window" + (windows.size() == 1 ? "" : "s") + " (mesh windows)");
             for (JsonNode f : fleet.path("freezes")) {
-                out.println("frozen: " + (f.path("all").asBoolean() ? "every module" : f.path("module").asText()) + " until " + text(f.path("until"))
+                // a recurring freeze in force: its span's end, and its rule
+                boolean recurs = f.hasNonNull("cron");
+                out.println("frozen: " + (f.path("all").asBoolean() ? "every module" : f.path("module").asText()) + " until "
+                        + text(recurs ? f.path("spanUntil") : f.path("until"))
+                        + (recurs ? " (every '" + f.path("cron").asText() + "'" + (f.hasNonNull("timezone") ? " " + f.path("timezone").asText() : "")
+                        + " for " + f.path("for").asText() + ")" : "")
                         + " by " + text(f.path("by")) + ": " + f.path("reason").asText() + " (mesh thaw " + (f.path("all").asBoolean() ? "--all" : f.path("module").asText()) + ")");
             }
             JsonNode pending = fleet.path("pendingPushes");

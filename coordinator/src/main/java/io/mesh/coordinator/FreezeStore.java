@@ -37,11 +37,33 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
      * @param by     who froze it
      * @param reason why
      * @param since  when
-     * @param until  when it ends by itself
-     * @param active false once {@code until} has passed on the coordinator's clock (the node is still there)
+     * @param until  when it ends by itself; for a recurring freeze, when the recurrence ends ({@code null}: at a thaw)
+     * @param active whether it is in force now on the coordinator's clock (false once {@code until} has passed, or
+     *               between a recurring freeze's spans; the node is still there)
+     * @param cron      a recurring freeze's starts, or {@code null}
+     * @param timezone  the zone they are read in ({@code null}: UTC)
+     * @param lasts     each span's length (JSON {@code for})
+     * @param spanUntil when the span in force ends, for a recurring freeze in force
+     * @param next      a recurring freeze's next start, or {@code null} (none to come)
      */
     public record Freeze(@JsonInclude(JsonInclude.Include.NON_NULL) String module, boolean all, String by, String reason,
-                         Instant since, Instant until, boolean active) {}
+                         Instant since, Instant until, boolean active,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String cron,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) String timezone,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) @com.fasterxml.jackson.annotation.JsonProperty("for") String lasts,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) Instant spanUntil,
+                         @JsonInclude(JsonInclude.Include.NON_NULL) Instant next) {
+        /** @return true while it is in force or will be again (a recurring freeze between spans): writing it again replaces it */
+        public boolean current() { return active || next != null; }
+
+        /** @return when the freeze in force now ends: the span's end for a recurring one, else {@code until} */
+        public Instant endsAt() { return spanUntil != null ? spanUntil : until; }
+
+        /** @return a recurring freeze's rule in words, such as {@code every '0 18 * * 5' for 14h}, or "" */
+        public String rule() {
+            return cron == null ? "" : "every '" + cron + "'" + (timezone == null ? "" : " " + timezone) + " for " + lasts;
+        }
+    }
 
     /** @return the store's clock, to the millisecond: a request's {@code for} counts from it, and it is the freeze's {@code since} */
     public Instant now() { return clock.instant().truncatedTo(ChronoUnit.MILLIS); }
@@ -86,7 +108,7 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
             throw Refusal.notFound("module", "module: no module '" + target + "' was pushed (mesh status lists the modules): "
                     + "freeze a module by its name, or every module with all");
         }
-        Freeze replaced = list().stream().filter(f -> f.active() && (all ? f.all() : target.equals(f.module()))).findFirst().orElse(null);
+        Freeze replaced = list().stream().filter(f -> f.current() && (all ? f.all() : target.equals(f.module()))).findFirst().orElse(null);
         Freeze written = write(request, by, now);
         return new Frozen(written, replaced, applying(target));
     }
@@ -164,7 +186,10 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
 
     private Freeze view(String name, FreezeRecord r) {
         boolean all = FreezeRecord.ALL.equals(name);
-        return new Freeze(all ? null : name, all, r.by(), r.reason(), r.since(), r.until(), r.activeAt(clock.instant()));
+        Instant now = clock.instant();
+        FreezeRecord span = r.inForce(now, now).orElse(null);
+        return new Freeze(all ? null : name, all, r.by(), r.reason(), r.since(), r.until(), span != null, r.cron(), r.timezone(), r.lasts(),
+                r.recurring() && span != null ? span.until() : null, r.nextStart(now).orElse(null));
     }
 
     /** Creates {root}/freezes with data {@code {}} when missing (as the push's parents are made). */

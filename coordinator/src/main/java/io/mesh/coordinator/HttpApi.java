@@ -140,6 +140,10 @@ import java.util.regex.Pattern;
  *       naming the field and the fix, nothing written. {@code GET /v1/freezes}: {@code {"freezes":[...]}}.
  *       {@code DELETE /v1/freezes/{module}} or {@code /v1/freezes/_all} (token): {@code 200}, or {@code 404} when there
  *       is none (docs/decisions/0014-freezes.md).</li>
+ *   <li>{@code POST /v1/drains} (token as holds), body {@code {"host", "reason", "for"?, "stop"?}}: {@code 201} with the
+ *       drain as written ({@link DrainStore.Drain}); the host's agent then holds every container of its modules.
+ *       {@code GET /v1/drains}: {@code {"drains":[...]}}. {@code DELETE /v1/drains/{host}} (token): {@code 200} with
+ *       {@code released}, the drain's holds deleted with it; {@code 404} when the host is not drained (decision 37).</li>
  *   <li>{@code GET /v1/audit?since=&until=&host=&module=&timeout=}: {@code {from, to, exit, hosts:[AuditReport...]}}, each
  *       host's ledger over the span judged by {@link io.mesh.wire.AuditChecker} (SPEC.md "Audit"; {@link AuditStore});
  *       {@code 400 {"errors":[{"field","message"}]}} naming each field at fault and the fix ({@link AuditQuery}, an
@@ -192,6 +196,7 @@ public final class HttpApi implements AutoCloseable {
     private final FleetStatus fleetStatus;
     private final WindowRequestStore requests;
     private final HoldStore holds;
+    private final DrainStore drains;
     private final PlanStore plans;
     private final AuditStore audits;
     private final WhyStore whys;
@@ -289,6 +294,7 @@ public final class HttpApi implements AutoCloseable {
         this.fleetStatus = new FleetStatus(client, paths, ZkClock.clock(), cache, noAgentExpiry, vanished);
         this.requests = new WindowRequestStore(client, paths);
         this.holds = new HoldStore(client, paths);
+        this.drains = new DrainStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.audits = new AuditStore(client, paths, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
@@ -519,6 +525,11 @@ public final class HttpApi implements AutoCloseable {
                 else notAllowed(ex, "GET, POST");
             }
             case "/v1/holds" -> { if (ex.method().equals("POST")) hold(ex); else notAllowed(ex, "POST"); }
+            case "/v1/drains" -> {
+                if (method.equals("POST")) drain(ex);
+                else if (method.equals("GET")) send(ex, 200, Map.of("drains", drains.list()));
+                else notAllowed(ex, "GET, POST");
+            }
             case "/v1/audit" -> { if (get(ex)) audit(ex); }
             default -> {
                 Matcher req;
@@ -537,6 +548,9 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = ROLLOUT_MOVE.matcher(path)).matches()) {
                     if (ex.method().equals("POST")) moveRollout(ex, req.group(1), req.group(2));
                     else notAllowed(ex, "POST");
+                } else if ((req = DRAIN.matcher(path)).matches()) {
+                    if (ex.method().equals("DELETE")) undrain(ex, req.group(1));
+                    else notAllowed(ex, "DELETE");
                 } else if ((req = FREEZE.matcher(path)).matches()) {
                     if (ex.method().equals("DELETE")) thaw(ex, req.group(1));
                     else notAllowed(ex, "DELETE");
@@ -556,7 +570,7 @@ public final class HttpApi implements AutoCloseable {
                 } else if ((req = REQUEST.matcher(path)).matches()) {
                     windowRequest(ex, req.group(1), req.group(2));
                 } else {
-                    throw Refusal.notFound(null, "no such path: " + Printable.cut(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)");
+                    throw Refusal.notFound(null, "no such path: " + Printable.cut(path) + " (see GET /, /v1/fleet, /v1/pushes, /v1/pushes/{push}, /v1/modules/{module}/history, /v1/plans/{plan}, /v1/freezes, /v1/held, /v1/audit, /v1/why/{host}/{container}, /v1/holds/{host}/{container}, /v1/drains, /v1/windows, /v1/locks, /v1/hosts, /healthz, /metrics, /v1/openapi.json)");
                 }
             }
         }
@@ -572,6 +586,7 @@ public final class HttpApi implements AutoCloseable {
     private static final Pattern ROLLOUT_MOVE = Pattern.compile("/v1/rollouts/([^/]+)/(resume|abort|promote)");
     private static final Pattern MODULE_ROLLBACK = Pattern.compile("/v1/modules/([^/]+)/rollback");
     private static final Pattern FREEZE = Pattern.compile("/v1/freezes/([^/]+)");
+    private static final Pattern DRAIN = Pattern.compile("/v1/drains/([^/]+)");
     /** Largest body of a freeze ({@code {"module","for","reason"}}), in bytes. */
     public static final int MAX_FREEZE_BODY = 4096;
     /** Largest body of a rollback ({@code {"to":"push-..."}}), in bytes. */
@@ -671,6 +686,26 @@ public final class HttpApi implements AutoCloseable {
                 h.hold().reason(), h.hold().until(), h.hold().stops());
         events.holdPlaced(h);
         send(ex, 201, h);
+    }
+
+    /** {@code POST /v1/drains}: a host in maintenance ({@link DrainStore#drain}); token as holds. */
+    private void drain(Exchange ex) throws Exception {
+        if (!authorized(ex, "holds")) return;
+        byte[] body = smallBody(ex, MAX_REQUEST_BODY, "{\"host\":\"host-a\",\"reason\":\"...\",\"for\":\"2h\",\"stop\":true}");
+        if (body == null) return;
+        String by = identity(ex, false);
+        DrainStore.Drain d = drains.drain(jsonObject(body), by);
+        LOG.info("drain of host {} by \"{}\" reason=\"{}\" until={} stop={}", d.host(), by, Printable.cut(d.drain().reason()),
+                d.drain().until(), d.drain().stops());
+        send(ex, 201, d);
+    }
+
+    /** {@code DELETE /v1/drains/{host}}: the drain and its holds go ({@link DrainStore#undrain}). */
+    private void undrain(Exchange ex, String host) throws Exception {
+        if (!authorized(ex, "holds")) return;
+        DrainStore.Undrained u = drains.undrain(host);
+        LOG.info("drain of host {} ended by \"{}\"; released {}", host, identity(ex, false), u.released());
+        send(ex, 200, u);
     }
 
     /**
@@ -1027,8 +1062,9 @@ public final class HttpApi implements AutoCloseable {
         if (body == null) return;
         FreezeStore.Frozen f = freezes.freeze(jsonObject(body), identity(ex, false));
         FreezeStore.Freeze written = f.freeze(), replaced = f.replaced();
-        LOG.info("freeze of {} until {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
-                written.until(), written.by(), ex.remote(), Printable.cut(written.reason()),
+        LOG.info("freeze of {} {} by {} from {}: \"{}\"{}", written.all() ? "every module" : "module " + written.module(),
+                written.cron() == null ? "until " + written.until() : written.rule() + (written.until() == null ? "" : " until " + written.until()),
+                written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
         events.freezeStarted(written);
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
@@ -1249,6 +1285,7 @@ public final class HttpApi implements AutoCloseable {
         out.put("held", all.stream().filter(h -> !h.operatorHold()).toList());
         out.put("holds", all.stream().filter(HeldRecord::operatorHold).map(h -> OperatorHoldView.of(h, now)).toList());
         out.put("windows", fleet.windows());
+        out.put("drains", drains.list()); // each drained host's agent holds its containers (decision 37)
         // What an agent that went mid-window left held, as last known: its held nodes went with its session.
         List<Map<String, Object>> lastKnown = new ArrayList<>();
         for (FleetStatus.HostRow h : fleetStatus.fleet().hosts()) {

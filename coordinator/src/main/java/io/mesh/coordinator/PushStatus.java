@@ -323,6 +323,10 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
                 ApplyReport r = reports.getOrDefault(host, Map.of()).get(module);
                 Target t = target(host, module, push.push(), seq, r, agents.contains(host))
                         .withProgress(push.push(), progress.getOrDefault(host, Map.of()).get(module));
+                RolloutRecord rollout = rollouts.get(module);
+                if (t.state() == PushState.WAITING && rollout != null && rollout.drainedHosts().contains(host)) {
+                    t = t.withState(PushState.DRAINED); // passed over by the rollout (decision 37)
+                }
                 if (cancel != null && Set.of(PushState.PENDING, PushState.DEFERRED, PushState.WAITING).contains(t.state())) {
                     t = t.withState(PushState.CANCELLED);
                 } else if (expired && t.state() == PushState.PENDING && !t.agent()) {
@@ -334,13 +338,13 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         targets.sort((a, b) -> a.host().equals(b.host()) ? a.module().compareTo(b.module()) : a.host().compareTo(b.host()));
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (PushState s : List.of(PushState.PENDING, PushState.APPLIED, PushState.DEFERRED, PushState.WAITING, PushState.FAILED,
-                PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
+                PushState.DRAINED, PushState.SUPERSEDED, PushState.CANCELLED, PushState.EXPIRED)) {
             counts.put(s.wire(), 0);
         }
         for (Target t : targets) counts.merge(t.state().wire(), 1, Integer::sum);
         int pending = count(counts, PushState.PENDING), deferred = count(counts, PushState.DEFERRED);
         int failed = count(counts, PushState.FAILED), applied = count(counts, PushState.APPLIED);
-        int superseded = count(counts, PushState.SUPERSEDED);
+        int superseded = count(counts, PushState.SUPERSEDED), drained = count(counts, PushState.DRAINED);
         int cancelled = count(counts, PushState.CANCELLED), expiredTargets = count(counts, PushState.EXPIRED);
         boolean stopped = rollouts.values().stream().anyMatch(r -> r.state().stopped());
         // Waiting on a rollout that stopped settles nothing by itself, but nothing more happens without an operator.
@@ -354,6 +358,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         else if (pending == 0 && waiting > 0) state = PushState.WAITING;
         else if (done && cancelled > 0) state = PushState.CANCELLED;
         else if (done && expiredTargets > 0) state = PushState.EXPIRED;
+        else if (done && drained > 0) state = PushState.DRAINED;
         else if (done && superseded > 0) state = PushState.SUPERSEDED;
         else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),

@@ -130,7 +130,7 @@ public record WhyStore(CuratorFramework client, ZkPaths paths, AuditStore audits
         for (FreezeStore.Freeze f : freezes.list()) {
             if (!f.active() || !(f.all() || module.equals(f.module()))) continue;
             chain.add(new Line(WhyReason.FREEZE, f.since(), (f.all() ? "every module" : "module " + module) + " frozen by " + f.by()
-                    + ": " + f.reason() + ", until " + f.until()));
+                    + ": " + f.reason() + ", until " + f.endsAt() + (f.cron() == null ? "" : " (" + f.rule() + ")")));
         }
 
         for (FleetStatus.Slot s : fleet.slots()) {

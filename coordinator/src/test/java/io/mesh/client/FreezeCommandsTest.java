@@ -44,6 +44,31 @@ class FreezeCommandsTest {
         assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, "2 hours", null, "r")).hasMessageContaining("--for:");
         assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, null, "monday", "r")).hasMessageContaining("--until:");
         assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, "2h", null, " ")).hasMessageContaining("--reason");
+        // a recurring freeze (decision 37)
+        assertThat(FreezeCommands.Freeze.body("store", false, "14h", null, "weekends", "0 18 * * 5", "Europe/Berlin"))
+                .containsExactly(Map.entry("module", "store"), Map.entry("cron", "0 18 * * 5"), Map.entry("timezone", "Europe/Berlin"),
+                        Map.entry("for", "14h"), Map.entry("reason", "weekends"));
+        assertThat(FreezeCommands.Freeze.body("store", false, "14h", LATER, "r", "0 18 * * 5", null)).containsEntry("until", LATER);
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, null, null, "r", "0 18 * * 5", null)).hasMessageContaining("--for: missing");
+        assertThatThrownBy(() -> FreezeCommands.Freeze.body("store", false, "2h", null, "r", null, "UTC")).hasMessageContaining("--timezone: only a recurring");
+    }
+
+    /** {@code mesh freeze --cron} and what {@code mesh freezes} and {@code mesh status} say of it (decision 37). */
+    @Test
+    void aRecurringFreezeIsShownWithItsRule() throws Exception {
+        // every minute for 59 s: in force now but for one second a minute
+        ClientRun f = mesh("freeze", "store", "--cron", "* * * * *", "--for", "59s", "--reason", "minutely");
+        assertThat(f.code()).as(f.err()).isEqualTo(ExitCodes.OK);
+        assertThat(f.out()).contains("store frozen every '* * * * *' UTC for 59s").contains("minutely").contains("mesh thaw store ends it");
+        ClientRun list = mesh("freezes");
+        assertThat(list.out()).contains("every '* * * * *' for 59s");
+        ClientRun never = mesh("freeze", "store", "--cron", "* * * * *", "--for", "60s", "--reason", "r");
+        assertThat(never.code()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(never.err()).contains("for: 60s is as long as the shortest gap");
+        // Fridays at 18:00 in Berlin for 14 h, not in force on a Monday
+        ClientRun fridays = mesh("freeze", "--all", "--cron", "0 18 * * 5", "--timezone", "Europe/Berlin", "--for", "14h", "--reason", "weekends");
+        assertThat(fridays.code()).as(fridays.err()).isEqualTo(ExitCodes.OK);
+        assertThat(mesh("freezes").out()).contains("every '0 18 * * 5' Europe/Berlin for 14h");
     }
 
     /**

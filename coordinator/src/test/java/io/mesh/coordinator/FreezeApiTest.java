@@ -162,11 +162,33 @@ class FreezeApiTest {
         };
     }
 
+    /** A recurring freeze's body (decision 37): each refusal names its field and the fix. */
+    @Test
+    void aRecurringFreezeIsCheckedWhole() throws Exception {
+        Instant now = Instant.parse("2026-12-01T10:00:00Z");
+        FreezeRequest r = FreezeRequest.parse(Json.MAPPER.readTree(
+                "{\"module\":\"store\",\"cron\":\"0 18 * * 5\",\"for\":\"14h\",\"timezone\":\"Europe/Berlin\",\"reason\":\"weekends\"}"), now);
+        assertThat(r).isEqualTo(new FreezeRequest("store", "weekends", null, "0 18 * * 5", "Europe/Berlin", "14h"));
+        assertThat(r.record("alice", now)).isEqualTo(new FreezeRecord("alice", "weekends", now, null, "0 18 * * 5", "Europe/Berlin", "14h"));
+        java.util.Map<String, String> refused = new java.util.LinkedHashMap<>();
+        refused.put("{\"module\":\"store\",\"cron\":\"0 18 * * 5\",\"reason\":\"r\"}", "for: missing");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 18 * *\",\"for\":\"1h\",\"reason\":\"r\"}", "cron: '0 18 * *' is not a 5-field");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 25 * * *\",\"for\":\"1h\",\"reason\":\"r\"}", "cron: '0 25 * * *' is not a valid");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 * * * *\",\"for\":\"1h\",\"reason\":\"r\"}", "for: 1h is as long as the shortest gap");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 18 * * 5\",\"for\":\"1h\",\"timezone\":\"Mars/Base\",\"reason\":\"r\"}", "timezone: 'Mars/Base'");
+        refused.put("{\"module\":\"store\",\"for\":\"1h\",\"timezone\":\"UTC\",\"reason\":\"r\"}", "timezone: only a recurring freeze");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 18 * * 5\",\"for\":\"1h\",\"until\":\"2026-11-01T00:00:00Z\",\"reason\":\"r\"}", "until: 2026-11-01T00:00:00Z has passed");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 0 30 2 *\",\"for\":\"1h\",\"reason\":\"r\"}", "cron: '0 0 30 2 *' has no time to come");
+        for (java.util.Map.Entry<String, String> e : refused.entrySet()) {
+            assertThatThrownBy(() -> FreezeRequest.parse(Json.MAPPER.readTree(e.getKey()), now)).as(e.getKey()).hasMessageContaining(e.getValue());
+        }
+    }
+
     @Test
     void theParserTakesEitherFormAndNamesTheFix() throws Exception {
         Instant now = Instant.parse("2026-12-01T10:00:00Z");
         FreezeRequest r = FreezeRequest.parse(Json.MAPPER.readTree("{\"module\":\"store\",\"for\":\"1h30m\",\"reason\":\" weekend \"}"), now);
-        assertThat(r).isEqualTo(new FreezeRequest("store", "weekend", Instant.parse("2026-12-01T11:30:00Z")));
+        assertThat(r).isEqualTo(new FreezeRequest("store", "weekend", Instant.parse("2026-12-01T11:30:00Z"), null, null, null));
         FreezeRequest all = FreezeRequest.parse(Json.MAPPER.readTree("{\"all\":true,\"until\":\"2026-12-02T00:00:00Z\",\"reason\":\"r\"}"), now);
         assertThat(all.target()).isEqualTo(FreezeRecord.ALL);
         assertThat(all.record("token", now)).isEqualTo(new FreezeRecord("token", "r", now, Instant.parse("2026-12-02T00:00:00Z")));

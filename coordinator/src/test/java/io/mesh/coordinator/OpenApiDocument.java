@@ -304,8 +304,10 @@ final class OpenApiDocument {
 
         o = op("post", "/v1/freezes", "Freeze a module, or every module", "No change of the module lands until the freeze ends (docs/decisions/0014-freezes.md).");
         bearer(o);
-        jsonBody(o, obj(props("module", str(), "all", bool(), "for", str().put("description", "a duration such as 2h"),
-                "until", str().put("format", "date-time"), "reason", str()), "reason"), true);
+        jsonBody(o, obj(props("module", str(), "all", bool(), "for", str().put("description", "a duration such as 2h; with cron, each span's length"),
+                "until", str().put("format", "date-time").put("description", "the end; with cron, the recurrence's end"), "reason", str(),
+                "cron", str().put("description", "a recurring freeze: in force from each time of this 5-field cron expression for `for` (decision 37)"),
+                "timezone", str().put("description", "the IANA zone cron is read in; UTC when left out")), "reason"), true);
         ObjectNode frozen = extended(FreezeStore.Freeze.class, "FreezeWritten", props("replaced", ref(FreezeStore.Freeze.class),
                 "applying", arr(obj(props("module", str(), "host", str(), "since", str().put("format", "date-time"), "process", str()),
                         "module", "host", "since", "process"))));
@@ -325,6 +327,27 @@ final class OpenApiDocument {
         resp(o, 400, "not a module name", named("FieldError"));
         authErrors(o);
         resp(o, 404, "no such freeze", named("Error"));
+
+        o = op("post", "/v1/drains", "Drain a host", "Its agent holds every container of its modules, no window runs there, rollouts pass over it "
+                + "(docs/decisions/0037-recurring-freezes-drains-and-one-budget.md).");
+        bearer(o);
+        jsonBody(o, obj(props("host", str(), "reason", str(), "for", str().put("description", "a duration such as 2h; none: until undrained"),
+                "stop", bool().put("description", "the holds stop their containers")), "host", "reason"), true);
+        resp(o, 201, "the drain as written", ref(DrainStore.Drain.class));
+        resp(o, 400, "a field at fault, nothing written", named("FieldError"));
+        authErrors(o);
+        resp(o, 404, "an unknown host", named("FieldError"));
+
+        o = op("get", "/v1/drains", "Drains", "Every drained host; ended: past its until (its holds are released), not yet undrained.");
+        resp(o, 200, "drains", obj(props("drains", arr(ref(DrainStore.Drain.class))), "drains"));
+
+        o = op("delete", "/v1/drains/{host}", "Undrain", "The drain and the holds it placed go in one transaction; the host's agent applies its modules.");
+        bearer(o);
+        pathParam(o, "host", "such as host-a");
+        resp(o, 200, "undrained", ref(DrainStore.Undrained.class));
+        resp(o, 400, "not a host id", named("FieldError"));
+        authErrors(o);
+        resp(o, 404, "the host is not drained", named("FieldError"));
 
         o = op("get", "/v1/audit", "Audit", "Each host's ledger over the span, judged by AuditChecker (docs/decisions/0028-the-ledger-and-one-checker.md). "
                 + "Waits up to timeout for the hosts.");

@@ -786,32 +786,67 @@ class FleetHistoryIT {
                 opLog.add(Instant.now() + " hold " + container + " on " + h + (stop ? " --stop" : "") + (lasts == null ? "" : " --for " + lasts)
                         + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
             }));
+            // Drains (mesh drain HOST, half with --stop, decision 37): a host at a time, undrained after 15 to 30 s. Every
+            // container of the host is held by its agent meanwhile: the holds' checks judge them, their ends are the
+            // undrains' (as releases of every container of the host).
+            Random drainRandom = new Random(seed ^ 0x647261696eL);
+            String[] openDrain = {null, "0", "0"};
+            workers.add(worker("drainer", until, () -> {
+                Thread.sleep(5_000 + drainRandom.nextInt(5_000));
+                if (openDrain[0] != null) {
+                    if (System.currentTimeMillis() - Long.parseLong(openDrain[1]) >= Long.parseLong(openDrain[2])) {
+                        undrain(coordinators, drainRandom.nextInt(2), openDrain[0], releases, ops, opLog);
+                        openDrain[0] = null;
+                    }
+                    return;
+                }
+                String h = hosts.get(drainRandom.nextInt(hosts.size()));
+                boolean stop = drainRandom.nextBoolean();
+                String body = "{\"host\":\"" + h + "\",\"reason\":\"history drain\"" + (stop ? ",\"stop\":true" : "") + "}";
+                Answer a = send(coordinators, drainRandom.nextInt(2), "POST", "/v1/drains", body, Map.of("Content-Type", "application/json"));
+                count(ops, a.status() == 201 ? "drain" : a.unknown() ? "drain-answer-lost" : "drain-refused-" + a.status());
+                if (a.status() == 201 || a.unknown()) {
+                    openDrain[0] = h;
+                    openDrain[1] = String.valueOf(System.currentTimeMillis());
+                    openDrain[2] = String.valueOf(15_000 + drainRandom.nextInt(15_000));
+                }
+                opLog.add(Instant.now() + " drain " + h + (stop ? " --stop" : "") + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
+            }));
             // Freezes (mesh freeze, a module or every module, for 8 to 20 s), some thawed early, among the pushes: no
-            // change of a frozen module may begin; repairs and windows go on.
+            // change of a frozen module may begin; repairs and windows go on. One in four recurs (--cron '* * * * *'
+            // --for 10 to 25 s, decision 37), thawed after 60 to 90 s: changes land only between its spans.
             Random freezeRandom = new Random(seed ^ 0x667265657aL);
-            String[] openFreeze = {null, "0"};
+            String[] openFreeze = {null, "0", "false", "0"};
             workers.add(worker("freezer", until, () -> {
                 Thread.sleep(4_000 + freezeRandom.nextInt(6_000));
                 if (openFreeze[0] != null) {
-                    if (System.currentTimeMillis() - Long.parseLong(openFreeze[1]) >= 3_000 && freezeRandom.nextInt(100) < 40) {
+                    long age = System.currentTimeMillis() - Long.parseLong(openFreeze[1]);
+                    boolean recurring = Boolean.parseBoolean(openFreeze[2]);
+                    if (recurring ? age >= Long.parseLong(openFreeze[3]) : age >= 3_000 && freezeRandom.nextInt(100) < 40) {
                         thaw(coordinators, freezeRandom.nextInt(2), openFreeze[0], ops, opLog);
                         openFreeze[0] = null;
-                    } else if (System.currentTimeMillis() - Long.parseLong(openFreeze[1]) >= 20_000) {
+                    } else if (!recurring && age >= 20_000) {
                         openFreeze[0] = null; // ended by itself
                     }
                     return;
                 }
                 boolean every = freezeRandom.nextInt(100) < 10;
+                boolean recurring = freezeRandom.nextInt(100) < 25;
                 String target = every ? "_all" : mods.get(freezeRandom.nextInt(mods.size())).name;
-                String lasts = (8 + freezeRandom.nextInt(13)) + "s";
-                String body = (every ? "{\"all\":true" : "{\"module\":\"" + target + "\"") + ",\"for\":\"" + lasts + "\",\"reason\":\"history freeze\"}";
+                String lasts = recurring ? (10 + freezeRandom.nextInt(16)) + "s" : (8 + freezeRandom.nextInt(13)) + "s";
+                String body = (every ? "{\"all\":true" : "{\"module\":\"" + target + "\"") + (recurring ? ",\"cron\":\"* * * * *\"" : "")
+                        + ",\"for\":\"" + lasts + "\",\"reason\":\"history freeze\"}";
                 Answer a = send(coordinators, freezeRandom.nextInt(2), "POST", "/v1/freezes", body, Map.of("Content-Type", "application/json"));
-                count(ops, a.status() == 201 || a.status() == 200 ? "freeze" : a.unknown() ? "freeze-answer-lost" : "freeze-refused-" + a.status());
+                String kind = recurring ? "recurring-freeze" : "freeze";
+                count(ops, a.status() == 201 || a.status() == 200 ? kind : a.unknown() ? kind + "-answer-lost" : kind + "-refused-" + a.status());
                 if (a.status() == 201 || a.status() == 200 || a.unknown()) {
                     openFreeze[0] = target;
                     openFreeze[1] = String.valueOf(System.currentTimeMillis());
+                    openFreeze[2] = String.valueOf(recurring);
+                    openFreeze[3] = String.valueOf(60_000 + freezeRandom.nextInt(30_000));
                 }
-                opLog.add(Instant.now() + " freeze " + target + " --for " + lasts + " via " + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
+                opLog.add(Instant.now() + " freeze " + target + (recurring ? " --cron '* * * * *'" : "") + " --for " + lasts + " via "
+                        + a.coordinator() + " -> " + a.status() + " " + abbreviate(a.body()));
             }));
             // Until the end of the run, and on (bounded) until enough operations and faults were made.
             AtomicInteger applied = new AtomicInteger();
@@ -855,6 +890,7 @@ class FleetHistoryIT {
             for (String k : toRelease) release(coordinators, 0, k.split("/"), releases, ops, opLog, openHolds);
             for (Mod m : mods) thaw(coordinators, 0, m.name, null, opLog);
             thaw(coordinators, 0, "_all", null, opLog);
+            for (String h : hosts) undrain(coordinators, 0, h, releases, null, opLog);
             StringBuilder calm = new StringBuilder();
             for (Mod m : mods) {
                 synchronized (m) {
@@ -1017,6 +1053,21 @@ class FleetHistoryIT {
         Answer a = send(coordinators, first, "DELETE", "/v1/freezes/" + target, null, Map.of());
         if (ops != null) count(ops, a.status() == 200 ? "thaw" : "thaw-" + (a.unknown() ? "answer-lost" : a.status()));
         if (ops != null || a.status() == 200) opLog.add(Instant.now() + " thaw " + target + " via " + a.coordinator() + " -> " + a.status());
+    }
+
+    /**
+     * {@code mesh undrain}: as a release of every container of the host ({@link HistoryChecks.Release#ALL}), whose
+     * holds may go between its sending and its answer, or up to the agent's next look after it (it releases a hold it
+     * placed as the drain went); {@code ops} null: an undrain of the end, not counted.
+     */
+    private static void undrain(List<URI> coordinators, int first, String host, List<HistoryChecks.Release> releases,
+                                Map<String, AtomicInteger> ops, List<String> opLog) throws InterruptedException {
+        long sent = System.currentTimeMillis();
+        Answer a = send(coordinators, first, "DELETE", "/v1/drains/" + host, null, Map.of());
+        releases.add(new HistoryChecks.Release(host, HistoryChecks.Release.ALL, sent,
+                a.status() < 0 ? Long.MAX_VALUE - 1_000 : System.currentTimeMillis() + 5_000));
+        if (ops != null) count(ops, a.status() == 200 ? "undrain" : "undrain-" + (a.unknown() ? "answer-lost" : a.status()));
+        if (ops != null || a.status() == 200) opLog.add(Instant.now() + " undrain " + host + " via " + a.coordinator() + " -> " + a.status());
     }
 
     /** {@code mesh release}: the times it was sent and answered go to the checker (a hold may go between them). */

@@ -129,8 +129,11 @@ final class HistoryChecks {
         }
     }
 
-    /** A freeze's time in force, from the transaction log (epoch ms): a module's, or every module's ({@code _all}). */
-    record Frozen(String target, long fromMs, long toMs, String by) {}
+    /**
+     * A freeze's time in force, from the transaction log (epoch ms): a module's, or every module's ({@code _all}); for
+     * a recurring freeze, first the node's life with its {@code rule}, then each span of it (no rule).
+     */
+    record Frozen(String target, long fromMs, long toMs, String by, io.mesh.wire.FreezeRecord rule) {}
 
     /**
      * A change already begun when a freeze is written may still make its first Docker call this long after (SPEC.md
@@ -141,7 +144,10 @@ final class HistoryChecks {
     static final long FREEZE_GRACE_MS = 2_000 + io.mesh.ledger.Ledger.AHEAD_MAX.toMillis();
 
     /** A {@code mesh release} the workload sent (epoch ms): a hold's node may go between the two times. */
-    record Release(String host, String container, long sentMs, long answeredMs) {}
+    record Release(String host, String container, long sentMs, long answeredMs) {
+        /** The container of an undrain: every container of the host (a drain's holds, decision 37). */
+        static final String ALL = "*";
+    }
 
     /** A lock child's time as holder (lowest live sequence). */
     record Holding(String lock, String child, long session, long pid, String purpose, long fromMs, long toMs, boolean lapsed) {}
@@ -450,7 +456,8 @@ final class HistoryChecks {
                 open.remove(c.path());
                 was.toMs = c.time();
                 boolean expired = was.hold.until() != null && c.time() >= was.hold.until().toEpochMilli() - 1_000;
-                boolean released = releases.stream().anyMatch(r -> r.host().equals(was.host) && r.container().equals(was.container)
+                boolean released = releases.stream().anyMatch(r -> r.host().equals(was.host)
+                        && (r.container().equals(was.container) || r.container().equals(Release.ALL) && was.hold.ofDrain())
                         && c.time() >= r.sentMs() - 1_000 && c.time() <= r.answeredMs() + 1_000);
                 if (!expired && !released) {
                     violations.add(was.describe() + ": its node was deleted at " + Instant.ofEpochMilli(c.time()) + " (zxid 0x"
@@ -531,11 +538,12 @@ final class HistoryChecks {
         String prefix = paths.root() + "/freezes/";
         Map<String, long[]> open = new HashMap<>(); // path -> {from, until}
         Map<String, String> by = new HashMap<>();
+        Map<String, io.mesh.wire.FreezeRecord> rules = new HashMap<>(); // path -> the recurring rule written last
         for (ZkTxnLog.Change c : changes) {
             if (!c.path().startsWith(prefix) || c.path().substring(prefix.length()).contains("/")) continue;
             String target = c.path().substring(prefix.length());
             long[] was = open.remove(c.path());
-            if (was != null) frozen.add(new Frozen(target, was[0], Math.min(was[1], c.time()), by.get(c.path())));
+            if (was != null) frozen.add(new Frozen(target, was[0], Math.min(was[1], c.time()), by.get(c.path()), rules.get(c.path())));
             if (c.kind() == ZkTxnLog.Kind.DELETE) continue;
             io.mesh.wire.FreezeRecord f;
             try {
@@ -546,8 +554,28 @@ final class HistoryChecks {
             if (!target.equals(io.mesh.wire.FreezeRecord.ALL) && !modules.test(target)) continue;
             open.put(c.path(), new long[] {c.time(), f.until() == null ? Long.MAX_VALUE : f.until().toEpochMilli()});
             by.put(c.path(), f.by());
+            if (f.recurring()) rules.put(c.path(), f);
+            else rules.remove(c.path());
         }
-        open.forEach((p, v) -> frozen.add(new Frozen(p.substring(prefix.length()), v[0], v[1], by.get(p))));
+        open.forEach((p, v) -> frozen.add(new Frozen(p.substring(prefix.length()), v[0], v[1], by.get(p), rules.get(p))));
+        // A recurring freeze (decision 37) is in force only in its spans: each cron time for its length, within the
+        // node's life. Its spans are read from the rule here, not from the agents' ledger lines.
+        List<Frozen> spans = new ArrayList<>();
+        for (Frozen f : frozen) {
+            io.mesh.wire.FreezeRecord rule = f.rule();
+            if (rule == null) {
+                spans.add(f);
+                continue;
+            }
+            java.time.Duration length = rule.spanLength();
+            Instant from = Instant.ofEpochMilli(f.fromMs()).minus(length);
+            for (Instant s = rule.nextStart(from).orElse(null); s != null && s.toEpochMilli() < f.toMs(); s = rule.nextStart(s).orElse(null)) {
+                long start = Math.max(s.toEpochMilli(), f.fromMs()), end = Math.min(s.plus(length).toEpochMilli(), f.toMs());
+                if (end > start) spans.add(new Frozen(f.target(), start, end, f.by(), null));
+            }
+        }
+        frozen.clear();
+        frozen.addAll(spans);
     }
 
     /**

@@ -58,6 +58,19 @@ public final class ZkClock {
         return now().minusMillis(roundTrip == Long.MAX_VALUE ? 0 : (roundTrip + 1) / 2);
     }
 
+    /**
+     * @return the latest ZooKeeper's clock may read now, to the millisecond: {@link #now()} plus half the round trip of
+     *         the write the offset came from (the host's own clock before any): the clock every start is judged by
+     *         (decision 27), so that a recurring freeze is obeyed no later than it begins
+     */
+    public static synchronized Instant latest() {
+        long roundTrip = ROUND_TRIP_MS.get();
+        return now().plusMillis(roundTrip == Long.MAX_VALUE ? 0 : (roundTrip + 1) / 2);
+    }
+
+    /** @return a {@link Clock} reading {@link #latest()}: the clock every start is judged by */
+    public static Clock latestClock() { return reading(ZkClock::latest); }
+
     /** @return a {@link Clock} reading {@link #earliest()}: the clock every end is judged by */
     public static Clock earliestClock() { return reading(ZkClock::earliest); }
 

@@ -67,6 +67,8 @@ import java.util.TreeMap;
  *                       ({@link NetworkSpec.Attachment}); empty when it has one {@code network}. An agent plans with
  *                       them keyed by Docker name ({@link ModuleSpec#containersAsRun}), so that the spec hash names
  *                       the networks Docker joins (decision 31)
+ * @param hooks          commands mesh runs in the container around its stops and starts ({@link HooksSpec}), or
+ *                       {@code null}; not part of the spec hash (decision 38)
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
@@ -83,7 +85,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                             List<String> devices, Map<String, String> sysctls,
                             @JsonProperty("security-opt") List<String> securityOpt,
                             @JsonProperty("create-host-path") Boolean createHostPath, Map<String, SecretRef> secrets,
-                            PullPolicy pull, Map<String, NetworkSpec.Attachment> networks) {
+                            PullPolicy pull, Map<String, NetworkSpec.Attachment> networks, HooksSpec hooks) {
     /** Default network: the host's, so that nothing leaves loopback unless a container binds elsewhere. */
     public static final String DEFAULT_NETWORK = "host";
     /** Default restart policy. */
@@ -151,7 +153,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
                 .workingDir(workingDir).hostname(hostname).labels(labels).memory(memory).cpus(cpus).pidsLimit(pidsLimit)
                 .ulimits(ulimits).tmpfs(tmpfs).readOnly(readOnly).extraHosts(extraHosts).stopSignal(stopSignal).init(init)
                 .logging(logging).dns(dns).devices(devices).sysctls(sysctls).securityOpt(securityOpt)
-                .createHostPath(createHostPath).secrets(secrets).pull(pull).networks(networks);
+                .createHostPath(createHostPath).secrets(secrets).pull(pull).networks(networks).hooks(hooks);
     }
 
     /** Builds a {@link ContainerSpec} field by field, by SPEC's names; unset fields are absent. Not thread-safe. */
@@ -193,6 +195,7 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         private Map<String, SecretRef> secrets;
         private PullPolicy pull;
         private Map<String, NetworkSpec.Attachment> networks;
+        private HooksSpec hooks;
 
         private Builder() {}
 
@@ -270,13 +273,15 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
         public Builder pull(PullPolicy v) { pull = v; return this; }
         /** @return this, with {@code networks} */
         public Builder networks(Map<String, NetworkSpec.Attachment> v) { networks = v; return this; }
+        /** @return this, with {@code hooks} */
+        public Builder hooks(HooksSpec v) { hooks = v; return this; }
 
         /** @return the spec, normalised as the record's constructor does */
         public ContainerSpec build() {
             return new ContainerSpec(image, command, env, network, ports, volumes, restart, stopTimeout, privileged, pid,
                     capAdd, healthcheck, ready, dependsOn, entrypoint, user, workingDir, hostname, labels, memory, cpus,
                     pidsLimit, ulimits, tmpfs, readOnly, extraHosts, stopSignal, init, logging, dns, devices, sysctls,
-                    securityOpt, createHostPath, secrets, pull, networks);
+                    securityOpt, createHostPath, secrets, pull, networks, hooks);
         }
     }
 
@@ -339,6 +344,12 @@ public record ContainerSpec(String image, List<String> command, Map<String, Stri
 
     /** @return {@code ready}, or the defaults */
     public ReadySpec readiness() { return ready == null ? ReadySpec.DEFAULT : ready; }
+
+    /** @return {@code hooks}, or none */
+    public HooksSpec hooksOrNone() { return hooks == null ? NO_HOOKS : hooks; }
+
+    /** The hooks of a container without {@code hooks}. */
+    private static final HooksSpec NO_HOOKS = new HooksSpec(null, null, null);
 
     /** @return {@code pull}, or its default {@link PullPolicy#MISSING} */
     public PullPolicy pullPolicy() { return pull == null ? PullPolicy.DEFAULT : pull; }

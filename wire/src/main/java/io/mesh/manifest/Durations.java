@@ -38,4 +38,18 @@ public final class Durations {
         }
         return Duration.parse("PT" + text.toUpperCase(Locale.ROOT));
     }
+
+    /**
+     * @param d a duration, &gt; 0; parts below a second are dropped
+     * @return it as mesh writes it, which {@link #parse} reads back: {@code 90s} is {@code 1m30s}, {@code 3600s} is
+     *         {@code 1h}
+     */
+    public static String format(Duration d) {
+        long s = d.toSeconds();
+        StringBuilder b = new StringBuilder();
+        if (s >= 3600) b.append(s / 3600).append('h');
+        if (s % 3600 >= 60) b.append(s % 3600 / 60).append('m');
+        if (s % 60 != 0 || b.isEmpty()) b.append(s % 60).append('s');
+        return b.toString();
+    }
 }

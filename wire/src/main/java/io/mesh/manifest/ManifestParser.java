@@ -1,8 +1,5 @@
 package io.mesh.manifest;
 
-import com.cronutils.model.CronType;
-import com.cronutils.model.definition.CronDefinitionBuilder;
-import com.cronutils.parser.CronParser;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -69,12 +66,14 @@ public final class ManifestParser {
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
     private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak", "gate");
     private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
-            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks"), ContainerFields.NAMES);
+            "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks", "hooks"),
+            ContainerFields.NAMES);
     private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
     /** A file-delivered secret's name: it names nothing in Docker, only the secret in reasons. */
     private static final Pattern SECRET_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
     private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
     private static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
+    private static final Set<String> HOOKS_FIELDS = Set.of("pre-stop", "post-start", "timeout");
     /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
     public static final Set<String> CAPABILITIES = Set.of("ALL", "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND",
             "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER",
@@ -102,8 +101,6 @@ public final class ManifestParser {
 
     /** Largest manifest accepted, in characters. */
     public static final int MAX_CHARS = 1 << 20;
-
-    private static final CronParser CRON = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
 
     /** Deepest nesting of lists and mappings accepted (the manifest itself needs 6). */
     public static final int MAX_DEPTH = 20;
@@ -463,6 +460,7 @@ public final class ManifestParser {
         }
         healthcheck(c, path + ".healthcheck", node.get("healthcheck"));
         ready(c, path + ".ready", node.get("ready"));
+        hooks(c, path + ".hooks", node.get("hooks"));
         if (node instanceof ObjectNode o) ContainerFields.check(c, path, o);
         List<String> caps = c.stringList(node.get("cap-add"), path + ".cap-add", false);
         if (caps != null) {
@@ -766,6 +764,38 @@ public final class ManifestParser {
         }
     }
 
+    /**
+     * {@code hooks} (SPEC.md, "The rest of the operator's stack"; decision 38): {@code pre-stop} and {@code post-start}
+     * each one command as a non-empty list of strings, at least one of them; {@code timeout} a duration up to
+     * {@link HooksSpec#MAX_TIMEOUT}.
+     */
+    private void hooks(Check c, String path, JsonNode node) {
+        if (node == null) return;
+        if (!node.isObject()) {
+            c.error(path, "must be a mapping with pre-stop, post-start and timeout, such as {pre-stop: [sh, -c, \"drain\"], timeout: 30s}, not a " + kind(node));
+            return;
+        }
+        c.onlyFields(node, path, HOOKS_FIELDS);
+        if (!node.has("pre-stop") && !node.has("post-start")) {
+            c.error(path, "has no hook: give pre-stop or post-start (a command as a list, such as [sh, -c, \"drain\"]), or leave hooks out");
+        }
+        for (String hook : List.of("pre-stop", "post-start")) {
+            JsonNode h = node.get(hook);
+            if (h == null) continue;
+            if (!h.isArray()) {
+                c.error(path + "." + hook, "must be one command as a list of strings, such as [sh, -c, \"echo drained\"] (run without a shell); got " + show(h));
+                continue;
+            }
+            List<String> cmd = c.stringList(h, path + "." + hook, true);
+            if (cmd != null && cmd.isEmpty()) {
+                c.error(path + "." + hook, "is empty: give the command to run, such as [sh, -c, \"echo drained\"], or leave " + hook + " out");
+            } else if (cmd != null && cmd.get(0).isBlank()) {
+                c.error(path + "." + hook + "[0]", "is blank: the first item is the program to run, such as sh or /usr/local/bin/drain");
+            }
+        }
+        c.duration(node.get("timeout"), path + ".timeout", HooksSpec.MAX_TIMEOUT);
+    }
+
     private static boolean portOk(String p) {
         int n = Integer.parseInt(p);
         return n >= 1 && n <= 65535;
@@ -788,7 +818,7 @@ public final class ManifestParser {
                 c.error(path + ".cron", "'" + expr + "' is not a 5-field cron expression (minute hour day-of-month month day-of-week), such as \"30 3 * * *\"");
             } else {
                 try {
-                    CRON.parse(expr).validate();
+                    CronTimes.check(expr);
                 } catch (IllegalArgumentException e) {
                     c.error(path + ".cron", "'" + expr + "' is not a valid cron expression: " + e.getMessage()
                             + "; write minute hour day-of-month month day-of-week, such as \"30 3 * * *\"");

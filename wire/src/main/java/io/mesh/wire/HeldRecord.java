@@ -75,10 +75,21 @@ public record HeldRecord(String host, String module, String container, String co
      * @param stoppedAt when the agent stopped it, {@code null} before (or without {@code stop})
      * @param confirmed when the host's agent confirmed it under the module's lock and fence: the hold is in force from
      *                  then on (docs/decisions/0025-hold-confirmation.md); {@code null} while only recorded
+     * @param drain     true for a hold its host's agent placed for a drain ({@code mesh drain}, decision 37): it
+     *                  ends with the drain; {@code null} for {@code mesh hold}'s
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record OperatorHold(String by, String reason, Instant since, Instant until, Boolean stop, Instant stoppedAt,
-                               Instant confirmed) {
+                               Instant confirmed, Boolean drain) {
+        /** A hold of {@code mesh hold}, as read or confirmed. */
+        public OperatorHold(String by, String reason, Instant since, Instant until, Boolean stop, Instant stoppedAt, Instant confirmed) {
+            this(by, reason, since, until, stop, stoppedAt, confirmed, null);
+        }
+
+        /** @return true for a hold a drain placed: it ends with the drain */
+        @JsonIgnore
+        public boolean ofDrain() { return Boolean.TRUE.equals(drain); }
+
         /** A hold as the coordinator records it: not yet confirmed by its host. */
         public OperatorHold(String by, String reason, Instant since, Instant until, Boolean stop, Instant stoppedAt) {
             this(by, reason, since, until, stop, stoppedAt, null);
@@ -98,13 +109,13 @@ public record HeldRecord(String host, String module, String container, String co
          * @param at when the agent stopped the container
          * @return this hold, recording the stop
          */
-        public OperatorHold stoppedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, at, confirmed); }
+        public OperatorHold stoppedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, at, confirmed, drain); }
 
         /**
          * @param at when the host's agent confirmed it
          * @return this hold, confirmed
          */
-        public OperatorHold confirmedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, stoppedAt, at); }
+        public OperatorHold confirmedAt(Instant at) { return new OperatorHold(by, reason, since, until, stop, stoppedAt, at, drain); }
 
         /** @return true once the host's agent confirmed it: in force (SPEC.md "Operator holds") */
         @JsonIgnore

@@ -39,9 +39,10 @@ public record LedgerEntry(LedgerKind kind, Instant at, Instant end, String modul
 
     /**
      * Every call operation a ledger records: the {@link io.mesh.wire} name of each container operation mesh makes
-     * ({@code run}: a window's step, started and waited for; {@link AuditChecker#makes}).
+     * ({@code run}: a window's step, started and waited for; {@code exec}: a container's hook, decision 38, which
+     * changes no container's state; {@link AuditChecker#makes}).
      */
-    public static final Set<String> CALL_ACTIONS = Set.of("create", "start", "stop", "kill", "remove", "rename", "update", "run");
+    public static final Set<String> CALL_ACTIONS = Set.of("create", "start", "stop", "kill", "remove", "rename", "update", "run", "exec");
     /** A held interval's holder that is a window. */
     public static final String WINDOW = "window";
     /** A held interval's holder that is an operator's hold. */

@@ -26,6 +26,11 @@ public enum PushState implements WireName {
     /** The apply failed; its report's error says why. */
     FAILED,
     /**
+     * Its host is drained (decision 37): the push's rollout passed over it, and the previous revision runs there until
+     * it is undrained. Settled, not applied; for the whole push, every target settled and some passed over so.
+     */
+    DRAINED,
+    /**
      * A newer push replaced this push on the host before this push's spec ran there (or after its apply failed):
      * SPEC.md, "Health and readiness". Settled, like {@code applied} and {@code failed}, but not applied: the target names the
      * newer push.

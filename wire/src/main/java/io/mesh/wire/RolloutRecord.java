@@ -53,6 +53,8 @@ import java.util.TreeSet;
  * @param soak        {@code rollout.soak} as pushed, such as {@code 5m}: how long the hosts last done stay ready before
  *                    the next begin; {@code null} for no wait
  * @param doneAt      when the host last done became done (its node's {@code since}), derived; {@code null} when none is
+ * @param drained     hosts drained while the rollout waited for them (decision 37): passed over, counted settled; they
+ *                    keep the previous revision until undrained
  */
 @JsonPropertyOrder({"module", "push", "revision", "state", "canary", "done", "applying", "waiting", "failed", "since"})
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -61,7 +63,18 @@ public record RolloutRecord(String module, String push, String revision, Rollout
                             Instant since, List<String> hosts, Integer maxParallel, RolloutSpec.OnFailure onFailure,
                             DesiredRecord previous, String by, String note, Instant resumedAt, List<String> resumedPast,
                             Instant changedAt, RolloutSpec.Promote promote, Instant promotedAt, Integer maxFailed, String soak,
-                            Instant doneAt) {
+                            Instant doneAt, List<String> drained) {
+    /** A record of no drained host (as nodes written before drains read). */
+    public RolloutRecord(String module, String push, String revision, RolloutState state, List<String> canary,
+                         List<String> done, List<String> applying, List<String> waiting, List<String> failed,
+                         Instant since, List<String> hosts, Integer maxParallel, RolloutSpec.OnFailure onFailure,
+                         DesiredRecord previous, String by, String note, Instant resumedAt, List<String> resumedPast,
+                         Instant changedAt, RolloutSpec.Promote promote, Instant promotedAt, Integer maxFailed, String soak,
+                         Instant doneAt) {
+        this(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel, onFailure, previous, by,
+                note, resumedAt, resumedPast, changedAt, promote, promotedAt, maxFailed, soak, doneAt, null);
+    }
+
     public RolloutRecord {
         canary = sorted(canary);
         done = sorted(done);
@@ -70,10 +83,14 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         failed = sorted(failed);
         hosts = sorted(hosts);
         resumedPast = sorted(resumedPast);
+        drained = drained == null || drained.isEmpty() ? null : sorted(drained); // absent when none, as old nodes
         onFailure = onFailure == null ? RolloutSpec.OnFailure.PAUSE : onFailure;
         promote = promote == RolloutSpec.Promote.AUTO ? null : promote; // as old nodes: absent for auto
         maxFailed = maxFailed != null && maxFailed == 0 ? null : maxFailed;
     }
+
+    /** @return the hosts passed over as drained ({@link #drained}), never {@code null} */
+    public List<String> drainedHosts() { return drained == null ? List.of() : drained; }
 
     /** @return {@link #maxFailed}, or 0 */
     public int maxFailedOrNone() { return maxFailed == null ? 0 : maxFailed; }
@@ -143,7 +160,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
     /** @return this record without the previous spec (for views: it is the desired state a push replaced) */
     public RolloutRecord withoutPrevious() {
         return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
-                onFailure, null, by, note, resumedAt, resumedPast, changedAt, promote, promotedAt, maxFailed, soak, doneAt);
+                onFailure, null, by, note, resumedAt, resumedPast, changedAt, promote, promotedAt, maxFailed, soak, doneAt, drained);
     }
 
     /** @return true when this record is the rollout of {@code desired}'s push */
@@ -157,7 +174,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      *         each sorted: a binary search each; asked at each look of each host)
      */
     public boolean names(String host) {
-        for (List<String> l : List.of(hosts, done, applying, waiting, failed)) {
+        for (List<String> l : List.of(hosts, done, applying, waiting, failed, drainedHosts())) {
             if (Collections.binarySearch(l, host) >= 0) return true;
         }
         return false;
@@ -168,7 +185,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      *         ({@code on-failure: continue}, or resumed past)
      */
     public boolean canariesDone() {
-        return canary.stream().allMatch(h -> done.contains(h) || (failed.contains(h) && failedSettled(h)));
+        return canary.stream().allMatch(h -> done.contains(h) || drainedHosts().contains(h) || (failed.contains(h) && failedSettled(h)));
     }
 
     /**
@@ -207,7 +224,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
             more.addAll(byHost.keySet());
             all = more;
         }
-        List<String> d = new ArrayList<>(), a = new ArrayList<>(), w = new ArrayList<>(), f = new ArrayList<>();
+        List<String> d = new ArrayList<>(), a = new ArrayList<>(), w = new ArrayList<>(), f = new ArrayList<>(), dr = new ArrayList<>();
         Instant changed = changedAt;
         Instant lastDone = null;
         for (String h : all) {
@@ -218,6 +235,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
                 case DONE -> d.add(h);
                 case APPLYING -> a.add(h);
                 case FAILED -> f.add(h);
+                case DRAINED -> dr.add(h);
                 default -> w.add(h);
             }
             if (c != null && c.since() != null && (changed == null || c.since().isAfter(changed))) changed = c.since();
@@ -234,17 +252,17 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         } else if (onFailure == RolloutSpec.OnFailure.PAUSE && unsettled.size() > tolerated) {
             s = RolloutState.PAUSED;
             n = failureNote(unsettled.get(0), byHost);
-        } else if (d.size() + f.size() == all.size()) {
-            s = RolloutState.DONE; // every failed host is settled here: continue, resumed past, or within max-failed
+        } else if (d.size() + f.size() + dr.size() == all.size()) {
+            s = RolloutState.DONE; // every failed host is settled here: continue, resumed past, or within max-failed; a drained one passed over
         } else {
             s = RolloutState.ROLLING;
         }
         RolloutRecord v = new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
-                by, n, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed, soak, lastDone);
+                by, n, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed, soak, lastDone, dr);
         if (s != RolloutState.ROLLING || !awaitsPromotion() || !v.canariesDone()) return v;
         return new RolloutRecord(module, push, revision, s, canary, d, a, w, f, since, hosts, maxParallel, onFailure, previous,
                 by, canary.isEmpty() ? PROMOTE_NOTE_NO_CANARY : PROMOTE_NOTE, resumedAt, resumedPast, changed, promote, promotedAt, maxFailed,
-                soak, lastDone);
+                soak, lastDone, dr);
     }
 
     /**
@@ -270,7 +288,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
      */
     public boolean sameProgress(RolloutRecord other) {
         return other != null && state == other.state && done.equals(other.done) && applying.equals(other.applying)
-                && waiting.equals(other.waiting) && failed.equals(other.failed) && java.util.Objects.equals(note, other.note)
+                && waiting.equals(other.waiting) && failed.equals(other.failed) && drainedHosts().equals(other.drainedHosts()) && java.util.Objects.equals(note, other.note)
                 && java.util.Objects.equals(promotedAt, other.promotedAt);
     }
 
@@ -286,7 +304,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         if (state != RolloutState.PAUSED) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not paused");
         return new RolloutRecord(module, push, revision, RolloutState.ROLLING, canary, done, applying, waiting, failed, since, hosts,
                 maxParallel, onFailure, previous, this.by, "resumed by " + by + " after " + failed + " failed", at, failed, at,
-                promote, promotedAt, maxFailed, soak, doneAt);
+                promote, promotedAt, maxFailed, soak, doneAt, drained);
     }
 
     /**
@@ -304,7 +322,7 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         if (promotedAt != null) throw new IllegalStateException("the rollout of " + module + " was promoted already, at " + promotedAt);
         if (state != RolloutState.ROLLING) throw new IllegalStateException("the rollout of " + module + " is " + state + ", not rolling");
         return new RolloutRecord(module, push, revision, state, canary, done, applying, waiting, failed, since, hosts, maxParallel,
-                onFailure, previous, this.by, "promoted by " + by, resumedAt, resumedPast, at, promote, at, maxFailed, soak, doneAt);
+                onFailure, previous, this.by, "promoted by " + by, resumedAt, resumedPast, at, promote, at, maxFailed, soak, doneAt, drained);
     }
 
     /**
@@ -318,6 +336,6 @@ public record RolloutRecord(String module, String push, String revision, Rollout
         if (state.ended()) throw new IllegalStateException("the rollout of " + module + " has ended already (" + state + ")");
         return new RolloutRecord(module, push, revision, RolloutState.ABORTED, canary, done, applying, waiting, failed, since, hosts,
                 maxParallel, onFailure, previous, by(), "aborted by " + by, resumedAt, resumedPast, at, promote, promotedAt, maxFailed,
-                soak, doneAt);
+                soak, doneAt, drained);
     }
 }

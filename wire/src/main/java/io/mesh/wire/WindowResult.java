@@ -17,19 +17,37 @@ import java.util.List;
  * @param error      what went wrong, else {@code null}
  * @param gate       what the schedule's gate last answered before the window began or was skipped
  *                   (docs/decisions/0035-window-gates.md), else {@code null}
+ * @param hooks      one line per container hook the window ran (docs/decisions/0038-container-hooks.md), such as
+ *                   {@code pre-stop of store-registry exited 0}; empty (and left out of the JSON) when none ran
  */
 public record WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
                            Integer exitCode, List<String> held, List<String> logTail, String error,
-                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String gate) {
-    /** A result without a gate's answer. */
+                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String gate,
+                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY) List<String> hooks) {
+    public WindowResult {
+        hooks = hooks == null ? List.of() : List.copyOf(hooks);
+    }
+
+    /** A result without hooks. */
+    public WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
+                        Integer exitCode, List<String> held, List<String> logTail, String error, String gate) {
+        this(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, gate, null);
+    }
+
+    /** A result without a gate's answer or hooks. */
     public WindowResult(String schedule, String window, Instant startedAt, Instant finishedAt, WindowOutcome outcome,
                         Integer exitCode, List<String> held, List<String> logTail, String error) {
-        this(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, null);
+        this(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, null, null);
     }
 
     /** @return this result with the gate's last answer */
     public WindowResult withGate(String said) {
-        return new WindowResult(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, said);
+        return new WindowResult(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, said, hooks);
+    }
+
+    /** @return this result with the lines of the hooks its window ran */
+    public WindowResult withHooks(List<String> lines) {
+        return new WindowResult(schedule, window, startedAt, finishedAt, outcome, exitCode, held, logTail, error, gate, lines);
     }
 
     /** How many of the step's last log lines are kept. */

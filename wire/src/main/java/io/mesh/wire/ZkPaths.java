@@ -31,6 +31,8 @@ import java.util.regex.Pattern;
  * {root}/audits/audit-{seq}/{host}/page-{n}  persistent  the agent of {host}  {@link AuditPage}
  * {root}/freezes/{module}            persistent   coordinator  {@link FreezeRecord} (mesh freeze MODULE)
  * {root}/freezes/_all                persistent   coordinator  {@link FreezeRecord} (mesh freeze --all)
+ * {root}/drains/{host}               persistent   coordinator  {@link DrainRecord} (mesh drain HOST); its agent places
+ *                                     an operator hold of each of its containers under held/{host}
  * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@code HostIdentity}; readable by the
  *                                     admin identity only (docs/decisions/0019-host-identities.md)
  * {root}/events/{host}/e-{seq}       persistent-sequential  that host's processes  {@link MeshEvent} without its id
@@ -207,6 +209,12 @@ public final class ZkPaths {
     public String freezes() { return root + "/freezes"; }
     /** @return {@code {root}/freezes/{module}}: the module's freeze ({@link FreezeRecord}) */
     public String freeze(String module) { return ZKPaths.makePath(freezes(), module); }
+    /** @return {@code {root}/drains} */
+    public String drains() { return root + "/drains"; }
+
+    /** @return {@code {root}/drains/{host}}: the host's drain ({@link DrainRecord}) */
+    public String drain(String host) { return ZKPaths.makePath(drains(), checkHost(host)); }
+
     /** @return {@code {root}/freezes/_all}: the freeze of every module ({@link FreezeRecord#ALL}) */
     public String freezeAll() { return freeze(FreezeRecord.ALL); }
 

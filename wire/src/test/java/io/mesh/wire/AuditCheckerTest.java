@@ -88,6 +88,44 @@ class AuditCheckerTest {
                 AuditViolationKind.TOUCHED_WHILE_HELD, AuditViolationKind.OUTSIDE_MESH);
     }
 
+    /**
+     * A container's hooks (decision 38) are {@code docker exec}s: Docker's {@code exec_create}, {@code exec_start} and
+     * {@code exec_die} events (as dockerd names them, with the command after the colon) touch nothing, whoever made them,
+     * inside a window's held interval or out of it; and an {@code exec} call accounts for no touch of its container.
+     */
+    @Test
+    void aHooksExecEventsAreNeitherOutsideMeshNorTouchedWhileHeld() {
+        List<LedgerEntry> l = cleanWindow();
+        // pre-stop before the held interval, by the window's process, with its call line
+        l.add(0, LedgerEntry.call(t(-1), "store", REG, ID, "exec", "window:garbage-collect", W, "garbage-collect", WINDOW_PROC)
+                .ended(t(-0.5), null, null));
+        l.add(ev(-0.9, "exec_create: sh -c echo drained"));
+        l.add(ev(-0.8, "exec_start: sh -c echo drained"));
+        l.add(ev(-0.6, "exec_die"));
+        // post-start inside the held interval, once the container runs again
+        l.add(windowCall(10.6, 10.9, "exec"));
+        l.add(ev(10.7, "exec_create: sh -c echo warm"));
+        l.add(ev(10.7, "exec_start: sh -c echo warm"));
+        l.add(ev(10.8, "exec_die"));
+        // and a docker exec by hand mid-step, no call at all: an exec is not among SPEC's touches
+        l.add(ev(5, "exec_create: sh"));
+        l.add(ev(5.1, "exec_start: sh"));
+        l.add(ev(6, "exec_die"));
+        AuditReport r = check(l);
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.items()).singleElement().satisfies(i -> {
+            assertThat(i.stops()).isEqualTo(1);
+            assertThat(i.starts()).isEqualTo(1);
+            assertThat(i.status()).isEqualTo("ok");
+        });
+        // An exec call does not account for a start it happened to overlap: a hook that started nothing.
+        l.add(windowCall(20, 21, "exec"));
+        l.add(ev(20.5, "start"));
+        assertThat(check(l).violations()).extracting(Violation::kind).containsExactly(AuditViolationKind.OUTSIDE_MESH);
+        assertThat(AuditChecker.makes("exec")).isEmpty();
+        assertThat(LedgerEntry.CALL_ACTIONS).contains("exec");
+    }
+
     @Test
     void aStartByHandWhileHeldIsTouchedWhileHeldAndOutsideMesh() {
         List<LedgerEntry> l = cleanWindow();

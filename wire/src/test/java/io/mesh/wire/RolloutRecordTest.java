@@ -68,6 +68,22 @@ class RolloutRecordTest {
         return r.view(children.values());
     }
 
+    /** A drained host (decision 37) is passed over: settled, neither done nor failed; a drained canary lets the others go. */
+    @Test
+    void aDrainedHostIsPassedOverAndCountsSettled() {
+        RolloutRecord r = start(new RolloutSpec("1", 1, null));
+        RolloutRecord v = view(r, "h1=drained");
+        assertThat(v.drainedHosts()).containsExactly("h1");
+        assertThat(v.waiting()).containsExactly("h2", "h3");
+        assertThat(v.canariesDone()).as("the canary h1 is drained: passed over").isTrue();
+        assertThat(v.state()).isEqualTo(RolloutState.ROLLING);
+        RolloutRecord all = view(r, "h1=drained", "h2=done", "h3=done");
+        assertThat(all.state()).isEqualTo(RolloutState.DONE);
+        assertThat(all.sameProgress(view(r, "h1=done", "h2=done", "h3=done"))).as("drained is progress of its own").isFalse();
+        assertThat(Json.read(Json.bytes(all), RolloutRecord.class).drainedHosts()).containsExactly("h1");
+        assertThat(new String(Json.bytes(view(r, "h2=done")))).as("absent when none, as old nodes").doesNotContain("drained");
+    }
+
     @Test
     void thePushWritesOneWaitingChildPerHostAndTheViewShowsThemWaiting() {
         RolloutRecord r = start(new RolloutSpec("1", 1, null));

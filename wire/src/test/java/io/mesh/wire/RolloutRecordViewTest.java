@@ -74,13 +74,14 @@ class RolloutRecordViewTest {
         assertThat(v.applying()).isEqualTo(listed.getOrDefault(RolloutHostState.APPLYING, List.of()));
         assertThat(v.waiting()).isEqualTo(listed.getOrDefault(RolloutHostState.WAITING, List.of()));
         assertThat(v.failed()).isEqualTo(listed.getOrDefault(RolloutHostState.FAILED, List.of()));
+        assertThat(v.drainedHosts()).isEqualTo(listed.getOrDefault(RolloutHostState.DRAINED, List.of()));
         Set<String> seen = new HashSet<>();
-        for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed())) {
+        for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed(), v.drainedHosts())) {
             for (int i = 1; i < l.size(); i++) assertThat(l.get(i - 1).compareTo(l.get(i))).isNegative();
             for (String h : l) assertThat(seen.add(h)).as("%s in one list only", h).isTrue();
         }
         TreeSet<String> named = new TreeSet<>(v.hosts());
-        for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed())) named.addAll(l);
+        for (List<String> l : List.of(v.done(), v.applying(), v.waiting(), v.failed(), v.drainedHosts())) named.addAll(l);
         for (String h : pool) assertThat(v.names(h)).as(h).isEqualTo(named.contains(h));
         assertThat(v.names("zz")).isFalse();
     }
@@ -88,6 +89,7 @@ class RolloutRecordViewTest {
     /** The list a host is in by its child of the push: waiting without one, or with a state no list is for. */
     private static RolloutHostState listedAs(RolloutHostRecord child) {
         RolloutHostState s = child == null ? null : child.state();
-        return EnumSet.of(RolloutHostState.DONE, RolloutHostState.APPLYING, RolloutHostState.FAILED).contains(s) ? s : RolloutHostState.WAITING;
+        return EnumSet.of(RolloutHostState.DONE, RolloutHostState.APPLYING, RolloutHostState.FAILED, RolloutHostState.DRAINED).contains(s)
+                ? s : RolloutHostState.WAITING;
     }
 }

@@ -217,7 +217,7 @@ class WireJsonTest {
         assertThat(WireName.of(PushState.class, "paused")).isEqualTo(PushState.UNKNOWN); // as Jackson reads it
         assertThat(WireName.of(WindowOutcome.class, "")).isEqualTo(WindowOutcome.UNKNOWN);
         assertThat(WireName.of(PushState.class, null)).isNull();
-        assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "waiting", "failed", "superseded", "cancelled", "expired", "unknown");
+        assertThat(PushState.values()).extracting(PushState::wire).containsExactly("pending", "applied", "deferred", "waiting", "failed", "drained", "superseded", "cancelled", "expired", "unknown");
         assertThat(Json.read("\"superseded\"".getBytes(), PushState.class)).isEqualTo(PushState.SUPERSEDED);
         assertThat(PushState.of(null)).isEqualTo(PushState.PENDING);
         ApplyReport deferred = Json.read(REPORT.replace("\"outcome\":\"applied\"", "\"outcome\":\"deferred\"").getBytes(StandardCharsets.UTF_8),

@@ -40,11 +40,6 @@ final class GoDuration {
      */
     static String mesh(Duration d) {
         if (d.toNanosPart() != 0) throw new IllegalArgumentException("mesh counts whole seconds: round it, such as " + Math.max(1, Math.round(d.toMillis() / 1000.0)) + "s");
-        long s = d.toSeconds();
-        StringBuilder b = new StringBuilder();
-        if (s >= 3600) b.append(s / 3600).append('h');
-        if (s % 3600 >= 60) b.append(s % 3600 / 60).append('m');
-        if (s % 60 != 0 || b.isEmpty()) b.append(s % 60).append('s');
-        return b.toString();
+        return io.mesh.manifest.Durations.format(d);
     }
 }

@@ -1,0 +1,173 @@
+package io.mesh.coordinator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.PersistentParents;
+import io.mesh.curator.ZkClock;
+import io.mesh.manifest.Durations;
+import io.mesh.manifest.Printable;
+import io.mesh.wire.DrainRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.ZkPaths;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The coordinator's side of drains ({@code mesh drain HOST}, {@code mesh undrain HOST}; SPEC.md "The rest of the
+ * operator's stack"; docs/decisions/0037-recurring-freezes-drains-and-one-budget.md): writes
+ * {@code /mesh/drains/<host>}, whose host's agent then holds every container of its modules
+ * ({@code io.mesh.hold.HostDrains}); deletes it with the holds it placed; lists them. Nothing is written when a check
+ * fails.
+ *
+ * @param client a started Curator client
+ * @param paths  the layout
+ */
+public record DrainStore(CuratorFramework client, ZkPaths paths) {
+    private static final Set<String> FIELDS = new TreeSet<>(List.of("host", "reason", "for", "stop"));
+    private static final String EXAMPLE = "{\"host\":\"host-a\",\"reason\":\"kernel upgrade OPS-7\",\"for\":\"2h\",\"stop\":true}";
+
+    /**
+     * One drain, as {@code GET /v1/drains} lists it.
+     *
+     * @param host   the host drained
+     * @param drain  the node's data
+     * @param ended  true once its {@code until} has passed (its agent has released its holds; the node stays until
+     *               {@code mesh undrain})
+     */
+    public record Drain(String host, DrainRecord drain, boolean ended) {}
+
+    /**
+     * Drains a host from a {@code POST /v1/drains} body {@code {"host","reason","for"?,"stop"?}}; draining it again
+     * replaces the drain (the holds placed already keep theirs until the next undrain).
+     *
+     * @param body the request's JSON object, or {@code null}
+     * @param by   who asks, as a push's {@code by}
+     * @return the drain as written
+     * @throws Refusal   naming the field and the fix (400), an unknown host (404); nothing written
+     * @throws Exception ZooKeeper errors
+     */
+    public Drain drain(JsonNode body, String by) throws Exception {
+        if (body == null || !body.isObject()) throw Refusal.badRequest("body", "the body must be a JSON object such as " + EXAMPLE);
+        for (Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+            String f = names.next();
+            if (!FIELDS.contains(f)) throw Refusal.badRequest(f, "unknown field '" + Printable.cut(f) + "': a drain takes " + FIELDS + ", such as " + EXAMPLE);
+        }
+        JsonNode h = body.get("host"), r = body.get("reason"), f = body.get("for"), s = body.get("stop");
+        if (h == null || !h.isTextual() || h.asText().isBlank()) throw Refusal.badRequest("host", "host: missing: name the host to drain, such as " + EXAMPLE);
+        String host = h.asText().strip();
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            throw Refusal.badRequest("host", "host: " + e.getMessage());
+        }
+        if (r == null || !r.isTextual() || r.asText().isBlank()) throw Refusal.badRequest("reason", "reason: missing: say why, such as \"kernel upgrade OPS-7\"");
+        String reason = r.asText().strip();
+        if (reason.length() > FreezeRequest.MAX_REASON || reason.codePoints().anyMatch(Character::isISOControl)) {
+            throw Refusal.badRequest("reason", "reason: must be one line of at most " + FreezeRequest.MAX_REASON + " characters");
+        }
+        Duration lasts = null;
+        if (f != null && !f.isNull()) {
+            try {
+                if (!f.isTextual()) throw new IllegalArgumentException("must be a duration as a string, such as \"2h\"");
+                lasts = Durations.parse(f.asText());
+            } catch (IllegalArgumentException e) {
+                throw Refusal.badRequest("for", "for: " + e.getMessage());
+            }
+            if (lasts.compareTo(FreezeRequest.MAX_LENGTH) > 0) {
+                throw Refusal.badRequest("for", "for: a drain lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days: give a shorter --for, or none to drain until mesh undrain");
+            }
+        }
+        if (s != null && !s.isNull() && !s.isBoolean()) throw Refusal.badRequest("stop", "stop: must be true or false");
+        boolean stop = s != null && s.asBoolean(false);
+        if (client.checkExists().forPath(paths.agent(host)) == null && client.checkExists().forPath(paths.reports(host)) == null) {
+            throw Refusal.notFound("host", "host: no host '" + host + "' is known (no agent node, no report): check the name (mesh status lists the hosts)");
+        }
+        Instant since = ZkClock.now(); // by ZooKeeper's clock, as every reader judges its end
+        DrainRecord d = new DrainRecord(by, reason, since, lasts == null ? null : since.plus(lasts), stop ? Boolean.TRUE : null);
+        PersistentParents.ensure(client, paths.drains());
+        byte[] data = Json.bytes(d);
+        try {
+            client.create().withMode(CreateMode.PERSISTENT).forPath(paths.drain(host), data);
+        } catch (KeeperException.NodeExistsException e) {
+            client.setData().forPath(paths.drain(host), data);
+        }
+        return new Drain(host, d, false);
+    }
+
+    /**
+     * Ends a host's drain ({@code DELETE /v1/drains/{host}}): the node and the holds it placed go in one transaction,
+     * so that the host's containers are released also while its agent is down (the agent deletes any it places after).
+     *
+     * @return the drain ended, and the containers released
+     * @throws Refusal   400 for a bad host, 404 when the host is not drained
+     * @throws Exception ZooKeeper errors
+     */
+    public Undrained undrain(String host) throws Exception {
+        try {
+            ZkPaths.checkHost(host);
+        } catch (IllegalArgumentException e) {
+            throw Refusal.badRequest("host", "host: " + e.getMessage());
+        }
+        byte[] data;
+        try {
+            data = client.getData().forPath(paths.drain(host));
+        } catch (KeeperException.NoNodeException e) {
+            throw Refusal.notFound("host", "host " + host + " is not drained (GET /v1/drains lists the drains)");
+        }
+        List<org.apache.curator.framework.api.transaction.CuratorOp> ops = new ArrayList<>();
+        ops.add(client.transactionOp().delete().forPath(paths.drain(host)));
+        List<String> released = new ArrayList<>();
+        for (HeldRecord h : HeldRegistry.read(client, paths, host).values()) {
+            if (h.operatorHold() && h.hold().ofDrain()) {
+                ops.add(client.transactionOp().delete().forPath(paths.held(host, h.container())));
+                released.add(h.container());
+            }
+        }
+        try {
+            client.transaction().forOperations(ops);
+        } catch (KeeperException.NoNodeException e) {
+            // A hold went meanwhile (released by hand, or expired and deleted by its agent): the drain alone, then its agent
+            // releases the rest.
+            try {
+                client.delete().forPath(paths.drain(host));
+            } catch (KeeperException.NoNodeException gone) {
+                throw Refusal.notFound("host", "host " + host + " is not drained (undrained meanwhile)");
+            }
+            released.clear();
+        }
+        DrainRecord d = Json.readOrNull(data, DrainRecord.class);
+        return new Undrained(host, d, released);
+    }
+
+    /**
+     * @param host     the host
+     * @param drain    the drain ended, as read ({@code null} when its data could not be read)
+     * @param released the drain's holds deleted with it (its agent releases any others)
+     */
+    public record Undrained(String host, DrainRecord drain, List<String> released) {}
+
+    /**
+     * @return every drain, by host
+     * @throws Exception ZooKeeper errors
+     */
+    public List<Drain> list() throws Exception {
+        List<Drain> out = new ArrayList<>();
+        Instant now = ZkClock.now();
+        for (String host : new TreeSet<>(ZkReads.children(client, paths.drains()))) {
+            DrainRecord d = ZkReads.read(client, paths.drain(host), DrainRecord.class);
+            if (d == null) d = new DrainRecord(null, "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+            out.add(new Drain(host, d, !d.inForceAt(now)));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,38 @@
+package io.mesh.coordinator;
+
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.PushRecord;
+import io.mesh.wire.PushState;
+import io.mesh.wire.RolloutRecord;
+import io.mesh.wire.RolloutState;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A host a rollout passed over as drained (decision 37) is counted {@code drained} in the push's status, settled. */
+class PushStatusDrainedTest {
+    private static final Instant T = Instant.parse("2026-12-07T03:30:00Z");
+    private static final String PUSH = "push-0000000002";
+
+    @Test
+    void aDrainedHostIsCountedAsSuchAndSettlesThePush() {
+        PushRecord push = new PushRecord(PUSH, "r2", List.of("m"), T);
+        RolloutRecord rollout = new RolloutRecord("m", PUSH, "r2", RolloutState.DONE, List.of("a"), List.of("a"), List.of(), List.of(), List.of(),
+                T, List.of("a", "b"), null, null, null, "by", null, null, null, T, null, null, null, null, null, List.of("b"));
+        ApplyReport a = ApplyReport.applied("a", "m", "r2", PUSH, T, null, List.of());
+        ApplyReport b = ApplyReport.deferred("b", "m", "r1", PUSH, T, null, List.of())
+                .withRollout(ApplyOutcome.DEFERRED, "this host is drained: the rollout passes over it");
+        PushStatus.View v = PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"),
+                Map.of("a", Map.of("m", a), "b", Map.of("m", b)), Map.of("m", rollout));
+        assertThat(v.counts()).containsEntry("drained", 1).containsEntry("applied", 1).containsEntry("waiting", 0);
+        assertThat(v.targets()).filteredOn(t -> t.host().equals("b")).extracting(PushStatus.Target::state).containsExactly(PushState.DRAINED);
+        assertThat(v.done()).as("settled: the rollout passed over it").isTrue();
+        assertThat(v.state()).isEqualTo(PushState.DRAINED);
+    }
+}

@@ -1,0 +1,77 @@
+package io.mesh.wire;
+
+import io.mesh.manifest.CronTimes;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A recurring freeze's rule (decision 37): in force from each cron time for {@code for}; a start judged by ZooKeeper's
+ * clock at its latest, an end at its earliest (decision 27); {@code until} ends the recurrence; a rule that cannot be
+ * read holds, as an unreadable node does.
+ */
+class RecurringFreezeRuleTest {
+    private static final Instant SINCE = Instant.parse("2026-12-04T00:00:00Z"); // a Friday
+    private static final FreezeRecord FRIDAYS = new FreezeRecord("alice", "weekends", SINCE, null, "0 18 * * 5", null, "14h");
+
+    private static Instant t(String iso) { return Instant.parse(iso); }
+
+    @Test
+    void inForceFromEachStartForItsLength() {
+        assertThat(FRIDAYS.inForce(t("2026-12-04T17:59:59Z"), t("2026-12-04T17:59:59Z"))).isEmpty();
+        FreezeRecord span = FRIDAYS.inForce(t("2026-12-04T18:00:00Z"), t("2026-12-04T18:00:00Z")).orElseThrow();
+        assertThat(span.since()).isEqualTo(t("2026-12-04T18:00:00Z"));
+        assertThat(span.until()).as("the span's end, as a report names it").isEqualTo(t("2026-12-05T08:00:00Z"));
+        assertThat(span.cron()).isEqualTo("0 18 * * 5");
+        assertThat(FRIDAYS.inForce(t("2026-12-05T07:59:59Z"), t("2026-12-05T07:59:59Z"))).isPresent();
+        assertThat(FRIDAYS.inForce(t("2026-12-05T08:00:00Z"), t("2026-12-05T08:00:00Z"))).isEmpty();
+        assertThat(FRIDAYS.inForce(t("2026-12-11T18:30:00Z"), t("2026-12-11T18:30:00Z")).orElseThrow().until()).isEqualTo(t("2026-12-12T08:00:00Z"));
+    }
+
+    @Test
+    void aStartIsJudgedAtTheLatestAndAnEndAtTheEarliest() {
+        // 300 ms either way: the latest has reached the start, the earliest not yet
+        assertThat(FRIDAYS.inForce(t("2026-12-04T17:59:59.700Z"), t("2026-12-04T18:00:00.300Z"))).as("obeyed early").isPresent();
+        // the earliest has not reached the end, the latest has passed it
+        assertThat(FRIDAYS.inForce(t("2026-12-05T07:59:59.700Z"), t("2026-12-05T08:00:00.300Z"))).as("ended late").isPresent();
+        assertThat(FRIDAYS.inForce(t("2026-12-05T08:00:00.000Z"), t("2026-12-05T08:00:00.600Z"))).isEmpty();
+    }
+
+    @Test
+    void untilEndsTheRecurrenceAndTheZoneReadsTheFields() {
+        FreezeRecord twice = new FreezeRecord("a", "r", SINCE, t("2026-12-11T18:00:00Z"), "0 18 * * 5", null, "14h");
+        assertThat(twice.inForce(t("2026-12-04T19:00:00Z"), t("2026-12-04T19:00:00Z"))).isPresent();
+        assertThat(twice.inForce(t("2026-12-11T19:00:00Z"), t("2026-12-11T19:00:00Z"))).as("a start at until is not one").isEmpty();
+        assertThat(twice.nextStart(t("2026-12-05T00:00:00Z"))).isEmpty();
+        assertThat(FRIDAYS.nextStart(t("2026-12-05T00:00:00Z"))).contains(t("2026-12-11T18:00:00Z"));
+        FreezeRecord berlin = new FreezeRecord("a", "r", SINCE, null, "0 18 * * 5", "Europe/Berlin", "1h");
+        assertThat(berlin.nextStart(t("2026-12-05T00:00:00Z"))).as("18:00 in Berlin is 17:00 UTC in winter").contains(t("2026-12-11T17:00:00Z"));
+    }
+
+    @Test
+    void aRuleThatCannotBeReadHolds() {
+        FreezeRecord bad = new FreezeRecord("a", "r", SINCE, null, "not a cron", null, "1h");
+        assertThat(bad.inForce(t("2026-12-04T19:00:00Z"), t("2026-12-04T19:00:00Z"))).contains(bad);
+        FreezeRecord badLength = new FreezeRecord("a", "r", SINCE, null, "0 18 * * 5", null, "soon");
+        assertThat(badLength.activeAt(t("2026-12-08T10:00:00Z"))).isTrue();
+        FreezeRecord oneSpan = new FreezeRecord("a", "r", SINCE, t("2026-12-04T01:00:00Z"));
+        assertThat(oneSpan.activeAt(t("2026-12-04T00:59:59Z"))).isTrue();
+        assertThat(oneSpan.activeAt(t("2026-12-04T01:00:00Z"))).isFalse();
+        assertThat(Json.read(Json.bytes(FRIDAYS), FreezeRecord.class)).isEqualTo(FRIDAYS);
+        assertThat(new String(Json.bytes(FRIDAYS))).contains("\"for\":\"14h\"").doesNotContain("timezone");
+        assertThat(new String(Json.bytes(oneSpan))).doesNotContain("cron").doesNotContain("for");
+    }
+
+    @Test
+    void cronTimesAreAtOrBeforeAndStrictlyAfter() {
+        ZoneId utc = ZoneOffset.UTC;
+        assertThat(CronTimes.last("* * * * *", utc, t("2026-12-04T10:00:00Z"))).contains(t("2026-12-04T10:00:00Z"));
+        assertThat(CronTimes.last("* * * * *", utc, t("2026-12-04T10:00:00.999Z"))).contains(t("2026-12-04T10:00:00Z"));
+        assertThat(CronTimes.last("* * * * *", utc, t("2026-12-04T09:59:59.999Z"))).contains(t("2026-12-04T09:59:00Z"));
+        assertThat(CronTimes.next("* * * * *", utc, t("2026-12-04T10:00:00Z")).orElseThrow().toInstant()).isEqualTo(t("2026-12-04T10:01:00Z"));
+    }
+}

@@ -149,6 +149,8 @@ public final class AgentDaemon implements AutoCloseable {
     /** Places the holds of this host's drain, and ends them with it (decision 37). */
     private final HostDrains drains;
     private volatile Runnable onHostTaken = () -> { };
+    /** How often the host's event spool is written to ZooKeeper, when it holds any (decision 34). */
+    public static final Duration EVENT_SPOOL_DRAIN = Duration.ofSeconds(15);
     /** This host's outbox for webhooks (decision 34): expired holds and audit violations; windows post their own. */
     private final EventOutbox events;
     /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
@@ -165,7 +167,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
         this.fences = journal.fences();
-        this.events = new EventOutbox(client, config.paths(), config.host());
+        this.events = new EventOutbox(client, config.paths(), config.host()).spoolIn(EventOutbox.spoolOf(config.stateDir()));
         this.ledger = new LedgerKeeper(config.host(), config.stateDir(), docker instanceof DockerEngine d ? d.events() : null,
                 LedgerFiles.MAX_AGE, LedgerFiles.MAX_BYTES);
         HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets(), ledger.ledger());
@@ -308,6 +310,9 @@ public final class AgentDaemon implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
         long look = DEAD_WINDOW_LOOK.toMillis();
         timer.scheduleWithFixedDelay(this::lookForDeadWindows, look, look, TimeUnit.MILLISECONDS);
+        // Events this host's processes kept while ZooKeeper did not answer (decision 34), a `mesh-agent window`'s too:
+        // written at start and every EVENT_SPOOL_DRAIN (on the outbox's thread, never this one's).
+        timer.scheduleWithFixedDelay(events::drainSoon, 0, EVENT_SPOOL_DRAIN.toMillis(), TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
         audits.start(); // mesh audit: the ledger's slice, read only (AuditRequests)

@@ -27,7 +27,17 @@ final class ReportWriter {
     private final MeshStore store;
     private final Map<String, ApplyReport> confirmed = new ConcurrentHashMap<>();
 
-    ReportWriter(MeshStore store) { this.store = store; }
+    /** Where the host keeps events ZooKeeper did not take (decision 34). */
+    private final java.nio.file.Path spool;
+
+    /**
+     * @param store ZooKeeper access
+     * @param spool the host's event spool ({@code EventOutbox#spoolOf} its state dir)
+     */
+    ReportWriter(MeshStore store, java.nio.file.Path spool) {
+        this.store = store;
+        this.spool = spool;
+    }
 
     /** By host, its outbox for webhooks (decision 34): one per host this process reports for, made on first use. */
     private final Map<String, io.mesh.curator.EventOutbox> outboxes = new ConcurrentHashMap<>();
@@ -106,7 +116,7 @@ final class ReportWriter {
      */
     private void failed(ApplyReport r) {
         io.mesh.curator.EventOutbox outbox = outboxes.computeIfAbsent(r.host(),
-                h -> new io.mesh.curator.EventOutbox(store.client(), store.paths(), h));
+                h -> new io.mesh.curator.EventOutbox(store.client(), store.paths(), h).spoolIn(spool));
         java.time.Instant at = r.finishedAt() == null ? io.mesh.wire.Times.now() : r.finishedAt();
         outbox.post(io.mesh.wire.MeshEvent.of(io.mesh.wire.EventType.PUSH_FAILED, at, r.host(), r.module()).withPush(r.push())
                 .withBy(null, r.error() != null ? r.error() : r.containers().stream().filter(c -> c.action().failed())

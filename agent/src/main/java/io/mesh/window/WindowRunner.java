@@ -82,7 +82,8 @@ public final class WindowRunner {
         this.docker = context.docker();
         this.host = context.host();
         this.recovery = context.recovery();
-        this.events = new WindowEvents(new io.mesh.curator.EventOutbox(store.client(), store.paths(), host), host);
+        this.events = new WindowEvents(new io.mesh.curator.EventOutbox(store.client(), store.paths(), host)
+                .spoolIn(io.mesh.curator.EventOutbox.spoolOf(context.journal().stateDir())), host);
         this.hooks = new ContainerHooks(context.secrets());
     }
 

@@ -275,8 +275,9 @@ public final class Notifier implements AutoCloseable {
             if (now.isAfter(s.time().plus(timing.retention()))) {
                 for (Webhook w : missing) {
                     dropped.computeIfAbsent(w.name(), k -> new AtomicLong()).incrementAndGet();
-                    log.warn("webhook {} gives up event {} ({} of {} on {} at {}): not delivered within {} h of its time",
-                            w.name(), s.id(), s.event().type(), s.event().module(), s.event().host(), s.time(), timing.retention().toHours());
+                    log.warn("webhook {} gives up event {} ({} of {} on {} at {}): not delivered within {} of its time",
+                            w.name(), s.id(), s.event().type(), s.event().module(), s.event().host(), s.time(),
+                            io.mesh.manifest.Durations.format(timing.retention()));
                 }
                 delete(s, wanting);
                 continue;
@@ -295,6 +296,10 @@ public final class Notifier implements AutoCloseable {
             try {
                 for (Stored s : e.getValue()) {
                     if (recorded(q.webhook, s.id())) continue; // the last leader had it delivered
+                    if (client.checkExists().forPath(s.path()) == null) { // deleted by the last leader; this cache lags
+                        deleted.add(s.id());
+                        continue;
+                    }
                     head = s;
                     break;
                 }
@@ -353,10 +358,11 @@ public final class Notifier implements AutoCloseable {
                 record.put("id", s.id());
                 record.put("at", clock.instant().toString());
                 record.put("answer", a.said());
-                client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT)
-                        .forPath(paths.delivered(w.name(), s.id()), Json.bytes(record));
+                record(w, s, Json.bytes(record));
             } catch (KeeperException.NodeExistsException twice) {
                 // another leader's send of the same event, recorded first
+            } catch (KeeperException.NoNodeException gone) {
+                // the event went meanwhile (another leader found it delivered everywhere): nothing to record
             } catch (Exception e) {
                 log.warn("webhook {} took event {}, but its delivery was not recorded ({}): it will be sent again", w.name(),
                         s.id(), e.toString());
@@ -380,6 +386,33 @@ public final class Notifier implements AutoCloseable {
         } finally {
             if (!handedOn) q.released();
             trigger();
+        }
+    }
+
+    /**
+     * Writes {@code /mesh/notify/<webhook>/<id>} in one transaction with a check that the event is still there, so that no
+     * delivery node outlives its event (they are deleted together).
+     *
+     * @throws KeeperException.NoNodeException when the event is gone
+     * @throws KeeperException.NodeExistsException when it was recorded already
+     */
+    private void record(Webhook w, Stored s, byte[] data) throws Exception {
+        String node = paths.delivered(w.name(), s.id());
+        String parent = org.apache.curator.utils.ZKPaths.getPathAndNode(node).getPath();
+        if (client.checkExists().forPath(parent) == null) {
+            try {
+                client.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
+            } catch (KeeperException.NodeExistsException raced) {
+                // made meanwhile
+            }
+        }
+        try {
+            client.transaction().forOperations(client.transactionOp().check().forPath(s.path()),
+                    client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(node, data));
+        } catch (KeeperException.NoNodeException e) {
+            // the event, or the container parent ZooKeeper reaped between the two calls: look again
+            if (client.checkExists().forPath(s.path()) == null) throw e;
+            client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT).forPath(node, data);
         }
     }
 

@@ -34,6 +34,21 @@ class CoordinatorEventsTest {
         return out;
     }
 
+    /** {@code serve} hands its {@link Notifier}'s metrics to {@code GET /metrics}: pending events and who leads. */
+    @Test
+    void theNotifiersMetricsAreServedAtMetrics() throws Exception {
+        try (Notifier n = new Notifier(fx.zk.client(), fx.zk.paths(), NotifyConfig.NONE)) {
+            n.start();
+            fx.api.api().moreMetrics(n::metrics);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).until(n::leading);
+            String text = fx.api.get("/metrics").body();
+            assertThat(text).contains("# TYPE mesh_notify_pending gauge\nmesh_notify_pending ", "mesh_notify_leader 1\n",
+                    "# TYPE mesh_notify_dropped_total counter");
+        } finally {
+            fx.api.api().moreMetrics(() -> "");
+        }
+    }
+
     @Test
     void holdsAndFreezesWriteTheirEventsWithWhoAndWhy() throws Exception {
         assertThat(fx.api.push(Manifests.TWO).status()).isEqualTo(202);

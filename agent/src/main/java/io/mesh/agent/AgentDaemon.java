@@ -28,6 +28,9 @@ import io.mesh.wire.DesiredRecord;
 import io.mesh.freeze.FreezeWakes;
 import io.mesh.wire.ProcessRef;
 import io.mesh.wire.Times;
+import io.mesh.wire.EventType;
+import io.mesh.wire.MeshEvent;
+import io.mesh.curator.EventOutbox;
 import io.mesh.wire.WindowResult;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.CuratorFramework;
@@ -146,6 +149,10 @@ public final class AgentDaemon implements AutoCloseable {
     /** Places the holds of this host's drain, and ends them with it (decision 37). */
     private final HostDrains drains;
     private volatile Runnable onHostTaken = () -> { };
+    /** How often the host's event spool is written to ZooKeeper, when it holds any (decision 34). */
+    public static final Duration EVENT_SPOOL_DRAIN = Duration.ofSeconds(15);
+    /** This host's outbox for webhooks (decision 34): expired holds and audit violations; windows post their own. */
+    private final EventOutbox events;
     /** The host's ledger as this process keeps it: its writer, the engine's events, pruning and the audit (decision 28). */
     private final LedgerKeeper ledger;
 
@@ -160,6 +167,7 @@ public final class AgentDaemon implements AutoCloseable {
         this.store = new MeshStore(client, config.paths());
         this.journal = new WindowJournal(config.stateDir());
         this.fences = journal.fences();
+        this.events = new EventOutbox(client, config.paths(), config.host()).spoolIn(EventOutbox.spoolOf(config.stateDir()));
         this.ledger = new LedgerKeeper(config.host(), config.stateDir(), docker instanceof DockerEngine d ? d.events() : null,
                 LedgerFiles.MAX_AGE, LedgerFiles.MAX_BYTES);
         HostContext here = new HostContext(store, docker, config.host(), process, journal, config.policy(), config.secrets(), ledger.ledger());
@@ -188,7 +196,11 @@ public final class AgentDaemon implements AutoCloseable {
                     requestApply(module);
                 },
                 module -> WindowRecovery.open(journal, docker, module).isPresent()).recordTo(ledger.ledger())
-                .rememberStopsIn(new HoldStops(config.stateDir())).runningHooksWith(new ContainerHooks(here.secrets()));
+                .rememberStopsIn(new HoldStops(config.stateDir())).runningHooksWith(new ContainerHooks(here.secrets()))
+                .eventsTo(events::post);
+        // audit.violation for webhooks (decision 34): each new violation of the continuous audit, as it is logged
+        ledger.onEachViolation(v -> events.post(MeshEvent.of(EventType.AUDIT_VIOLATION, Times.now(), config.host(), v.module())
+                .withContainer(v.container()).withBy(null, v.kind().wire() + " at " + v.at() + ": " + v.message())));
         this.drains = new HostDrains(store, config.host(), process, timer, workers::keySet);
     }
 
@@ -298,6 +310,9 @@ public final class AgentDaemon implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::reconcileAll, every, every, TimeUnit.MILLISECONDS);
         long look = DEAD_WINDOW_LOOK.toMillis();
         timer.scheduleWithFixedDelay(this::lookForDeadWindows, look, look, TimeUnit.MILLISECONDS);
+        // Events this host's processes kept while ZooKeeper did not answer (decision 34), a `mesh-agent window`'s too:
+        // written at start and every EVENT_SPOOL_DRAIN (on the outbox's thread, never this one's).
+        timer.scheduleWithFixedDelay(events::drainSoon, 0, EVENT_SPOOL_DRAIN.toMillis(), TimeUnit.MILLISECONDS);
         store.client().getConnectionStateListenable().addListener(reconnected);
         plans.start(); // mesh push --plan: answered from here, read only (PlanRequests)
         audits.start(); // mesh audit: the ledger's slice, read only (AuditRequests)
@@ -719,6 +734,7 @@ public final class AgentDaemon implements AutoCloseable {
         // step killed and gives them back at once, whatever its timeout (decision 26).
         windows.cutShort();
         awaitWindows();
+        windows.closeEvents(2_000); // the windows' last events for webhooks, while the client is open (decision 34)
         try {
             if (!applyThreads.awaitTermination(1, TimeUnit.SECONDS)) {
                 for (ModuleWorker w : workers.values()) {
@@ -734,6 +750,7 @@ public final class AgentDaemon implements AutoCloseable {
         cache.close(); // after the windows and applies: they read desired nodes from it
         agentNode.close();
         ledger.close(); // last: the windows' and applies' last calls are in it
+        events.close(2_000); // after the ledger's last audit: the host's expired holds and violations for webhooks
         log.info("agent host={} stopped", config.host());
     }
 }

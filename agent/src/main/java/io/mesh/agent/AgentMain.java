@@ -285,6 +285,7 @@ public final class AgentMain implements Runnable {
                 stopping = new Thread(() -> cutShortUntilDone(runner), "mesh-window-stop");
                 Runtime.getRuntime().addShutdownHook(stopping);
                 WindowResult r = runner.run(module, schedule, config.windowLockWait());
+                runner.closeEvents(5_000); // its events for webhooks, before the client closes (decision 34)
                 System.out.println(Json.text(r));
                 return r.succeeded() ? 0 : 1;
             } finally {

@@ -101,7 +101,7 @@ public final class Applier {
         this.recovery = context.recovery();
         this.session = store.session();
         this.fences = context.journal().fences();
-        this.reports = new ReportWriter(store);
+        this.reports = new ReportWriter(store, io.mesh.curator.EventOutbox.spoolOf(context.journal().stateDir()));
         this.noOp = new NoOpReconcile(context, reports);
         this.rollouts = new RolloutGate(store, host, context.process());
         this.freezes = new FreezeGate(store, ZkClock.earliestClock(), ZkClock.latestClock()); // judged by ZooKeeper's clock, not this host's

@@ -27,7 +27,20 @@ final class ReportWriter {
     private final MeshStore store;
     private final Map<String, ApplyReport> confirmed = new ConcurrentHashMap<>();
 
-    ReportWriter(MeshStore store) { this.store = store; }
+    /** Where the host keeps events ZooKeeper did not take (decision 34). */
+    private final java.nio.file.Path spool;
+
+    /**
+     * @param store ZooKeeper access
+     * @param spool the host's event spool ({@code EventOutbox#spoolOf} its state dir)
+     */
+    ReportWriter(MeshStore store, java.nio.file.Path spool) {
+        this.store = store;
+        this.spool = spool;
+    }
+
+    /** By host, its outbox for webhooks (decision 34): one per host this process reports for, made on first use. */
+    private final Map<String, io.mesh.curator.EventOutbox> outboxes = new ConcurrentHashMap<>();
 
     /** @return the last {@code applied} report this process wrote of the module and has not overwritten since, or null */
     ApplyReport lastApplied(String module) { return confirmed.get(module); }
@@ -80,7 +93,11 @@ final class ReportWriter {
             store.writeReport(r);
         }
         if (r.outcome() == ApplyOutcome.APPLIED) confirmed.put(r.module(), r);
-        last.put(r.module(), r);
+        ApplyReport before = last.put(r.module(), r);
+        if (r.outcome() == ApplyOutcome.FAILED && r.push() != null
+                && (before == null || before.outcome() != ApplyOutcome.FAILED || !Objects.equals(before.push(), r.push()))) {
+            failed(r); // the push's first failed report here: its retries with back-off say nothing new
+        }
         String summary = summary(r);
         String window = r.window() == null ? "-" : r.window().schedule() + "/" + r.window().window();
         if (r.outcome() == ApplyOutcome.FAILED) {
@@ -90,6 +107,24 @@ final class ReportWriter {
             log.info("apply host={} module={} push={} revision={} outcome={} window={} containers={}{}{}",
                     r.host(), r.module(), r.push(), r.revision(), r.outcome(), window, summary, changes(r),
                     r.freeze() == null ? "" : " freeze=\"" + r.freeze().describe() + "\"");
+        }
+    }
+
+    /**
+     * {@code push.failed}, and {@code push.reverted} for each container reverted, into the host's outbox: written by the
+     * process where the failure happens, as a window's events are (decision 34); posted, never waited for.
+     */
+    private void failed(ApplyReport r) {
+        io.mesh.curator.EventOutbox outbox = outboxes.computeIfAbsent(r.host(),
+                h -> new io.mesh.curator.EventOutbox(store.client(), store.paths(), h).spoolIn(spool));
+        java.time.Instant at = r.finishedAt() == null ? io.mesh.wire.Times.now() : r.finishedAt();
+        outbox.post(io.mesh.wire.MeshEvent.of(io.mesh.wire.EventType.PUSH_FAILED, at, r.host(), r.module()).withPush(r.push())
+                .withBy(null, r.error() != null ? r.error() : r.containers().stream().filter(c -> c.action().failed())
+                        .map(c -> c.container() + " " + c.action() + ": " + String.join(", ", c.reasons())).collect(Collectors.joining("; "))));
+        for (ContainerResult c : r.containers()) {
+            if (c.action() != ContainerAction.REVERTED) continue;
+            outbox.post(io.mesh.wire.MeshEvent.of(io.mesh.wire.EventType.PUSH_REVERTED, at, r.host(), r.module()).withPush(r.push())
+                    .withContainer(c.container()).withBy(null, String.join("; ", c.reasons())));
         }
     }
 

@@ -122,6 +122,19 @@ public final class OperatorHolds implements AutoCloseable {
         return this;
     }
 
+    /** Where {@code hold.ended} of an expired hold goes (decision 34); none until set. */
+    private volatile java.util.function.Consumer<io.mesh.wire.MeshEvent> events = e -> { };
+
+    /**
+     * @param out told {@code hold.ended} when this agent deleted a hold at its {@code until} (decision 34: the process
+     *            where it happens writes it; a release's is the coordinator's)
+     * @return this
+     */
+    public OperatorHolds eventsTo(java.util.function.Consumer<io.mesh.wire.MeshEvent> out) {
+        this.events = out == null ? e -> { } : out;
+        return this;
+    }
+
     private void heldClose(HeldRecord h, String why) {
         ledger.write(LedgerEntry.held(LedgerKind.HELD_CLOSE, ledger.now(), h.module(), h.container(), h.containerId(),
                 LedgerEntry.OPERATOR, null, null, h.hold().by(), why, h.hold().until()));
@@ -231,6 +244,9 @@ public final class OperatorHolds implements AutoCloseable {
             if (HeldRegistry.deleteExpired(store.client(), store.paths(), host, h.container(), ZkClock.earliest())) {
                 log.info("operator hold host={} container={} expired at {} (by {}: {}); its node is deleted", host, h.container(),
                         h.hold().until(), h.hold().by(), h.hold().reason());
+                // Only the process whose versioned delete took the node says so: once per hold.
+                events.accept(io.mesh.wire.MeshEvent.of(io.mesh.wire.EventType.HOLD_ENDED, io.mesh.wire.Times.now(), host, h.module())
+                        .withContainer(h.container()).withBy(h.hold().by(), "expired (" + h.hold().reason() + ")").withUntil(h.hold().until()));
             }
         } catch (Exception e) {
             // The apply treats it as absent all the same; the next agent start or hold change deletes it.

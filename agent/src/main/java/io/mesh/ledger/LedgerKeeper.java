@@ -101,6 +101,11 @@ public final class LedgerKeeper implements AutoCloseable {
     /** @param s told each new violation */
     public void onViolation(ViolationSink s) { this.sink = s == null ? (m, k) -> { } : s; }
 
+    private volatile java.util.function.Consumer<AuditReport.Violation> whole = v -> { };
+
+    /** @param c told each new violation whole, beside the {@link ViolationSink} (the agent's {@code audit.violation} event) */
+    public void onEachViolation(java.util.function.Consumer<AuditReport.Violation> c) { this.whole = c == null ? v -> { } : c; }
+
     /** Starts following, pruning and auditing. */
     public void start() {
         if (follower != null) follower.start();
@@ -178,6 +183,7 @@ public final class LedgerKeeper implements AutoCloseable {
                 log.warn("audit host={} module={} kind={} container={} at={}: {} evidence={}", host, v.module(), v.kind(), v.container(),
                         v.at(), v.message(), v.evidence() == null ? "-" : Json.text(v.evidence()));
                 sink.violation(v.module(), v.kind());
+                whole.accept(v);
             }
             return r;
         } catch (RuntimeException e) {

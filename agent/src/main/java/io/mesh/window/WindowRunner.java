@@ -72,6 +72,7 @@ public final class WindowRunner {
     private final ContainerRuntime docker;
     private final String host;
     private final WindowRecovery recovery;
+    private final WindowEvents events;
     /** The held containers' hooks (decision 38). */
     private final ContainerHooks hooks;
 
@@ -82,8 +83,18 @@ public final class WindowRunner {
         this.docker = context.docker();
         this.host = context.host();
         this.recovery = context.recovery();
+        this.events = new WindowEvents(new io.mesh.curator.EventOutbox(store.client(), store.paths(), host)
+                .spoolIn(io.mesh.curator.EventOutbox.spoolOf(context.journal().stateDir())), host);
         this.hooks = new ContainerHooks(context.secrets());
     }
+
+    /**
+     * Writes the windows' events still queued for webhooks, for up to {@code millis}, before this process stops (its
+     * ZooKeeper client is closed after); what is left is lost, logged (decision 34).
+     *
+     * @param millis how long to wait
+     */
+    public void closeEvents(long millis) { events.close(millis); }
 
     /**
      * The defaults of {@link HostContext#of}; kept for the benchmarks in {@code io.mesh.bench} until they build a
@@ -465,6 +476,8 @@ public final class WindowRunner {
                     published = HeldRegistry.publish(store.client(), store.paths(), host, module, schedule, windowId, since, plan.nodes(),
                             context.process(), NODE_CREATE_WAIT);
                     heldNodes = plan.nodes();
+                    // Published, nothing stopped yet: the window has opened (decision 34); posted, never waited for.
+                    events.started(module, schedule, windowId, plan.nodes().stream().map(n -> n[0]).toList());
                     HeldRegistry nodes = published;
                     result = hold(desired.spec(), schedule, s, plan.entry(), section, nodes::operatorHolding,
                             () -> heldLines(LedgerKind.HELD_OPEN, module, schedule, windowId, plan.nodes()));
@@ -719,6 +732,7 @@ public final class WindowRunner {
         List<String> ran = r.window() == null ? null : hookLines.get(r.window());
         if (ran != null && !ran.isEmpty()) r = r.withHooks(List.copyOf(ran));
         WindowRecovery.record(store, host, module, r, desired);
+        events.finished(module, r); // after the report: posted, never waited for (decision 34)
         return r;
     }
 }

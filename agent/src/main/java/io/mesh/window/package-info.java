@@ -6,6 +6,7 @@
  * {@code WindowRecovery}: a window's stages on local disk, and finishing one that is not running (failure model
  * rows 1, 20). {@code WindowScheduler}: cron-utils, the next run of each schedule, each cron time fired once
  * (decision 6). {@code HostContext}: what the apply and the window are built from. {@code StepRedaction}: a step's log lines
- * without the secret values it could print (decision 18).
+ * without the secret values it could print (decision 18). {@code WindowEvents}: {@code window.*} for webhooks, posted into the
+ * host's outbox, never waited for (decision 34).
  */
 package io.mesh.window;

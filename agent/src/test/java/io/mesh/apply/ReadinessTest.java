@@ -120,6 +120,24 @@ class ReadinessTest {
                 .as("Docker's events of the second apply").isEmpty();
         assertThat(docker.idByName(web)).isEqualTo(before);
         assertThat(docker.inspect(before).getState().getRunning()).isTrue();
+        // For webhooks (decision 34): the host's outbox has push.failed and push.reverted once; the retry adds none.
+        String outbox = zk.paths().events(r.host());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(zk.client().getChildren().forPath(outbox)).hasSize(2));
+        List<io.mesh.wire.MeshEvent> events = new java.util.ArrayList<>();
+        for (String n : zk.client().getChildren().forPath(outbox).stream().sorted().toList()) {
+            events.add(io.mesh.wire.Json.read(zk.client().getData().forPath(outbox + "/" + n), io.mesh.wire.MeshEvent.class));
+        }
+        assertThat(events).extracting(io.mesh.wire.MeshEvent::type)
+                .containsExactly(io.mesh.wire.EventType.PUSH_FAILED, io.mesh.wire.EventType.PUSH_REVERTED);
+        assertThat(events).allSatisfy(e -> {
+            assertThat(e.push()).isEqualTo(r.push());
+            assertThat(e.module()).isEqualTo(module);
+            assertThat(e.host()).isEqualTo(r.host());
+        });
+        assertThat(events.get(0).reason()).isEqualTo(r.error());
+        assertThat(events.get(1).container()).isEqualTo(web);
+        assertThat(events.get(1).reason()).contains("log: no config");
     }
 
     /**

@@ -311,6 +311,14 @@ class OperatorHoldTest {
         assertThat(result(landed, app).action()).isEqualTo(ContainerAction.RECREATED);
         assertThat(docker.inspect(app).getId()).isNotEqualTo(appId);
         await().atMost(Duration.ofSeconds(10)).until(() -> zk.client().checkExists().forPath(zk.paths().held(HOST, app)) == null);
+        // The agent that deleted it says so, once, for webhooks (decision 34).
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(io.mesh.testing.Outboxes.events(zk, HOST))
+                .filteredOn(e -> e.type() == io.mesh.wire.EventType.HOLD_ENDED).singleElement().satisfies(e -> {
+                    assertThat(e.container()).isEqualTo(app);
+                    assertThat(e.module()).isEqualTo(module);
+                    assertThat(e.reason()).startsWith("expired (");
+                    assertThat(e.until()).isEqualTo(until);
+                }));
     }
 
     /** A window whose while-stopped container an operator holds is skipped: Docker shows no stop, no step. */

@@ -162,6 +162,17 @@ class LedgerTest {
         agent.daemon().ledger().audit(Instant.now());
         assertThat(counted).contains(module + " outside-mesh");
         assertThat(counted.stream().filter(c -> c.equals(module + " touched-while-held"))).hasSize(1);
+        // and writes each once into the host's outbox for webhooks: audit.violation (decision 34)
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(io.mesh.testing.Outboxes.events(zk, HOST)).filteredOn(e -> e.type() == io.mesh.wire.EventType.AUDIT_VIOLATION)
+                        .extracting(io.mesh.wire.MeshEvent::reason).anyMatch(s -> s.startsWith("touched-while-held at "))
+                        .anyMatch(s -> s.startsWith("outside-mesh at ")));
+        assertThat(io.mesh.testing.Outboxes.events(zk, HOST)).filteredOn(e -> e.type() == io.mesh.wire.EventType.AUDIT_VIOLATION
+                && e.reason().startsWith("touched-while-held")).singleElement().satisfies(e -> {
+                    assertThat(e.module()).isEqualTo(module);
+                    assertThat(e.container()).isEqualTo(app);
+                    assertThat(e.host()).isEqualTo(HOST);
+                });
     }
 
     @Test

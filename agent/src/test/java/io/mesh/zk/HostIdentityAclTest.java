@@ -131,6 +131,37 @@ class HostIdentityAclTest {
                 ZkPaths.slotLeases(paths.windowSlots(MODULE, "gc")) + "/" + lease.getNodeName());
     }
 
+    /**
+     * The webhooks' outbox (decision 34): each host writes its own events, and neither forges another's nor deletes
+     * them; the coordinators write theirs and delete anyone's once sent.
+     */
+    @Test
+    void eachHostWritesOnlyItsOwnEventsAndOnlyCoordinatorsDeleteThem() throws Exception {
+        CuratorFramework a = mesh(hostA);
+        io.mesh.wire.MeshEvent e = io.mesh.wire.MeshEvent.of(io.mesh.wire.EventType.WINDOW_STARTED, Times.now(), A, MODULE);
+        String id;
+        try (io.mesh.curator.EventOutbox own = new io.mesh.curator.EventOutbox(a, paths, A)) {
+            id = own.write(e);
+        }
+        assertThat(id).startsWith(A + "/e-");
+        assertThat(Json.read(a.getData().forPath(paths.event(id)), io.mesh.wire.MeshEvent.class).type())
+                .isEqualTo(io.mesh.wire.EventType.WINDOW_STARTED);
+        try (io.mesh.curator.EventOutbox forged = new io.mesh.curator.EventOutbox(a, paths, B)) {
+            assertThatThrownBy(() -> forged.write(e)).hasMessageContaining("may not write " + paths.events(B))
+                    .hasMessageContaining("mesh-coordinator credentials " + B);
+        }
+        CuratorFramework b = raw(hostB);
+        refused("create under A's outbox", () -> b.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(paths.eventPrefix(A), X));
+        refused("setData of A's event", () -> b.setData().forPath(paths.event(id), X));
+        refused("delete of A's event", () -> b.delete().forPath(paths.event(id)));
+        refused("an event as the coordinators", () -> b.create().creatingParentsIfNeeded()
+                .withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath(paths.eventPrefix(ZkPaths.COORDINATOR_EVENTS), X));
+        try (io.mesh.curator.EventOutbox coordinators = new io.mesh.curator.EventOutbox(coordinator, paths, ZkPaths.COORDINATOR_EVENTS)) {
+            assertThat(coordinators.write(e)).startsWith(ZkPaths.COORDINATOR_EVENTS + "/e-");
+        }
+        coordinator.delete().forPath(paths.event(id)); // sent: the leader deletes it
+    }
+
     @Test
     void hostBCannotWriteDeleteOrTakeHostAsNodesAndAMayDoItsOwn() throws Exception {
         Nodes n = populateAsA(mesh(hostA));

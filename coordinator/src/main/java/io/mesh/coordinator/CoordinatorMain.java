@@ -117,6 +117,12 @@ public final class CoordinatorMain implements Runnable {
                         + "docs/decisions/0030-cancel-and-expire-pushes.md).")
         String noAgentExpiry;
 
+        @Option(names = "--notify-config", paramLabel = "FILE",
+                description = "YAML file of the webhooks this coordinator sends events to when it leads (webhooks: name, url, "
+                        + "secret-file, events, format; docs/reference/notify.md). A mistake in it refuses the start. Give every "
+                        + "coordinator the same file. Default: no webhooks (the leader deletes events as they come).")
+        Path notifyConfig;
+
         @Mixin
         ProcessOptions process;
 
@@ -138,6 +144,7 @@ public final class CoordinatorMain implements Runnable {
             ZkAuth zkAuth;
             HttpLimits limits;
             Duration expiry;
+            NotifyConfig notify;
             try {
                 process.selectLogFormat();
                 paths = process.paths();
@@ -148,6 +155,7 @@ public final class CoordinatorMain implements Runnable {
                     token = token.withAdmins(admins);
                 }
                 webhook = loadWebhookSecret();
+                notify = notifyConfig == null ? NotifyConfig.NONE : NotifyConfig.read(notifyConfig);
                 zkAuth = process.zkAuth();
                 Duration readTimeout;
                 try {
@@ -169,6 +177,7 @@ public final class CoordinatorMain implements Runnable {
             EmbeddedZk embedded = null;
             CuratorFramework client = null;
             HttpApi api = null;
+            Notifier notifier = null;
             try {
                 String connect = zk;
                 if (connect == null || connect.isBlank()) {
@@ -184,26 +193,31 @@ public final class CoordinatorMain implements Runnable {
                 }
                 client = MeshZk.connect(connect, Duration.ofSeconds(30), zkAuth, paths);
                 api = new HttpApi(client, paths, address, token, webhook, limits, expiry);
+                notifier = new Notifier(client, paths, notify);
+                notifier.start();
+                api.moreMetrics(notifier::metrics);
                 api.start();
                 out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
                         + (zkAuth == null ? ", open ZooKeeper ACLs" : ", ZooKeeper user " + zkAuth.user())
                         + (token == null && webhook == null ? ", no token" : ", POST /v1/pushes needs "
                         + (token != null && webhook != null ? "a token or a webhook signature" : token != null ? "a token" : "a webhook signature"))
-                        + (token != null && !token.admins().isEmpty() ? ", admin tokens " + token.admins() : "") + ")");
+                        + (token != null && !token.admins().isEmpty() ? ", admin tokens " + token.admins() : "")
+                        + (notify.webhooks().isEmpty() ? "" : ", webhooks " + notify.webhooks().stream().map(Webhook::name).toList()) + ")");
                 out.flush();
             } catch (Exception e) {
                 err.println("mesh-coordinator: cannot start: " + e.getMessage());
                 err.flush();
                 LOG.debug("start failed", e);
-                closeAll(api, client, embedded);
+                closeAll(api, notifier, client, embedded);
                 return 1;
             }
             final HttpApi a = api;
+            final Notifier n = notifier;
             final CuratorFramework c = client;
             final EmbeddedZk z = embedded;
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 LOG.info("stopping: HTTP API, ZooKeeper client{}", z == null ? "" : ", embedded ZooKeeper");
-                closeAll(a, c, z);
+                closeAll(a, n, c, z);
                 stopped.countDown();
             }, "mesh-coordinator-shutdown"));
             stopped.await();
@@ -229,8 +243,9 @@ public final class CoordinatorMain implements Runnable {
             }
         }
 
-        private static void closeAll(HttpApi api, CuratorFramework client, EmbeddedZk embedded) {
+        private static void closeAll(HttpApi api, Notifier notifier, CuratorFramework client, EmbeddedZk embedded) {
             if (api != null) try { api.close(1); } catch (RuntimeException e) { LOG.warn("closing HTTP API: {}", e.toString()); }
+            if (notifier != null) try { notifier.close(); } catch (RuntimeException e) { LOG.warn("closing the webhooks' sender: {}", e.toString()); }
             if (client != null) try { client.close(); } catch (RuntimeException e) { LOG.warn("closing ZooKeeper client: {}", e.toString()); }
             if (embedded != null) try { embedded.close(); } catch (RuntimeException e) { LOG.warn("closing embedded ZooKeeper: {}", e.toString()); }
         }

@@ -207,6 +207,10 @@ public final class HttpApi implements AutoCloseable {
      */
     private final java.util.concurrent.Semaphore auditSlots = new java.util.concurrent.Semaphore(MAX_AUDITS);
     private final Metrics metrics = new Metrics();
+    /** The events of holds and freezes for webhooks (decision 34). */
+    private final CoordinatorEvents events;
+    /** What other parts of the coordinator add to {@code GET /metrics} (the webhooks' {@link Notifier}). */
+    private volatile java.util.function.Supplier<String> moreMetrics = () -> "";
     /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
     private final Dashboard dashboard = new Dashboard();
     private final HttpLimits limits;
@@ -294,8 +298,9 @@ public final class HttpApi implements AutoCloseable {
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.audits = new AuditStore(client, paths, Clock.systemUTC());
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
-        this.rolloutFold = new RolloutFold(client, paths);
+        this.rolloutFold = new RolloutFold(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
+        this.events = new CoordinatorEvents(new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.whys = new WhyStore(client, paths, audits, freezes, rollouts, fleetStatus);
         // The page's last 24 hours: every host's ledger as GET /v1/audit judges it (SPEC.md, "Audit").
         ProcessRef page = ProcessRef.current("mesh-coordinator page");
@@ -390,6 +395,9 @@ public final class HttpApi implements AutoCloseable {
 
     /** @return the counters served at {@code /metrics} */
     public Metrics metrics() { return metrics; }
+
+    /** @param text Prometheus text appended to {@code GET /metrics} at each request, such as {@link Notifier#metrics} */
+    public void moreMetrics(java.util.function.Supplier<String> text) { this.moreMetrics = text; }
 
     /** @return the limits this server keeps */
     public HttpLimits limits() { return limits; }
@@ -676,6 +684,7 @@ public final class HttpApi implements AutoCloseable {
         HeldRecord h = holds.hold(json, by, ProcessRef.current("mesh-coordinator for " + ex.remoteHost()));
         LOG.info("operator hold host={} container={} by \"{}\" reason=\"{}\" until={} stop={}", h.host(), h.container(), by,
                 h.hold().reason(), h.hold().until(), h.hold().stops());
+        events.holdPlaced(h);
         send(ex, 201, h);
     }
 
@@ -712,6 +721,7 @@ public final class HttpApi implements AutoCloseable {
         if (!authorized(ex, "holds")) return;
         HeldRecord h = holds.release(host, container);
         LOG.info("operator hold host={} container={} released (was by \"{}\": {})", host, container, h.hold().by(), h.hold().reason());
+        events.holdReleased(h, identity(ex, false));
         send(ex, 200, Map.of("released", h));
     }
 
@@ -1056,6 +1066,7 @@ public final class HttpApi implements AutoCloseable {
                 written.cron() == null ? "until " + written.until() : written.rule() + (written.until() == null ? "" : " until " + written.until()),
                 written.by(), ex.remote(), Printable.cut(written.reason()),
                 replaced == null ? "" : " (replaces the freeze until " + replaced.until() + " by " + replaced.by() + ")");
+        events.freezeStarted(written);
         com.fasterxml.jackson.databind.node.ObjectNode out = Json.MAPPER.valueToTree(written);
         if (replaced != null) out.set("replaced", Json.MAPPER.valueToTree(replaced));
         if (!f.applying().isEmpty()) out.set("applying", Json.MAPPER.valueToTree(f.applying()));
@@ -1073,6 +1084,7 @@ public final class HttpApi implements AutoCloseable {
                     + " (GET /v1/freezes, mesh freezes, lists them)");
         }
         LOG.info("thaw of {} from {}", target.equals(FreezeRecord.ALL) ? "every module" : "module " + target, ex.remote());
+        events.thawed(target, identity(ex, false));
         send(ex, 200, Map.of("thawed", paths.freeze(target)));
     }
 
@@ -1327,7 +1339,13 @@ public final class HttpApi implements AutoCloseable {
                 LOG.warn("cannot read the fleet for /metrics: {}", e.toString());
             }
         }
-        byte[] text = (metrics.render(held, connected) + fleetText).getBytes(StandardCharsets.UTF_8);
+        String more = "";
+        try {
+            more = moreMetrics.get();
+        } catch (RuntimeException e) {
+            LOG.warn("cannot render the webhooks' metrics: {}", e.toString());
+        }
+        byte[] text = (metrics.render(held, connected) + fleetText + more).getBytes(StandardCharsets.UTF_8);
         ex.responseHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         sendBytes(ex, 200, text);
     }

@@ -35,6 +35,7 @@ final class RolloutFold implements AutoCloseable {
     private final CuratorFramework client;
     private final ZkPaths paths;
     private final CuratorCache cache;
+    private final io.mesh.curator.EventOutbox events;
     /**
      * How long after a move its fold is written, in ms: the moves of a wave meanwhile are folded in one write, so that
      * folds seldom make an agent's checked move read again (it checks the rollout node's version).
@@ -53,8 +54,17 @@ final class RolloutFold implements AutoCloseable {
      * @param paths  the layout
      */
     RolloutFold(CuratorFramework client, ZkPaths paths) {
+        this(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
+    }
+
+    /**
+     * @param events the coordinators' outbox: a fold that pauses or finishes a rollout writes {@code rollout.paused} or
+     *               {@code rollout.done} there in the fold's own transaction (decision 34)
+     */
+    RolloutFold(CuratorFramework client, ZkPaths paths, io.mesh.curator.EventOutbox events) {
         this.client = client;
         this.paths = paths;
+        this.events = events;
         this.cache = CuratorCache.build(client, paths.rollouts());
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((before, after) -> moved(after))
@@ -95,6 +105,21 @@ final class RolloutFold implements AutoCloseable {
     }
 
     /**
+     * @return {@code rollout.paused} or {@code rollout.done} when this fold moves the rollout into that state, else
+     *         {@code null} (decision 34)
+     */
+    private static io.mesh.wire.MeshEvent event(RolloutRecord view, RolloutRecord before) {
+        if (view.state() == before.state()) return null;
+        io.mesh.wire.EventType type = switch (view.state()) {
+            case PAUSED -> io.mesh.wire.EventType.ROLLOUT_PAUSED;
+            case DONE -> io.mesh.wire.EventType.ROLLOUT_DONE;
+            default -> null;
+        };
+        return type == null ? null : io.mesh.wire.MeshEvent.of(type, io.mesh.wire.Times.now(), null, view.module())
+                .withPush(view.push()).withBy(null, view.note());
+    }
+
+    /**
      * Writes the module's rollout as its children say, at the version read (read again after a lost race).
      *
      * @param module module name
@@ -108,7 +133,15 @@ final class RolloutFold implements AutoCloseable {
             RolloutRecord view = nodes.view();
             if (view.sameProgress(nodes.parent())) return view;
             try {
-                client.setData().withVersion(nodes.parentStat().getVersion()).forPath(paths.rollout(module), Json.bytes(view));
+                io.mesh.wire.MeshEvent event = event(view, nodes.parent());
+                var write = client.transactionOp().setData().withVersion(nodes.parentStat().getVersion())
+                        .forPath(paths.rollout(module), Json.bytes(view));
+                if (event == null) {
+                    client.transaction().forOperations(write);
+                } else { // the event exists if and only if this fold's write does: once per transition, whoever folds
+                    events.ensureParent();
+                    client.transaction().forOperations(write, events.createOp(event));
+                }
                 if (view.state() != nodes.parent().state()) {
                     LOG.info("rollout module={} push={} state={} ({})", module, view.push(), view.state(), view.note());
                 }

@@ -29,6 +29,10 @@
  *   <li>Rollouts {@code RolloutStore} (start, resume, abort), {@code RolloutFold} (the fold into the node; decision 13); freezes {@code FreezeStore}
  *       (parse, check, write, and the applies under way it names) with {@code FreezeRequest} (decision 14); operator holds {@code HoldStore} (decision 15); host identities
  *       {@code HostCredentials} ({@code mesh-coordinator credentials HOST}: decision 19).</li>
+ *   <li>Webhooks (decision 34): {@code Notifier} (the {@code LeaderLatch}, the outbox's cache, one queue per webhook and
+ *       module, delivery state, retention), {@code WebhookCall} (one bounded POST), {@code NotifyConfig},
+ *       {@code Webhook}, {@code NotifyFormat} ({@code --notify-config}); {@code CoordinatorEvents} (the events of holds
+ *       and freezes this coordinator takes; {@code RolloutFold} writes {@code rollout.*} in its own transaction).</li>
  *   <li>{@code CoordinatorMain} ({@code serve}, {@code credentials}), {@code EmbeddedZk}, {@code Metrics};
  *       {@code PrintingCommand} (a command printing to its command line's streams; {@code mesh}'s commands too).</li>
  * </ul>

@@ -122,6 +122,19 @@ class RolloutApiTest {
         assertThat(node().done()).containsExactly("host-b", "host-c");
         assertThat(node().failed()).as("resumed past, settled").containsExactly("host-a");
         assertThat(fx.api.get("/v1/rollouts/store").json().path("state").asText()).isEqualTo("done");
+        // For webhooks (decision 34): each fold that moved the state wrote its event in the same transaction, once.
+        String outbox = fx.zk.paths().events(io.mesh.wire.ZkPaths.COORDINATOR_EVENTS);
+        java.util.List<io.mesh.wire.MeshEvent> events = new java.util.ArrayList<>();
+        for (String n : fx.zk.client().getChildren().forPath(outbox).stream().sorted().toList()) {
+            events.add(io.mesh.wire.Json.read(fx.zk.client().getData().forPath(outbox + "/" + n), io.mesh.wire.MeshEvent.class));
+        }
+        assertThat(events).extracting(io.mesh.wire.MeshEvent::type)
+                .containsExactly(io.mesh.wire.EventType.ROLLOUT_PAUSED, io.mesh.wire.EventType.ROLLOUT_DONE);
+        assertThat(events).allSatisfy(e -> {
+            assertThat(e.module()).isEqualTo("store");
+            assertThat(e.push()).isEqualTo(push);
+        });
+        assertThat(events.get(0).reason()).isEqualTo("host-a failed: not ready");
     }
 
     @Test

@@ -70,7 +70,7 @@ public final class HostIdentities {
 
     /**
      * Registers a host's identity: writes {@code /mesh/identities/<host>}, then makes the host's own parents
-     * ({@code /mesh/reports|held|windows|requests/<host>}) with the ACL {@link MeshAcls} gives them for that identity, or
+     * ({@code /mesh/reports|held|windows|requests|events/<host>}) with the ACL {@link MeshAcls} gives them for that identity, or
      * gives them that ACL when they exist; and its lock node of every module ({@link LockNodes#ensureForHost}). The rest
      * of the layout is brought to its rules by {@link MeshZk#secure}.
      *
@@ -91,7 +91,7 @@ public final class HostIdentities {
         done.add((replaced ? "replaced " : "registered ") + paths.identity(host) + " (user " + hostAuth.user()
                 + "; readable by the admin identity only)");
         MeshAcls rules = new MeshAcls(paths, adminAuth, h -> h.equals(host) ? Optional.of(hostAuth.id()) : Optional.empty());
-        for (String p : List.of(paths.reports(host), paths.held(host), paths.windows(host), paths.requests(host))) {
+        for (String p : List.of(paths.reports(host), paths.held(host), paths.windows(host), paths.requests(host), paths.events(host))) {
             List<ACL> acl = rules.forPath(p);
             try {
                 admin.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl).forPath(p, "{}".getBytes(StandardCharsets.UTF_8));

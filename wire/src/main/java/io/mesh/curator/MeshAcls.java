@@ -30,10 +30,10 @@ import static org.apache.zookeeper.ZooDefs.Ids.ANYONE_ID_UNSAFE;
  * identities, identities/{host}                      admin: all (no one else reads)
  * agents, slots, progress                           admin: all; fleet: create; world: read
  * slots/{key}, slots/{key}/{queue|claims|leases|locks} admin: all; fleet: create, delete, read; world: read
- * {reports|held|windows|requests}/{host},
+ * {reports|held|windows|requests|events}/{host},
  *   locks/{module}/{host}, audits/{audit}/{host}     admin: all; host: create, delete, read, write; world: read
  *                                                    (an audit's host node: the host answers in page children)
- * {reports|held|windows}/{host}/{node},
+ * {reports|held|windows|events}/{host}/{node},
  *   requests/{host}/{request}, plans/{plan}/{host},
  *   rollouts/{module}/{host}                         admin: all; host: read, write; world: read
  * anything else (locks and locks/{module} too: only the
@@ -46,7 +46,7 @@ import static org.apache.zookeeper.ZooDefs.Ids.ANYONE_ID_UNSAFE;
  * everywhere.
  */
 public final class MeshAcls implements ACLProvider {
-    private static final Set<String> PER_HOST = Set.of("reports", "held", "windows", "requests");
+    private static final Set<String> PER_HOST = Set.of("reports", "held", "windows", "requests", "events");
     private static final int CRDW = Perms.CREATE | Perms.DELETE | Perms.READ | Perms.WRITE;
     private static final int CRD = Perms.CREATE | Perms.DELETE | Perms.READ;
     private static final int RW = Perms.READ | Perms.WRITE;
@@ -103,6 +103,10 @@ public final class MeshAcls implements ACLProvider {
     private void admin(String[] p, List<ACL> out) {
         out.add(new ACL(Perms.ALL, auth.id()));
         if (p.length >= 1 && p[0].equals("identities")) return;
+        if (p.length >= 2 && p[0].equals("events") && p[1].equals(ZkPaths.COORDINATOR_EVENTS)) { // coordinators' own outbox
+            out.add(new ACL(Perms.READ, ANYONE_ID_UNSAFE));
+            return;
+        }
         if (p.length == 1 && Set.of("agents", "slots", "progress").contains(p[0])) {
             out.add(new ACL(Perms.CREATE, auth.fleetId()));
         } else if (slotParent(p)) {

@@ -184,12 +184,21 @@ public final class MeshZk {
         }
         MeshAcls acls = acls(auth, paths, () -> client);
         for (String p : List.of(root, paths.desired(), paths.pushes(), paths.history(), paths.locks(), paths.windows(), paths.held(),
-                paths.reports(), paths.agents(), paths.slots(), paths.requests(), paths.progress())) {
+                paths.reports(), paths.agents(), paths.slots(), paths.requests(), paths.progress(), paths.events(), paths.notifications())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {
                 client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(p, EMPTY_JSON);
             } catch (KeeperException.NodeExistsException raced) {
                 // another mesh process made it
+            }
+        }
+        // The webhooks' outbox of each registered host (decision 34): a host registered before it existed gets it here,
+        // with the ACL its path gets, as at credentials HOST; its agent cannot make it under the admin's /mesh/events.
+        for (String host : LockNodes.registeredHosts(client, paths)) {
+            try {
+                client.create().withMode(CreateMode.PERSISTENT).forPath(paths.events(host), EMPTY_JSON);
+            } catch (KeeperException.NodeExistsException known) {
+                // made at credentials HOST or at an earlier start
             }
         }
         int locks = LockNodes.ensureAll(client, paths);

@@ -11,6 +11,8 @@
  *       persistent hold (decisions 2, 15, 25).</li>
  *   <li><b>Nodes</b>: {@code PersistentParents} (decision 5), {@code ZkNode}, {@code MultiRead}, {@code RolloutNodes}
  *       (decision 13), {@code ZkClock} (ZooKeeper's time, decision 27).</li>
+ *   <li><b>Events</b>: {@code EventOutbox}, the webhooks' outbox {@code /mesh/events/<writer>} (decision 34): a
+ *       synchronous write, a posted one never waited for, or a create inside the caller's transaction.</li>
  * </ul>
  *
  * <p>Rules ({@code ArchitectureTest}): it may use the wire and the manifest; the wire and the manifest never use it.

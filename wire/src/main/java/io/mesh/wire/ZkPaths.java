@@ -35,6 +35,11 @@ import java.util.regex.Pattern;
  *                                     an operator hold of each of its containers under held/{host}
  * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@code HostIdentity}; readable by the
  *                                     admin identity only (docs/decisions/0019-host-identities.md)
+ * {root}/events/{host}/e-{seq}       persistent-sequential  that host's processes  {@link MeshEvent} without its id
+ * {root}/events/_coordinators/e-{seq} persistent-sequential  coordinators  {@link MeshEvent} without its id
+ *                                     (the webhooks' outbox, decision 34; an event's id is {writer}/e-{seq})
+ * {root}/notify/{webhook}/{id}       persistent   the leading coordinator, once that webhook answered 2xx; {@code {}}
+ * {root}/leader                      Curator LeaderLatch of the coordinators (who sends the webhooks)
  * </pre>
  *
  * The root defaults to {@code /mesh} (flag {@code --zk-root}). Every node's data is one line of UTF-8 JSON
@@ -56,6 +61,11 @@ public final class ZkPaths {
     public static final String AUDIT_PREFIX = "audit-";
     /** Prefix of an audit answer's page nodes ({@code page-} and the page's number). */
     public static final String AUDIT_PAGE_PREFIX = "page-";
+
+    /** Prefix of event node names in the outbox ({@code e-} and ZooKeeper's ten-digit sequence; decision 34). */
+    public static final String EVENT_PREFIX = "e-";
+    /** The writer name of coordinators' events: {@code /mesh/events/_coordinators} (no host id starts with {@code _}). */
+    public static final String COORDINATOR_EVENTS = "_coordinators";
 
     private final String root;
 
@@ -212,6 +222,47 @@ public final class ZkPaths {
     public String identities() { return root + "/identities"; }
     /** @return {@code {root}/identities/{host}}: the host's ZooKeeper identity ({@code HostIdentity}) */
     public String identity(String host) { return ZKPaths.makePath(identities(), host); }
+
+    /** @return {@code {root}/events}: the webhooks' outbox (docs/decisions/0034-webhooks-from-an-outbox.md) */
+    public String events() { return root + "/events"; }
+    /**
+     * @param writer a host id, or {@link #COORDINATOR_EVENTS}
+     * @return {@code {root}/events/{writer}}: the parent of that writer's events, writable by that host alone (decision 19)
+     */
+    public String events(String writer) { return ZKPaths.makePath(events(), writer); }
+    /** @return the prefix a persistent-sequential create of an event uses: {@code {root}/events/{writer}/e-} */
+    public String eventPrefix(String writer) { return events(writer) + "/" + EVENT_PREFIX; }
+    /**
+     * @param id an event's id, {@code {writer}/e-{seq}}
+     * @return {@code {root}/events/{writer}/e-{seq}}
+     */
+    public String event(String id) { return events() + "/" + id; }
+    /**
+     * @param eventPath an event node's path, {@code {root}/events/{writer}/e-{seq}}
+     * @return its id, {@code {writer}/e-{seq}}; {@code null} when the path is not an event's
+     */
+    public String eventId(String eventPath) {
+        String prefix = events() + "/";
+        if (eventPath == null || !eventPath.startsWith(prefix)) return null;
+        String id = eventPath.substring(prefix.length());
+        int slash = id.indexOf('/');
+        if (slash <= 0 || slash != id.lastIndexOf('/') || !id.startsWith(EVENT_PREFIX, slash + 1)) return null;
+        return id;
+    }
+
+    /** @return {@code {root}/notify}: webhooks' delivery state */
+    public String notifications() { return root + "/notify"; }
+    /** @return {@code {root}/notify/{webhook}} */
+    public String notifications(String webhook) { return ZKPaths.makePath(notifications(), webhook); }
+    /**
+     * @param webhook a webhook's name
+     * @param id      an event's id, {@code {writer}/e-{seq}}
+     * @return {@code {root}/notify/{webhook}/{writer}/e-{seq}}: exists once that webhook answered 2xx for that event
+     */
+    public String delivered(String webhook, String id) { return notifications(webhook) + "/" + id; }
+
+    /** @return {@code {root}/leader}: the coordinators' {@code LeaderLatch}; its leader sends the webhooks */
+    public String leader() { return root + "/leader"; }
 
     /** @return {@code {root}/slots} */
     public String slots() { return root + "/slots"; }

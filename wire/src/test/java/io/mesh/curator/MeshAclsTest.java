@@ -55,6 +55,15 @@ class MeshAclsTest {
                 Map.entry("/mesh/audits/audit-0000000001/hi-a", List.of(all(a), new ACL(CRDW, host), WORLD_R)),
                 Map.entry("/mesh/audits/audit-0000000001", List.of(all(a), WORLD_R)),
                 Map.entry("/mesh/held/hi-unregistered", List.of(all(a), WORLD_R)),
+                // The webhooks' outbox (decision 34): a host's parent is its own, as its reports are; the coordinators'
+                // and the delivery state are the admin's.
+                Map.entry("/mesh/events", List.of(all(a), WORLD_R)),
+                Map.entry("/mesh/events/hi-a", List.of(all(a), new ACL(CRDW, host), WORLD_R)),
+                Map.entry("/mesh/events/hi-a/e-0000000001", List.of(all(a), new ACL(Perms.READ | Perms.WRITE, host), WORLD_R)),
+                Map.entry("/mesh/events/_coordinators", List.of(all(a), WORLD_R)),
+                Map.entry("/mesh/events/_coordinators/e-0000000001", List.of(all(a), WORLD_R)),
+                Map.entry("/mesh/notify/ops/hi-a/e-0000000001", List.of(all(a), WORLD_R)),
+                Map.entry("/mesh/leader", List.of(all(a), WORLD_R)),
                 Map.entry("/elsewhere", List.of(all(a), WORLD_R)));
         expected.forEach((p, acl) -> assertThat(adminRules.forPath(p)).as(p).isEqualTo(acl));
     }

@@ -1,0 +1,69 @@
+package io.mesh.coordinator;
+
+import io.mesh.curator.EventOutbox;
+import io.mesh.wire.EventType;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.HeldRecord;
+import io.mesh.wire.MeshEvent;
+import io.mesh.wire.Times;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The events of an operator's requests that a coordinator takes, written by that coordinator into the coordinators'
+ * outbox {@code /mesh/events/_coordinators} (docs/decisions/0034-webhooks-from-an-outbox.md): {@code hold.placed} and
+ * {@code hold.ended} ({@code mesh hold}, {@code mesh release}), {@code freeze.started} and {@code freeze.ended}
+ * ({@code mesh freeze}, {@code mesh thaw}). Written after the request's own write succeeded, before its answer; an event
+ * that cannot be written is logged and does not fail the request (the hold or freeze is in force whatever the webhooks
+ * hear).
+ */
+final class CoordinatorEvents {
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorEvents.class);
+    private final EventOutbox outbox;
+
+    /** @param outbox the coordinators' outbox ({@code io.mesh.wire.ZkPaths#COORDINATOR_EVENTS}) */
+    CoordinatorEvents(EventOutbox outbox) { this.outbox = outbox; }
+
+    /** {@code hold.placed}: an operator's hold as written. */
+    void holdPlaced(HeldRecord h) {
+        HeldRecord.OperatorHold o = h.hold();
+        write(MeshEvent.of(EventType.HOLD_PLACED, o.since() == null ? Times.now() : o.since(), h.host(), h.module())
+                .withContainer(h.container()).withBy(o.by(), o.reason()).withUntil(o.until()));
+    }
+
+    /**
+     * {@code hold.ended}: an operator's hold released.
+     *
+     * @param h  the hold as it was
+     * @param by who released it
+     */
+    void holdReleased(HeldRecord h, String by) {
+        HeldRecord.OperatorHold o = h.hold();
+        write(MeshEvent.of(EventType.HOLD_ENDED, Times.now(), h.host(), h.module()).withContainer(h.container())
+                .withBy(by, "released (held by " + o.by() + ": " + o.reason() + ")"));
+    }
+
+    /** {@code freeze.started}: a freeze as written ({@code module} {@code _all} for every module). */
+    void freezeStarted(FreezeStore.Freeze f) {
+        write(MeshEvent.of(EventType.FREEZE_STARTED, f.since() == null ? Times.now() : f.since(), null,
+                f.all() ? FreezeRecord.ALL : f.module()).withBy(f.by(), f.reason()).withUntil(f.until()));
+    }
+
+    /**
+     * {@code freeze.ended}: a thaw.
+     *
+     * @param target a module, or {@link FreezeRecord#ALL}
+     * @param by     who thawed it
+     */
+    void thawed(String target, String by) {
+        write(MeshEvent.of(EventType.FREEZE_ENDED, Times.now(), null, target).withBy(by, "thawed"));
+    }
+
+    private void write(MeshEvent e) {
+        try {
+            outbox.write(e);
+        } catch (Exception ex) {
+            LOG.warn("event not written, lost (webhooks will not send it): {}: {}", io.mesh.wire.Json.text(e), ex.toString());
+        }
+    }
+}

@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The events of an operator's requests that a coordinator takes, written by that coordinator into the coordinators'
  * outbox {@code /mesh/events/_coordinators} (docs/decisions/0034-webhooks-from-an-outbox.md): {@code hold.placed} and
- * {@code hold.ended} ({@code mesh hold}, {@code mesh release}), {@code freeze.started} and {@code freeze.ended}
+ * {@code hold.ended} ({@code mesh hold}, {@code mesh release}, and a host's as {@code mesh drain}, {@code mesh undrain}),
+ * {@code freeze.started} and {@code freeze.ended}
  * ({@code mesh freeze}, {@code mesh thaw}). Written after the request's own write succeeded, before its answer; an event
  * that cannot be written is logged and does not fail the request (the hold or freeze is in force whatever the webhooks
  * hear).
@@ -41,6 +42,23 @@ final class CoordinatorEvents {
         HeldRecord.OperatorHold o = h.hold();
         write(MeshEvent.of(EventType.HOLD_ENDED, Times.now(), h.host(), h.module()).withContainer(h.container())
                 .withBy(by, "released (held by " + o.by() + ": " + o.reason() + ")"));
+    }
+
+    /**
+     * {@code hold.placed} of a drain (decision 37): every container of the host, so no container and no module; its
+     * reason reads {@code drain: REASON}, as each of its holds' does.
+     */
+    void drained(DrainStore.Drain d) {
+        io.mesh.wire.DrainRecord r = d.drain();
+        write(MeshEvent.of(EventType.HOLD_PLACED, r.since() == null ? Times.now() : r.since(), d.host(), null)
+                .withBy(r.by(), io.mesh.wire.DrainRecord.REASON_PREFIX + r.reason() + (r.stops() ? " (--stop)" : "")).withUntil(r.until()));
+    }
+
+    /** {@code hold.ended} of a drain: {@code mesh undrain}. */
+    void undrained(DrainStore.Undrained u, String by) {
+        io.mesh.wire.DrainRecord r = u.drain();
+        write(MeshEvent.of(EventType.HOLD_ENDED, Times.now(), u.host(), null).withBy(by, "undrained"
+                + (r == null ? "" : " (drained by " + r.by() + ": " + r.reason() + ")")));
     }
 
     /** {@code freeze.started}: a freeze as written ({@code module} {@code _all} for every module). */

@@ -695,6 +695,7 @@ public final class HttpApi implements AutoCloseable {
         if (body == null) return;
         String by = identity(ex, false);
         DrainStore.Drain d = drains.drain(jsonObject(body), by);
+        events.drained(d);
         LOG.info("drain of host {} by \"{}\" reason=\"{}\" until={} stop={}", d.host(), by, Printable.cut(d.drain().reason()),
                 d.drain().until(), d.drain().stops());
         send(ex, 201, d);
@@ -704,6 +705,7 @@ public final class HttpApi implements AutoCloseable {
     private void undrain(Exchange ex, String host) throws Exception {
         if (!authorized(ex, "holds")) return;
         DrainStore.Undrained u = drains.undrain(host);
+        events.undrained(u, identity(ex, false));
         LOG.info("drain of host {} ended by \"{}\"; released {}", host, identity(ex, false), u.released());
         send(ex, 200, u);
     }

@@ -61,10 +61,18 @@ class CoordinatorEventsTest {
         assertThat(fx.api.post("/v1/freezes", "{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"release day\"}"
                 .getBytes(StandardCharsets.UTF_8), alice).status()).isEqualTo(201);
         assertThat(fx.api.method("DELETE", "/v1/freezes/store").status()).isEqualTo(200);
+        assertThat(fx.api.post("/v1/drains", "{\"host\":\"host-a\",\"reason\":\"kernel\",\"stop\":true}".getBytes(StandardCharsets.UTF_8), alice)
+                .status()).isEqualTo(201);
+        assertThat(fx.api.method("DELETE", "/v1/drains/host-a", new byte[0], Map.of("X-Mesh-User", "bob")).status()).isEqualTo(200);
 
         List<MeshEvent> e = coordinatorEvents();
         assertThat(e).extracting(MeshEvent::type).containsExactly(EventType.HOLD_PLACED, EventType.HOLD_ENDED,
-                EventType.FREEZE_STARTED, EventType.FREEZE_ENDED);
+                EventType.FREEZE_STARTED, EventType.FREEZE_ENDED, EventType.HOLD_PLACED, EventType.HOLD_ENDED);
+        // a drain (decision 37): the host's hold, of every container
+        assertThat(e.get(4).host()).isEqualTo("host-a");
+        assertThat(e.get(4).container()).isNull();
+        assertThat(e.get(4).reason()).isEqualTo("drain: kernel (--stop)");
+        assertThat(e.get(5).reason()).isEqualTo("undrained (drained by alice from 127.0.0.1: kernel)");
         MeshEvent placed = e.get(0);
         assertThat(placed.host()).isEqualTo("host-a");
         assertThat(placed.module()).isEqualTo("store");

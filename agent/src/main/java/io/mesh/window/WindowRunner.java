@@ -24,6 +24,7 @@ import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
+import io.mesh.wire.GateWaitRecord;
 import io.mesh.wire.GroupDowntime;
 import io.mesh.wire.SlotRecord;
 import io.mesh.wire.SlotState;
@@ -224,6 +225,8 @@ public final class WindowRunner {
         Gate gate = Gate.prometheus(io.mesh.gate.AnswerWithin.client(), s.gate().prometheus());
         Thread me = Thread.currentThread();
         waiting.add(me);
+        String waitNode = store.paths().gateWait(host, module, schedule);
+        Instant since = null;
         try {
             while (true) {
                 if (closing) return null;
@@ -233,6 +236,8 @@ public final class WindowRunner {
                 if (left <= 0) return a;
                 log.info("window host={} module={} schedule={} window={} waits for its gate until {}: {}", host, module, schedule, windowId,
                         startBy, a.said());
+                if (since == null) since = Times.now();
+                showWait(waitNode, new GateWaitRecord(host, module, schedule, windowId, since, startBy, a.said(), Times.now()));
                 Thread.sleep(Math.min(left, GATE_AGAIN.toMillis()));
             }
         } catch (InterruptedException e) {
@@ -240,6 +245,24 @@ public final class WindowRunner {
             throw e;
         } finally {
             waiting.remove(me);
+            if (since != null) showWait(waitNode, null);
+        }
+    }
+
+    /**
+     * Writes (or, {@code null}, deletes) the node that shows {@code mesh windows} this window waiting for its gate.
+     * Display only: never waits for a ZooKeeper that does not answer (the wait goes on, unseen).
+     */
+    private void showWait(String path, GateWaitRecord r) {
+        try {
+            // only while connected: a wait goes on whatever ZooKeeper answers, and a node left by a lost connection is
+            // the next wait's of the schedule (written over, or deleted) or goes with the session
+            if (!store.session().connected()) return;
+            if (r == null) store.client().delete().quietly().forPath(path);
+            else store.client().create().orSetData().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
+                    .forPath(path, Json.bytes(r));
+        } catch (Exception e) {
+            log.debug("gate wait {} not {}: {}", path, r == null ? "removed" : "written", e.toString());
         }
     }
 

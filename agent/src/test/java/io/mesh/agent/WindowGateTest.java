@@ -90,7 +90,15 @@ class WindowGateTest {
     void aWaitingWindowBeginsOnceItsGateAnswersNoSeries() throws Exception {
         Instant opens = Instant.now().plusSeconds(8);
         String started = push(prom("vector(time()) < " + opens.getEpochSecond(), "wait"), "");
-        WindowResult w = agent.daemon().runWindow(module, "sweep").get(2, TimeUnit.MINUTES);
+        java.util.concurrent.Future<WindowResult> running = agent.daemon().runWindow(module, "sweep");
+        // While it waits, mesh windows' node shows it, with what the gate said (decision 35)
+        String waitNode = zk.paths().gateWait(HOST, module, "sweep");
+        io.mesh.wire.GateWaitRecord seen = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                .until(() -> Json.read(zk.client().getData().forPath(waitNode), io.mesh.wire.GateWaitRecord.class), java.util.Objects::nonNull);
+        assertThat(seen.said()).startsWith("blocked: ");
+        assertThat(seen.schedule()).isEqualTo("sweep");
+        WindowResult w = running.get(2, TimeUnit.MINUTES);
+        assertThat(zk.client().checkExists().forPath(waitNode)).as("gone once it went on").isNull();
         assertThat(w.outcome()).as("%s", w).isEqualTo(WindowOutcome.SUCCEEDED);
         assertThat(w.gate()).startsWith("open: ").contains("answered no series");
         assertThat(w.startedAt()).isBefore(opens);

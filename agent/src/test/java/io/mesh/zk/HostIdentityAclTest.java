@@ -245,6 +245,12 @@ class HostIdentityAclTest {
         refused("delete A's progress node", () -> b.delete().forPath(path));
         refused("a progress node under A's parent", () -> b.create().withMode(CreateMode.EPHEMERAL).forPath(paths.progress(A, "hi-other"), X));
         assertThat(b.checkExists().forPath(path)).isNotNull();
+        // a window's gate wait (decision 35): the same rule under /mesh/waits
+        String wait = paths.gateWait(A, MODULE, "gc");
+        mesh(hostA).create().orSetData().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(wait, X);
+        refused("setData A's gate wait", () -> b.setData().forPath(wait, X));
+        refused("delete A's gate wait", () -> b.delete().forPath(wait));
+        refused("a gate wait under A's parent", () -> b.create().withMode(CreateMode.EPHEMERAL).forPath(paths.gateWait(A, MODULE, "other"), X));
     }
 
     /**

@@ -159,6 +159,13 @@ final class StatusCommands {
         void print(JsonNode answer, PrintWriter out) {
             Table.of(answer.path("windows"), Windows::add, "HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE", "ENDS BY", "HELD",
                     "WAITING PUSH", "BY").print(out, "no window is open");
+            if (!answer.path("gates").isEmpty()) {
+                // windows whose schedule's gate is blocked: they wait before their slot and stop nothing (decision 35)
+                out.println();
+                Table.of(answer.path("gates"), (t, g) -> t.add(g.path("host").asText(), g.path("module").asText(), g.path("schedule").asText(),
+                                g.path("window").asText(), text(g.path("since")), text(g.path("startBy")), g.path("said").asText()),
+                        "HOST", "MODULE", "SCHEDULE", "WAITS FOR ITS GATE", "SINCE", "SKIPPED AT", "GATE SAID").print(out, "");
+            }
             if (answer.path("slots").isEmpty()) return;
             out.println();
             Table.of(answer.path("slots"), Windows::addSlot, "SLOT", "LIMIT", "ROLE", "HOST", "MODULE", "SCHEDULE", "WINDOW", "SINCE",

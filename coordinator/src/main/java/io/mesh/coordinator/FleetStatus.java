@@ -314,6 +314,21 @@ public final class FleetStatus {
         return io.mesh.wire.GroupDowntime.causes(group, specs, held, io.mesh.curator.ZkClock.earliest());
     }
 
+    /**
+     * @return the windows waiting for their gate (decision 35), by host then node name: display only
+     * @throws Exception ZooKeeper errors
+     */
+    public List<io.mesh.wire.GateWaitRecord> gateWaits() throws Exception {
+        List<io.mesh.wire.GateWaitRecord> out = new ArrayList<>();
+        for (String host : new java.util.TreeSet<>(ZkReads.children(client, paths.waits()))) {
+            for (String n : new java.util.TreeSet<>(ZkReads.children(client, paths.waits() + "/" + host))) {
+                io.mesh.wire.GateWaitRecord r = ZkReads.read(client, paths.waits() + "/" + host + "/" + n, io.mesh.wire.GateWaitRecord.class);
+                if (r != null) out.add(r);
+            }
+        }
+        return out;
+    }
+
     /** @return the slot records under {@code path}, in the order of their names (a queue's sequence) */
     private List<SlotRecord> records(String path) throws Exception {
         List<SlotRecord> out = new ArrayList<>();

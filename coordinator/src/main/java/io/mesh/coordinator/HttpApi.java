@@ -514,6 +514,7 @@ public final class HttpApi implements AutoCloseable {
                     Map<String, Object> out = new LinkedHashMap<>();
                     out.put("windows", fleetStatus.windows());
                     out.put("slots", fleetStatus.slots());
+                    out.put("gates", fleetStatus.gateWaits()); // windows waiting for their gate (decision 35)
                     send(ex, 200, out);
                 }
             }

@@ -197,8 +197,10 @@ final class OpenApiDocument {
         o = op("get", "/v1/fleet", "The fleet", "Hosts x modules, open windows, held containers, pending pushes, freezes.");
         resp(o, 200, "the fleet", ref(FleetStatus.Fleet.class));
 
-        o = op("get", "/v1/windows", "Open windows and slots", "Open windows with when each should end and the push waiting on it; fleet-wide slots with who runs and who waits.");
-        resp(o, 200, "windows", obj(props("windows", arr(ref(FleetStatus.OpenWindow.class)), "slots", arr(ref(FleetStatus.Slot.class))), "windows", "slots"));
+        o = op("get", "/v1/windows", "Open windows and slots", "Open windows with when each should end and the push waiting on it; fleet-wide slots with who runs, "
+                + "who waits and which hosts of a group are down for another cause; windows waiting for their gate.");
+        resp(o, 200, "windows", obj(props("windows", arr(ref(FleetStatus.OpenWindow.class)), "slots", arr(ref(FleetStatus.Slot.class)),
+                "gates", arr(ref(io.mesh.wire.GateWaitRecord.class))), "windows", "slots", "gates"));
 
         o = op("get", "/v1/locks", "Module locks", "Who holds and who waits for each module lock.");
         resp(o, 200, "locks", obj(props("locks", arr(ref(FleetStatus.Lock.class))), "locks"));

@@ -28,7 +28,7 @@ import static org.apache.zookeeper.ZooDefs.Ids.ANYONE_ID_UNSAFE;
  * <p>Rules for an admin process (coordinators; agents that share the admin identity):
  * <pre>
  * identities, identities/{host}                      admin: all (no one else reads)
- * agents, slots, progress                           admin: all; fleet: create; world: read
+ * agents, slots, progress, waits                    admin: all; fleet: create; world: read
  * slots/{key}, slots/{key}/{queue|claims|leases|locks} admin: all; fleet: create, delete, read; world: read
  * {reports|held|windows|requests|events}/{host},
  *   locks/{module}/{host}, audits/{audit}/{host}     admin: all; host: create, delete, read, write; world: read
@@ -107,7 +107,7 @@ public final class MeshAcls implements ACLProvider {
             out.add(new ACL(Perms.READ, ANYONE_ID_UNSAFE));
             return;
         }
-        if (p.length == 1 && Set.of("agents", "slots", "progress").contains(p[0])) {
+        if (p.length == 1 && Set.of("agents", "slots", "progress", "waits").contains(p[0])) {
             out.add(new ACL(Perms.CREATE, auth.fleetId()));
         } else if (slotParent(p)) {
             out.add(new ACL(CRD, auth.fleetId()));

@@ -184,7 +184,8 @@ public final class MeshZk {
         }
         MeshAcls acls = acls(auth, paths, () -> client);
         for (String p : List.of(root, paths.desired(), paths.pushes(), paths.history(), paths.locks(), paths.windows(), paths.held(),
-                paths.reports(), paths.agents(), paths.slots(), paths.requests(), paths.progress(), paths.events(), paths.notifications())) {
+                paths.reports(), paths.agents(), paths.slots(), paths.requests(), paths.progress(), paths.waits(), paths.events(),
+                paths.notifications())) {
             if (client.checkExists().forPath(p) != null) continue;
             try {
                 client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(p, EMPTY_JSON);

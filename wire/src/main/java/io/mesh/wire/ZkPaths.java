@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
  * {root}/reports/{host}/{module}     persistent   agent        {@link ApplyReport}
  * {root}/agents/{host}               ephemeral    agent        {@link AgentRecord}
  * {root}/progress/{host}/{module}    ephemeral    agent        {@link ProgressRecord}, while an apply waits (decision 32)
+ * {root}/waits/{host}/{module}--{schedule}  ephemeral  window  {@link GateWaitRecord}, while a window waits for its
+ *                                     gate (decision 35)
  * {root}/history/{module}/rev-{seq} persistent-sequential  coordinator, in the push's transaction; newest 50 kept
  *                                     {@link HistoryRecord}
  * {root}/requests/{host}/window-{seq} persistent-sequential  coordinator (mesh window run); the agent of {host} runs
@@ -135,6 +137,13 @@ public final class ZkPaths {
     public String progress(String host) { return ZKPaths.makePath(progress(), host); }
     /** @return {@code {root}/progress/{host}/{module}}: an apply's progress while it is not done (decision 32) */
     public String progress(String host, String module) { return ZKPaths.makePath(progress(), host, module); }
+
+    /** @return {@code {root}/waits}: windows waiting for their gate, by host */
+    public String waits() { return root + "/waits"; }
+    /** @return {@code {root}/waits/{host}}: made by that host's processes, as {@code {root}/progress/{host}} is */
+    public String waits(String host) { return ZKPaths.makePath(waits(), checkHost(host)); }
+    /** @return {@code {root}/waits/{host}/{module}--{schedule}}: a window of that schedule waiting for its gate (decision 35) */
+    public String gateWait(String host, String module, String schedule) { return ZKPaths.makePath(waits(host), module + "--" + schedule); }
 
     /** @return {@code {root}/history} */
     public String history() { return root + "/history"; }

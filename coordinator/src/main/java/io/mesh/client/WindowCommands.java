@@ -150,6 +150,12 @@ final class WindowCommands {
             try {
                 CoordinatorClient.Response w = client.get("/v1/windows");
                 if (w.status() == 200) {
+                    for (JsonNode g : w.json().path("gates")) { // its gate is blocked (decision 35)
+                        if (host.equals(g.path("host").asText()) && module.equals(g.path("module").asText())
+                                && schedule.equals(g.path("schedule").asText())) {
+                            return "waits for its gate until " + text(g.path("startBy")) + " (then skipped): " + g.path("said").asText();
+                        }
+                    }
                     for (JsonNode slot : w.json().path("slots")) {
                         int i = 0;
                         for (JsonNode q : slot.path("queue")) {

@@ -305,7 +305,7 @@ public final class Applier {
             // A drained host: each container of the module is held from the drain before anything is planned, also one
             // a push adds, so that it is not made (decision 37); the holds are confirmed below as any operator's.
             if (read.drain() != null && newest != null && !newest.tombstone() && newest.spec() != null
-                    && HostDrains.place(store, host, context.process(), newest.spec(), read.drain(), read.held())) {
+                    && HostDrains.place(store, host, context.process(), newest.spec(), read.drain(), read.drainVersion(), read.held())) {
                 read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
             }
             held = read.held();

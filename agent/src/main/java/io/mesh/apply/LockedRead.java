@@ -40,10 +40,12 @@ public final class LockedRead {
     private final String module;
     private final List<OpResult> freezeReads;
     private final DrainRecord drain;
+    private final int drainVersion;
 
     private LockedRead(Map<String, HeldRecord> held, WindowRecord window, FreezeGate freezes, String module, List<OpResult> freezeReads,
-                       DrainRecord drain) {
+                       DrainRecord drain, int drainVersion) {
         this.drain = drain;
+        this.drainVersion = drainVersion;
         this.held = held;
         this.window = window;
         this.freezes = freezes;
@@ -73,14 +75,20 @@ public final class LockedRead {
         WindowRecord window = MultiRead.missing(results.get(1), reads.get(1).getPath()) ? null
                 : Json.readOrNull(((OpResult.GetDataResult) results.get(1)).getData(), WindowRecord.class);
         DrainRecord drain = null;
+        int drainVersion = -1;
         if (!MultiRead.missing(results.get(4), reads.get(4).getPath())) {
-            drain = Json.readOrNull(((OpResult.GetDataResult) results.get(4)).getData(), DrainRecord.class);
+            OpResult.GetDataResult d = (OpResult.GetDataResult) results.get(4);
+            drainVersion = d.getStat().getVersion();
+            drain = Json.readOrNull(d.getData(), DrainRecord.class);
             // A drain node that cannot be read drains: a reader that cannot tell holds (decision 37).
-            if (drain == null) drain = new DrainRecord("unknown", "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+            if (drain == null) drain = DrainRecord.unreadable();
             if (!drain.inForceAt(now)) drain = null;
         }
-        return new LockedRead(HeldRegistry.inForce(held, now), window, freezes, module, results.subList(2, 4), drain);
+        return new LockedRead(HeldRegistry.inForce(held, now), window, freezes, module, results.subList(2, 4), drain, drainVersion);
     }
+
+    /** @return the version of the drain node read ({@link #drain}), which a hold placed from it checks; -1 when none */
+    public int drainVersion() { return drainVersion; }
 
     /** @return the host's drain in force as read under the lock, or {@code null} (decision 37) */
     public DrainRecord drain() { return drain; }

@@ -1,16 +1,21 @@
 package io.mesh.hold;
 
 import io.mesh.curator.HeldRegistry;
+import io.mesh.curator.PersistentParents;
+import io.mesh.curator.ZkNode;
 import io.mesh.curator.ZkClock;
 import io.mesh.docker.IdleThreads;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.DesiredRecord;
 import io.mesh.wire.DrainRecord;
 import io.mesh.wire.HeldRecord;
+import io.mesh.wire.Json;
 import io.mesh.wire.ProcessRef;
 import io.mesh.zk.MeshStore;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,9 +92,11 @@ public final class HostDrains implements AutoCloseable {
     private void look() {
         if (closed) return;
         try {
-            DrainRecord drain = store.drain(host);
-            if (drain != null) {
-                place(drain);
+            ZkNode node = ZkNode.read(store.client(), store.paths().drain(host));
+            DrainRecord drain = node == null ? null : node.as(DrainRecord.class);
+            if (node != null && drain == null) drain = DrainRecord.unreadable();
+            if (drain != null && drain.inForceAt(ZkClock.earliest())) {
+                place(drain, node.version());
                 ScheduledFuture<?> was = next;
                 if (was != null) was.cancel(false);
                 next = timer.schedule(this::lookSoon, AGAIN.toMillis(), TimeUnit.MILLISECONDS);
@@ -109,42 +116,55 @@ public final class HostDrains implements AutoCloseable {
     }
 
     /** Places the drain's hold on each container of the host's modules that no operator holds. */
-    private void place(DrainRecord drain) throws Exception {
+    private void place(DrainRecord drain, int version) throws Exception {
         Map<String, HeldRecord> held = store.held(host);
         for (String module : Set.copyOf(modules.get())) {
             DesiredRecord d = store.desired(module);
             if (d == null || d.tombstone() || d.spec() == null) continue;
-            place(store, host, process, d.spec(), drain, held);
+            if (!place(store, host, process, d.spec(), drain, version, held)) return; // the drain changed: the next look
         }
     }
 
     /**
      * Places the drain's hold on each container of a module that has no held node; a window's node is left (its
      * container gets the hold once the window ends). Also called by an apply holding the module's lock, before it
-     * plans: a container a push adds to a drained host is held before it is made.
+     * plans: a container a push adds to a drained host is held before it is made. Each hold is made in one transaction
+     * with a check of the drain node's version: a drain undrained since it was read places nothing (a reviewer found a
+     * hold an apply made after the undrain, whose {@code --stop} stopped its container again for good).
      *
-     * @param spec  the module's desired spec (nothing when it does not run on {@code host})
-     * @param drain the host's drain in force
-     * @param held  the host's held nodes in force
-     * @return true when a hold was placed
+     * @param spec    the module's desired spec (nothing when it does not run on {@code host})
+     * @param drain   the host's drain in force
+     * @param version the version of the drain node it was read from
+     * @param held    the host's held nodes in force
+     * @return false when the drain node is no longer the one read (nothing more was placed); else true
      * @throws Exception from ZooKeeper
      */
-    public static boolean place(MeshStore store, String host, ProcessRef process, ModuleSpec spec, DrainRecord drain,
+    public static boolean place(MeshStore store, String host, ProcessRef process, ModuleSpec spec, DrainRecord drain, int version,
                                 Map<String, HeldRecord> held) throws Exception {
-        if (!spec.runsOn(host)) return false;
-        boolean placed = false;
+        if (!spec.runsOn(host)) return true;
+        boolean parent = false;
         for (String name : spec.containers().keySet()) {
             String container = spec.dockerName(name);
             if (held.containsKey(container)) continue; // an operator's hold in force, or a window's until it ends
+            if (!parent) {
+                PersistentParents.ensure(store.client(), store.paths().held(host));
+                parent = true;
+            }
+            HeldRecord hold = HeldRecord.operator(host, spec.module(), container, null, process, drain.hold());
             try {
-                HeldRegistry.hold(store.client(), store.paths(), HeldRecord.operator(host, spec.module(), container, null, process, drain.hold()));
-                placed = true;
+                store.client().transaction().forOperations(
+                        store.client().transactionOp().check().withVersion(version).forPath(store.paths().drain(host)),
+                        store.client().transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(store.paths().held(host, container),
+                                Json.bytes(hold)));
                 log.info("drain of host {}: {} held ({})", host, container, drain.describe());
-            } catch (HeldRegistry.AlreadyHeldException e) {
-                log.debug("drain of host {}: {} not held yet: {}", host, container, e.getMessage());
+            } catch (KeeperException.NodeExistsException e) {
+                log.debug("drain of host {}: {} not held yet: it has a held node", host, container);
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+                log.info("drain of host {}: changed or undrained since it was read; {} not held", host, container);
+                return false;
             }
         }
-        return placed;
+        return true;
     }
 
     /** The drain ended: its holds go, and each release applies its module (OperatorHolds). */

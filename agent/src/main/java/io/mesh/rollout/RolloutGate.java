@@ -191,7 +191,9 @@ public final class RolloutGate {
                             + " when it was pushed: it applies the push once the rollout is done");
                 }
                 if (!r.canary().contains(host) && !r.canariesDone()) {
-                    yield new Verdict(Decision.WAIT, "waiting for the canaries " + r.canary() + " to be ready (done: " + r.done() + ")");
+                    List<String> drainedCanaries = r.canary().stream().filter(r.drainedHosts()::contains).toList();
+                    yield new Verdict(Decision.WAIT, "waiting for the canaries " + r.canary() + " to be ready (done: " + r.done() + ")"
+                            + (drainedCanaries.isEmpty() ? "" : "; drained: " + drainedCanaries + ", which go once undrained (mesh undrain)"));
                 }
                 if (!r.canary().contains(host) && r.awaitsPromotion()) {
                     yield new Verdict(Decision.WAIT, (r.canary().isEmpty() ? "the rollout of " + r.push() + " waits for an operator"

@@ -147,6 +147,10 @@ public final class WindowRunner {
             if (s != null) { // else runLocked says what is wrong
                 startBy = firedAt.plus(s.startByDuration());
                 if (!jitter(s, module, schedule, windowId)) return stopping(module, schedule, windowId, since, d);
+                // A drained host runs no window (decision 37): said before its gate is asked or a place of its slot taken,
+                // and again under the lock
+                io.mesh.wire.DrainRecord drained = store.drain(host);
+                if (drained != null) return finish(module, WindowResult.skipped(schedule, windowId, since, drained.describe() + "; nothing was stopped"), d);
                 if (s.gate() != null) {
                     Gate.Answer a = awaitGate(s, module, schedule, windowId, startBy);
                     if (a == null) return stopping(module, schedule, windowId, since, d);

@@ -201,7 +201,7 @@ public final class WindowSlot implements AutoCloseable {
                 SlotRecord running = waiting.running(ZkClock.now(), ZkClock.now().plus(claimFor)); // read by every host: ZooKeeper's clock
                 List<SlotRecord> orphans = orphans(l);
                 List<GroupDowntime.Cause> down = othersDown(l, orphans);
-                if ((orphans.isEmpty() && down.isEmpty()) || runningLeases(l) + 1 + orphans.size() + down.size() <= limit.limit()) {
+                if ((orphans.isEmpty() && down.isEmpty()) || otherHolders(l).size() + 1 + orphans.size() + down.size() <= limit.limit()) {
                     lease = l;
                     // Out of the queue first, so that no reader sees it both waiting and running (a test saw three
                     // queued beside a claim); then the lease reads running before the claim exists: a claim always has
@@ -222,7 +222,9 @@ public final class WindowSlot implements AutoCloseable {
                         + (down.isEmpty() ? "" : "hosts of the group down for another cause: "
                         + String.join("; ", down.stream().map(GroupDowntime.Cause::describe).toList()));
                 semaphore.returnLease(l);
-                Thread.sleep(Math.max(1, Math.min(ORPHAN_RECHECK.toMillis(), Duration.between(Times.now(), deadline).toMillis())));
+                // Jittered: two windows that gave their leases back together must not take them back together for ever.
+                long again = ORPHAN_RECHECK.toMillis() / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(ORPHAN_RECHECK.toMillis());
+                Thread.sleep(Math.max(1, Math.min(again, Duration.between(Times.now(), deadline).toMillis())));
             }
             return false;
         } catch (InterruptedException e) {
@@ -282,17 +284,36 @@ public final class WindowSlot implements AutoCloseable {
         if (all.isEmpty()) return all;
         java.util.Set<String> counted = new java.util.HashSet<>();
         counted.add(waiting.host());
-        for (SlotRecord r : leaseRecords(mine)) if (r.state() == SlotState.RUNNING) counted.add(r.host());
+        for (SlotRecord r : otherHolders(mine)) if (r != null) counted.add(r.host());
         for (SlotRecord r : orphans) counted.add(r.host());
         return all.stream().filter(c -> !counted.contains(c.host())).toList();
     }
 
     /**
-     * @return the leases held by other running windows: the recipe's head waiter has a lease node too (data
-     *         {@code waiting}) while it waits for a free one, and is not counted
+     * The other windows that hold a lease now, whatever their lease's data says yet: the recipe lets a window past only
+     * while the lease nodes are at most the limit, so the holders are the oldest {@code limit} nodes, and a newer one is
+     * the head waiter's. By position, not by data: two windows that took their leases together each count the other
+     * before either has marked its lease running (a reviewer saw both run past a group's limit beside a host down).
+     *
+     * @return their records, {@code null} for one whose data cannot be read (still a holder)
      */
-    private int runningLeases(Lease mine) throws Exception {
-        return (int) leaseRecords(mine).stream().filter(r -> r.state() == SlotState.RUNNING).count();
+    private List<SlotRecord> otherHolders(Lease mine) throws Exception {
+        List<String> all = new ArrayList<>(children(ZkPaths.slotLeases(limit.path())));
+        all.sort(java.util.Comparator.comparingLong(WindowSlot::sequence));
+        List<SlotRecord> out = new ArrayList<>();
+        for (String child : all.subList(0, Math.min(limit.limit(), all.size()))) {
+            if (!child.equals(mine.getNodeName())) out.add(read(ZKPaths.makePath(ZkPaths.slotLeases(limit.path()), child), null));
+        }
+        return out;
+    }
+
+    /** @return a lease node's sequence: the digits after its last {@code -} (the recipe's protected sequential name) */
+    private static long sequence(String node) {
+        try {
+            return Long.parseLong(node.substring(node.lastIndexOf('-') + 1));
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE; // not the recipe's: last
+        }
     }
 
     private List<SlotRecord> leaseRecords(Lease mine) throws Exception {

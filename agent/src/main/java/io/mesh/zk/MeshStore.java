@@ -261,7 +261,7 @@ public final class MeshStore {
         ZkNode node = ZkNode.read(client, paths.drain(host));
         if (node == null) return null;
         io.mesh.wire.DrainRecord d = io.mesh.wire.Json.readOrNull(node.data(), io.mesh.wire.DrainRecord.class);
-        if (d == null) d = new io.mesh.wire.DrainRecord("unknown", "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+        if (d == null) d = io.mesh.wire.DrainRecord.unreadable();
         return d.inForceAt(ZkClock.earliest()) ? d : null;
     }
 

@@ -138,6 +138,43 @@ class WindowSlotTest {
         again.close();
     }
 
+    /**
+     * Two windows of a group of limit 2 that take their leases together, beside a third host down: each counts the other
+     * as a holder before either has marked its lease running, so one runs and the other waits (a reviewer's race, both
+     * ran before: counted only leases already marked running).
+     */
+    @Test
+    void twoWindowsTakingTheirLeasesTogetherBesideAHostDownDoNotBothRun() throws Exception {
+        MeshStore store = new MeshStore(zk.client(), zk.paths());
+        WindowSlot.Limit limit = new WindowSlot.Limit("group-race", store.paths().groupSlots("race"), 2);
+        List<io.mesh.wire.GroupDowntime.Cause> down = List.of(new io.mesh.wire.GroupDowntime.Cause("h3", io.mesh.wire.GroupDowntime.Kind.HOLD,
+                "store", "store-app", "ops", "disk", Times.now()));
+        // both have their lease before either counts (every host's cron fires at 03:30); the barrier stands for the round
+        // trips of reading every host's held nodes
+        java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
+        java.util.concurrent.atomic.AtomicInteger looks = new java.util.concurrent.atomic.AtomicInteger();
+        WindowSlot.OtherCauses others = () -> {
+            if (looks.incrementAndGet() <= 2) { // the first look of each: together; later looks as they come
+                try {
+                    together.await(2, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    // the other did not come
+                }
+            }
+            return down;
+        };
+        java.util.function.Function<String, WindowSlot> slot = host -> new WindowSlot(store, limit, new SlotRecord(limit.key(), 2, host, "store",
+                "gc", "w-" + host, SlotState.WAITING, Times.now(), Times.now(), Times.now().plusSeconds(10), new ProcessRef(1, "test")),
+                Duration.ofMinutes(5), others);
+        WindowSlot a = slot.apply("h1"), b = slot.apply("h2");
+        CompletableFuture<Boolean> ga = acquireAsync(a, 3), gb = acquireAsync(b, 3);
+        boolean ra = ga.get(20, TimeUnit.SECONDS), rb = gb.get(20, TimeUnit.SECONDS);
+        assertThat(ra && rb).as("h1 %s, h2 %s: at most one beside h3 down (limit 2)", ra, rb).isFalse();
+        assertThat(ra || rb).as("one of them runs").isTrue();
+        a.close();
+        b.close();
+    }
+
     @Test
     void aWindowNotHeldByItsStartByGivesUpNamingWhoHoldsTheSlotAndLeavesNothing() throws Exception {
         MeshStore store = new MeshStore(zk.client(), zk.paths());

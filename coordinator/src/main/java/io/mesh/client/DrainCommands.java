@@ -20,11 +20,13 @@ final class DrainCommands {
     private DrainCommands() {}
 
     /** {@code mesh drain HOST --reason TEXT [--for DURATION] [--stop]}. */
-    @Command(name = "drain", description = {"Put HOST in maintenance (POST /v1/drains): its agent holds every mesh container of the host as an operator's hold",
-            "(mesh held lists them, REASON 'drain: ...'), no window runs there, and rollouts pass over it. With --stop the holds stop their containers;",
-            "mesh undrain starts the same containers again. It lasts until mesh undrain, or --for (at most 366 days)."},
+    @Command(name = "drain", description = {"Put HOST in maintenance (POST /v1/drains): every mesh container of it held, no window there, rollouts passing over it.",
+            "Its agent places an operator's hold on each container (mesh held lists them, REASON 'drain: ...'). With --stop the holds stop their",
+            "containers; mesh undrain starts the same containers again. It lasts until mesh undrain, or --for (at most 366 days, such as 72h).",
+            "A drained host is drained once: mesh undrain it first to change the reason, --for or --stop."},
             exitCodeList = {"0:drained (the host's agent places the holds; mesh held shows them as it confirms each)",
-                    "2:bad input: unknown host, missing reason, bad duration, unauthorized", "4:the coordinator cannot be reached"})
+                    "2:bad input: unknown host, missing reason, bad duration, drained already (mesh undrain it first), unauthorized",
+                    "3:recorded, but the host has no running agent: nothing is held until it is back", "4:the coordinator cannot be reached"})
     public static final class Drain extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")
         String host;
@@ -32,7 +34,7 @@ final class DrainCommands {
         @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why, for whoever reads mesh held.")
         String reason;
 
-        @Option(names = "--for", paramLabel = "DURATION", description = "End by itself after this, such as 2h (default: until mesh undrain).")
+        @Option(names = "--for", paramLabel = "DURATION", description = "End by itself after this, such as 2h or 72h (no days; default: until mesh undrain).")
         String lasts;
 
         @Option(names = "--stop", description = "Stop every container of the host while drained; mesh undrain starts the same containers again.")
@@ -63,13 +65,17 @@ final class DrainCommands {
                     + (stop ? "; its agent stops every container of it" : "; its containers keep running, untouched")
                     + " (mesh held shows each hold as its agent confirms it)");
             out.flush();
+            if (r.json().path("agentDown").asBoolean()) {
+                return fail(TIMEOUT, host + " has no running agent: the drain is recorded, and its holds are placed (and confirmed) when "
+                        + "its agent is back; nothing is held until then");
+            }
             return OK;
         }
     }
 
     /** {@code mesh undrain HOST}. */
-    @Command(name = "undrain", description = {"End HOST's drain (DELETE /v1/drains/HOST): the drain's holds go with it, and the host's agent applies each module,",
-            "starting the same containers a --stop stopped."},
+    @Command(name = "undrain", description = {"End HOST's drain (DELETE /v1/drains/HOST): its holds go with it, and its agent applies each module.",
+            "The same containers a --stop stopped are started again; a push the rollouts passed over lands there."},
             exitCodeList = {"0:undrained", "2:the host is not drained, unauthorized", "4:the coordinator cannot be reached"})
     public static final class Undrain extends CoordinatorCommand {
         @Parameters(index = "0", paramLabel = "HOST", description = "The host, such as host-a.")

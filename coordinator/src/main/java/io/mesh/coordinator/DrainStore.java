@@ -43,17 +43,24 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
      * @param drain  the node's data
      * @param ended  true once its {@code until} has passed (its agent has released its holds; the node stays until
      *               {@code mesh undrain})
+     * @param agentDown as written: true when the host has no agent node, so no hold is placed until it is back
      */
-    public record Drain(String host, DrainRecord drain, boolean ended) {}
+    public record Drain(String host, DrainRecord drain, boolean ended, @com.fasterxml.jackson.annotation.JsonInclude(
+            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) Boolean agentDown) {
+        /** A drain as listed. */
+        public Drain(String host, DrainRecord drain, boolean ended) { this(host, drain, ended, null); }
+    }
 
     /**
-     * Drains a host from a {@code POST /v1/drains} body {@code {"host","reason","for"?,"stop"?}}; draining it again
-     * replaces the drain (the holds placed already keep theirs until the next undrain).
+     * Drains a host from a {@code POST /v1/drains} body {@code {"host","reason","for"?,"stop"?}}. A host drained already
+     * is refused (409): its holds were placed from that drain, and a new one would change none of them; a drain past its
+     * {@code until} is replaced.
      *
      * @param body the request's JSON object, or {@code null}
      * @param by   who asks, as a push's {@code by}
      * @return the drain as written
-     * @throws Refusal   naming the field and the fix (400), an unknown host (404); nothing written
+     * @throws Refusal   naming the field and the fix (400), an unknown host (404), a host drained already (409); nothing
+     *                   written
      * @throws Exception ZooKeeper errors
      */
     public Drain drain(JsonNode body, String by) throws Exception {
@@ -92,6 +99,14 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         if (client.checkExists().forPath(paths.agent(host)) == null && client.checkExists().forPath(paths.reports(host)) == null) {
             throw Refusal.notFound("host", "host: no host '" + host + "' is known (no agent node, no report): check the name (mesh status lists the hosts)");
         }
+        DrainRecord was = ZkReads.read(client, paths.drain(host), DrainRecord.class);
+        if (was == null && client.checkExists().forPath(paths.drain(host)) != null) was = DrainRecord.unreadable();
+        if (was != null && was.inForceAt(ZkClock.now())) {
+            // Its holds were placed from that drain (their stop, until and reason): a new one would change none of them.
+            throw Refusal.conflict("host", "host " + host + " is drained already, by " + was.by() + ": " + was.reason()
+                    + (was.stops() ? " (--stop)" : "") + (was.until() == null ? "" : ", until " + was.until())
+                    + ": mesh undrain " + host + " first, then drain it again");
+        }
         Instant since = ZkClock.now(); // by ZooKeeper's clock, as every reader judges its end
         DrainRecord d = new DrainRecord(by, reason, since, lasts == null ? null : since.plus(lasts), stop ? Boolean.TRUE : null);
         PersistentParents.ensure(client, paths.drains());
@@ -101,7 +116,7 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         } catch (KeeperException.NodeExistsException e) {
             client.setData().forPath(paths.drain(host), data);
         }
-        return new Drain(host, d, false);
+        return new Drain(host, d, false, client.checkExists().forPath(paths.agent(host)) == null ? Boolean.TRUE : null);
     }
 
     /**
@@ -165,7 +180,7 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         Instant now = ZkClock.now();
         for (String host : new TreeSet<>(ZkReads.children(client, paths.drains()))) {
             DrainRecord d = ZkReads.read(client, paths.drain(host), DrainRecord.class);
-            if (d == null) d = new DrainRecord(null, "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+            if (d == null) d = DrainRecord.unreadable();
             out.add(new Drain(host, d, !d.inForceAt(now)));
         }
         return out;

@@ -33,6 +33,11 @@ public record FreezeRequest(String target, String reason, Instant until, String 
     /** Longest reason taken, in characters: it travels in every frozen module's report. */
     public static final int MAX_REASON = 500;
     private static final Set<String> FIELDS = Set.of("module", "all", "for", "until", "reason", "cron", "timezone");
+    /**
+     * How much shorter than the shortest gap between two starts a span must be: a start is judged by ZooKeeper's clock at
+     * its latest and an end at its earliest (decision 27), each off by up to half a write's round trip.
+     */
+    static final java.time.Duration GAP_MARGIN = java.time.Duration.ofSeconds(5);
     /** How many of a rule's next starts are read for the shortest gap between two. */
     private static final int GAPS_READ = 500;
     /** The longest a freeze may last: it always ends by itself, in a time an operator still remembers it. */
@@ -181,9 +186,15 @@ public record FreezeRequest(String target, String reason, Instant until, String 
         if (gap == null) {
             throw Refusal.badRequest("cron", "cron: '" + Printable.cut(cron) + "' has no time to come: write one that recurs," + example);
         }
-        if (length.compareTo(gap) >= 0) {
+        if (length.compareTo(gap.minus(GAP_MARGIN)) > 0) {
             throw Refusal.badRequest("for", "for: " + forNode.asText() + " is as long as the shortest gap between two starts of '" + cron + "' ("
-                    + Durations.format(gap) + "): the module would never thaw; give a shorter for, or freeze with --for/--until instead");
+                    + Durations.format(gap) + ", less " + GAP_MARGIN.toSeconds() + "s: a start is obeyed a little early and an end a little "
+                    + "late): the module would never thaw; give a shorter for, or freeze with --for/--until instead");
+        }
+        Instant first = CronTimes.next(cron, zone, now).map(t -> t.toInstant()).orElse(null);
+        if (until != null && (first == null || !first.isBefore(until))) {
+            throw Refusal.badRequest("until", "until: " + until + " comes before the first start of '" + cron + "' (" + first
+                    + "): the freeze would never be in force; give a later until, or none to recur until thawed");
         }
         return new FreezeRequest(target, reason, until, cron, timezone, forNode.asText());
     }

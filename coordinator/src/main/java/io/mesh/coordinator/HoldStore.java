@@ -137,6 +137,12 @@ public final class HoldStore {
         if (container == null || !DOCKER_NAME.matcher(container).matches()) {
             throw Refusal.notFound("container", "no hold on '" + container + "': give the Docker name, <module>-<name>");
         }
+        HeldRecord there = HeldRegistry.read(client, paths, host, List.of(container)).get(container);
+        if (there != null && there.operatorHold() && there.hold().ofDrain()) {
+            // its agent places it again while the drain lasts (decision 37)
+            throw Refusal.conflict("container", container + " on " + host + " is held by the drain of " + host + " (" + there.hold().reason()
+                    + "): mesh undrain " + host + " ends it, with every hold of the drain");
+        }
         HeldRecord gone;
         try {
             gone = HeldRegistry.release(client, paths, host, container);

@@ -179,6 +179,9 @@ class FreezeApiTest {
         refused.put("{\"module\":\"store\",\"for\":\"1h\",\"timezone\":\"UTC\",\"reason\":\"r\"}", "timezone: only a recurring freeze");
         refused.put("{\"module\":\"store\",\"cron\":\"0 18 * * 5\",\"for\":\"1h\",\"until\":\"2026-11-01T00:00:00Z\",\"reason\":\"r\"}", "until: 2026-11-01T00:00:00Z has passed");
         refused.put("{\"module\":\"store\",\"cron\":\"0 0 30 2 *\",\"for\":\"1h\",\"reason\":\"r\"}", "cron: '0 0 30 2 *' has no time to come");
+        refused.put("{\"module\":\"store\",\"cron\":\"* * * * *\",\"for\":\"56s\",\"reason\":\"r\"}", "for: 56s is as long as the shortest gap");
+        refused.put("{\"module\":\"store\",\"cron\":\"0 2 * * *\",\"for\":\"1h\",\"until\":\"2026-12-01T10:01:00Z\",\"reason\":\"r\"}",
+                "until: 2026-12-01T10:01:00Z comes before the first start");
         for (java.util.Map.Entry<String, String> e : refused.entrySet()) {
             assertThatThrownBy(() -> FreezeRequest.parse(Json.MAPPER.readTree(e.getKey()), now)).as(e.getKey()).hasMessageContaining(e.getValue());
         }

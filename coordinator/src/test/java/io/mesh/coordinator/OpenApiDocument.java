@@ -335,10 +335,11 @@ final class OpenApiDocument {
         bearer(o);
         jsonBody(o, obj(props("host", str(), "reason", str(), "for", str().put("description", "a duration such as 2h; none: until undrained"),
                 "stop", bool().put("description", "the holds stop their containers")), "host", "reason"), true);
-        resp(o, 201, "the drain as written", ref(DrainStore.Drain.class));
+        resp(o, 201, "the drain as written; agentDown: the host has no running agent, nothing is held until it is back", ref(DrainStore.Drain.class));
         resp(o, 400, "a field at fault, nothing written", named("FieldError"));
         authErrors(o);
         resp(o, 404, "an unknown host", named("FieldError"));
+        resp(o, 409, "the host is drained already: mesh undrain it first", named("FieldError"));
 
         o = op("get", "/v1/drains", "Drains", "Every drained host; ended: past its until (its holds are released), not yet undrained.");
         resp(o, 200, "drains", obj(props("drains", arr(ref(DrainStore.Drain.class))), "drains"));

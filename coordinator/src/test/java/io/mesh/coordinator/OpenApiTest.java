@@ -160,6 +160,7 @@ class OpenApiTest {
         call("POST", "/v1/freezes", "/v1/freezes", json("{\"module\":\"nope\",\"for\":\"1h\",\"reason\":\"r\"}"), 404);
         call("GET", "/v1/freezes", "/v1/freezes", null, 200);
         call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-a\",\"reason\":\"kernel\",\"stop\":true}"), 201);
+        call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-a\",\"reason\":\"again\"}"), 409);
         call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-a\"}"), 400);
         call("POST", "/v1/drains", "/v1/drains", json("{\"host\":\"host-z\",\"reason\":\"r\"}"), 404);
         call("GET", "/v1/drains", "/v1/drains", null, 200);

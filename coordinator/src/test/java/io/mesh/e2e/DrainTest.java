@@ -103,6 +103,14 @@ class DrainTest {
                         && h.get(c).hold().stoppedAt() != null);
             });
             assertThat(held().get(a1).hold().reason()).isEqualTo("drain: kernel OPS-7");
+            // Drained once: a second drain would change none of its holds, and a drain's hold ends with the drain only
+            Answer again = fx.api.post("/v1/drains", ("{\"host\":\"" + HOST + "\",\"reason\":\"other\"}").getBytes(StandardCharsets.UTF_8), Map.of());
+            assertThat(again.status()).as(again.body()).isEqualTo(409);
+            assertThat(again.body()).contains("drained already", "mesh undrain " + HOST + " first");
+            Answer release = fx.api.method("DELETE", "/v1/holds/" + HOST + "/" + a1);
+            assertThat(release.status()).as(release.body()).isEqualTo(409);
+            assertThat(release.body()).contains("held by the drain of " + HOST, "mesh undrain " + HOST);
+            assertThat(held()).containsKey(a1);
             await().atMost(Duration.ofSeconds(10)).until(() -> !docker.inspect(a1).getState().getRunning() && !docker.inspect(b2).getState().getRunning());
 
             // No window runs on a drained host

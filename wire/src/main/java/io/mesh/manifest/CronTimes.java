@@ -51,13 +51,23 @@ public final class CronTimes {
      * @param expression a checked expression ({@link #check})
      * @param zone       the zone its fields are read in
      * @param atOrBefore a point in time
-     * @return the last cron time at or before {@code atOrBefore}, or empty when there is none
+     * @return the last cron time at or before {@code atOrBefore} that {@link #next} gives too, or empty when there is none
      */
     public static Optional<Instant> last(String expression, ZoneId zone, Instant atOrBefore) {
         // cron-utils' lastExecution is strictly before its argument, in whole seconds: ask from the next whole second.
         Instant from = atOrBefore.truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
-        return times(expression).lastExecution(from.atZone(zone)).map(ZonedDateTime::toInstant)
-                .filter(t -> !t.isAfter(atOrBefore));
+        ExecutionTime times = times(expression);
+        Optional<Instant> last = times.lastExecution(from.atZone(zone)).map(ZonedDateTime::toInstant).filter(t -> !t.isAfter(atOrBefore));
+        // Only a time the walk of next() from the time before it reaches: across a clock change cron-utils' two directions
+        // disagree (the second 02:00 of a night the clock goes back is a last time, but next() from the first 02:00 skips
+        // it), and a freeze's span must be the one its start announced.
+        for (int i = 0; i < 3 && last.isPresent(); i++) {
+            Instant l = last.get();
+            Optional<Instant> before = times.lastExecution(l.atZone(zone)).map(ZonedDateTime::toInstant);
+            if (before.isEmpty() || next(expression, zone, before.get()).map(ZonedDateTime::toInstant).filter(l::equals).isPresent()) return last;
+            last = before;
+        }
+        return last;
     }
 
     private static ExecutionTime times(String expression) {

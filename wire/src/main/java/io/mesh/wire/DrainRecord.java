@@ -24,6 +24,16 @@ public record DrainRecord(String by, String reason, Instant since, Instant until
     /** How a drain's hold's reason begins: {@code mesh held} and reports say the container is held for a drain. */
     public static final String REASON_PREFIX = "drain: ";
 
+    /**
+     * A drain node whose data does not parse still drains (a reader that cannot tell holds, as for freezes and held
+     * nodes); {@code mesh undrain} deletes it.
+     *
+     * @return a drain with no end and no stop
+     */
+    public static DrainRecord unreadable() {
+        return new DrainRecord("unknown", "its drain node's data cannot be read: held until mesh undrain", null, null, null);
+    }
+
     /** @return true when its holds stop their containers */
     @JsonIgnore
     public boolean stops() { return Boolean.TRUE.equals(stop); }

@@ -77,7 +77,8 @@ public record FreezeRecord(String by, String reason, Instant since, Instant unti
         Optional<Span> span = span(latest);
         if (span.isEmpty()) return Optional.empty();
         Span s = span.get();
-        if (s.unreadable()) return Optional.of(this);
+        // in force with no end: a reader that cannot tell when it ends must not set a timer at an until it cannot judge
+        if (s.unreadable()) return Optional.of(new FreezeRecord(by, reason, since, null, cron, timezone, lasts));
         return earliest.isBefore(s.end()) ? Optional.of(new FreezeRecord(by, reason, s.start(), s.end(), cron, timezone, lasts)) : Optional.empty();
     }
 

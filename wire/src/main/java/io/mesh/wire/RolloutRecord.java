@@ -182,10 +182,12 @@ public record RolloutRecord(String module, String push, String revision, Rollout
 
     /**
      * @return true when every canary is settled: done, or failed where a failure does not stop the rollout
-     *         ({@code on-failure: continue}, or resumed past)
+     *         ({@code on-failure: continue}, or resumed past); a drained canary is not (decision 37)
      */
     public boolean canariesDone() {
-        return canary.stream().allMatch(h -> done.contains(h) || drainedHosts().contains(h) || (failed.contains(h) && failedSettled(h)));
+        // A drained canary has not run the push: the others wait for it (a reviewer: draining the one canary would otherwise
+        // roll an untried push everywhere).
+        return canary.stream().allMatch(h -> done.contains(h) || (failed.contains(h) && failedSettled(h)));
     }
 
     /**

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -56,6 +57,9 @@ class RecurringFreezeRuleTest {
     void aRuleThatCannotBeReadHolds() {
         FreezeRecord bad = new FreezeRecord("a", "r", SINCE, null, "not a cron", null, "1h");
         assertThat(bad.inForce(t("2026-12-04T19:00:00Z"), t("2026-12-04T19:00:00Z"))).contains(bad);
+        // with an until passed, in force with no end: the agent's timer at until would fire for ever (a reviewer's find)
+        FreezeRecord badEnded = new FreezeRecord("a", "r", SINCE, t("2026-11-01T00:00:00Z"), "0 18 * * FRI#2", null, "1h");
+        assertThat(badEnded.inForce(t("2026-12-04T19:00:00Z"), t("2026-12-04T19:00:00Z")).orElseThrow().until()).isNull();
         FreezeRecord badLength = new FreezeRecord("a", "r", SINCE, null, "0 18 * * 5", null, "soon");
         assertThat(badLength.activeAt(t("2026-12-08T10:00:00Z"))).isTrue();
         FreezeRecord oneSpan = new FreezeRecord("a", "r", SINCE, t("2026-12-04T01:00:00Z"));
@@ -64,6 +68,22 @@ class RecurringFreezeRuleTest {
         assertThat(Json.read(Json.bytes(FRIDAYS), FreezeRecord.class)).isEqualTo(FRIDAYS);
         assertThat(new String(Json.bytes(FRIDAYS))).contains("\"for\":\"14h\"").doesNotContain("timezone");
         assertThat(new String(Json.bytes(oneSpan))).doesNotContain("cron").doesNotContain("for");
+    }
+
+    /**
+     * Across the night the clock goes back, the span in force is the one its start announced (a reviewer saw it move to
+     * the second 02:00 and end an hour late); the night a clock change skips its start has no span, as a schedule's
+     * window does not run then.
+     */
+    @Test
+    void clockChangesKeepTheSpanItsStartAnnounced() {
+        FreezeRecord nightly = new FreezeRecord("ops", "nightly", t("2026-10-01T00:00:00Z"), null, "0 2 * * *", "Europe/Berlin", "4h");
+        // 2026-10-25: 02:00 CEST is 00:00Z; at 01:00Z it is 02:00 again (CET)
+        for (String at : List.of("2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T03:59:59Z")) {
+            assertThat(nightly.inForce(t(at), t(at)).orElseThrow().until()).as(at).isEqualTo(t("2026-10-25T04:00:00Z"));
+        }
+        assertThat(nightly.inForce(t("2026-10-25T04:00:00Z"), t("2026-10-25T04:00:00Z"))).isEmpty();
+        assertThat(nightly.nextStart(t("2026-10-25T00:00:00Z"))).contains(t("2026-10-26T01:00:00Z"));
     }
 
     @Test

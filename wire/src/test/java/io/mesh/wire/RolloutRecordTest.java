@@ -68,14 +68,14 @@ class RolloutRecordTest {
         return r.view(children.values());
     }
 
-    /** A drained host (decision 37) is passed over: settled, neither done nor failed; a drained canary lets the others go. */
+    /** A drained host (decision 37) is passed over: settled, neither done nor failed; a drained canary holds the others. */
     @Test
     void aDrainedHostIsPassedOverAndCountsSettled() {
         RolloutRecord r = start(new RolloutSpec("1", 1, null));
         RolloutRecord v = view(r, "h1=drained");
         assertThat(v.drainedHosts()).containsExactly("h1");
         assertThat(v.waiting()).containsExactly("h2", "h3");
-        assertThat(v.canariesDone()).as("the canary h1 is drained: passed over").isTrue();
+        assertThat(v.canariesDone()).as("the canary h1 is drained: it has not run the push, the others wait").isFalse();
         assertThat(v.state()).isEqualTo(RolloutState.ROLLING);
         RolloutRecord all = view(r, "h1=drained", "h2=done", "h3=done");
         assertThat(all.state()).isEqualTo(RolloutState.DONE);

@@ -201,7 +201,8 @@ public final class AgentDaemon implements AutoCloseable {
         // audit.violation for webhooks (decision 34): each new violation of the continuous audit, as it is logged
         ledger.onEachViolation(v -> events.post(MeshEvent.of(EventType.AUDIT_VIOLATION, Times.now(), config.host(), v.module())
                 .withContainer(v.container()).withBy(null, v.kind().wire() + " at " + v.at() + ": " + v.message())));
-        this.drains = new HostDrains(store, config.host(), process, timer, workers::keySet);
+        this.drains = new HostDrains(store, config.host(), process, timer, workers::keySet,
+                module -> WindowRecovery.open(journal, docker, module).isPresent());
     }
 
     /**

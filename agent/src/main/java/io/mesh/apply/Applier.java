@@ -228,6 +228,8 @@ public final class Applier {
         /** A freeze that came while the apply ran, which stopped the changes not yet begun. */
         private final AtomicReference<FreezeRecord> frozenSince = new AtomicReference<>();
         private boolean leftThisHost;
+        /** A drained host with a window of the module journalled open: its recovery comes before the drain's holds. */
+        private boolean drainAfterRecovery;
         /** The execution's containers failed only on the engine (ApplyExecution#failedOnlyForTheEngine): not the revision's failure. */
         private boolean failedForTheEngine;
 
@@ -303,10 +305,15 @@ public final class Applier {
             node.applying(desired);
             read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
             // A drained host: each container of the module is held from the drain before anything is planned, also one
-            // a push adds, so that it is not made (decision 37); the holds are confirmed below as any operator's.
-            if (read.drain() != null && newest != null && !newest.tombstone() && newest.spec() != null
-                    && HostDrains.place(store, host, context.process(), newest.spec(), read.drain(), read.drainVersion(), read.held())) {
-                read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
+            // a push adds, so that it is not made (decision 37); the holds are confirmed below as any operator's. Not while
+            // a window of the module is journalled open: its recovery below gives its containers back first (a hold placed
+            // before would keep what the dead window stopped stopped), and the next apply or look places them.
+            if (read.drain() != null && newest != null && !newest.tombstone() && newest.spec() != null) {
+                if (WindowRecovery.open(context.journal(), docker, module).isPresent()) {
+                    drainAfterRecovery = true;
+                } else if (HostDrains.place(store, host, context.process(), newest.spec(), read.drain(), read.drainVersion(), read.held())) {
+                    read = LockedRead.read(store, freezes, host, module, ZkClock.earliest());
+                }
             }
             held = read.held();
             admission = ApplyAdmission.admit(newest, read, rollouts);
@@ -344,6 +351,14 @@ public final class Applier {
                 return Exit.AGAIN;
             }
             recovered = recovery.recover(j, section, held::get, stopping); // before any confirmation: its give-back is no touch of a hold in force
+            if (drainAfterRecovery) {
+                // The drained host's holds come now, before any change: the result recorded, this try ends, the next
+                // places them under the lock and goes on as any apply of a drained host (decision 37).
+                section.unfence();
+                WindowRecovery.record(store, host, module, recovered, newest);
+                admission.abandon();
+                return Exit.AGAIN;
+            }
             // Its containers run again: the held nodes read before, of that window, no longer hold them.
             held = new LinkedHashMap<>(held);
             held.values().removeIf(h -> j.window().equals(h.window()));

@@ -35,8 +35,9 @@ import java.util.function.Supplier;
  * every container of every module desired on this host carries an operator's hold placed from it
  * ({@link DrainRecord#hold()}, marked {@code drain}); everything a hold does then follows from {@link OperatorHolds}:
  * the confirmation under the module lock, the {@code --stop}, a window skipped, the same container started at the end.
- * A container a window holds now gets its hold when the window has ended, and a container a later push adds gets one
- * too: the holds are looked at again every {@link #AGAIN} while the drain lasts. When the drain ends (undrained, or
+ * A container a window holds now gets its hold when the window has ended (also a window a dead process left journalled
+ * open: once an apply has recovered it), and a container a later push adds gets one too: the holds are looked at again
+ * every {@link #AGAIN} while the drain lasts. When the drain ends (undrained, or
  * past its {@code until}) the drain's holds are deleted; the apply after each release starts what they stopped.
  */
 public final class HostDrains implements AutoCloseable {
@@ -49,6 +50,7 @@ public final class HostDrains implements AutoCloseable {
     private final ProcessRef process;
     private final ScheduledExecutorService timer;
     private final Supplier<Set<String>> modules;
+    private final java.util.function.Predicate<String> windowOpen;
     private final CuratorCache cache;
     /** One look at a time, off the cache's thread. */
     private final ExecutorService looks;
@@ -61,8 +63,13 @@ public final class HostDrains implements AutoCloseable {
      * @param process this process, as the holds' {@code by}
      * @param timer   the daemon's timer (the next look)
      * @param modules the modules this agent applies
+     * @param windowOpen whether a window of a module is journalled open on this host: its recovery, by an apply, gives
+     *                   its containers back first, and the drain's holds come after (a hold placed before the recovery
+     *                   would keep a container the dead window stopped stopped: the fleet history saw it)
      */
-    public HostDrains(MeshStore store, String host, ProcessRef process, ScheduledExecutorService timer, Supplier<Set<String>> modules) {
+    public HostDrains(MeshStore store, String host, ProcessRef process, ScheduledExecutorService timer, Supplier<Set<String>> modules,
+                      java.util.function.Predicate<String> windowOpen) {
+        this.windowOpen = windowOpen;
         this.store = store;
         this.host = host;
         this.process = process;
@@ -120,7 +127,7 @@ public final class HostDrains implements AutoCloseable {
         Map<String, HeldRecord> held = store.held(host);
         for (String module : Set.copyOf(modules.get())) {
             DesiredRecord d = store.desired(module);
-            if (d == null || d.tombstone() || d.spec() == null) continue;
+            if (d == null || d.tombstone() || d.spec() == null || windowOpen.test(module)) continue; // a window first: the next look
             if (!place(store, host, process, d.spec(), drain, version, held)) return; // the drain changed: the next look
         }
     }

@@ -173,6 +173,49 @@ class HistoryChecksTest {
         return checks.violations.stream().filter(v -> v.contains("started again") || v.contains("given back")).toList();
     }
 
+    /**
+     * The one budget's check (decision 37 item 3) can fail: a group of limit 1 whose replica on fleet-2 an operator
+     * stopped (a {@code --stop} hold) 29 s before fleet-1's window began its step is a violation; the same hold stopped
+     * 5 s before the step (after the window could have taken its place) is the operator's word, not one.
+     */
+    @Test
+    void aWindowBeginningBesideAReplicaAnOperatorStoppedIsABudgetViolation() {
+        assertThat(budgetViolations(1_000)).hasSize(1).first().asString()
+                .contains("disruption budget", "fleet-1", "while 1 other host(s) of the group were down (limit 1)", "fleet-2");
+        assertThat(budgetViolations(25_000)).isEmpty();
+    }
+
+    /** A hold on fleet-2's m-web placed at T0 and stopped at {@code stoppedMs}; fleet-1's window step from 30 s to 33 s. */
+    private List<String> budgetViolations(long stoppedMs) {
+        HeldRecord.OperatorHold o = new HeldRecord.OperatorHold("ops", "disk", Instant.ofEpochMilli(T0), null, Boolean.TRUE, null,
+                Instant.ofEpochMilli(T0));
+        HeldRecord placed = HeldRecord.operator("fleet-2", "m", "m-web", null, new ProcessRef(1, "mesh-coordinator"), o);
+        HeldRecord stopped = HeldRecord.operator("fleet-2", "m", "m-web", null, new ProcessRef(1, "mesh-coordinator"),
+                o.stoppedAt(Instant.ofEpochMilli(T0 + stoppedMs)));
+        String node = paths.held() + "/fleet-2/m-web";
+        List<ZkTxnLog.Change> changes = List.of(
+                new ZkTxnLog.Change(1, T0, 7, ZkTxnLog.Kind.CREATE, node, Json.bytes(placed), false),
+                new ZkTxnLog.Change(2, T0 + stoppedMs, 8, ZkTxnLog.Kind.SET, node, Json.bytes(stopped), false));
+        String step = "c".repeat(64);
+        List<Event> steps = List.of(stepEvent("create", step, T0 + 29_500), stepEvent("start", step, T0 + 30_000),
+                stepEvent("die", step, T0 + 33_000), stepEvent("destroy", step, T0 + 33_500));
+        HistoryChecks checks = new HistoryChecks(Map.of("fleet-1", steps, "fleet-2", List.of()), Map.of(), changes, List.of(), m -> true, paths,
+                Map.of()).withGroup(java.util.Set.of("m"), 1).run();
+        return checks.violations.stream().filter(v -> v.contains("disruption budget")).toList();
+    }
+
+    /** A window's step container's event on fleet-1 ({@code mesh.window} among its labels). */
+    private static Event stepEvent(String action, String id, long ms) {
+        String json = "{\"status\":\"" + action + "\",\"id\":\"" + id + "\",\"from\":\"busybox\",\"Type\":\"container\",\"Action\":\""
+                + action + "\",\"Actor\":{\"ID\":\"" + id + "\",\"Attributes\":{\"name\":\"m.gc.w-1\",\"mesh.module\":\"m\",\""
+                + io.mesh.docker.Labels.WINDOW + "\":\"w-1\"}},\"time\":" + ms / 1000 + ",\"timeNano\":" + nanos(ms) + "}";
+        try {
+            return new ObjectMapper().readValue(json, Event.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** An event as dockerd sends it (docker-java's {@code Event} sets its nanosecond time only from JSON). */
     private static Event event(String action, String id, long ms) {
         String json = "{\"status\":\"" + action + "\",\"id\":\"" + id + "\",\"from\":\"busybox\",\"Type\":\"container\",\"Action\":\""

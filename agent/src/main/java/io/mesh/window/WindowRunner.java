@@ -24,6 +24,7 @@ import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
 import io.mesh.wire.LockHolder;
 import io.mesh.wire.ProcessRef;
+import io.mesh.curator.ZkClock;
 import io.mesh.wire.GateWaitRecord;
 import io.mesh.wire.GroupDowntime;
 import io.mesh.wire.SlotRecord;
@@ -163,11 +164,13 @@ public final class WindowRunner {
                         return finish(module, WindowResult.skipped(schedule, windowId, since, why), d);
                     }
                 }
-                Optional<WindowSlot.Limit> limit = WindowSlot.limit(store.paths(), module, schedule, s, desiredSpecs());
+                List<ModuleSpec> specs = desiredSpecs();
+                Optional<WindowSlot.Limit> limit = WindowSlot.limit(store.paths(), module, schedule, s, specs);
                 if (limit.isPresent()) {
                     WindowSlot.Limit l = limit.get();
                     // A group's limit counts its hosts down for another cause too (decision 37, the one disruption budget)
-                    WindowSlot.OtherCauses others = s.group() == null ? WindowSlot.OtherCauses.NONE : () -> groupDown(s.group());
+                    WindowSlot.OtherCauses others = s.group() == null ? WindowSlot.OtherCauses.NONE
+                            : () -> GroupDowntime.causes(s.group(), specs, HeldRegistry.readAll(store.client(), store.paths()), ZkClock.earliest());
                     slot = new WindowSlot(store, l, new SlotRecord(l.key(), l.limit(), host, module, schedule, windowId,
                             SlotState.WAITING, firedAt, Times.now(), startBy, context.process()), claimFor(d.spec(), s), others);
                     waiting.add(slot);
@@ -388,24 +391,6 @@ public final class WindowRunner {
     }
 
     /** @return every module's desired spec: a group's limit is set wherever the group is named */
-    /**
-     * @return the hosts of {@code group} down for a cause other than a window ({@link GroupDowntime#causes}), read from
-     *         every host's held nodes
-     */
-    private List<GroupDowntime.Cause> groupDown(String group) throws Exception {
-        List<ModuleSpec> specs = desiredSpecs();
-        if (GroupDowntime.modulesOf(group, specs).isEmpty()) return List.of();
-        Map<String, Map<String, HeldRecord>> held = new java.util.TreeMap<>();
-        List<String> hosts;
-        try {
-            hosts = store.client().getChildren().forPath(store.paths().held());
-        } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
-            return List.of();
-        }
-        for (String h : hosts) held.put(h, io.mesh.curator.HeldRegistry.read(store.client(), store.paths(), h));
-        return GroupDowntime.causes(group, specs, held, io.mesh.curator.ZkClock.earliest());
-    }
-
     private List<ModuleSpec> desiredSpecs() throws Exception {
         List<ModuleSpec> out = new ArrayList<>();
         for (String m : store.desiredModules()) {

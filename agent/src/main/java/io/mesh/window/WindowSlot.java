@@ -200,8 +200,9 @@ public final class WindowSlot implements AutoCloseable {
                 if (l == null) return false;
                 SlotRecord running = waiting.running(ZkClock.now(), ZkClock.now().plus(claimFor)); // read by every host: ZooKeeper's clock
                 List<SlotRecord> orphans = orphans(l);
-                List<GroupDowntime.Cause> down = othersDown(l, orphans);
-                if ((orphans.isEmpty() && down.isEmpty()) || otherHolders(l).size() + 1 + orphans.size() + down.size() <= limit.limit()) {
+                List<SlotRecord> holders = otherHolders(l);
+                List<GroupDowntime.Cause> down = othersDown(holders, orphans);
+                if ((orphans.isEmpty() && down.isEmpty()) || holders.size() + 1 + orphans.size() + down.size() <= limit.limit()) {
                     lease = l;
                     // Out of the queue first, so that no reader sees it both waiting and running (a test saw three
                     // queued beside a claim); then the lease reads running before the claim exists: a claim always has
@@ -279,12 +280,12 @@ public final class WindowSlot implements AutoCloseable {
      * @return the hosts of the group down for another cause that no running window's lease or claim counts already,
      *         this window's own host left out (it is down for this window anyway)
      */
-    private List<GroupDowntime.Cause> othersDown(Lease mine, List<SlotRecord> orphans) throws Exception {
+    private List<GroupDowntime.Cause> othersDown(List<SlotRecord> holders, List<SlotRecord> orphans) throws Exception {
         List<GroupDowntime.Cause> all = others.now();
         if (all.isEmpty()) return all;
         java.util.Set<String> counted = new java.util.HashSet<>();
         counted.add(waiting.host());
-        for (SlotRecord r : otherHolders(mine)) if (r != null) counted.add(r.host());
+        for (SlotRecord r : holders) if (r != null) counted.add(r.host());
         for (SlotRecord r : orphans) counted.add(r.host());
         return all.stream().filter(c -> !counted.contains(c.host())).toList();
     }

@@ -309,9 +309,7 @@ public final class FleetStatus {
             if (d != null && !d.tombstone() && d.spec() != null) specs.add(d.spec());
         }
         if (io.mesh.wire.GroupDowntime.modulesOf(group, specs).isEmpty()) return List.of();
-        Map<String, Map<String, HeldRecord>> held = new java.util.TreeMap<>();
-        for (String h : ZkReads.children(client, paths.held())) held.put(h, io.mesh.curator.HeldRegistry.read(client, paths, h));
-        return io.mesh.wire.GroupDowntime.causes(group, specs, held, io.mesh.curator.ZkClock.earliest());
+        return io.mesh.wire.GroupDowntime.causes(group, specs, io.mesh.curator.HeldRegistry.readAll(client, paths), io.mesh.curator.ZkClock.earliest());
     }
 
     /**

@@ -64,28 +64,27 @@ public final class GroupDowntime {
     }
 
     /**
-     * @param group  the group's name
-     * @param specs  every module's desired spec
-     * @param held   each host's held nodes, by host then container
-     * @param now    ZooKeeper's clock at its earliest (a hold past its {@code until} holds nothing)
-     * @return the hosts of the group down for a cause other than a window, by host
+     * @param group the group's name
+     * @param specs every module's desired spec
+     * @param held  every host's held nodes ({@code HeldRegistry.readAll}: each record names its host)
+     * @param now   ZooKeeper's clock at its earliest (a hold past its {@code until} holds nothing)
+     * @return the hosts of the group down for a cause other than a window, one per host (its first cause by
+     *         container), by host
      */
-    public static List<Cause> causes(String group, Collection<ModuleSpec> specs, Map<String, Map<String, HeldRecord>> held, Instant now) {
+    public static List<Cause> causes(String group, Collection<ModuleSpec> specs, Collection<HeldRecord> held, Instant now) {
         Set<String> modules = modulesOf(group, specs);
         Map<String, ModuleSpec> byName = new TreeMap<>();
         for (ModuleSpec m : specs) if (m != null && modules.contains(m.module())) byName.put(m.module(), m);
-        List<Cause> out = new ArrayList<>();
-        for (Map.Entry<String, Map<String, HeldRecord>> h : new TreeMap<>(held).entrySet()) {
-            Cause first = null;
-            for (HeldRecord r : new TreeMap<>(h.getValue()).values()) {
-                if (!r.operatorHold() || !r.hold().stops() || r.expiredAt(now)) continue;
-                ModuleSpec m = byName.get(r.module());
-                if (m == null || !m.runsOn(h.getKey())) continue;
-                first = new Cause(h.getKey(), r.hold().ofDrain() ? Kind.DRAIN : Kind.HOLD, r.module(), r.container(), r.hold().by(), r.hold().reason(), r.hold().since());
-                break;
-            }
-            if (first != null) out.add(first);
+        Map<String, Cause> byHost = new TreeMap<>();
+        List<HeldRecord> sorted = new ArrayList<>(held);
+        sorted.sort(java.util.Comparator.comparing(HeldRecord::container));
+        for (HeldRecord r : sorted) {
+            if (!r.operatorHold() || !r.hold().stops() || r.expiredAt(now) || byHost.containsKey(r.host())) continue;
+            ModuleSpec m = byName.get(r.module());
+            if (m == null || !m.runsOn(r.host())) continue;
+            byHost.put(r.host(), new Cause(r.host(), r.hold().ofDrain() ? Kind.DRAIN : Kind.HOLD, r.module(), r.container(), r.hold().by(),
+                    r.hold().reason(), r.hold().since()));
         }
-        return out;
+        return new ArrayList<>(byHost.values());
     }
 }

@@ -29,16 +29,14 @@ class GroupDowntimeTest {
     @Test
     void aStopHoldOrDrainOfAGroupsModuleMakesItsHostDown() {
         List<ModuleSpec> specs = List.of(module("reg", "registries", "a", "b", "c"), module("web", null, "*"));
-        Map<String, Map<String, HeldRecord>> held = Map.of(
-                "a", Map.of("reg-app", hold("a", "reg", "reg-app", true, null, null)),
-                "b", Map.of("reg-app", hold("b", "reg", "reg-app", false, null, null), "web-app", hold("b", "web", "web-app", true, null, null)),
-                "c", Map.of("reg-app", hold("c", "reg", "reg-app", true, null, Boolean.TRUE)),
-                "d", Map.of("reg-app", hold("d", "reg", "reg-app", true, null, null)));
+        List<HeldRecord> held = List.of(hold("a", "reg", "reg-app", true, null, null),
+                hold("b", "reg", "reg-app", false, null, null), hold("b", "web", "web-app", true, null, null),
+                hold("c", "reg", "reg-app", true, null, Boolean.TRUE), hold("d", "reg", "reg-app", true, null, null));
         List<GroupDowntime.Cause> causes = GroupDowntime.causes("registries", specs, held, T);
         assertThat(causes).extracting(GroupDowntime.Cause::host, GroupDowntime.Cause::kind).containsExactly(
                 org.assertj.core.api.Assertions.tuple("a", GroupDowntime.Kind.HOLD), org.assertj.core.api.Assertions.tuple("c", GroupDowntime.Kind.DRAIN));
         // b: a hold without --stop, and a --stop hold of a module not in the group; d: the module does not run there
-        assertThat(GroupDowntime.causes("registries", specs, Map.of("a", Map.of("reg-app", hold("a", "reg", "reg-app", true, T, null))), T))
+        assertThat(GroupDowntime.causes("registries", specs, List.of(hold("a", "reg", "reg-app", true, T, null)), T))
                 .as("a hold past its until holds nothing").isEmpty();
         assertThat(GroupDowntime.causes("other", specs, held, T)).isEmpty();
         assertThat(causes.get(0).describe()).isEqualTo("a: reg-app held --stop by ops (disk)");

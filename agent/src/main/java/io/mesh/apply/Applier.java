@@ -411,6 +411,7 @@ public final class Applier {
             // window's nodes again and deletes them as it ends).
             WindowRecord window = recovered == null ? read.window() : store.window(host, module);
             ApplyReport report = admission.keptAs(report(newest, started, results, held, window));
+            if (report.outcome() == ApplyOutcome.FAILED && results != null) report = report.withDown(leftDown(newest, held));
             admission.finished(report, failedForTheEngine); // the slot back, after the readiness wait
             // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
             if (admission.keepsPrevious() && reports.sameAsLast(report)) return Exit.with(report);
@@ -593,6 +594,28 @@ public final class Applier {
     /** @throws WindowJournal.UnreadableException when the module's journal entry exists but cannot be read */
     private boolean journalled(String module) {
         return context.journal().read(module).isPresent();
+    }
+
+    /**
+     * What a failed apply left down, as Docker says after it: a cause that takes a place of the module's groups' limits
+     * (the one disruption budget: docs/decisions/0037-recurring-freezes-drains-and-one-budget.md, item 3). Most failures
+     * leave the previous container running (a recreate puts it back); a container the push adds and that could not be
+     * made, or one that does not start, is down.
+     *
+     * @return the Docker names of the spec's containers on this host that do not run and that no held node names; empty
+     *         when Docker cannot be asked (an engine that does not answer is no apply's doing)
+     */
+    private List<String> leftDown(DesiredRecord desired, Map<String, HeldRecord> heldNodes) {
+        if (desired.spec() == null || !desired.spec().runsOn(host)) return List.of();
+        try {
+            java.util.Set<String> running = new java.util.HashSet<>();
+            for (io.mesh.docker.ObservedContainer o : docker.moduleContainers(desired.module())) if (o.running()) running.add(o.dockerName());
+            return desired.spec().containers().keySet().stream().map(c -> desired.spec().dockerName(c)).sorted()
+                    .filter(n -> !running.contains(n) && (heldNodes == null || !heldNodes.containsKey(n))).toList();
+        } catch (RuntimeException e) {
+            log.warn("apply host={} module={} failed, and Docker could not say which containers it left down: {}", host, desired.module(), e.toString());
+            return List.of();
+        }
     }
 
     /** The report of an apply that ran: {@code applied}, or {@code failed} naming each failed container. */

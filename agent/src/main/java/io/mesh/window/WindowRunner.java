@@ -170,7 +170,9 @@ public final class WindowRunner {
                     WindowSlot.Limit l = limit.get();
                     // A group's limit counts its hosts down for another cause too (decision 37, the one disruption budget)
                     WindowSlot.OtherCauses others = s.group() == null ? WindowSlot.OtherCauses.NONE
-                            : () -> GroupDowntime.causes(s.group(), specs, HeldRegistry.readAll(store.client(), store.paths()), ZkClock.earliest());
+                            : () -> GroupDowntime.causes(s.group(), specs, HeldRegistry.readAll(store.client(), store.paths()),
+                                    io.mesh.curator.ApplyReports.readAll(store.client(), store.paths(), GroupDowntime.modulesOf(s.group(), specs)),
+                                    ZkClock.earliest());
                     slot = new WindowSlot(store, l, new SlotRecord(l.key(), l.limit(), host, module, schedule, windowId,
                             SlotState.WAITING, firedAt, Times.now(), startBy, context.process()), claimFor(d.spec(), s), others);
                     waiting.add(slot);

@@ -90,15 +90,8 @@ public final class WindowSlot implements AutoCloseable {
      */
     public static Optional<Limit> limit(ZkPaths paths, String module, String schedule, ScheduleSpec s, Collection<ModuleSpec> all) {
         if (s.group() != null) {
-            int min = s.maxConcurrent() == null ? Integer.MAX_VALUE : s.maxConcurrent();
             // every module's schedules, the window's own module's among them (two schedules of one module may name it)
-            for (ModuleSpec m : all) {
-                if (m == null) continue;
-                for (ScheduleSpec o : m.schedules().values()) {
-                    if (s.group().equals(o.group()) && o.maxConcurrent() != null) min = Math.min(min, o.maxConcurrent());
-                }
-            }
-            int limit = min == Integer.MAX_VALUE ? ScheduleSpec.DEFAULT_GROUP_LIMIT : min;
+            int limit = GroupDowntime.limitOf(s.group(), all, s.maxConcurrent());
             String path = paths.groupSlots(s.group());
             return Optional.of(new Limit(ZKPaths.getNodeFromPath(path), path, limit));
         }

@@ -145,7 +145,8 @@ final class StatusCommands {
     /** {@code mesh windows}: every open window, when it should end, and the push waiting on it; the fleet-wide slots. */
     @Command(name = "windows",
             description = {"Every open window on every host (GET /v1/windows): schedule, id, since, when it ends at the latest (since + the schedule's timeout), the containers it holds, the push deferred by it, and the process running it.",
-                    "Then each fleet-wide slot (a schedule's max-concurrent, or a group): the windows that run ('runs'; 'runs, session lost' while a window whose session went still counts) and the queue in order ('waits N'), with how long each waited for its slot."},
+                    "Then each fleet-wide slot (a schedule's max-concurrent, or a group): the windows that run ('runs'; 'runs, session lost' while a window whose session went still counts) and the queue in order ('waits N'), with how long each waited for its slot.",
+                    "A group's slot also lists its hosts down for another cause, each taking a place of its limit: 'down: hold --stop', 'down: drain --stop', or 'down: failed-apply' (an apply that failed and left the container named down)."},
             exitCodeList = {"0:shown (also when no window is open)", "4:the coordinator cannot be reached"})
     public static final class Windows extends Lookup {
         @Mixin
@@ -197,8 +198,9 @@ final class StatusCommands {
             // a group's hosts down for another cause take places of its limit too (decision 37)
             for (JsonNode d : s.path("down")) {
                 String container = d.path("container").asText();
-                table.add(key, limit, "down: " + d.path("kind").asText() + " --stop", d.path("host").asText(),
-                        d.path("module").asText(), "-", container + " by " + d.path("by").asText(),
+                boolean failed = "failed-apply".equals(d.path("kind").asText());
+                table.add(key, limit, "down: " + d.path("kind").asText() + (failed ? "" : " --stop"), d.path("host").asText(),
+                        d.path("module").asText(), "-", container + (failed ? " left down by " : " by ") + d.path("by").asText(),
                         text(d.path("since")), "-");
             }
         }

@@ -271,12 +271,14 @@ public final class FleetStatus {
     public record SlotWindow(SlotRecord record, long waited, boolean sessionLost) {}
 
     /**
-     * @return every slot that has a running or waiting window, by key
+     * @return every slot that has a running or waiting window, and every group's slot with a host down for another
+     *         cause (it takes a place before any window asks: decision 37), by key
      * @throws Exception ZooKeeper errors
      */
     public List<Slot> slots() throws Exception {
         Instant now = clock.instant();
         List<Slot> out = new ArrayList<>();
+        List<io.mesh.manifest.ModuleSpec> specs = desiredSpecs();
         for (String key : ZkReads.children(client, paths.slots())) {
             String slot = paths.slots() + "/" + key;
             List<SlotRecord> leases = records(ZkPaths.slotLeases(slot));
@@ -293,23 +295,37 @@ public final class FleetStatus {
             }
             if (running.isEmpty() && queue.isEmpty()) continue;
             int limit = !running.isEmpty() ? running.get(0).record().limit() : queue.get(0).record().limit();
-            List<io.mesh.wire.GroupDowntime.Cause> down = key.startsWith(GROUP_SLOT) ? groupDown(key.substring(GROUP_SLOT.length())) : List.of();
+            List<io.mesh.wire.GroupDowntime.Cause> down = key.startsWith(GROUP_SLOT) ? groupDown(key.substring(GROUP_SLOT.length()), specs) : List.of();
             out.add(new Slot(key, limit, running, queue, down));
         }
+        java.util.Set<String> shown = new java.util.HashSet<>(out.stream().map(Slot::key).toList());
+        for (String group : io.mesh.wire.GroupDowntime.groups(specs)) {
+            if (shown.contains(GROUP_SLOT + group)) continue;
+            List<io.mesh.wire.GroupDowntime.Cause> down = groupDown(group, specs);
+            if (!down.isEmpty()) out.add(new Slot(GROUP_SLOT + group, io.mesh.wire.GroupDowntime.limitOf(group, specs, null), List.of(), List.of(), down));
+        }
+        out.sort(Comparator.comparing(Slot::key));
         return out;
     }
 
     private static final String GROUP_SLOT = "group-";
 
-    /** @return the group's hosts down for a cause other than a window, as its windows count them ({@link io.mesh.wire.GroupDowntime}) */
-    private List<io.mesh.wire.GroupDowntime.Cause> groupDown(String group) throws Exception {
+    /** @return every module's desired spec (tombstones left out) */
+    private List<io.mesh.manifest.ModuleSpec> desiredSpecs() throws Exception {
         List<io.mesh.manifest.ModuleSpec> specs = new ArrayList<>();
         for (String m : ZkReads.children(client, paths.desired())) {
             DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
             if (d != null && !d.tombstone() && d.spec() != null) specs.add(d.spec());
         }
-        if (io.mesh.wire.GroupDowntime.modulesOf(group, specs).isEmpty()) return List.of();
-        return io.mesh.wire.GroupDowntime.causes(group, specs, io.mesh.curator.HeldRegistry.readAll(client, paths), io.mesh.curator.ZkClock.earliest());
+        return specs;
+    }
+
+    /** @return the group's hosts down for a cause other than a window, as its windows count them ({@link io.mesh.wire.GroupDowntime}) */
+    private List<io.mesh.wire.GroupDowntime.Cause> groupDown(String group, List<io.mesh.manifest.ModuleSpec> specs) throws Exception {
+        java.util.Set<String> modules = io.mesh.wire.GroupDowntime.modulesOf(group, specs);
+        if (modules.isEmpty()) return List.of();
+        return io.mesh.wire.GroupDowntime.causes(group, specs, io.mesh.curator.HeldRegistry.readAll(client, paths),
+                io.mesh.curator.ApplyReports.readAll(client, paths, modules), io.mesh.curator.ZkClock.earliest());
     }
 
     /**

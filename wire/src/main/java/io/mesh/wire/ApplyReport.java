@@ -38,6 +38,10 @@ import java.util.TreeSet;
  *                   carried from report to report, so that a push that failed here reads {@code failed} once a newer
  *                   one replaced it, not {@code superseded} (SPEC.md: superseded is a push that never ran); not written
  *                   when empty
+ * @param down       the Docker names of the spec's containers a {@code failed} apply left not running (held ones aside),
+ *                   as Docker said when it ended: each makes this host of the module's groups down for a failed apply
+ *                   ({@link GroupDowntime}; docs/decisions/0037-recurring-freezes-drains-and-one-budget.md item 3); not
+ *                   carried from report to report, and not written when empty
  */
 public record ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome,
                           Instant startedAt, Instant finishedAt, WindowRef window, List<ContainerResult> containers,
@@ -47,7 +51,8 @@ public record ApplyReport(String host, String module, String revision, String pu
                           @JsonInclude(JsonInclude.Include.NON_NULL) String rollout,
                           @JsonInclude(JsonInclude.Include.NON_NULL) FreezeRecord freeze,
                           @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> appliedPushes,
-                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Failed> failedPushes) {
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Failed> failedPushes,
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> down) {
     /** How many applied pushes a report keeps ({@code appliedPushes}): about 300 bytes of a report at most. */
     public static final int APPLIED_KEPT = 16;
     /** How many failed pushes a report keeps ({@code failedPushes}): with {@link #FAILED_ERROR_CHARS}, about 2 KB at most. */
@@ -59,6 +64,16 @@ public record ApplyReport(String host, String module, String revision, String pu
         // A node edited by hand may hold nulls: dropped, so that the report still reads.
         appliedPushes = appliedPushes == null ? List.of() : appliedPushes.stream().filter(Objects::nonNull).toList();
         failedPushes = failedPushes == null ? List.of() : failedPushes.stream().filter(f -> f != null && f.push() != null).toList();
+        down = down == null ? List.of() : down.stream().filter(Objects::nonNull).toList();
+    }
+
+    /** A report without {@code down} (a failed apply's look at Docker sets it: {@link #withDown}). */
+    public ApplyReport(String host, String module, String revision, String push, ApplyOutcome outcome, Instant startedAt,
+                       Instant finishedAt, WindowRef window, List<ContainerResult> containers, String error,
+                       WindowResult lastWindow, Applied lastApplied, String rollout, FreezeRecord freeze, List<String> appliedPushes,
+                       List<Failed> failedPushes) {
+        this(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, lastApplied,
+                rollout, freeze, appliedPushes, failedPushes, List.of());
     }
 
     /** A report without {@code failedPushes} (the store carries them over: {@link #withFailedPushes}). */
@@ -189,7 +204,7 @@ public record ApplyReport(String host, String module, String revision, String pu
         if (a != null && push != null && !push.equals(a.push())) pushes.remove(push);
         List<String> newestFirst = pushes.descendingSet().stream().limit(APPLIED_KEPT).toList();
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow, a,
-                rollout, freeze, newestFirst, failedPushes);
+                rollout, freeze, newestFirst, failedPushes, down);
     }
 
     /**
@@ -224,7 +239,7 @@ public record ApplyReport(String host, String module, String revision, String pu
         }
         List<Failed> out = bySeq.descendingMap().values().stream().filter(f -> !applied(f.push())).limit(FAILED_KEPT).toList();
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
-                lastApplied, rollout, freeze, appliedPushes, out);
+                lastApplied, rollout, freeze, appliedPushes, out, down);
     }
 
     private static String cut(String error) {
@@ -245,7 +260,7 @@ public record ApplyReport(String host, String module, String revision, String pu
     /** @return this report with the last window's result set */
     public ApplyReport withLastWindow(WindowResult w) {
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, w, lastApplied, rollout, freeze,
-                appliedPushes, failedPushes);
+                appliedPushes, failedPushes, down);
     }
 
     /**
@@ -255,7 +270,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withKept(DesiredRecord kept) {
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
-                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze, appliedPushes, failedPushes);
+                new Applied(kept.push(), kept.revision(), finishedAt), rollout, freeze, appliedPushes, failedPushes, down);
     }
 
     /**
@@ -267,7 +282,18 @@ public record ApplyReport(String host, String module, String revision, String pu
     public ApplyReport withRollout(ApplyOutcome outcome, String why) {
         String e = outcome == ApplyOutcome.FAILED ? (error == null ? why : error + "; " + why) : error;
         return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, e, lastWindow,
-                lastApplied, why, freeze, appliedPushes, failedPushes);
+                lastApplied, why, freeze, appliedPushes, failedPushes, down);
+    }
+
+    /**
+     * @param left the Docker names of the spec's containers that a failed apply left not running, held ones aside, as
+     *             Docker said after it
+     * @return this report with {@code down} set: a cause that takes a place of a group's limit (SPEC.md "The rest of the
+     *         operator's stack"; {@link GroupDowntime})
+     */
+    public ApplyReport withDown(List<String> left) {
+        return new ApplyReport(host, module, revision, push, outcome, startedAt, finishedAt, window, containers, error, lastWindow,
+                lastApplied, rollout, freeze, appliedPushes, failedPushes, left);
     }
 
     /**
@@ -278,7 +304,7 @@ public record ApplyReport(String host, String module, String revision, String pu
      */
     public ApplyReport withFreeze(FreezeRecord freeze) {
         return new ApplyReport(host, module, revision, push, ApplyOutcome.DEFERRED, startedAt, finishedAt, window, containers, error,
-                lastWindow, lastApplied, rollout, freeze, appliedPushes, failedPushes);
+                lastWindow, lastApplied, rollout, freeze, appliedPushes, failedPushes, down);
     }
 
     /**

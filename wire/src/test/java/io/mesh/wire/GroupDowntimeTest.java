@@ -32,13 +32,36 @@ class GroupDowntimeTest {
         List<HeldRecord> held = List.of(hold("a", "reg", "reg-app", true, null, null),
                 hold("b", "reg", "reg-app", false, null, null), hold("b", "web", "web-app", true, null, null),
                 hold("c", "reg", "reg-app", true, null, Boolean.TRUE), hold("d", "reg", "reg-app", true, null, null));
-        List<GroupDowntime.Cause> causes = GroupDowntime.causes("registries", specs, held, T);
+        List<GroupDowntime.Cause> causes = GroupDowntime.causes("registries", specs, held, List.of(), T);
         assertThat(causes).extracting(GroupDowntime.Cause::host, GroupDowntime.Cause::kind).containsExactly(
                 org.assertj.core.api.Assertions.tuple("a", GroupDowntime.Kind.HOLD), org.assertj.core.api.Assertions.tuple("c", GroupDowntime.Kind.DRAIN));
         // b: a hold without --stop, and a --stop hold of a module not in the group; d: the module does not run there
-        assertThat(GroupDowntime.causes("registries", specs, List.of(hold("a", "reg", "reg-app", true, T, null)), T))
+        assertThat(GroupDowntime.causes("registries", specs, List.of(hold("a", "reg", "reg-app", true, T, null)), List.of(), T))
                 .as("a hold past its until holds nothing").isEmpty();
-        assertThat(GroupDowntime.causes("other", specs, held, T)).isEmpty();
+        assertThat(GroupDowntime.causes("other", specs, held, List.of(), T)).isEmpty();
         assertThat(causes.get(0).describe()).isEqualTo("a: reg-app held --stop by ops (disk)");
+    }
+
+    private static ApplyReport failed(String host, String module, List<String> down) {
+        return ApplyReport.failed(host, module, "r2", "push-0000000007", T, null, List.of(), module + "-extra: not created: no such image")
+                .withDown(down);
+    }
+
+    @Test
+    void aFailedApplyThatLeftAContainerDownMakesItsHostDownAndOneThatLeftAllRunningDoesNot() {
+        List<ModuleSpec> specs = List.of(module("reg", "registries", "a", "b", "c", "d"), module("web", null, "*"));
+        List<ApplyReport> reports = List.of(failed("a", "reg", List.of("reg-extra", "reg-app")),
+                failed("b", "reg", List.of()), // failed, but the previous container runs on (a recreate put it back)
+                failed("c", "web", List.of("web-app")), // not a module of the group
+                ApplyReport.applied("d", "reg", "r2", "push-0000000007", T, null, List.of()).withDown(List.of("reg-app")), // only a failed one counts
+                failed("e", "reg", List.of("reg-app"))); // the module does not run there (any more)
+        List<GroupDowntime.Cause> causes = GroupDowntime.causes("registries", specs, List.of(), reports, T);
+        assertThat(causes).extracting(GroupDowntime.Cause::host, GroupDowntime.Cause::kind, GroupDowntime.Cause::container)
+                .containsExactly(org.assertj.core.api.Assertions.tuple("a", GroupDowntime.Kind.FAILED_APPLY, "reg-app"));
+        assertThat(causes.get(0).describe()).isEqualTo("a: reg-app left down by the failed apply of push-0000000007 (reg-extra: not created: no such image)");
+        // a host down for an operator's stop and a failed apply is one place, named by the stop
+        assertThat(GroupDowntime.causes("registries", specs, List.of(hold("a", "reg", "reg-app", true, null, null)), reports, T))
+                .extracting(GroupDowntime.Cause::kind).containsExactly(GroupDowntime.Kind.HOLD);
+        assertThat(GroupDowntime.Kind.FAILED_APPLY.wire()).isEqualTo("failed-apply");
     }
 }

@@ -44,7 +44,7 @@ final class PushCommands {
                     "A push still pending on a host without an agent 24h after it was taken (mesh-coordinator serve --no-agent-expiry) reads expired there; an agent that starts later still applies each module's newest desired state."},
             subcommands = {PushCommands.PushCancelCmd.class},
             exitCodeList = {"0:accepted (with --wait: applied on every host; with --plan: nothing would fail or be refused)",
-                    "1:a host failed, or (with --wait) a newer push superseded it on a host, it was cancelled or expired on a host, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
+                    "1:a host failed, or (with --wait) a newer push superseded it on a host, it was cancelled or expired on a host, a host is drained, or only hosts without an agent are left, for 10s (with --plan: something would fail or be refused, or a host has no agent)",
                     "2:the manifest was refused (each error is printed as 'document N, field: message'), unauthorized or too large",
                     "3:--wait timed out (--plan: a host did not answer in time)", "4:the coordinator cannot be reached"})
     public static final class Push extends CoordinatorCommand {
@@ -195,7 +195,13 @@ final class PushCommands {
                             out.println(push + " not applied on " + String.join(", ", expired) + ": expired, no agent runs there (it lands when "
                                     + "one starts with that --host; check the names in hosts)");
                         }
-                        boolean dropped = !cancelled.isEmpty() || !expired.isEmpty();
+                        // Drained: passed over, or its containers held by the drain; it lands at the undrain (decision 37).
+                        List<String> drained = hostsIn(targets, PushState.DRAINED);
+                        if (!drained.isEmpty()) {
+                            out.println(push + " not applied on " + String.join(", ", drained) + " yet: drained (it lands at mesh undrain "
+                                    + String.join(", ", drained) + ")");
+                        }
+                        boolean dropped = !cancelled.isEmpty() || !expired.isEmpty() || !drained.isEmpty();
                         if (!failed && superseded.isEmpty() && !dropped) out.println(push + " applied on every host");
                         out.flush();
                         return failed || !superseded.isEmpty() || dropped ? FAILED : OK;

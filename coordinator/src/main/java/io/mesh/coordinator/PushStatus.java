@@ -228,7 +228,9 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
         PushCancel cancel = source.read(paths.pushCancel(push), PushCancel.class);
-        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt(record), clock.instant()));
+        Set<String> drained = new TreeSet<>(source.children(paths.drains()));
+        return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt(record), clock.instant(),
+                drained));
     }
 
     /**
@@ -275,18 +277,25 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         return derive(push, hosts, agents, registered, reports, rollouts, Map.of(), null, null, null);
     }
 
-    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant)} without cancel or expiry. */
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Set)} without cancel or expiry. */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               Map<String, Map<String, ProgressRecord>> progress) {
         return derive(push, hosts, agents, registered, reports, rollouts, progress, null, null, null);
     }
 
-    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant)} without progress. */
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Set)} without progress. */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               PushCancel cancel, Instant expiresAt, Instant now) {
         return derive(push, hosts, agents, registered, reports, rollouts, Map.of(), cancel, expiresAt, now);
+    }
+
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Set)} with no host drained. */
+    public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
+                              Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
+                              Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now) {
+        return derive(push, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt, now, Set.of());
     }
 
     /**
@@ -299,11 +308,14 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      *                  {@code cancelled}
      * @param expiresAt when pending targets on hosts without an agent read {@code expired}; {@code null} for never
      * @param now       the time compared with {@code expiresAt}; {@code null} for never
+     * @param drained   the hosts drained now ({@code /mesh/drains}): a {@code deferred} target there, held by no window and
+     *                  no freeze, reads {@code drained} (decision 37: it lands at the undrain)
      * @return the push's status
      */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
-                              Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now) {
+                              Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now,
+                              Set<String> drained) {
         boolean expired = expiresAt != null && now != null && !now.isBefore(expiresAt);
         long seq = ZkPaths.pushSeq(push.push());
         List<Target> targets = new ArrayList<>();
@@ -326,6 +338,8 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
                 RolloutRecord rollout = rollouts.get(module);
                 if (t.state() == PushState.WAITING && rollout != null && rollout.drainedHosts().contains(host)) {
                     t = t.withState(PushState.DRAINED); // passed over by the rollout (decision 37)
+                } else if (t.state() == PushState.DEFERRED && drained.contains(host) && r != null && r.window() == null && r.freeze() == null) {
+                    t = t.withState(PushState.DRAINED); // its containers held by the host's drain: it lands at the undrain
                 }
                 if (cancel != null && Set.of(PushState.PENDING, PushState.DEFERRED, PushState.WAITING).contains(t.state())) {
                     t = t.withState(PushState.CANCELLED);
@@ -344,7 +358,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         for (Target t : targets) counts.merge(t.state().wire(), 1, Integer::sum);
         int pending = count(counts, PushState.PENDING), deferred = count(counts, PushState.DEFERRED);
         int failed = count(counts, PushState.FAILED), applied = count(counts, PushState.APPLIED);
-        int superseded = count(counts, PushState.SUPERSEDED), drained = count(counts, PushState.DRAINED);
+        int superseded = count(counts, PushState.SUPERSEDED), drainedTargets = count(counts, PushState.DRAINED);
         int cancelled = count(counts, PushState.CANCELLED), expiredTargets = count(counts, PushState.EXPIRED);
         boolean stopped = rollouts.values().stream().anyMatch(r -> r.state().stopped());
         // Waiting on a rollout that stopped settles nothing by itself, but nothing more happens without an operator.
@@ -358,7 +372,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         else if (pending == 0 && waiting > 0) state = PushState.WAITING;
         else if (done && cancelled > 0) state = PushState.CANCELLED;
         else if (done && expiredTargets > 0) state = PushState.EXPIRED;
-        else if (done && drained > 0) state = PushState.DRAINED;
+        else if (done && drainedTargets > 0) state = PushState.DRAINED;
         else if (done && superseded > 0) state = PushState.SUPERSEDED;
         else state = PushState.PENDING;
         return new View(push.push(), push.revision(), push.modules() == null ? List.of() : push.modules(), push.receivedAt(),

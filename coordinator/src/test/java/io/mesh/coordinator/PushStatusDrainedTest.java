@@ -15,7 +15,10 @@ import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A host a rollout passed over as drained (decision 37) is counted {@code drained} in the push's status, settled. */
+/**
+ * A host a rollout passed over as drained (decision 37), or whose containers the drain holds so that its apply was
+ * deferred, is counted {@code drained} in the push's status, settled.
+ */
 class PushStatusDrainedTest {
     private static final Instant T = Instant.parse("2026-12-07T03:30:00Z");
     private static final String PUSH = "push-0000000002";
@@ -34,5 +37,27 @@ class PushStatusDrainedTest {
         assertThat(v.targets()).filteredOn(t -> t.host().equals("b")).extracting(PushStatus.Target::state).containsExactly(PushState.DRAINED);
         assertThat(v.done()).as("settled: the rollout passed over it").isTrue();
         assertThat(v.state()).isEqualTo(PushState.DRAINED);
+    }
+
+    @Test
+    void aPushDeferredOnADrainedHostByTheDrainsHoldsIsDrainedAndOneDeferredByAWindowIsNot() {
+        PushRecord push = new PushRecord(PUSH, "r2", List.of("m"), T);
+        ApplyReport a = ApplyReport.applied("a", "m", "r2", PUSH, T, null, List.of());
+        ApplyReport b = ApplyReport.deferred("b", "m", "r2", PUSH, T, null,
+                List.of(ApplyReport.ContainerResult.held("app", "m-app", "held by operator ops: drain: rack move", "id1")));
+        Map<String, Map<String, ApplyReport>> reports = Map.of("a", Map.of("m", a), "b", Map.of("m", b));
+        PushStatus.View v = PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"), reports, Map.of(),
+                Map.of(), null, null, null, Set.of("b"));
+        assertThat(v.counts()).containsEntry("drained", 1).containsEntry("deferred", 0);
+        assertThat(v.done()).as("settled: it lands at the undrain").isTrue();
+        assertThat(v.state()).isEqualTo(PushState.DRAINED);
+        assertThat(PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"), reports, Map.of(),
+                Map.of(), null, null, null, Set.of()).state()).as("not drained: deferred").isEqualTo(PushState.DEFERRED);
+
+        ApplyReport byWindow = ApplyReport.deferred("b", "m", "r2", PUSH, T,
+                new ApplyReport.WindowRef("gc", "w-1", T, List.of("m-app")), List.of());
+        assertThat(PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"),
+                Map.of("a", Map.of("m", a), "b", Map.of("m", byWindow)), Map.of(), Map.of(), null, null, null, Set.of("b")).state())
+                .as("a window's deferral lands at the window's end, drained or not").isEqualTo(PushState.DEFERRED);
     }
 }

@@ -4,7 +4,10 @@ import io.mesh.curator.HeldRegistry;
 import io.mesh.docker.ContainerRuntime;
 import io.mesh.docker.Labels;
 import io.mesh.ledger.CallCause;
+import io.mesh.hooks.ContainerHooks;
+import io.mesh.hooks.HookPhase;
 import io.mesh.ledger.Ledger;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.secrets.SecretsDir;
 import io.mesh.section.ModuleSection;
 import io.mesh.wire.ApplyReport;
@@ -132,10 +135,16 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
             return h != null || nodes == null ? h : nodes.operatorHolding(c);
         };
         WindowClosing closing;
+        // Each container's post-start (decision 38), from the desired spec this process already holds: the give-back must
+        // not wait for ZooKeeper, so without the daemon's cache no hook runs, and the result says so.
+        ModuleSpec spec = cachedSpec(e.module());
+        ContainerHooks hooks = new ContainerHooks(secrets);
         // Its calls are the window's own: the audit reads the give-back as the window's (decision 28).
         CallCause before = section.cause(CallCause.window(e.window(), e.schedule()));
         try {
-            closing = new WindowClosing(section.fenced(docker), journal, e, holds, stopping, secrets).closeAll();
+            closing = new WindowClosing(section.fenced(docker), journal, e, holds, stopping, secrets)
+                    .withPostStart(spec == null ? null : (rt, c, id, cutting) -> hooks.run(rt, HookPhase.POST_START, c, id, spec.containerOf(c), cutting))
+                    .closeAll();
         } finally {
             section.cause(before);
             if (nodes != null) nodes.closeInBackground();
@@ -151,8 +160,22 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
                 + process.process() + " (pid " + process.pid() + ")");
         notes.addAll(closing.notes());
         if (closing.error() != null) notes.add(closing.error());
-        return WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames, redacted(e, closing.logTail()),
-                String.join("; ", notes));
+        if (spec == null && !heldNames.isEmpty()) notes.add("no post-start hook ran: the desired state was not known without asking ZooKeeper");
+        WindowResult r = WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames,
+                redacted(e, closing.logTail()), String.join("; ", notes));
+        return closing.hooks().isEmpty() ? r : r.withHooks(closing.hooks());
+    }
+
+    /** @return the module's desired spec from the daemon's cache, or {@code null} when it is not cached (no ZooKeeper call) */
+    private ModuleSpec cachedSpec(String module) {
+        if (!store.desiredIsCached()) return null;
+        try {
+            DesiredRecord d = store.desired(module);
+            return d == null || d.tombstone() ? null : d.spec();
+        } catch (Exception x) {
+            log.warn("window recovery of {}: no post-start hook runs, its desired state cannot be read ({})", module, WindowClosing.describe(x));
+            return null;
+        }
     }
 
     /** The step's log lines without the secrets it could read (decision 18); none when the spec cannot be read. */

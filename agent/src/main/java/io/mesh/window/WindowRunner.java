@@ -537,7 +537,7 @@ public final class WindowRunner {
         HookRun skip = null;
         for (String[] n : plan.nodes()) {
             if (cutting) return null; // hold() says the window did not begin
-            ContainerSpec cs = containerSpec(spec, n[0]);
+            ContainerSpec cs = spec.containerOf(n[0]);
             if (cs == null || cs.hooksOrNone().preStop().isEmpty() || !guarded.isRunning(n[1])) continue; // nothing to stop
             Optional<HookRun> r = hooks.run(guarded, HookPhase.PRE_STOP, n[0], n[1], cs, cutting);
             if (r.isEmpty()) continue;
@@ -550,16 +550,10 @@ public final class WindowRunner {
         }
         if (skip == null) return null;
         for (String[] n : ran) {
-            hooks.run(guarded, HookPhase.POST_START, n[0], n[1], containerSpec(spec, n[0]), cutting).ifPresent(r -> lines.add(r.line()));
+            hooks.run(guarded, HookPhase.POST_START, n[0], n[1], spec.containerOf(n[0]), cutting).ifPresent(r -> lines.add(r.line()));
         }
         return "hook: " + skip.phase() + " of " + skip.container() + " exited " + skip.exitCode() + " (not now)"
                 + (skip.output().isEmpty() ? "" : ": " + skip.output().get(skip.output().size() - 1).strip()) + "; nothing was stopped";
-    }
-
-    /** @return the desired spec of a container of {@code spec} by its Docker name, or {@code null} */
-    private static ContainerSpec containerSpec(ModuleSpec spec, String dockerName) {
-        String prefix = spec.module() + "-";
-        return dockerName.startsWith(prefix) ? spec.containers().get(dockerName.substring(prefix.length())) : null;
     }
 
     /** The ledger's held interval of each held container, as its nodes are published or deleted (decision 28). */
@@ -671,7 +665,7 @@ public final class WindowRunner {
             holding.remove(me);
             ModuleSpec desiredSpec = spec;
             WindowClosing closing = new WindowClosing(section.fenced(docker), context.journal(), entry, operatorHolds, () -> cutting, context.secrets())
-                    .withPostStart((rt, c, id, stopping) -> hooks.run(rt, HookPhase.POST_START, c, id, containerSpec(desiredSpec, c), stopping))
+                    .withPostStart((rt, c, id, stopping) -> hooks.run(rt, HookPhase.POST_START, c, id, desiredSpec.containerOf(c), stopping))
                     .closeAll();
             hookLines.computeIfAbsent(entry.window(), k -> Collections.synchronizedList(new ArrayList<>())).addAll(closing.hooks());
             if (closing.error() != null) error = error == null ? closing.error() : error + "; " + closing.error();

@@ -23,7 +23,8 @@ import static org.awaitility.Awaitility.await;
  * window's journal ({@code <state-dir>/windows/<module>.json}, written before the first stop) lets the daemon finish
  * it: the step container does not keep running, the held container runs again (the same container), the znodes and
  * the journal go, the report's {@code lastWindow} names the window. No apply recreates the held container meanwhile.
- * Row 75: the daemon notices the death itself, within seconds, not at its next reconcile.
+ * Row 75: the daemon notices the death itself, within seconds, not at its next reconcile. The recovery runs the
+ * {@code post-start} of each container it starts again (decision 38), as the window would have.
  */
 @Tag("slow")
 class WindowProcessKillTest {
@@ -99,5 +100,39 @@ class WindowProcessKillTest {
 
         fx.daemon("daemon", "1s");
         fx.assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
+    }
+
+    /**
+     * Mid-step, with the daemon running all along and a {@code post-start} on the held registry: the daemon's recovery
+     * runs it once the registry runs again, from the desired spec it caches (decision 38). Read from the registry's own
+     * volume, where the hook appends a line, through Docker: one more line after the recovery than before the window.
+     */
+    @Test
+    void aRecoveryRunsThePostStartOfTheContainerItStartsAgain() throws Exception {
+        String hooks = "    hooks: {post-start: [sh, -c, \"echo started >> /data/post-start\"], timeout: 10s}\n";
+        String yaml = fx.yaml("one", "unless-stopped", sleepStep(12), "2m");
+        fx.setDesired(yaml.replaceFirst("    restart: unless-stopped\n", "    restart: unless-stopped\n" + hooks), "r1");
+        ChildJvm daemon = fx.daemon("daemon", "1s");
+        fx.awaitApplied("r1", Duration.ofSeconds(60));
+        String id = fx.inspect(fx.registry).getId();
+        int before = postStartLines(id);
+        Instant t0 = Instant.now();
+
+        ChildJvm w = fx.window("window");
+        String windowId = fx.awaitHeldWindowId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> !fx.runningStepContainers().isEmpty());
+        w.kill9();
+
+        fx.assertRecovered(id, t0, windowId, Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() -> postStartLines(id) == before + 1);
+        assertThat(fx.report().lastWindow().hooks()).as("the recovered window's result").anyMatch(l -> l.startsWith("post-start of " + fx.registry));
+        assertThat(daemon.isAlive()).isTrue();
+    }
+
+    /** @return the lines the registry's post-start wrote into its volume, read by an exec Docker runs */
+    private static int postStartLines(String id) {
+        io.mesh.docker.ExecResult r = io.mesh.testing.TestDocker.engine().exec(id, List.of("sh", "-c", "cat /data/post-start 2>/dev/null || true"),
+                Duration.ofSeconds(10), 100);
+        return (int) r.output().stream().filter("started"::equals).count();
     }
 }

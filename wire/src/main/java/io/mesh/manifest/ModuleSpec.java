@@ -121,6 +121,15 @@ public record ModuleSpec(String module, List<String> hosts, Map<String, Containe
      */
     public String dockerName(String name) { return dockerName(module, name); }
 
+    /**
+     * @param dockerName a Docker name, {@code <module>-<name>}
+     * @return the spec of this module's container of that Docker name, or {@code null} when it names none
+     */
+    public ContainerSpec containerOf(String dockerName) {
+        String prefix = module + "-";
+        return dockerName != null && dockerName.startsWith(prefix) ? containers.get(dockerName.substring(prefix.length())) : null;
+    }
+
     /** @return the Docker name of container {@code name} of {@code module}: {@code <module>-<name>} */
     public static String dockerName(String module, String name) { return module + "-" + name; }
 }

@@ -16,6 +16,7 @@ import io.mesh.section.ModuleSection;
 import io.mesh.window.HostContext;
 import io.mesh.window.WindowJournal;
 import io.mesh.window.WindowRecovery;
+import io.mesh.manifest.ModuleSpec;
 import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.ApplyReport.ContainerResult;
@@ -410,8 +411,14 @@ public final class Applier {
             // The window node read under the lock stands for the report, unless a recovery ran above (it publishes its
             // window's nodes again and deletes them as it ends).
             WindowRecord window = recovered == null ? read.window() : store.window(host, module);
-            ApplyReport report = admission.keptAs(report(newest, started, results, held, window));
-            if (report.outcome() == ApplyOutcome.FAILED && results != null) report = report.withDown(leftDown(newest, held));
+            ApplyReport own = report(newest, started, results, held, window);
+            ApplyReport report = admission.keptAs(own);
+            // What the apply itself left down, judged by the spec it ran (a rollout that keeps the previous revision
+            // reads failed for its own reasons: not this look's), or, for repairs, by the containers there
+            if (own.outcome() == ApplyOutcome.FAILED && results != null) {
+                DesiredRecord ran = admission.toApply();
+                report = report.withDown(leftDown(module, ran == null ? null : ran.spec(), held));
+            }
             admission.finished(report, failedForTheEngine); // the slot back, after the readiness wait
             // A host kept waiting is asked again at each move of the rollout: the same report is not written again.
             if (admission.keepsPrevious() && reports.sameAsLast(report)) return Exit.with(report);
@@ -602,18 +609,26 @@ public final class Applier {
      * leave the previous container running (a recreate puts it back); a container the push adds and that could not be
      * made, or one that does not start, is down.
      *
-     * @return the Docker names of the spec's containers on this host that do not run and that no held node names; empty
-     *         when Docker cannot be asked (an engine that does not answer is no apply's doing)
+     * @param ran        the spec the apply ran, or {@code null} when it is not known (repairs, an apply that failed
+     *                   before its end): then the module's containers there are judged, not the spec's
+     * @param heldNodes  the held nodes read under the lock, or {@code null}
+     * @return the Docker names of the containers that do not run and that no held node names; empty when Docker cannot
+     *         be asked (an engine that does not answer is no apply's doing) or the spec does not run here
      */
-    private List<String> leftDown(DesiredRecord desired, Map<String, HeldRecord> heldNodes) {
-        if (desired.spec() == null || !desired.spec().runsOn(host)) return List.of();
+    private List<String> leftDown(String module, ModuleSpec ran, Map<String, HeldRecord> heldNodes) {
+        if (ran != null && !ran.runsOn(host)) return List.of();
         try {
             java.util.Set<String> running = new java.util.HashSet<>();
-            for (io.mesh.docker.ObservedContainer o : docker.moduleContainers(desired.module())) if (o.running()) running.add(o.dockerName());
-            return desired.spec().containers().keySet().stream().map(c -> desired.spec().dockerName(c)).sorted()
-                    .filter(n -> !running.contains(n) && (heldNodes == null || !heldNodes.containsKey(n))).toList();
+            java.util.Set<String> there = new java.util.TreeSet<>();
+            for (io.mesh.docker.ObservedContainer o : docker.moduleContainers(module)) {
+                if (o.running()) running.add(o.dockerName());
+                // <module>-<name> only: a recreate's kept-aside copies carry a suffix after a dot
+                else if (o.dockerName() != null && !o.dockerName().contains(".")) there.add(o.dockerName());
+            }
+            java.util.Collection<String> names = ran == null ? there : ran.containers().keySet().stream().map(ran::dockerName).sorted().toList();
+            return names.stream().filter(n -> !running.contains(n) && (heldNodes == null || !heldNodes.containsKey(n))).toList();
         } catch (RuntimeException e) {
-            log.warn("apply host={} module={} failed, and Docker could not say which containers it left down: {}", host, desired.module(), e.toString());
+            log.warn("apply host={} module={} failed, and Docker could not say which containers it left down: {}", host, module, e.toString());
             return List.of();
         }
     }
@@ -720,7 +735,8 @@ public final class Applier {
 
     private ApplyReport fail(String module, String revision, String push, Instant started, String error, BooleanSupplier stopping)
             throws InterruptedException {
-        ApplyReport report = ApplyReport.failed(host, module, revision, push, started, error);
+        // Failed short of its end: what it left down is judged by the containers there (the spec it ran is not known)
+        ApplyReport report = ApplyReport.failed(host, module, revision, push, started, error).withDown(leftDown(module, null, null));
         try {
             reports.write(report);
         } catch (Exception e) {

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.util.List;
 import java.util.UUID;
 
 import static io.mesh.testing.TestDocker.BUSYBOX;
@@ -62,5 +63,34 @@ class FailedApplyDownTest {
         assertThat(fixed.outcome()).as(Json.text(fixed)).isEqualTo(ApplyOutcome.APPLIED);
         assertThat(fixed.down()).isEmpty();
         assertThat(new String(zk.client().getData().forPath(zk.paths().report(HOST, module)), java.nio.charset.StandardCharsets.UTF_8)).doesNotContain("\"down\"");
+    }
+
+    /**
+     * A push whose rollout was aborted keeps this host on its previous revision: its apply of that revision is clean,
+     * and its report reads failed for the rollout's reason only. Nothing is down: the push's added container was never
+     * this apply's to make (a reviewer's find: every host of a reverted rollout read down).
+     */
+    @Test
+    void aHostKeptOnItsPreviousRevisionByAnAbortedRolloutLeftNothingDown() throws Exception {
+        String module = here.module();
+        String missing = "fd-nowhere-" + UUID.randomUUID().toString().substring(0, 8) + ":1";
+        String head = "module: " + module + "\nhosts: [" + HOST + ", fd-aaa]\ncontainers:\n";
+        io.mesh.wire.DesiredRecord v1 = zk.setDesired(head + container("app", BUSYBOX, ""), "r1");
+        assertThat(here.applier().apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+
+        io.mesh.manifest.ModuleSpec spec = new io.mesh.manifest.ManifestParser().parse(head + container("app", BUSYBOX, "")
+                + container("extra", missing, "    pull: never\n") + "rollout:\n  canary: 1\n").get(0);
+        io.mesh.wire.DesiredRecord v2 = new io.mesh.wire.DesiredRecord(module, "r2", io.mesh.wire.ZkPaths.pushName(2), spec);
+        java.time.Instant now = java.time.Instant.now();
+        io.mesh.wire.RolloutRecord r = io.mesh.wire.RolloutRecord.start(v2, List.of(HOST, "fd-aaa"), java.util.Set.of("fd-aaa"), v1, "test", now)
+                .abort("ops", now);
+        zk.client().delete().forPath(zk.paths().desired(module));
+        zk.writeRolloutPush(v2, r, h -> h);
+
+        ApplyReport kept = here.applier().apply(module, () -> false);
+        assertThat(kept.outcome()).as(Json.text(kept)).isEqualTo(ApplyOutcome.FAILED);
+        assertThat(kept.rollout()).as(Json.text(kept)).isNotNull();
+        assertThat(kept.down()).as(Json.text(kept)).isEmpty();
+        assertThat(here.docker().idByName(module + "-extra")).isNull();
     }
 }

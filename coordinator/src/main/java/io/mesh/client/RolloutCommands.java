@@ -39,15 +39,16 @@ final class RolloutCommands {
         @Override
         public void run() { throw missingCommand(spec); }
 
-        /** @return one line: state, then the hosts done (of all), applying, waiting, failed and the canaries */
+        /** @return one line: state, then the hosts done (of all), applying, waiting, failed, drained and the canaries */
         static String summary(JsonNode r) {
             Set<String> hosts = new HashSet<>();
-            for (String f : List.of("hosts", "done", "applying", "waiting", "failed")) r.path(f).forEach(h -> hosts.add(h.asText()));
+            for (String f : List.of("hosts", "done", "applying", "waiting", "failed", "drained")) r.path(f).forEach(h -> hosts.add(h.asText()));
             int all = hosts.size();
             String s = r.path("state").asText() + "  done " + r.path("done").size() + "/" + all;
             if (!r.path("applying").isEmpty()) s += "  applying " + joinText(r.path("applying"));
             if (!r.path("waiting").isEmpty()) s += "  waiting " + joinText(r.path("waiting"));
             if (!r.path("failed").isEmpty()) s += "  failed " + joinText(r.path("failed"));
+            if (!r.path("drained").isEmpty()) s += "  drained " + joinText(r.path("drained")) + " (passed over)";
             if (!r.path("canary").isEmpty()) s += "  canary " + joinText(r.path("canary"));
             if (r.hasNonNull("maxParallel")) s += "  max-parallel " + r.path("maxParallel").asInt();
             if (r.hasNonNull("maxFailed")) s += "  max-failed " + r.path("maxFailed").asInt();

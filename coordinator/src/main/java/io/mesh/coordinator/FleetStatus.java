@@ -278,7 +278,7 @@ public final class FleetStatus {
     public List<Slot> slots() throws Exception {
         Instant now = clock.instant();
         List<Slot> out = new ArrayList<>();
-        List<io.mesh.manifest.ModuleSpec> specs = desiredSpecs();
+        GroupInputs groups = new GroupInputs(desiredSpecs());
         for (String key : ZkReads.children(client, paths.slots())) {
             String slot = paths.slots() + "/" + key;
             List<SlotRecord> leases = records(ZkPaths.slotLeases(slot));
@@ -295,14 +295,14 @@ public final class FleetStatus {
             }
             if (running.isEmpty() && queue.isEmpty()) continue;
             int limit = !running.isEmpty() ? running.get(0).record().limit() : queue.get(0).record().limit();
-            List<io.mesh.wire.GroupDowntime.Cause> down = key.startsWith(GROUP_SLOT) ? groupDown(key.substring(GROUP_SLOT.length()), specs) : List.of();
+            List<io.mesh.wire.GroupDowntime.Cause> down = key.startsWith(GROUP_SLOT) ? groups.down(key.substring(GROUP_SLOT.length())) : List.of();
             out.add(new Slot(key, limit, running, queue, down));
         }
         java.util.Set<String> shown = new java.util.HashSet<>(out.stream().map(Slot::key).toList());
-        for (String group : io.mesh.wire.GroupDowntime.groups(specs)) {
+        for (String group : io.mesh.wire.GroupDowntime.groups(groups.specs)) {
             if (shown.contains(GROUP_SLOT + group)) continue;
-            List<io.mesh.wire.GroupDowntime.Cause> down = groupDown(group, specs);
-            if (!down.isEmpty()) out.add(new Slot(GROUP_SLOT + group, io.mesh.wire.GroupDowntime.limitOf(group, specs, null), List.of(), List.of(), down));
+            List<io.mesh.wire.GroupDowntime.Cause> down = groups.down(group);
+            if (!down.isEmpty()) out.add(new Slot(GROUP_SLOT + group, io.mesh.wire.GroupDowntime.limitOf(group, groups.specs, null), List.of(), List.of(), down));
         }
         out.sort(Comparator.comparing(Slot::key));
         return out;
@@ -320,12 +320,40 @@ public final class FleetStatus {
         return specs;
     }
 
-    /** @return the group's hosts down for a cause other than a window, as its windows count them ({@link io.mesh.wire.GroupDowntime}) */
-    private List<io.mesh.wire.GroupDowntime.Cause> groupDown(String group, List<io.mesh.manifest.ModuleSpec> specs) throws Exception {
-        java.util.Set<String> modules = io.mesh.wire.GroupDowntime.modulesOf(group, specs);
-        if (modules.isEmpty()) return List.of();
-        return io.mesh.wire.GroupDowntime.causes(group, specs, io.mesh.curator.HeldRegistry.readAll(client, paths),
-                io.mesh.curator.ApplyReports.readAll(client, paths, modules), io.mesh.curator.ZkClock.earliest());
+    /**
+     * What the groups' causes are read from, once per look however many groups (decision 37): every module's desired
+     * spec; every host's held nodes and the group modules' reports, read at the first group that asks.
+     */
+    private final class GroupInputs {
+        final List<io.mesh.manifest.ModuleSpec> specs;
+        private List<io.mesh.wire.HeldRecord> held;
+        private List<ApplyReport> reports;
+
+        GroupInputs(List<io.mesh.manifest.ModuleSpec> specs) { this.specs = specs; }
+
+        /** @return the group's hosts down for a cause other than a window, as its windows count them ({@link io.mesh.wire.GroupDowntime}) */
+        List<io.mesh.wire.GroupDowntime.Cause> down(String group) throws Exception {
+            if (io.mesh.wire.GroupDowntime.modulesOf(group, specs).isEmpty()) return List.of();
+            if (held == null) {
+                held = io.mesh.curator.HeldRegistry.readAll(client, paths);
+                reports = groupReports();
+            }
+            return io.mesh.wire.GroupDowntime.causes(group, specs, held, reports, io.mesh.curator.ZkClock.earliest());
+        }
+
+        /** @return the reports of every group's modules, through the coordinator's cache of the reports */
+        private List<ApplyReport> groupReports() throws Exception {
+            java.util.Set<String> modules = new java.util.TreeSet<>();
+            for (String g : io.mesh.wire.GroupDowntime.groups(specs)) modules.addAll(io.mesh.wire.GroupDowntime.modulesOf(g, specs));
+            List<ApplyReport> out = new ArrayList<>();
+            for (String host : source.children(paths.reports())) {
+                for (String module : modules) {
+                    ApplyReport r = source.read(paths.report(host, module), ApplyReport.class); // null when not JSON: skipped
+                    if (r != null && host.equals(r.host()) && module.equals(r.module())) out.add(r); // a host cannot speak for another
+                }
+            }
+            return out;
+        }
     }
 
     /**
@@ -487,6 +515,9 @@ public final class FleetStatus {
                 if (r != null && r.outcome() != null) {
                     boolean current = d == null || ZkPaths.pushSeq(r.push()) >= ZkPaths.pushSeq(d.push());
                     outcome = current ? PushState.of(r) : PushState.PENDING;
+                    java.util.Set<String> drainHolds = held.stream().filter(x -> x.host().equals(host) && x.operatorHold() && x.hold().ofDrain()
+                            && !x.expiredAt(now)).map(HeldRecord::container).collect(java.util.stream.Collectors.toSet());
+                    if (outcome == PushState.DEFERRED && PushStatus.deferredByDrain(r, drainHolds)) outcome = PushState.DRAINED;
                 }
                 Instant finished = r == null ? null : r.finishedAt();
                 cells.add(new Cell(module, r == null ? null : r.revision(), d == null ? null : d.revision(),

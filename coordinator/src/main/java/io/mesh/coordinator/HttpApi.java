@@ -209,6 +209,7 @@ public final class HttpApi implements AutoCloseable {
     private final Metrics metrics = new Metrics();
     /** The events of holds and freezes for webhooks (decision 34). */
     private final CoordinatorEvents events;
+    private final FreezeBoundaries freezeBoundaries;
     /** What other parts of the coordinator add to {@code GET /metrics} (the webhooks' {@link Notifier}). */
     private volatile java.util.function.Supplier<String> moreMetrics = () -> "";
     /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
@@ -301,6 +302,8 @@ public final class HttpApi implements AutoCloseable {
         this.rolloutFold = new RolloutFold(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
         this.events = new CoordinatorEvents(new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
+        this.freezeBoundaries = new FreezeBoundaries(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS),
+                java.time.Duration.ofSeconds(1));
         this.whys = new WhyStore(client, paths, audits, freezes, rollouts, fleetStatus);
         // The page's last 24 hours: every host's ledger as GET /v1/audit judges it (SPEC.md, "Audit").
         ProcessRef page = ProcessRef.current("mesh-coordinator page");
@@ -366,6 +369,7 @@ public final class HttpApi implements AutoCloseable {
     public void start() {
         cache.start();
         vanished.start();
+        freezeBoundaries.start();
         rolloutFold.start();
         try {
             // Served from ZooKeeper until it has loaded; a fleet of 1,000 hosts loads in a few seconds.
@@ -436,6 +440,7 @@ public final class HttpApi implements AutoCloseable {
         }
         cache.close();
         vanished.close();
+        freezeBoundaries.close();
         rolloutFold.close();
     }
 

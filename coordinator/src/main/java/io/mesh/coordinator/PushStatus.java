@@ -228,7 +228,16 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
             if (r != null && push.equals(r.push())) rollouts.put(m, r.withoutPrevious());
         }
         PushCancel cancel = source.read(paths.pushCancel(push), PushCancel.class);
-        Set<String> drained = new TreeSet<>(source.children(paths.drains()));
+        // Each drained host's containers its drain holds now (decision 37): a deferral by them, and by nothing else, is drained
+        Map<String, Set<String>> drained = new TreeMap<>();
+        Instant now = clock.instant();
+        for (String host : source.children(paths.drains())) {
+            Set<String> held = new TreeSet<>();
+            for (io.mesh.wire.HeldRecord h : io.mesh.curator.HeldRegistry.read(client, paths, host).values()) {
+                if (h.operatorHold() && h.hold().ofDrain() && !h.expiredAt(now)) held.add(h.container());
+            }
+            drained.put(host, held);
+        }
         return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt(record), clock.instant(),
                 drained));
     }
@@ -277,25 +286,39 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         return derive(push, hosts, agents, registered, reports, rollouts, Map.of(), null, null, null);
     }
 
-    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Set)} without cancel or expiry. */
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Map)} without cancel or expiry. */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               Map<String, Map<String, ProgressRecord>> progress) {
         return derive(push, hosts, agents, registered, reports, rollouts, progress, null, null, null);
     }
 
-    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Set)} without progress. */
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Map)} without progress. */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               PushCancel cancel, Instant expiresAt, Instant now) {
         return derive(push, hosts, agents, registered, reports, rollouts, Map.of(), cancel, expiresAt, now);
     }
 
-    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Set)} with no host drained. */
+    /** {@link #derive(PushRecord, Map, Set, Set, Map, Map, Map, PushCancel, Instant, Instant, Map)} with no host drained. */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now) {
-        return derive(push, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt, now, Set.of());
+        return derive(push, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt, now, Map.of());
+    }
+
+    /**
+     * The rule by which a deferred report is its host's drain's doing (decision 37), for push status and the fleet's page.
+     *
+     * @param r          a report
+     * @param drainHolds the Docker names its host's drain holds now, or {@code null} when the host is not drained
+     * @return true when {@code r} is deferred by no window and no freeze, and holds containers each among {@code drainHolds}
+     */
+    static boolean deferredByDrain(ApplyReport r, Set<String> drainHolds) {
+        if (r == null || r.outcome() != io.mesh.wire.ApplyOutcome.DEFERRED || r.window() != null || r.freeze() != null) return false;
+        if (drainHolds == null || drainHolds.isEmpty()) return false;
+        List<String> held = r.containers().stream().filter(c -> c.action() == io.mesh.wire.ContainerAction.HELD).map(ApplyReport.ContainerResult::container).toList();
+        return !held.isEmpty() && drainHolds.containsAll(held);
     }
 
     /**
@@ -308,14 +331,15 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
      *                  {@code cancelled}
      * @param expiresAt when pending targets on hosts without an agent read {@code expired}; {@code null} for never
      * @param now       the time compared with {@code expiresAt}; {@code null} for never
-     * @param drained   the hosts drained now ({@code /mesh/drains}): a {@code deferred} target there, held by no window and
-     *                  no freeze, reads {@code drained} (decision 37: it lands at the undrain)
+     * @param drained   by drained host ({@code /mesh/drains}), the containers its drain holds now: a {@code deferred}
+     *                  target there whose held containers are all among them (no window, no freeze, no other hold) reads
+     *                  {@code drained} (decision 37: it lands at the undrain)
      * @return the push's status
      */
     public static View derive(PushRecord push, Map<String, List<String>> hosts, Set<String> agents, Set<String> registered,
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now,
-                              Set<String> drained) {
+                              Map<String, Set<String>> drained) {
         boolean expired = expiresAt != null && now != null && !now.isBefore(expiresAt);
         long seq = ZkPaths.pushSeq(push.push());
         List<Target> targets = new ArrayList<>();
@@ -338,7 +362,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
                 RolloutRecord rollout = rollouts.get(module);
                 if (t.state() == PushState.WAITING && rollout != null && rollout.drainedHosts().contains(host)) {
                     t = t.withState(PushState.DRAINED); // passed over by the rollout (decision 37)
-                } else if (t.state() == PushState.DEFERRED && drained.contains(host) && r != null && r.window() == null && r.freeze() == null) {
+                } else if (t.state() == PushState.DEFERRED && deferredByDrain(r, drained.get(host))) {
                     t = t.withState(PushState.DRAINED); // its containers held by the host's drain: it lands at the undrain
                 }
                 if (cancel != null && Set.of(PushState.PENDING, PushState.DEFERRED, PushState.WAITING).contains(t.state())) {

@@ -47,17 +47,20 @@ class PushStatusDrainedTest {
                 List.of(ApplyReport.ContainerResult.held("app", "m-app", "held by operator ops: drain: rack move", "id1")));
         Map<String, Map<String, ApplyReport>> reports = Map.of("a", Map.of("m", a), "b", Map.of("m", b));
         PushStatus.View v = PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"), reports, Map.of(),
-                Map.of(), null, null, null, Set.of("b"));
+                Map.of(), null, null, null, Map.of("b", Set.of("m-app")));
         assertThat(v.counts()).containsEntry("drained", 1).containsEntry("deferred", 0);
         assertThat(v.done()).as("settled: it lands at the undrain").isTrue();
         assertThat(v.state()).isEqualTo(PushState.DRAINED);
         assertThat(PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"), reports, Map.of(),
-                Map.of(), null, null, null, Set.of()).state()).as("not drained: deferred").isEqualTo(PushState.DEFERRED);
+                Map.of(), null, null, null, Map.of()).state()).as("not drained: deferred").isEqualTo(PushState.DEFERRED);
+        assertThat(PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"), reports, Map.of(),
+                Map.of(), null, null, null, Map.of("b", Set.of("m-other"))).state())
+                .as("drained, but m-app is held by another hold (an operator's own, which outlives the undrain)").isEqualTo(PushState.DEFERRED);
 
         ApplyReport byWindow = ApplyReport.deferred("b", "m", "r2", PUSH, T,
                 new ApplyReport.WindowRef("gc", "w-1", T, List.of("m-app")), List.of());
         assertThat(PushStatus.derive(push, Map.of("m", List.of("a", "b")), Set.of("a", "b"), Set.of("a", "b"),
-                Map.of("a", Map.of("m", a), "b", Map.of("m", byWindow)), Map.of(), Map.of(), null, null, null, Set.of("b")).state())
+                Map.of("a", Map.of("m", a), "b", Map.of("m", byWindow)), Map.of(), Map.of(), null, null, null, Map.of("b", Set.of("m-app"))).state())
                 .as("a window's deferral lands at the window's end, drained or not").isEqualTo(PushState.DEFERRED);
     }
 }

@@ -4,31 +4,33 @@ import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /** Reads of the agents' reports ({@code /mesh/reports/<host>/<module>}) across hosts. */
 public final class ApplyReports {
     private ApplyReports() {}
 
-    /** Reads per round trip: 64 reports of at most ~10 KB each (failedPushes, containers) stay under 1 MB. */
-    static final int BATCH = 64;
+    /** How long the reads may take together before the caller is told ZooKeeper did not answer. */
+    static final java.time.Duration WITHIN = java.time.Duration.ofSeconds(15);
 
     /**
-     * Every host's last report of each of {@code modules}, in a round trip per {@value #BATCH} after the list of hosts: what the one
-     * disruption budget reads for failed applies ({@link io.mesh.wire.GroupDowntime}).
+     * Every host's last report of each of {@code modules}, read in parallel on the one connection (pipelined: each
+     * answer is one node's, so no answer nears ZooKeeper's {@code jute.maxbuffer} as one multi of many reports could): what
+     * the one disruption budget reads for failed applies ({@link io.mesh.wire.GroupDowntime}).
      *
      * @param client  a started Curator client
      * @param paths   the layout
      * @param modules the modules asked about
      * @return the reports found, by host then module; a report whose data names another host or module than its path, or
      *         that cannot be read, is left out (a host cannot speak for another)
-     * @throws Exception from ZooKeeper
+     * @throws Exception from ZooKeeper, or a timeout after {@link #WITHIN}
      */
     public static List<ApplyReport> readAll(CuratorFramework client, ZkPaths paths, Collection<String> modules) throws Exception {
         if (modules.isEmpty()) return List.of();
@@ -39,24 +41,25 @@ public final class ApplyReports {
             return List.of();
         }
         List<String> at = new ArrayList<>();
-        List<Op> reads = new ArrayList<>();
+        List<CompletableFuture<CuratorEvent>> answers = new ArrayList<>();
         for (String host : hosts) {
             for (String module : modules.stream().sorted().toList()) {
-                at.add(paths.report(host, module));
-                reads.add(Op.getData(paths.report(host, module)));
+                String path = paths.report(host, module);
+                CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+                client.getData().inBackground((c, event) -> answer.complete(event)).forPath(path);
+                at.add(path);
+                answers.add(answer);
             }
         }
-        // In batches: a report is a few KB, and one answer must stay far below ZooKeeper's jute.maxbuffer (1 MB).
-        List<OpResult> results = new ArrayList<>();
-        for (int from = 0; from < reads.size(); from += BATCH) {
-            results.addAll(MultiRead.of(client, reads.subList(from, Math.min(reads.size(), from + BATCH))));
-        }
+        CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(WITHIN.toMillis(), TimeUnit.MILLISECONDS);
         List<ApplyReport> out = new ArrayList<>();
-        for (int i = 0; i < results.size(); i++) {
-            if (MultiRead.missing(results.get(i), at.get(i))) continue;
-            ApplyReport r = Json.readOrNull(((OpResult.GetDataResult) results.get(i)).getData(), ApplyReport.class);
-            String path = at.get(i);
-            if (r != null && path.equals(paths.report(String.valueOf(r.host()), String.valueOf(r.module())))) out.add(r);
+        for (int i = 0; i < answers.size(); i++) {
+            CuratorEvent e = answers.get(i).join();
+            KeeperException.Code code = KeeperException.Code.get(e.getResultCode());
+            if (code == KeeperException.Code.NONODE) continue;
+            if (code != KeeperException.Code.OK) throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, at.get(i));
+            ApplyReport r = Json.readOrNull(e.getData(), ApplyReport.class);
+            if (r != null && at.get(i).equals(paths.report(String.valueOf(r.host()), String.valueOf(r.module())))) out.add(r);
         }
         return out;
     }

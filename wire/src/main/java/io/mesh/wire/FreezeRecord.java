@@ -97,6 +97,43 @@ public record FreezeRecord(String by, String reason, Instant since, Instant unti
     }
 
     /**
+     * A moment a freeze begins or ends holding, for the webhooks' {@code freeze.started} and {@code freeze.ended}.
+     *
+     * @param at      when
+     * @param started true for a span's start, false for an end
+     * @param span    the span that starts or ends (its {@code since} and {@code until})
+     */
+    public record Boundary(Instant at, boolean started, FreezeRecord span) {}
+
+    /**
+     * Where the freeze starts or stops holding in {@code (after, upTo]}, in order: one span's {@code until}; each span
+     * of a recurring freeze, its start and its end. A freeze whose rule or end cannot be read has none.
+     *
+     * @param after the last moment already announced
+     * @param upTo  now
+     * @param most  how many at most (the newest are dropped: the caller announces the rest at its next look)
+     * @return the boundaries, oldest first
+     */
+    public java.util.List<Boundary> boundaries(Instant after, Instant upTo, int most) {
+        java.util.List<Boundary> out = new java.util.ArrayList<>();
+        Instant t = after;
+        FreezeRecord span = inForce(t, t).orElse(null);
+        while (out.size() < most) {
+            if (span != null) {
+                if (span.until() == null || span.until().isAfter(upTo)) break; // holds past now: nothing more to announce
+                out.add(new Boundary(span.until(), false, span));
+                t = span.until();
+            }
+            Instant start = nextStart(t).orElse(null);
+            if (start == null || start.isAfter(upTo) || out.size() >= most) break;
+            span = inForce(start, start).orElse(null);
+            if (span == null || span.until() == null) break;
+            out.add(new Boundary(start, true, span));
+        }
+        return out;
+    }
+
+    /**
      * @return each span's length of a recurring freeze
      * @throws IllegalArgumentException {@code for} does not read as a duration
      */

@@ -126,10 +126,11 @@ public final class GroupDowntime {
             byHost.put(r.host(), new Cause(r.host(), r.hold().ofDrain() ? Kind.DRAIN : Kind.HOLD, r.module(), r.container(), r.hold().by(),
                     r.hold().reason(), r.hold().since()));
         }
-        List<ApplyReport> failed = new ArrayList<>(reports);
-        failed.sort(java.util.Comparator.comparing(ApplyReport::module, java.util.Comparator.nullsLast(java.util.Comparator.naturalOrder())));
+        // A node edited by hand may name no host or module: not a cause
+        List<ApplyReport> failed = new ArrayList<>(reports.stream().filter(r -> r != null && r.host() != null && r.module() != null).toList());
+        failed.sort(java.util.Comparator.comparing(ApplyReport::module));
         for (ApplyReport r : failed) {
-            if (r == null || r.host() == null || r.outcome() != ApplyOutcome.FAILED || r.down().isEmpty() || byHost.containsKey(r.host())) continue;
+            if (r.outcome() != ApplyOutcome.FAILED || r.down().isEmpty() || byHost.containsKey(r.host())) continue;
             ModuleSpec m = byName.get(r.module());
             if (m == null || !m.runsOn(r.host())) continue;
             byHost.put(r.host(), new Cause(r.host(), Kind.FAILED_APPLY, r.module(), r.down().stream().sorted().findFirst().orElseThrow(),

@@ -33,6 +33,8 @@ import java.util.regex.Pattern;
  * {root}/audits/audit-{seq}/{host}/page-{n}  persistent  the agent of {host}  {@link AuditPage}
  * {root}/freezes/{module}            persistent   coordinator  {@link FreezeRecord} (mesh freeze MODULE)
  * {root}/freezes/_all                persistent   coordinator  {@link FreezeRecord} (mesh freeze --all)
+ * {root}/freeze-events/{name}       persistent   coordinators  the last boundary of freeze {name} announced as an event
+ *                                     (freeze.started, freeze.ended), with that freeze's creation zxid (decision 37)
  * {root}/drains/{host}               persistent   coordinator  {@link DrainRecord} (mesh drain HOST); its agent places
  *                                     an operator hold of each of its containers under held/{host}
  * {root}/identities/{host}           persistent   mesh-coordinator credentials  {@code HostIdentity}; readable by the
@@ -218,6 +220,9 @@ public final class ZkPaths {
     public String freezes() { return root + "/freezes"; }
     /** @return {@code {root}/freezes/{module}}: the module's freeze ({@link FreezeRecord}) */
     public String freeze(String module) { return ZKPaths.makePath(freezes(), module); }
+    /** @return {@code {root}/freeze-events/{name}}: the last boundary of that freeze node the webhooks' events announced */
+    public String freezeEvents(String name) { return ZKPaths.makePath(root + "/freeze-events", name); }
+
     /** @return {@code {root}/drains} */
     public String drains() { return root + "/drains"; }
 

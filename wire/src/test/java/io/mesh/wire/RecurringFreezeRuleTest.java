@@ -94,4 +94,26 @@ class RecurringFreezeRuleTest {
         assertThat(CronTimes.last("* * * * *", utc, t("2026-12-04T09:59:59.999Z"))).contains(t("2026-12-04T09:59:00Z"));
         assertThat(CronTimes.next("* * * * *", utc, t("2026-12-04T10:00:00Z")).orElseThrow().toInstant()).isEqualTo(t("2026-12-04T10:01:00Z"));
     }
+
+    /** The moments the webhooks announce (freeze.started, freeze.ended): each span's start and end, one freeze's until. */
+    @Test
+    void theBoundariesAreEachSpansStartAndEndAndAOneSpanFreezesUntil() {
+        FreezeRecord everyMinute = new FreezeRecord("a", "r", t("2026-12-07T10:00:00Z"), null, "* * * * *", null, "30s");
+        List<FreezeRecord.Boundary> b = everyMinute.boundaries(t("2026-12-07T10:00:10Z"), t("2026-12-07T10:02:45Z"), 10);
+        assertThat(b).extracting(FreezeRecord.Boundary::at, FreezeRecord.Boundary::started).containsExactly(
+                org.assertj.core.api.Assertions.tuple(t("2026-12-07T10:00:30Z"), false), org.assertj.core.api.Assertions.tuple(t("2026-12-07T10:01:00Z"), true),
+                org.assertj.core.api.Assertions.tuple(t("2026-12-07T10:01:30Z"), false), org.assertj.core.api.Assertions.tuple(t("2026-12-07T10:02:00Z"), true),
+                org.assertj.core.api.Assertions.tuple(t("2026-12-07T10:02:30Z"), false));
+        assertThat(b.get(1).span().until()).isEqualTo(t("2026-12-07T10:01:30Z"));
+        assertThat(everyMinute.boundaries(t("2026-12-07T10:00:10Z"), t("2026-12-07T10:02:45Z"), 2)).hasSize(2);
+        assertThat(everyMinute.boundaries(t("2026-12-07T10:00:30Z"), t("2026-12-07T10:00:59Z"), 10)).as("between spans").isEmpty();
+
+        FreezeRecord once = new FreezeRecord("a", "r", t("2026-12-07T10:00:00Z"), t("2026-12-07T11:00:00Z"));
+        assertThat(once.boundaries(t("2026-12-07T10:00:00Z"), t("2026-12-07T10:59:59Z"), 10)).isEmpty();
+        assertThat(once.boundaries(t("2026-12-07T10:00:00Z"), t("2026-12-07T11:00:00Z"), 10)).extracting(FreezeRecord.Boundary::started)
+                .containsExactly(false);
+        assertThat(once.boundaries(t("2026-12-07T11:00:00Z"), t("2026-12-07T12:00:00Z"), 10)).as("announced already").isEmpty();
+        assertThat(new FreezeRecord("a", "r", t("2026-12-07T10:00:00Z"), null).boundaries(t("2026-12-07T10:00:00Z"), t("2027-01-01T00:00:00Z"), 10))
+                .as("until thawed").isEmpty();
+    }
 }

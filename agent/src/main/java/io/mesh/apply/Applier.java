@@ -388,11 +388,16 @@ public final class Applier {
             // The cause of its calls (decision 28): the push applied, or a repair while frozen or kept waiting.
             if (toApply != null) section.beginApply(CallCause.push(toApply.push()));
             else section.cause(newest != null ? CallCause.REPAIR : CallCause.push(desired == null ? null : desired.push()));
-            List<ContainerResult> results = switch (admission.verdict()) {
-                case NONE, STALE -> null;
-                case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
-                case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
-            };
+            List<ContainerResult> results;
+            // A rollout's silences of the containers its recreates stop, expired once the apply (and its readiness wait) ended
+            try (RolloutSilences silences = RolloutSilences.of(toApply, host)) {
+                execution.beforeEachStop(silences::before);
+                results = switch (admission.verdict()) {
+                    case NONE, STALE -> null;
+                    case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly());
+                    case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
+                };
+            }
             if (toApply != null) rememberTries(module, toApply, execution, results);
             failedForTheEngine = results != null && execution.failedOnlyForTheEngine(results);
             section.unfence();

@@ -115,6 +115,24 @@ final class ApplyExecution {
     /** The containers' hooks, run around this apply's stops and starts (decision 38). */
     private final ContainerHooks hooks;
 
+    /** What a recreate does before it stops a running container, its pre-stop aside: a rollout's silence of it. */
+    @FunctionalInterface
+    interface BeforeStop {
+        /** @param dockerName the container about to be stopped */
+        void before(String dockerName);
+    }
+
+    private BeforeStop beforeStop = n -> { };
+
+    /**
+     * @param b called before each recreate stops a running container (a rollout's silences: {@link RolloutSilences})
+     * @return this
+     */
+    ApplyExecution beforeEachStop(BeforeStop b) {
+        this.beforeStop = b;
+        return this;
+    }
+
     /**
      * Runs a container's hook through the section's runtime (a lapsed lock runs none: its refusal is thrown) and adds
      * its line to {@code reasons}; whatever the hook did, the stop or start it goes with is made (decision 38).
@@ -814,7 +832,10 @@ final class ApplyExecution {
         List<String> hooked = new ArrayList<>(); // the hooks' lines, for every result below
         try {
             // The desired spec's pre-stop, in the old container, before anything changes it (decision 38).
-            if (wasRunning) hook(HookPhase.PRE_STOP, a, oldId, spec, hooked);
+            if (wasRunning) {
+                beforeStop.before(a.dockerName());
+                hook(HookPhase.PRE_STOP, a, oldId, spec, hooked);
+            }
             oldPolicy = docker.restartPolicy(oldId);
             if (oldPolicy.equals("no")) oldPolicy = null;
             else docker.updateRestartPolicy(oldId, "no");

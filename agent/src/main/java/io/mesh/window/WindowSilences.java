@@ -22,12 +22,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A window's Alertmanager silences (SPEC.md, "The rest of the operator's stack"; docs/decisions/0036-window-silences.md),
+ * A window's Alertmanager silences, and a rollout host's (SPEC.md, "The rest of the operator's stack";
+ * docs/decisions/0036-window-silences.md),
  * through Alertmanager's v2 API: one per held container, made before the first stop with the schedule's matchers plus
  * {@code mesh_host} and {@code mesh_container}, ending on their own at the window's latest end; expired once the
  * containers are ready again. Alertmanager not answering within {@link #TIMEOUT} is logged and stops nothing.
  */
-final class WindowSilences {
+public final class WindowSilences {
     private static final Logger log = LoggerFactory.getLogger(WindowSilences.class);
     /** How long Alertmanager has to answer one request whole, connection and body included (SPEC.md: 5 s; {@link AnswerWithin}). */
     static final Duration TIMEOUT = Duration.ofSeconds(5);
@@ -47,7 +48,7 @@ final class WindowSilences {
      * @param who        for the silences' {@code createdBy} and {@code comment}: the window and its schedule
      * @return the silences made (an interrupt ends the making, kept set for the caller)
      */
-    static List<WindowJournal.Silence> create(SilenceSpec spec, String host, List<String> containers, Instant endsAt, String who) {
+    public static List<WindowJournal.Silence> create(SilenceSpec spec, String host, List<String> containers, Instant endsAt, String who) {
         List<WindowJournal.Silence> made = new ArrayList<>();
         for (String container : containers) {
             ObjectNode body = Json.MAPPER.createObjectNode();
@@ -94,7 +95,7 @@ final class WindowSilences {
      *
      * @return what was not expired, for the window's notes; empty when all were
      */
-    static List<String> expire(List<WindowJournal.Silence> silences, String who) {
+    public static List<String> expire(List<WindowJournal.Silence> silences, String who) {
         List<String> left = new ArrayList<>();
         java.util.Set<String> silent = new java.util.HashSet<>(); // Alertmanagers that did not answer: not asked again here
         for (WindowJournal.Silence s : silences) {

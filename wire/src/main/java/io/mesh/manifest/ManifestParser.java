@@ -64,7 +64,7 @@ public final class ManifestParser {
     private static final Set<String> PULL = Arrays.stream(PullPolicy.values()).map(PullPolicy::wire).collect(Collectors.toUnmodifiableSet());
 
     private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
-    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak", "gate");
+    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak", "gate", "silence");
     private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
             "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks", "hooks"),
             ContainerFields.NAMES);
@@ -705,6 +705,7 @@ public final class ManifestParser {
                 + "of the targeted hosts from 0% to 100%, such as \"10%\" (the failures on-failure waits for)");
         c.duration(node.get("soak"), "rollout.soak", Duration.ofHours(24));
         gate(c, "rollout.gate", node.get("gate"));
+        silence(c, "rollout.silence", node.get("silence"));
         JsonNode gate = node.get("gate");
         if (gate != null && gate.isObject() && gate.has("on-blocked") && "skip".equals(gate.get("on-blocked").asText())) {
             c.error("rollout.gate.on-blocked", "must be wait for a rollout: a host whose gate is blocked waits in its wave and asks"

@@ -24,12 +24,15 @@ import java.util.regex.Pattern;
  *                    {@code null} for no wait
  * @param gate        a Prometheus query asked before each host begins ({@link GateSpec}, {@code on-blocked: wait}
  *                    only); {@code null} for none
+ * @param silence     Alertmanager silences of the containers each host's apply stops and starts again (a recreate), made
+ *                    before its stop and expired once the apply ends ({@link SilenceSpec}); {@code null} for none
  */
 @JsonPropertyOrder(alphabetic = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Integer canary,
                           @JsonProperty("on-failure") OnFailure onFailure, Promote promote,
-                          @JsonProperty("max-failed") String maxFailed, String soak, GateSpec gate) {
+                          @JsonProperty("max-failed") String maxFailed, String soak, GateSpec gate,
+                          @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) SilenceSpec silence) {
     /** {@code max-parallel}'s two forms: {@code 3} or {@code 25%}. */
     public static final Pattern MAX_PARALLEL = Pattern.compile("([1-9]\\d{0,5})(%?)");
     /** {@code max-failed}'s two forms: {@code 0}, {@code 3} or {@code 10%}. */
@@ -37,7 +40,12 @@ public record RolloutSpec(@JsonProperty("max-parallel") String maxParallel, Inte
 
     /** A rollout without {@code promote} or {@code max-failed}. */
     public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure) {
-        this(maxParallel, canary, onFailure, null, null, null, null);
+        this(maxParallel, canary, onFailure, null, null, null, null, null);
+    }
+
+    /** A rollout without {@code silence}. */
+    public RolloutSpec(String maxParallel, Integer canary, OnFailure onFailure, Promote promote, String maxFailed, String soak, GateSpec gate) {
+        this(maxParallel, canary, onFailure, promote, maxFailed, soak, gate, null);
     }
 
     /** A rollout without {@code soak}. */

@@ -21,7 +21,8 @@ class RolloutSpecParseTest {
                 {"rollout: {max-failed: \"101%\"}", "rollout.max-failed"}, {"rollout: {max-failed: two}", "rollout.max-failed"},
                 {"rollout: {soak: 5}", "rollout.soak"}, {"rollout: {soak: \"2d\"}", "rollout.soak"},
                 {"rollout: {gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}, on-blocked: skip}}", "rollout.gate.on-blocked"},
-                {"rollout: {gate: {prometheus: {url: \"nope\", query: up}}}", "rollout.gate.prometheus.url"}}) {
+                {"rollout: {gate: {prometheus: {url: \"nope\", query: up}}}", "rollout.gate.prometheus.url"},
+                {"rollout: {silence: {alertmanager: \"nope\", matchers: {job: web}}}", "rollout.silence.alertmanager"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();
@@ -45,6 +46,8 @@ class RolloutSpecParseTest {
         assertThat(pct.promoteOrDefault()).isEqualTo(RolloutSpec.Promote.AUTO);
         assertThat(new RolloutSpec(null, null, null).resolveMaxFailed(10)).isZero();
         assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {soak: 10m}\n").get(0).rollout().soak()).isEqualTo("10m");
+        assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {job: web}}}\n")
+                .get(0).rollout().silence().matchers()).containsEntry("job", "web");
         assertThat(p.parse(ManifestParserTest.GOOD + "rollout: {gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}}}\n").get(0)
                 .rollout().gate().prometheus().query()).isEqualTo("up");
     }

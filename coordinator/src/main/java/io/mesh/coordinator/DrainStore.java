@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.curator.HeldRegistry;
 import io.mesh.curator.PersistentParents;
 import io.mesh.curator.ZkClock;
-import io.mesh.manifest.Durations;
 import io.mesh.manifest.Printable;
 import io.mesh.wire.DrainRecord;
 import io.mesh.wire.HeldRecord;
@@ -77,23 +76,8 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         } catch (IllegalArgumentException e) {
             throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
-        if (r == null || !r.isTextual() || r.asText().isBlank()) throw Refusal.badRequest("reason", "reason: missing: say why, such as \"kernel upgrade OPS-7\"");
-        String reason = r.asText().strip();
-        if (reason.length() > FreezeRequest.MAX_REASON || reason.codePoints().anyMatch(Character::isISOControl)) {
-            throw Refusal.badRequest("reason", "reason: must be one line of at most " + FreezeRequest.MAX_REASON + " characters");
-        }
-        Duration lasts = null;
-        if (f != null && !f.isNull()) {
-            try {
-                if (!f.isTextual()) throw new IllegalArgumentException("must be a duration as a string, such as \"2h\"");
-                lasts = Durations.parse(f.asText());
-            } catch (IllegalArgumentException e) {
-                throw Refusal.badRequest("for", "for: " + e.getMessage());
-            }
-            if (lasts.compareTo(FreezeRequest.MAX_LENGTH) > 0) {
-                throw Refusal.badRequest("for", "for: a drain lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days: give a shorter --for, or none to drain until mesh undrain");
-            }
-        }
+        String reason = OperatorWords.reason(body, "kernel upgrade OPS-7", null);
+        Duration lasts = OperatorWords.lasts(f, "drain", "drain until mesh undrain");
         if (s != null && !s.isNull() && !s.isBoolean()) throw Refusal.badRequest("stop", "stop: must be true or false");
         boolean stop = s != null && s.asBoolean(false);
         if (client.checkExists().forPath(paths.agent(host)) == null && client.checkExists().forPath(paths.reports(host)) == null) {

@@ -30,8 +30,6 @@ import java.util.Set;
  * @param lasts    each span's length of a recurring freeze, as written, or {@code null}
  */
 public record FreezeRequest(String target, String reason, Instant until, String cron, String timezone, String lasts) {
-    /** Longest reason taken, in characters: it travels in every frozen module's report. */
-    public static final int MAX_REASON = 500;
     private static final Set<String> FIELDS = Set.of("module", "all", "for", "until", "reason", "cron", "timezone");
     /**
      * How much shorter than the shortest gap between two starts a span must be: a start is judged by ZooKeeper's clock at
@@ -40,8 +38,6 @@ public record FreezeRequest(String target, String reason, Instant until, String 
     static final java.time.Duration GAP_MARGIN = java.time.Duration.ofSeconds(5);
     /** How many of a rule's next starts are read for the shortest gap between two. */
     private static final int GAPS_READ = 500;
-    /** The longest a freeze may last: it always ends by itself, in a time an operator still remembers it. */
-    static final java.time.Duration MAX_LENGTH = java.time.Duration.ofDays(366);
     private static final String EXAMPLE = "{\"module\":\"store\",\"for\":\"2h\",\"reason\":\"release weekend\"}";
 
     /**
@@ -93,12 +89,7 @@ public record FreezeRequest(String target, String reason, Instant until, String 
         }
         Instant until;
         if (hasFor) {
-            if (!forNode.isTextual()) throw Refusal.badRequest("for", "for: must be a duration as a string, such as \"2h\", \"30m\" or \"1h30m\"");
-            try {
-                until = now.plus(Durations.parse(forNode.asText()));
-            } catch (IllegalArgumentException e) {
-                throw Refusal.badRequest("for", "for: " + e.getMessage().replaceAll("\\p{Cntrl}", "?"));
-            }
+            until = now.plus(OperatorWords.duration(forNode, "for"));
         } else {
             if (!untilNode.isTextual()) throw Refusal.badRequest("until", "until: must be an ISO-8601 UTC time as a string, such as \"2026-12-24T18:00:00Z\"");
             try {
@@ -110,23 +101,15 @@ public record FreezeRequest(String target, String reason, Instant until, String 
                 throw Refusal.badRequest("until", "until: " + until + " has passed (it is " + now + " here): give a time to come, or use for");
             }
         }
-        if (until.isAfter(now.plus(MAX_LENGTH))) {
+        if (until.isAfter(now.plus(OperatorWords.MAX_LENGTH))) {
             throw Refusal.badRequest(hasFor ? "for" : "until", (hasFor ? "for" : "until") + ": a freeze lasts at most "
-                    + MAX_LENGTH.toDays() + " days (until " + now.plus(MAX_LENGTH) + "): give a nearer end, and freeze again then if need be");
+                    + OperatorWords.MAX_LENGTH.toDays() + " days (until " + now.plus(OperatorWords.MAX_LENGTH) + "): give a nearer end, and freeze again then if need be");
         }
         return new FreezeRequest(target, reason, until, null, null, null);
     }
 
     private static String reason(JsonNode json) {
-        JsonNode reason = json.get("reason");
-        if (reason == null || reason.isNull() || !reason.isTextual() || reason.asText().isBlank()) {
-            throw Refusal.badRequest("reason", "reason: missing: say why, such as \"release weekend\" (every frozen module's report carries it)");
-        }
-        String r = reason.asText().strip();
-        if (r.length() > MAX_REASON || r.codePoints().anyMatch(Character::isISOControl)) {
-            throw Refusal.badRequest("reason", "reason: must be one line of at most " + MAX_REASON + " characters");
-        }
-        return r;
+        return OperatorWords.reason(json, "release weekend", "every frozen module's report carries it");
     }
 
     /**
@@ -164,13 +147,7 @@ public record FreezeRequest(String target, String reason, Instant until, String 
         if (forNode == null || forNode.isNull()) {
             throw Refusal.badRequest("for", "for: missing: a recurring freeze says how long each span lasts," + example);
         }
-        Duration length;
-        try {
-            if (!forNode.isTextual()) throw new IllegalArgumentException("must be a duration as a string, such as \"30m\"");
-            length = Durations.parse(forNode.asText());
-        } catch (IllegalArgumentException e) {
-            throw Refusal.badRequest("for", "for: " + e.getMessage().replaceAll("\\p{Cntrl}", "?"));
-        }
+        Duration length = OperatorWords.duration(forNode, "for");
         Instant until = null;
         JsonNode untilNode = json.get("until");
         if (untilNode != null && !untilNode.isNull()) {

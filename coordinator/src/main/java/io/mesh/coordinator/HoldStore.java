@@ -3,7 +3,6 @@ package io.mesh.coordinator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mesh.curator.HeldRegistry;
 import io.mesh.curator.ZkClock;
-import io.mesh.manifest.Durations;
 import io.mesh.manifest.ModuleName;
 import io.mesh.manifest.ModuleSpec;
 import io.mesh.manifest.Printable;
@@ -47,7 +46,7 @@ public final class HoldStore {
 
     /**
      * Places an operator hold from a {@code POST /v1/holds} body {@code {"host","container","reason","for"?,"stop"?}}
-     * ({@code for}: above zero, at most {@link FreezeRequest#MAX_LENGTH}, 366 days). It is recorded, not yet in force:
+     * ({@code for}: above zero, at most {@link OperatorWords#MAX_LENGTH}, 366 days). It is recorded, not yet in force:
      * the host's agent confirms it ({@code hold.confirmed}, SPEC.md "Operator holds").
      *
      * @param body      the request's JSON object
@@ -67,27 +66,8 @@ public final class HoldStore {
         }
         String host = text(body, "host", "host-a");
         String container = text(body, "container", "store-registry");
-        String reason = text(body, "reason", "disk replacement, ticket OPS-12");
-        if (reason.length() > 500 || reason.codePoints().anyMatch(Character::isISOControl)) {
-            // one line: a newline or an escape would forge rows in mesh held and lines in the logs (a review's find)
-            throw Refusal.badRequest("reason", "reason must be one line of at most 500 characters, with no control characters");
-        }
-        Duration lasts = null;
-        JsonNode f = body.get("for");
-        if (f != null && !f.isNull()) {
-            if (!f.isTextual()) throw Refusal.badRequest("for", "for must be a duration such as \"2h\", \"30m\" or \"90s\"");
-            try {
-                lasts = Durations.parse(f.asText());
-            } catch (IllegalArgumentException e) {
-                throw Refusal.badRequest("for", "for: " + e.getMessage());
-            }
-            // The freezes' bound: a hold that ends by itself ends in a time an operator still remembers it.
-            if (lasts.compareTo(FreezeRequest.MAX_LENGTH) > 0) {
-                throw Refusal.badRequest("for", "for: a hold lasts at most " + FreezeRequest.MAX_LENGTH.toDays() + " days ("
-                        + FreezeRequest.MAX_LENGTH.toHours() + "h), not " + Printable.cut(f.asText())
-                        + ": give a shorter --for, or none to hold until mesh release");
-            }
-        }
+        String reason = OperatorWords.reason(body, "disk replacement, ticket OPS-12", null);
+        Duration lasts = OperatorWords.lasts(body.get("for"), "hold", "hold until mesh release");
         JsonNode s = body.get("stop");
         if (s != null && !s.isNull() && !s.isBoolean()) throw Refusal.badRequest("stop", "stop must be true or false");
         boolean stop = s != null && s.asBoolean(false);

@@ -139,13 +139,13 @@ class HoldApiTest {
         cases.put("{\"host\":\"host-a\",\"container\":\"store-nope\",\"reason\":\"r\"}", new String[] {"404", "container", "<module>-<name>"});
         cases.put("{\"host\":\"host-a\",\"container\":\"../x\",\"reason\":\"r\"}", new String[] {"404", "container", "store-registry"});
         cases.put("{\"host\":\"host-b\",\"container\":\"store-registry\",\"reason\":\"r\"}", new String[] {"404", "container", "does not run on host host-b"});
-        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\"}", new String[] {"400", "reason", "reason is required"});
-        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"  \"}", new String[] {"400", "reason", "reason is required"});
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\"}", new String[] {"400", "reason", "reason: missing: say why"});
+        cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"  \"}", new String[] {"400", "reason", "reason: missing: say why"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"2 hours\"}", new String[] {"400", "for", "not a duration"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"0s\"}", new String[] {"400", "for", "zero"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"-2h\"}", new String[] {"400", "for", "not a duration"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"400d\"}", new String[] {"400", "for", "such as 90s, 30m or 1h30m"});
-        // 400 days in hours: the freezes' bound (FreezeRequest.MAX_LENGTH), 366 days
+        // 400 days in hours: the freezes' bound (OperatorWords.MAX_LENGTH), 366 days
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"9600h\"}", new String[] {"400", "for", "at most 366 days"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"8785h\"}", new String[] {"400", "for", "give a shorter --for"});
         cases.put("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":5}", new String[] {"400", "for", "duration"});
@@ -167,7 +167,7 @@ class HoldApiTest {
         CoordinatorExtension.Answer longest = hold("{\"host\":\"host-a\",\"container\":\"store-registry\",\"reason\":\"r\",\"for\":\"8784h\"}");
         assertThat(longest.status()).as(longest.body()).isEqualTo(201);
         HeldRecord h = Json.read(fx.zk.client().getData().forPath(fx.zk.paths().held("host-a", "store-registry")), HeldRecord.class);
-        assertThat(h.hold().until()).isEqualTo(h.hold().since().plus(FreezeRequest.MAX_LENGTH));
+        assertThat(h.hold().until()).isEqualTo(h.hold().since().plus(OperatorWords.MAX_LENGTH));
     }
 
     /**

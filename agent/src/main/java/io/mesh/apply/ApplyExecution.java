@@ -210,9 +210,11 @@ final class ApplyExecution {
      * @param module module name
      * @param held   this host's held nodes, by Docker name
      * @param why    why only repairs, for the reasons ({@code module frozen ...})
+     * @param specOf the desired spec of a container by Docker name, or {@code null}: its {@code post-start} runs once it is
+     *               started again (decision 38; hooks live in the desired spec only, not in the container's labels)
      * @return one result per container started again (action {@code unchanged}, or {@code failed} with Docker's answer)
      */
-    List<ContainerResult> repair(String module, Map<String, HeldRecord> held, String why) {
+    List<ContainerResult> repair(String module, Map<String, HeldRecord> held, String why, java.util.function.Function<String, ContainerSpec> specOf) {
         List<ObservedContainer> observed = docker.moduleContainers(module);
         if (putBackInterrupted(observed, held)) observed = docker.moduleContainers(module);
         List<ContainerResult> out = new ArrayList<>();
@@ -227,6 +229,7 @@ final class ApplyExecution {
                 if (was != null) restartPolicyBack(o.id(), was);
                 docker.start(o.id());
                 reasons.add("started again as it was (" + why + ": repairs go on, changes wait)");
+                hooks.run(docker, HookPhase.POST_START, name, o.id(), specOf.apply(name), false).ifPresent(r -> reasons.add("hook " + r.line()));
                 out.add(new ContainerResult(o.name(), name, ContainerAction.UNCHANGED, reasons, o.id(), o.health(), o.imageId()));
                 log.info("container {} of {} started again as it was: {}", name, module, why);
             } catch (SessionGuard.SessionLostException e) {

@@ -1,0 +1,64 @@
+package io.mesh.apply;
+
+import io.mesh.testing.ApplierExtension;
+import io.mesh.testing.TestDocker;
+import io.mesh.testing.ZooKeeperExtension;
+import io.mesh.wire.ApplyOutcome;
+import io.mesh.wire.ApplyReport;
+import io.mesh.wire.FreezeRecord;
+import io.mesh.wire.Json;
+import io.mesh.wire.Times;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.List;
+
+import static io.mesh.testing.TestDocker.BUSYBOX;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A frozen module's repair (SPEC.md "Freezes": a freeze stops changes, not repairs) starts a stopped container again
+ * and runs its {@code post-start} (decision 38: around every start mesh makes), from the desired spec. Real engine and
+ * ZooKeeper; the hook's line read from the container's own volume through Docker.
+ */
+class RepairHooksTest {
+    private static final String HOST = ApplierExtension.HOST;
+    @RegisterExtension
+    final ZooKeeperExtension zk = new ZooKeeperExtension();
+    @RegisterExtension
+    final ApplierExtension here = new ApplierExtension(zk, "rh-");
+
+    @AfterEach
+    void tearDown() {
+        TestDocker.clean(here.module(), here.module() + "-data");
+    }
+
+    private int postStartLines(String id) {
+        return (int) here.docker().exec(id, List.of("sh", "-c", "cat /data/post-start 2>/dev/null || true"), Duration.ofSeconds(10), 100)
+                .output().stream().filter("started"::equals).count();
+    }
+
+    @Test
+    void aFrozenModulesRepairRunsThePostStartOfTheContainerItStartsAgain() throws Exception {
+        String module = here.module();
+        zk.setDesired("module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n"
+                + "  app:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    network: none\n    stop-timeout: 1s\n    volumes: [\"" + module + "-data:/data\"]\n"
+                + "    hooks: {post-start: [sh, -c, \"echo started >> /data/post-start\"], timeout: 10s}\n", "r1");
+        assertThat(here.applier().apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String id = here.docker().idByName(module + "-app");
+        int before = postStartLines(id);
+
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().freeze(module),
+                Json.bytes(new FreezeRecord("ops", "release", Times.now(), Times.now().plusSeconds(3600))));
+        here.docker().client().stopContainerCmd(id).withTimeout(1).exec();
+        ApplyReport r = here.applier().apply(module, () -> false);
+        assertThat(r.outcome()).as(Json.text(r)).isEqualTo(ApplyOutcome.DEFERRED);
+        assertThat(here.docker().idByName(module + "-app")).as("the same container").isEqualTo(id);
+        assertThat(here.docker().isRunning(id)).isTrue();
+        assertThat(postStartLines(id)).as("its post-start ran once more").isEqualTo(before + 1);
+        assertThat(r.containers()).anySatisfy(c -> assertThat(String.join("; ", c.reasons())).contains("hook post-start of " + module + "-app"));
+    }
+}

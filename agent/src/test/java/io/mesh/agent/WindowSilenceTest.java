@@ -6,7 +6,7 @@ import io.mesh.testing.AgentDaemonExtension;
 import io.mesh.testing.LoopbackServer;
 import io.mesh.testing.TestDocker;
 import io.mesh.testing.ZooKeeperExtension;
-import io.mesh.wire.Json;
+
 import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
@@ -15,12 +15,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +43,6 @@ class WindowSilenceTest {
     final AgentDaemonExtension agent = new AgentDaemonExtension(zk, HOST);
     private final String module = TestDocker.uniqueModule("silence");
     private final DockerEngine docker = TestDocker.engine();
-    private final HttpClient http = HttpClient.newHttpClient();
 
     @AfterEach
     void tearDown() {
@@ -69,23 +63,12 @@ class WindowSilenceTest {
         });
     }
 
-    /** @return Alertmanager's silences whose {@code mesh_container} matcher names this module's container */
+    /** @return Alertmanager's silences of this module's container */
     private List<JsonNode> silences() throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(alertmanager.url() + "/api/v2/silences")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        List<JsonNode> out = new ArrayList<>();
-        for (JsonNode s : Json.MAPPER.readTree(r.body())) {
-            for (JsonNode m : s.path("matchers")) {
-                if (m.path("name").asText().equals("mesh_container") && m.path("value").asText().equals(module + "-app")) out.add(s);
-            }
-        }
-        return out;
+        return alertmanager.silencesOf(module + "-app");
     }
 
-    private static String matcher(JsonNode silence, String name) {
-        for (JsonNode m : silence.path("matchers")) if (m.path("name").asText().equals(name)) return m.path("value").asText();
-        return null;
-    }
+    private static String matcher(JsonNode silence, String name) { return LoopbackServer.matcher(silence, name); }
 
     @Test
     void theHeldContainerIsSilencedWhileHeldAndTheSilenceIsExpiredOnceItIsReady() throws Exception {

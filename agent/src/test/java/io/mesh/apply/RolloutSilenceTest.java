@@ -19,13 +19,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -52,7 +47,6 @@ class RolloutSilenceTest {
     @RegisterExtension
     @Order(2)
     final ApplierExtension here = new ApplierExtension(zk, "rs-");
-    private final HttpClient http = HttpClient.newHttpClient();
 
     @AfterEach
     void tearDown() {
@@ -67,23 +61,12 @@ class RolloutSilenceTest {
                 + "    ready: {min-healthy: 3s, deadline: 20s}\n" + rollout;
     }
 
-    /** @return Alertmanager's silences whose {@code mesh_container} matcher names this module's container */
+    /** @return Alertmanager's silences of this module's container */
     private List<JsonNode> silences() throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(alertmanager.url() + "/api/v2/silences")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        List<JsonNode> out = new ArrayList<>();
-        for (JsonNode s : Json.MAPPER.readTree(r.body())) {
-            for (JsonNode m : s.path("matchers")) {
-                if (m.path("name").asText().equals("mesh_container") && m.path("value").asText().equals(here.module() + "-app")) out.add(s);
-            }
-        }
-        return out;
+        return alertmanager.silencesOf(here.module() + "-app");
     }
 
-    private static String matcher(JsonNode silence, String name) {
-        for (JsonNode m : silence.path("matchers")) if (m.path("name").asText().equals(name)) return m.path("value").asText();
-        return null;
-    }
+    private static String matcher(JsonNode silence, String name) { return LoopbackServer.matcher(silence, name); }
 
     @Test
     void aRolloutHostSilencesTheContainerItsRecreateStopsAndExpiresTheSilenceOnceTheApplyEnded() throws Exception {

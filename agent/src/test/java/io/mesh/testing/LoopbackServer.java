@@ -57,6 +57,28 @@ public final class LoopbackServer implements BeforeAllCallback, AfterAllCallback
     /** @return its base URL, such as {@code http://127.0.0.1:40123} */
     public String url() { return "http://127.0.0.1:" + port; }
 
+    /**
+     * An Alertmanager's silences of one container, read from its own v2 API.
+     *
+     * @param container the Docker name its {@code mesh_container} matcher names
+     * @return those silences, as Alertmanager answers them
+     */
+    public java.util.List<com.fasterxml.jackson.databind.JsonNode> silencesOf(String container) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(url() + "/api/v2/silences")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        java.util.List<com.fasterxml.jackson.databind.JsonNode> out = new java.util.ArrayList<>();
+        for (com.fasterxml.jackson.databind.JsonNode s : io.mesh.wire.Json.MAPPER.readTree(r.body())) {
+            if (container.equals(matcher(s, "mesh_container"))) out.add(s);
+        }
+        return out;
+    }
+
+    /** @return the value of a silence's matcher of that name, or {@code null} */
+    public static String matcher(com.fasterxml.jackson.databind.JsonNode silence, String name) {
+        for (com.fasterxml.jackson.databind.JsonNode m : silence.path("matchers")) if (m.path("name").asText().equals(name)) return m.path("value").asText();
+        return null;
+    }
+
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
         if (!Files.isExecutable(binary)) {

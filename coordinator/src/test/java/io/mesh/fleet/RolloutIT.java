@@ -278,8 +278,8 @@ class RolloutIT {
 
     record MeshRun(int code, String out, String text) {}
 
-    /** Puts a file {@code fail} into the named volume {@code volume} of that host's engine only. */
-    private static void markFailing(Fleet fleet, String host, String volume) {
+    /** Puts a file {@code fail} into the named volume {@code volume} of that host's engine only (made if missing). */
+    static void markFailing(Fleet fleet, String host, String volume) {
         var docker = fleet.docker(host);
         docker.createVolumeCmd().withName(volume).exec();
         String id = docker.createContainerCmd(BUSYBOX).withCmd("touch", "/flag/fail")

@@ -17,7 +17,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 import static io.mesh.fleet.FleetIT.BUSYBOX;
 import static io.mesh.fleet.FleetIT.mesh;
@@ -156,8 +155,8 @@ class RolloutStackIT {
             assertThat(v1.code()).as(v1.out() + v1.err()).isEqualTo(ExitCodes.OK);
             for (String host : hosts) events.put(host, EngineEvents.record(host, fleet.dockerHost(host), module::equals));
             // The canary and the second host say "fail" to the healthcheck (their own volume); the third does not
-            markFailing(fleet, canary, module + "-flag");
-            markFailing(fleet, second, module + "-flag");
+            RolloutIT.markFailing(fleet, canary, module + "-flag");
+            RolloutIT.markFailing(fleet, second, module + "-flag");
             Map<String, String> v1Ids = new HashMap<>();
             for (String host : hosts) v1Ids.put(host, fleet.docker(host).inspectContainerCmd(module + "-app").exec().getId());
             long from = EngineEvents.nanos(java.time.Instant.now());
@@ -207,18 +206,6 @@ class RolloutStackIT {
         return e.all().stream().filter(ev -> EngineEvents.time(ev) >= from && "health_status: unhealthy".equals(EngineEvents.action(ev))
                         && !old.equals(ev.getId()))
                 .mapToLong(EngineEvents::time).min().orElseThrow(() -> new AssertionError("no new container unhealthy since " + EngineEvents.at(from)));
-    }
-
-    /** Puts a file {@code fail} into the named volume {@code volume} of that host's engine only. */
-    private static void markFailing(Fleet fleet, String host, String volume) {
-        var docker = fleet.docker(host);
-        String id = docker.createContainerCmd(BUSYBOX).withCmd("touch", "/flag/fail")
-                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none")
-                        .withBinds(new com.github.dockerjava.api.model.Bind(volume, new com.github.dockerjava.api.model.Volume("/flag"))))
-                .exec().getId();
-        docker.startContainerCmd(id).exec();
-        assertThat(docker.waitContainerCmd(id).start().awaitStatusCode(30, TimeUnit.SECONDS)).isZero();
-        docker.removeContainerCmd(id).exec();
     }
 
     private static void removeVolumes(Fleet fleet, String module) {

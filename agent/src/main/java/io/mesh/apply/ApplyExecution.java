@@ -780,7 +780,13 @@ final class ApplyExecution {
                 }
                 case REMOVE -> {
                     ContainerSpec old = before == null ? null : SpecDiff.parse(before.specJson());
+                    List<String> hooked = new ArrayList<>(a.reasons());
                     try {
+                        // Its pre-stop as it was created (the desired spec names it no more: decision 38)
+                        if (before != null && before.running()) {
+                            hooks.run(docker, HookPhase.PRE_STOP, a.dockerName(), id, ContainerHooks.asCreated(docker.labels(id)), false)
+                                    .ifPresent(r -> hooked.add("hook " + r.line()));
+                        }
                         stop(a, id, old == null ? 10 : old.stopTimeoutSeconds());
                         docker.remove(id);
                     } catch (RuntimeException e) {
@@ -788,7 +794,7 @@ final class ApplyExecution {
                         // same container moved out of its way. Anything else is a failure.
                         if (!docker.labels(id).isEmpty()) throw e;
                     }
-                    return result(a, ContainerAction.REMOVED, a.reasons(), id);
+                    return result(a, ContainerAction.REMOVED, hooked, id);
                 }
                 default -> throw new IllegalStateException("unknown action " + a.action());
             }
@@ -1211,6 +1217,7 @@ final class ApplyExecution {
         l.put(Labels.REVISION, desired.revision() == null ? "" : desired.revision());
         l.put(Labels.SPEC, SpecDiff.label(spec, digests));
         if (spec.ready() != null) l.put(Labels.READY, Json.text(spec.ready()));
+        if (spec.hooks() != null) l.put(Labels.HOOKS, Json.text(spec.hooks()));
         return l;
     }
 

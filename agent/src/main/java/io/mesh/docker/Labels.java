@@ -21,6 +21,12 @@ public final class Labels {
      * window, which never reads ZooKeeper while it gives containers back, judges their readiness as the apply did.
      */
     public static final String READY = "mesh.ready";
+    /**
+     * The container's {@code hooks} (JSON) when its spec has some, as it was created: not part of the spec (a hook's
+     * change recreates nothing), read where the desired spec cannot be (a removal's pre-stop, a recovery's post-start
+     * without ZooKeeper; docs/decisions/0038-container-hooks.md).
+     */
+    public static final String HOOKS = "mesh.hooks";
     public static final String WINDOW = "mesh.window";
     /** On a step container: its window's journal entry (JSON), so that Docker itself tells any mesh process on the
      * host which containers the window holds, whose process runs it, and what to put back. */

@@ -72,6 +72,22 @@ public final class ContainerHooks {
         return Optional.of(run);
     }
 
+    /**
+     * @param labels a container's labels
+     * @return its spec as it was created ({@link io.mesh.docker.Labels#SPEC}) with the hooks it was created with
+     *         ({@link io.mesh.docker.Labels#HOOKS}), for a hook where the desired spec cannot be read; {@code null} when
+     *         it has no hooks label
+     */
+    public static ContainerSpec asCreated(java.util.Map<String, String> labels) {
+        String hooks = labels == null ? null : labels.get(io.mesh.docker.Labels.HOOKS);
+        if (hooks == null) return null;
+        io.mesh.manifest.HooksSpec h = io.mesh.wire.Json.readOrNull(hooks.getBytes(java.nio.charset.StandardCharsets.UTF_8), io.mesh.manifest.HooksSpec.class);
+        if (h == null) return null;
+        String spec = labels.get(io.mesh.docker.Labels.SPEC);
+        ContainerSpec was = spec == null ? null : io.mesh.wire.Json.readOrNull(spec.getBytes(java.nio.charset.StandardCharsets.UTF_8), ContainerSpec.class);
+        return (was == null ? ContainerSpec.builder("unknown") : was.toBuilder()).hooks(h).build();
+    }
+
     private List<String> redacted(ContainerSpec spec, List<String> lines) {
         List<String> out = new ArrayList<>();
         Redaction r = redaction(spec);

@@ -135,15 +135,16 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
             return h != null || nodes == null ? h : nodes.operatorHolding(c);
         };
         WindowClosing closing;
-        // Each container's post-start (decision 38), from the desired spec this process already holds: the give-back must
-        // not wait for ZooKeeper, so without the daemon's cache no hook runs, and the result says so.
+        // Each container's post-start (decision 38), from the desired spec this process already holds, else as the container
+        // was created (its hooks label): the give-back must not wait for ZooKeeper.
         ModuleSpec spec = cachedSpec(e.module());
         ContainerHooks hooks = new ContainerHooks(secrets);
         // Its calls are the window's own: the audit reads the give-back as the window's (decision 28).
         CallCause before = section.cause(CallCause.window(e.window(), e.schedule()));
         try {
             closing = new WindowClosing(section.fenced(docker), journal, e, holds, stopping, secrets)
-                    .withPostStart(spec == null ? null : (rt, c, id, cutting) -> hooks.run(rt, HookPhase.POST_START, c, id, spec.containerOf(c), cutting))
+                    .withPostStart((rt, c, id, cutting) -> hooks.run(rt, HookPhase.POST_START, c, id,
+                            spec != null ? spec.containerOf(c) : ContainerHooks.asCreated(rt.labels(id)), cutting))
                     .closeAll();
         } finally {
             section.cause(before);
@@ -160,7 +161,6 @@ public record WindowRecovery(MeshStore store, ContainerRuntime docker, String ho
                 + process.process() + " (pid " + process.pid() + ")");
         notes.addAll(closing.notes());
         if (closing.error() != null) notes.add(closing.error());
-        if (spec == null && !heldNames.isEmpty()) notes.add("no post-start hook ran: the desired state was not known without asking ZooKeeper");
         WindowResult r = WindowResult.recovered(e.schedule(), e.window(), e.since(), closing.exitCode(), heldNames,
                 redacted(e, closing.logTail()), String.join("; ", notes));
         return closing.hooks().isEmpty() ? r : r.withHooks(closing.hooks());

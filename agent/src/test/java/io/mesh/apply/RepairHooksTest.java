@@ -19,9 +19,11 @@ import static io.mesh.testing.TestDocker.BUSYBOX;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A frozen module's repair (SPEC.md "Freezes": a freeze stops changes, not repairs) starts a stopped container again
- * and runs its {@code post-start} (decision 38: around every start mesh makes), from the desired spec. Real engine and
- * ZooKeeper; the hook's line read from the container's own volume through Docker.
+ * Hooks around the starts and stops an apply makes outside a plan's recreate (decision 38: around every stop and start
+ * mesh makes): a frozen module's repair (SPEC.md "Freezes": a freeze stops changes, not repairs) starts a stopped
+ * container again and runs its {@code post-start}, from the desired spec; a container the push no longer names runs
+ * its {@code pre-stop} as it was created (its hooks label) before its removal. Real engine and ZooKeeper; the hooks'
+ * lines read from the module's volume through Docker.
  */
 class RepairHooksTest {
     private static final String HOST = ApplierExtension.HOST;
@@ -60,5 +62,26 @@ class RepairHooksTest {
         assertThat(here.docker().isRunning(id)).isTrue();
         assertThat(postStartLines(id)).as("its post-start ran once more").isEqualTo(before + 1);
         assertThat(r.containers()).anySatisfy(c -> assertThat(String.join("; ", c.reasons())).contains("hook post-start of " + module + "-app"));
+    }
+
+    @Test
+    void aContainerThePushNoLongerNamesRunsItsPreStopAsCreatedBeforeItIsRemoved() throws Exception {
+        String module = here.module();
+        String app = "  app:\n    image: " + BUSYBOX + "\n    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"
+                + "    network: none\n    stop-timeout: 1s\n    volumes: [\"" + module + "-data:/data\"]\n";
+        String extra = app.replace("  app:", "  extra:")
+                + "    hooks: {pre-stop: [sh, -c, \"echo stopping >> /data/pre-stop\"], timeout: 10s}\n";
+        String head = "module: " + module + "\nhosts: [" + HOST + "]\ncontainers:\n";
+        zk.setDesired(head + app + extra, "r1");
+        assertThat(here.applier().apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String appId = here.docker().idByName(module + "-app");
+
+        zk.setDesired(head + app, "r2");
+        ApplyReport r = here.applier().apply(module, () -> false);
+        assertThat(r.outcome()).as(Json.text(r)).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(here.docker().idByName(module + "-extra")).as("removed").isNull();
+        assertThat(here.docker().exec(appId, List.of("sh", "-c", "cat /data/pre-stop 2>/dev/null || true"), Duration.ofSeconds(10), 100).output())
+                .as("extra's pre-stop ran before its removal").containsExactly("stopping");
+        assertThat(r.containers()).anySatisfy(c -> assertThat(String.join("; ", c.reasons())).contains("hook pre-stop of " + module + "-extra"));
     }
 }

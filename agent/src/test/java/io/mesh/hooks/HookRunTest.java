@@ -37,4 +37,18 @@ class HookRunTest {
         assertThat(HookPhase.POST_START.command(new HooksSpec(List.of("drain"), null, null))).isEmpty();
         assertThat(HookPhase.PRE_STOP.toString()).isEqualTo("pre-stop");
     }
+
+    /** The hooks a container was created with, read back from its labels where the desired spec cannot be read. */
+    @Test
+    void aContainersHooksAsCreatedAreReadFromItsLabels() {
+        HooksSpec h = new HooksSpec(List.of("sh", "-c", "pg_ctl stop"), List.of(), "20s");
+        String hooks = io.mesh.wire.Json.text(h);
+        java.util.Map<String, String> labels = java.util.Map.of(io.mesh.docker.Labels.HOOKS, hooks,
+                io.mesh.docker.Labels.SPEC, "{\"image\":\"mesh-demo/busybox:1\"}");
+        io.mesh.manifest.ContainerSpec spec = ContainerHooks.asCreated(labels);
+        assertThat(spec.hooks().preStop()).containsExactly("sh", "-c", "pg_ctl stop");
+        assertThat(spec.image()).as("the rest as created (its secrets name what the hook's output is redacted of)").isEqualTo("mesh-demo/busybox:1");
+        assertThat(ContainerHooks.asCreated(java.util.Map.of(io.mesh.docker.Labels.SPEC, "{}"))).as("created without hooks").isNull();
+        assertThat(ContainerHooks.asCreated(java.util.Map.of(io.mesh.docker.Labels.HOOKS, "not json"))).isNull();
+    }
 }

@@ -394,7 +394,7 @@ public final class Applier {
                 execution.beforeEachStop(silences::before);
                 results = switch (admission.verdict()) {
                     case NONE, STALE -> null;
-                    case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly(), c -> newest.spec().containerOf(c));
+                    case FROZEN, WAITING -> execution.repair(module, held, admission.repairsOnly(), c -> newest.spec() == null ? null : newest.spec().containerOf(c));
                     case APPLY -> execution.run(toApply, held, tries.of(module, toApply).orElse(null));
                 };
             }

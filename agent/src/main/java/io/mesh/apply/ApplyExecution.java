@@ -210,8 +210,8 @@ final class ApplyExecution {
      * @param module module name
      * @param held   this host's held nodes, by Docker name
      * @param why    why only repairs, for the reasons ({@code module frozen ...})
-     * @param specOf the desired spec of a container by Docker name, or {@code null}: its {@code post-start} runs once it is
-     *               started again (decision 38; hooks live in the desired spec only, not in the container's labels)
+     * @param specOf the desired spec of a container by Docker name (or {@code null}): the hooks of a container created
+     *               without its hooks label; one that has it runs the {@code post-start} it was created with (decision 38)
      * @return one result per container started again (action {@code unchanged}, or {@code failed} with Docker's answer)
      */
     List<ContainerResult> repair(String module, Map<String, HeldRecord> held, String why, java.util.function.Function<String, ContainerSpec> specOf) {
@@ -229,7 +229,10 @@ final class ApplyExecution {
                 if (was != null) restartPolicyBack(o.id(), was);
                 docker.start(o.id());
                 reasons.add("started again as it was (" + why + ": repairs go on, changes wait)");
-                hooks.run(docker, HookPhase.POST_START, name, o.id(), specOf.apply(name), false).ifPresent(r -> reasons.add("hook " + r.line()));
+                // Started as it was: its hooks as it was created, else the desired spec's (a container made before the label)
+                ContainerSpec withHooks = ContainerHooks.asCreated(docker.labels(o.id()));
+                hooks.run(docker, HookPhase.POST_START, name, o.id(), withHooks != null ? withHooks : specOf.apply(name), false)
+                        .ifPresent(r -> reasons.add("hook " + r.line()));
                 out.add(new ContainerResult(o.name(), name, ContainerAction.UNCHANGED, reasons, o.id(), o.health(), o.imageId()));
                 log.info("container {} of {} started again as it was: {}", name, module, why);
             } catch (SessionGuard.SessionLostException e) {

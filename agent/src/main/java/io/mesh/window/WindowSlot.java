@@ -192,9 +192,18 @@ public final class WindowSlot implements AutoCloseable {
                 Lease l = semaphore.acquire(left, TimeUnit.MILLISECONDS);
                 if (l == null) return false;
                 SlotRecord running = waiting.running(ZkClock.now(), ZkClock.now().plus(claimFor)); // read by every host: ZooKeeper's clock
-                List<SlotRecord> orphans = orphans(l);
-                List<SlotRecord> holders = otherHolders(l);
-                List<GroupDowntime.Cause> down = othersDown(holders, orphans);
+                List<SlotRecord> orphans, holders;
+                List<GroupDowntime.Cause> down;
+                try {
+                    orphans = orphans(l);
+                    holders = otherHolders(l);
+                    down = othersDown(holders, orphans);
+                } catch (Exception e) {
+                    // The lease is this look's alone until the window holds it: given back, or it would keep a place
+                    // of the limit for the rest of the agent's session
+                    semaphore.returnLease(l);
+                    throw e;
+                }
                 if ((orphans.isEmpty() && down.isEmpty()) || holders.size() + 1 + orphans.size() + down.size() <= limit.limit()) {
                     lease = l;
                     // Out of the queue first, so that no reader sees it both waiting and running (a test saw three

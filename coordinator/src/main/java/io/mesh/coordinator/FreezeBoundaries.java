@@ -33,12 +33,15 @@ import java.util.concurrent.TimeUnit;
  * transaction, the freeze node's version is checked, the node's mark ({@code /mesh/freeze-events/<name>}: the freeze's
  * creation and the last boundary announced) is set at the version read, and the events are created. A coordinator that
  * loses the race, or reads a freeze changed meanwhile, writes nothing and looks again. Boundaries passed while no
- * coordinator ran are announced when one starts, at most {@link #MOST} per freeze at a look.
+ * coordinator ran are announced when one starts, as far back as {@link #CATCH_UP}, at most {@link #MOST} per freeze at a
+ * look.
  */
 final class FreezeBoundaries implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FreezeBoundaries.class);
     /** How many boundaries of one freeze one look announces (a per-minute rule after a week down would be 20 000). */
     static final int MOST = 20;
+    /** How far back a look announces boundaries that passed while no coordinator looked. */
+    static final Duration CATCH_UP = Duration.ofHours(1);
 
     /**
      * Data of {@code /mesh/freeze-events/<name>}.
@@ -117,10 +120,15 @@ final class FreezeBoundaries implements AutoCloseable {
         } catch (KeeperException.NoNodeException e) {
             markStat = null;
         }
-        // From the freeze's write (whose own event its request wrote), or the last boundary announced of this freeze
-        Instant after = mark != null && mark.czxid() == stat.getCzxid() && mark.last() != null ? mark.last()
-                : f.since() != null ? f.since() : Instant.ofEpochMilli(stat.getMtime());
-        List<FreezeRecord.Boundary> bs = f.boundaries(after, ZkClock.earliest(), MOST);
+        // From the freeze's last write (whose own event its request wrote: a rule changed in place does not replay its
+        // new spans over the past), or the last boundary announced of it since; never further back than CATCH_UP (a
+        // coordinator back from a long outage does not flood the webhooks with spans long gone, which the notifier
+        // would drop after 24 h anyway)
+        Instant written = f.since() != null ? f.since() : Instant.ofEpochMilli(stat.getMtime());
+        Instant now = ZkClock.earliest();
+        Instant after = mark != null && mark.czxid() == stat.getCzxid() && mark.last() != null && mark.last().isAfter(written) ? mark.last() : written;
+        if (after.isBefore(now.minus(CATCH_UP))) after = now.minus(CATCH_UP);
+        List<FreezeRecord.Boundary> bs = f.boundaries(after, now, MOST);
         if (bs.isEmpty()) return 0;
         outbox.ensureParent();
         if (markStat == null && client.checkExists().forPath(org.apache.curator.utils.ZKPaths.getPathAndNode(markPath).getPath()) == null) {

@@ -105,4 +105,28 @@ class FreezeBoundariesTest {
         assertThat(lookTogether()).isEqualTo(1);
         assertThat(events().subList(before, events().size())).extracting(MeshEvent::reason).singleElement().asString().contains("again");
     }
+
+    /**
+     * A rule changed in place (the node keeps its creation) announces its new spans from its write, not over the past;
+     * a freeze written long ago announces at most the last hour's boundaries (a reviewer saw 86 000 events queued).
+     */
+    @Test
+    void aRuleChangedInPlaceAnnouncesNothingOfThePastAndALongAgoFreezeOnlyItsLastHour() throws Exception {
+        Instant now = Times.now();
+        zk.client().create().creatingParentsIfNeeded().forPath(zk.paths().freeze("web"),
+                Json.bytes(new FreezeRecord("alice", "short", now.minusSeconds(10_800), now.minusSeconds(10_000))));
+        assertThat(lookTogether()).as("its until passed hours ago: before the last hour").isZero();
+        zk.client().setData().forPath(zk.paths().freeze("web"),
+                Json.bytes(new FreezeRecord("alice", "every ten minutes", now, null, "*/10 * * * *", null, "5m")));
+        lookTogether();
+        assertThat(events()).as("nothing of the new rule before its write").allSatisfy(e -> assertThat(e.time()).isAfterOrEqualTo(now));
+
+        zk.client().create().forPath(zk.paths().freeze("db"),
+                Json.bytes(new FreezeRecord("bob", "every minute for a month", now.minus(Duration.ofDays(30)), null, "* * * * *", null, "30s")));
+        int wrote = 0;
+        for (int i = 0; i < 10; i++) wrote += lookTogether();
+        assertThat(wrote).as("the last hour's spans: 60 starts and 60 ends at most").isBetween(100, 122);
+        assertThat(events()).filteredOn(e -> "db".equals(e.module()))
+                .allSatisfy(e -> assertThat(e.time()).isAfter(now.minus(FreezeBoundaries.CATCH_UP).minusSeconds(5)));
+    }
 }

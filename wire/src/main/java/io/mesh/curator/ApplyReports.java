@@ -19,6 +19,8 @@ public final class ApplyReports {
 
     /** How long the reads may take together before the caller is told ZooKeeper did not answer. */
     static final java.time.Duration WITHIN = java.time.Duration.ofSeconds(15);
+    /** Reads sent before their answers are awaited. */
+    static final int IN_FLIGHT = 256;
 
     /**
      * Every host's last report of each of {@code modules}, read in parallel on the one connection (pipelined: each
@@ -41,20 +43,23 @@ public final class ApplyReports {
             return List.of();
         }
         List<String> at = new ArrayList<>();
-        List<CompletableFuture<CuratorEvent>> answers = new ArrayList<>();
-        for (String host : hosts) {
-            for (String module : modules.stream().sorted().toList()) {
-                String path = paths.report(host, module);
+        for (String host : hosts) for (String module : modules.stream().sorted().toList()) at.add(paths.report(host, module));
+        // At most IN_FLIGHT reads at once, each batch awaited: a look that times out leaves a bounded number queued
+        List<CuratorEvent> answers = new ArrayList<>();
+        long deadline = System.nanoTime() + WITHIN.toNanos();
+        for (int from = 0; from < at.size(); from += IN_FLIGHT) {
+            List<CompletableFuture<CuratorEvent>> batch = new ArrayList<>();
+            for (String path : at.subList(from, Math.min(at.size(), from + IN_FLIGHT))) {
                 CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
                 client.getData().inBackground((c, event) -> answer.complete(event)).forPath(path);
-                at.add(path);
-                answers.add(answer);
+                batch.add(answer);
             }
+            CompletableFuture.allOf(batch.toArray(CompletableFuture[]::new)).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            for (CompletableFuture<CuratorEvent> a : batch) answers.add(a.join());
         }
-        CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(WITHIN.toMillis(), TimeUnit.MILLISECONDS);
         List<ApplyReport> out = new ArrayList<>();
         for (int i = 0; i < answers.size(); i++) {
-            CuratorEvent e = answers.get(i).join();
+            CuratorEvent e = answers.get(i);
             KeeperException.Code code = KeeperException.Code.get(e.getResultCode());
             if (code == KeeperException.Code.NONODE) continue;
             if (code != KeeperException.Code.OK) throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, at.get(i));

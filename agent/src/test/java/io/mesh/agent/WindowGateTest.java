@@ -126,4 +126,14 @@ class WindowGateTest {
         assertThat(w.gate()).contains("Prometheus at http://127.0.0.1:1 was not asked");
         assertThat(docker.inspect(module + "-app").getState().getStartedAt()).isEqualTo(started);
     }
+
+    /** A query the real Prometheus refuses (a parse error the push's check cannot see) blocks: never a window run blind. */
+    @Test
+    void aQueryPrometheusRefusesBlocksAndTheWindowFollowsOnBlocked() throws Exception {
+        String started = push(prom("up +", "skip"), "");
+        WindowResult w = agent.daemon().runWindow(module, "sweep").get(1, TimeUnit.MINUTES);
+        assertThat(w.outcome()).isEqualTo(WindowOutcome.SKIPPED);
+        assertThat(w.gate()).startsWith("blocked: Prometheus at " + prometheus.url() + " answered 400 to up +").contains("parse error");
+        assertThat(docker.inspect(module + "-app").getState().getStartedAt()).as("nothing stopped, by Docker").isEqualTo(started);
+    }
 }

@@ -142,8 +142,9 @@ final class FreezeCommands {
             }
             JsonNode was = j.path("replaced");
             if (was.isObject()) {
-                out.println("  replaces the freeze until " + text(was.path("until")) + " by " + text(was.path("by")) + ": "
-                        + was.path("reason").asText());
+                out.println("  replaces " + (was.hasNonNull("cron") ? "the recurring freeze (every '" + was.path("cron").asText() + "' for "
+                        + was.path("for").asText() + "), which recurs no more," : "the freeze until " + text(was.path("until")))
+                        + " by " + text(was.path("by")) + ": " + was.path("reason").asText());
             }
             // SPEC.md "Freezes": a freeze stops changes that begin after it; decision 14: an apply under way finishes the
             // container change it is in (all of them when it changes three or more at once) and begins no other.
@@ -177,7 +178,9 @@ final class FreezeCommands {
             CoordinatorClient.Response r = client().delete("/v1/freezes/" + URLEncoder.encode(target, StandardCharsets.UTF_8));
             Integer bad = failure(r, 200);
             if (bad != null) return bad;
-            out().println((all ? "every module" : module) + " thawed: the newest revision lands now");
+            String ended = r.json() == null ? "" : r.json().path("ended").asText("");
+            out().println(ended.isEmpty() ? (all ? "every module" : module) + " thawed: the newest revision lands now"
+                    : (all ? "the freeze of every module" : module + "'s freeze") + " had ended at " + ended + "; its node is deleted");
             out().flush();
             return OK;
         }

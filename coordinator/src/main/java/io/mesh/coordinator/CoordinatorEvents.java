@@ -63,8 +63,11 @@ final class CoordinatorEvents {
 
     /** {@code freeze.started}: a freeze as written ({@code module} {@code _all} for every module). */
     void freezeStarted(FreezeStore.Freeze f) {
+        // A recurring freeze says its rule: its spans' own events follow (FreezeBoundaries)
+        String reason = f.cron() == null ? f.reason() : f.reason() + " (recurring: every '" + f.cron() + "'"
+                + (f.timezone() == null ? "" : " " + f.timezone()) + " for " + f.lasts() + (f.until() == null ? ", until thawed)" : ", until " + f.until() + ")");
         write(MeshEvent.of(EventType.FREEZE_STARTED, f.since() == null ? Times.now() : f.since(), null,
-                f.all() ? FreezeRecord.ALL : f.module()).withBy(f.by(), f.reason()).withUntil(f.until()));
+                f.all() ? FreezeRecord.ALL : f.module()).withBy(f.by(), reason).withUntil(f.until()));
     }
 
     /**

@@ -80,11 +80,20 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         Duration lasts = OperatorWords.lasts(f, "drain", "drain until mesh undrain");
         if (s != null && !s.isNull() && !s.isBoolean()) throw Refusal.badRequest("stop", "stop: must be true or false");
         boolean stop = s != null && s.asBoolean(false);
-        if (client.checkExists().forPath(paths.agent(host)) == null && client.checkExists().forPath(paths.reports(host)) == null) {
-            throw Refusal.notFound("host", "host: no host '" + host + "' is known (no agent node, no report): check the name (mesh status lists the hosts)");
+        if (!known(client, paths, host)) {
+            throw Refusal.notFound("host", "host: no host '" + host + "' is known (no agent node, no report, no manifest names it): "
+                    + "check the name (mesh status lists the hosts)");
         }
-        DrainRecord was = ZkReads.read(client, paths.drain(host), DrainRecord.class);
-        if (was == null && client.checkExists().forPath(paths.drain(host)) != null) was = DrainRecord.unreadable();
+        // Read with its version: two drains of a host at once are one drain and one refusal, never the last one winning
+        org.apache.zookeeper.data.Stat stat = new org.apache.zookeeper.data.Stat();
+        DrainRecord was = null;
+        try {
+            byte[] there = client.getData().storingStatIn(stat).forPath(paths.drain(host));
+            was = Json.readOrNull(there, DrainRecord.class);
+            if (was == null) was = DrainRecord.unreadable();
+        } catch (KeeperException.NoNodeException e) {
+            stat = null;
+        }
         if (was != null && was.inForceAt(ZkClock.now())) {
             // Its holds were placed from that drain (their stop, until and reason): a new one would change none of them.
             throw Refusal.conflict("host", "host " + host + " is drained already, by " + was.by() + ": " + was.reason()
@@ -96,11 +105,27 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         PersistentParents.ensure(client, paths.drains());
         byte[] data = Json.bytes(d);
         try {
-            client.create().withMode(CreateMode.PERSISTENT).forPath(paths.drain(host), data);
-        } catch (KeeperException.NodeExistsException e) {
-            client.setData().forPath(paths.drain(host), data);
+            if (stat == null) client.create().withMode(CreateMode.PERSISTENT).forPath(paths.drain(host), data);
+            else client.setData().withVersion(stat.getVersion()).forPath(paths.drain(host), data); // a drain past its until
+        } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+            throw Refusal.conflict("host", "host " + host + " was drained or undrained by another request meanwhile: mesh held shows "
+                    + "its drain; drain it again if need be");
         }
         return new Drain(host, d, false, client.checkExists().forPath(paths.agent(host)) == null ? Boolean.TRUE : null);
+    }
+
+    /**
+     * @return true when {@code host} has an agent node or reports, or a desired state names it (a host whose agent has
+     *         not started yet can be drained or held ahead of it)
+     * @throws Exception ZooKeeper errors
+     */
+    static boolean known(CuratorFramework client, ZkPaths paths, String host) throws Exception {
+        if (client.checkExists().forPath(paths.agent(host)) != null || client.checkExists().forPath(paths.reports(host)) != null) return true;
+        for (String m : ZkReads.children(client, paths.desired())) {
+            io.mesh.wire.DesiredRecord d = ZkReads.read(client, paths.desired(m), io.mesh.wire.DesiredRecord.class);
+            if (d != null && !d.tombstone() && d.spec() != null && d.spec().hosts().contains(host)) return true;
+        }
+        return false;
     }
 
     /**
@@ -118,13 +143,15 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
             throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
         byte[] data;
+        org.apache.zookeeper.data.Stat stat = new org.apache.zookeeper.data.Stat();
         try {
-            data = client.getData().forPath(paths.drain(host));
+            data = client.getData().storingStatIn(stat).forPath(paths.drain(host));
         } catch (KeeperException.NoNodeException e) {
             throw Refusal.notFound("host", "host " + host + " is not drained (GET /v1/drains lists the drains)");
         }
         List<org.apache.curator.framework.api.transaction.CuratorOp> ops = new ArrayList<>();
-        ops.add(client.transactionOp().delete().forPath(paths.drain(host)));
+        // At the version read: a drain placed again in between is not ended by this undrain
+        ops.add(client.transactionOp().delete().withVersion(stat.getVersion()).forPath(paths.drain(host)));
         List<String> released = new ArrayList<>();
         for (HeldRecord h : HeldRegistry.read(client, paths, host).values()) {
             if (h.operatorHold() && h.hold().ofDrain()) {
@@ -134,13 +161,17 @@ public record DrainStore(CuratorFramework client, ZkPaths paths) {
         }
         try {
             client.transaction().forOperations(ops);
+        } catch (KeeperException.BadVersionException e) {
+            throw Refusal.conflict("host", "host " + host + " was drained again meanwhile: mesh held shows its drain; undrain it again if need be");
         } catch (KeeperException.NoNodeException e) {
             // A hold went meanwhile (released by hand, or expired and deleted by its agent): the drain alone, then its agent
             // releases the rest.
             try {
-                client.delete().forPath(paths.drain(host));
+                client.delete().withVersion(stat.getVersion()).forPath(paths.drain(host));
             } catch (KeeperException.NoNodeException gone) {
                 throw Refusal.notFound("host", "host " + host + " is not drained (undrained meanwhile)");
+            } catch (KeeperException.BadVersionException again) {
+                throw Refusal.conflict("host", "host " + host + " was drained again meanwhile: mesh held shows its drain; undrain it again if need be");
             }
             released.clear();
         }

@@ -148,6 +148,10 @@ public record FreezeRequest(String target, String reason, Instant until, String 
             throw Refusal.badRequest("for", "for: missing: a recurring freeze says how long each span lasts," + example);
         }
         Duration length = OperatorWords.duration(forNode, "for");
+        if (length.compareTo(OperatorWords.MAX_LENGTH) > 0) {
+            throw Refusal.badRequest("for", "for: a span lasts at most " + OperatorWords.MAX_LENGTH.toDays() + " days ("
+                    + OperatorWords.MAX_LENGTH.toHours() + "h), as a freeze does: give a shorter one");
+        }
         Instant until = null;
         JsonNode untilNode = json.get("until");
         if (untilNode != null && !untilNode.isNull()) {

@@ -121,27 +121,45 @@ public record FreezeStore(CuratorFramework client, ZkPaths paths, Clock clock) {
         ensureParent();
         long before = System.currentTimeMillis();
         org.apache.zookeeper.data.Stat st = new org.apache.zookeeper.data.Stat();
-        try {
-            client.create().storingStatIn(st).withMode(CreateMode.PERSISTENT).forPath(path, data);
-            ZkClock.observeCreate(st, before);
-        } catch (KeeperException.NodeExistsException e) {
-            ZkClock.observe(client.setData().forPath(path, data).getMtime(), before, System.currentTimeMillis());
+        // Created, or replaced; a thaw between the two tries the create again (a thaw racing a freeze is no 500)
+        for (int tries = 0; ; tries++) {
+            try {
+                client.create().storingStatIn(st).withMode(CreateMode.PERSISTENT).forPath(path, data);
+                ZkClock.observeCreate(st, before);
+                break;
+            } catch (KeeperException.NodeExistsException e) {
+                try {
+                    ZkClock.observe(client.setData().forPath(path, data).getMtime(), before, System.currentTimeMillis());
+                    break;
+                } catch (KeeperException.NoNodeException thawed) {
+                    if (tries >= 3) throw Refusal.conflict("module", "thawed and frozen by other requests meanwhile, again and again: freeze again");
+                }
+            }
         }
         return view(request.target(), r);
     }
 
     /**
      * @param target a module name, or {@link FreezeRecord#ALL}
-     * @return true when its freeze node was there and is gone
+     * @return the freeze its node held, now deleted ({@link FreezeRecord#unreadable} when its data could not be read), or
+     *         {@code null} when there was none
      * @throws Exception ZooKeeper errors
      */
-    public boolean thaw(String target) throws Exception {
-        try {
-            client.delete().forPath(paths.freeze(target));
-            return true;
-        } catch (KeeperException.NoNodeException e) {
-            return false;
+    public FreezeRecord thaw(String target) throws Exception {
+        org.apache.zookeeper.data.Stat st = new org.apache.zookeeper.data.Stat();
+        for (int tries = 0; tries < 3; tries++) {
+            try {
+                byte[] data = client.getData().storingStatIn(st).forPath(paths.freeze(target));
+                client.delete().withVersion(st.getVersion()).forPath(paths.freeze(target));
+                FreezeRecord f = Json.readOrNull(data, FreezeRecord.class);
+                return f == null ? FreezeRecord.unreadable() : f;
+            } catch (KeeperException.NoNodeException e) {
+                return null;
+            } catch (KeeperException.BadVersionException e) {
+                // frozen again meanwhile: that freeze is the one thawed
+            }
         }
+        throw Refusal.conflict("module", "frozen again by other requests meanwhile, again and again: thaw again");
     }
 
     /**

@@ -76,8 +76,9 @@ public final class HoldStore {
         } catch (IllegalArgumentException e) {
             throw Refusal.badRequest("host", "host: " + e.getMessage());
         }
-        if (client.checkExists().forPath(paths.agent(host)) == null && client.checkExists().forPath(paths.reports(host)) == null) {
-            throw Refusal.notFound("host", "no host '" + host + "' is known (no agent node, no report): check the name (mesh status lists the hosts)");
+        if (!DrainStore.known(client, paths, host)) {
+            throw Refusal.notFound("host", "no host '" + host + "' is known (no agent node, no report, no manifest names it): check the name "
+                    + "(mesh status lists the hosts)");
         }
         ModuleSpec spec = moduleOf(container);
         if (spec == null) {

@@ -1087,13 +1087,19 @@ public final class HttpApi implements AutoCloseable {
         if (!target.equals(FreezeRecord.ALL) && !ModuleName.matches(target)) {
             throw Refusal.badRequest("module", "'" + Printable.cut(target) + "' is not a module name: DELETE /v1/freezes/{module} or /v1/freezes/_all");
         }
-        if (!freezes.thaw(target)) {
+        FreezeRecord was = freezes.thaw(target);
+        if (was == null) {
             throw Refusal.notFound(null, (target.equals(FreezeRecord.ALL) ? "no freeze of every module" : "module " + target + " has no freeze of its own")
                     + " (GET /v1/freezes, mesh freezes, lists them)");
         }
         LOG.info("thaw of {} from {}", target.equals(FreezeRecord.ALL) ? "every module" : "module " + target, ex.remote());
-        events.thawed(target, identity(ex, false));
-        send(ex, 200, Map.of("thawed", paths.freeze(target)));
+        // A one-span freeze past its until had ended (its freeze.ended was written then): the node goes, no second end
+        boolean ended = !was.recurring() && was.until() != null && !was.activeAt(ZkClock.earliest());
+        if (!ended) events.thawed(target, identity(ex, false));
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        out.put("thawed", paths.freeze(target));
+        if (ended) out.put("ended", was.until().toString());
+        send(ex, 200, out);
     }
 
     /** {@code POST /v1/modules/{module}/rollback}. */

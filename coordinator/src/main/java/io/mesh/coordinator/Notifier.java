@@ -371,8 +371,8 @@ public final class Notifier implements AutoCloseable {
                 return;
             }
             remember(w, s.id()); // before the queue moves on: its next look skips this event
-            log.info("webhook {} took event {} ({} of {}{}): {}", w.name(), s.id(), s.event().type(), s.event().module(),
-                    s.event().host() == null ? "" : " on " + s.event().host(), a.said());
+            log.info("webhook {} took event {} ({}{}{}): {}", w.name(), s.id(), s.event().type(),
+                    s.event().module() == null ? "" : " of " + s.event().module(), s.event().host() == null ? "" : " on " + s.event().host(), a.said());
             handedOn = true;
             q.sent();
         } catch (InterruptedException e) {

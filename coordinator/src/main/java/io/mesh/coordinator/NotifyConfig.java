@@ -127,6 +127,10 @@ public record NotifyConfig(List<Webhook> webhooks) {
         if (!"http".equals(scheme) && !"https".equals(scheme) || uri.getHost() == null) {
             throw new IllegalArgumentException(where + ".url: '" + url + "' is not an http:// or https:// URL with a host; give one such as http://127.0.0.1:9000/mesh");
         }
+        if (uri.getRawUserInfo() != null) {
+            throw new IllegalArgumentException(where + ".url: must not carry credentials (user:password@): mesh sends none (receivers check "
+                    + "X-Mesh-Signature, from secret-file); give the receiver's URL alone");
+        }
         WebhookSecret secret = null;
         String secretFile = text(node, "secret-file", where);
         if (secretFile != null) {

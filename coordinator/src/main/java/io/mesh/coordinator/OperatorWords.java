@@ -32,10 +32,20 @@ final class OperatorWords {
             throw Refusal.badRequest("reason", "reason: missing: say why, such as \"" + example + "\"" + (carried == null ? "" : " (" + carried + ")"));
         }
         String r = reason.asText().strip();
-        if (r.length() > MAX_REASON || r.codePoints().anyMatch(Character::isISOControl)) {
-            throw Refusal.badRequest("reason", "reason: must be one line of at most " + MAX_REASON + " characters, with no control characters");
+        if (r.length() > MAX_REASON || r.codePoints().anyMatch(OperatorWords::hidden)) {
+            throw Refusal.badRequest("reason", "reason: must be one line of at most " + MAX_REASON + " characters, with no control or "
+                    + "formatting characters (no line or paragraph separator, no direction override)");
         }
         return r;
+    }
+
+    /**
+     * @return true for a code point that breaks a line or hides what a table shows: a control character, a line or
+     *         paragraph separator, a format character (a right-to-left override, a zero-width joiner)
+     */
+    private static boolean hidden(int cp) {
+        int type = Character.getType(cp);
+        return Character.isISOControl(cp) || type == Character.FORMAT || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
     }
 
     /**

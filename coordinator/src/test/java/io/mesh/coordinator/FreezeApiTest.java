@@ -13,6 +13,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -210,5 +211,43 @@ class FreezeApiTest {
                 Map.of("Authorization", "Bearer s3cret"));
         assertThat(ok.status()).as(ok.body()).isEqualTo(201);
         assertThat(node("store").by()).isEqualTo(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
+    }
+
+    /** Freezes and thaws of one module at once: each answered 201 or 200/404, never a 500 (an attacker's find). */
+    @Test
+    void freezesAndThawsAtOnceAreNeverAnInternalError() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            List<java.util.concurrent.Future<Integer>> all = new java.util.ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                all.add(pool.submit(() -> freeze("{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"race\"}").status()));
+                all.add(pool.submit(() -> fx.api.method("DELETE", "/v1/freezes/store").status()));
+            }
+            for (java.util.concurrent.Future<Integer> f : all) assertThat(f.get()).isIn(200, 201, 404);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A thaw of a one-span freeze past its until deletes its node and says it had ended: no second freeze.ended. */
+    @Test
+    void aThawOfAFreezeThatHadEndedSaysSoAndAnnouncesNoSecondEnd() throws Exception {
+        Instant now = Instant.now();
+        fx.zk.client().create().orSetData().creatingParentsIfNeeded().forPath(fx.zk.paths().freeze("store"),
+                Json.bytes(new FreezeRecord("alice", "short", now.minusSeconds(60), now.minusSeconds(30))));
+        Answer a = fx.api.method("DELETE", "/v1/freezes/store");
+        assertThat(a.status()).as(a.body()).isEqualTo(200);
+        assertThat(a.json().path("ended").asText()).isEqualTo(now.minusSeconds(30).toString());
+        assertThat(fx.zk.client().checkExists().forPath(fx.zk.paths().freeze("store"))).isNull();
+        String events = fx.zk.paths().events(io.mesh.wire.ZkPaths.COORDINATOR_EVENTS);
+        List<String> thawed = new java.util.ArrayList<>();
+        if (fx.zk.client().checkExists().forPath(events) != null) {
+            for (String n : fx.zk.client().getChildren().forPath(events)) {
+                io.mesh.wire.MeshEvent e = Json.read(fx.zk.client().getData().forPath(events + "/" + n), io.mesh.wire.MeshEvent.class);
+                if (e.type() == io.mesh.wire.EventType.FREEZE_ENDED && "thawed".equals(e.reason()) && "store".equals(e.module())
+                        && !e.time().isBefore(now)) thawed.add(n);
+            }
+        }
+        assertThat(thawed).as("no freeze.ended written by the thaw").isEmpty();
     }
 }

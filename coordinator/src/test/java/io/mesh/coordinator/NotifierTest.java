@@ -227,6 +227,6 @@ class NotifierTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> r.got().size() == 1);
         WebhookReceiver.Got g = r.got().get(0);
         assertThat(g.signed()).isTrue();
-        assertThat(new String(g.body())).isEqualTo("{\"text\":\"[mesh] freeze.started _all (by ops): release day [" + id + "]\"}");
+        assertThat(new String(g.body())).isEqualTo("{\"text\":\"[mesh] freeze.started every module (by ops): release day [" + id + "]\"}");
     }
 }

@@ -325,7 +325,8 @@ final class OpenApiDocument {
         o = op("delete", "/v1/freezes/{module}", "Thaw", "A module's own freeze, or _all for the freeze of every module.");
         bearer(o);
         pathParam(o, "module", "a module, or _all");
-        resp(o, 200, "thawed", obj(props("thawed", str().put("description", "the freeze's znode")), "thawed"));
+        resp(o, 200, "thawed", obj(props("thawed", str().put("description", "the freeze's znode"),
+                "ended", str().put("format", "date-time").put("description", "when a one-span freeze had ended by its until (no freeze.ended is sent again); absent for a freeze in force")), "thawed"));
         resp(o, 400, "not a module name", named("FieldError"));
         authErrors(o);
         resp(o, 404, "no such freeze", named("Error"));

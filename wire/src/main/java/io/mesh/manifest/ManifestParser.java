@@ -894,7 +894,9 @@ public final class ManifestParser {
         }
         c.onlyFields(node, path, SILENCE_FIELDS);
         JsonNode url = node.get("alertmanager");
-        if (url == null || !url.isTextual() || !httpUrl(url.asText())) {
+        if (url != null && url.isTextual() && credentials(url.asText())) {
+            c.error(path + ".alertmanager", CREDENTIALS);
+        } else if (url == null || !url.isTextual() || !httpUrl(url.asText())) {
             c.error(path + ".alertmanager", "must be the Alertmanager server's http or https URL, such as http://127.0.0.1:9093; got " + show(url));
         }
         JsonNode m = node.get("matchers");
@@ -933,18 +935,67 @@ public final class ManifestParser {
         } else {
             c.onlyFields(p, path + ".prometheus", PROMETHEUS_FIELDS);
             JsonNode url = p.get("url");
-            if (url == null || !url.isTextual() || !httpUrl(url.asText())) {
+            if (url != null && url.isTextual() && credentials(url.asText())) {
+                c.error(path + ".prometheus.url", CREDENTIALS);
+            } else if (url == null || !url.isTextual() || !httpUrl(url.asText())) {
                 c.error(path + ".prometheus.url", "must be the Prometheus server's http or https URL, such as http://127.0.0.1:9090; got " + show(url));
             }
             JsonNode query = p.get("query");
             if (query == null || !query.isTextual() || query.asText().isBlank() || query.asText().length() > 4096) {
                 c.error(path + ".prometheus.query", "must be a PromQL query of up to 4096 characters, such as 'ALERTS{alertstate=\"firing\"}': any series in its answer blocks the window; got " + show(query));
+            } else if (unbalanced(query.asText()) != null) {
+                // A query Prometheus refuses blocks every window and wave for good: the obvious mistakes are refused here
+                c.error(path + ".prometheus.query", unbalanced(query.asText()) + " in " + show(query) + ": Prometheus would refuse it, and a gate "
+                        + "that cannot be asked blocks");
             }
         }
         JsonNode onBlocked = node.get("on-blocked");
         if (onBlocked != null && !(onBlocked.isTextual() && Set.of("wait", "skip").contains(onBlocked.asText()))) {
             c.error(path + ".on-blocked", "must be wait (ask again until start-by, then skipped) or skip; got " + show(onBlocked));
         }
+    }
+
+    /** Why a URL with {@code user:password@} is refused. */
+    private static final String CREDENTIALS = "must not carry credentials (user:password@): the desired state is readable by every host and "
+            + "mesh sends none; give the server's URL alone";
+
+    /** @return true when {@code s} is a URL with a user part ({@code user:password@host}) */
+    private static boolean credentials(String s) {
+        try {
+            return new java.net.URI(s).getRawUserInfo() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
+        }
+    }
+
+    /**
+     * @param q a PromQL query
+     * @return what is unbalanced in it, outside its quoted strings (a bracket not closed or not opened, a quote not
+     *         closed), or {@code null} when nothing is
+     */
+    static String unbalanced(String q) {
+        java.util.ArrayDeque<Character> open = new java.util.ArrayDeque<>();
+        char quote = 0;
+        for (int i = 0; i < q.length(); i++) {
+            char ch = q.charAt(i);
+            if (quote != 0) {
+                if (ch == '\\' && quote != '`') i++;
+                else if (ch == quote) quote = 0;
+                continue;
+            }
+            switch (ch) {
+                case '"', '\'', '`' -> quote = ch;
+                case '(', '{', '[' -> open.push(ch);
+                case ')', '}', ']' -> {
+                    char want = ch == ')' ? '(' : ch == '}' ? '{' : '[';
+                    if (open.isEmpty() || open.pop() != want) return "'" + ch + "' closes nothing opened";
+                }
+                default -> { }
+            }
+        }
+        if (quote != 0) return "a " + quote + " is not closed";
+        if (!open.isEmpty()) return "'" + open.peek() + "' is not closed";
+        return null;
     }
 
     private static boolean httpUrl(String s) {

@@ -90,7 +90,8 @@ public record MeshEvent(String id, EventType type, Instant time, String host, St
      *         w-...): step exited 1 [host-a/e-0000000003]}
      */
     public String text() {
-        StringBuilder b = new StringBuilder("[mesh] ").append(type).append(' ').append(module);
+        StringBuilder b = new StringBuilder("[mesh] ").append(type);
+        if (module != null) b.append(' ').append("_all".equals(module) ? "every module" : module);
         if (container != null) b.append(" container ").append(container);
         if (host != null) b.append(" on ").append(host);
         StringBuilder about = new StringBuilder();

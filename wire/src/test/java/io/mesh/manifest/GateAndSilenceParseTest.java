@@ -26,7 +26,11 @@ class GateAndSilenceParseTest {
                 {"gate: {prometheus: {url: \"http://127.0.0.1:9090?x=1\", query: up}}", "schedules.gc.gate.prometheus.url"},
                 {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: \" \"}}", "schedules.gc.gate.prometheus.query"},
                 {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up, step: 1}}", "schedules.gc.gate.prometheus.step"},
-                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}, on-blocked: later}", "schedules.gc.gate.on-blocked"}}) {
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: up}, on-blocked: later}", "schedules.gc.gate.on-blocked"},
+                {"gate: {prometheus: {url: \"http://ops:pw@127.0.0.1:9090\", query: up}}", "schedules.gc.gate.prometheus.url"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: 'ALERTS{severity=\"critical\"'}}", "schedules.gc.gate.prometheus.query"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: 'sum(up'}}", "schedules.gc.gate.prometheus.query"},
+                {"gate: {prometheus: {url: \"http://127.0.0.1:9090\", query: 'up{job=\"a}'}}", "schedules.gc.gate.prometheus.query"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + SCHEDULE + "    " + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();
@@ -51,7 +55,8 @@ class GateAndSilenceParseTest {
                 {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {9job: x}}", "schedules.gc.silence.matchers.9job"},
                 {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {mesh_host: x}}", "schedules.gc.silence.matchers.mesh_host"},
                 {"silence: {alertmanager: \"http://127.0.0.1:9093\", matchers: {job: 3}}", "schedules.gc.silence.matchers.job"},
-                {"silence: {alertmanager: \"http://127.0.0.1:9093\", until: 2h}", "schedules.gc.silence.until"}}) {
+                {"silence: {alertmanager: \"http://127.0.0.1:9093\", until: 2h}", "schedules.gc.silence.until"},
+                {"silence: {alertmanager: \"http://u:p@127.0.0.1:9093\", matchers: {job: x}}", "schedules.gc.silence.alertmanager"}}) {
             ManifestException e = org.assertj.core.api.Assertions.catchThrowableOfType(ManifestException.class,
                     () -> p.parse(ManifestParserTest.GOOD + SCHEDULE + "    " + bad[0] + "\n"));
             assertThat(e).as(bad[0]).isNotNull();
@@ -60,5 +65,18 @@ class GateAndSilenceParseTest {
                 assertThat(err.message()).isNotBlank();
             });
         }
+    }
+
+    /** The gate's query check catches what Prometheus would refuse for its brackets and quotes, and nothing it takes. */
+    @Test
+    void aQueryWithAnUnclosedBracketOrQuoteIsNamedAndAGoodOneIsNot() {
+        assertThat(ManifestParser.unbalanced("ALERTS{alertstate=\"firing\",severity=~\"crit|page\"}")).isNull();
+        assertThat(ManifestParser.unbalanced("sum by (job) (rate(http_requests_total{code=~\"5..\"}[5m])) > 0.1")).isNull();
+        assertThat(ManifestParser.unbalanced("up{job=\"a}b\\\"c\"}")).as("brackets and an escaped quote inside a string").isNull();
+        assertThat(ManifestParser.unbalanced("up{job=`a{`}")).isNull();
+        assertThat(ManifestParser.unbalanced("sum(up")).isEqualTo("'(' is not closed");
+        assertThat(ManifestParser.unbalanced("up)")).isEqualTo("')' closes nothing opened");
+        assertThat(ManifestParser.unbalanced("up{job=\"a}")).isEqualTo("a \" is not closed");
+        assertThat(ManifestParser.unbalanced("rate(up[5m)]")).isNotNull();
     }
 }

@@ -85,7 +85,7 @@ class RolloutStackIT {
             assertThat(RolloutNodes.readView(zk, paths, module).canary()).containsExactly(canary);
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                     .until(() -> RolloutNodes.readView(zk, paths, module).done().contains(canary));
-            Thread.sleep(5_000); // the soak (2 s) long over: only the promote keeps the next host now
+            Thread.sleep(4_000); // the soak (2 s) over: only the promote keeps the next host now
             events.get(next).settle();
             assertThat(begins(events.get(next), from)).as("%s begins nothing before the promote", next).isEmpty();
             FleetIT.Run status = mesh("rollout", "status", module, coordinator);
@@ -108,7 +108,7 @@ class RolloutStackIT {
 
             // v3 with a soak: the next host begins once the canary has stayed ready that long (Docker's clock)
             long from3 = EngineEvents.nanos(java.time.Instant.now());
-            FleetIT.Run v3 = mesh("push", Fleet.write(dir, "v3.yaml", manifest(module, hosts, "v3", ", soak: 4s")).toString(), "--revision", "v3",
+            FleetIT.Run v3 = mesh("push", Fleet.write(dir, "v3.yaml", manifest(module, hosts, "v3", ", soak: 3s")).toString(), "--revision", "v3",
                     "--wait", "--timeout", "90s", coordinator);
             assertThat(v3.code()).as(v3.out() + v3.err()).isEqualTo(ExitCodes.FAILED);
             assertThat(v3.out()).as("push --wait settles, naming the drained host").contains("not applied on " + drained + " yet: drained");
@@ -116,8 +116,8 @@ class RolloutStackIT {
             long canaryReady = events.get(canary).all().stream().filter(e -> EngineEvents.time(e) >= from3
                     && "health_status: healthy".equals(EngineEvents.action(e))).mapToLong(EngineEvents::time).min().orElseThrow();
             long nextBegins = begins(events.get(next), from3).stream().mapToLong(EngineEvents::time).min().orElseThrow();
-            assertThat(Duration.ofNanos(nextBegins - canaryReady)).as("the next wave after the canary's readiness, min-healthy 1 s and soak 4 s")
-                    .isGreaterThanOrEqualTo(Duration.ofSeconds(4));
+            assertThat(Duration.ofNanos(nextBegins - canaryReady)).as("the next wave after the canary's readiness, min-healthy 1 s and soak 3 s")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(3));
 
             // The drained host saw nothing of v2 and v3; undrained, it applies v3
             events.get(drained).settle();
@@ -176,7 +176,7 @@ class RolloutStackIT {
             assertThat(secondBegins).as("the second host began after the canary failed within max-failed").isGreaterThan(canaryFailed);
             long secondFailed = unhealthy(events.get(second), from, v1Ids.get(second));
             // The third host either applied before the second failure, or begins nothing after the pause
-            Thread.sleep(3_000);
+            Thread.sleep(2_000);
             events.get(third).settle();
             List<Event> thirdBegins = begins(events.get(third), from);
             if (r.done().contains(third)) {

@@ -7,6 +7,7 @@ import io.mesh.wire.ApplyOutcome;
 import io.mesh.wire.ApplyReport;
 import io.mesh.wire.Json;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a recreate that fails puts the previous container back, and it is not. Real engine, real ZooKeeper; Docker's own
  * inspect.
  */
+@Tag("slow") // applies and readiness waits on the real engine: the full run, not --fast (which must stay under 2 min)
 class FailedApplyDownTest {
     private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension

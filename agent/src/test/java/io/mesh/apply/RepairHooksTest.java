@@ -9,6 +9,7 @@ import io.mesh.wire.FreezeRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.Times;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * its {@code pre-stop} as it was created (its hooks label) before its removal. Real engine and ZooKeeper; the hooks'
  * lines read from the module's volume through Docker.
  */
+@Tag("slow") // applies and readiness waits on the real engine: the full run, not --fast (which must stay under 2 min)
 class RepairHooksTest {
     private static final String HOST = ApplierExtension.HOST;
     @RegisterExtension

@@ -1,6 +1,7 @@
 package io.mesh.coordinator;
 
 import io.mesh.coordinator.CoordinatorExtension.Answer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and one refusal, never the last one silently winning (an attacker saw both answered 201, the second without its
  * {@code --stop}); a host a manifest names, whose agent has not started, can be drained; the reason's one-line rule.
  */
+@Tag("slow") // rounds of racing requests: the full run, not --fast (which must stay under 2 min)
 class DrainApiTest {
     @RegisterExtension
     static final CoordinatorFixture fx = new CoordinatorFixture();
@@ -32,7 +34,7 @@ class DrainApiTest {
         fx.zk.client().create().orSetData().creatingParentsIfNeeded().forPath(fx.zk.paths().reports("host-a"));
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
-            for (int round = 0; round < 10; round++) {
+            for (int round = 0; round < 5; round++) {
                 List<Future<Answer>> both = new ArrayList<>();
                 both.add(pool.submit(() -> drain("{\"host\":\"host-a\",\"reason\":\"rack move\",\"stop\":true}")));
                 both.add(pool.submit(() -> drain("{\"host\":\"host-a\",\"reason\":\"kernel\"}")));

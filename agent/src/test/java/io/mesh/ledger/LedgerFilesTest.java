@@ -6,6 +6,7 @@ import io.mesh.wire.AuditViolationKind;
 import io.mesh.wire.LedgerEntry;
 import io.mesh.wire.LedgerKind;
 import io.mesh.wire.ProcessRef;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,6 +25,7 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The ledger's writer and reader on a real file system (decision 28): chains, bad lines as gaps, rotation, pruning, a full queue. */
+@Tag("slow") // over 20 s of file or ZooKeeper waits: the full run, not --fast (which must stay under 2 min)
 class LedgerFilesTest {
     private static final ProcessRef ME = ProcessRef.current("test");
     private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");

@@ -16,6 +16,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.utils.ZKPaths;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * while it runs still counting (its claim) until it gives the slot back or its claim's {@code until} passes
  * (docs/decisions/0016-window-slots.md).
  */
+@Tag("slow") // over 20 s of file or ZooKeeper waits: the full run, not --fast (which must stay under 2 min)
 class WindowSlotTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension().resetBeforeEach();

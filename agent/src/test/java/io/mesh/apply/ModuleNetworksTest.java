@@ -12,6 +12,7 @@ import io.mesh.wire.ContainerAction;
 import io.mesh.wire.DesiredRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * network's change made in place without restarting its containers, and the networks removed with the module while
  * its named volumes stay. Docker's answer for a network that is not there reaches the report with the fix.
  */
+@Tag("slow") // over 10 s of engine or ZooKeeper waits: the full run, not --fast (which must stay under 2 min)
 class ModuleNetworksTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension();

@@ -17,6 +17,7 @@ import io.mesh.wire.WindowOutcome;
 import io.mesh.wire.WindowResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * privileged mode, host PID, the host's network (asked for, or a container's default) and added capabilities are refused (reported {@code failed} with the reason, nothing
  * created, what runs keeps running) unless the agent's configuration allows them.
  */
+@Tag("slow") // over 10 s of engine or ZooKeeper waits: the full run, not --fast (which must stay under 2 min)
 class PolicyTest {
     @RegisterExtension
     static final ZooKeeperExtension zk = new ZooKeeperExtension();

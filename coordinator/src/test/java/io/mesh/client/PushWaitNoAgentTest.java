@@ -5,6 +5,7 @@ import io.mesh.coordinator.Manifests;
 import io.mesh.coordinator.StatusApiTest;
 import io.mesh.wire.ApplyOutcome;
 import org.apache.zookeeper.CreateMode;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * {@code mesh push --wait} when a named host has no agent, as {@link MeshCliTest} runs the client. Its own class: it
  * waits out the client's 10 s grace, which a test JVM can do beside {@link MeshCliTest}'s others.
  */
+@Tag("slow") // over 10 s of engine or ZooKeeper waits: the full run, not --fast (which must stay under 2 min)
 class PushWaitNoAgentTest {
     @RegisterExtension
     static final CoordinatorFixture fx = new CoordinatorFixture();

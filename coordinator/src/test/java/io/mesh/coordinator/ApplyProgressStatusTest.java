@@ -15,6 +15,7 @@ import io.mesh.wire.ProgressRecord;
 import io.mesh.wire.PushRecord;
 import io.mesh.wire.PushState;
 import io.mesh.wire.Times;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * {@code waiting for <container>: health starting}, then with Docker's failing streak; once the apply is done, the node
  * is gone and the status says {@code applied}, without detail.
  */
+@Tag("slow") // over 10 s of engine or ZooKeeper waits: the full run, not --fast (which must stay under 2 min)
 class ApplyProgressStatusTest {
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();

@@ -213,7 +213,7 @@ class FreezeApiTest {
         assertThat(node("store").by()).isEqualTo(HistoryRecord.BY_TOKEN + " from 127.0.0.1");
     }
 
-    /** Freezes and thaws of one module at once: each answered 201 or 200/404, never a 500 (an attacker's find). */
+    /** Freezes and thaws of one module at once: each answered 201, 200, 404 or 409, never a 500 (an attacker's find). */
     @Test
     void freezesAndThawsAtOnceAreNeverAnInternalError() throws Exception {
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
@@ -223,7 +223,8 @@ class FreezeApiTest {
                 all.add(pool.submit(() -> freeze("{\"module\":\"store\",\"for\":\"1h\",\"reason\":\"race\"}").status()));
                 all.add(pool.submit(() -> fx.api.method("DELETE", "/v1/freezes/store").status()));
             }
-            for (java.util.concurrent.Future<Integer> f : all) assertThat(f.get()).isIn(200, 201, 404);
+            // 409: the node moved under a request again and again (it says so, naming the fix); never a 500
+            for (java.util.concurrent.Future<Integer> f : all) assertThat(f.get()).isIn(200, 201, 404, 409);
         } finally {
             pool.shutdownNow();
         }

@@ -627,8 +627,7 @@ public final class Applier {
             java.util.Set<String> there = new java.util.TreeSet<>();
             for (io.mesh.docker.ObservedContainer o : docker.moduleContainers(module)) {
                 if (o.running()) running.add(o.dockerName());
-                // <module>-<name> only: a recreate's kept-aside copies carry a suffix after a dot
-                else if (o.dockerName() != null && !o.dockerName().contains(".")) there.add(o.dockerName());
+                else if (o.dockerName() != null && !ApplyPlanner.keptAside(o.dockerName())) there.add(o.dockerName());
             }
             java.util.Collection<String> names = ran == null ? there : ran.containers().keySet().stream().map(ran::dockerName).sorted().toList();
             return names.stream().filter(n -> !running.contains(n) && (heldNodes == null || !heldNodes.containsKey(n))).toList();

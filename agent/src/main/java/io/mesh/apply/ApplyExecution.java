@@ -220,7 +220,7 @@ final class ApplyExecution {
         List<ContainerResult> out = new ArrayList<>();
         for (ObservedContainer o : observed) {
             String name = o.dockerName();
-            if (o.running() || o.markedForRemoval() || name.endsWith(NEXT_SUFFIX) || name.endsWith(PREV_SUFFIX) || name.endsWith(FAILED_SUFFIX)
+            if (o.running() || o.markedForRemoval() || ApplyPlanner.keptAside(name)
                     || held.containsKey(name)) continue;
             List<String> reasons = new ArrayList<>();
             reasons.add("not running: " + o.state());

@@ -45,6 +45,15 @@ public final class ApplyPlanner {
      */
     static final String FAILED_SUFFIX = ".mesh-failed";
 
+    /**
+     * @param dockerName a container's Docker name
+     * @return true for a recreate's copy kept aside under a suffixed name ({@link #NEXT_SUFFIX}, {@link #PREV_SUFFIX},
+     *         {@link #FAILED_SUFFIX}), not the container of its name
+     */
+    static boolean keptAside(String dockerName) {
+        return dockerName.endsWith(NEXT_SUFFIX) || dockerName.endsWith(PREV_SUFFIX) || dockerName.endsWith(FAILED_SUFFIX);
+    }
+
     private ApplyPlanner() {}
 
     /** Image ids are shown as {@code docker ps} shows them: 12 hex digits, enough to tell builds apart. */

@@ -312,12 +312,7 @@ public final class FleetStatus {
 
     /** @return every module's desired spec (tombstones left out) */
     private List<io.mesh.manifest.ModuleSpec> desiredSpecs() throws Exception {
-        List<io.mesh.manifest.ModuleSpec> specs = new ArrayList<>();
-        for (String m : ZkReads.children(client, paths.desired())) {
-            DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
-            if (d != null && !d.tombstone() && d.spec() != null) specs.add(d.spec());
-        }
-        return specs;
+        return desired().values().stream().filter(d -> !d.tombstone()).map(DesiredRecord::spec).toList();
     }
 
     /**
@@ -506,6 +501,7 @@ public final class FleetStatus {
             }
             for (WindowRecord w : raw) if (w.host().equals(host)) modules.add(w.module());
             List<Cell> cells = new ArrayList<>();
+            java.util.Set<String> drainHolds = PushStatus.drainHolds(held, host, now);
             for (String module : modules) {
                 ApplyReport r = reports.get(module);
                 DesiredRecord d = desired.get(module);
@@ -515,8 +511,6 @@ public final class FleetStatus {
                 if (r != null && r.outcome() != null) {
                     boolean current = d == null || ZkPaths.pushSeq(r.push()) >= ZkPaths.pushSeq(d.push());
                     outcome = current ? PushState.of(r) : PushState.PENDING;
-                    java.util.Set<String> drainHolds = held.stream().filter(x -> x.host().equals(host) && x.operatorHold() && x.hold().ofDrain()
-                            && !x.expiredAt(now)).map(HeldRecord::container).collect(java.util.stream.Collectors.toSet());
                     if (outcome == PushState.DEFERRED && PushStatus.deferredByDrain(r, drainHolds)) outcome = PushState.DRAINED;
                 }
                 Instant finished = r == null ? null : r.finishedAt();

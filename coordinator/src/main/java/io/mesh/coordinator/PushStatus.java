@@ -232,11 +232,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
         Map<String, Set<String>> drained = new TreeMap<>();
         Instant now = clock.instant();
         for (String host : source.children(paths.drains())) {
-            Set<String> held = new TreeSet<>();
-            for (io.mesh.wire.HeldRecord h : io.mesh.curator.HeldRegistry.read(client, paths, host).values()) {
-                if (h.operatorHold() && h.hold().ofDrain() && !h.expiredAt(now)) held.add(h.container());
-            }
-            drained.put(host, held);
+            drained.put(host, drainHolds(io.mesh.curator.HeldRegistry.read(client, paths, host).values(), host, now));
         }
         return Optional.of(derive(record, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt(record), clock.instant(),
                 drained));
@@ -305,6 +301,20 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
                               Map<String, Map<String, ApplyReport>> reports, Map<String, RolloutRecord> rollouts,
                               Map<String, Map<String, ProgressRecord>> progress, PushCancel cancel, Instant expiresAt, Instant now) {
         return derive(push, hosts, agents, registered, reports, rollouts, progress, cancel, expiresAt, now, Map.of());
+    }
+
+    /**
+     * @param held held nodes (of any hosts)
+     * @param host a host
+     * @param now  the time an expired hold is judged at
+     * @return the Docker names {@code host}'s drain holds now (its operator holds marked {@code drain}, not expired)
+     */
+    static Set<String> drainHolds(java.util.Collection<io.mesh.wire.HeldRecord> held, String host, Instant now) {
+        Set<String> out = new TreeSet<>();
+        for (io.mesh.wire.HeldRecord h : held) {
+            if (host.equals(h.host()) && h.operatorHold() && h.hold().ofDrain() && !h.expiredAt(now)) out.add(h.container());
+        }
+        return out;
     }
 
     /**

@@ -24,7 +24,7 @@ import java.time.Duration;
 public record AgentConfig(String host, ZkPaths paths, Path stateDir, Duration reconcileInterval,
                           Duration applyLockWait, Duration windowLockWait, Policy policy, Path secretsDir) {
     /** mesh's version, as {@code /mesh/agents/<host>} reports it. */
-    public static final String VERSION = "0.1.0";
+    public static final String VERSION = io.mesh.wire.MeshVersion.CURRENT;
 
     /** A null policy is {@link Policy#DEFAULT}, a null secrets dir {@link SecretsDir#DEFAULT}. */
     public AgentConfig {

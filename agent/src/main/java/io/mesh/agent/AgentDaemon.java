@@ -355,9 +355,16 @@ public final class AgentDaemon implements AutoCloseable {
 
 
 
+    /**
+     * A desired node gone (not a delete's tombstone, which is a change): the ensemble lost its tree, or a hand deleted it.
+     * Its windows are no longer scheduled; the apply asked for stops and removes nothing and reports
+     * {@code no-desired-state} when the module has containers here (docs/decisions/0039-backups-and-an-empty-ensemble.md).
+     */
     private void desiredDeleted(ChildData node) {
         String module = moduleOf(node.getPath());
-        if (module != null && !stopping.get()) scheduler.update(module, null);
+        if (module == null || stopping.get()) return;
+        scheduler.update(module, null);
+        worker(module).request();
     }
 
     /** @return the module of a direct child of /mesh/desired, else null */

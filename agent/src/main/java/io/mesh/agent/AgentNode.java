@@ -208,7 +208,8 @@ public final class AgentNode implements AutoCloseable {
     /** After a lost session or a delete: make the node again, unless another agent has it now. */
     private void keep() {
         try {
-            client.create().withMode(CreateMode.EPHEMERAL).inBackground((BackgroundCallback) this::created).forPath(path, data);
+            // Parents too: an ensemble that lost its tree and started empty has no /mesh/agents (decision 39 item 6)
+            client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).inBackground((BackgroundCallback) this::created).forPath(path, data);
         } catch (Exception e) {
             log.warn("agent host={}: cannot make {} again: {}", host, path, e.getMessage());
         }

@@ -269,7 +269,7 @@ public final class Applier {
             desired = store.desired(module);
             node.applying(desired);
             boolean journalled = journalled(module);
-            if (desired == null && !journalled && WindowRecovery.open(context.journal(), docker, module).isEmpty()) return Exit.NOTHING;
+            if (desired == null && !journalled && WindowRecovery.open(context.journal(), docker, module).isEmpty()) return noDesiredState();
             // A module of another host, with nothing of it here: no lock, no report. A deleted module's hosts
             // report its delete once, even with nothing of it here, so that the delete's push is done on them.
             if (elsewhereOnly(desired, journalled, module) && !owesDeleteReport(desired, module)) return Exit.NOTHING;
@@ -280,6 +280,19 @@ public final class Applier {
                 if (last != null) return Exit.with(last);
             }
             return null;
+        }
+
+        /**
+         * No desired node at all, and no window of the module to finish: nothing is stopped or removed (only a delete's
+         * tombstone removes a module); a module with containers here says so once, in a {@code no-desired-state} report
+         * (docs/decisions/0039-backups-and-an-empty-ensemble.md item 5). No lock: the report changes nothing in Docker.
+         */
+        private Exit noDesiredState() throws Exception {
+            if (noOp.nothingHere(module)) return Exit.NOTHING;
+            ApplyReport r = ApplyReport.noDesiredState(host, module, started, Times.now());
+            if (reports.sameAsLast(r) && store.reportIsOurs(host, module)) return Exit.NOTHING;
+            reports.write(r);
+            return Exit.NOTHING;
         }
 
         /** The module's lock: {@code deferred} while a window holds it (decision 3). */

@@ -215,6 +215,26 @@ public final class CoordinatorClient {
     }
 
     /**
+     * {@code POST path} with a JSON document as it is (a backup), the token and {@code X-Mesh-User}.
+     *
+     * @param path such as {@code /v1/restore}
+     * @param body the document's bytes, sent unchanged
+     * @return the answer
+     * @throws UnreachableException when the coordinator cannot be reached
+     * @throws InterruptedException when interrupted
+     */
+    public Response postDocument(String path, byte[] body) throws IOException, InterruptedException {
+        return sendOverHttpClient(false, base -> {
+            HttpRequest.Builder b = request(base, path)
+                    .header("Content-Type", "application/json; charset=utf-8")
+                    .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            if (token != null) b.header("Authorization", "Bearer " + token);
+            return b.build();
+        });
+    }
+
+    /**
      * {@code DELETE path} with the token and {@code X-Mesh-User} (this OS user, for the request's record).
      *
      * @param path such as {@code /v1/hosts/host-a/windows/window-0000000003}

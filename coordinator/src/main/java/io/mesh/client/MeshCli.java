@@ -53,7 +53,8 @@ public final class MeshCli implements Runnable {
     static final List<Class<?>> COMMANDS = List.of(Push.class, Status.class, Held.class, Hold.class, Release.class, Windows.class, Locks.class,
             WindowCmd.class, History.class, Rollback.class, Delete.class, RolloutCmd.class, Freeze.class, Thaw.class, Freezes.class,
             DrainCommands.Drain.class, DrainCommands.Undrain.class,
-            Audit.class, Why.class, ImportCompose.class, CommandLine.HelpCommand.class);
+            Audit.class, Why.class, ImportCompose.class, BackupCommands.Backup.class, BackupCommands.Restore.class,
+            CommandLine.HelpCommand.class);
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -199,6 +199,7 @@ public final class HttpApi implements AutoCloseable {
     private final DrainStore drains;
     private final PlanStore plans;
     private final AuditStore audits;
+    private final BackupStore backups;
     private final WhyStore whys;
     /**
      * Audits ({@code /v1/audit}, {@code /v1/why}) running now: each holds a serving thread while the agents answer (up
@@ -298,6 +299,7 @@ public final class HttpApi implements AutoCloseable {
         this.drains = new DrainStore(client, paths);
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.audits = new AuditStore(client, paths, Clock.systemUTC());
+        this.backups = new BackupStore(client, paths);
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
@@ -537,6 +539,8 @@ public final class HttpApi implements AutoCloseable {
                 else notAllowed(ex, "GET, POST");
             }
             case "/v1/audit" -> { if (get(ex)) audit(ex); }
+            case "/v1/backup" -> { if (get(ex)) backup(ex); }
+            case "/v1/restore" -> { if (ex.method().equals("POST")) restore(ex); else notAllowed(ex, "POST"); }
             default -> {
                 Matcher req;
                 if ((req = PUSH_CANCEL.matcher(path)).matches()) {
@@ -747,6 +751,40 @@ public final class HttpApi implements AutoCloseable {
         out.put("released", h);
         out.put("stale", true);
         send(ex, 200, out);
+    }
+
+    /** The most bytes {@code POST /v1/restore} takes: a backup of a large fleet's history is tens of megabytes. */
+    static final int MAX_RESTORE_BYTES = 256 << 20;
+
+    /**
+     * {@code GET /v1/backup} ({@code mesh backup FILE}; SPEC.md "Running it for real"): an admin's token only; {@code 200}
+     * and the backup document (docs/decisions/0039-backups-and-an-empty-ensemble.md).
+     */
+    private void backup(Exchange ex) throws Exception {
+        String who = adminAuthorized(ex, "mesh backup");
+        if (who == null) return;
+        BackupDocument doc = backups.take();
+        LOG.info("backup taken by \"{}\" from {}: {} nodes", who, ex.remoteHost(), doc.nodes().size());
+        send(ex, 200, doc);
+    }
+
+    /**
+     * {@code POST /v1/restore[?force=true]} ({@code mesh restore FILE [--force]}): an admin's token only; body the backup
+     * document. {@code 200 {created, updated, unchanged, desired, holds, sequences}}; {@code 400} for a document that is
+     * not whole, edited, or from a newer mesh; {@code 409} for a tree that is not empty without {@code force}: nothing
+     * written in either case (decision 39 items 2 to 4).
+     */
+    private void restore(Exchange ex) throws Exception {
+        String who = adminAuthorized(ex, "mesh restore");
+        if (who == null) return;
+        byte[] body = smallBody(ex, MAX_RESTORE_BYTES, "a backup that mesh backup wrote");
+        if (body == null) return;
+        BackupDocument doc = BackupDocument.parse(body);
+        String q = ex.query();
+        boolean force = q != null && Arrays.asList(q.split("&")).contains("force=true");
+        BackupStore.Restored r = backups.restore(doc, force);
+        LOG.warn("restore by \"{}\" from {} of a backup taken {}: {} nodes", who, ex.remoteHost(), doc.takenAt(), doc.nodes().size());
+        send(ex, 200, r);
     }
 
     /**

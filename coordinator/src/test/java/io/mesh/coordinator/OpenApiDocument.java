@@ -353,6 +353,23 @@ final class OpenApiDocument {
         authErrors(o);
         resp(o, 404, "the host is not drained", named("FieldError"));
 
+        o = op("get", "/v1/backup", "Backup", "Desired state, history, pushes, rollouts, freezes, drains and operators' holds as one "
+                + "document (an admin's token, --admin; docs/decisions/0039-backups-and-an-empty-ensemble.md).");
+        bearer(o);
+        resp(o, 200, "the backup", ref(BackupDocument.class));
+        authErrors(o);
+
+        o = op("post", "/v1/restore", "Restore", "Writes a backup's nodes: holds, freezes, drains and the rest first, the desired state last "
+                + "(an admin's token). Refused, nothing written, for a document cut short, edited, of a newer mesh or format, or into a "
+                + "tree that is not empty without force.");
+        bearer(o);
+        query(o, "force", bool(), "write over a tree that already holds such nodes (the others stay)");
+        jsonBody(o, ref(BackupDocument.class), true);
+        resp(o, 200, "restored", ref(BackupStore.Restored.class));
+        resp(o, 400, "not a whole, unedited backup of this mesh or an older one", named("FieldError"));
+        authErrors(o);
+        resp(o, 409, "the tree is not empty (without force)", named("FieldError"));
+
         o = op("get", "/v1/audit", "Audit", "Each host's ledger over the span, judged by AuditChecker (docs/decisions/0028-the-ledger-and-one-checker.md). "
                 + "Waits up to timeout for the hosts.");
         query(o, "since", str(), "a duration back from now (24h) or an ISO-8601 UTC time; default 24h");

@@ -182,6 +182,13 @@ class OpenApiTest {
         Answer why = call("GET", "/v1/why/{host}/{container}", "/v1/why/host-c/store-registry", null, 200);
         assertThat(why.body()).contains("store-registry");
 
+        // A backup, and restores refused and done (an open coordinator takes an admin's requests from anyone)
+        Answer backup = call("GET", "/v1/backup", "/v1/backup", null, 200);
+        byte[] backupDoc = backup.body().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        call("POST", "/v1/restore", "/v1/restore", backupDoc, 409);
+        call("POST", "/v1/restore", "/v1/restore?force=true", json("{\"format\":\"mesh-backup\",\"version\":7}"), 400);
+        call("POST", "/v1/restore", "/v1/restore?force=true", backupDoc, 200);
+
         // Every operation of the document was called.
         Set<String> operations = new TreeSet<>();
         for (Iterator<Map.Entry<String, JsonNode>> p = doc.get("paths").fields(); p.hasNext(); ) {

@@ -15,6 +15,12 @@ public enum ApplyOutcome implements WireName {
     DEFERRED,
     /** Something could not be done; the report's {@code error} says what. What ran keeps running. */
     FAILED,
+    /**
+     * The module has containers on this host and no desired node at all (not a delete's tombstone): the ensemble lost
+     * its tree, or someone deleted the node by hand. Nothing was stopped or removed; the agent waits for a desired node
+     * (a restore, a push). No push, no revision (docs/decisions/0039-backups-and-an-empty-ensemble.md item 5).
+     */
+    NO_DESIRED_STATE,
     /** Read only: a name this version does not know (a newer agent wrote it). Never written by this version. */
     @JsonEnumDefaultValue
     UNKNOWN;

@@ -170,6 +170,14 @@ public record ApplyReport(String host, String module, String revision, String pu
     }
 
     /**
+     * A module with containers on the host and no desired node (docs/decisions/0039-backups-and-an-empty-ensemble.md
+     * item 5): no push, no revision, no containers; nothing was done.
+     */
+    public static ApplyReport noDesiredState(String host, String module, Instant startedAt, Instant finishedAt) {
+        return new ApplyReport(host, module, null, null, ApplyOutcome.NO_DESIRED_STATE, startedAt, finishedAt, null, List.of(), null, null, null, null);
+    }
+
+    /**
      * The last push applied.
      *
      * @param push     push node name

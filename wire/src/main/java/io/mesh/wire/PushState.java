@@ -66,6 +66,7 @@ public enum PushState implements WireName {
             case APPLIED -> APPLIED;
             case DEFERRED -> report.rollout() != null ? WAITING : DEFERRED;
             case FAILED -> FAILED;
+            case NO_DESIRED_STATE -> PENDING; // it names no push: the node it would apply is not there (yet)
             case UNKNOWN -> UNKNOWN;
         };
     }

@@ -136,8 +136,16 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response push(String manifest, String revision) throws IOException, InterruptedException {
+        return push(manifest, revision, false);
+    }
+
+    /**
+     * As {@link #push(String, String)}; with {@code force}, fields some targeted agent does not know are sent anyway
+     * ({@code ?force=true}).
+     */
+    public Response push(String manifest, String revision, boolean force) throws IOException, InterruptedException {
         return sendOverHttpClient(false, base -> {
-            HttpRequest.Builder b = request(base, "/v1/pushes")
+            HttpRequest.Builder b = request(base, "/v1/pushes" + (force ? "?force=true" : ""))
                     .header("Content-Type", "application/yaml; charset=utf-8")
                     .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
                     .POST(HttpRequest.BodyPublishers.ofString(manifest, StandardCharsets.UTF_8));

@@ -58,6 +58,10 @@ final class PushCommands {
         @CommandLine.Mixin
         WaitOptions waiting;
 
+        @Option(names = "--force", description = "Send fields some targeted host's agent does not know (an older version) anyway: "
+                + "without it such a push is refused naming the hosts; with it, their applies fail naming the field until they are upgraded.")
+        boolean force;
+
         @Option(names = "--plan", description = {"Push nothing: each targeted host's agent says what an apply would do (created, "
                 + "recreated with reasons, removed, held, deferred by an open window, refused by its policy, image missing), "
                 + "printed per host and module; waits --timeout (default " + PlanOutput.TIMEOUT + " with --plan) for every host.",
@@ -85,7 +89,7 @@ final class PushCommands {
             } catch (IOException | IllegalArgumentException e) {
                 return fail(BAD_INPUT, e.getMessage());
             }
-            CoordinatorClient.Response r = plan ? client.plan(manifest, revision) : client.push(manifest, revision);
+            CoordinatorClient.Response r = plan ? client.plan(manifest, revision) : client.push(manifest, revision, force);
             switch (r.status()) {
                 case 202 -> { }
                 case 400 -> {

@@ -300,6 +300,7 @@ public final class HttpApi implements AutoCloseable {
         this.plans = new PlanStore(client, paths, writer, Clock.systemUTC());
         this.audits = new AuditStore(client, paths, Clock.systemUTC());
         this.backups = new BackupStore(client, paths);
+        writer.checkingAgents(new AgentFieldCheck(cache, paths));
         this.rollouts = new RolloutStore(client, paths, Clock.systemUTC());
         this.rolloutFold = new RolloutFold(client, paths, new io.mesh.curator.EventOutbox(client, paths, ZkPaths.COORDINATOR_EVENTS));
         this.freezes = new FreezeStore(client, paths, ZkClock.clock()); // since and until by ZooKeeper's clock
@@ -962,7 +963,9 @@ public final class HttpApi implements AutoCloseable {
         if (m == null) return;
         PushWriter.Result result;
         try {
-            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(identity(ex, m.bySignature()), ex.header(SOURCE_HEADER)));
+            String q = ex.query();
+            boolean force = q != null && Arrays.asList(q.split("&")).contains("force=true");
+            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(identity(ex, m.bySignature()), ex.header(SOURCE_HEADER)), force);
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));

@@ -180,6 +180,18 @@ public final class PushWriter {
      */
     void beforeTransaction(Runnable hook) { this.beforeTransaction = hook; }
 
+    /** Checks each push's fields against its hosts' agents' versions, or nothing when {@code null}. */
+    private volatile AgentFieldCheck agentFields;
+
+    /**
+     * @param check the check of a push's fields against the agents' versions (docs/decisions/0041-upgrades.md)
+     * @return this
+     */
+    PushWriter checkingAgents(AgentFieldCheck check) {
+        this.agentFields = check;
+        return this;
+    }
+
     /**
      * Validates the manifest and, only when it is entirely valid, writes it.
      *
@@ -209,10 +221,25 @@ public final class PushWriter {
      * @throws Exception         ZooKeeper errors
      */
     public Result write(String text, String revision, Origin origin) throws Exception {
+        return write(text, revision, origin, false);
+    }
+
+    /**
+     * As {@link #write(String, String, Origin)}; unless {@code force}, a field some targeted host's agent does not know
+     * is refused too ({@link AgentFieldCheck}), naming the hosts.
+     *
+     * @param force send fields the agents do not know anyway ({@code mesh push --force})
+     */
+    public Result write(String text, String revision, Origin origin, boolean force) throws Exception {
         List<ManifestError> errors = new ArrayList<>();
         Origin o = checkOrigin(origin, errors);
         Validated v = parse(text, revision, errors);
         List<ModuleSpec> modules = v.modules();
+        AgentFieldCheck check = agentFields;
+        if (!force && check != null) {
+            List<ManifestError> unknown = check.refused(modules);
+            if (!unknown.isEmpty()) throw new ManifestException(unknown);
+        }
         String r = v.revision();
         List<Change> changes = new ArrayList<>();
         for (ModuleSpec m : modules) changes.add(new Change(m, m.module(), m.hosts(), null));

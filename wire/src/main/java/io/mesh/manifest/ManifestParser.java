@@ -63,17 +63,17 @@ public final class ManifestParser {
     private static final Set<String> RESTART = Set.of("no", "on-failure", "unless-stopped", "always");
     private static final Set<String> PULL = Arrays.stream(PullPolicy.values()).map(PullPolicy::wire).collect(Collectors.toUnmodifiableSet());
 
-    private static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
-    private static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak", "gate", "silence");
-    private static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
+    static final Set<String> MODULE_FIELDS = Set.of("module", "hosts", "networks", "containers", "schedules", "rollout");
+    static final Set<String> ROLLOUT_FIELDS = Set.of("max-parallel", "canary", "on-failure", "promote", "max-failed", "soak", "gate", "silence");
+    static final Set<String> CONTAINER_FIELDS = union(Set.of("image", "command", "env", "network", "ports", "volumes", "restart",
             "stop-timeout", "privileged", "pid", "cap-add", "healthcheck", "ready", "depends-on", "secrets", "pull", "networks", "hooks"),
             ContainerFields.NAMES);
     private static final Set<String> SECRET_FIELDS = Set.of("file", "target");
     /** A file-delivered secret's name: it names nothing in Docker, only the secret in reasons. */
     private static final Pattern SECRET_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
-    private static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
-    private static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
-    private static final Set<String> HOOKS_FIELDS = Set.of("pre-stop", "post-start", "timeout");
+    static final Set<String> HEALTHCHECK_FIELDS = Set.of("test", "interval", "timeout", "retries", "start-period");
+    static final Set<String> READY_FIELDS = Set.of("min-healthy", "deadline");
+    static final Set<String> HOOKS_FIELDS = Set.of("pre-stop", "post-start", "timeout");
     /** Linux capabilities a container may add ({@code cap-add}), as Docker names them (without {@code CAP_}). */
     public static final Set<String> CAPABILITIES = Set.of("ALL", "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND",
             "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER",
@@ -81,14 +81,14 @@ public final class ManifestParser {
             "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_BOOT",
             "SYS_CHROOT", "SYSLOG", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE",
             "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM");
-    private static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group",
+    static final Set<String> SCHEDULE_FIELDS = Set.of("cron", "timezone", "while-stopped", "step", "timeout", "max-concurrent", "group",
             "jitter", "start-by", "gate", "silence");
-    private static final Set<String> SILENCE_FIELDS = Set.of("alertmanager", "matchers");
+    static final Set<String> SILENCE_FIELDS = Set.of("alertmanager", "matchers");
     /** A Prometheus label name (Alertmanager's matchers name labels). */
     private static final java.util.regex.Pattern LABEL_NAME = java.util.regex.Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
-    private static final Set<String> GATE_FIELDS = Set.of("prometheus", "on-blocked");
-    private static final Set<String> PROMETHEUS_FIELDS = Set.of("url", "query");
-    private static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
+    static final Set<String> GATE_FIELDS = Set.of("prometheus", "on-blocked");
+    static final Set<String> PROMETHEUS_FIELDS = Set.of("url", "query");
+    static final Set<String> STEP_FIELDS = Set.of("image", "command", "env", "volumes-from", "volumes", "network");
 
     private static Set<String> union(Set<String> a, Set<String> b) {
         Set<String> all = new HashSet<>(a);

@@ -101,13 +101,14 @@ final class OpenApiDocument {
         header(o, HttpApi.REVISION_HEADER, "the push's revision (default: one derived from the content)");
         header(o, HttpApi.SOURCE_HEADER, "where the push came from, such as a commit id: its source");
         header(o, "X-Mesh-User", "who asks, a claim recorded beside the token's name");
+        query(o, "force", bool(), "send fields some targeted host's agent does not know anyway (docs/decisions/0041-upgrades.md)");
         o.set("requestBody", manifestBody.deepCopy());
         pushSecurity(o);
         ObjectNode accepted = obj(props("push", str(), "revision", str(), "modules", arr(str()), "hosts", arr(str())),
                 "push", "revision", "modules", "hosts");
         ((ObjectNode) accepted.get("properties")).set("warnings", arr(str()).put("description", "one per named host without an agent"));
         resp(o, 202, "accepted: written to ZooKeeper", accepted);
-        resp(o, 400, "invalid manifest, nothing written", named("ManifestErrors"));
+        resp(o, 400, "invalid manifest, or a field some targeted agent's version does not know (without force): nothing written", named("ManifestErrors"));
         authErrors(o);
         resp(o, 408, "the body did not arrive within the read timeout", named("Error"));
         resp(o, 409, "racing writers won every attempt", named("Error"));

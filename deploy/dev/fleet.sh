@@ -5,7 +5,7 @@
 #   fleet.sh down              stop everything, remove the engines' containers and volumes (idempotent)
 #   fleet.sh status            each process: pid, up/down, answering or not
 #   fleet.sh env               print /run/mesh-fleet/env
-#   fleet.sh stop-agent I [--kill]     fleet.sh start-agent I [--clock +5m]
+#   fleet.sh stop-agent I [--kill]     fleet.sh start-agent I [--clock +5m] [--jar FILE (another version's agent)]
 #   fleet.sh stop-engine I [--kill]    fleet.sh start-engine I    fleet.sh restart-engine I
 #   fleet.sh stop-zk J [--kill]        fleet.sh start-zk J        (J = 1..3)
 #   fleet.sh stop-coordinator K [--kill]   fleet.sh start-coordinator K   (K = 1..2)
@@ -399,8 +399,8 @@ agent_ready() { agent_running "$1" && [ "$(agent_node_pid "$1")" = "$(cat "$RUN/
 # the agent's pid stays the JVM's; FAKETIME_FORCE_MONOTONIC_FIX=0, or the JVM starts ten times slower): the history's fault
 # of a host whose time sync failed.
 start_agent() {
-  local i=$1 clock=${2:-} skew=()
-  stop_stale "$RUN/fleet-$i/agent.pid" "$(agent_marker "$i")" "fleet-$i agent" 60 "${jar_copy[0]}"
+  local i=$1 clock=${2:-} skew=() jar=${agent_jar_override:-${jar_copy[0]}}
+  stop_stale "$RUN/fleet-$i/agent.pid" "$(agent_marker "$i")" "fleet-$i agent" 60 "$jar"
   agent_running "$i" && return 0
   mkdir -p "$(agent_state "$i")" "$RUN/share" "$LOGS"
   if [ -n "$clock" ]; then
@@ -416,7 +416,7 @@ start_agent() {
   # --allow-host-network: the demos' and tests' containers use network: host (SPEC "Local engine"), which the agent
   # refuses by default (docs/security.md, threat 15).
   launch "$LOGS/fleet-$i-agent.log" "$RUN/fleet-$i/agent.pid" \
-    env -u MESH_TOKEN -u MESH_ZK_AUTH -u DOCKER_HOST "${skew[@]}" MESH_AGENT_JAR="${jar_copy[0]}" JAVA_OPTS="$AGENT_JAVA_OPTS" \
+    env -u MESH_TOKEN -u MESH_ZK_AUTH -u DOCKER_HOST "${skew[@]}" MESH_AGENT_JAR="$jar" JAVA_OPTS="$AGENT_JAVA_OPTS" \
       "$repo/deploy/bin/mesh-agent" run --host "fleet-$i" --zk "$ZK_CONNECT" --docker-host "$(sock "$i")" \
       --state-dir "$(agent_state "$i")" --reconcile-interval "$RECONCILE" --allow-host-path "$RUN/share" --allow-host-network
 }
@@ -586,8 +586,16 @@ case "$cmd" in
   status) status ;;
   env) [ -f "$RUN/env" ] && cat "$RUN/env" || die "no fleet is up (fleet.sh up)" ;;
   stop-agent) i=$(host_index "$cmd" "${1:-}"); stop_agent "$i" "${2:-}" ;;
-  start-agent) i=$(host_index "$cmd" "${1:-}")
-    clock=""; [ "${2:-}" = "--clock" ] && clock=${3:?"--clock takes an offset such as +5m"}
+  start-agent) i=$(host_index "$cmd" "${1:-}"); shift
+    clock=""
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --clock) clock=${2:?"--clock takes an offset such as +5m"}; shift 2 ;;
+        --jar) [ -f "${2:?"--jar takes an agent jar, such as a previous release's"}" ] || die "--jar $2: no such file"
+          agent_jar_override=$(readlink -f "$2"); shift 2 ;;
+        *) die "start-agent: unknown option $1 (--clock OFFSET, --jar FILE)" ;;
+      esac
+    done
     jars; start_agent "$i" "$clock"; unlock; await_agent "$i" ;;
   stop-engine) i=$(host_index "$cmd" "${1:-}"); stop_engine "$i" "${2:-}" ;;
   start-engine) i=$(host_index "$cmd" "${1:-}"); running "$RUN/fleet-$i/dockerd.pid" "$(dockerd_marker "$i")" || clear_mounts "$i"

@@ -37,7 +37,7 @@ import static io.mesh.client.ExitCodes.*;
  * SPEC.md "Audit": 0 clean, 1 violations, 3 only gaps or hosts that did not answer, 2 bad usage), {@value ExitCodes#UNREACHABLE} the
  * coordinator cannot be reached or is unavailable (5xx).
  */
-@Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh 0.1.0",
+@Command(name = "mesh", mixinStandardHelpOptions = true, version = "mesh " + io.mesh.wire.MeshVersion.CURRENT,
         description = "The operator's client of the mesh coordinator: push manifests, follow them, see what is held.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success (push --wait: every host applied; window run: the step succeeded)",

@@ -28,7 +28,7 @@ import java.util.concurrent.CountDownLatch;
  * {@code serve} runs the HTTP API in front of ZooKeeper (and, without {@code --zk}, an embedded ZooKeeper server)
  * until SIGTERM or SIGINT; {@code credentials HOST} issues a host's ZooKeeper identity ({@link HostCredentials}).
  */
-@Command(name = "mesh-coordinator", mixinStandardHelpOptions = true, version = "mesh-coordinator 0.1.0",
+@Command(name = "mesh-coordinator", mixinStandardHelpOptions = true, version = "mesh-coordinator " + io.mesh.wire.MeshVersion.CURRENT,
         description = "Takes pushes over HTTP and writes desired state into ZooKeeper; reports pushes per host.",
         subcommands = {CoordinatorMain.Serve.class, CoordinatorMain.Credentials.class, CommandLine.HelpCommand.class})
 public final class CoordinatorMain implements Runnable {

@@ -19,6 +19,14 @@ class MeshVersionTest {
     }
 
     @Test
+    void theVersionIsTheBuildsVersion() throws Exception {
+        String pom = java.nio.file.Files.readString(java.nio.file.Path.of("../pom.xml"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<artifactId>mesh-parent</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+        assertThat(m.find()).as("the parent pom's version").isTrue();
+        assertThat(m.group(1).replace("-SNAPSHOT", "")).isEqualTo(MeshVersion.CURRENT);
+    }
+
+    @Test
     void aVersionThatIsNoneIsRefusedNamingIt() {
         assertThatThrownBy(() -> MeshVersion.compare("latest", "0.1.0")).hasMessageContaining("'latest' is not a version such as");
         assertThatThrownBy(() -> MeshVersion.compare(null, "0.1.0")).isInstanceOf(IllegalArgumentException.class);

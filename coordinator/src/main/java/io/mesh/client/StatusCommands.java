@@ -20,7 +20,7 @@ final class StatusCommands {
 
     /** {@code mesh status [PUSH]}: the fleet, or one push. */
     @Command(name = "status",
-            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, revision, outcome, open window, held containers, age of the last report; then the image each container runs (Docker's image id and the registry digest); then the open windows, the freezes in force and the pushes not yet done.",
+            description = {"Without PUSH: the fleet (GET /v1/fleet), one line per host and module: agent, its version, revision, outcome, open window, held containers, age of the last report; then the image each container runs (Docker's image id and the registry digest); then the open windows, the freezes in force and the pushes not yet done.",
                     "With PUSH: that push on each host and module: pending, applied, deferred (with the window), failed (with the error) or superseded (by the newer push named); then each container's action and image."},
             exitCodeList = {"0:shown", "2:unknown push", "4:the coordinator cannot be reached"})
     public static final class Status extends Lookup {
@@ -76,7 +76,7 @@ final class StatusCommands {
 
         /** Prints GET /v1/fleet as the operator's table. */
         static void fleetTable(JsonNode fleet, PrintWriter out) {
-            Table.of(fleet.path("hosts"), (t, h) -> addHost(t, h, fleet.path("at")), "HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL")
+            Table.of(fleet.path("hosts"), (t, h) -> addHost(t, h, fleet.path("at")), "HOST", "AGENT", "VERSION", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE", "DETAIL")
                     .print(out, "no host has an agent or a report yet");
             out.println();
             Table.of(fleet.path("hosts"), Status::addHostImages, "HOST", "CONTAINER", "IMAGE ID", "IMAGE DIGEST")
@@ -128,7 +128,8 @@ final class StatusCommands {
          */
         private static void addHost(Table table, JsonNode h, JsonNode at) {
             String agent = h.path("online").asBoolean() ? "online" : "OFFLINE";
-            if (h.path("modules").isEmpty()) table.add(h.path("host").asText(), agent, "-", "-", "-", "-", "-", "-", "");
+            String version = h.path("agent").path("version").asText("-"); // an upgrade's progress (docs/runbook.md)
+            if (h.path("modules").isEmpty()) table.add(h.path("host").asText(), agent, version, "-", "-", "-", "-", "-", "-", "");
             for (JsonNode m : h.path("modules")) {
                 JsonNode w = m.path("window");
                 String rev = text(m.path("revision"));
@@ -136,7 +137,7 @@ final class StatusCommands {
                 if (desired != null && !desired.equals(m.path("revision").asText(null))) rev = rev + " -> " + desired;
                 String detail = WireName.of(PushState.class, m.path("outcome").asText()) == PushState.FAILED && m.hasNonNull("error") ? m.path("error").asText() : "";
                 if (m.path("lastKnown").isObject()) detail = lastKnown(m.path("lastKnown")) + (detail.isEmpty() ? "" : "; " + detail);
-                table.add(h.path("host").asText(), agent, m.path("module").asText(), rev, m.path("outcome").asText(),
+                table.add(h.path("host").asText(), agent, version, m.path("module").asText(), rev, m.path("outcome").asText(),
                         w.isObject() ? window(w) : "-", joinText(m.path("held")), age(at, m.path("finishedAt")), detail);
             }
         }

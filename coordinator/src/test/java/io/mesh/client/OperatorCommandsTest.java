@@ -75,7 +75,7 @@ class OperatorCommandsTest {
         assertThat(r.code()).as(r.toString()).isZero();
         String row = r.out().lines().filter(l -> l.startsWith(HOST) && l.contains(fx.module)).findFirst().orElseThrow();
         assertThat(r.out().lines().findFirst().orElseThrow()).contains("HOST", "AGENT", "MODULE", "REVISION", "OUTCOME", "WINDOW", "HELD", "AGE");
-        assertThat(row.split("\\s+")).startsWith(HOST, "online", fx.module, "r1", "applied", "-", "-");
+        assertThat(row.split("\\s+")).startsWith(HOST, "online", io.mesh.wire.MeshVersion.CURRENT, fx.module, "r1", "applied", "-", "-");
         assertThat(row).matches(".*\\s\\d+s(\\s.*)?$");
         assertThat(r.out()).contains("no window is open", "no push pending");
 

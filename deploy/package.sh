@@ -87,7 +87,8 @@ unit() {
     -e 's|/opt/mesh/deploy/bin:|/usr/bin:|g' \
     -e 's|/opt/mesh/deploy/systemd/mesh-backup|/usr/share/mesh/mesh-backup|g' \
     -e "s|file:///opt/mesh/docs/runbook.md|file:///usr/share/doc/$pkg/runbook.md|g" \
-    -e "s|^# Install: see deploy/systemd/README.md.|# Installed by the $pkg package (made by mesh's deploy/package.sh).|" \
+    -e "s|Install: see deploy/systemd/README.md.|Installed by the $pkg package (deploy/package.sh).|" \
+    -e 's| (from [a-z]*\.env here)||' \
     "deploy/systemd/$file" >"$dest"
   if grep -n '/opt/mesh' "$dest" >&2; then die "deploy/systemd/$file: a path of the checkout is left in the packaged unit (above)"; fi
   chmod 0644 "$dest"

@@ -5,7 +5,8 @@
 # loopback), then builds
 # and runs every test against the real engine and real ZooKeeper servers: the unit tests (surefire, *Test), then,
 # after the jars are packaged, the integration tests on the fleet on one machine (failsafe, *IT: they bring
-# deploy/dev/fleet.sh up and down themselves). Exit code: Maven's (an IT that fails fails it).
+# deploy/dev/fleet.sh up and down themselves); then the packages in a clean Debian container (package-test.sh).
+# Exit code: Maven's (an IT that fails fails it), or 1 when the packages' test fails.
 #
 # --fast: the edit-test loop, `mvn test` without the tests tagged restarts-dockerd or slow and without the fleet's
 # integration tests (what it leaves out and why: README, "The tests"). CI runs everything.
@@ -44,6 +45,13 @@ if [ "$fast" = 1 ]; then
   exit $rc
 fi
 mvn -B ${MAVEN_ARGS:-} verify -Dmesh.test.jvmArgs="$jvm" "$@" || rc=$?
+# The packages, installed, run and purged in a clean Debian container (package-test.sh, about a minute once its image
+# is cached), from the jars the build above made.
+if [ -f agent/target/mesh-agent.jar ] && [ -f coordinator/target/mesh-coordinator.jar ]; then
+  bash deploy/dev/package-test.sh --no-build || { [ "$rc" != 0 ] || rc=1; }
+else
+  echo "test.sh: no jars were built: package-test.sh not run" >&2; [ "$rc" != 0 ] || rc=1
+fi
 # The ITs take the fleet down when they brought it up; a test JVM that died first leaves it up: take it down here,
 # unless it was up before this run (an operator's fleet).
 if [ "$fleet_was_up" = 0 ] && [ -f /run/mesh-fleet/env ]; then bash deploy/dev/fleet.sh down || true; fi

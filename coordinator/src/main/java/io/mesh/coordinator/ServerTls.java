@@ -2,30 +2,18 @@ package io.mesh.coordinator;
 
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
-import java.security.Signature;
 import java.security.cert.Certificate;
-import java.security.cert.CertificateException;
 import java.security.cert.CertificateExpiredException;
-import java.security.cert.CertificateFactory;
 import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Date;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The coordinator's HTTPS ({@code serve --tls-cert FILE --tls-key FILE [--tls-client-ca FILE]}; SPEC.md "Running it
@@ -39,9 +27,6 @@ import java.util.regex.Pattern;
 public final class ServerTls {
     /** The in-memory key store's password: it guards nothing (the store is never written), Java's API wants one. */
     private static final char[] IN_MEMORY = "mesh".toCharArray();
-    private static final Pattern PEM = Pattern.compile("-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \\1-----", Pattern.DOTALL);
-    private static final String CONVERT = "convert it with: openssl pkey -in %s -out %s.pkcs8 (then give that file; keep it readable "
-            + "by the coordinator's user only)";
 
     private final List<X509Certificate> chain;
     private final PrivateKey key;
@@ -72,10 +57,10 @@ public final class ServerTls {
         if (certFile == null || keyFile == null) {
             throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both (PEM files), or neither for plain HTTP");
         }
-        List<X509Certificate> chain = certificates("--tls-cert", certFile);
-        PrivateKey key = privateKey(keyFile);
+        List<X509Certificate> chain = Pem.certificates("--tls-cert", certFile);
+        PrivateKey key = Pem.privateKey("--tls-key", keyFile);
         X509Certificate leaf = chain.get(0);
-        if (!matches(key, leaf)) {
+        if (!Pem.matches(key, leaf)) {
             throw new IllegalArgumentException("--tls-key " + keyFile + " is not the key of --tls-cert " + certFile + " (its first "
                     + "certificate, " + leaf.getSubjectX500Principal().getName() + "): give the key the certificate was issued for");
         }
@@ -89,7 +74,7 @@ public final class ServerTls {
             throw new IllegalArgumentException("--tls-cert " + certFile + " is valid from " + leaf.getNotBefore().toInstant()
                     + " only: check this host's clock, or give a certificate valid now");
         }
-        List<X509Certificate> cas = clientCaFile == null ? List.of() : certificates("--tls-client-ca", clientCaFile);
+        List<X509Certificate> cas = clientCaFile == null ? List.of() : Pem.certificates("--tls-client-ca", clientCaFile);
         return new ServerTls(List.copyOf(chain), key, List.copyOf(cas));
     }
 
@@ -124,97 +109,5 @@ public final class ServerTls {
             throw new IllegalStateException("cannot hold the TLS key in memory: " + e.getMessage(), e);
         }
         return f;
-    }
-
-    /** @return every certificate of a PEM file, in order; at least one */
-    private static List<X509Certificate> certificates(String flag, Path file) {
-        String text = readPem(flag, file);
-        List<X509Certificate> out = new ArrayList<>();
-        Matcher m = PEM.matcher(text);
-        CertificateFactory cf;
-        try {
-            cf = CertificateFactory.getInstance("X.509");
-        } catch (CertificateException e) {
-            throw new IllegalStateException(e);
-        }
-        while (m.find()) {
-            if (!m.group(1).equals("CERTIFICATE")) {
-                throw new IllegalArgumentException(flag + " " + file + " holds a '" + m.group(1) + "' block: it takes certificates "
-                        + "only (BEGIN CERTIFICATE)" + (m.group(1).contains("PRIVATE KEY") ? "; the key goes to --tls-key" : ""));
-            }
-            try {
-                out.add((X509Certificate) cf.generateCertificate(new ByteArrayInputStream(m.group(0).getBytes(StandardCharsets.US_ASCII))));
-            } catch (CertificateException e) {
-                throw new IllegalArgumentException(flag + " " + file + ": certificate " + (out.size() + 1) + " does not parse ("
-                        + e.getMessage() + "): give PEM certificates as openssl writes them");
-            }
-        }
-        if (out.isEmpty()) {
-            throw new IllegalArgumentException(flag + " " + file + " holds no PEM certificate (-----BEGIN CERTIFICATE-----): "
-                    + "give the certificate in PEM (openssl x509 -in CERT.der -inform der -out CERT.pem converts DER)");
-        }
-        return out;
-    }
-
-    /** @return the one unencrypted PKCS#8 key of the file */
-    private static PrivateKey privateKey(Path file) {
-        String text = readPem("--tls-key", file);
-        Matcher m = PEM.matcher(text);
-        if (!m.find()) {
-            throw new IllegalArgumentException("--tls-key " + file + " holds no PEM key (-----BEGIN PRIVATE KEY-----): "
-                    + String.format(CONVERT, file, file));
-        }
-        String label = m.group(1);
-        if (label.equals("ENCRYPTED PRIVATE KEY") || m.group(2).contains("ENCRYPTED")) {
-            throw new IllegalArgumentException("--tls-key " + file + " is encrypted: the coordinator takes an unencrypted key, "
-                    + "readable by its user only; " + String.format(CONVERT, file, file) + " (it asks for the passphrase)");
-        }
-        if (!label.equals("PRIVATE KEY")) {
-            throw new IllegalArgumentException("--tls-key " + file + " holds a '" + label + "' block: the coordinator takes PKCS#8 "
-                    + "(BEGIN PRIVATE KEY); " + String.format(CONVERT, file, file));
-        }
-        byte[] der;
-        try {
-            der = Base64.getMimeDecoder().decode(m.group(2).strip());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--tls-key " + file + ": the key's base64 does not decode: give the file as openssl wrote it");
-        }
-        for (String algorithm : List.of("RSA", "EC")) {
-            try {
-                return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
-            } catch (GeneralSecurityException notThisOne) {
-                // the next algorithm
-            }
-        }
-        throw new IllegalArgumentException("--tls-key " + file + " is neither an RSA nor an EC key: issue the certificate for an "
-                + "RSA (2048 bits or more) or an EC (P-256) key");
-    }
-
-    private static String readPem(String flag, Path file) {
-        try {
-            return Files.readString(file, StandardCharsets.US_ASCII);
-        } catch (IOException e) {
-            throw new IllegalArgumentException(flag + " " + file + " cannot be read (" + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "): give a PEM file readable by the coordinator's user");
-        }
-    }
-
-    /** @return whether {@code cert} holds the public half of {@code key}: a probe signed with one verifies with the other */
-    private static boolean matches(PrivateKey key, X509Certificate cert) {
-        if (!key.getAlgorithm().equals(cert.getPublicKey().getAlgorithm())) return false;
-        try {
-            String alg = key.getAlgorithm().equals("RSA") ? "SHA256withRSA" : "SHA256withECDSA";
-            byte[] probe = "mesh-coordinator --tls-key".getBytes(StandardCharsets.US_ASCII);
-            Signature s = Signature.getInstance(alg);
-            s.initSign(key);
-            s.update(probe);
-            byte[] signed = s.sign();
-            Signature v = Signature.getInstance(alg);
-            v.initVerify(cert.getPublicKey());
-            v.update(probe);
-            return v.verify(signed);
-        } catch (GeneralSecurityException e) {
-            return false;
-        }
     }
 }

@@ -148,7 +148,7 @@ public final class AgentMain implements Runnable {
         /**
          * @return a client as {@code MeshZk} makes it, with this process's credentials, the layout secured
          * @throws IllegalArgumentException when the credentials are another host's (decision 19: a host's agent
-         *                                  authenticates as that host)
+         *                                  authenticates as that host), or {@code --zk-tls} is not usable
          */
         CuratorFramework connect(AgentConfig config) throws Exception {
             ZkAuth auth = process.zkAuth();
@@ -158,7 +158,7 @@ public final class AgentMain implements Runnable {
                         + auth.host().get() + "'s (user " + auth.user() + "): give the file mesh-coordinator credentials "
                         + config.host() + " wrote");
             }
-            return MeshZk.connect(zk, Duration.ofSeconds(30), auth, config.paths());
+            return MeshZk.connect(zk, Duration.ofSeconds(30), auth, config.paths(), process.zkTls());
         }
     }
 

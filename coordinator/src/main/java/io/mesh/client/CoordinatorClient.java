@@ -17,6 +17,8 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLHandshakeException;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -54,6 +56,8 @@ public final class CoordinatorClient {
 
     private final List<URI> bases;
     private final String token;
+    /** TLS of {@code https://} URLs; made at the first one's request when no option gave it ({@link #tls()}). */
+    private volatile ClientTls tls;
     /** Made by the first POST or DELETE ({@link #http()}). */
     private HttpClient http;
     /** Index in {@link #bases} of the coordinator that answered last: the first one asked next time. */
@@ -96,6 +100,17 @@ public final class CoordinatorClient {
      * @param token bearer token for pushes, or {@code null}
      */
     public CoordinatorClient(List<URI> bases, String token) {
+        this(bases, token, null);
+    }
+
+    /**
+     * @param bases coordinator URLs, in the order they are tried; at least one
+     * @param token bearer token for pushes, or {@code null}
+     * @param tls   the CAs trusted and the client certificate for {@code https://} URLs ({@code --ca}, {@code --cert},
+     *              {@code --key}), or {@code null} for the system's CAs and no client certificate
+     */
+    CoordinatorClient(List<URI> bases, String token, ClientTls tls) {
+        this.tls = tls;
         if (bases.isEmpty()) throw new IllegalArgumentException("no coordinator URL");
         List<URI> trimmed = new ArrayList<>();
         for (URI base : bases) {
@@ -263,9 +278,21 @@ public final class CoordinatorClient {
     }
 
     private synchronized HttpClient http() {
-        if (http == null) http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+        if (http == null) {
+            HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER);
+            if (bases.stream().anyMatch(CoordinatorClient::https)) b.sslContext(tls().context());
+            http = b.build();
+        }
         return http;
     }
+
+    /** @return the TLS of {@code https://} URLs: the options', else the system's CAs and no client certificate */
+    private synchronized ClientTls tls() {
+        if (tls == null) tls = ClientTls.of(null, null, null);
+        return tls;
+    }
+
+    private static boolean https(URI base) { return "https".equalsIgnoreCase(base.getScheme()); }
 
     /** One coordinator's answer to one request; throws {@link NotSentException} when no connection was made. */
     @FunctionalInterface
@@ -279,7 +306,8 @@ public final class CoordinatorClient {
             HttpResponse<String> r;
             try {
                 r = http().send(request.apply(base), HttpResponse.BodyHandlers.ofString());
-            } catch (ConnectException | HttpConnectTimeoutException e) {
+            } catch (ConnectException | HttpConnectTimeoutException | SSLHandshakeException e) {
+                // A refused handshake sent nothing: the request is written only once TLS is up.
                 throw new NotSentException(e);
             }
             return response(r.statusCode(), r.body());
@@ -290,8 +318,10 @@ public final class CoordinatorClient {
      * A GET as {@link HttpClient} makes it here: the same timeouts, no redirect followed, no proxy, the body decoded
      * by its charset (UTF-8 when it names none); with {@code Authorization: Bearer token} unless {@code token} is null.
      */
-    private static Response get(URI url, String token) throws IOException {
+    private Response get(URI url, String token) throws IOException {
         HttpURLConnection c = (HttpURLConnection) url.toURL().openConnection(Proxy.NO_PROXY);
+        // The default hostname verifier is kept: with it the JDK checks the host in the handshake (endpoint identification).
+        if (c instanceof HttpsURLConnection s) s.setSSLSocketFactory(tls().context().getSocketFactory());
         c.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
         c.setReadTimeout((int) REQUEST_TIMEOUT.toMillis());
         c.setInstanceFollowRedirects(false);
@@ -345,14 +375,15 @@ public final class CoordinatorClient {
             int i = (first + k) % bases.size();
             URI base = bases.get(i);
             Response r;
+            if (tls != null) tls.reset();
             try {
                 r = exchange.with(base);
             } catch (NotSentException notSent) {
                 // Never connected: nothing was sent, any other coordinator may take the request.
                 IOException e = (IOException) notSent.getCause();
-                last = new UnreachableException("cannot reach the coordinator at " + base + ": " + describe(e), e);
-                failures.add(base + ": " + describe(e));
-                failover(k, base, describe(e), bases.get((i + 1) % bases.size()));
+                last = new UnreachableException("cannot reach the coordinator at " + base + ": " + describe(e, base), e);
+                failures.add(base + ": " + describe(e, base));
+                failover(k, base, describe(e, base), bases.get((i + 1) % bases.size()));
                 continue;
             } catch (HttpTimeoutException | SocketTimeoutException e) {
                 last = new UnreachableException("cannot reach the coordinator at " + base + ": no answer within "
@@ -362,10 +393,19 @@ public final class CoordinatorClient {
                 failover(k, base, "no answer within " + REQUEST_TIMEOUT.toSeconds() + "s", bases.get((i + 1) % bases.size()));
                 continue;
             } catch (IOException e) {
-                last = new UnreachableException("lost the coordinator at " + base + ": " + describe(e) + (repeatable ? "" : lostNote()), e);
+                String tlsRefusal = tls == null ? null : tls.explain(e, base);
+                if (tlsRefusal != null) {
+                    // TLS refused before the request reached the API (a client certificate is checked in the handshake,
+                    // which TLS 1.3 finishes after the client has written): it was not done there.
+                    last = new UnreachableException("cannot reach the coordinator at " + base + ": " + tlsRefusal, e);
+                    failures.add(base + ": " + tlsRefusal);
+                    failover(k, base, tlsRefusal, bases.get((i + 1) % bases.size()));
+                    continue;
+                }
+                last = new UnreachableException("lost the coordinator at " + base + ": " + describe(e, base) + (repeatable ? "" : lostNote()), e);
                 if (!repeatable) throw last;
-                failures.add(base + ": " + describe(e));
-                failover(k, base, describe(e), bases.get((i + 1) % bases.size()));
+                failures.add(base + ": " + describe(e, base));
+                failover(k, base, describe(e, base), bases.get((i + 1) % bases.size()));
                 continue;
             }
             current = i;
@@ -392,6 +432,12 @@ public final class CoordinatorClient {
             // not JSON: keep the text
         }
         return new Response(status, body, json);
+    }
+
+    /** @return why a request to {@code base} failed: TLS's reason in its fix's words ({@link ClientTls#explain}), else the I/O error's */
+    private String describe(IOException e, URI base) {
+        String tlsRefusal = tls == null ? null : tls.explain(e, base);
+        return tlsRefusal != null ? tlsRefusal : describe(e);
     }
 
     private static String describe(Exception e) {

@@ -98,9 +98,25 @@ abstract class CoordinatorCommand extends PrintingCommand {
                 description = "File holding the bearer token for pushes (default: $MESH_TOKEN).")
         Path tokenFile;
 
+        @Option(names = "--ca", paramLabel = "FILE", defaultValue = "${env:" + ClientTls.ENV_CA + "}",
+                description = "PEM certificates of the CAs that sign https:// coordinators' certificates, trusted instead of the "
+                        + "system's (old and new CA together while one is replaced) (default: $" + ClientTls.ENV_CA + ", else the "
+                        + "system's CAs). The URL's host must be a name of the coordinator's certificate.")
+        Path ca;
+
+        @Option(names = "--cert", paramLabel = "FILE", defaultValue = "${env:" + ClientTls.ENV_CERT + "}",
+                description = "PEM client certificate, for a coordinator that asks for one (serve --tls-client-ca) (default: $"
+                        + ClientTls.ENV_CERT + "). With --key.")
+        Path cert;
+
+        @Option(names = "--key", paramLabel = "FILE", defaultValue = "${env:" + ClientTls.ENV_KEY + "}",
+                description = "PEM private key of --cert: unencrypted PKCS#8 (BEGIN PRIVATE KEY), RSA or EC; openssl pkey -in KEY "
+                        + "-out KEY.pkcs8 converts another (default: $" + ClientTls.ENV_KEY + ").")
+        Path key;
+
         /**
          * @return a client of the configured coordinators, telling the command's error stream when it moves on to the next
-         * @throws CommandLine.ParameterException via picocli when a URL or the token file is unusable
+         * @throws CommandLine.ParameterException via picocli when a URL, the token file or a TLS file is unusable
          */
         CoordinatorClient client(CommandLine cl) {
             List<URI> uris = new ArrayList<>();
@@ -132,7 +148,15 @@ abstract class CoordinatorCommand extends PrintingCommand {
                 if (env != null && !env.isBlank()) token = env.strip();
             }
             PrintWriter err = cl.getErr();
-            return new CoordinatorClient(uris, token).onFailover(m -> {
+            ClientTls tls = null;
+            if (ca != null || cert != null || key != null) {
+                try {
+                    tls = ClientTls.of(ca, cert, key);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(cl, e.getMessage());
+                }
+            }
+            return new CoordinatorClient(uris, token, tls).onFailover(m -> {
                 err.println("mesh: " + m);
                 err.flush();
             });

@@ -4,6 +4,7 @@ import io.mesh.cli.ListenAddress;
 import io.mesh.cli.ProcessOptions;
 import io.mesh.curator.MeshZk;
 import io.mesh.curator.ZkAuth;
+import io.mesh.curator.ZkTls;
 import io.mesh.manifest.Durations;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
@@ -123,6 +124,23 @@ public final class CoordinatorMain implements Runnable {
                         + "coordinator the same file. Default: no webhooks (the leader deletes events as they come).")
         Path notifyConfig;
 
+        @Option(names = "--tls-cert", paramLabel = "FILE",
+                description = "PEM certificate of the coordinator (then the CAs between it and the root its clients trust): with "
+                        + "--tls-key, --listen serves HTTPS only, and a plain HTTP request there is answered 400 naming https://. "
+                        + "Its subjectAltName must hold the names and addresses clients use in their URLs. Default: plain HTTP.")
+        Path tlsCert;
+
+        @Option(names = "--tls-key", paramLabel = "FILE",
+                description = "PEM private key of --tls-cert: unencrypted PKCS#8 (BEGIN PRIVATE KEY), RSA or EC, readable by this "
+                        + "user only; openssl pkey -in KEY -out KEY.pkcs8 converts another (BEGIN RSA PRIVATE KEY, BEGIN EC PRIVATE "
+                        + "KEY, an encrypted key).")
+        Path tlsKey;
+
+        @Option(names = "--tls-client-ca", paramLabel = "FILE",
+                description = "PEM certificates of the CAs whose client certificates are accepted: every client must then present "
+                        + "one (mutual TLS; mesh --cert/--key). Needs --tls-cert. Default: no client certificate asked for.")
+        Path tlsClientCa;
+
         @Mixin
         ProcessOptions process;
 
@@ -142,9 +160,11 @@ public final class CoordinatorMain implements Runnable {
             BearerToken token;
             WebhookSecret webhook;
             ZkAuth zkAuth;
+            ZkTls zkTls;
             HttpLimits limits;
             Duration expiry;
             NotifyConfig notify;
+            ServerTls tls;
             try {
                 process.selectLogFormat();
                 paths = process.paths();
@@ -157,6 +177,16 @@ public final class CoordinatorMain implements Runnable {
                 webhook = loadWebhookSecret();
                 notify = notifyConfig == null ? NotifyConfig.NONE : NotifyConfig.read(notifyConfig);
                 zkAuth = process.zkAuth();
+                zkTls = process.zkTls();
+                if (tlsClientCa != null && tlsCert == null) {
+                    throw new IllegalArgumentException("--tls-client-ca needs --tls-cert and --tls-key: client certificates are "
+                            + "asked for over HTTPS only");
+                }
+                tls = tlsCert == null && tlsKey == null ? null : ServerTls.read(tlsCert, tlsKey, tlsClientCa, java.time.Clock.systemUTC());
+                if (zkTls != null && (zk == null || zk.isBlank())) {
+                    throw new IllegalArgumentException("--zk-tls needs --zk: the embedded ZooKeeper serves plain text on 127.0.0.1 "
+                            + "only; give the ensemble's secureClientPort as --zk HOST:PORT");
+                }
                 Duration readTimeout;
                 try {
                     readTimeout = Durations.parse(httpReadTimeout);
@@ -187,21 +217,27 @@ public final class CoordinatorMain implements Runnable {
                     out.flush();
                 }
                 ProcessOptions.warnWhenOpen(zkAuth, LOG);
+                if (tls == null && !address.getAddress().isLoopbackAddress()) {
+                    LOG.warn("no --tls-cert/--tls-key: the HTTP API on {} is plain text, tokens and manifests cross the network "
+                            + "readable (docs/security.md)", address);
+                }
                 if (token == null && webhook == null) {
                     LOG.warn("no push credentials (--token-file, {} or --webhook-secret-file): anyone who reaches {} can push",
                             BearerToken.ENV, address);
                 }
-                client = MeshZk.connect(connect, Duration.ofSeconds(30), zkAuth, paths);
-                api = new HttpApi(client, paths, address, token, webhook, limits, expiry);
+                client = MeshZk.connect(connect, Duration.ofSeconds(30), zkAuth, paths, zkTls);
+                api = new HttpApi(client, paths, address, token, webhook, limits, expiry, tls);
                 notifier = new Notifier(client, paths, notify);
                 notifier.start();
                 api.moreMetrics(notifier::metrics);
                 api.start();
-                out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + ", root " + paths.root()
+                out.println("mesh coordinator listening on " + api.uri() + " (ZooKeeper " + connect + (zkTls == null ? "" : " over TLS")
+                        + ", root " + paths.root()
                         + (zkAuth == null ? ", open ZooKeeper ACLs" : ", ZooKeeper user " + zkAuth.user())
                         + (token == null && webhook == null ? ", no token" : ", POST /v1/pushes needs "
                         + (token != null && webhook != null ? "a token or a webhook signature" : token != null ? "a token" : "a webhook signature"))
                         + (token != null && !token.admins().isEmpty() ? ", admin tokens " + token.admins() : "")
+                        + (tls == null ? "" : tls.clientCertificates() ? ", client certificates required" : "")
                         + (notify.webhooks().isEmpty() ? "" : ", webhooks " + notify.webhooks().stream().map(Webhook::name).toList()) + ")");
                 out.flush();
             } catch (Exception e) {
@@ -281,6 +317,7 @@ public final class CoordinatorMain implements Runnable {
             PrintWriter err = err();
             ZkPaths paths;
             ZkAuth admin;
+            ZkTls tls;
             try {
                 process.selectLogFormat();
                 paths = process.paths();
@@ -290,12 +327,13 @@ public final class CoordinatorMain implements Runnable {
                         + "ZooKeeper identity (user:password), with which host identities are issued");
                 if (!admin.admin()) throw new IllegalArgumentException("--zk-auth-file must hold the admin identity (the coordinators' "
                         + "user:password), not host " + admin.host().orElseThrow() + "'s");
+                tls = process.zkTls();
             } catch (IllegalArgumentException e) {
                 err.println("mesh-coordinator credentials: " + e.getMessage());
                 err.flush();
                 return CommandLine.ExitCode.USAGE;
             }
-            try (CuratorFramework client = MeshZk.connect(zk, Duration.ofSeconds(30), admin, paths)) {
+            try (CuratorFramework client = MeshZk.connect(zk, Duration.ofSeconds(30), admin, paths, tls)) {
                 for (String line : new HostCredentials(client, paths, admin, java.time.Clock.systemUTC()).issue(host, this.out, force)) {
                     out.println(line);
                 }

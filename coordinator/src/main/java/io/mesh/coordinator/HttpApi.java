@@ -19,6 +19,8 @@ import io.mesh.wire.WindowRequest;
 import io.mesh.wire.ZkPaths;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Handler;
@@ -28,7 +30,10 @@ import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.DetectorConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -216,6 +221,8 @@ public final class HttpApi implements AutoCloseable {
     /** The page; its "Last 24 hours" has an audit once {@link #auditSource} gives one. */
     private final Dashboard dashboard = new Dashboard();
     private final HttpLimits limits;
+    /** The certificate and key it serves HTTPS with; {@code null} for plain HTTP. */
+    private final ServerTls tls;
     private final Server server;
     private final ServerConnector connector;
     private final NetworkConnectionLimit connectionLimit;
@@ -281,6 +288,21 @@ public final class HttpApi implements AutoCloseable {
      */
     public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
                    HttpLimits limits, Duration noAgentExpiry) throws IOException {
+        this(client, paths, listen, token, webhook, limits, noAgentExpiry, null);
+    }
+
+    /**
+     * As {@link #HttpApi(CuratorFramework, ZkPaths, InetSocketAddress, BearerToken, WebhookSecret, HttpLimits, Duration)},
+     * serving HTTPS only when {@code tls} is given ({@code --tls-cert}, {@code --tls-key}, {@code --tls-client-ca};
+     * docs/decisions/0040-tls.md): the one port speaks TLS, and a request sent there in plain text is answered
+     * {@code 400} (naming {@code https://}) and its connection closed, without reaching the API.
+     *
+     * @param tls the certificate, key and client CAs, or {@code null} for plain HTTP
+     * @throws IOException when the address cannot be bound
+     */
+    public HttpApi(CuratorFramework client, ZkPaths paths, InetSocketAddress listen, BearerToken token, WebhookSecret webhook,
+                   HttpLimits limits, Duration noAgentExpiry, ServerTls tls) throws IOException {
+        this.tls = tls;
         this.webhook = webhook;
         this.client = client;
         this.paths = paths;
@@ -325,7 +347,20 @@ public final class HttpApi implements AutoCloseable {
         // connection's "Authorization: Bearer s3cret-tokeN" would then read as the "Bearer s3cret-token" it saw before.
         http.setHeaderCacheSize(0);
         http.setHeaderCacheCaseSensitive(true);
-        this.connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        if (tls == null) {
+            this.connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        } else {
+            SecureRequestCustomizer secure = new SecureRequestCustomizer();
+            // Jetty would answer 400 to a request whose Host is not a name of the certificate: the client has checked the
+            // name already (hostname verification stays on), and a coordinator has one certificate.
+            secure.setSniHostCheck(false);
+            http.addCustomizer(secure);
+            HttpConnectionFactory h1 = new HttpConnectionFactory(http);
+            // TLS is detected by its first bytes; anything else goes on to the HTTP factory only to be answered 400 and
+            // closed in handle (no route is reached), so that a client given http:// learns to use https://.
+            SslConnectionFactory ssl = new SslConnectionFactory(tls.sslContextFactory(), h1.getProtocol());
+            this.connector = new ServerConnector(server, 1, 1, new DetectorConnectionFactory(ssl), h1);
+        }
         connector.setHost(listen.getHostString());
         connector.setPort(listen.getPort());
         connector.setIdleTimeout(limits.readTimeout().toMillis());
@@ -390,11 +425,14 @@ public final class HttpApi implements AutoCloseable {
     /** @return the bound port (the real one when constructed with port 0), also after {@link #close()} */
     public int port() { return bound.getPort(); }
 
-    /** @return the base URL, such as {@code http://127.0.0.1:7070}, also after {@link #close()} */
+    /**
+     * @return the base URL, such as {@code http://127.0.0.1:7070} ({@code https://} with TLS), also after
+     *         {@link #close()}
+     */
     public URI uri() {
         String host = bound.getAddress().getHostAddress();
         if (host.contains(":")) host = "[" + host + "]";
-        return URI.create("http://" + host + ":" + bound.getPort());
+        return URI.create((tls == null ? "http://" : "https://") + host + ":" + bound.getPort());
     }
 
     /** @return the copy of the fleet-sized subtrees that status requests read */
@@ -465,6 +503,13 @@ public final class HttpApi implements AutoCloseable {
             public InvocationType getInvocationType() { return callback.getInvocationType(); }
         };
         Exchange ex = new Exchange(request, response, answered, limits.readTimeout());
+        if (tls != null && !request.getConnectionMetaData().isSecure()) {
+            response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+            String host = request.getHeaders().get(HttpHeader.HOST);
+            send(ex, 400, error("the coordinator speaks HTTPS: use https://" + (host == null ? "" : host)
+                    + " (and --ca FILE, or MESH_CA, when its certificate's CA is not in the system's)"));
+            return;
+        }
         try {
             route(ex);
         } catch (Refusal r) {

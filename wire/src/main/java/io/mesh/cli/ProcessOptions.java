@@ -1,6 +1,7 @@
 package io.mesh.cli;
 
 import io.mesh.curator.ZkAuth;
+import io.mesh.curator.ZkTls;
 import io.mesh.wire.ZkPaths;
 import org.slf4j.Logger;
 import picocli.CommandLine.Option;
@@ -9,7 +10,8 @@ import java.nio.file.Path;
 
 /**
  * The options of every mesh process that connects to ZooKeeper ({@code mesh-agent run} and {@code window},
- * {@code mesh-coordinator serve}): the root of mesh's znodes, its ZooKeeper credentials and its log format. A picocli
+ * {@code mesh-coordinator serve} and {@code credentials}): the root of mesh's znodes, its ZooKeeper credentials, its
+ * TLS to ZooKeeper and its log format. A picocli
  * {@code @Mixin}; here, in the wire, because the agent and the coordinator share nothing else (SPEC.md, "Commands").
  * Their {@code --zk} stays their own: the agent's defaults to a server, the coordinator's to starting an embedded one.
  */
@@ -25,6 +27,14 @@ public final class ProcessOptions {
                     + "mesh creates is writable by its owner only and readable by anyone; without them ACLs are open (demos "
                     + "and tests only: see docs/security.md).")
     Path zkAuthFile;
+
+    @Option(names = "--zk-tls", paramLabel = "FILE",
+            description = "ZooKeeper's client TLS properties (zookeeper.client.secure=true, zookeeper.clientCnxnSocket="
+                    + ZkTls.NETTY + ", zookeeper.ssl.keyStore.location, zookeeper.ssl.trustStore.location, their passwords "
+                    + "and types PEM, PKCS12 or JKS), for an ensemble's secureClientPort (default: the file the "
+                    + ZkTls.ENV + " environment variable names; neither means plain text). A property ZooKeeper does not know, "
+                    + "or a store that does not open, refuses the start.")
+    Path zkTlsFile;
 
     @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:" + LogFormat.ENV + ":-text}",
             description = "Log lines on stderr as text or as one JSON object per line (default: $MESH_LOG_FORMAT, else text).")
@@ -48,6 +58,14 @@ public final class ProcessOptions {
      * @throws IllegalArgumentException when the file cannot be read, or it or the variable holds no valid credentials
      */
     public ZkAuth zkAuth() { return ZkAuth.resolve(zkAuthFile, System.getenv()); }
+
+    /**
+     * @return the ZooKeeper TLS settings of {@code --zk-tls}, else of the file {@value ZkTls#ENV} names; {@code null}
+     *         for none (plain text)
+     * @throws IllegalArgumentException naming the file and the fix when it cannot be read or is not usable
+     *                                  ({@link ZkTls#read})
+     */
+    public ZkTls zkTls() { return ZkTls.resolve(zkTlsFile, System.getenv()); }
 
     /**
      * Warns on {@code log} that ZooKeeper's ACLs are open when {@code auth} is {@code null}.

@@ -76,12 +76,27 @@ public final class MeshZk {
      * @throws InterruptedException  when interrupted while waiting
      */
     public static CuratorFramework open(String connect, Duration waitFor, ZkAuth auth, ZkPaths paths) throws InterruptedException {
+        return open(connect, waitFor, auth, paths, null);
+    }
+
+    /**
+     * As {@link #open(String, Duration, ZkAuth, ZkPaths)}, over TLS when {@code tls} is given: the client speaks to an
+     * ensemble's {@code secureClientPort} with the settings of {@code --zk-tls} (docs/decisions/0040-tls.md), held by
+     * this client alone (never the JVM's system properties).
+     *
+     * @param tls ZooKeeper's client TLS settings, or {@code null} for plain text
+     * @throws IllegalStateException when no connection is made within {@code waitFor}
+     * @throws InterruptedException  when interrupted while waiting
+     */
+    public static CuratorFramework open(String connect, Duration waitFor, ZkAuth auth, ZkPaths paths, ZkTls tls) throws InterruptedException {
         CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
                 .connectionTimeoutMs((int) CONNECTION_TIMEOUT.toMillis())
                 .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000))
                 .runSafeService(runSafeService());
+        // Curator hands this configuration to each ZooKeeper handle it makes, after a session expiry too.
+        if (tls != null) b.zkClientConfig(tls.clientConfig());
         AtomicReference<CuratorFramework> self = new AtomicReference<>();
         if (auth != null) {
             b.authorization(auth.authorizations()).aclProvider(acls(auth, paths, self::get));
@@ -92,7 +107,10 @@ public final class MeshZk {
         if (!client.blockUntilConnected((int) waitFor.toMillis(), TimeUnit.MILLISECONDS)) {
             client.close();
             throw new IllegalStateException("ZooKeeper at " + connect + " did not answer within " + waitFor.toSeconds()
-                    + "s: check --zk (default " + DEFAULT_CONNECT + ") and that the ensemble is up");
+                    + "s: check --zk (default " + DEFAULT_CONNECT + ") and that the ensemble is up" + (tls == null
+                    ? " (an ensemble's secureClientPort answers only over TLS: give --zk-tls FILE)"
+                    : "; over TLS (" + tls.file() + "), that the port is its secureClientPort, that the trustStore holds the CA "
+                    + "of the servers' certificates and that they trust the keyStore's (the log says which)"));
         }
         return client;
     }
@@ -132,7 +150,20 @@ public final class MeshZk {
      * @throws Exception             from ZooKeeper
      */
     public static CuratorFramework connect(String connect, Duration waitFor, ZkAuth auth, ZkPaths paths) throws Exception {
-        CuratorFramework client = open(connect, waitFor, auth, paths);
+        return connect(connect, waitFor, auth, paths, null);
+    }
+
+    /**
+     * As {@link #connect(String, Duration, ZkAuth, ZkPaths)}, over TLS when {@code tls} is given
+     * ({@link #open(String, Duration, ZkAuth, ZkPaths, ZkTls)}).
+     *
+     * @param tls ZooKeeper's client TLS settings, or {@code null} for plain text
+     * @return a started client
+     * @throws IllegalStateException when ZooKeeper does not answer, or when the layout does not fit {@code auth}
+     * @throws Exception             from ZooKeeper
+     */
+    public static CuratorFramework connect(String connect, Duration waitFor, ZkAuth auth, ZkPaths paths, ZkTls tls) throws Exception {
+        CuratorFramework client = open(connect, waitFor, auth, paths, tls);
         try {
             secure(client, paths, auth);
             return client;

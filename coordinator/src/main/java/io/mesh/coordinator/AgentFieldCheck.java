@@ -3,6 +3,7 @@ package io.mesh.coordinator;
 import io.mesh.manifest.ManifestError;
 import io.mesh.manifest.ManifestFields;
 import io.mesh.manifest.ModuleSpec;
+import io.mesh.wire.MeshVersion;
 import io.mesh.wire.AgentRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ZkPaths;
@@ -48,7 +49,7 @@ final class AgentFieldCheck {
             Map<String, String> since = new TreeMap<>();
             for (Map.Entry<String, String> a : versions.entrySet()) {
                 if (!m.runsOn(a.getKey())) continue;
-                ManifestFields.unknownTo(a.getValue(), used).forEach((field, v) -> {
+                MeshVersion.unknownTo(a.getValue(), used).forEach((field, v) -> {
                     hostsByField.computeIfAbsent(field, f -> new TreeSet<>()).add(a.getKey() + " (" + a.getValue() + ")");
                     since.put(field, v);
                 });

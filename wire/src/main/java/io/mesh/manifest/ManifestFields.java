@@ -1,7 +1,6 @@
 package io.mesh.manifest;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mesh.wire.MeshVersion;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -84,25 +83,4 @@ public final class ManifestFields {
 
     /** @return the version a field came in: {@link #FIRST} unless {@link #SINCE} names a later one */
     public static String since(String field) { return SINCE.getOrDefault(field, FIRST); }
-
-    /**
-     * @param agent an agent's version, as {@code /mesh/agents/<host>} publishes it
-     * @param used  the fields a push uses ({@link #used})
-     * @return those the agent's version does not know, with the version each came in; every one when the version
-     *         cannot be read (such an agent is taken to know nothing)
-     */
-    public static Map<String, String> unknownTo(String agent, Set<String> used) {
-        Map<String, String> out = new java.util.TreeMap<>();
-        for (String f : used) {
-            String since = since(f);
-            boolean knows;
-            try {
-                knows = agent != null && MeshVersion.compare(agent, since) >= 0;
-            } catch (IllegalArgumentException e) {
-                knows = false;
-            }
-            if (!knows) out.put(f, since);
-        }
-        return out;
-    }
 }

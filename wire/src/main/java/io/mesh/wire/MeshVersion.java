@@ -46,4 +46,25 @@ public final class MeshVersion {
         if (out.isEmpty()) throw new IllegalArgumentException("'" + Printable.cut(String.valueOf(v)) + "' is not a version such as " + CURRENT);
         return out;
     }
+
+    /**
+     * @param agent an agent's version, as {@code /mesh/agents/<host>} publishes it
+     * @param used  the fields a push uses ({@link io.mesh.manifest.ManifestFields#used})
+     * @return those the agent's version does not know, with the version each came in; every one when the version
+     *         cannot be read (such an agent is taken to know nothing)
+     */
+    public static java.util.Map<String, String> unknownTo(String agent, java.util.Set<String> used) {
+        java.util.Map<String, String> out = new java.util.TreeMap<>();
+        for (String f : used) {
+            String since = io.mesh.manifest.ManifestFields.since(f);
+            boolean knows;
+            try {
+                knows = agent != null && compare(agent, since) >= 0;
+            } catch (IllegalArgumentException e) {
+                knows = false;
+            }
+            if (!knows) out.put(f, since);
+        }
+        return out;
+    }
 }

@@ -1,6 +1,7 @@
 package io.mesh.manifest;
 
 import io.mesh.wire.Json;
+import io.mesh.wire.MeshVersion;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -47,11 +48,11 @@ class ManifestFieldsTest {
     @Test
     void anAgentKnowsTheFieldsOfItsVersionAndOneThatIsNoVersionKnowsNone() throws Exception {
         Set<String> used = ManifestFields.used(Json.MAPPER.valueToTree(new ManifestParser().parse(RICH).get(0)));
-        assertThat(ManifestFields.unknownTo(ManifestFields.FIRST, used)).isEmpty();
-        assertThat(ManifestFields.unknownTo("0.2.0", used)).as("a newer agent knows what this version knows").isEmpty();
-        assertThat(ManifestFields.unknownTo("0.0.9", used)).as("older than the first release").containsOnlyKeys(used)
+        assertThat(MeshVersion.unknownTo(ManifestFields.FIRST, used)).isEmpty();
+        assertThat(MeshVersion.unknownTo("0.2.0", used)).as("a newer agent knows what this version knows").isEmpty();
+        assertThat(MeshVersion.unknownTo("0.0.9", used)).as("older than the first release").containsOnlyKeys(used)
                 .containsValue(ManifestFields.FIRST);
-        assertThat(ManifestFields.unknownTo("dev", used)).containsOnlyKeys(used);
-        assertThat(ManifestFields.unknownTo(null, used)).containsOnlyKeys(used);
+        assertThat(MeshVersion.unknownTo("dev", used)).containsOnlyKeys(used);
+        assertThat(MeshVersion.unknownTo(null, used)).containsOnlyKeys(used);
     }
 }

@@ -2,7 +2,7 @@
 # The packages for real (SPEC.md, "Running it for real"), root on this Debian machine with its Docker engine:
 #   1. bash deploy/package.sh (arguments are passed on: --no-build uses the jars already built);
 #   2. each .deb by dpkg-deb --info/--contents: Depends on openjdk-17-jre-headless, the units, the conffiles;
-#      the image mesh/agent:<version> answers --help;
+#      the image mesh/agent:<version> answers --help, and later runs an agent that applies a push (below);
 #   3. in a clean Debian container (debootstrap --variant=minbase, imported once as mesh-test/debian:<codename> with
 #      systemd added as the test's tool; neither package depends on it): apt-get install ./mesh-agent_*.deb
 #      ./mesh-coordinator_*.deb, so that apt brings the Java runtime from the packages' Depends (nothing of it is in the
@@ -46,7 +46,7 @@ finish() {
 abort() { bad "$1"; finish || true; exit 1; }
 in_ctr() { docker exec -i "$ctr" "$@"; }  # -i: a here-document or file on stdin reaches the command
 cleanup() {
-  docker rm -f "$ctr" "$ctr-dl" "$ctr-base" >/dev/null 2>&1 || true
+  docker rm -f "$ctr-image" "$ctr" "$ctr-dl" "$ctr-base" >/dev/null 2>&1 || true
   docker ps -aq --filter "name=^${module}-" | xargs -r docker rm -f >/dev/null 2>&1 || true
   [ -z "${tmp:-}" ] || rm -rf "$tmp"
 }
@@ -183,6 +183,17 @@ check "mesh push --wait: the agent applies it (container $module-sleeper on this
   bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh push /tmp/pkgtest.yaml --wait >/dev/null && docker ps --format '{{.Names}}' | grep -qx $module-sleeper"
 check "mesh delete --wait removes it" \
   bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh delete $module --wait >/dev/null && ! docker ps -a --format '{{.Names}}' | grep -qx $module-sleeper"
+# The image's agent, in the test container's network namespace (so it reaches the packaged coordinator's ZooKeeper on
+# its 127.0.0.1), with this machine's engine socket mounted: a push for its host lands on that engine.
+in_ctr sh -c "sed 's/hosts: \[pkgtest\]/hosts: [pkgimage]/; s/^module: $module\$/module: $module-img/' /tmp/pkgtest.yaml >/tmp/pkgimage.yaml"
+docker run -d --name "$ctr-image" --network "container:$ctr" -v /var/run/docker.sock:/var/run/docker.sock \
+  "mesh/agent:$version" run --host pkgimage --zk 127.0.0.1:2181 --state-dir /tmp/agent >/dev/null
+check "the image mesh/agent:$version runs an agent that applies a push to the engine whose socket it mounts" \
+  bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh push /tmp/pkgimage.yaml --wait >/dev/null && docker ps --format '{{.Names}}' | grep -qx $module-img-sleeper"
+check "... and removes it on a delete" \
+  bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh delete $module-img --wait >/dev/null && ! docker ps -a --format '{{.Names}}' | grep -qx $module-img-sleeper"
+docker logs "$ctr-image" >"$tmp/image-agent.log" 2>&1 || true
+docker rm -f "$ctr-image" >/dev/null 2>&1 || true
 check "zkcli answers (ls /mesh)" bash -c "docker exec $ctr zkcli ls /mesh | grep -q agents"
 check "mesh-backup.timer enables and waits" bash -c "docker exec $ctr systemctl enable --now mesh-backup.timer >/dev/null 2>&1 && docker exec $ctr systemctl is-active --quiet mesh-backup.timer"
 if grep -qE '^ +backup ' <<<"$(mesh --help 2>/dev/null)"; then  # not a pipe: grep -q's early exit would fail it (pipefail)

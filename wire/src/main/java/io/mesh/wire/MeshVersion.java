@@ -50,20 +50,21 @@ public final class MeshVersion {
     /**
      * @param agent an agent's version, as {@code /mesh/agents/<host>} publishes it
      * @param used  the fields a push uses ({@link io.mesh.manifest.ManifestFields#used})
-     * @return those the agent's version does not know, with the version each came in; every one when the version
-     *         cannot be read (such an agent is taken to know nothing)
+     * @return those the agent's version does not know, with the version each came in. A node with no version, or one
+     *         that is no version, is taken as the first release's ({@link io.mesh.manifest.ManifestFields#FIRST}): every
+     *         agent has published its version since then, so such a node is no newer agent's
      */
     public static java.util.Map<String, String> unknownTo(String agent, java.util.Set<String> used) {
+        String version = agent;
+        try {
+            compare(version, io.mesh.manifest.ManifestFields.FIRST);
+        } catch (IllegalArgumentException e) {
+            version = io.mesh.manifest.ManifestFields.FIRST;
+        }
         java.util.Map<String, String> out = new java.util.TreeMap<>();
         for (String f : used) {
             String since = io.mesh.manifest.ManifestFields.since(f);
-            boolean knows;
-            try {
-                knows = agent != null && compare(agent, since) >= 0;
-            } catch (IllegalArgumentException e) {
-                knows = false;
-            }
-            if (!knows) out.put(f, since);
+            if (compare(version, since) < 0) out.put(f, since);
         }
         return out;
     }

@@ -184,7 +184,10 @@ check "mesh push --wait: the agent applies it (container $module-sleeper on this
 check "mesh delete --wait removes it" \
   bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh delete $module --wait >/dev/null && ! docker ps -a --format '{{.Names}}' | grep -qx $module-sleeper"
 # The image's agent, in the test container's network namespace (so it reaches the packaged coordinator's ZooKeeper on
-# its 127.0.0.1), with this machine's engine socket mounted: a push for its host lands on that engine.
+# its 127.0.0.1), with this machine's engine socket mounted: a push for its host lands on that engine. The packaged
+# agent stops first: both would be agents of one engine, and a delete's tombstone has every agent remove the module's
+# containers from its engine.
+in_ctr systemctl stop mesh-agent
 in_ctr sh -c "sed 's/hosts: \[pkgtest\]/hosts: [pkgimage]/; s/^module: $module\$/module: $module-img/' /tmp/pkgtest.yaml >/tmp/pkgimage.yaml"
 docker run -d --name "$ctr-image" --network "container:$ctr" -v /var/run/docker.sock:/var/run/docker.sock \
   "mesh/agent:$version" run --host pkgimage --zk 127.0.0.1:2181 --state-dir /tmp/agent >/dev/null
@@ -192,7 +195,7 @@ check "the image mesh/agent:$version runs an agent that applies a push to the en
   bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh push /tmp/pkgimage.yaml --wait >/dev/null && docker ps --format '{{.Names}}' | grep -qx $module-img-sleeper"
 check "... and removes it on a delete" \
   bash -c "docker exec $ctr env MESH_TOKEN=pkgtest-token timeout 90 mesh delete $module-img --wait >/dev/null && ! docker ps -a --format '{{.Names}}' | grep -qx $module-img-sleeper"
-docker logs "$ctr-image" >"$tmp/image-agent.log" 2>&1 || true
+[ "$failed" = 0 ] || { echo "  the image's agent's log, last lines:"; docker logs "$ctr-image" 2>&1 | tail -15 | sed 's/^/    /'; }
 docker rm -f "$ctr-image" >/dev/null 2>&1 || true
 check "zkcli answers (ls /mesh)" bash -c "docker exec $ctr zkcli ls /mesh | grep -q agents"
 check "mesh-backup.timer enables and waits" bash -c "docker exec $ctr systemctl enable --now mesh-backup.timer >/dev/null 2>&1 && docker exec $ctr systemctl is-active --quiet mesh-backup.timer"

@@ -59,6 +59,8 @@ public final class AgentNode implements AutoCloseable {
     private final byte[] data;
     private final Runnable onTaken;
     private volatile boolean active;
+    /** Said once: the node's parent is gone (an empty tree) and this process waits for it. */
+    private volatile boolean waitingForParent;
     private volatile boolean claimed;
 
     /**
@@ -208,8 +210,10 @@ public final class AgentNode implements AutoCloseable {
     /** After a lost session or a delete: make the node again, unless another agent has it now. */
     private void keep() {
         try {
-            // Parents too: an ensemble that lost its tree and started empty has no /mesh/agents (decision 39 item 6)
-            client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).inBackground((BackgroundCallback) this::created).forPath(path, data);
+            // Parents too, on open ACLs: an ensemble that lost its tree and started empty has no /mesh/agents. A host's
+            // identity makes none (MeshZk.asHost): it waits for them (created() looks again every 2 s).
+            (MeshZk.asHost(client) ? client.create() : client.create().creatingParentsIfNeeded())
+                    .withMode(CreateMode.EPHEMERAL).inBackground((BackgroundCallback) this::created).forPath(path, data);
         } catch (Exception e) {
             log.warn("agent host={}: cannot make {} again: {}", host, path, e.getMessage());
         }
@@ -253,9 +257,19 @@ public final class AgentNode implements AutoCloseable {
                     onTaken.run();
                 }
             }).forPath(path);
+        } else if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            // no /mesh/agents: the tree is empty and this host's identity does not make it (decision 39 item 6)
+            if (!waitingForParent) {
+                waitingForParent = true;
+                log.warn("agent host={}: {} has no parent: the tree is empty; waiting for a coordinator or mesh-coordinator "
+                        + "credentials {} to make it again", host, path, host);
+            }
+            CompletableFuture.delayedExecutor(2, TimeUnit.SECONDS).execute(() -> { if (active) keep(); });
+            return;
         } else if (e.getResultCode() != KeeperException.Code.CONNECTIONLOSS.intValue()) {
             log.warn("agent host={}: making {} again failed: {}", host, path, KeeperException.Code.get(e.getResultCode()));
         }
+        waitingForParent = false;
         // connection loss: RECONNECTED makes it again
     }
 

@@ -114,10 +114,14 @@ public final class WindowRequests implements AutoCloseable {
      * @throws Exception from ZooKeeper
      */
     public void start() throws Exception {
-        try {
-            client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(paths.requests(host), "{}".getBytes());
-        } catch (KeeperException.NodeExistsException ignored) {
-            // there already
+        // Looked at first: ZooKeeper checks the right to create under the parent before whether the node exists, and a host
+        // identity may not create under /mesh/requests (mesh-coordinator credentials made its node: SPEC "Identities").
+        if (client.checkExists().forPath(paths.requests(host)) == null) {
+            try {
+                client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).forPath(paths.requests(host), "{}".getBytes());
+            } catch (KeeperException.NodeExistsException ignored) {
+                // made meanwhile
+            }
         }
         sweep(true);
         cache.listenable().addListener(CuratorCacheListener.builder()

@@ -289,6 +289,11 @@ public final class Applier {
          */
         private Exit noDesiredState() throws Exception {
             if (noOp.nothingHere(module)) return Exit.NOTHING;
+            // A host's identity makes no shared parent (MeshZk.asHost): with no /mesh/reports/<host> (an empty tree, before
+            // a coordinator or mesh-coordinator credentials makes it again) there is nowhere to say it.
+            if (io.mesh.curator.MeshZk.asHost(store.client()) && store.client().checkExists().forPath(store.paths().reports(host)) == null) {
+                return Exit.NOTHING;
+            }
             ApplyReport r = ApplyReport.noDesiredState(host, module, started, Times.now());
             if (reports.sameAsLast(r) && store.reportIsOurs(host, module)) return Exit.NOTHING;
             reports.write(r);

@@ -159,5 +159,14 @@ class HostIdentityDaemonTest {
         var after = docker.inspect(app);
         assertThat(after.getId()).as("the same container").isEqualTo(id);
         assertThat(after.getState().getRunning()).as("running again").isTrue();
+
+        // Window requests (mesh window run), as mesh-agent run starts them: the host's node, made by its credentials, is
+        // looked at, not created (ZooKeeper checks the right to create under /mesh/requests before the node's existence).
+        WindowRequests requests = new WindowRequests(agentClient, paths, HOST, ProcessRef.current("mesh-agent run (test)"),
+                daemon::runWindow, Duration.ofMinutes(10), daemon.timer());
+        closing.add(requests);
+        requests.start();
+        assertThat(acl(anyone, paths.requests(HOST))).as("the coordinators made it").contains("world:anyone:" + ZooDefs.Perms.READ)
+                .anyMatch(a -> a.startsWith("digest:mesh:"));
     }
 }

@@ -152,6 +152,19 @@ final class ClientTls {
         return null;
     }
 
+    /**
+     * @param e what a request met, which {@link #explain} told as a refusal
+     * @return false when the refusal is only inferred from a connection closed or reset after the coordinator asked for
+     *         a client certificate: it may also have taken the request and then lost the connection, so a request that
+     *         may not be sent twice is not sent to another coordinator
+     */
+    boolean surelyNotSent(IOException e) {
+        if (refusal != null || !asked || chain.isEmpty()) return true;
+        String text = messages(e);
+        return text.contains("bad_certificate") || text.contains("unknown_ca") || text.contains("certificate_unknown")
+                || text.contains("certificate_expired") || text.contains("access_denied");
+    }
+
     /** The JDK's trust manager, with each refusal told as its fix. */
     private final class Trust extends X509ExtendedTrustManager {
         private final X509ExtendedTrustManager jdk;

@@ -394,6 +394,12 @@ public final class CoordinatorClient {
                 continue;
             } catch (IOException e) {
                 String tlsRefusal = tls == null ? null : tls.explain(e, base);
+                if (tlsRefusal != null && !repeatable && !tls.surelyNotSent(e)) {
+                    // A connection closed after the handshake asked for a certificate: a refusal, or a request taken and
+                    // then lost. One that may not be sent twice is not sent elsewhere.
+                    throw new UnreachableException("lost the coordinator at " + base + ": " + tlsRefusal
+                            + ", or it took the request and lost the connection" + lostNote(), e);
+                }
                 if (tlsRefusal != null) {
                     // TLS refused before the request reached the API (a client certificate is checked in the handshake,
                     // which TLS 1.3 finishes after the client has written): it was not done there.

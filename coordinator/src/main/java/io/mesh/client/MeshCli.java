@@ -104,7 +104,11 @@ public final class MeshCli implements Runnable {
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             PrintWriter err = commandLine.getErr();
             if (ex instanceof CoordinatorClient.UnreachableException) {
-                err.println("mesh: " + ex.getMessage() + " (is mesh-coordinator serve running? set --coordinator or " + CoordinatorCommand.Connection.ENV_COORDINATOR + ")");
+                // A TLS refusal names its own fix; "is it running?" is for a coordinator that did not answer at all.
+                boolean tls = false;
+                for (Throwable t = ex; t != null && !tls; t = t.getCause()) tls = t instanceof javax.net.ssl.SSLException;
+                err.println("mesh: " + ex.getMessage() + (tls ? "" : " (is mesh-coordinator serve running? set --coordinator or "
+                        + CoordinatorCommand.Connection.ENV_COORDINATOR + ")"));
                 err.flush();
                 return UNREACHABLE;
             }

@@ -120,12 +120,19 @@ public record BackupDocument(String format, int version, String mesh, String roo
             throw Refusal.badRequest("sha256", "the backup's nodes do not match its sha256: the file was edited or damaged after "
                     + "mesh backup wrote it; restore an unedited copy (or take the backup again)");
         }
-        Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new java.util.HashSet<>(SUBTREES);
         List<String> problems = new ArrayList<>();
         for (Node n : doc.nodes()) {
             String why = pathProblem(n.path());
             if (why == null && n.data() == null) why = "has no data";
-            if (why == null && !seen.add(n.path())) why = "is there twice";
+            if (why == null && n.data().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NODE_BYTES) {
+                why = "holds more than " + MAX_NODE_BYTES + " bytes (ZooKeeper's limit of a node)";
+            }
+            if (why == null && !SUBTREES.contains(n.path()) && !seen.contains(n.path().substring(0, n.path().lastIndexOf('/')))) {
+                why = "comes before its parent (a backup lists parents first)";
+            }
+            if (why == null && sequence(n.path()) > MAX_SEQUENCE) why = "has a sequence number above " + MAX_SEQUENCE;
+            if (why == null && !SUBTREES.contains(n.path()) && !seen.add(n.path())) why = "is there twice";
             if (why != null) problems.add(Printable.cut(String.valueOf(n.path())) + " " + why);
             if (problems.size() >= 5) break;
         }
@@ -136,11 +143,32 @@ public record BackupDocument(String format, int version, String mesh, String roo
         return doc;
     }
 
+    /** The most bytes of a node's data a restore writes: ZooKeeper refuses a request over about 1 MB. */
+    static final int MAX_NODE_BYTES = 1_000_000;
+    /**
+     * The highest push or history number a restore takes: it moves each parent's sequence past it with two writes per
+     * number not yet used (decision 39 item 4), about 15 s per 200,000 here; a fleet's real numbers stay far below.
+     */
+    static final long MAX_SEQUENCE = 10_000_000;
+
+    /** @return the push or history number a path names, or -1 */
+    static long sequence(String path) {
+        String name = path.substring(path.lastIndexOf('/') + 1);
+        if (path.startsWith("/pushes/") && path.indexOf('/', "/pushes/".length()) < 0) return io.mesh.wire.ZkPaths.pushSeq(name);
+        if (path.startsWith("/history/") && path.chars().filter(c -> c == '/').count() == 3) return io.mesh.wire.ZkPaths.historySeq(name);
+        return -1;
+    }
+
     /** @return why a backup's path is not one a restore writes, or {@code null} when it is */
     static String pathProblem(String path) {
         if (path == null || !path.startsWith("/") || path.endsWith("/") || path.contains("//")) return "is not a path such as /desired/store";
         for (String part : path.substring(1).split("/")) {
             if (part.equals(".") || part.equals("..") || part.chars().anyMatch(c -> c < 0x21 || c == 0x7f)) return "is not a path such as /desired/store";
+        }
+        try {
+            org.apache.zookeeper.common.PathUtils.validatePath(path);
+        } catch (IllegalArgumentException e) {
+            return "is not a path ZooKeeper takes (" + Printable.cut(String.valueOf(e.getMessage())) + ")";
         }
         for (String s : SUBTREES) if (path.equals(s) || path.startsWith(s + "/")) return null;
         return "is outside what a backup holds";

@@ -149,9 +149,18 @@ final class BackupStore {
         List<BackupDocument.Node> first = new ArrayList<>(), desired = new ArrayList<>();
         for (BackupDocument.Node n : doc.nodes()) (n.path().startsWith("/desired/") ? desired : first).add(n);
         int[] counts = new int[3]; // created, updated, unchanged
-        write(first, counts);
-        Map<String, Long> sequences = moveSequencesOn(doc);
-        write(desired, counts);
+        List<Undo> done = new ArrayList<>();
+        Map<String, Long> sequences;
+        try {
+            write(first, counts, done);
+            sequences = moveSequencesOn(doc);
+            write(desired, counts, done);
+        } catch (Exception e) {
+            String left = undo(done);
+            throw new IllegalStateException("the restore failed (" + e + ") after writing " + done.size() + " node(s); "
+                    + left + ": run mesh restore again once ZooKeeper answers (the tree is as before the restore, but for "
+                    + "the sequence numbers moved on)", e);
+        }
         int holds = (int) doc.nodes().stream().filter(n -> n.path().startsWith("/held/") && depth(n.path()) == 3).count();
         Restored r = new Restored(counts[0], counts[1], counts[2], desired.size(), holds, sequences);
         LOG.warn("restore of a backup taken {} (mesh {}, root {}) into {}: {} created, {} updated, {} unchanged; {} desired, {} holds{}",
@@ -160,10 +169,38 @@ final class BackupStore {
         return r;
     }
 
+    /** A node a restore wrote, and what it held before ({@code null}: it was not there). */
+    private record Undo(String path, byte[] before) {}
+
+    /**
+     * Puts back what a failed restore wrote, newest first, best effort: a restore either writes the whole backup or
+     * leaves the tree as it found it (a hold, freeze or drain left alone without the rest would restrain agents).
+     *
+     * @return what is said of it
+     */
+    private String undo(List<Undo> done) {
+        int failed = 0;
+        for (int i = done.size() - 1; i >= 0; i--) {
+            Undo u = done.get(i);
+            try {
+                if (u.before() == null) client.delete().forPath(u.path());
+                else client.setData().forPath(u.path(), u.before());
+            } catch (KeeperException.NoNodeException gone) {
+                // not there: nothing to undo
+            } catch (Exception e) {
+                failed++;
+            }
+        }
+        LOG.warn("restore failed: {} node(s) it wrote put back as they were{}", done.size() - failed,
+                failed == 0 ? "" : ", " + failed + " could not be");
+        return failed == 0 ? "they were put back as they were" : failed + " of them could not be put back (ZooKeeper did not answer)";
+    }
+
     /** Creates or sets each node, in transactions of at most {@link #TRANSACTION_BYTES} and {@link #TRANSACTION_OPS}. */
-    private void write(List<BackupDocument.Node> nodes, int[] counts) throws Exception {
+    private void write(List<BackupDocument.Node> nodes, int[] counts, List<Undo> done) throws Exception {
         Map<String, byte[]> now = readAll(nodes.stream().map(BackupDocument.Node::path).toList());
         List<CuratorOp> ops = new ArrayList<>();
+        List<Undo> pending = new ArrayList<>();
         long bytes = 0;
         for (BackupDocument.Node n : nodes) {
             byte[] data = n.data().getBytes(StandardCharsets.UTF_8);
@@ -183,13 +220,19 @@ final class BackupStore {
             long size = data.length + path.length() + 64L;
             if (!ops.isEmpty() && (bytes + size > TRANSACTION_BYTES || ops.size() >= TRANSACTION_OPS)) {
                 client.transaction().forOperations(ops);
+                done.addAll(pending);
                 ops = new ArrayList<>();
+                pending = new ArrayList<>();
                 bytes = 0;
             }
             ops.add(op);
+            pending.add(new Undo(path, there));
             bytes += size;
         }
-        if (!ops.isEmpty()) client.transaction().forOperations(ops);
+        if (!ops.isEmpty()) {
+            client.transaction().forOperations(ops);
+            done.addAll(pending);
+        }
     }
 
     /** @return each node's data now, by its relative path; a node not there is absent from the map */

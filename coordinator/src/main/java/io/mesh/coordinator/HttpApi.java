@@ -828,7 +828,14 @@ public final class HttpApi implements AutoCloseable {
         BackupDocument doc = BackupDocument.parse(body);
         String q = ex.query();
         boolean force = q != null && Arrays.asList(q.split("&")).contains("force=true");
-        BackupStore.Restored r = backups.restore(doc, force);
+        BackupStore.Restored r;
+        try {
+            r = backups.restore(doc, force);
+        } catch (IllegalStateException failed) { // ZooKeeper failed mid-way: what was written is put back, and said
+            LOG.warn("restore by \"{}\" from {} failed: {}", who, ex.remoteHost(), failed.getMessage());
+            send(ex, 500, error(failed.getMessage()));
+            return;
+        }
         LOG.warn("restore by \"{}\" from {} of a backup taken {}: {} nodes", who, ex.remoteHost(), doc.takenAt(), doc.nodes().size());
         send(ex, 200, r);
     }

@@ -111,7 +111,8 @@ public final class Pem {
 
     private static String readPem(String flag, Path file) {
         try {
-            return Files.readString(file, StandardCharsets.US_ASCII);
+            // Any byte: comments around the blocks may be UTF-8 (an issuer's name); only the base64 between the markers is read.
+            return Files.readString(file, StandardCharsets.ISO_8859_1);
         } catch (IOException e) {
             throw new IllegalArgumentException(flag + " " + file + " cannot be read (" + e.getClass().getSimpleName()
                     + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "): give a PEM file readable by this process's user");

@@ -125,9 +125,20 @@ class BackupApiTest {
         CoordinatorExtension.Answer outside = restore(resummed(doc, n -> n.addObject().put("path", "/agents/host-z").put("data", "{}")), "?force=true");
         assertThat(outside.status()).isEqualTo(400);
         assertThat(outside.body()).contains("/agents/host-z is outside what a backup holds");
+        CoordinatorExtension.Answer orphan = restore(resummed(doc, n -> n.addObject().put("path", "/held/host-z/store-registry").put("data", "{}")), "?force=true");
+        assertThat(orphan.status()).isEqualTo(400);
+        assertThat(orphan.body()).contains("/held/host-z/store-registry comes before its parent");
+        CoordinatorExtension.Answer far = restore(resummed(doc, n -> n.addObject().put("path", "/pushes/push-2147483647").put("data", "{}")), "?force=true");
+        assertThat(far.status()).isEqualTo(400);
+        assertThat(far.body()).contains("/pushes/push-2147483647 has a sequence number above");
+        CoordinatorExtension.Answer big = restore(resummed(doc, n -> n.addObject().put("path", "/freezes/huge").put("data", "x".repeat(1_000_001))), "?force=true");
+        assertThat(big.status()).isEqualTo(400);
+        assertThat(big.body()).contains("/freezes/huge holds more than");
         CoordinatorExtension.Answer notAdmin = fx.api.post("/v1/restore?force=true", bytes, Map.of("Authorization", "Bearer tok-ci-1"));
         assertThat(notAdmin.status()).isEqualTo(403);
         assertThat(c.checkExists().forPath(paths.root() + "/agents/host-z")).isNull();
+        assertThat(c.checkExists().forPath(paths.root() + "/held/host-z")).isNull();
+        assertThat(c.checkExists().forPath(paths.root() + "/freezes/huge")).isNull();
         assertThat(paths(backup())).as("nothing written by a refused restore").isEqualTo(before);
 
         // The tree emptied (as an ensemble that lost its data), then restored: the same nodes, byte for byte

@@ -103,6 +103,7 @@ public final class MeshZk {
         }
         CuratorFramework client = b.build();
         self.set(client);
+        if (auth != null && !auth.admin()) AS_HOST.add(client);
         client.start();
         if (!client.blockUntilConnected((int) waitFor.toMillis(), TimeUnit.MILLISECONDS)) {
             client.close();
@@ -114,6 +115,19 @@ public final class MeshZk {
         }
         return client;
     }
+
+    /** The clients that authenticate as a host's identity ({@link #asHost}). */
+    private static final java.util.Set<CuratorFramework> AS_HOST = java.util.Collections.newSetFromMap(
+            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>()));
+
+    /**
+     * @param client a client {@link #open} made
+     * @return true when it authenticates as a host's identity: such a client makes no shared parent ({@code /mesh},
+     *         {@code /mesh/agents}, {@code /mesh/reports} ...), which would get its host's ACL and shut the admin out of
+     *         the tree (after an ensemble lost its data, a coordinator or {@code mesh-coordinator credentials} makes them;
+     *         docs/decisions/0039-backups-and-an-empty-ensemble.md item 6)
+     */
+    public static boolean asHost(CuratorFramework client) { return AS_HOST.contains(client); }
 
     /**
      * Curator's {@code runSafe} executor (CuratorCache and other recipes hand listener calls to it) as Curator makes it,

@@ -41,7 +41,7 @@ import static org.awaitility.Awaitility.await;
  * Faults the ledger must tell apart (decision 28; SPEC.md, "Audit"), on a real Docker engine and a real ZooKeeper,
  * judged by {@link AuditChecker} over the daemon's own ledger ({@link LedgerFiles#slice}) as {@code mesh audit} judges
  * it: Docker's restart policy starting a held container, a container removed by hand while its module is frozen, and
- * {@code docker stop}/{@code start} by hand while the agent is down for two minutes.
+ * {@code docker stop}/{@code start} by hand while the agent is down for a minute.
  */
 @Tag("slow")
 class LedgerFaultsTest {
@@ -217,15 +217,15 @@ class LedgerFaultsTest {
     }
 
     /**
-     * The agent down for two minutes while dockerd keeps its events: two {@code docker stop}s and two
+     * The agent down for a minute while dockerd keeps its events: two {@code docker stop}s and two
      * {@code docker start}s by hand of the module's container meanwhile (about ten events, far fewer than dockerd's 256
      * buffered). The restarted agent finds its anchor in the engine's replay (the {@code follow} line says no event was
      * missed): no {@code gap}; the four hand-made touches are {@code outside-mesh}, and nothing else is reported (no
-     * event is written twice).
+     * event is written twice). dockerd's buffer is counted in events, not time: a minute shows the replay as two did.
      */
     @Test
-    @Tag("engine-alone") // dockerd keeps its last 256 events: with other tests' events beside it, they roll over in 2 minutes
-    void theAgentDownForTwoMinutesLosesNoEventAndTheHandMadeOnesAreOutsideMesh() throws Exception {
+    @Tag("engine-alone") // dockerd keeps its last 256 events: with other tests' events beside it, they roll over in minutes
+    void theAgentDownForAMinuteLosesNoEventAndTheHandMadeOnesAreOutsideMesh() throws Exception {
         Instant t0 = Instant.now();
         zk.setDesired(spec("unless-stopped"), "r1");
         applied("r1");
@@ -234,12 +234,12 @@ class LedgerFaultsTest {
         agent.close();
         Instant down = Instant.now();
         for (int i = 0; i < 2; i++) {
-            Thread.sleep(20_000);
+            Thread.sleep(10_000);
             docker.client().stopContainerCmd(id).withTimeout(2).exec(); // by hand, nobody following
-            Thread.sleep(20_000);
+            Thread.sleep(10_000);
             docker.client().startContainerCmd(id).exec();
         }
-        Thread.sleep(Math.max(0, Duration.ofMinutes(2).minus(Duration.between(down, Instant.now())).toMillis()));
+        Thread.sleep(Math.max(0, Duration.ofMinutes(1).minus(Duration.between(down, Instant.now())).toMillis()));
         Instant up = Instant.now();
         agent.start(); // the same --state-dir, its anchor in ledger/cursor
         List<LedgerEntry> lines = awaitLine(t0, e -> e.kind() == LedgerKind.FOLLOW && e.at().isAfter(up.minusSeconds(1)));

@@ -226,15 +226,7 @@ public final class CoordinatorClient {
      * @throws InterruptedException when interrupted
      */
     public Response postJson(String path, Object body) throws IOException, InterruptedException {
-        String text = Json.text(body);
-        return sendOverHttpClient(false, base -> {
-            HttpRequest.Builder b = request(base, path)
-                    .header("Content-Type", "application/json; charset=utf-8")
-                    .header("X-Mesh-User", String.valueOf(System.getProperty("user.name")))
-                    .POST(HttpRequest.BodyPublishers.ofString(text, StandardCharsets.UTF_8));
-            if (token != null) b.header("Authorization", "Bearer " + token);
-            return b.build();
-        });
+        return postDocument(path, Json.text(body).getBytes(StandardCharsets.UTF_8));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.mesh.coordinator;
 
+import io.mesh.curator.PipelinedReads;
 import io.mesh.wire.HeldRecord;
 import io.mesh.wire.Json;
 import io.mesh.wire.ZkPaths;
@@ -13,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -21,8 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Takes and restores backups ({@code GET /v1/backup}, {@code POST /v1/restore}; SPEC.md "Running it for real"). What a
@@ -31,9 +31,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class BackupStore {
     private static final Logger LOG = LoggerFactory.getLogger(BackupStore.class);
-    /** Reads sent before their answers are awaited: pipelined on the one connection, each answer one node's. */
-    private static final int IN_FLIGHT = 256;
-    /** How long one batch of reads may take before the backup is refused as ZooKeeper not answering. */
+    /** How long one batch of {@link PipelinedReads#IN_FLIGHT} reads may take before ZooKeeper is taken as not answering. */
     private static final long BATCH_WITHIN_S = 30;
     /** A restore's transactions stay under this many bytes of data and paths (ZooKeeper's request limit is 1 MB). */
     static final int TRANSACTION_BYTES = 512 * 1024;
@@ -68,39 +66,24 @@ final class BackupStore {
     private void walk(String subtree, List<BackupDocument.Node> out) throws Exception {
         List<String> level = List.of(subtree);
         while (!level.isEmpty()) {
-            List<String> next = new ArrayList<>();
-            for (int from = 0; from < level.size(); from += IN_FLIGHT) {
-                List<String> batch = level.subList(from, Math.min(level.size(), from + IN_FLIGHT));
-                List<CompletableFuture<CuratorEvent>> data = new ArrayList<>(), children = new ArrayList<>();
-                for (String rel : batch) {
-                    CompletableFuture<CuratorEvent> d = new CompletableFuture<>(), c = new CompletableFuture<>();
-                    client.getData().inBackground((x, e) -> d.complete(e)).forPath(paths.root() + rel);
-                    client.getChildren().inBackground((x, e) -> c.complete(e)).forPath(paths.root() + rel);
-                    data.add(d);
-                    children.add(c);
-                }
-                List<CompletableFuture<CuratorEvent>> all = new ArrayList<>(data);
-                all.addAll(children);
-                CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(BATCH_WITHIN_S, TimeUnit.SECONDS);
-                for (int i = 0; i < batch.size(); i++) {
-                    String rel = batch.get(i);
-                    CuratorEvent d = data.get(i).join(), c = children.get(i).join();
-                    if (gone(d, rel) || gone(c, rel)) continue; // deleted while the backup ran
-                    if (!kept(rel, d.getStat(), d.getData())) continue;
-                    out.add(new BackupDocument.Node(rel, d.getData() == null ? "" : new String(d.getData(), StandardCharsets.UTF_8)));
-                    c.getChildren().stream().sorted().forEach(child -> next.add(rel + "/" + child));
-                }
+            List<String> next = new ArrayList<>(), at = level.stream().map(rel -> paths.root() + rel).toList();
+            List<CuratorEvent> data = PipelinedReads.data(client, at, within(at.size()));
+            List<CuratorEvent> children = PipelinedReads.children(client, at, within(at.size()));
+            for (int i = 0; i < level.size(); i++) {
+                String rel = level.get(i);
+                CuratorEvent d = data.get(i), c = children.get(i);
+                if (PipelinedReads.missing(d, at.get(i)) || PipelinedReads.missing(c, at.get(i))) continue; // deleted while the backup ran
+                if (!kept(rel, d.getStat(), d.getData())) continue;
+                out.add(new BackupDocument.Node(rel, d.getData() == null ? "" : new String(d.getData(), StandardCharsets.UTF_8)));
+                c.getChildren().stream().sorted().forEach(child -> next.add(rel + "/" + child));
             }
             level = next;
         }
     }
 
-    /** @return true when the read found no node; throws the read's error when it failed otherwise */
-    private static boolean gone(CuratorEvent e, String path) throws KeeperException {
-        KeeperException.Code code = KeeperException.Code.get(e.getResultCode());
-        if (code == KeeperException.Code.NONODE) return true;
-        if (code != KeeperException.Code.OK) throw KeeperException.create(code == null ? KeeperException.Code.SYSTEMERROR : code, path);
-        return false;
+    /** @return how long {@code n} reads may take: {@link #BATCH_WITHIN_S} per batch of {@link PipelinedReads#IN_FLIGHT} */
+    private static Duration within(int n) {
+        return Duration.ofSeconds(BATCH_WITHIN_S * Math.max(1, (n + PipelinedReads.IN_FLIGHT - 1) / PipelinedReads.IN_FLIGHT));
     }
 
     /** A window's held nodes and every ephemeral node belong to a live session: never backed up (decision 39 item 1). */
@@ -237,20 +220,12 @@ final class BackupStore {
 
     /** @return each node's data now, by its relative path; a node not there is absent from the map */
     private Map<String, byte[]> readAll(List<String> rels) throws Exception {
+        List<String> at = rels.stream().map(rel -> paths.root() + rel).toList();
+        List<CuratorEvent> answers = PipelinedReads.data(client, at, within(at.size()));
         Map<String, byte[]> out = new LinkedHashMap<>();
-        for (int from = 0; from < rels.size(); from += IN_FLIGHT) {
-            List<String> batch = rels.subList(from, Math.min(rels.size(), from + IN_FLIGHT));
-            List<CompletableFuture<CuratorEvent>> answers = new ArrayList<>();
-            for (String rel : batch) {
-                CompletableFuture<CuratorEvent> a = new CompletableFuture<>();
-                client.getData().inBackground((x, e) -> a.complete(e)).forPath(paths.root() + rel);
-                answers.add(a);
-            }
-            CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(BATCH_WITHIN_S, TimeUnit.SECONDS);
-            for (int i = 0; i < batch.size(); i++) {
-                CuratorEvent e = answers.get(i).join();
-                if (!gone(e, batch.get(i))) out.put(batch.get(i), e.getData() == null ? new byte[0] : e.getData());
-            }
+        for (int i = 0; i < rels.size(); i++) {
+            CuratorEvent e = answers.get(i);
+            if (!PipelinedReads.missing(e, at.get(i))) out.put(rels.get(i), e.getData() == null ? new byte[0] : e.getData());
         }
         return out;
     }

@@ -76,6 +76,15 @@ final class Exchange {
     /** @return the query as sent, or {@code null} */
     String query() { return request.getHttpURI().getQuery(); }
 
+    /**
+     * @param name a flag of the query, such as {@code force}
+     * @return true when the query holds {@code name=true} ({@code ?force=true}, {@code ?stale=true})
+     */
+    boolean flag(String name) {
+        String q = query();
+        return q != null && java.util.Arrays.asList(q.split("&")).contains(name + "=true");
+    }
+
     /** @return the first value of the request header, or {@code null} */
     String header(String name) { return request.getHeaders().get(name); }
 

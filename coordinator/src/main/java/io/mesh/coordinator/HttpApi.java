@@ -54,7 +54,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -771,8 +770,7 @@ public final class HttpApi implements AutoCloseable {
      * {@code ?stale=true}, an admin's token removes a held node nothing owns instead ({@link HoldStore#releaseStale}).
      */
     private void release(Exchange ex, String host, String container) throws Exception {
-        String q = ex.query();
-        if (q != null && Arrays.asList(q.split("&")).contains("stale=true")) {
+        if (ex.flag("stale")) {
             releaseStale(ex, host, container);
             return;
         }
@@ -826,8 +824,7 @@ public final class HttpApi implements AutoCloseable {
         byte[] body = smallBody(ex, MAX_RESTORE_BYTES, "a backup that mesh backup wrote");
         if (body == null) return;
         BackupDocument doc = BackupDocument.parse(body);
-        String q = ex.query();
-        boolean force = q != null && Arrays.asList(q.split("&")).contains("force=true");
+        boolean force = ex.flag("force");
         BackupStore.Restored r;
         try {
             r = backups.restore(doc, force);
@@ -1015,9 +1012,7 @@ public final class HttpApi implements AutoCloseable {
         if (m == null) return;
         PushWriter.Result result;
         try {
-            String q = ex.query();
-            boolean force = q != null && Arrays.asList(q.split("&")).contains("force=true");
-            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(identity(ex, m.bySignature()), ex.header(SOURCE_HEADER)), force);
+            result = writer.write(m.text(), ex.header(REVISION_HEADER), new PushWriter.Origin(identity(ex, m.bySignature()), ex.header(SOURCE_HEADER)), ex.flag("force"));
         } catch (ManifestException e) {
             metrics.rejected(Metrics.INVALID);
             send(ex, 400, Map.of("errors", e.errors()));

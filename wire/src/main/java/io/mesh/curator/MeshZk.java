@@ -122,10 +122,10 @@ public final class MeshZk {
 
     /**
      * @param client a client {@link #open} made
-     * @return true when it authenticates as a host's identity: such a client makes no shared parent ({@code /mesh},
-     *         {@code /mesh/agents}, {@code /mesh/reports} ...), which would get its host's ACL and shut the admin out of
-     *         the tree (after an ensemble lost its data, a coordinator or {@code mesh-coordinator credentials} makes them;
-     *         docs/decisions/0039-backups-and-an-empty-ensemble.md item 6)
+     * @return true when it authenticates as a host's identity: what such a client writes into an empty tree must not
+     *         make the shared parents ({@code /mesh}, {@code /mesh/agents}, {@code /mesh/reports}), which would get its
+     *         host's ACL and shut the admin out (docs/decisions/0039-backups-and-an-empty-ensemble.md item 6: the agent
+     *         node and a {@code no-desired-state} report wait for them)
      */
     public static boolean asHost(CuratorFramework client) { return AS_HOST.contains(client); }
 

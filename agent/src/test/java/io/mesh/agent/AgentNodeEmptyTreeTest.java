@@ -29,6 +29,12 @@ class AgentNodeEmptyTreeTest {
     @RegisterExtension
     final ZooKeeperExtension zk = new ZooKeeperExtension();
 
+    /** Adds {@code path} and every node below it to {@code out}, parents first. */
+    private static void collect(CuratorFramework c, String path, List<String> out) throws Exception {
+        out.add(path);
+        for (String child : c.getChildren().forPath(path)) collect(c, path + "/" + child, out);
+    }
+
     @Test
     void aHostsIdentityMakesNoSharedParentAndItsNodeComesBackWithTheLayout() throws Exception {
         ZkPaths paths = new ZkPaths(ZkPaths.DEFAULT_ROOT);
@@ -42,17 +48,30 @@ class AgentNodeEmptyTreeTest {
                         new AgentRecord(HOST, MeshVersion.CURRENT, ProcessHandle.current().pid(), Instant.now()), () -> { });
                 try {
                     node.claim();
-                    // The layout lost: the node and its parent go at once (the agent would make the node again between two deletes)
-                    coordinator.transaction().forOperations(coordinator.transactionOp().delete().forPath(paths.agent(HOST)),
-                            coordinator.transactionOp().delete().forPath(paths.agents()));
+                    // The tree lost, as an ensemble that lost its data: every node under the root goes at once, deepest
+                    // first (the agent would make its node again between two deletes)
+                    List<String> all = new java.util.ArrayList<>();
+                    collect(coordinator, paths.root(), all);
+                    java.util.Collections.reverse(all);
+                    coordinator.transaction().forOperations(all.stream().map(p -> {
+                        try {
+                            return coordinator.transactionOp().delete().forPath(p);
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }).toList());
                     long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
                     while (System.nanoTime() < until) { // it tries every 2 s
-                        assertThat(coordinator.checkExists().forPath(paths.agents())).as("no shared parent made by the host").isNull();
+                        assertThat(coordinator.checkExists().forPath(paths.root())).as("no shared parent made by the host").isNull();
                         Thread.sleep(200);
                     }
-                    MeshZk.secure(coordinator, paths, admin); // the admin makes the layout again
+                    // the admin makes the layout and the host's identity again (mesh-coordinator credentials)
+                    HostIdentities.register(coordinator, paths, admin, own, Instant.now());
+                    MeshZk.secure(coordinator, paths, admin);
                     await().atMost(Duration.ofSeconds(10)).until(() -> coordinator.checkExists().forPath(paths.agent(HOST)) != null);
                     List<ACL> parent = coordinator.getACL().forPath(paths.agents());
+                    assertThat(coordinator.getACL().forPath(paths.root())).as("the root is the admin's")
+                            .anyMatch(a -> "digest".equals(a.getId().getScheme()) && ZkAuth.userOf(a.getId()).equals("mesh"));
                     assertThat(parent).as("the parent is the admin's").anyMatch(a -> "digest".equals(a.getId().getScheme())
                             && ZkAuth.userOf(a.getId()).equals("mesh") && a.getPerms() == org.apache.zookeeper.ZooDefs.Perms.ALL);
                 } finally {

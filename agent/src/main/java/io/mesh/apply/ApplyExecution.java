@@ -373,7 +373,12 @@ final class ApplyExecution {
             if (ApplyPlanner.isHeld(prev.dockerName(), held)) continue; // a window's or an operator's: untouched
             try {
                 for (ObservedContainer o : observed) {
-                    if (o != prev && (o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) docker.remove(o.id());
+                    if (o == prev || !(o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) continue;
+                    try {
+                        docker.remove(o.id());
+                    } catch (RuntimeException e) {
+                        moveAsideDead(name, o.id(), e); // a container dockerd left Dead frees the name by its rename
+                    }
                 }
             } catch (RuntimeException e) {
                 // dockerd away or the lock lapsing fails the apply as before: the next one puts the container back
@@ -790,12 +795,19 @@ final class ApplyExecution {
                             hooks.run(docker, HookPhase.PRE_STOP, a.dockerName(), id, ContainerHooks.asCreated(docker.labels(id)), false)
                                     .ifPresent(r -> hooked.add("hook " + r.line()));
                         }
-                        stop(a, id, old == null ? 10 : old.stopTimeoutSeconds());
+                        if (before == null || !before.markedForRemoval()) stop(a, id, old == null ? 10 : old.stopTimeoutSeconds());
                         docker.remove(id);
                     } catch (RuntimeException e) {
                         // Gone meanwhile: a leftover of an interrupted recreate that this apply's recreate of the
-                        // same container moved out of its way. Anything else is a failure.
-                        if (!docker.labels(id).isEmpty()) throw e;
+                        // same container moved out of its way. Anything else is a failure, but for a dead container
+                        // already out of its name's way: nothing of it runs or can, and what is desired runs beside
+                        // it, so the module is not failed for Docker's debris (failure model row 129).
+                        if (docker.labels(id).isEmpty()) return result(a, ContainerAction.REMOVED, hooked, id);
+                        if (!ApplyPlanner.deadAside(a.dockerName()) || e instanceof SessionGuard.SessionLostException
+                                || !DockerEngine.answered(e)) throw e;
+                        hooked.add("Docker cannot remove it yet (" + describe(e) + "): nothing of it runs; each apply tries"
+                                + " again, or `docker rm -f " + a.dockerName() + "` once what Docker names is fixed");
+                        return result(a, ContainerAction.UNCHANGED, hooked, id);
                     }
                     return result(a, ContainerAction.REMOVED, hooked, id);
                 }
@@ -832,7 +844,8 @@ final class ApplyExecution {
         // The name the old one will wait under is freed before anything is stopped: a leftover there that Docker cannot
         // remove (a dockerd restart left it "Removal In Progress", "device or resource busy": CI seed
         // 6271426431236788468, failure model row 70) failed the rename after the stop, at every apply, so what ran was
-        // stopped and started again every few seconds. Now the recreate fails first, and the old one runs on.
+        // stopped and started again every few seconds. Now the recreate fails first, and the old one runs on; a leftover
+        // Docker left Dead is moved out of the way instead (failure model row 129), and the recreate goes on.
         if (observed.stream().anyMatch(o -> o.dockerName().equals(prevName) && !o.id().equals(oldId))) {
             String left = docker.idByName(prevName);
             if (left != null && !left.equals(oldId)) removeLeftover(desired.module(), prevName, left, null);
@@ -1090,24 +1103,31 @@ final class ApplyExecution {
 
     /**
      * Replaces a container Docker marked for removal ({@link ObservedContainer#markedForRemoval}): nothing of it runs
-     * or can run again, so there is nothing to stop or put back. The new one is created aside, the old one removed
-     * (forced), then the new one takes the name and starts. When Docker cannot remove the old one, the new one is
-     * removed and the container fails with what to do; an apply never leaves two containers under one module name.
+     * or can run again, so there is nothing to stop or put back. The old one is removed (forced), or, when Docker cannot
+     * remove it, moved out of the name's way ({@link #moveAsideDead}); then the new one is created aside, takes the name
+     * and starts. When Docker can neither remove nor rename the old one, nothing is created and the container fails
+     * with what to do; an apply never leaves two containers under one module name, nor makes one at each try.
      */
     private ContainerResult replaceMarkedForRemoval(PlannedAction a, ContainerSpec spec, DesiredRecord desired,
                                                     ObservedContainer before, Images images) {
         images.ensure(spec, a.dockerName());
-        String nextName = a.dockerName() + NEXT_SUFFIX;
-        String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
+        List<String> reasons = new ArrayList<>(a.reasons());
         try {
             docker.remove(before.id());
         } catch (RuntimeException e) {
             if (e instanceof SessionGuard.SessionLostException) throw e;
-            docker.remove(newId);
-            List<String> reasons = new ArrayList<>(a.reasons());
-            reasons.add(unremovable(before, a.dockerName(), e));
-            return result(a, ContainerAction.FAILED, reasons, before.id());
+            try {
+                moveAsideDead(a.dockerName(), before.id(), e);
+            } catch (RuntimeException notMoved) {
+                if (notMoved instanceof SessionGuard.SessionLostException) throw notMoved;
+                reasons.add(unremovable(before, a.dockerName(), e));
+                return result(a, ContainerAction.FAILED, reasons, before.id());
+            }
+            reasons.add("Docker cannot remove the container it marked for removal (" + describe(e) + "): it waits aside as "
+                    + ApplyPlanner.deadName(a.dockerName(), before.id()));
         }
+        String nextName = a.dockerName() + NEXT_SUFFIX;
+        String newId = outOfTheWay(desired.module(), nextName, null, () -> create(nextName, a.name(), spec, desired));
         Readiness.Verdict v;
         try {
             v = takeNameAndStart(a, newId, spec);
@@ -1119,9 +1139,9 @@ final class ApplyExecution {
         }
         tried.add(a.name());
         if (!v.ready()) notReady.add(a.name());
-        if (!v.ready()) return result(a, ContainerAction.FAILED, plus(a.reasons(), v.reasons(), keepFailed(a, newId)), newId, v);
+        if (!v.ready()) return result(a, ContainerAction.FAILED, plus(reasons, v.reasons(), keepFailed(a, newId)), newId, v);
         dropFailed(a);
-        return result(a, ContainerAction.RECREATED, a.reasons(), newId, v);
+        return result(a, ContainerAction.RECREATED, reasons, newId, v);
     }
 
     /** @return why a container Docker marked for removal is failed when Docker refuses its removal, with what to do */
@@ -1189,7 +1209,40 @@ final class ApplyExecution {
             throw new IllegalStateException("the name " + name + " is taken by a container of module " + owner + "; not touching it", cause);
         }
         log.info("removing container {} ({}), left by an interrupted recreate", name, left);
-        docker.remove(left);
+        try {
+            docker.remove(left);
+        } catch (RuntimeException e) {
+            moveAsideDead(ApplyPlanner.baseName(name), left, e);
+        }
+    }
+
+    /**
+     * Moves a container Docker marked for removal and cannot remove ("device or resource busy" after a dockerd
+     * restart) out of a name's way: Docker renames a Dead container, so the name is free for what must run under it.
+     * It waits under {@code <name>.mesh-dead-<id>} ({@link ApplyPlanner#deadName}); each apply tries its removal again.
+     * Failure model row 129.
+     *
+     * @param dockerName the Docker name of the container it stands for (without a temporary suffix)
+     * @param id         the container
+     * @param cause      Docker's answer to its removal
+     * @throws RuntimeException {@code cause}, when Docker did not answer, the container is not marked for removal, or
+     *                          its rename fails too (then beside it, suppressed)
+     */
+    private void moveAsideDead(String dockerName, String id, RuntimeException cause) {
+        if (cause instanceof SessionGuard.SessionLostException || !DockerEngine.answered(cause)) throw cause;
+        String aside = ApplyPlanner.deadName(dockerName, id);
+        try {
+            String status = docker.runState(id).status();
+            if (status == null || !(status.startsWith("dead") || status.startsWith("removing"))) throw cause;
+            docker.rename(id, aside);
+        } catch (io.mesh.docker.NoSuchContainerException gone) {
+            return; // Docker finished the removal after all: the name is free
+        } catch (RuntimeException e) {
+            if (e != cause) cause.addSuppressed(e);
+            throw cause;
+        }
+        log.warn("container {} ({}): Docker marked it for removal and cannot remove it ({}); moved out of the name's way as {}",
+                dockerName, id, describe(cause), aside);
     }
 
     /** Creates a container with its labels and its secrets as read at the start of this apply. */

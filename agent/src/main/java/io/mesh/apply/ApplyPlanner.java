@@ -44,14 +44,44 @@ public final class ApplyPlanner {
      * (docs/design.md, "Apply").
      */
     static final String FAILED_SUFFIX = ".mesh-failed";
+    /**
+     * Infix of the Docker name a container Docker marked for removal and cannot remove waits under, out of its name's
+     * way, followed by 12 digits of its id: {@code <name>.mesh-dead-<id>} (failure model row 129).
+     */
+    static final String DEAD_INFIX = ".mesh-dead-";
+
+    /**
+     * @param dockerName the Docker name the dead container stands in the way of (its container's, without a suffix)
+     * @param id         its container id
+     * @return the name it waits under until Docker can remove it
+     */
+    static String deadName(String dockerName, String id) {
+        return dockerName + DEAD_INFIX + id.substring(0, Math.min(12, id.length()));
+    }
+
+    /** @return true for a container moved out of its name's way because Docker cannot remove it ({@link #DEAD_INFIX}) */
+    static boolean deadAside(String dockerName) {
+        return dockerName.contains(DEAD_INFIX);
+    }
+
+    /** @return the container's Docker name without a temporary suffix: the name of the container it stands for */
+    static String baseName(String dockerName) {
+        int dead = dockerName.indexOf(DEAD_INFIX);
+        if (dead >= 0) return dockerName.substring(0, dead);
+        for (String suffix : new String[] {NEXT_SUFFIX, PREV_SUFFIX, FAILED_SUFFIX}) {
+            if (dockerName.endsWith(suffix)) return dockerName.substring(0, dockerName.length() - suffix.length());
+        }
+        return dockerName;
+    }
 
     /**
      * @param dockerName a container's Docker name
      * @return true for a recreate's copy kept aside under a suffixed name ({@link #NEXT_SUFFIX}, {@link #PREV_SUFFIX},
-     *         {@link #FAILED_SUFFIX}), not the container of its name
+     *         {@link #FAILED_SUFFIX}) or a dead one moved aside ({@link #DEAD_INFIX}), not the container of its name
      */
     static boolean keptAside(String dockerName) {
-        return dockerName.endsWith(NEXT_SUFFIX) || dockerName.endsWith(PREV_SUFFIX) || dockerName.endsWith(FAILED_SUFFIX);
+        return dockerName.endsWith(NEXT_SUFFIX) || dockerName.endsWith(PREV_SUFFIX) || dockerName.endsWith(FAILED_SUFFIX)
+                || deadAside(dockerName);
     }
 
     private ApplyPlanner() {}
@@ -78,8 +108,7 @@ public final class ApplyPlanner {
      */
     static boolean isHeld(String dockerName, Map<String, HeldRecord> held) {
         if (held.containsKey(dockerName)) return true;
-        return dockerName.endsWith(PREV_SUFFIX)
-                && held.containsKey(dockerName.substring(0, dockerName.length() - PREV_SUFFIX.length()));
+        return (dockerName.endsWith(PREV_SUFFIX) || deadAside(dockerName)) && held.containsKey(baseName(dockerName));
     }
 
     /**
@@ -180,15 +209,17 @@ public final class ApplyPlanner {
                     && c.dockerName().equals(ModuleSpec.dockerName(module, c.name()) + FAILED_SUFFIX)) {
                 continue; // a try that was not ready, kept stopped for its logs: the next try of its container replaces it
             }
-            String base = c.dockerName().endsWith(PREV_SUFFIX)
-                    ? c.dockerName().substring(0, c.dockerName().length() - PREV_SUFFIX.length()) : null;
+            String base = c.dockerName().endsWith(PREV_SUFFIX) || deadAside(c.dockerName()) ? baseName(c.dockerName()) : null;
             if (base != null && isHeld(c.dockerName(), held)) {
-                // what ran before a cut recreate of a container a window now holds: kept until the window ends
+                // what ran before a cut recreate of a container a window now holds, or a dead one moved out of its
+                // way: kept until the hold ends
                 out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.HELD,
-                        List.of("the previous container of " + base + ", kept while " + base + " is held"), c.id()));
+                        List.of((deadAside(c.dockerName()) ? "a container of " : "the previous container of ") + base
+                                + ", kept while " + base + " is held"), c.id()));
                 continue;
             }
-            String why = c.name() != null && desired.containsKey(c.name())
+            String why = deadAside(c.dockerName()) ? "Docker marked it for removal; moved out of " + baseName(c.dockerName()) + "'s way"
+                    : c.name() != null && desired.containsKey(c.name())
                     ? "duplicate of " + ModuleSpec.dockerName(module, c.name()) + " (left by an interrupted recreate)"
                     : "no longer in the spec";
             out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.REMOVE, List.of(why), c.id()));

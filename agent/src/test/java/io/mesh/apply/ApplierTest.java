@@ -236,21 +236,92 @@ class ApplierTest {
         assertThat(byName(removed).get("worker").action()).isEqualTo(ContainerAction.REMOVED);
         assertThat(docker.inspect(deadWorker)).isNull();
 
-        // Docker cannot remove it: the container fails with what to do; nothing new is left under a temporary name
+        // Docker cannot remove it (failure model row 129): it is moved out of the name's way, and the new one runs
+        // under the name; later applies make nothing new, and remove it once Docker can
         deadWeb = docker.idByName(web);
         java.nio.file.Path stuck = TestDocker.makeDead(deadWeb, true);
+        String aside = web + ".mesh-dead-" + deadWeb.substring(0, 12);
         try {
-            ApplyReport failed = applier.apply(module, () -> false);
-            assertThat(failed.outcome()).as("report %s", failed).isEqualTo(ApplyOutcome.FAILED);
-            assertThat(byName(failed).get("web").reasons()).anyMatch(s -> s.contains("Dead") && s.contains("docker rm -f " + web));
-            assertThat(docker.idByName(web)).isEqualTo(deadWeb);
-            assertThat(docker.moduleContainers(module)).extracting(io.mesh.docker.ObservedContainer::id).containsExactly(deadWeb);
+            ApplyReport moved = applier.apply(module, () -> false);
+            assertThat(moved.outcome()).as("report %s", moved).isEqualTo(ApplyOutcome.APPLIED);
+            assertThat(byName(moved).get("web").reasons()).anyMatch(s -> s.contains("waits aside as " + aside));
+            assertThat(docker.idByName(aside)).as("the dead one, aside").isEqualTo(deadWeb);
+            String now = docker.idByName(web);
+            assertThat(now).isNotEqualTo(deadWeb);
+            assertThat(docker.inspect(now).getState().getRunning()).isTrue();
+
+            java.time.Instant from = java.time.Instant.now();
+            ApplyReport again = applier.apply(module, () -> false);
+            assertThat(again.outcome()).as("report %s", again).isEqualTo(ApplyOutcome.APPLIED);
+            assertThat(again.containers()).as("report %s", again).anySatisfy(c -> {
+                assertThat(c.container()).isEqualTo(aside);
+                assertThat(c.action()).isEqualTo(ContainerAction.UNCHANGED);
+                assertThat(String.join("; ", c.reasons())).contains("Docker cannot remove it yet", "docker rm -f " + aside);
+            });
+            assertThat(docker.idByName(web)).isEqualTo(now);
+            long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+            assertThat(TestDocker.events(module, from, java.time.Instant.now()).stream().filter(e -> e.getTimeNano() >= fromNanos)
+                    .map(TestDocker::action).toList()).as("Docker's events of the module at a later apply").doesNotContain("create", "start", "stop", "kill", "rename");
+            assertThat(docker.moduleContainers(module)).extracting(io.mesh.docker.ObservedContainer::dockerName)
+                    .containsExactlyInAnyOrder(web, aside);
         } finally {
             TestDocker.unstick(stuck);
         }
         ApplyReport after = applier.apply(module, () -> false);
         assertThat(after.outcome()).as("report %s", after).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(after.containers()).anySatisfy(c -> {
+            assertThat(c.container()).isEqualTo(aside);
+            assertThat(c.action()).isEqualTo(ContainerAction.REMOVED);
+        });
+        assertThat(docker.inspect(deadWeb)).isNull();
         assertThat(docker.inspect(web).getState().getRunning()).isTrue();
+    }
+
+    /**
+     * FleetHistoryIT seed -2234925440049306439 (failure model row 129): dockerd went away in the middle of a recreate's
+     * put-back, after the new container had taken the name; its removal left it Dead, and Docker could not finish it
+     * ("device or resource busy"). The next applies could not put the previous container back under the name, then
+     * removed it as a duplicate, and made and removed a container under {@code .mesh-next} at each try: the module's
+     * container stayed down for good. Now the dead one is moved out of the name's way, the previous one put back and
+     * started, then recreated with the new spec; Docker's events show what the previous container went through.
+     */
+    @Test
+    void aDeadContainerUnderTheNameOfACutRecreateIsMovedAsideAndThePreviousOnePutBack() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String web = module + "-web";
+        String previous = docker.idByName(web);
+        // what a cut recreate leaves: the previous one stopped aside with policy no, a new one under the name
+        docker.stop(previous, 2);
+        docker.updateRestartPolicy(previous, "no");
+        docker.rename(previous, web + ".mesh-prev");
+        String cut = docker.client().createContainerCmd(BUSYBOX).withName(web).withCmd("sleep", "600")
+                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none"))
+                .withLabels(Map.of(io.mesh.docker.Labels.MODULE, module, io.mesh.docker.Labels.CONTAINER, "web")).exec().getId();
+        docker.start(cut);
+        docker.stop(cut, 1);
+        java.nio.file.Path stuck = TestDocker.makeDead(cut, true);
+        String aside = web + ".mesh-dead-" + cut.substring(0, 12);
+        try {
+            zk.setDesired(yaml(BUSYBOX, "two", false), "r2");
+            java.time.Instant from = java.time.Instant.now();
+            ApplyReport r = applier.apply(module, () -> false);
+            java.time.Instant to = java.time.Instant.now();
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
+            assertThat(docker.idByName(aside)).as("the dead one, aside").isEqualTo(cut);
+            assertThat(docker.idByName(web + ".mesh-prev")).isNull();
+            assertThat(docker.idByName(web + ".mesh-next")).isNull();
+            InspectContainerResponse now = docker.inspect(web);
+            assertThat(now.getState().getRunning()).isTrue();
+            assertThat(now.getConfig().getEnv()).contains("MODE=two");
+            assertThat(TestDocker.events(module, from, to).stream().filter(e -> previous.equals(e.getId())).map(TestDocker::action).toList())
+                    .as("Docker's events of the previous container: put back and started, then replaced by the push")
+                    .containsSubsequence("rename", "start", "destroy");
+        } finally {
+            TestDocker.unstick(stuck);
+        }
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        assertThat(docker.inspect(cut)).isNull();
     }
 
     @Test

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real mesh fleet on one machine, on loopback (SPEC.md, "Fleet on one machine"), for multi-host tests and demos.
 #
-#   fleet.sh up [N]            start what is missing of an N-host fleet (default 3; idempotent), print the env
+#   fleet.sh up [N] [--tls]    start what is missing of an N-host fleet (default 3; idempotent), print the env;
+#                              --tls: all TLS (below); an `up` of the other mode switches a fleet that is up
 #   fleet.sh down              stop everything, remove the engines' containers and volumes (idempotent)
 #   fleet.sh status            each process: pid, up/down, answering or not
 #   fleet.sh env               print /run/mesh-fleet/env
@@ -23,6 +24,14 @@
 # Then it prints the export lines of SPEC (MESH_ZK, MESH_COORDINATOR, MESH_FLEET_HOSTS, MESH_FLEET_DOCKER_fleet_<i>,
 # MESH_FLEET_STATE_fleet_<i>) on stdout and writes them to /run/mesh-fleet/env: eval "$(deploy/dev/fleet.sh up)".
 # Progress goes to stderr.
+#
+# All TLS (`up --tls`; docs/decisions/0040-tls.md): the setup makes a CA and one certificate for 127.0.0.1 and
+# localhost (server and client use) with openssl, in /run/mesh-fleet/tls/ (ca.pem, fleet.pem, fleet.key; a day);
+# ZooKeeper serves only its secureClientPort (the same ports, Netty, client certificates required), coordinators
+# serve only HTTPS (https://127.0.0.1:7171, :7172), and agents, coordinators and zkcli take --zk-tls
+# /run/mesh-fleet/tls/zk-client.properties. The env adds MESH_CA and MESH_ZK_TLS, which mesh and zkcli read. The
+# engines are kept when an `up` switches modes; ZooKeeper (its data kept), the coordinators and the agents restart.
+# Later one-part starts (start-agent, start-zk, ...) keep the mode, which /run/mesh-fleet/mode records.
 #
 # Pid files (a nemesis signals these; a pid is trusted only while that process's command line still names its
 # fleet role, so a reused pid is never signalled):
@@ -136,7 +145,46 @@ wait_until() {
   done
 }
 
-http_get() { curl -fsS --max-time 5 "$1" 2>/dev/null; }
+http_get() { curl -fsS --max-time 5 ${TLS_ON:+--cacert "$TLS_DIR/ca.pem"} "$1" 2>/dev/null; }
+
+# ---------------------------------------------------------------------------------------------------------------
+# TLS (`up --tls`): the mode the running parts were started in, and the certificates the setup makes.
+
+TLS_DIR=$RUN/tls
+TLS_ON=""                                         # non-empty in a TLS fleet (set by load_mode)
+load_mode() { TLS_ON=""; [ "$(cat "$RUN/mode" 2>/dev/null)" = tls ] && TLS_ON=1 || true; }
+scheme() { [ -n "$TLS_ON" ] && echo https || echo http; }
+# Arguments of every ZooKeeper client of a TLS fleet (agents, coordinators, zkcli).
+zk_tls_args() { [ -n "$TLS_ON" ] && printf '%s\n' --zk-tls "$TLS_DIR/zk-client.properties" || true; }
+
+# The fleet's CA and its one certificate (server and client use, 127.0.0.1 and localhost), for a day; kept while
+# they last more than an hour. PEM, the key unencrypted (BEGIN PRIVATE KEY): ZooKeeper's PEM stores and mesh read it.
+make_certs() {
+  if [ -f "$TLS_DIR/fleet.pem" ] && openssl x509 -in "$TLS_DIR/fleet.pem" -noout -checkend 3600 >/dev/null 2>&1; then return 0; fi
+  command -v openssl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
+  rm -rf "$TLS_DIR"; mkdir -p "$TLS_DIR"; chmod 700 "$TLS_DIR"
+  printf '[req]\ndistinguished_name=dn\n[dn]\n' > "$TLS_DIR/req.cnf"
+  openssl req -config "$TLS_DIR/req.cnf" -x509 -newkey rsa:2048 -nodes -keyout "$TLS_DIR/ca.key" -out "$TLS_DIR/ca.pem" \
+    -days 1 -subj /CN=mesh-fleet-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    2>/dev/null || die "openssl could not make the fleet's CA"
+  openssl req -config "$TLS_DIR/req.cnf" -x509 -newkey rsa:2048 -nodes -keyout "$TLS_DIR/fleet.key" -out "$TLS_DIR/fleet.pem" \
+    -days 1 -subj /CN=mesh-fleet -addext subjectAltName=IP:127.0.0.1,DNS:localhost -addext basicConstraints=critical,CA:FALSE \
+    -addext extendedKeyUsage=serverAuth,clientAuth -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca.key" \
+    2>/dev/null || die "openssl could not make the fleet's certificate"
+  # ZooKeeper's PEM key store: the certificate and its key in one file
+  cat "$TLS_DIR/fleet.pem" "$TLS_DIR/fleet.key" > "$TLS_DIR/zk-keystore.pem"
+  cat > "$TLS_DIR/zk-client.properties" <<PROPS
+# ZooKeeper's client TLS properties of the fleet (deploy/dev/fleet.sh up --tls): --zk-tls FILE, MESH_ZK_TLS
+zookeeper.client.secure=true
+zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty
+zookeeper.ssl.keyStore.location=$TLS_DIR/zk-keystore.pem
+zookeeper.ssl.keyStore.type=PEM
+zookeeper.ssl.trustStore.location=$TLS_DIR/ca.pem
+zookeeper.ssl.trustStore.type=PEM
+PROPS
+  rm -f "$TLS_DIR/req.cnf"
+  log "tls: made the fleet's CA and certificate in $TLS_DIR"
+}
 
 # ---------------------------------------------------------------------------------------------------------------
 # Jars: this checkout's, copied under a name of their content so that a rebuild never changes a running JVM's jar.
@@ -303,8 +351,16 @@ stop_engine() {
 zk_cfg() { echo "$RUN/zk-$1/zoo.cfg"; }
 zk_marker() { echo " $(zk_cfg "$1") "; }
 zk_running() { running "$RUN/zk-$1.pid" "$(zk_marker "$1")"; }
-# A four-letter word over bash's /dev/tcp, bounded; empty when the server does not answer.
-fourlw() { timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$((2280 + $1)); printf '%s' '$2' >&3; cat <&3" 2>/dev/null || true; }
+# A four-letter word over bash's /dev/tcp (over openssl s_client in a TLS fleet), bounded; empty when the server
+# does not answer.
+fourlw() {
+  if [ -n "$TLS_ON" ]; then
+    printf '%s' "$2" | timeout 3 openssl s_client -connect "127.0.0.1:$((2280 + $1))" -quiet -verify_return_error \
+      -CAfile "$TLS_DIR/ca.pem" -cert "$TLS_DIR/fleet.pem" -key "$TLS_DIR/fleet.key" 2>/dev/null || true
+  else
+    timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$((2280 + $1)); printf '%s' '$2' >&3; cat <&3" 2>/dev/null || true
+  fi
+}
 zk_mode() { fourlw "$1" srvr | sed -n 's/^Mode: //p'; }
 
 start_zk() {
@@ -315,14 +371,28 @@ start_zk() {
   # tickTime 1000: sessions of 2-20 s (mesh asks 15 s), and a lost leader is replaced within seconds.
   # forceSync=no: a test fleet need not wait for the disk; the transaction log still records every write.
   # No autopurge: a history checker reads the transaction log of the whole run; down removes it.
+  # A TLS fleet's server serves its secureClientPort only (Netty); the keys ZooKeeper's configuration does not
+  # name become its zookeeper.* system properties (the ssl.* stores), as its admin guide says.
+  local port
+  if [ -n "$TLS_ON" ]; then
+    port="secureClientPort=$((2280 + j))
+secureClientPortAddress=127.0.0.1
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+ssl.keyStore.location=$TLS_DIR/zk-keystore.pem
+ssl.keyStore.type=PEM
+ssl.trustStore.location=$TLS_DIR/ca.pem
+ssl.trustStore.type=PEM"
+  else
+    port="clientPort=$((2280 + j))
+clientPortAddress=127.0.0.1"
+  fi
   cat > "$(zk_cfg "$j")" <<CFG
 # mesh fleet ZooKeeper server $j of 3 (deploy/dev/fleet.sh). Loopback only.
 tickTime=1000
 initLimit=10
 syncLimit=5
 dataDir=$LIB/zk-$j
-clientPort=$((2280 + j))
-clientPortAddress=127.0.0.1
+$port
 maxClientCnxns=200
 admin.enableServer=false
 4lw.commands.whitelist=srvr,ruok,mntr
@@ -331,7 +401,7 @@ server.1=127.0.0.1:22881:23881
 server.2=127.0.0.1:22882:23882
 server.3=127.0.0.1:22883:23883
 CFG
-  log "zk-$j: starting on 127.0.0.1:$((2280 + j))"
+  log "zk-$j: starting on 127.0.0.1:$((2280 + j))${TLS_ON:+ (TLS only)}"
   launch "$LOGS/zk-$j.log" "$RUN/zk-$j.pid" \
     java $ZK_JAVA_OPTS -Dzookeeper.admin.enableServer=false -cp "${jar_copy[0]}" \
       org.apache.zookeeper.server.quorum.QuorumPeerMain "$(zk_cfg "$j")"
@@ -351,19 +421,23 @@ zk_all_serving() {
 coord_port() { echo $((7170 + $1)); }
 coord_marker() { echo " --state-dir $RUN/coordinator-$1/state "; }
 coord_running() { running "$RUN/coordinator-$1.pid" "$(coord_marker "$1")"; }
-coord_healthy() { http_get "http://127.0.0.1:$(coord_port "$1")/healthz" >/dev/null; }
+coord_healthy() { http_get "$(scheme)://127.0.0.1:$(coord_port "$1")/healthz" >/dev/null; }
 
 start_coordinator() {
   local k=$1
   stop_stale "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 "${jar_copy[1]}"
   coord_running "$k" && return 0
   mkdir -p "$RUN/coordinator-$k/state" "$LOGS"
-  log "coordinator-$k: starting on http://127.0.0.1:$(coord_port "$k")"
-  # No token, open ZooKeeper ACLs: a loopback test fleet; the caller's MESH_TOKEN / MESH_ZK_AUTH do not leak in.
+  log "coordinator-$k: starting on $(scheme)://127.0.0.1:$(coord_port "$k")"
+  local tls=()
+  mapfile -t tls < <(zk_tls_args)
+  [ -n "$TLS_ON" ] && tls+=(--tls-cert "$TLS_DIR/fleet.pem" --tls-key "$TLS_DIR/fleet.key")
+  # No token, open ZooKeeper ACLs: a loopback test fleet; the caller's MESH_TOKEN / MESH_ZK_AUTH / MESH_ZK_TLS do not
+  # leak in.
   launch "$LOGS/coordinator-$k.log" "$RUN/coordinator-$k.pid" \
-    env -u MESH_TOKEN -u MESH_ZK_AUTH MESH_COORDINATOR_JAR="${jar_copy[1]}" JAVA_OPTS="$COORDINATOR_JAVA_OPTS" \
+    env -u MESH_TOKEN -u MESH_ZK_AUTH -u MESH_ZK_TLS MESH_COORDINATOR_JAR="${jar_copy[1]}" JAVA_OPTS="$COORDINATOR_JAVA_OPTS" \
       "$repo/deploy/bin/mesh-coordinator" serve --zk "$ZK_CONNECT" --listen "127.0.0.1:$(coord_port "$k")" \
-      --state-dir "$RUN/coordinator-$k/state"
+      --state-dir "$RUN/coordinator-$k/state" "${tls[@]}"
 }
 
 await_coordinator() {
@@ -383,12 +457,12 @@ agent_running() { running "$RUN/fleet-$1/agent.pid" "$(agent_marker "$1")"; }
 agent_node_pid() {
   local i=$1 k body
   for k in $(seq 1 $COORDINATORS); do
-    if body=$(http_get "http://127.0.0.1:$(coord_port "$k")/v1/hosts"); then
+    if body=$(http_get "$(scheme)://127.0.0.1:$(coord_port "$k")/v1/hosts"); then
       jq -r --arg h "fleet-$i" '.hosts[] | select(.host == $h) | .agent.pid // empty' <<<"$body"
       return 0
     fi
   done
-  MESH_AGENT_JAR=${jar_copy[0]} "$repo/deploy/bin/zkcli" --zk "$ZK_CONNECT" get "/mesh/agents/fleet-$i" 2>/dev/null \
+  MESH_AGENT_JAR=${jar_copy[0]} "$repo/deploy/bin/zkcli" --zk "$ZK_CONNECT" $(zk_tls_args) get "/mesh/agents/fleet-$i" 2>/dev/null \
     | grep '^{' | jq -r '.pid // empty' || true
 }
 
@@ -412,13 +486,16 @@ start_agent() {
     skew=(LD_PRELOAD="$lib" FAKETIME="$clock" FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_FORCE_MONOTONIC_FIX=0)
   fi
   log "fleet-$i: starting the agent${clock:+ with its clock $clock off}"
+  local tls=()
+  mapfile -t tls < <(zk_tls_args)
   # --allow-host-path $RUN/share: tests may bind files from there (a step's gate, a registry's data).
   # --allow-host-network: the demos' and tests' containers use network: host (SPEC "Local engine"), which the agent
   # refuses by default (docs/security.md, threat 15).
   launch "$LOGS/fleet-$i-agent.log" "$RUN/fleet-$i/agent.pid" \
-    env -u MESH_TOKEN -u MESH_ZK_AUTH -u DOCKER_HOST "${skew[@]}" MESH_AGENT_JAR="$jar" JAVA_OPTS="$AGENT_JAVA_OPTS" \
+    env -u MESH_TOKEN -u MESH_ZK_AUTH -u MESH_ZK_TLS -u DOCKER_HOST "${skew[@]}" MESH_AGENT_JAR="$jar" JAVA_OPTS="$AGENT_JAVA_OPTS" \
       "$repo/deploy/bin/mesh-agent" run --host "fleet-$i" --zk "$ZK_CONNECT" --docker-host "$(sock "$i")" \
-      --state-dir "$(agent_state "$i")" --reconcile-interval "$RECONCILE" --allow-host-path "$RUN/share" --allow-host-network
+      --state-dir "$(agent_state "$i")" --reconcile-interval "$RECONCILE" --allow-host-path "$RUN/share" --allow-host-network \
+      "${tls[@]}"
 }
 
 # Waits for the agent's own node. An agent killed with SIGKILL leaves its node until its session expires (15 s):
@@ -458,7 +535,11 @@ write_env() {
   for i in $(seq 1 "$n"); do hosts+="${hosts:+ }fleet-$i"; done
   {
     echo "export MESH_ZK=$ZK_CONNECT"
-    echo "export MESH_COORDINATOR=$(for k in $(seq 1 $COORDINATORS); do echo "http://127.0.0.1:$(coord_port "$k")"; done | paste -sd,)"
+    echo "export MESH_COORDINATOR=$(for k in $(seq 1 $COORDINATORS); do echo "$(scheme)://127.0.0.1:$(coord_port "$k")"; done | paste -sd,)"
+    if [ -n "$TLS_ON" ]; then
+      echo "export MESH_CA=$TLS_DIR/ca.pem"
+      echo "export MESH_ZK_TLS=$TLS_DIR/zk-client.properties"
+    fi
     echo "export MESH_FLEET_HOSTS=\"$hosts\""
     for i in $(seq 1 "$n"); do
       echo "export MESH_FLEET_DOCKER_fleet_$i=$(sock "$i")"
@@ -475,8 +556,15 @@ known_hosts() { local d; for d in "$RUN"/fleet-*/; do [ -d "$d" ] && basename "$
 # Commands.
 
 up() {
-  local n=${1:-3} i j k
+  local n=3 tls="" i j k
   SECONDS=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --tls) tls=1 ;;
+      *) n=$1 ;;
+    esac
+    shift
+  done
   [[ $n =~ ^[1-9][0-9]?$ ]] || die "up: N must be 1..99; got '$n'"
   [ "$(id -u)" = 0 ] || die "up: run as root (it starts dockerd)"
   # The default engine and the demo images, installing Docker on a fresh Debian machine. Without fd 9: a dockerd it
@@ -486,6 +574,16 @@ up() {
     log "installing curl jq"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl jq >/dev/null; }
   jars
   mkdir -p "$LOGS"
+  # The other mode's parts stop (the engines stay): ZooKeeper keeps its data, agents and coordinators start again.
+  load_mode
+  if [ -f "$RUN/mode" ] && [ "$TLS_ON" != "$tls" ]; then
+    log "up: switching the fleet to $([ -n "$tls" ] && echo TLS || echo plain text): ZooKeeper, coordinators and agents restart"
+    for i in $(known_hosts); do stop_agent "$i" & done; wait
+    for k in $(seq 1 $COORDINATORS); do stop "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 & done; wait
+    for j in 1 2 3; do stop "$RUN/zk-$j.pid" "$(zk_marker "$j")" "zk-$j" 20 & done; wait
+  fi
+  TLS_ON=$tls
+  if [ -n "$TLS_ON" ]; then make_certs; echo tls > "$RUN/mode"; else echo plain > "$RUN/mode"; fi
   # Hosts beyond N from an earlier, bigger `up`: an N-host fleet has N hosts.
   for i in $(known_hosts); do
     [ "$i" -le "$n" ] && continue
@@ -503,7 +601,7 @@ up() {
   for i in $(seq 1 "$n"); do await_agent "$i"; done
   echo "$n" > "$RUN/size"
   write_env "$n"
-  log "up: $n host(s), 3 ZooKeeper servers, $COORDINATORS coordinators ($SECONDS s); env in $RUN/env"
+  log "up: $n host(s), 3 ZooKeeper servers, $COORDINATORS coordinators${TLS_ON:+, all TLS} ($SECONDS s); env in $RUN/env"
   cat "$RUN/env"
 }
 
@@ -530,7 +628,7 @@ down() {
   # A fresh ZooKeeper at the next up: no desired state of an earlier run is applied to the new fleet.
   for j in 1 2 3; do rm -rf "${LIB:?}/zk-$j" "${RUN:?}/zk-$j"; done
   for k in $(seq 1 $COORDINATORS); do rm -rf "${RUN:?}/coordinator-$k"; done
-  rm -rf "${RUN:?}/jars" "${RUN:?}/share" "$RUN/env" "$RUN/size"
+  rm -rf "${RUN:?}/jars" "${RUN:?}/share" "$RUN/env" "$RUN/size" "$RUN/mode" "${TLS_DIR:?}"
   log "down"
 }
 
@@ -557,7 +655,7 @@ status() {
   for k in $(seq 1 $COORDINATORS); do
     if coord_running "$k"; then
       if coord_healthy "$k"; then m=healthy; else m="not healthy"; fi
-      echo "coordinator-$k: pid $(pid_of "$RUN/coordinator-$k.pid") http://127.0.0.1:$(coord_port "$k") $m"
+      echo "coordinator-$k: pid $(pid_of "$RUN/coordinator-$k.pid") $(scheme)://127.0.0.1:$(coord_port "$k") $m"
     else
       echo "coordinator-$k: down"
     fi
@@ -580,8 +678,9 @@ mkdir -p "$RUN"
 # One fleet.sh at a time (two test JVMs running `up` together would start every process twice).
 exec 9>"$RUN/.lock"
 flock -w 600 9 || die "another fleet.sh has held $RUN/.lock for 10 minutes"
+load_mode
 case "$cmd" in
-  up) up "${1:-3}" ;;
+  up) up "$@" ;;
   down) down ;;
   status) status ;;
   env) [ -f "$RUN/env" ] && cat "$RUN/env" || die "no fleet is up (fleet.sh up)" ;;
@@ -607,5 +706,5 @@ case "$cmd" in
   stop-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); stop "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 "${2:-}" ;;
   start-coordinator) k=$(index "$cmd" "${1:-}" $COORDINATORS); jars; start_coordinator "$k"; unlock; await_coordinator "$k" ;;
   -h|--help|help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' ;;
-  *) echo "usage: $0 up [N] | down | status | env | {stop,start}-{agent,engine} I | restart-engine I | {stop,start}-zk J | {stop,start}-coordinator K" >&2; exit 2 ;;
+  *) echo "usage: $0 up [N] [--tls] | down | status | env | {stop,start}-{agent,engine} I | restart-engine I | {stop,start}-zk J | {stop,start}-coordinator K" >&2; exit 2 ;;
 esac

@@ -26,7 +26,8 @@
 # Progress goes to stderr.
 #
 # All TLS (`up --tls`; docs/decisions/0040-tls.md): the setup makes a CA and one certificate for 127.0.0.1 and
-# localhost (server and client use) with openssl, in /run/mesh-fleet/tls/ (ca.pem, fleet.pem, fleet.key; a day);
+# localhost (server and client use) with openssl, in /run/mesh-fleet/tls/ (ca.pem, fleet.pem, fleet.key; 30 days,
+# made again with less than a day left);
 # ZooKeeper serves only its secureClientPort (the same ports, Netty, client certificates required), coordinators
 # serve only HTTPS (https://127.0.0.1:7171, :7172), and agents, coordinators and zkcli take --zk-tls
 # /run/mesh-fleet/tls/zk-client.properties. The env adds MESH_CA and MESH_ZK_TLS, which mesh and zkcli read. The
@@ -157,18 +158,22 @@ scheme() { [ -n "$TLS_ON" ] && echo https || echo http; }
 # Arguments of every ZooKeeper client of a TLS fleet (agents, coordinators, zkcli).
 zk_tls_args() { [ -n "$TLS_ON" ] && printf '%s\n' --zk-tls "$TLS_DIR/zk-client.properties" || true; }
 
-# The fleet's CA and its one certificate (server and client use, 127.0.0.1 and localhost), for a day; kept while
-# they last more than an hour. PEM, the key unencrypted (BEGIN PRIVATE KEY): ZooKeeper's PEM stores and mesh read it.
+# The fleet's CA and its one certificate (server and client use, 127.0.0.1 and localhost), for 30 days; kept while
+# they last one more day (longer than any run), else made again, and CERTS_MADE says so: parts that run with the old
+# ones are restarted by `up`. PEM, the key unencrypted (BEGIN PRIVATE KEY): ZooKeeper's PEM stores and mesh read it.
+CERTS_MADE=""
 make_certs() {
-  if [ -f "$TLS_DIR/fleet.pem" ] && openssl x509 -in "$TLS_DIR/fleet.pem" -noout -checkend 3600 >/dev/null 2>&1; then return 0; fi
+  if [ -f "$TLS_DIR/fleet.pem" ] && openssl x509 -in "$TLS_DIR/fleet.pem" -noout -checkend 86400 >/dev/null 2>&1; then return 0; fi
   command -v openssl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
   rm -rf "$TLS_DIR"; mkdir -p "$TLS_DIR"; chmod 700 "$TLS_DIR"
+  local mask; mask=$(umask); umask 077
+  CERTS_MADE=1
   printf '[req]\ndistinguished_name=dn\n[dn]\n' > "$TLS_DIR/req.cnf"
   openssl req -config "$TLS_DIR/req.cnf" -x509 -newkey rsa:2048 -nodes -keyout "$TLS_DIR/ca.key" -out "$TLS_DIR/ca.pem" \
-    -days 1 -subj /CN=mesh-fleet-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    -days 30 -subj /CN=mesh-fleet-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
     2>/dev/null || die "openssl could not make the fleet's CA"
   openssl req -config "$TLS_DIR/req.cnf" -x509 -newkey rsa:2048 -nodes -keyout "$TLS_DIR/fleet.key" -out "$TLS_DIR/fleet.pem" \
-    -days 1 -subj /CN=mesh-fleet -addext subjectAltName=IP:127.0.0.1,DNS:localhost -addext basicConstraints=critical,CA:FALSE \
+    -days 30 -subj /CN=mesh-fleet -addext subjectAltName=IP:127.0.0.1,DNS:localhost -addext basicConstraints=critical,CA:FALSE \
     -addext extendedKeyUsage=serverAuth,clientAuth -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca.key" \
     2>/dev/null || die "openssl could not make the fleet's certificate"
   # ZooKeeper's PEM key store: the certificate and its key in one file
@@ -183,6 +188,7 @@ zookeeper.ssl.trustStore.location=$TLS_DIR/ca.pem
 zookeeper.ssl.trustStore.type=PEM
 PROPS
   rm -f "$TLS_DIR/req.cnf"
+  umask "$mask"
   log "tls: made the fleet's CA and certificate in $TLS_DIR"
 }
 
@@ -575,15 +581,21 @@ up() {
   jars
   mkdir -p "$LOGS"
   # The other mode's parts stop (the engines stay): ZooKeeper keeps its data, agents and coordinators start again.
+  # (No mode recorded: a fleet started before modes were, which ran plain text.) New certificates restart a TLS
+  # fleet's parts the same way: they hold the old ones.
   load_mode
-  if [ -f "$RUN/mode" ] && [ "$TLS_ON" != "$tls" ]; then
-    log "up: switching the fleet to $([ -n "$tls" ] && echo TLS || echo plain text): ZooKeeper, coordinators and agents restart"
+  [ -n "$tls" ] && make_certs
+  if { [ "$TLS_ON" != "$tls" ] || { [ -n "$tls" ] && [ -n "$CERTS_MADE" ]; }; } \
+      && { zk_running 1 || zk_running 2 || zk_running 3 || coord_running 1 || coord_running 2 \
+      || [ -n "$(for i in $(known_hosts); do agent_running "$i" && echo "$i"; done)" ]; }; then
+    log "up: $([ "$TLS_ON" != "$tls" ] && echo "switching the fleet to $([ -n "$tls" ] && echo TLS || echo plain text)" \
+      || echo "new certificates"): ZooKeeper, coordinators and agents restart"
     for i in $(known_hosts); do stop_agent "$i" & done; wait
     for k in $(seq 1 $COORDINATORS); do stop "$RUN/coordinator-$k.pid" "$(coord_marker "$k")" "coordinator-$k" 20 & done; wait
     for j in 1 2 3; do stop "$RUN/zk-$j.pid" "$(zk_marker "$j")" "zk-$j" 20 & done; wait
   fi
   TLS_ON=$tls
-  if [ -n "$TLS_ON" ]; then make_certs; echo tls > "$RUN/mode"; else echo plain > "$RUN/mode"; fi
+  if [ -n "$TLS_ON" ]; then echo tls > "$RUN/mode"; else echo plain > "$RUN/mode"; fi
   # Hosts beyond N from an earlier, bigger `up`: an N-host fleet has N hosts.
   for i in $(known_hosts); do
     [ "$i" -le "$n" ] && continue

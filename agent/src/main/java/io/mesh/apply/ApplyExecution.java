@@ -803,11 +803,17 @@ final class ApplyExecution {
                         // already out of its name's way: nothing of it runs or can, and what is desired runs beside
                         // it, so the module is not failed for Docker's debris (failure model row 129).
                         if (docker.labels(id).isEmpty()) return result(a, ContainerAction.REMOVED, hooked, id);
-                        if (!ApplyPlanner.deadAside(a.dockerName()) || e instanceof SessionGuard.SessionLostException
-                                || !DockerEngine.answered(e)) throw e;
-                        hooked.add("Docker cannot remove it yet (" + describe(e) + "): nothing of it runs; each apply tries"
-                                + " again, or `docker rm -f " + a.dockerName() + "` once what Docker names is fixed");
-                        return result(a, ContainerAction.UNCHANGED, hooked, id);
+                        if (e instanceof SessionGuard.SessionLostException || !DockerEngine.answered(e)) throw e;
+                        String aside = a.dockerName();
+                        if (!ApplyPlanner.deadAside(aside)) {
+                            // a leftover Docker left Dead under a temporary name or the spec's: out of the way first
+                            if (before == null || !before.markedForRemoval()) throw e;
+                            moveAsideDead(ApplyPlanner.baseName(aside), id, e);
+                            aside = ApplyPlanner.deadName(ApplyPlanner.baseName(aside), id);
+                        }
+                        hooked.add("Docker cannot remove it yet (" + describe(e) + "): nothing of it runs; it waits as " + aside
+                                + ", the next apply tries again, or `docker rm -f " + aside + "` once what Docker names is fixed");
+                        return new ContainerResult(aside, aside, ContainerAction.UNCHANGED, List.copyOf(hooked), id);
                     }
                     return result(a, ContainerAction.REMOVED, hooked, id);
                 }

@@ -222,7 +222,10 @@ public final class ApplyPlanner {
                     : c.name() != null && desired.containsKey(c.name())
                     ? "duplicate of " + ModuleSpec.dockerName(module, c.name()) + " (left by an interrupted recreate)"
                     : "no longer in the spec";
-            out.add(new PlannedAction(name, c.dockerName(), PlannedAction.Kind.REMOVE, List.of(why), c.id()));
+            // Debris goes by its Docker name: its result must not stand for its container's (a try's back-off is kept
+            // by container name).
+            out.add(new PlannedAction(deadAside(c.dockerName()) ? c.dockerName() : name, c.dockerName(), PlannedAction.Kind.REMOVE,
+                    List.of(why), c.id()));
         }
         return out;
     }

@@ -278,6 +278,53 @@ class ApplierTest {
     }
 
     /**
+     * A recreate's previous container, left under {@code .mesh-prev} when dockerd went away at its removal and now Dead
+     * and unremovable (failure model row 129): the module's container runs on untouched, the leftover is moved out of
+     * the way, the module is {@code applied} with the debris named, and a reconcile after that tries its removal again.
+     */
+    @Test
+    void aDeadLeftoverUnderPrevIsMovedAsideAndTheModuleStaysApplied() throws Exception {
+        zk.setDesired(yaml(BUSYBOX, "one", false), "r1");
+        assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
+        String web = module + "-web";
+        String running = docker.idByName(web);
+        String left = docker.client().createContainerCmd(BUSYBOX).withName(web + ".mesh-prev").withCmd("sleep", "600")
+                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none"))
+                .withLabels(docker.labels(running)).exec().getId();
+        docker.start(left);
+        docker.stop(left, 1);
+        java.nio.file.Path stuck = TestDocker.makeDead(left, true);
+        String aside = web + ".mesh-dead-" + left.substring(0, 12);
+        try {
+            java.time.Instant from = java.time.Instant.now();
+            ApplyReport r = applier.apply(module, () -> false);
+            assertThat(r.outcome()).as("report %s", r).isEqualTo(ApplyOutcome.APPLIED);
+            assertThat(r.containers()).as("report %s", r).anySatisfy(c -> {
+                assertThat(c.name()).isEqualTo(aside);
+                assertThat(c.container()).isEqualTo(aside);
+                assertThat(c.action()).isEqualTo(ContainerAction.UNCHANGED);
+                assertThat(String.join("; ", c.reasons())).contains("Docker cannot remove it yet");
+            });
+            assertThat(docker.idByName(aside)).isEqualTo(left);
+            assertThat(docker.idByName(web + ".mesh-prev")).isNull();
+            assertThat(docker.idByName(web)).isEqualTo(running);
+            long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+            assertThat(TestDocker.events(module, from, java.time.Instant.now()).stream()
+                    .filter(e -> e.getTimeNano() >= fromNanos && running.equals(e.getId())).map(TestDocker::action).toList())
+                    .as("Docker's events of the running container").isEmpty();
+            ApplyReport again = applier.apply(module, () -> false);
+            assertThat(again.outcome()).as("a reconcile after it: %s", again).isEqualTo(ApplyOutcome.APPLIED);
+            assertThat(again.containers()).anySatisfy(c -> {
+                assertThat(c.container()).isEqualTo(aside);
+                assertThat(c.action()).isEqualTo(ContainerAction.UNCHANGED);
+            });
+            assertThat(docker.idByName(web)).isEqualTo(running);
+        } finally {
+            TestDocker.unstick(stuck);
+        }
+    }
+
+    /**
      * FleetHistoryIT seed -2234925440049306439 (failure model row 129): dockerd went away in the middle of a recreate's
      * put-back, after the new container had taken the name; its removal left it Dead, and Docker could not finish it
      * ("device or resource busy"). The next applies could not put the previous container back under the name, then

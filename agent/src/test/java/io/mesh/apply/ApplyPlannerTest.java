@@ -123,6 +123,30 @@ class ApplyPlannerTest {
         assertThat(plan.get(2).reasons()).containsExactly("no longer in the spec");
     }
 
+    /**
+     * Docker's debris (failure model row 129): a dead container moved out of its name's way is removed by its Docker
+     * name (its result must not stand for its container's, whose failed tries are kept by name), and kept while the
+     * name it stood in is held.
+     */
+    @Test
+    void aDeadContainerMovedAsideIsRemovedByItsOwnNameAndKeptWhileItsNameIsHeld() {
+        ContainerSpec a = spec("img:1", Map.of());
+        ObservedContainer primary = observed("id-1", "registry", a, true, "running");
+        String aside = ApplyPlanner.deadName("store-registry", "0123456789abcdef");
+        assertThat(aside).isEqualTo("store-registry.mesh-dead-0123456789ab");
+        assertThat(ApplyPlanner.baseName(aside)).isEqualTo("store-registry");
+        assertThat(ApplyPlanner.keptAside(aside)).isTrue();
+        ObservedContainer dead = new ObservedContainer("0123456789abcdef", aside, "registry", SpecDiff.hash(a), SpecDiff.canonical(a),
+                "r1", false, "dead");
+        List<PlannedAction> plan = ApplyPlanner.plan("store", Map.of("registry", a), List.of(primary, dead), Map.of());
+        assertThat(plan).extracting(PlannedAction::name, PlannedAction::action).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("registry", PlannedAction.Kind.UNCHANGED),
+                org.assertj.core.groups.Tuple.tuple(aside, PlannedAction.Kind.REMOVE));
+        assertThat(plan.get(1).reasons()).containsExactly("Docker marked it for removal; moved out of store-registry's way");
+        assertThat(ApplyPlanner.plan("store", Map.of("registry", a), List.of(primary, dead), Map.of("store-registry", held("store-registry"))))
+                .extracting(PlannedAction::action).containsOnly(PlannedAction.Kind.HELD);
+    }
+
     /** A try that was not ready, kept for its logs (failure model row 80): left to its container's next try, removed with it. */
     @Test
     void aFailedTryKeptForItsLogsIsLeftWhileItsContainerIsInTheSpec() {

@@ -96,14 +96,15 @@ class FleetTlsIT {
             assertThat(noCa.code()).as(noCa.toString()).isNotZero();
             assertThat(noCa.out() + noCa.err()).contains("--ca");
 
-            // A ZooKeeper client without TLS does not connect; with the fleet's --zk-tls it does (Curator, and zkcli).
-            try (CuratorFramework bare = CuratorFrameworkFactory.newClient(env.get("MESH_ZK"), 5_000, 3_000, new RetryOneTime(200))) {
+            // With the fleet's --zk-tls a ZooKeeper client connects (Curator, and zkcli); one without TLS, at the same
+            // moment, does not.
+            try (CuratorFramework secure = MeshZk.connect(env.get("MESH_ZK"), Duration.ofSeconds(20), null,
+                    new ZkPaths(ZkPaths.DEFAULT_ROOT), ZkTls.resolve(Path.of(env.get("MESH_ZK_TLS")), Map.of()));
+                 CuratorFramework bare = CuratorFrameworkFactory.newClient(env.get("MESH_ZK"), 5_000, 3_000, new RetryOneTime(200))) {
+                assertThat(secure.getChildren().forPath(fleet.paths().agents())).containsAll(fleet.hosts());
                 bare.start();
                 assertThat(bare.blockUntilConnected(6, TimeUnit.SECONDS)).as("a plain ZooKeeper client connected").isFalse();
-            }
-            try (CuratorFramework secure = MeshZk.connect(env.get("MESH_ZK"), Duration.ofSeconds(20), null,
-                    new ZkPaths(ZkPaths.DEFAULT_ROOT), ZkTls.resolve(Path.of(env.get("MESH_ZK_TLS")), Map.of()))) {
-                assertThat(secure.getChildren().forPath(fleet.paths().agents())).containsAll(fleet.hosts());
+                assertThat(secure.getChildren().forPath(fleet.paths().agents())).as("the ensemble serves meanwhile").containsAll(fleet.hosts());
             }
             Run zkcli = tool(fleet, client, "zkcli", "ls", fleet.paths().agents());
             assertThat(zkcli.code()).as(zkcli.toString()).isZero();

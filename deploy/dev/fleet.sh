@@ -545,6 +545,8 @@ write_env() {
     if [ -n "$TLS_ON" ]; then
       echo "export MESH_CA=$TLS_DIR/ca.pem"
       echo "export MESH_ZK_TLS=$TLS_DIR/zk-client.properties"
+    else
+      echo "unset MESH_CA MESH_ZK_TLS"  # a shell that sourced a TLS fleet's env before
     fi
     echo "export MESH_FLEET_HOSTS=\"$hosts\""
     for i in $(seq 1 "$n"); do

@@ -79,5 +79,11 @@ class ZkTlsTest {
         Path notPem = Files.writeString(dir.resolve("notpem.properties"), good.replace("zookeeper.ssl.trustStore.location=" + zk.ca().cert(),
                 "zookeeper.ssl.trustStore.location=" + typo));
         assertThatThrownBy(() -> ZkTls.read(notPem, "--zk-tls")).hasMessageContaining("ZooKeeper cannot make its TLS context from it");
+        // ZooKeeper reads any word but true as false: a misspelt value would turn the host name check off unsaid
+        Path flase = Files.writeString(dir.resolve("flase.properties"), good + "zookeeper.ssl.hostnameVerification=flase\n");
+        assertThatThrownBy(() -> ZkTls.read(flase, "--zk-tls"))
+                .hasMessageContaining("zookeeper.ssl.hostnameVerification=flase is neither true nor false");
+        Path off = Files.writeString(dir.resolve("off.properties"), good + "zookeeper.ssl.hostnameVerification=False\n");
+        assertThat(ZkTls.read(off, "--zk-tls").file()).isEqualTo(off);
     }
 }

@@ -133,6 +133,7 @@ public record BackupDocument(String format, int version, String mesh, String roo
             }
             if (why == null && sequence(n.path()) > MAX_SEQUENCE) why = "has a sequence number above " + MAX_SEQUENCE;
             if (why == null && !SUBTREES.contains(n.path()) && !seen.add(n.path())) why = "is there twice";
+            if (why == null) why = contentProblem(n);
             if (why != null) problems.add(Printable.cut(String.valueOf(n.path())) + " " + why);
             if (problems.size() >= 5) break;
         }
@@ -141,6 +142,34 @@ public record BackupDocument(String format, int version, String mesh, String roo
                     + " (a backup holds only " + SUBTREES + " and what is under them)");
         }
         return doc;
+    }
+
+    /**
+     * What agents act on is read as they read it before it is written (a sum anyone can compute again proves no
+     * content): a module's desired node is a desired record of that module, with a spec or a delete's tombstone; a
+     * hold is a held record of its host and container.
+     *
+     * @return why the node's data would not be read as its place asks, or {@code null}
+     */
+    private static String contentProblem(Node n) {
+        String[] parts = n.path().substring(1).split("/");
+        byte[] data = n.data().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            if (parts.length == 2 && parts[0].equals("desired")) {
+                io.mesh.wire.DesiredRecord d = io.mesh.wire.Json.read(data, io.mesh.wire.DesiredRecord.class);
+                if (d == null || !parts[1].equals(d.module()) || (d.spec() == null && !d.tombstone())) {
+                    return "is not a desired record of module " + parts[1] + " with a spec or a delete";
+                }
+            } else if (parts.length == 3 && parts[0].equals("held")) {
+                io.mesh.wire.HeldRecord h = io.mesh.wire.Json.read(data, io.mesh.wire.HeldRecord.class);
+                if (h == null || !parts[1].equals(h.host()) || !parts[2].equals(h.container())) {
+                    return "is not a held record of host " + parts[1] + " and container " + parts[2];
+                }
+            }
+        } catch (RuntimeException e) {
+            return "is not what mesh writes there (" + Printable.cut(String.valueOf(e.getMessage())) + ")";
+        }
+        return null;
     }
 
     /** The most bytes of a node's data a restore writes: ZooKeeper refuses a request over about 1 MB. */

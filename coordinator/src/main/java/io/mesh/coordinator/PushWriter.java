@@ -410,7 +410,8 @@ public final class PushWriter {
         }
         DesiredRecord d = Json.readOrNull(data, DesiredRecord.class);
         if (d == null || (d.spec() == null && !d.tombstone())) {
-            throw new IllegalStateException(paths.desired(module) + " does not hold a desired record: push the module again to replace it");
+            // a node edited by hand: the operator's to mend, not the coordinator's failure (a 409 naming the fix, not a 500)
+            throw Refusal.conflict("module", paths.desired(module) + " does not hold a desired record: push the module again to replace it");
         }
         return d;
     }

@@ -134,11 +134,25 @@ class BackupApiTest {
         CoordinatorExtension.Answer big = restore(resummed(doc, n -> n.addObject().put("path", "/freezes/huge").put("data", "x".repeat(1_000_001))), "?force=true");
         assertThat(big.status()).isEqualTo(400);
         assertThat(big.body()).contains("/freezes/huge holds more than");
+        // content agents act on is read as they read it: a sum anyone can compute again proves nothing of it
+        CoordinatorExtension.Answer garbage = restore(resummed(doc, n -> n.addObject().put("path", "/desired/garbage").put("data", "not json {")),
+                "?force=true");
+        assertThat(garbage.status()).isEqualTo(400);
+        assertThat(garbage.body()).contains("/desired/garbage is not what mesh writes there");
+        CoordinatorExtension.Answer otherModule = restore(resummed(doc, n -> {
+            JsonNode first = null;
+            for (JsonNode x : n) if (x.path("path").asText().startsWith("/desired/")) first = x;
+            n.addObject().put("path", "/desired/other").put("data", first.path("data").asText());
+        }), "?force=true");
+        assertThat(otherModule.status()).isEqualTo(400);
+        assertThat(otherModule.body()).contains("/desired/other is not a desired record of module other");
         CoordinatorExtension.Answer notAdmin = fx.api.post("/v1/restore?force=true", bytes, Map.of("Authorization", "Bearer tok-ci-1"));
         assertThat(notAdmin.status()).isEqualTo(403);
         assertThat(c.checkExists().forPath(paths.root() + "/agents/host-z")).isNull();
         assertThat(c.checkExists().forPath(paths.root() + "/held/host-z")).isNull();
         assertThat(c.checkExists().forPath(paths.root() + "/freezes/huge")).isNull();
+        assertThat(c.checkExists().forPath(paths.root() + "/desired/garbage")).isNull();
+        assertThat(c.checkExists().forPath(paths.root() + "/desired/other")).isNull();
         assertThat(paths(backup())).as("nothing written by a refused restore").isEqualTo(before);
 
         // The tree emptied (as an ensemble that lost its data), then restored: the same nodes, byte for byte

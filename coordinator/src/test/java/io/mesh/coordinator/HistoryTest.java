@@ -336,4 +336,22 @@ class HistoryTest {
         assertThat(signedOnly.json().path("error").asText()).contains("deletes need a bearer token");
         assertThat(fx.zk.client().getChildren().forPath(fx.zk.paths().history("web")).stream().max(Comparator.naturalOrder())).contains("rev-0000000002");
     }
+
+    /**
+     * A desired node edited by hand into something else is the operator's to mend: a delete or a rollback of it is
+     * refused 409 naming the fix (it was a 500, "internal error", found by a reviewer), and a push replaces it.
+     */
+    @Test
+    void aDesiredNodeEditedByHandIsRefusedNamingTheFixAndAPushReplacesIt() throws Exception {
+        String module = "handmade";
+        fx.zk.client().create().creatingParentsIfNeeded().forPath(fx.zk.paths().desired(module), "not json {".getBytes(StandardCharsets.UTF_8));
+        Answer delete = fx.api.method("DELETE", "/v1/modules/" + module, new byte[0], Map.of());
+        assertThat(delete.status()).as(delete.body()).isEqualTo(409);
+        assertThat(delete.json().path("error").asText()).contains("does not hold a desired record: push the module again to replace it");
+        Answer back = rollback(module, "{}");
+        assertThat(back.status()).as(back.body()).isEqualTo(409);
+        String yaml = "module: " + module + "\nhosts: [host-a]\ncontainers:\n  app:\n    image: busybox:1\n";
+        assertThat(push(yaml, "r1").status()).isEqualTo(202);
+        assertThat(fx.api.method("DELETE", "/v1/modules/" + module, new byte[0], Map.of()).status()).isEqualTo(202);
+    }
 }

@@ -85,6 +85,14 @@ public final class ZkTls {
             }
             props.put(name, p.getProperty(name).strip());
         }
+        // ZooKeeper reads every other word as false: a typo in hostnameVerification would turn the check off unsaid.
+        for (String flag : booleanProperties()) {
+            String v = props.get(flag);
+            if (v != null && !v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+                throw new IllegalArgumentException(where + ": " + flag + "=" + v + " is neither true nor false (ZooKeeper would read it "
+                        + "as false): write true or false");
+            }
+        }
         if (!"true".equalsIgnoreCase(props.get(ZKClientConfig.SECURE_CLIENT))) {
             throw new IllegalArgumentException(where + " does not set " + ZKClientConfig.SECURE_CLIENT + "=true: add that line "
                     + "(without it the client speaks plain text, which an ensemble's secureClientPort refuses)");
@@ -126,6 +134,17 @@ public final class ZkTls {
 
     /** @return the file the settings came from */
     public Path file() { return file; }
+
+    /** The properties of {@link #knownProperties} that ZooKeeper reads as booleans ({@code Boolean.parseBoolean}). */
+    static Set<String> booleanProperties() {
+        Set<String> b = new TreeSet<>(Set.of(ZKClientConfig.SECURE_CLIENT, ZKClientConfig.ENABLE_CLIENT_SASL_KEY,
+                ZKClientConfig.ZK_SASL_CLIENT_CANONICALIZE_HOSTNAME, ZKClientConfig.DISABLE_AUTO_WATCH_RESET));
+        try (ClientX509Util x = new ClientX509Util()) {
+            b.addAll(Set.of(x.getSslHostnameVerificationEnabledProperty(), x.getSslClientHostnameVerificationEnabledProperty(),
+                    x.getSslAllowReverseDnsLookupProperty(), x.getSslCrlEnabledProperty(), x.getSslOcspEnabledProperty(), x.getFipsModeProperty()));
+        }
+        return b;
+    }
 
     /**
      * The properties ZooKeeper 3.9's client reads: its {@link ZKClientConfig} and {@link ZKConfig} keys and the

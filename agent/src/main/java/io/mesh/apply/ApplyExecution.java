@@ -373,12 +373,7 @@ final class ApplyExecution {
             if (ApplyPlanner.isHeld(prev.dockerName(), held)) continue; // a window's or an operator's: untouched
             try {
                 for (ObservedContainer o : observed) {
-                    if (o == prev || !(o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) continue;
-                    try {
-                        docker.remove(o.id());
-                    } catch (RuntimeException e) {
-                        moveAsideDead(name, o.id(), e); // a container dockerd left Dead frees the name by its rename
-                    }
+                    if (o != prev && (o.dockerName().equals(name) || o.dockerName().equals(name + NEXT_SUFFIX))) removeOrMoveAside(name, o.id());
                 }
             } catch (RuntimeException e) {
                 // dockerd away or the lock lapsing fails the apply as before: the next one puts the container back
@@ -1215,10 +1210,21 @@ final class ApplyExecution {
             throw new IllegalStateException("the name " + name + " is taken by a container of module " + owner + "; not touching it", cause);
         }
         log.info("removing container {} ({}), left by an interrupted recreate", name, left);
+        removeOrMoveAside(ApplyPlanner.baseName(name), left);
+    }
+
+    /**
+     * Removes a container; one Docker left Dead and cannot remove frees the name by its rename instead
+     * ({@link #moveAsideDead}).
+     *
+     * @param dockerName the Docker name of the container it stands for (without a temporary suffix)
+     * @throws RuntimeException Docker's answer to the removal, when the container could be neither removed nor moved
+     */
+    private void removeOrMoveAside(String dockerName, String id) {
         try {
-            docker.remove(left);
+            docker.remove(id);
         } catch (RuntimeException e) {
-            moveAsideDead(ApplyPlanner.baseName(name), left, e);
+            moveAsideDead(dockerName, id, e);
         }
     }
 

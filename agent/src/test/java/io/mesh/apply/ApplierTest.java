@@ -44,6 +44,26 @@ class ApplierTest {
 
     private static Map<String, ContainerResult> byName(ApplyReport r) { return WebAndWorker.byName(r); }
 
+    /**
+     * @return the id of a container made by hand under {@code name} with {@code labels}, started and stopped once (so
+     *         that {@link TestDocker#makeDead} finds its files), as a cut recreate or a dockerd restart leaves one
+     */
+    private String ranOnce(String name, Map<String, String> labels) {
+        String id = docker.client().createContainerCmd(BUSYBOX).withName(name).withCmd("sleep", "600")
+                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none"))
+                .withLabels(labels).exec().getId();
+        docker.start(id);
+        docker.stop(id, 1);
+        return id;
+    }
+
+    /** @return the module's Docker events from {@code from} on, to the nanosecond ({@link TestDocker#events} is by second) */
+    private List<String> actionsSince(java.time.Instant from, java.util.function.Predicate<com.github.dockerjava.api.model.Event> which) {
+        long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+        return TestDocker.events(module, from, java.time.Instant.now()).stream().filter(e -> e.getTimeNano() >= fromNanos && which.test(e))
+                .map(TestDocker::action).toList();
+    }
+
     @Test
     void createsThenLeavesUnchangedThenRecreatesWithReasonsThenRemoves() throws Exception {
         zk.setDesired(yaml(BUSYBOX, "one", true), "r1");
@@ -259,9 +279,7 @@ class ApplierTest {
                 assertThat(String.join("; ", c.reasons())).contains("Docker cannot remove it yet", "docker rm -f " + aside);
             });
             assertThat(docker.idByName(web)).isEqualTo(now);
-            long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
-            assertThat(TestDocker.events(module, from, java.time.Instant.now()).stream().filter(e -> e.getTimeNano() >= fromNanos)
-                    .map(TestDocker::action).toList()).as("Docker's events of the module at a later apply").doesNotContain("create", "start", "stop", "kill", "rename");
+            assertThat(actionsSince(from, e -> true)).as("Docker's events of the module at a later apply").doesNotContain("create", "start", "stop", "kill", "rename");
             assertThat(docker.moduleContainers(module)).extracting(io.mesh.docker.ObservedContainer::dockerName)
                     .containsExactlyInAnyOrder(web, aside);
         } finally {
@@ -288,11 +306,7 @@ class ApplierTest {
         assertThat(applier.apply(module, () -> false).outcome()).isEqualTo(ApplyOutcome.APPLIED);
         String web = module + "-web";
         String running = docker.idByName(web);
-        String left = docker.client().createContainerCmd(BUSYBOX).withName(web + ".mesh-prev").withCmd("sleep", "600")
-                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none"))
-                .withLabels(docker.labels(running)).exec().getId();
-        docker.start(left);
-        docker.stop(left, 1);
+        String left = ranOnce(web + ".mesh-prev", docker.labels(running));
         java.nio.file.Path stuck = TestDocker.makeDead(left, true);
         String aside = web + ".mesh-dead-" + left.substring(0, 12);
         try {
@@ -308,10 +322,7 @@ class ApplierTest {
             assertThat(docker.idByName(aside)).isEqualTo(left);
             assertThat(docker.idByName(web + ".mesh-prev")).isNull();
             assertThat(docker.idByName(web)).isEqualTo(running);
-            long fromNanos = from.getEpochSecond() * 1_000_000_000L + from.getNano();
-            assertThat(TestDocker.events(module, from, java.time.Instant.now()).stream()
-                    .filter(e -> e.getTimeNano() >= fromNanos && running.equals(e.getId())).map(TestDocker::action).toList())
-                    .as("Docker's events of the running container").isEmpty();
+            assertThat(actionsSince(from, e -> running.equals(e.getId()))).as("Docker's events of the running container").isEmpty();
             ApplyReport again = applier.apply(module, () -> false);
             assertThat(again.outcome()).as("a reconcile after it: %s", again).isEqualTo(ApplyOutcome.APPLIED);
             assertThat(again.containers()).anySatisfy(c -> {
@@ -342,11 +353,7 @@ class ApplierTest {
         docker.stop(previous, 2);
         docker.updateRestartPolicy(previous, "no");
         docker.rename(previous, web + ".mesh-prev");
-        String cut = docker.client().createContainerCmd(BUSYBOX).withName(web).withCmd("sleep", "600")
-                .withHostConfig(com.github.dockerjava.api.model.HostConfig.newHostConfig().withNetworkMode("none"))
-                .withLabels(Map.of(io.mesh.docker.Labels.MODULE, module, io.mesh.docker.Labels.CONTAINER, "web")).exec().getId();
-        docker.start(cut);
-        docker.stop(cut, 1);
+        String cut = ranOnce(web, Map.of(io.mesh.docker.Labels.MODULE, module, io.mesh.docker.Labels.CONTAINER, "web"));
         java.nio.file.Path stuck = TestDocker.makeDead(cut, true);
         String aside = web + ".mesh-dead-" + cut.substring(0, 12);
         try {

@@ -157,7 +157,7 @@ public record BackupDocument(String format, int version, String mesh, String roo
         try {
             if (parts.length == 2 && parts[0].equals("desired")) {
                 io.mesh.wire.DesiredRecord d = io.mesh.wire.Json.read(data, io.mesh.wire.DesiredRecord.class);
-                if (d == null || !parts[1].equals(d.module()) || (d.spec() == null && !d.tombstone())) {
+                if (d == null || !parts[1].equals(d.module()) || !d.complete()) {
                     return "is not a desired record of module " + parts[1] + " with a spec or a delete";
                 }
             } else if (parts.length == 3 && parts[0].equals("held")) {

@@ -409,7 +409,7 @@ public final class PushWriter {
             return null;
         }
         DesiredRecord d = Json.readOrNull(data, DesiredRecord.class);
-        if (d == null || (d.spec() == null && !d.tombstone())) {
+        if (d == null || !d.complete()) {
             // a node edited by hand: the operator's to mend, not the coordinator's failure (a 409 naming the fix, not a 500)
             throw Refusal.conflict("module", paths.desired(module) + " does not hold a desired record: push the module again to replace it");
         }

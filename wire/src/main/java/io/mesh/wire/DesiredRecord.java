@@ -60,4 +60,7 @@ public record DesiredRecord(String module, String revision, String push,
 
     /** @return true for a deleted module's tombstone */
     public boolean tombstone() { return deleted != null; }
+
+    /** @return true when it holds what a reader acts on: a spec, or a delete's tombstone (not a node edited into neither) */
+    public boolean complete() { return spec != null || tombstone(); }
 }

@@ -69,16 +69,75 @@ public final class EventFollower implements AutoCloseable {
      * @param ledger this process's ledger
      */
     public EventFollower(EngineEvents engine, Ledger ledger) {
+        this(engine, ledger, null);
+    }
+
+    /**
+     * @param engine    the engine's events
+     * @param ledger    this process's ledger
+     * @param scheduler where it follows, a turn each 500 ms (the {@link LedgerKeeper}'s thread: an agent at rest
+     *                  keeps few threads, decision 23); {@code null} for a thread of its own
+     */
+    public EventFollower(EngineEvents engine, Ledger ledger, java.util.concurrent.ScheduledExecutorService scheduler) {
         this.engine = engine;
         this.ledger = ledger;
         this.cursor = ledger.dir().resolve(CURSOR);
         this.anchor = readCursor(cursor);
-        this.thread = new Thread(this::loop, "mesh-ledger-events");
-        thread.setDaemon(true);
+        this.scheduler = scheduler;
+        this.thread = scheduler != null ? null : new Thread(this::loop, "mesh-ledger-events");
+        if (thread != null) thread.setDaemon(true);
     }
 
-    /** Starts following, on a thread of its own. */
-    public void start() { thread.start(); }
+    private final java.util.concurrent.ScheduledExecutorService scheduler;
+
+    /** Starts following, on its scheduler or a thread of its own. */
+    public void start() {
+        if (thread != null) thread.start();
+        else turnIn(0);
+    }
+
+    private void turnIn(long ms) {
+        try {
+            scheduler.schedule(this::turn, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+            persist(true); // the keeper closed
+        }
+    }
+
+    /**
+     * {@link #loop} as turns on the scheduler: subscribes when there is no stream (the replay's wait holds the
+     * scheduler's thread, as it held the loop's), writes the anchor while the stream lasts, and after it ends
+     * subscribes again a second later.
+     */
+    private void turn() {
+        if (closed) return;
+        long next = 500;
+        try {
+            EngineEvents.Live l = live;
+            if (l == null) {
+                EngineEvents.Live stream = subscribe();
+                live = stream;
+                if (closed) { // closed while it subscribed: close() saw no stream to close
+                    live = null;
+                    stream.close();
+                    return;
+                }
+            } else if (l.awaitEnd(0)) {
+                ended(l);
+                next = 1000;
+            } else {
+                persist(false);
+            }
+        } catch (InterruptedException e) {
+            if (closed) return;
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            log.warn("ledger: the engine's events cannot be followed now ({}); trying again", e.toString());
+            persist(true);
+            next = 1000;
+        }
+        if (!closed) turnIn(next);
+    }
 
     /** @return how many times it subscribed (tests) */
     public int subscriptions() { return subscriptions; }
@@ -103,6 +162,34 @@ public final class EventFollower implements AutoCloseable {
 
     /** One subscription: the replay from the anchor, then live until the stream breaks or {@link #close}. */
     private void follow() throws InterruptedException {
+        EngineEvents.Live stream = subscribe();
+        live = stream;
+        try {
+            while (!closed && !stream.awaitEnd(500)) persist(false);
+        } catch (InterruptedException e) {
+            live = null;
+            stream.close();
+            throw e;
+        }
+        if (!closed) {
+            ended(stream);
+        } else {
+            live = null;
+            stream.close();
+        }
+    }
+
+    /** Logs why a subscription's stream ended, closes it and writes the anchor. */
+    private void ended(EngineEvents.Live stream) {
+        Throwable t = stream.failure();
+        log.warn("ledger: the engine's event stream ended ({}); following again from the anchor", t == null ? "closed by the engine" : t.toString());
+        live = null;
+        stream.close();
+        persist(true);
+    }
+
+    /** @return a live subscription, after the replay of what came since the anchor */
+    private EngineEvents.Live subscribe() throws InterruptedException {
         Instant now = ledger.now(); // the engine's clock: an until ahead of it would hold the replay open until then
         Anchor a = anchor;
         if (a == null) {
@@ -129,18 +216,8 @@ public final class EventFollower implements AutoCloseable {
             for (ContainerEvent e : got) handle(e);
         }
         EngineEvents.Live stream = engine.follow(now.getEpochSecond() * 1_000_000_000L + now.getNano(), this::handle);
-        live = stream;
         subscriptions++;
-        try {
-            while (!closed && !stream.awaitEnd(500)) persist(false);
-            if (!closed) {
-                Throwable t = stream.failure();
-                log.warn("ledger: the engine's event stream ended ({}); following again from the anchor", t == null ? "closed by the engine" : t.toString());
-            }
-        } finally {
-            live = null;
-            stream.close();
-        }
+        return stream;
     }
 
     private void handle(ContainerEvent e) {
@@ -196,15 +273,18 @@ public final class EventFollower implements AutoCloseable {
         closed = true;
         EngineEvents.Live l = live;
         if (l != null) l.close();
-        try {
-            thread.join(2000); // the live stream's wait sees closed within 500 ms
-            if (thread.isAlive()) { // in the replay's wait: an interrupt ends it
-                thread.interrupt();
-                thread.join(3000);
+        live = null;
+        if (thread != null) {
+            try {
+                thread.join(2000); // the live stream's wait sees closed within 500 ms
+                if (thread.isAlive()) { // in the replay's wait: an interrupt ends it
+                    thread.interrupt();
+                    thread.join(3000);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        } // on a scheduler: its owner shuts it down (interrupting a replay's wait) before closing this
         persist(true);
     }
 

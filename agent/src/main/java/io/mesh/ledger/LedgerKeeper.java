@@ -67,17 +67,21 @@ public final class LedgerKeeper implements AutoCloseable {
      */
     public LedgerKeeper(String host, Path stateDir, io.mesh.docker.EngineEvents docker, Duration maxAge, long maxBytes) {
         this.host = host;
-        this.ledger = Ledger.open(stateDir);
-        if (docker != null) ledger.engineClock(docker::engineTime);
-        this.files = LedgerFiles.of(stateDir);
-        this.follower = docker == null ? null : new EventFollower(docker, ledger);
-        this.maxAge = maxAge;
-        this.maxBytes = maxBytes;
+        // One thread for the ledger's housekeeping: the audits, the prunes, the engine clock's readings and the turns of
+        // the engine's event follower (an agent at rest keeps few threads: decision 23). A hung reading or replay delays
+        // an audit, which judges 30 s back anyway; an audit delays the follower's turn, whose events docker-java's
+        // stream thread writes meanwhile.
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "mesh-ledger-audit");
+            Thread t = new Thread(r, "mesh-ledger-keeper");
             t.setDaemon(true);
             return t;
         });
+        this.ledger = Ledger.open(stateDir);
+        if (docker != null) ledger.engineClock(docker::engineTime, timer);
+        this.files = LedgerFiles.of(stateDir);
+        this.follower = docker == null ? null : new EventFollower(docker, ledger, timer);
+        this.maxAge = maxAge;
+        this.maxBytes = maxBytes;
     }
 
     /**

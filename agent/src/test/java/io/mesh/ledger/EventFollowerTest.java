@@ -27,20 +27,35 @@ class EventFollowerTest {
     @TempDir
     Path state;
 
-    @Test
-    void anAnchorTheEngineNoLongerHasIsAGapFromItsTime() throws Exception {
+    /** The keeper's scheduler, when the follower runs on one (as in the agent); shut down before the follower closes. */
+    private java.util.concurrent.ScheduledExecutorService scheduler;
+
+    private EventFollower follower(Ledger ledger, boolean onScheduler) {
+        if (!onScheduler) return new EventFollower(TestDocker.engine().events(), ledger);
+        scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        return new EventFollower(TestDocker.engine().events(), ledger, scheduler);
+    }
+
+    private void close(EventFollower f) {
+        if (scheduler != null) scheduler.shutdownNow(); // as LedgerKeeper.close does
+        f.close();
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "on a scheduler: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void anAnchorTheEngineNoLongerHasIsAGapFromItsTime(boolean onScheduler) throws Exception {
         Instant anchorAt = Instant.now().minusSeconds(30);
         long nanos = anchorAt.getEpochSecond() * 1_000_000_000L + anchorAt.getNano();
         Files.createDirectories(state.resolve(Ledger.DIR));
         Files.write(state.resolve(Ledger.DIR).resolve(EventFollower.CURSOR),
                 Json.bytes(new EventFollower.Anchor("0".repeat(64), "die", nanos)));
         try (Ledger ledger = Ledger.open(state)) {
-            EventFollower f = new EventFollower(TestDocker.engine().events(), ledger);
+            EventFollower f = follower(ledger, onScheduler);
             f.start();
             try {
                 await().atMost(Duration.ofSeconds(20)).until(() -> f.subscriptions() > 0);
             } finally {
-                f.close();
+                close(f);
             }
             ledger.flush(Duration.ofSeconds(5));
         }
@@ -52,17 +67,18 @@ class EventFollowerTest {
         assertThat(lines).anyMatch(e -> e.kind() == LedgerKind.FOLLOW && e.reason().contains("is a gap"));
     }
 
-    @Test
-    void noAnchorBeginsTheLedgerWithNoGapAndKeepsOneSubscription() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "on a scheduler: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void noAnchorBeginsTheLedgerWithNoGapAndKeepsOneSubscription(boolean onScheduler) throws Exception {
         try (Ledger ledger = Ledger.open(state)) {
-            EventFollower f = new EventFollower(TestDocker.engine().events(), ledger);
+            EventFollower f = follower(ledger, onScheduler);
             f.start();
             try {
                 await().atMost(Duration.ofSeconds(20)).until(() -> f.subscriptions() > 0);
                 Thread.sleep(2500); // a stream that ended would be subscribed again within 1.5 s
                 assertThat(f.subscriptions()).isEqualTo(1);
             } finally {
-                f.close();
+                close(f);
             }
             ledger.flush(Duration.ofSeconds(5));
         }

@@ -33,7 +33,8 @@ import java.util.jar.Manifest;
  * {@code applied} and a settle time has passed, its live threads ({@code /proc/<pid>/status} Threads, and the names
  * {@code jcmd <pid> Thread.print} lists, grouped with digits folded), {@code VmRSS}, and with {@code --nmt true} the
  * JVM's own account of its native memory ({@code jcmd <pid> VM.native_memory summary}). The floor, in the same run:
- * the same launcher, flags and settle time running {@link IdleMain}, a {@code main} that only sleeps.
+ * the same launcher, flags and settle time running {@link IdleMain}, a {@code main} that starts a Curator client on
+ * the same ensemble and only sleeps.
  *
  * <p>Args: --results FILE --launcher deploy/bin/mesh-agent --jar agent/target/mesh-agent.jar [--zk-file FILE (else a
  * TestingServer in this JVM)] [--modules 10] [--settle-s 10] [--xmx 64m] [--java-opts "..." (after -Xmx)]
@@ -92,7 +93,7 @@ public final class AgentIdleBench {
             long javaThreads = dump.lines().filter(l -> l.startsWith("\"") && l.matches("^\"[^\"]*\" #[0-9]+ .*")
                     && !l.startsWith("\"Attach Listener\"")).count();
             Bench.log("B8", "threads by name (digits folded), Thread.print: " + groups);
-            Map<String, String> floor = idleJvm(a.get("launcher"), opts.trim(), state, settle);
+            Map<String, String> floor = idleJvm(a.get("launcher"), Path.of(a.get("jar")), connect, opts.trim(), state, settle);
             Bench.log("B8", "floor, a main that only sleeps through the same launcher: " + floor.get("Threads") + " threads, "
                     + floor.get("VmRSS") + " RSS");
             if (nmt) Bench.log("B8", "native memory:\n" + jcmd(pid, "VM.native_memory", "summary"));
@@ -130,14 +131,17 @@ public final class AgentIdleBench {
     }
 
     /**
-     * Runs {@link IdleMain} from a jar of its own through {@code launcher} (as {@code MESH_AGENT_JAR}, with the agent's
-     * {@code JAVA_OPTS}), waits until it has started and {@code settle} seconds more, and reads its {@code /proc} status.
+     * Runs {@link IdleMain} on {@code connect} from a jar of its own (whose class path is the agent's jar, for Curator
+     * and ZooKeeper's client) through {@code launcher} (as {@code MESH_AGENT_JAR}, with the agent's {@code JAVA_OPTS}),
+     * waits until it has started and {@code settle} seconds more, and reads its {@code /proc} status.
      */
-    private static Map<String, String> idleJvm(String launcher, String opts, Path dir, int settle) throws Exception {
+    private static Map<String, String> idleJvm(String launcher, Path agentJar, String connect, String opts, Path dir, int settle)
+            throws Exception {
         Path jar = dir.resolve("idle.jar");
         Manifest manifest = new Manifest();
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, IdleMain.class.getName());
+        manifest.getMainAttributes().put(Attributes.Name.CLASS_PATH, agentJar.toAbsolutePath().toUri().toString());
         String entry = IdleMain.class.getName().replace('.', '/') + ".class";
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest);
              InputStream in = IdleMain.class.getClassLoader().getResourceAsStream(entry)) {
@@ -146,7 +150,7 @@ public final class AgentIdleBench {
             out.closeEntry();
         }
         Path log = dir.resolve("idle.log");
-        ProcessBuilder pb = new ProcessBuilder(launcher);
+        ProcessBuilder pb = new ProcessBuilder(launcher, connect);
         pb.environment().put("JAVA_OPTS", opts);
         pb.environment().put("MESH_AGENT_JAR", jar.toString());
         pb.redirectErrorStream(true).redirectOutput(log.toFile());

@@ -37,12 +37,12 @@ import java.util.concurrent.TimeUnit;
  * and with the floor: for B1 the one labelled container list that shows nothing changed, for B2
  * {@link RecreateFloor}.
  *
- * <p>With {@code --only b11} (or a list naming it): B11, the ledger's cost on the apply path (decision 28): the same
+ * <p>With {@code --only b13} (or a list naming it): B13, the ledger's cost on the apply path (decision 28): the same
  * B1 and B2 (the SIGTERM-obeying workload) with the real writer ({@link Ledger#open}) in the state dir and without
  * (as {@link Ledger#NONE}), interleaved; see {@link #ledgerCost}.
  *
  * <p>Args: --zk CONNECT --results FILE [--containers 20] [--b1-rounds 10] [--b1-per-round 10] [--b2-rounds 3]
- * [--b11-rounds 4] [--compose docker-compose] [--only b1,b2].
+ * [--b13-rounds 4] [--compose docker-compose] [--only b1,b2].
  */
 public final class ApplyBench {
     static final String SERVE = "trap 'exit 0' TERM; while true; do sleep 1; done";
@@ -57,7 +57,7 @@ public final class ApplyBench {
         int b2Rounds = Integer.parseInt(a.getOrDefault("b2-rounds", "3"));
         String composeBin = a.getOrDefault("compose", "docker-compose");
         java.util.Set<String> only = java.util.Set.of(a.getOrDefault("only", "b1,b2").split(","));
-        boolean withCompose = only.contains("b1") || only.contains("b2"); // B11 needs no compose
+        boolean withCompose = only.contains("b1") || only.contains("b2"); // B13 needs no compose
 
         String tag = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
         String module = "bench-apply-" + tag;
@@ -76,9 +76,9 @@ public final class ApplyBench {
         desiredCache = Bench.desiredCache(client, paths, store);
         io.mesh.window.HostContext context = io.mesh.window.HostContext.of(store, docker, host, ProcessRef.current("mesh bench"),
                 new WindowJournal(dir.resolve("state"))).withPolicy(io.mesh.testing.TestPolicy.HOST_NETWORK);
-        // B11 measures one applier, its ledger switched on and off between applies (off, it is as Ledger.NONE)
+        // B13 measures one applier, its ledger switched on and off between applies (off, it is as Ledger.NONE)
         io.mesh.ledger.SwitchedLedger ledger = new io.mesh.ledger.SwitchedLedger(Ledger.open(dir.resolve("state")));
-        Applier applier = new Applier(only.contains("b11") ? context.withLedger(ledger) : context, Duration.ofSeconds(2));
+        Applier applier = new Applier(only.contains("b13") ? context.withLedger(ledger) : context, Duration.ofSeconds(2));
         List<String> compose = List.of(composeBin, "-p", project, "-f", composeFile.toString());
         try {
             setDesired(client, paths, manifest(module, host, n, 0), 0);
@@ -92,9 +92,9 @@ public final class ApplyBench {
             if (only.contains("breakdown")) breakdown(results, client, paths, docker, module, host);
             if (only.contains("b1")) b1(a, results, docker, applier, module, compose, b1Rounds, b1PerRound, n);
             if (only.contains("b2")) b2(results, client, paths, applier, module, host, composeBin, dir, b2Rounds, n);
-            if (only.contains("b11")) {
+            if (only.contains("b13")) {
                 ledgerCost(results, client, paths, docker, applier, ledger, module, host, b1Rounds, b1PerRound,
-                        Integer.parseInt(a.getOrDefault("b11-rounds", "4")), n);
+                        Integer.parseInt(a.getOrDefault("b13-rounds", "4")), n);
             }
         } finally {
             ledger.close();
@@ -200,7 +200,7 @@ public final class ApplyBench {
     }
 
     /**
-     * B11, the ledger's cost on the apply path (decision 28): one applier whose ledger is switched between applies
+     * B13, the ledger's cost on the apply path (decision 28): one applier whose ledger is switched between applies
      * ({@link io.mesh.ledger.SwitchedLedger}: off it is as {@link Ledger#NONE}, on it is the real writer in the state
      * dir), so that both sides share the applier's memory of its reports; interleaved in the same run: B1's no-op apply of the
      * 20-container module ({@code rounds} × {@code perRound} each, the side going first alternating), then B2's recreate
@@ -232,7 +232,7 @@ public final class ApplyBench {
                     (withLedger ? b1With : b1Without).add(Bench.ms(System.nanoTime() - t));
                 }
             }
-            Bench.log("B11", "no-op round " + (r + 1) + "/" + rounds + ": p50 so far with the ledger " + Bench.f(Bench.median(b1With))
+            Bench.log("B13", "no-op round " + (r + 1) + "/" + rounds + ": p50 so far with the ledger " + Bench.f(Bench.median(b1With))
                     + " ms, without " + Bench.f(Bench.median(b1Without)) + " ms");
         }
         ledger.flush(Duration.ofSeconds(10));
@@ -242,7 +242,7 @@ public final class ApplyBench {
         setDesired(client, paths, manifest(module, host, n, 0, EXITS_ON_TERM), 0);
         ledger.on(false);
         ApplyReport first = applier.apply(module, () -> false);
-        if (first.outcome() != ApplyOutcome.APPLIED) throw new IllegalStateException("B11 first apply: " + Json.text(first));
+        if (first.outcome() != ApplyOutcome.APPLIED) throw new IllegalStateException("B13 first apply: " + Json.text(first));
         List<Double> b2Without = new ArrayList<>(), b2With = new ArrayList<>();
         long b2Lines = 0;
         int round = 0;
@@ -257,25 +257,25 @@ public final class ApplyBench {
                 ApplyReport rep = applier.apply(module, () -> false);
                 double ms = Bench.ms(System.nanoTime() - t);
                 long recreated = rep.containers().stream().filter(c -> c.action() == ContainerAction.RECREATED).count();
-                if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B11 recreate: " + Json.text(rep));
+                if (rep.outcome() != ApplyOutcome.APPLIED || recreated != n) throw new IllegalStateException("B13 recreate: " + Json.text(rep));
                 (withLedger ? b2With : b2Without).add(ms);
                 ledger.flush(Duration.ofSeconds(10));
                 if (withLedger) b2Lines += lines(ledger) - before;
             }
-            Bench.log("B11", "recreate round " + (r + 1) + "/" + b2Rounds + ": with the ledger " + Bench.f(b2With.get(b2With.size() - 1))
+            Bench.log("B13", "recreate round " + (r + 1) + "/" + b2Rounds + ": with the ledger " + Bench.f(b2With.get(b2With.size() - 1))
                     + " ms, without " + Bench.f(b2Without.get(b2Without.size() - 1)) + " ms");
         }
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("b11.b1.samples", b1With.size());
-        m.put("b11.b1.with.p50_ms", Bench.median(b1With));
-        m.put("b11.b1.without.p50_ms", Bench.median(b1Without));
-        m.put("b11.b1.ratio", Bench.median(b1With) / Bench.median(b1Without));
-        m.put("b11.b1.ledger_lines", b1Lines);
-        m.put("b11.b2.samples", b2With.size());
-        m.put("b11.b2.with.p50_ms", Bench.median(b2With));
-        m.put("b11.b2.without.p50_ms", Bench.median(b2Without));
-        m.put("b11.b2.ratio", Bench.median(b2With) / Bench.median(b2Without));
-        m.put("b11.b2.ledger_lines_per_recreate", b2Lines / (double) b2With.size());
+        m.put("b13.b1.samples", b1With.size());
+        m.put("b13.b1.with.p50_ms", Bench.median(b1With));
+        m.put("b13.b1.without.p50_ms", Bench.median(b1Without));
+        m.put("b13.b1.ratio", Bench.median(b1With) / Bench.median(b1Without));
+        m.put("b13.b1.ledger_lines", b1Lines);
+        m.put("b13.b2.samples", b2With.size());
+        m.put("b13.b2.with.p50_ms", Bench.median(b2With));
+        m.put("b13.b2.without.p50_ms", Bench.median(b2Without));
+        m.put("b13.b2.ratio", Bench.median(b2With) / Bench.median(b2Without));
+        m.put("b13.b2.ledger_lines_per_recreate", b2Lines / (double) b2With.size());
         Bench.result(results, m);
     }
 

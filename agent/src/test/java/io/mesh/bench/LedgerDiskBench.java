@@ -19,7 +19,7 @@ import java.util.Random;
 import java.util.stream.Stream;
 
 /**
- * B11, the ledger on disk (decision 28): {@code --lines} Docker EVENT lines as the event follower writes them (modules
+ * B13, the ledger on disk (decision 28): {@code --lines} Docker EVENT lines as the event follower writes them (modules
  * named like {@code store-registry}, containers {@code <module>-<name>}, 64-hex ids, times to the nanosecond, a
  * {@code die}'s exit code) written through the real {@link Ledger} into a fresh state dir, in chunks of 4,096 (eight of the
  * writer's full batches) each waited for ({@link Ledger#flush}: the writer's queue holds {@value Ledger#QUEUE}, and a
@@ -48,7 +48,7 @@ public final class LedgerDiskBench {
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
-        Path results = Path.of(a.getOrDefault("results", "target/bench-b11.properties"));
+        Path results = Path.of(a.getOrDefault("results", "target/bench-b13.properties"));
         int n = Integer.parseInt(a.getOrDefault("lines", "10000"));
         Path state = Files.createTempDirectory("mesh-bench-ledger");
         try {
@@ -90,15 +90,15 @@ public final class LedgerDiskBench {
             for (LedgerEntry e : lines) floor += floorLine(e).getBytes(StandardCharsets.UTF_8).length;
             double per10k = bytes * 10_000.0 / n;
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("b11.disk.lines", n);
-            m.put("b11.disk.bytes", bytes);
-            m.put("b11.disk.bytes_per_line", bytes / (double) n);
-            m.put("b11.disk.mib_per_10k", per10k / (1024 * 1024));
-            m.put("b11.disk.floor_mib_per_10k", floor * 10_000.0 / n / (1024 * 1024));
-            m.put("b11.disk.plain_mib_per_10k", plain * 10_000.0 / n / (1024 * 1024));
-            m.put("b11.disk.lines_per_s", n / (ms / 1000));
-            m.put("b11.disk.compress_ms", compressMs);
-            m.put("b11.disk.sample", sample);
+            m.put("b13.disk.lines", n);
+            m.put("b13.disk.bytes", bytes);
+            m.put("b13.disk.bytes_per_line", bytes / (double) n);
+            m.put("b13.disk.mib_per_10k", per10k / (1024 * 1024));
+            m.put("b13.disk.floor_mib_per_10k", floor * 10_000.0 / n / (1024 * 1024));
+            m.put("b13.disk.plain_mib_per_10k", plain * 10_000.0 / n / (1024 * 1024));
+            m.put("b13.disk.lines_per_s", n / (ms / 1000));
+            m.put("b13.disk.compress_ms", compressMs);
+            m.put("b13.disk.sample", sample);
             Bench.result(results, m);
         } finally {
             try (Stream<Path> s = Files.walk(state)) {

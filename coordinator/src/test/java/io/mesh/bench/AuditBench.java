@@ -45,7 +45,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
 
 /**
- * B12: {@code mesh audit --since 24h} over a fleet of SIMULATED hosts (SPEC.md "Audit", decision 28), end to end:
+ * B14: {@code mesh audit --since 24h} over a fleet of SIMULATED hosts (SPEC.md "Audit", decision 28), end to end:
  * {@link AuditStore#audit} writes the request, each host's real {@link AuditRequests} (its own Curator client and
  * session, its agent node up) reads its slice from the real {@link LedgerFiles} over a ledger written through the real
  * {@link Ledger}, writes its pages, and the coordinator reads them and runs {@link AuditChecker} per host. Each host's
@@ -74,7 +74,7 @@ public final class AuditBench {
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = Bench.args(argv);
-        Path results = Path.of(a.getOrDefault("results", "target/bench-b12.properties"));
+        Path results = Path.of(a.getOrDefault("results", "target/bench-b14.properties"));
         int hosts = Integer.parseInt(a.getOrDefault("hosts", "100"));
         int modules = Integer.parseInt(a.getOrDefault("modules", "10"));
         int rounds = Integer.parseInt(a.getOrDefault("rounds", "5"));
@@ -122,7 +122,7 @@ public final class AuditBench {
             for (Future<?> f : written) f.get();
             long[] lines = {lineCount.get()};
             long bytes = byteCount.get();
-            Bench.log("B12", hosts + " hosts × " + modules + " modules: " + lines[0] + " ledger lines (" + bytes / 1024 + " KiB) written in "
+            Bench.log("B14", hosts + " hosts × " + modules + " modules: " + lines[0] + " ledger lines (" + bytes / 1024 + " KiB) written in "
                     + Bench.f(Bench.ms(System.nanoTime() - t)) + " ms");
 
             t = System.nanoTime();
@@ -141,7 +141,7 @@ public final class AuditBench {
                 }));
             }
             for (Future<?> f : fs) f.get();
-            Bench.log("B12", hosts + " simulated agents up in " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
+            Bench.log("B14", hosts + " simulated agents up in " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
             Thread.sleep(1000); // their watches set
 
             AuditStore store = new AuditStore(coord, paths, Clock.systemUTC());
@@ -164,7 +164,7 @@ public final class AuditBench {
                 lastReports = res.hosts();
                 if (r == -WARM_UP + 1) first = ms;
                 if (r > 0) direct.add(ms);
-                Bench.log("B12", (r == -WARM_UP + 1 ? "first audit (the files read for the first time)" : r <= 0 ? "warm-up" : "round " + r + "/" + rounds) + ": "
+                Bench.log("B14", (r == -WARM_UP + 1 ? "first audit (the files read for the first time)" : r <= 0 ? "warm-up" : "round " + r + "/" + rounds) + ": "
                         + Bench.f(ms) + " ms, exit " + res.exit() + ", " + res.hosts().size() + " hosts");
             }
 
@@ -183,20 +183,20 @@ public final class AuditBench {
             }
 
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("b12.hosts", hosts);
-            m.put("b12.modules", modules);
-            m.put("b12.ledger_lines", lines[0]);
-            m.put("b12.ledger_kib", bytes / 1024);
-            m.put("b12.rounds", direct.size());
-            m.put("b12.window_items", lastReports.stream().mapToLong(rep -> rep.items().stream().filter(i -> i.type().equals("window")).count()).sum());
-            m.put("b12.slice_lines_per_host", slices.stream().mapToInt(List::size).sum() / (double) hosts);
-            m.put("b12.slice_kib_per_host", slices.stream().mapToLong(l -> Json.bytes(l).length).sum() / 1024.0 / hosts);
-            m.put("b12.first_ms", first);
-            m.put("b12.audit.p50_ms", Bench.median(direct));
-            m.put("b12.audit.max_ms", Bench.pct(direct, 100));
-            m.put("b12.checker_only.p50_ms", Bench.median(checker));
+            m.put("b14.hosts", hosts);
+            m.put("b14.modules", modules);
+            m.put("b14.ledger_lines", lines[0]);
+            m.put("b14.ledger_kib", bytes / 1024);
+            m.put("b14.rounds", direct.size());
+            m.put("b14.window_items", lastReports.stream().mapToLong(rep -> rep.items().stream().filter(i -> i.type().equals("window")).count()).sum());
+            m.put("b14.slice_lines_per_host", slices.stream().mapToInt(List::size).sum() / (double) hosts);
+            m.put("b14.slice_kib_per_host", slices.stream().mapToLong(l -> Json.bytes(l).length).sum() / 1024.0 / hosts);
+            m.put("b14.first_ms", first);
+            m.put("b14.audit.p50_ms", Bench.median(direct));
+            m.put("b14.audit.max_ms", Bench.pct(direct, 100));
+            m.put("b14.checker_only.p50_ms", Bench.median(checker));
             // ZooKeeper requests per audit, all sessions (the agents' answers and the coordinator's reads); own server only
-            if (!requests.isEmpty()) m.put("b12.zk_requests_per_audit", Bench.median(requests));
+            if (!requests.isEmpty()) m.put("b14.zk_requests_per_audit", Bench.median(requests));
 
             if (http) {
                 api = new HttpApi(coord, paths, new InetSocketAddress("127.0.0.1", 0), null);
@@ -218,11 +218,11 @@ public final class AuditBench {
                                 + windows + " ok windows; want exit 0, " + hosts + ", " + hosts * modules);
                     }
                     if (r > 0) viaHttp.add(ms);
-                    Bench.log("B12", "GET /v1/audit?since=24h " + (r == 0 ? "(warm-up)" : "round " + r + "/" + rounds) + ": " + Bench.f(ms) + " ms, "
+                    Bench.log("B14", "GET /v1/audit?since=24h " + (r == 0 ? "(warm-up)" : "round " + r + "/" + rounds) + ": " + Bench.f(ms) + " ms, "
                             + resp.body().length / 1024 + " KiB");
                 }
-                m.put("b12.http.p50_ms", Bench.median(viaHttp));
-                m.put("b12.http.max_ms", Bench.pct(viaHttp, 100));
+                m.put("b14.http.p50_ms", Bench.median(viaHttp));
+                m.put("b14.http.max_ms", Bench.pct(viaHttp, 100));
             }
             Bench.result(results, m);
         } finally {

@@ -35,6 +35,8 @@ import java.util.concurrent.TimeUnit;
  * doing only the ZooKeeper operations an apply needs ({@link FloorHosts}); pushes alternate between the two, the
  * side going first alternating too. A host's latency is the newest mtime of its 10 reports for the push minus the
  * time the push was written; reported p50/p99 over hosts and the slowest host (the median over pushes), each side.
+ * Per module apply, each side: the ZooKeeper requests the ensemble received over the push ({@code mntr}, so the
+ * ensemble must allow it) and the CPU its hosts JVMs used ({@code /proc}).
  *
  * <p>Args: --zk-file FILE --results FILE [--hosts 100,300,1000] [--per-jvm 250] [--pushes 3] [--wait-s 90]
  */
@@ -57,23 +59,27 @@ public final class FanoutBench {
         for (String h : a.getOrDefault("hosts", "100,300,1000").split(",")) {
             int hosts = Integer.parseInt(h.trim());
             out = new LinkedHashMap<>();
-            run(connect, hosts, perJvm, pushes, waitS, "/bench-fanout-" + tag + "-h" + hosts, out);
+            run(zk, hosts, perJvm, pushes, waitS, "/bench-fanout-" + tag + "-h" + hosts, out);
             Bench.result(results, out); // each host count as soon as it is measured
         }
     }
 
-    private static void run(String connect, int hosts, int perJvm, int pushes, int waitS, String root, Map<String, Object> out)
+    private static void run(Properties zk, int hosts, int perJvm, int pushes, int waitS, String root, Map<String, Object> out)
             throws Exception {
+        String connect = zk.getProperty("all");
         Path state = Files.createTempDirectory("mesh-bench-fanout");
         List<Process> jvms = new ArrayList<>();
         CuratorFramework obs = MeshZk.connect(connect, Duration.ofSeconds(30));
         List<CuratorCache> caches = new ArrayList<>();
         try {
             long t = System.nanoTime();
-            jvms.addAll(startHosts(FanoutHosts.class, connect, root, hosts, perJvm, state));
+            Map<String, List<Process>> sides = new LinkedHashMap<>();
+            sides.put("mesh", startHosts(FanoutHosts.class, connect, root, hosts, perJvm, state));
+            jvms.addAll(sides.get("mesh"));
             Bench.log("B5", hosts + " simulated hosts up in " + jvms.size() + " JVM(s), " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
             t = System.nanoTime();
-            jvms.addAll(startHosts(FloorHosts.class, connect, root + "-floor", hosts, perJvm, state));
+            sides.put("floor", startHosts(FloorHosts.class, connect, root + "-floor", hosts, perJvm, state));
+            jvms.addAll(sides.get("floor"));
             Bench.log("B5", hosts + " floor hosts up, " + Bench.f(Bench.ms(System.nanoTime() - t) / 1000) + " s");
 
             // per side: push -> host/module -> mtime of its first applied report for that push. Kept for every
@@ -103,11 +109,19 @@ public final class FanoutBench {
             }
 
             Map<String, List<Double>> lat = new LinkedHashMap<>(), slowest = new LinkedHashMap<>();
+            Map<String, List<Double>> requests = new LinkedHashMap<>(), cpu = new LinkedHashMap<>();
             for (int k = 0; k <= pushes; k++) {
                 // the side that goes first alternates
                 for (String side : k % 2 == 0 ? List.of("mesh", "floor") : List.of("floor", "mesh")) {
+                    long packets = packets(zk), ticks = cpuTicks(sides.get(side));
                     List<Double> these = push(writers.get(side), reported.get(side), k, hosts, waitS, side);
+                    double applies = hosts * (double) MODULES;
+                    double perApply = (packets(zk) - packets) / applies, cpuMs = (cpuTicks(sides.get(side)) - ticks) * 10.0 / applies;
+                    Bench.log("B5", side + ", " + hosts + " hosts, push " + k + ": " + Bench.f(perApply) + " ZooKeeper requests and "
+                            + Bench.f(cpuMs) + " ms of the hosts JVMs' CPU per module apply");
                     if (k == 0) continue; // warm-up
+                    requests.computeIfAbsent(side, x -> new ArrayList<>()).add(perApply);
+                    cpu.computeIfAbsent(side, x -> new ArrayList<>()).add(cpuMs);
                     lat.computeIfAbsent(side, x -> new ArrayList<>()).addAll(these);
                     slowest.computeIfAbsent(side, x -> new ArrayList<>()).add(Bench.pct(these, 100));
                 }
@@ -117,6 +131,8 @@ public final class FanoutBench {
                 out.put(key + ".p50_ms", Bench.median(lat.get(side)));
                 out.put(key + ".p99_ms", Bench.pct(lat.get(side), 99));
                 out.put(key + ".all_hosts_ms", Bench.median(slowest.get(side)));
+                out.put(key + ".zk_requests_per_apply", Bench.median(requests.get(side)));
+                out.put(key + ".cpu_ms_per_apply", Bench.median(cpu.get(side)));
             }
             String key = "b5.h" + hosts;
             out.put(key + ".ratio.all_hosts", Bench.median(slowest.get("mesh")) / Bench.median(slowest.get("floor")));
@@ -128,6 +144,34 @@ public final class FanoutBench {
             stopHosts(jvms);
             obs.close();
         }
+    }
+
+    /**
+     * @return the requests every server of the ensemble has received so far (the sum of their {@code mntr}
+     *         {@code zk_packets_received}; pings and every client's requests, the bench's watcher included)
+     */
+    static long packets(Properties zk) throws Exception {
+        long n = 0;
+        for (int i = 0; zk.getProperty("s" + i) != null; i++) {
+            String s = zk.getProperty("s" + i);
+            String mntr = org.apache.zookeeper.client.FourLetterWordMain.send4LetterWord(s.substring(0, s.lastIndexOf(':')),
+                    Integer.parseInt(s.substring(s.lastIndexOf(':') + 1)), "mntr");
+            for (String line : mntr.split("\n")) {
+                if (line.startsWith("zk_packets_received")) n += Long.parseLong(line.split("\\s+")[1].trim());
+            }
+        }
+        return n;
+    }
+
+    /** @return the CPU the processes have used so far, in clock ticks (1/100 s): {@code /proc/<pid>/stat}'s utime + stime */
+    static long cpuTicks(List<Process> jvms) throws Exception {
+        long t = 0;
+        for (Process p : jvms) {
+            String stat = Files.readString(Path.of("/proc/" + p.pid() + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            t += Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14 and 15 of proc(5)
+        }
+        return t;
     }
 
     /**

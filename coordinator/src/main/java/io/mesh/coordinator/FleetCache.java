@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The coordinator's copy of the subtrees whose size grows with the fleet ({@code /mesh/reports}, {@code /mesh/agents},
  * {@code /mesh/progress},
- * {@code /mesh/rollouts}) and of the push nodes, which are written once:
+ * {@code /mesh/rollouts}), of those every status request reads whole ({@code /mesh/desired}, {@code /mesh/drains})
+ * and of the push nodes, which are written once:
  * one Curator {@link CuratorCache} per subtree, each kept current by one persistent recursive watch, so that a status
  * request costs ZooKeeper nothing whatever the number of hosts (docs/benchmark-notes.md, B7). Each node's record is parsed once per
  * version, and each node's children are indexed, so that a request reads memory only.

@@ -530,8 +530,8 @@ public final class FleetStatus {
     /** @return the desired nodes with a spec, by module; the tombstones of deleted modules go into {@code tombstones} */
     private Map<String, DesiredRecord> desired(Map<String, DesiredRecord> tombstones) throws Exception {
         Map<String, DesiredRecord> out = new TreeMap<>();
-        for (String m : ZkReads.children(client, paths.desired())) {
-            DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
+        for (String m : source.children(paths.desired())) {
+            DesiredRecord d = source.read(paths.desired(m), DesiredRecord.class);
             if (d != null && d.spec() != null) out.put(m, d);
             else if (d != null && d.tombstone()) tombstones.put(m, d);
         }

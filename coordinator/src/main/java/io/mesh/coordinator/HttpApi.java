@@ -308,7 +308,8 @@ public final class HttpApi implements AutoCloseable {
         this.token = token;
         this.limits = limits;
         this.writer = new PushWriter(client, paths, Clock.systemUTC());
-        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes(), paths.progress()));
+        this.cache = new FleetCache(client, List.of(paths.reports(), paths.agents(), paths.rollouts(), paths.pushes(), paths.progress(),
+                paths.desired(), paths.drains()));
         this.status = new PushStatus(client, paths, cache, noAgentExpiry, Clock.systemUTC()); // receivedAt is the system clock's
         this.cancels = new PushCancels(client, paths, Clock.systemUTC(), noAgentExpiry);
         this.fleet = new FleetView(client, paths, cache);

@@ -196,7 +196,7 @@ public record PushStatus(CuratorFramework client, ZkPaths paths, NodeSource sour
                 declared.get(m).forEach(n -> h.add(n.asText()));
             } else {
                 // A push written without its hosts: fall back on the desired node (which a later push may have changed).
-                DesiredRecord d = ZkReads.read(client, paths.desired(m), DesiredRecord.class);
+                DesiredRecord d = source.read(paths.desired(m), DesiredRecord.class);
                 if (d != null && d.spec() != null) h.addAll(d.spec().hosts());
             }
             hosts.put(m, h);

@@ -80,6 +80,28 @@ public class FleetCacheTest {
     }
 
     @Test
+    void aStatusRequestCostsZooKeeperTheSameWithTwoModulesAndWithTwelveAndAPushStatusNothing() throws Exception {
+        String push = fx.api.push(Manifests.TWO).json().get("push").asText();
+        fleetOf(3, push);
+        long two = requestsPerStatus(push);
+        StringBuilder ten = new StringBuilder(Manifests.TWO);
+        for (int m = 0; m < 10; m++) {
+            ten.append("---\nmodule: extra").append(m).append("\nhosts: [h000]\ncontainers:\n  c:\n    image: mesh-demo/busybox:1\n");
+        }
+        String push12 = fx.api.push(ten.toString()).json().get("push").asText();
+        for (int m = 0; m < 10; m++) fx.awaitServed(fx.zk.paths().desired("extra" + m));
+        long twelve = requestsPerStatus(push12);
+        // Read from ZooKeeper, 10 more desired nodes would cost at least 3 x 10 more requests (a getData each, each call).
+        assertThat(twelve).as("ZooKeeper requests of 3 status calls with 2 modules: %d, with 12: %d", two, twelve).isLessThan(two + 10);
+
+        fx.api.get("/v1/pushes/" + push12); // warm
+        long before = packets();
+        for (int i = 0; i < 10; i++) assertThat(fx.api.get("/v1/pushes/" + push12).status()).isEqualTo(200);
+        // the coordinator's session pings at most once in these calls' time
+        assertThat(packets() - before).as("ZooKeeper requests of 10 push-status calls").isLessThanOrEqualTo(1);
+    }
+
+    @Test
     void aFleetAtRestIsDerivedOnceAndEveryChangeIsSeenAtTheNextCall() throws Exception {
         String push = fx.api.push(Manifests.TWO).json().get("push").asText();
         fleetOf(3, push);

@@ -185,7 +185,7 @@ public final class BenchReport {
         line(s, "B5 the ratio from 100 to 1,000 hosts", "", "", flat, "≤ 1.25×", met("B5flat", flat <= 1.25, flat));
         String b5at = Double.isNaN(d("b5.h1000.mesh.zk_requests_per_apply")) ? "b5.h100" : "b5.h1000";
         double zm = d(b5at + ".mesh.zk_requests_per_apply"), zf = d(b5at + ".floor.zk_requests_per_apply");
-        line(s, "B5 ZooKeeper requests per module apply (" + b5at.substring(4) + " hosts; every server's `zk_packets_received` over the push, "
+        line(s, "B5 ZooKeeper requests per module apply (" + b5at.substring(4) + " hosts; every server's `srvr` Received over the push, "
                         + "pings and the bench's watcher included on both sides)", v(b5at + ".mesh.zk_requests_per_apply"),
                 "plain ZooKeeper hosts: " + v(b5at + ".floor.zk_requests_per_apply"), zm / zf, "shown", shown("B5zk", zm / zf));
         double cm = d(b5at + ".mesh.cpu_ms_per_apply"), cf = d(b5at + ".floor.cpu_ms_per_apply");

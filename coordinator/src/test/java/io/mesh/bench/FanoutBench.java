@@ -35,7 +35,7 @@ import java.util.concurrent.TimeUnit;
  * doing only the ZooKeeper operations an apply needs ({@link FloorHosts}); pushes alternate between the two, the
  * side going first alternating too. A host's latency is the newest mtime of its 10 reports for the push minus the
  * time the push was written; reported p50/p99 over hosts and the slowest host (the median over pushes), each side.
- * Per module apply, each side: the ZooKeeper requests the ensemble received over the push ({@code mntr}, so the
+ * Per module apply, each side: the ZooKeeper requests the ensemble received over the push ({@code srvr}, so the
  * ensemble must allow it) and the CPU its hosts JVMs used ({@code /proc}).
  *
  * <p>Args: --zk-file FILE --results FILE [--hosts 100,300,1000] [--per-jvm 250] [--pushes 3] [--wait-s 90]
@@ -147,17 +147,19 @@ public final class FanoutBench {
     }
 
     /**
-     * @return the requests every server of the ensemble has received so far (the sum of their {@code mntr}
-     *         {@code zk_packets_received}; pings and every client's requests, the bench's watcher included)
+     * @return the requests every server of the ensemble has received so far: the sum of their {@code srvr}
+     *         {@code Received} (pings and every client's requests, the bench's watcher included). Not {@code mntr}'s
+     *         {@code zk_packets_received}: the three servers of one JVM share ZooKeeper's metrics, and each answers
+     *         one server's count.
      */
     static long packets(Properties zk) throws Exception {
         long n = 0;
         for (int i = 0; zk.getProperty("s" + i) != null; i++) {
             String s = zk.getProperty("s" + i);
-            String mntr = org.apache.zookeeper.client.FourLetterWordMain.send4LetterWord(s.substring(0, s.lastIndexOf(':')),
-                    Integer.parseInt(s.substring(s.lastIndexOf(':') + 1)), "mntr");
-            for (String line : mntr.split("\n")) {
-                if (line.startsWith("zk_packets_received")) n += Long.parseLong(line.split("\\s+")[1].trim());
+            String srvr = org.apache.zookeeper.client.FourLetterWordMain.send4LetterWord(s.substring(0, s.lastIndexOf(':')),
+                    Integer.parseInt(s.substring(s.lastIndexOf(':') + 1)), "srvr");
+            for (String line : srvr.split("\n")) {
+                if (line.startsWith("Received:")) n += Long.parseLong(line.substring("Received:".length()).trim());
             }
         }
         return n;

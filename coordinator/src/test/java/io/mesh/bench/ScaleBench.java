@@ -52,7 +52,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * against a coordinator ({@link HttpApi}) running in this JVM (run it with {@code -Xmx512m}: the target's heap):
  * <ul>
  *   <li>{@code GET /v1/fleet} and the push status, p50/p99 over {@code --requests} calls each, with the ZooKeeper
- *       requests they caused (every server's {@code zk_packets_received}); the floor: Jetty sending as many bytes as
+ *       requests they caused (every server's {@code srvr} {@code Received}); the floor: Jetty sending as many bytes as
  *       the push status's answer from memory;</li>
  *   <li>the heap this JVM uses after a full GC, with the coordinator's caches loaded;</li>
  *   <li>one push through {@code POST /v1/pushes} to every host: the transactions it wrote, read from the leader's
@@ -360,11 +360,9 @@ public final class ScaleBench {
         }
     }
 
-    /** Sum of every server's {@code zk_packets_received}. */
+    /** @return the requests every server has received so far ({@link FanoutBench#packets}) */
     private static long packets(Properties zk) throws Exception {
-        long n = 0;
-        for (int i = 0; i < 3; i++) n += Long.parseLong(stat(FourLetterWordMain.send4LetterWord("127.0.0.1", port(zk, i), "mntr"), "zk_packets_received"));
-        return n;
+        return FanoutBench.packets(zk);
     }
 
     private static String stat(String mntr, String key) {

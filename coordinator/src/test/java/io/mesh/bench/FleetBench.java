@@ -82,7 +82,7 @@ public final class FleetBench {
         Duration wait = Duration.ofSeconds(Integer.parseInt(a.getOrDefault("wait-s", "120")));
 
         if (!Files.isRegularFile(envFile)) throw new IllegalStateException("no " + envFile + ": bring the fleet up first (deploy/dev/fleet.sh up 5)");
-        Map<String, String> env = readEnv(envFile);
+        Map<String, String> env = io.mesh.fleet.Fleet.readEnv(envFile);
         List<String> hosts = List.of(required(env, "MESH_FLEET_HOSTS", envFile).trim().split("\\s+"));
         String coordinator = required(env, "MESH_COORDINATOR", envFile).split(",")[0].trim();
         String token = env.getOrDefault("MESH_TOKEN", System.getenv("MESH_TOKEN"));
@@ -546,18 +546,4 @@ public final class FleetBench {
         return v;
     }
 
-    /** @return the {@code export NAME=value} lines of fleet.sh's env file, quotes removed */
-    static Map<String, String> readEnv(Path file) throws IOException {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            line = line.strip();
-            if (!line.startsWith("export ")) continue;
-            int eq = line.indexOf('=');
-            if (eq < 0) continue;
-            String value = line.substring(eq + 1);
-            if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) value = value.substring(1, value.length() - 1);
-            out.put(line.substring("export ".length(), eq), value);
-        }
-        return out;
-    }
 }

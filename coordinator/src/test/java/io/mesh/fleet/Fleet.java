@@ -355,13 +355,14 @@ public final class Fleet implements BeforeAllCallback, ParameterResolver {
         throw new IllegalStateException("no deploy/dev/fleet.sh above " + Path.of("").toAbsolutePath());
     }
 
-    /** @return the {@code export NAME=value} lines of an env file, quotes removed */
-    static Map<String, String> readEnv(Path file) throws IOException {
+    /** @return the {@code export NAME=value} lines of an env file, quotes removed (also B12's, {@code FleetBench}) */
+    public static Map<String, String> readEnv(Path file) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
             line = line.strip();
             if (!line.startsWith("export ")) continue;
             int eq = line.indexOf('=');
+            if (eq < 0) continue;
             String value = line.substring(eq + 1);
             if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) value = value.substring(1, value.length() - 1);
             out.put(line.substring("export ".length(), eq), value);

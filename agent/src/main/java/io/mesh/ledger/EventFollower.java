@@ -129,12 +129,15 @@ public final class EventFollower implements AutoCloseable {
                 persist(false);
             }
         } catch (InterruptedException e) {
-            if (closed) return;
-            Thread.currentThread().interrupt();
+            return; // only the keeper's shutdown interrupts a turn; its close() writes the anchor after
         } catch (RuntimeException e) {
             log.warn("ledger: the engine's events cannot be followed now ({}); trying again", e.toString());
             persist(true);
             next = 1000;
+        } catch (Error e) {
+            // a scheduled task's Error goes to a Future nobody reads: say it, since no turn follows
+            log.error("ledger: the engine's events are no longer followed", e);
+            throw e;
         }
         if (!closed) turnIn(next);
     }

@@ -195,31 +195,13 @@ public class Ledger implements AutoCloseable {
      */
     public Ledger engineClock(java.util.function.Supplier<Instant> engine) {
         if (queue == null || engineTime != null) return this;
+        this.engineTime = engine;
         Thread t = new Thread(this::readClock, "mesh-ledger-clock");
         t.setDaemon(true);
         clock = t;
-        return engineClock(engine, t::start, t::isAlive);
-    }
-
-    /**
-     * As {@link #engineClock(java.util.function.Supplier)}, with the readings taken on {@code scheduler} (the
-     * {@link LedgerKeeper}'s thread, which the agent has anyway) rather than a thread of this ledger's own; the
-     * scheduler's owner shuts it down after {@link #close}.
-     *
-     * @param engine    reads the engine's time
-     * @param scheduler where the readings run
-     * @return this ledger
-     */
-    public Ledger engineClock(java.util.function.Supplier<Instant> engine, java.util.concurrent.ScheduledExecutorService scheduler) {
-        if (queue == null || engineTime != null) return this;
-        return engineClock(engine, () -> scheduler.execute(() -> clockTick(scheduler)), () -> !scheduler.isShutdown());
-    }
-
-    private Ledger engineClock(java.util.function.Supplier<Instant> engine, Runnable start, java.util.function.BooleanSupplier reading) {
-        this.engineTime = engine;
-        start.run();
+        t.start();
         long until = System.nanoTime() + CLOCK_FIRST.toNanos();
-        while (!clockKnown && System.nanoTime() < until && reading.getAsBoolean()) {
+        while (!clockKnown && System.nanoTime() < until && t.isAlive()) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
@@ -243,18 +225,6 @@ public class Ledger implements AutoCloseable {
             } catch (InterruptedException e) {
                 return; // closed
             }
-        }
-    }
-
-    /** {@link #readClock}'s one turn on a scheduler: the readings, then the next turn scheduled; until {@link #close}. */
-    private void clockTick(java.util.concurrent.ScheduledExecutorService scheduler) {
-        boolean taken = false;
-        for (int i = 0; i < 5 && !taken && !closed; i++) taken = measureClock();
-        if (closed) return;
-        try {
-            scheduler.schedule(() -> clockTick(scheduler), (clockKnown ? CLOCK_EVERY : CLOCK_RETRY).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException shutDown) {
-            // the keeper closed
         }
     }
 

@@ -67,17 +67,18 @@ public final class LedgerKeeper implements AutoCloseable {
      */
     public LedgerKeeper(String host, Path stateDir, io.mesh.docker.EngineEvents docker, Duration maxAge, long maxBytes) {
         this.host = host;
-        // One thread for the ledger's housekeeping: the audits, the prunes, the engine clock's readings and the turns of
-        // the engine's event follower (an agent at rest keeps few threads: decision 23). A hung reading or replay delays
-        // an audit, which judges 30 s back anyway; an audit delays the follower's turn, whose events docker-java's
-        // stream thread writes meanwhile.
+        // One thread for the ledger's housekeeping: the audits, the prunes and the turns of the engine's event follower
+        // (an agent at rest keeps few threads: decision 23). Each is bounded (a replay waits 30 s at most); an audit or a
+        // prune delays the follower's turn, while docker-java's stream thread goes on writing the events. The engine
+        // clock's readings keep a thread of their own: docker info has no bound on a unix socket, and a hung one must
+        // not stop the rest.
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "mesh-ledger-keeper");
             t.setDaemon(true);
             return t;
         });
         this.ledger = Ledger.open(stateDir);
-        if (docker != null) ledger.engineClock(docker::engineTime, timer);
+        if (docker != null) ledger.engineClock(docker::engineTime);
         this.files = LedgerFiles.of(stateDir);
         this.follower = docker == null ? null : new EventFollower(docker, ledger, timer);
         this.maxAge = maxAge;
@@ -200,6 +201,12 @@ public final class LedgerKeeper implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        try {
+            // a turn under way ends before the follower writes its last anchor, and before the ledger closes
+            if (!timer.awaitTermination(5, TimeUnit.SECONDS)) log.warn("ledger: its keeper thread did not end within 5 s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         if (follower != null) follower.close();
         ledger.close();
     }

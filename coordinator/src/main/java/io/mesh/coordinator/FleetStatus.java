@@ -60,10 +60,10 @@ public final class FleetStatus {
 
 
     /**
-     * @param client a started Curator client: desired, held, lock, slot, push and freeze nodes are read from ZooKeeper
+     * @param client a started Curator client: held, lock, slot, push-list and freeze nodes are read from ZooKeeper
      * @param paths  the layout
      * @param clock  the clock report ages are measured with
-     * @param source where agents, reports and windows are read from (the coordinator's {@link FleetCache})
+     * @param source where agents, reports, windows and desired nodes are read from (the coordinator's {@link FleetCache})
      */
     FleetStatus(CuratorFramework client, ZkPaths paths, Clock clock, NodeSource source) {
         this(client, paths, clock, source, PushStatus.DEFAULT_NO_AGENT_EXPIRY);
@@ -384,9 +384,9 @@ public final class FleetStatus {
     }
 
     /**
-     * What a fleet is derived from besides the cache (agents, reports, rollouts, push nodes): read from ZooKeeper at
-     * every call, so that what a push, a hold or a freeze just wrote is seen at once
-     * (docs/decisions/0022-status-from-a-cache.md).
+     * What a fleet is derived from besides the cache's generation: the desired nodes (from the cache, which a push's
+     * answer waits for), and held, window, freeze and slot nodes read from ZooKeeper at every call, so that what a hold
+     * or a freeze just wrote is seen at once (docs/decisions/0022-status-from-a-cache.md).
      */
     private record Inputs(Map<String, DesiredRecord> desired, Map<String, DesiredRecord> deleted, List<HeldRecord> held,
                           List<WindowRecord> windows, List<String> recentPushes, List<FreezeStore.Freeze> freezes, List<Slot> slots,

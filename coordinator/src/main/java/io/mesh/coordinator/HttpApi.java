@@ -751,6 +751,7 @@ public final class HttpApi implements AutoCloseable {
         if (body == null) return;
         String by = identity(ex, false);
         DrainStore.Drain d = drains.drain(jsonObject(body), by);
+        awaitCached(paths.drain(d.host()));
         events.drained(d);
         LOG.info("drain of host {} by \"{}\" reason=\"{}\" until={} stop={}", d.host(), by, Printable.cut(d.drain().reason()),
                 d.drain().until(), d.drain().stops());
@@ -761,6 +762,7 @@ public final class HttpApi implements AutoCloseable {
     private void undrain(Exchange ex, String host) throws Exception {
         if (!authorized(ex, "holds")) return;
         DrainStore.Undrained u = drains.undrain(host);
+        awaitCached(paths.drain(host));
         events.undrained(u, identity(ex, false));
         LOG.info("drain of host {} ended by \"{}\"; released {}", host, identity(ex, false), u.released());
         send(ex, 200, u);
@@ -1261,7 +1263,8 @@ public final class HttpApi implements AutoCloseable {
      * @return the 202 answer of a push, rollback or delete: {@code {push, revision, modules, hosts}}, and
      *         {@code warnings} naming the hosts without an agent
      */
-    private Map<String, Object> accepted(PushWriter.Result result) {
+    private Map<String, Object> accepted(PushWriter.Result result) throws Exception {
+        for (String m : result.modules()) awaitCached(paths.desired(m)); // a status asked next shows the desired revision
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("push", result.push());
         out.put("revision", result.revision());

@@ -25,11 +25,12 @@ import java.util.stream.Stream;
  */
 final class EngineLog {
     /**
-     * dockerd 20.10 refusing a start because containerd keeps a task (or container) of that same id (moby/moby#36145):
-     * the words {@code StaleTaskException} takes as a refusal for good.
+     * dockerd 20.10 refusing a start because containerd keeps a task (or container) of that same id (moby/moby#36145),
+     * in either of its words ("task ID: already exists", "id already in use"): the words {@code StaleTaskException}
+     * takes as a refusal for good.
      */
     private static final Pattern REFUSED = Pattern.compile("^time=\"([^\"]+)\".*Handler for POST /[^ ]*containers/([0-9a-f]{64})/start "
-            + "returned error: (?:task|container) \\\\?\"?\\2\\\\?\"?: already exists");
+            + "returned error: (?:(?:task|container) \\\\?\"?\\2\\\\?\"?: already exists|id already in use)");
 
     /**
      * dockerd 20.10 failing a removal because the container's root filesystem is still mounted somewhere ("device or

@@ -33,6 +33,22 @@ class EngineLogTest {
         assertThat(EngineLog.refusedStarts(dir.resolve("none.log"))).isEmpty();
     }
 
+    /** dockerd's other words for the same refusal, as it wrote them in FleetHistoryIT seed -7935681232215865479. */
+    @Test
+    void aStartRefusedAsIdAlreadyInUseCountsToo(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("fleet-3-dockerd.log");
+        Files.write(log, List.of(
+                "time=\"2026-12-07T22:57:44.340856502Z\" level=error msg=\"Container not cleaned up from containerd from previous run\" container="
+                        + A + " error=\"id already in use\"",
+                "time=\"2026-12-07T22:57:44.373028926Z\" level=error msg=\"Handler for POST /containers/" + A
+                        + "/start returned error: id already in use\"",
+                // another refusal of a start: not one for good
+                "time=\"2026-12-07T22:57:45.000000000Z\" level=error msg=\"Handler for POST /v1.41/containers/" + B
+                        + "/start returned error: transport is closing: unavailable\""));
+        assertThat(EngineLog.refusedStarts(log)).containsExactly(
+                new EngineLog.Refusal(A, EngineEvents.nanos(Instant.parse("2026-12-07T22:57:44.373028926Z"))));
+    }
+
     /** Lines as dockerd 20.10 wrote them in FleetHistoryIT seed 6271426431236788468 (failure model row 70). */
     @Test
     void onlyARemovalFailedOnABusyFilesystemMakesAContainerUnremovable(@TempDir Path dir) throws Exception {

@@ -52,7 +52,6 @@ public final class EventFollower implements AutoCloseable {
     private final EngineEvents engine;
     private final Ledger ledger;
     private final Path cursor;
-    private final Thread thread;
     private final Map<String, Boolean> seen = new LinkedHashMap<>(SEEN, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) { return size() > SEEN; }
@@ -76,25 +75,28 @@ public final class EventFollower implements AutoCloseable {
      * @param engine    the engine's events
      * @param ledger    this process's ledger
      * @param scheduler where it follows, a turn each 500 ms (the {@link LedgerKeeper}'s thread: an agent at rest
-     *                  keeps few threads, decision 23); {@code null} for a thread of its own
+     *                  keeps few threads, decision 23); its owner shuts it down before {@link #close}. {@code null}:
+     *                  a scheduler of its own, shut down by {@link #close}
      */
     public EventFollower(EngineEvents engine, Ledger ledger, java.util.concurrent.ScheduledExecutorService scheduler) {
         this.engine = engine;
         this.ledger = ledger;
         this.cursor = ledger.dir().resolve(CURSOR);
         this.anchor = readCursor(cursor);
-        this.scheduler = scheduler;
-        this.thread = scheduler != null ? null : new Thread(this::loop, "mesh-ledger-events");
-        if (thread != null) thread.setDaemon(true);
+        this.own = scheduler == null ? java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "mesh-ledger-events");
+            t.setDaemon(true);
+            return t;
+        }) : null;
+        this.scheduler = scheduler != null ? scheduler : own;
     }
 
     private final java.util.concurrent.ScheduledExecutorService scheduler;
+    /** The scheduler it made itself, or {@code null} when its owner's runs it. */
+    private final java.util.concurrent.ScheduledExecutorService own;
 
-    /** Starts following, on its scheduler or a thread of its own. */
-    public void start() {
-        if (thread != null) thread.start();
-        else turnIn(0);
-    }
+    /** Starts following, in turns on its scheduler. */
+    public void start() { turnIn(0); }
 
     private void turnIn(long ms) {
         try {
@@ -105,8 +107,8 @@ public final class EventFollower implements AutoCloseable {
     }
 
     /**
-     * {@link #loop} as turns on the scheduler: subscribes when there is no stream (the replay's wait holds the
-     * scheduler's thread, as it held the loop's), writes the anchor while the stream lasts, and after it ends
+     * One turn: subscribes when there is no stream (the replay's wait holds the
+     * scheduler's thread, at most its 30 s), writes the anchor while the stream lasts, and after it ends
      * subscribes again a second later.
      */
     private void turn() {
@@ -147,40 +149,6 @@ public final class EventFollower implements AutoCloseable {
 
     /** @return the anchor now, or {@code null} */
     public Anchor anchor() { return anchor; }
-
-    private void loop() {
-        while (!closed) {
-            try {
-                follow();
-            } catch (InterruptedException e) {
-                if (closed) break;
-            } catch (RuntimeException e) {
-                log.warn("ledger: the engine's events cannot be followed now ({}); trying again", e.toString());
-            }
-            persist(true);
-            if (!closed) sleep(1000);
-        }
-        persist(true);
-    }
-
-    /** One subscription: the replay from the anchor, then live until the stream breaks or {@link #close}. */
-    private void follow() throws InterruptedException {
-        EngineEvents.Live stream = subscribe();
-        live = stream;
-        try {
-            while (!closed && !stream.awaitEnd(500)) persist(false);
-        } catch (InterruptedException e) {
-            live = null;
-            stream.close();
-            throw e;
-        }
-        if (!closed) {
-            ended(stream);
-        } else {
-            live = null;
-            stream.close();
-        }
-    }
 
     /** Logs why a subscription's stream ended, closes it and writes the anchor. */
     private void ended(EngineEvents.Live stream) {
@@ -277,17 +245,14 @@ public final class EventFollower implements AutoCloseable {
         EngineEvents.Live l = live;
         if (l != null) l.close();
         live = null;
-        if (thread != null) {
+        if (own != null) { // its owner's scheduler is shut down by its owner, before this (LedgerKeeper.close)
+            own.shutdownNow(); // interrupts a replay's wait
             try {
-                thread.join(2000); // the live stream's wait sees closed within 500 ms
-                if (thread.isAlive()) { // in the replay's wait: an interrupt ends it
-                    thread.interrupt();
-                    thread.join(3000);
-                }
+                if (!own.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS)) log.warn("ledger: the event follower's thread did not end within 5 s");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        } // on a scheduler: its owner shuts it down (interrupting a replay's wait) before closing this
+        }
         persist(true);
     }
 
@@ -296,11 +261,4 @@ public final class EventFollower implements AutoCloseable {
         return Instant.ofEpochSecond(timeNano / 1_000_000_000L, timeNano % 1_000_000_000L);
     }
 
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 }
